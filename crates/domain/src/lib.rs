@@ -1,0 +1,1 @@
+//! Domain types and rules.

@@ -1,1 +1,11 @@
-//! Domain types and rules.
+//! Domain types and rules of the Registration Filing Service.
+//!
+//! This crate is pure: no I/O, no async, no HTTP types. The server parses requests into these
+//! types, the forms and elster crates render them, and the store persists them, so every field
+//! rule lives here exactly once.
+
+pub mod auth;
+pub mod company;
+pub mod error;
+
+pub use error::{FieldError, Violations};

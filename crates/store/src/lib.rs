@@ -1,1 +1,179 @@
-//! Storage.
+//! Storage: one [`Repository`] trait with an SQLite and a PostgreSQL implementation side by side,
+//! and the [`documents::DocumentStore`] for files, backed by `object_store`.
+//!
+//! Most statements are the same in both dialects (both accept `$1` placeholders), so they are
+//! written once in [`shared`] and expanded into each implementation; what differs per dialect
+//! (connection set-up, migrations, locking) lives in `sqlite.rs` and `postgres.rs`.
+
+#[macro_use]
+mod shared;
+pub mod documents;
+mod postgres;
+mod sqlite;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use domain::auth::KeyKind;
+use domain::company::Company;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+pub use postgres::PostgresRepository;
+pub use sqlite::SqliteRepository;
+
+/// What went wrong in the store, in terms the API can answer with.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A uniqueness or foreign-key constraint refused the write; the name of the constraint or
+    /// column is given where the database told it.
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// The database or document store cannot be reached or refuses writes right now.
+    #[error("storage unavailable: {0}")]
+    Unavailable(String),
+    #[error("invalid database URL: {0}")]
+    Config(String),
+    #[error("database error: {0}")]
+    Database(#[source] sqlx::Error),
+    #[error("migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("stored data is corrupt: {0}")]
+    Corrupt(String),
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(e: sqlx::Error) -> Self {
+        match &e {
+            sqlx::Error::Database(db) if db.is_unique_violation() => {
+                StoreError::Conflict(db.constraint().unwrap_or(db.message()).to_string())
+            }
+            sqlx::Error::Database(db) if db.is_foreign_key_violation() => {
+                StoreError::Conflict(db.constraint().unwrap_or(db.message()).to_string())
+            }
+            sqlx::Error::PoolTimedOut
+            | sqlx::Error::PoolClosed
+            | sqlx::Error::Io(_)
+            | sqlx::Error::Tls(_)
+            | sqlx::Error::WorkerCrashed => StoreError::Unavailable(e.to_string()),
+            _ => StoreError::Database(e),
+        }
+    }
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// An operator account.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Operator {
+    pub id: Uuid,
+    pub name: String,
+    pub created_at: OffsetDateTime,
+}
+
+/// A stored API key: its public prefix, the hash of the whole key, and whom it belongs to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiKeyRecord {
+    pub prefix: String,
+    pub hash: Vec<u8>,
+    pub kind: KeyKind,
+    pub company_id: Option<Uuid>,
+    pub operator_id: Option<Uuid>,
+    pub created_at: OffsetDateTime,
+    pub revoked_at: Option<OffsetDateTime>,
+    /// For a client company's key: the provider that created the company. Filled when read;
+    /// ignored on insert.
+    pub company_provider_id: Option<Uuid>,
+}
+
+/// A client company to create under a provider.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewClientCompany {
+    pub provider_id: Uuid,
+    pub name: String,
+    pub environment: domain::company::Environment,
+    pub legal_form: Option<String>,
+    pub registration_number: Option<String>,
+    pub business_address: Option<serde_json::Value>,
+}
+
+/// The outcome of claiming an idempotency key.
+#[derive(Debug, Clone, PartialEq)]
+pub enum IdempotencyClaim {
+    /// The key is new (or its old record expired): the caller owns it and must complete or
+    /// release it.
+    Claimed,
+    /// A request with this key is still being processed.
+    InFlight,
+    /// The key was used with a different request.
+    Mismatch,
+    /// The key was used with this request before: replay its response.
+    Replay { status: u16, body: Vec<u8> },
+}
+
+/// How long idempotency records live, and after how long an unfinished one is presumed
+/// abandoned (its instance died mid-request).
+#[derive(Debug, Clone, Copy)]
+pub struct IdempotencyTimes {
+    pub now: OffsetDateTime,
+    pub ttl: time::Duration,
+    pub abandon_after: time::Duration,
+}
+
+/// Everything the service stores in its database.
+#[async_trait]
+pub trait Repository: Send + Sync + 'static {
+    /// `"sqlite"` or `"postgres"`.
+    fn backend(&self) -> &'static str;
+
+    /// Cheap round trip, for health checks.
+    async fn ping(&self) -> Result<()>;
+
+    async fn create_provider(&self, name: &str) -> Result<Company>;
+    async fn create_client_company(&self, new: NewClientCompany) -> Result<Company>;
+    async fn get_company(&self, id: Uuid) -> Result<Option<Company>>;
+
+    async fn create_operator(&self, name: &str) -> Result<Operator>;
+    async fn get_operator(&self, id: Uuid) -> Result<Option<Operator>>;
+
+    async fn insert_api_key(&self, key: &ApiKeyRecord) -> Result<()>;
+    async fn find_api_key(&self, prefix: &str) -> Result<Option<ApiKeyRecord>>;
+    /// Marks the key revoked; `false` when no unrevoked key has that prefix.
+    async fn revoke_api_key(&self, prefix: &str, at: OffsetDateTime) -> Result<bool>;
+
+    async fn claim_idempotency_key(
+        &self,
+        scope: Uuid,
+        key: &str,
+        request_hash: &[u8],
+        times: IdempotencyTimes,
+    ) -> Result<IdempotencyClaim>;
+    async fn complete_idempotency_key(
+        &self,
+        scope: Uuid,
+        key: &str,
+        status: u16,
+        body: &[u8],
+    ) -> Result<()>;
+    /// Forgets an in-flight claim (the request failed in a way a retry may fix).
+    async fn release_idempotency_key(&self, scope: Uuid, key: &str) -> Result<()>;
+}
+
+/// Opens the database named by `url` (`sqlite://...` or `postgres://...`) and applies pending
+/// migrations.
+pub async fn connect(url: &str) -> Result<Arc<dyn Repository>> {
+    if url.starts_with("sqlite:") {
+        Ok(Arc::new(SqliteRepository::connect(url).await?))
+    } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+        Ok(Arc::new(PostgresRepository::connect(url).await?))
+    } else {
+        Err(StoreError::Config(format!(
+            "expected a sqlite:// or postgres:// URL, got {:?}",
+            url.split(':').next().unwrap_or("")
+        )))
+    }
+}
+
+pub(crate) fn decode_kind(s: &str) -> Result<KeyKind> {
+    KeyKind::parse(s).ok_or_else(|| StoreError::Corrupt(format!("unknown key kind {s:?}")))
+}

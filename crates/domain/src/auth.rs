@@ -1,0 +1,175 @@
+//! API keys: who is calling, and the key format.
+//!
+//! A key looks like `rfs_prv_8hq2m4kd9x0c_<32 characters>`: a readable role prefix, a public key id
+//! and a secret. The part before the last underscore (`rfs_prv_8hq2m4kd9x0c`) is the key's
+//! *prefix*: stored in clear, shown in listings and used to revoke it. Only a hash of the whole
+//! key is stored.
+
+use uuid::Uuid;
+
+/// Length of the public key id in a key.
+pub const KEY_ID_LEN: usize = 12;
+/// Length of the secret part of a key.
+pub const KEY_SECRET_LEN: usize = 32;
+
+/// Which kind of principal a key belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KeyKind {
+    /// A provider company, the API customer.
+    Provider,
+    /// A client company, which may read its own cases.
+    Client,
+    /// An operator: staff of the company that runs this service.
+    Operator,
+}
+
+impl KeyKind {
+    pub fn tag(self) -> &'static str {
+        match self {
+            KeyKind::Provider => "prv",
+            KeyKind::Client => "cli",
+            KeyKind::Operator => "opr",
+        }
+    }
+
+    pub fn from_tag(tag: &str) -> Option<Self> {
+        match tag {
+            "prv" => Some(KeyKind::Provider),
+            "cli" => Some(KeyKind::Client),
+            "opr" => Some(KeyKind::Operator),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KeyKind::Provider => "provider",
+            KeyKind::Client => "client",
+            KeyKind::Operator => "operator",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "provider" => Some(KeyKind::Provider),
+            "client" => Some(KeyKind::Client),
+            "operator" => Some(KeyKind::Operator),
+            _ => None,
+        }
+    }
+}
+
+/// A bearer token split into its parts; only well-formed tokens get this far.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParsedKey<'a> {
+    pub kind: KeyKind,
+    /// `rfs_<tag>_<key id>`: the public, stored part.
+    pub prefix: &'a str,
+    pub secret: &'a str,
+}
+
+fn is_key_char(c: u8) -> bool {
+    c.is_ascii_lowercase() || c.is_ascii_digit()
+}
+
+/// Splits a bearer token; `None` for anything that is not shaped like one of our keys.
+pub fn parse_key(token: &str) -> Option<ParsedKey<'_>> {
+    let rest = token.strip_prefix("rfs_")?;
+    let (tag, rest) = rest.split_once('_')?;
+    let kind = KeyKind::from_tag(tag)?;
+    let (key_id, secret) = rest.split_once('_')?;
+    let id_ok = key_id.len() == KEY_ID_LEN && key_id.bytes().all(is_key_char);
+    let secret_ok =
+        secret.len() == KEY_SECRET_LEN && secret.bytes().all(|c| c.is_ascii_alphanumeric());
+    if !(id_ok && secret_ok) {
+        return None;
+    }
+    let prefix_len = token.len() - secret.len() - 1;
+    Some(ParsedKey {
+        kind,
+        prefix: &token[..prefix_len],
+        secret,
+    })
+}
+
+/// Assembles a key from random parts the caller generated (`key_id`: lowercase alphanumerics,
+/// `secret`: alphanumerics, of the lengths above).
+pub fn format_key(kind: KeyKind, key_id: &str, secret: &str) -> String {
+    format!("rfs_{}_{}_{}", kind.tag(), key_id, secret)
+}
+
+/// Who is calling, as established from a valid key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Caller {
+    Provider { company_id: Uuid },
+    Client { company_id: Uuid, provider_id: Uuid },
+    Operator { operator_id: Uuid },
+}
+
+impl Caller {
+    /// The id idempotency keys and visibility are scoped to.
+    pub fn scope_id(&self) -> Uuid {
+        match self {
+            Caller::Provider { company_id } | Caller::Client { company_id, .. } => *company_id,
+            Caller::Operator { operator_id } => *operator_id,
+        }
+    }
+
+    pub fn company_id(&self) -> Option<Uuid> {
+        match self {
+            Caller::Provider { company_id } | Caller::Client { company_id, .. } => {
+                Some(*company_id)
+            }
+            Caller::Operator { .. } => None,
+        }
+    }
+
+    pub fn kind(&self) -> KeyKind {
+        match self {
+            Caller::Provider { .. } => KeyKind::Provider,
+            Caller::Client { .. } => KeyKind::Client,
+            Caller::Operator { .. } => KeyKind::Operator,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SECRET: &str = "AbCdEfGhIjKlMnOpQrStUvWxYz012345";
+
+    #[test]
+    fn round_trip() {
+        let key = format_key(KeyKind::Provider, "abc123def456", SECRET);
+        let parsed = parse_key(&key).expect("parses");
+        assert_eq!(parsed.kind, KeyKind::Provider);
+        assert_eq!(parsed.prefix, "rfs_prv_abc123def456");
+        assert_eq!(parsed.secret, SECRET);
+    }
+
+    #[test]
+    fn rejects_malformed() {
+        for bad in [
+            "",
+            "rfs_",
+            "rfs_xxx_abc123def456_AbCdEfGhIjKlMnOpQrStUvWxYz012345",
+            "rfs_prv_abc123def45_AbCdEfGhIjKlMnOpQrStUvWxYz012345",
+            "rfs_prv_ABC123DEF456_AbCdEfGhIjKlMnOpQrStUvWxYz012345",
+            "rfs_prv_abc123def456_AbCdEfGhIjKlMnOpQrStUvWxYz01234",
+            "rfs_prv_abc123def456_AbCdEfGhIjKlMnOpQrStUvWxYz01234!",
+            "xfs_prv_abc123def456_AbCdEfGhIjKlMnOpQrStUvWxYz012345",
+            "rfs_prv_abc123def456_AbCdEfGhIjKlMnOpQrStUvWxYz0123456",
+        ] {
+            assert_eq!(parse_key(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn kinds_round_trip() {
+        for k in [KeyKind::Provider, KeyKind::Client, KeyKind::Operator] {
+            assert_eq!(KeyKind::from_tag(k.tag()), Some(k));
+            assert_eq!(KeyKind::parse(k.as_str()), Some(k));
+        }
+    }
+}

@@ -1,0 +1,78 @@
+//! Companies: the provider that calls the API and the client companies its cases are for.
+
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// `sandbox` (staging company, nothing is filed) or `production` (live company).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Environment {
+    Sandbox,
+    #[default]
+    Production,
+}
+
+impl Environment {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Environment::Sandbox => "sandbox",
+            Environment::Production => "production",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "sandbox" => Some(Environment::Sandbox),
+            "production" => Some(Environment::Production),
+            _ => None,
+        }
+    }
+}
+
+/// Whether a company calls the API (provider) or is the subject of cases (client).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CompanyKind {
+    Provider,
+    Client,
+}
+
+impl CompanyKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CompanyKind::Provider => "provider",
+            CompanyKind::Client => "client",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "provider" => Some(CompanyKind::Provider),
+            "client" => Some(CompanyKind::Client),
+            _ => None,
+        }
+    }
+}
+
+/// A company as stored. Client companies name the provider that created them and carry the
+/// environment of their cases; providers have neither.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Company {
+    pub id: Uuid,
+    pub kind: CompanyKind,
+    pub name: String,
+    pub provider_id: Option<Uuid>,
+    pub environment: Option<Environment>,
+    pub legal_form: Option<String>,
+    pub registration_number: Option<String>,
+    pub business_address: Option<serde_json::Value>,
+    pub created_at: time::OffsetDateTime,
+}
+
+impl Company {
+    /// Decisions §1: a provider sees the companies it created; a client company sees itself.
+    /// Anything else must answer exactly as an unknown id.
+    pub fn visible_to(&self, caller_company: Uuid) -> bool {
+        self.id == caller_company || self.provider_id == Some(caller_company)
+    }
+}

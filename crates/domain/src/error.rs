@@ -1,0 +1,96 @@
+//! Field-level validation errors, collected so that a request reports every broken rule at once.
+
+use serde::Serialize;
+
+/// One broken rule: the path of the field as sent (`owners[0].dob`), a stable machine code and an
+/// English message for people.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FieldError {
+    pub field: String,
+    pub code: String,
+    pub message: String,
+}
+
+impl FieldError {
+    pub fn new(
+        field: impl Into<String>,
+        code: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        Self {
+            field: field.into(),
+            code: code.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Every broken rule of one request, in the order they were found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Violations(Vec<FieldError>);
+
+impl Violations {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn push(
+        &mut self,
+        field: impl Into<String>,
+        code: impl Into<String>,
+        message: impl Into<String>,
+    ) {
+        self.0.push(FieldError::new(field, code, message));
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &FieldError> {
+        self.0.iter()
+    }
+
+    pub fn into_vec(self) -> Vec<FieldError> {
+        self.0
+    }
+
+    /// `Ok(value)` when nothing was found, else every violation.
+    pub fn finish<T>(self, value: T) -> Result<T, Violations> {
+        if self.0.is_empty() {
+            Ok(value)
+        } else {
+            Err(self)
+        }
+    }
+}
+
+impl From<FieldError> for Violations {
+    fn from(e: FieldError) -> Self {
+        Self(vec![e])
+    }
+}
+
+impl From<Vec<FieldError>> for Violations {
+    fn from(v: Vec<FieldError>) -> Self {
+        Self(v)
+    }
+}
+
+impl std::fmt::Display for Violations {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "{}: {}", e.field, e.message)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Violations {}

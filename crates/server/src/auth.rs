@@ -1,0 +1,151 @@
+//! Bearer keys: generation (random, prefixed, shown once), storage as a SHA-256 hash, constant-time
+//! comparison, and the middleware that turns a key into a [`Caller`].
+//!
+//! Keys carry 32 random alphanumerics (~190 bits), so a fast hash is enough: nothing can be
+//! guessed from it, unlike a password.
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::header::AUTHORIZATION;
+use axum::middleware::Next;
+use axum::response::Response;
+use domain::auth::{Caller, KEY_ID_LEN, KEY_SECRET_LEN, KeyKind, format_key, parse_key};
+use rand::Rng;
+use sha2::{Digest, Sha256};
+use store::{ApiKeyRecord, Repository};
+use subtle::ConstantTimeEq;
+use uuid::Uuid;
+
+use crate::app::AppState;
+use crate::error::ApiError;
+
+/// A freshly made key: the secret to show once, and the record to store.
+pub struct NewKey {
+    pub api_key: String,
+    pub record: ApiKeyRecord,
+}
+
+fn random_string(len: usize, alphabet: &[u8]) -> String {
+    let mut rng = rand::rng();
+    (0..len)
+        .map(|_| alphabet[rng.random_range(0..alphabet.len())] as char)
+        .collect()
+}
+
+pub fn hash_key(key: &str) -> Vec<u8> {
+    Sha256::digest(key.as_bytes()).to_vec()
+}
+
+/// Makes a key for a company (provider or client) or an operator.
+pub fn generate_key(kind: KeyKind, owner: Uuid) -> NewKey {
+    const LOWER: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+    const ALNUM: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let key_id = random_string(KEY_ID_LEN, LOWER);
+    let secret = random_string(KEY_SECRET_LEN, ALNUM);
+    let api_key = format_key(kind, &key_id, &secret);
+    let prefix = format!("rfs_{}_{}", kind.tag(), key_id);
+    let (company_id, operator_id) = match kind {
+        KeyKind::Operator => (None, Some(owner)),
+        KeyKind::Provider | KeyKind::Client => (Some(owner), None),
+    };
+    NewKey {
+        record: ApiKeyRecord {
+            prefix,
+            hash: hash_key(&api_key),
+            kind,
+            company_id,
+            operator_id,
+            created_at: time::OffsetDateTime::now_utc(),
+            revoked_at: None,
+            company_provider_id: None,
+        },
+        api_key,
+    }
+}
+
+/// Creates and stores a key; returns the key to show once.
+pub async fn issue_key(
+    repo: &dyn Repository,
+    kind: KeyKind,
+    owner: Uuid,
+) -> Result<NewKey, store::StoreError> {
+    let key = generate_key(kind, owner);
+    repo.insert_api_key(&key.record).await?;
+    Ok(key)
+}
+
+/// Resolves a bearer token to its caller, or the 401 reason.
+pub async fn resolve(repo: &dyn Repository, header: Option<&str>) -> Result<Caller, ApiError> {
+    let header = header.ok_or(ApiError::Unauthorized(
+        "send the API key as Authorization: Bearer <key>",
+    ))?;
+    let token = match header.split_once(' ') {
+        Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
+        _ => {
+            return Err(ApiError::Unauthorized(
+                "the Authorization header must use the Bearer scheme",
+            ));
+        }
+    };
+    let parsed = parse_key(token).ok_or(ApiError::Unauthorized("the API key is malformed"))?;
+    const UNKNOWN: ApiError = ApiError::Unauthorized("the API key is unknown or revoked");
+    let record = repo.find_api_key(parsed.prefix).await?.ok_or(UNKNOWN)?;
+    let matches: bool = hash_key(token).ct_eq(&record.hash).into();
+    if !matches || record.revoked_at.is_some() || record.kind != parsed.kind {
+        return Err(UNKNOWN);
+    }
+    let corrupt = || ApiError::Internal(anyhow::anyhow!("key {} has no owner", record.prefix));
+    Ok(match record.kind {
+        KeyKind::Provider => Caller::Provider {
+            company_id: record.company_id.ok_or_else(corrupt)?,
+        },
+        KeyKind::Client => Caller::Client {
+            company_id: record.company_id.ok_or_else(corrupt)?,
+            provider_id: record.company_provider_id.ok_or_else(corrupt)?,
+        },
+        KeyKind::Operator => Caller::Operator {
+            operator_id: record.operator_id.ok_or_else(corrupt)?,
+        },
+    })
+}
+
+/// Middleware: every route behind it needs a valid key; the [`Caller`] is put into the request
+/// extensions for handlers and the idempotency layer.
+pub async fn require_key(
+    State(state): State<Arc<AppState>>,
+    mut req: Request,
+    next: Next,
+) -> Result<Response, ApiError> {
+    let header = req
+        .headers()
+        .get(AUTHORIZATION)
+        .map(|v| v.to_str().unwrap_or(""));
+    let caller = resolve(state.repo.as_ref(), header).await?;
+    req.extensions_mut().insert(caller);
+    Ok(next.run(req).await)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_keys_parse_and_hash() {
+        let owner = Uuid::now_v7();
+        let a = generate_key(KeyKind::Client, owner);
+        let b = generate_key(KeyKind::Client, owner);
+        assert_ne!(a.api_key, b.api_key);
+        let parsed = parse_key(&a.api_key).expect("well-formed");
+        assert_eq!(parsed.kind, KeyKind::Client);
+        assert_eq!(parsed.prefix, a.record.prefix);
+        assert_eq!(a.record.hash, hash_key(&a.api_key));
+        assert_eq!(a.record.company_id, Some(owner));
+        assert!(!a.record.hash.is_empty());
+        assert!(!a.api_key.contains(&hex(&a.record.hash)));
+    }
+
+    fn hex(b: &[u8]) -> String {
+        b.iter().map(|x| format!("{x:02x}")).collect()
+    }
+}

@@ -1,0 +1,216 @@
+//! The command line: `filing [serve]`, `filing migrate`, `filing providers create`,
+//! `filing operators create`, `filing keys revoke`.
+//!
+//! Commands that print a result print exactly one JSON object on stdout; logs go to stderr.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use domain::auth::KeyKind;
+use serde_json::json;
+
+use crate::config::{CommonArgs, Config, ServeArgs};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "filing",
+    version,
+    about = "Registration Filing Service: files German trade and tax registrations over an HTTP API",
+    long_about = "Registration Filing Service: files German trade and tax registrations over an HTTP API.\n\n\
+Without a subcommand it serves (the same as `filing serve`). Every setting can be given as a flag \
+or as the environment variable shown with it; with none at all it listens on 127.0.0.1:8080 with an \
+SQLite database and documents under ./data."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    #[command(flatten)]
+    pub serve: ServeArgs,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the HTTP server (the default).
+    Serve,
+    /// Apply pending database migrations and exit.
+    Migrate,
+    /// Provider companies (API customers).
+    #[command(subcommand)]
+    Providers(ProvidersCommand),
+    /// Operators (staff who process cases).
+    #[command(subcommand)]
+    Operators(OperatorsCommand),
+    /// API keys.
+    #[command(subcommand)]
+    Keys(KeysCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ProvidersCommand {
+    /// Create a provider company and its first API key; prints {"company_id", "api_key"}.
+    Create {
+        #[arg(long)]
+        name: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum OperatorsCommand {
+    /// Create an operator and its API key; prints {"operator_id", "api_key"}.
+    Create {
+        #[arg(long)]
+        name: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Revoke a key by its prefix (`rfs_prv_xxxxxxxxxxxx`) or the whole key.
+    Revoke { prefix: String },
+}
+
+/// Runs the command; the exit code is 0 on success, 1 on failure, 2 for bad configuration.
+pub fn run(cli: Cli) -> ExitCode {
+    let log_format = match cli.common.log_format() {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let serving = matches!(cli.command, None | Some(Command::Serve));
+    // Administrative commands log only warnings, so their output stays one JSON line.
+    let filter = if serving {
+        cli.common.log.as_str()
+    } else {
+        "warn"
+    };
+    crate::telemetry::init(log_format, filter);
+
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async move {
+        match execute(cli).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(Failure::Config(e)) => {
+                eprintln!("{e}");
+                ExitCode::from(2)
+            }
+            Err(Failure::Other(e)) => {
+                tracing::error!(error = ?e, "failed");
+                eprintln!("error: {e:#}");
+                ExitCode::FAILURE
+            }
+        }
+    })
+}
+
+enum Failure {
+    Config(crate::config::ConfigError),
+    Other(anyhow::Error),
+}
+
+impl From<crate::config::ConfigError> for Failure {
+    fn from(e: crate::config::ConfigError) -> Self {
+        Failure::Config(e)
+    }
+}
+
+impl From<anyhow::Error> for Failure {
+    fn from(e: anyhow::Error) -> Self {
+        Failure::Other(e)
+    }
+}
+
+impl From<store::StoreError> for Failure {
+    fn from(e: store::StoreError) -> Self {
+        Failure::Other(e.into())
+    }
+}
+
+async fn open_store(common: &CommonArgs) -> Result<std::sync::Arc<dyn store::Repository>, Failure> {
+    let storage = common.storage()?;
+    if storage.database_url.starts_with("sqlite:") {
+        std::fs::create_dir_all(&storage.data_dir)
+            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", storage.data_dir.display()))?;
+    }
+    Ok(store::connect(&storage.database_url).await?)
+}
+
+fn print(value: serde_json::Value) {
+    println!("{value}");
+}
+
+async fn execute(cli: Cli) -> Result<(), Failure> {
+    match cli.command.unwrap_or(Command::Serve) {
+        Command::Serve => {
+            let config = Config::from_args(&cli.common, &cli.serve)?;
+            let listen = config.listen;
+            tracing::info!(
+                database = %crate::config::redact_url(&config.storage.database_url),
+                data_dir = %config.storage.data_dir.display(),
+                public_url = %config.public_url,
+                "starting"
+            );
+            let state = crate::app::build_state(config).await?;
+            let listener = tokio::net::TcpListener::bind(listen)
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
+            tracing::info!(address = %listen, "listening");
+            crate::app::serve(state, listener, crate::app::shutdown_signal()).await?;
+            tracing::info!("stopped");
+        }
+        Command::Migrate => {
+            let repo = open_store(&cli.common).await?;
+            print(json!({"migrated": true, "database": repo.backend()}));
+        }
+        Command::Providers(ProvidersCommand::Create { name }) => {
+            let name = non_empty_name(&name)?;
+            let repo = open_store(&cli.common).await?;
+            let company = repo.create_provider(name).await?;
+            let key = crate::auth::issue_key(repo.as_ref(), KeyKind::Provider, company.id).await?;
+            print(json!({"company_id": company.id, "api_key": key.api_key}));
+        }
+        Command::Operators(OperatorsCommand::Create { name }) => {
+            let name = non_empty_name(&name)?;
+            let repo = open_store(&cli.common).await?;
+            let operator = repo.create_operator(name).await?;
+            let key = crate::auth::issue_key(repo.as_ref(), KeyKind::Operator, operator.id).await?;
+            print(json!({"operator_id": operator.id, "api_key": key.api_key}));
+        }
+        Command::Keys(KeysCommand::Revoke { prefix }) => {
+            let prefix = match domain::auth::parse_key(&prefix) {
+                Some(parsed) => parsed.prefix.to_string(),
+                None => prefix,
+            };
+            let repo = open_store(&cli.common).await?;
+            if !repo
+                .revoke_api_key(&prefix, time::OffsetDateTime::now_utc())
+                .await?
+            {
+                return Err(anyhow::anyhow!("no active key with prefix {prefix:?}").into());
+            }
+            print(json!({"revoked": prefix}));
+        }
+    }
+    Ok(())
+}
+
+fn non_empty_name(name: &str) -> Result<&str, Failure> {
+    let trimmed = name.trim();
+    if trimmed.is_empty() || trimmed.chars().count() > 200 || trimmed.chars().any(char::is_control)
+    {
+        return Err(anyhow::anyhow!("--name must be 1 to 200 printable characters").into());
+    }
+    Ok(trimmed)
+}

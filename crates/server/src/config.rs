@@ -1,0 +1,336 @@
+//! Configuration: `FILING_*` environment variables and `DATABASE_URL` (each also a command-line
+//! flag), validated once at start with a message naming the variable that is wrong.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+/// Settings shared by every subcommand (the database and the data folder).
+#[derive(Debug, Clone, Args)]
+pub struct CommonArgs {
+    /// Folder for the SQLite database, documents and the link-signing secret (created when missing).
+    #[arg(long, env = "FILING_DATA_DIR", default_value = "./data", global = true)]
+    pub data_dir: PathBuf,
+
+    /// Database: `sqlite://PATH` or `postgres://USER@HOST/DB`. Default: sqlite in the data folder.
+    #[arg(long, env = "DATABASE_URL", global = true)]
+    pub database_url: Option<String>,
+
+    /// Where documents are stored: a local directory. Default: `<data dir>/documents`.
+    #[arg(long, env = "FILING_DOCUMENTS_DIR", global = true)]
+    pub documents_dir: Option<PathBuf>,
+
+    /// Log format: `text` or `json`.
+    #[arg(long, env = "FILING_LOG_FORMAT", default_value = "text", global = true)]
+    pub log_format: String,
+
+    /// Log filter (tracing EnvFilter syntax), e.g. `info` or `filing=debug,sqlx=warn`.
+    #[arg(long, env = "FILING_LOG", default_value = "info", global = true)]
+    pub log: String,
+}
+
+/// Settings of the HTTP server.
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Address and port to listen on.
+    #[arg(long, env = "FILING_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: String,
+
+    /// Base of the absolute links the service hands out (document downloads).
+    /// Default: `http://<FILING_LISTEN>`.
+    #[arg(long, env = "FILING_PUBLIC_URL")]
+    pub public_url: Option<String>,
+
+    /// Largest JSON request body in bytes.
+    #[arg(long, env = "FILING_MAX_BODY_BYTES", default_value = "1048576")]
+    pub max_body_bytes: String,
+
+    /// Largest uploaded file (one multipart file part) in bytes.
+    #[arg(long, env = "FILING_MAX_UPLOAD_BYTES", default_value = "52428800")]
+    pub max_upload_bytes: String,
+
+    /// Longest time one request may take, in seconds.
+    #[arg(long, env = "FILING_REQUEST_TIMEOUT_SECS", default_value = "60")]
+    pub request_timeout_secs: String,
+
+    /// How long shutdown waits for in-flight requests, in seconds.
+    #[arg(long, env = "FILING_SHUTDOWN_TIMEOUT_SECS", default_value = "30")]
+    pub shutdown_timeout_secs: String,
+
+    /// Secret for signing document links (at least 32 characters). Default: generated once and
+    /// kept in `<data dir>/signing-secret`. Set it to the same value on every instance when
+    /// several share one database.
+    #[arg(long, env = "FILING_SIGNING_SECRET", hide_env_values = true)]
+    pub signing_secret: Option<String>,
+}
+
+impl Default for ServeArgs {
+    fn default() -> Self {
+        Self {
+            listen: "127.0.0.1:8080".into(),
+            public_url: None,
+            max_body_bytes: "1048576".into(),
+            max_upload_bytes: "52428800".into(),
+            request_timeout_secs: "60".into(),
+            shutdown_timeout_secs: "30".into(),
+            signing_secret: None,
+        }
+    }
+}
+
+/// A configuration value that is wrong, named by its environment variable.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("configuration error: {var}={value:?}: {problem}")]
+pub struct ConfigError {
+    pub var: &'static str,
+    pub value: String,
+    pub problem: String,
+}
+
+fn bad(var: &'static str, value: &str, problem: impl Into<String>) -> ConfigError {
+    ConfigError {
+        var,
+        value: value.to_string(),
+        problem: problem.into(),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// Where the database and documents are, validated.
+#[derive(Debug, Clone)]
+pub struct StorageConfig {
+    pub data_dir: PathBuf,
+    pub database_url: String,
+    pub documents_dir: PathBuf,
+}
+
+/// Validated settings of the whole service.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub storage: StorageConfig,
+    pub listen: SocketAddr,
+    pub public_url: String,
+    pub max_body_bytes: usize,
+    pub max_upload_bytes: usize,
+    pub request_timeout: Duration,
+    pub shutdown_timeout: Duration,
+    pub signing_secret: Option<String>,
+}
+
+impl CommonArgs {
+    pub fn log_format(&self) -> Result<LogFormat, ConfigError> {
+        match self.log_format.as_str() {
+            "text" => Ok(LogFormat::Text),
+            "json" => Ok(LogFormat::Json),
+            other => Err(bad("FILING_LOG_FORMAT", other, "expected `text` or `json`")),
+        }
+    }
+
+    pub fn storage(&self) -> Result<StorageConfig, ConfigError> {
+        if self.data_dir.as_os_str().is_empty() {
+            return Err(bad("FILING_DATA_DIR", "", "must not be empty"));
+        }
+        let database_url = match &self.database_url {
+            None => format!(
+                "sqlite://{}",
+                self.data_dir.join("filing.db").to_string_lossy()
+            ),
+            Some(url) => {
+                let ok = url.starts_with("sqlite:")
+                    || url.starts_with("postgres://")
+                    || url.starts_with("postgresql://");
+                if !ok {
+                    return Err(bad(
+                        "DATABASE_URL",
+                        &redact_url(url),
+                        "expected sqlite://PATH or postgres://USER@HOST/DATABASE",
+                    ));
+                }
+                url.clone()
+            }
+        };
+        let documents_dir = self
+            .documents_dir
+            .clone()
+            .unwrap_or_else(|| self.data_dir.join("documents"));
+        Ok(StorageConfig {
+            data_dir: self.data_dir.clone(),
+            database_url,
+            documents_dir,
+        })
+    }
+}
+
+/// Hides a password in a database URL before it is printed.
+pub fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme_end), Some(at)) if at > scheme_end => {
+            let userinfo = &url[scheme_end + 3..at];
+            match userinfo.split_once(':') {
+                Some((user, _)) => format!("{}{}:***{}", &url[..scheme_end + 3], user, &url[at..]),
+                None => url.to_string(),
+            }
+        }
+        _ => url.to_string(),
+    }
+}
+
+fn parse_positive<T: std::str::FromStr + PartialOrd + Default>(
+    var: &'static str,
+    value: &str,
+) -> Result<T, ConfigError> {
+    match value.trim().parse::<T>() {
+        Ok(v) if v > T::default() => Ok(v),
+        _ => Err(bad(var, value, "expected a whole number above 0")),
+    }
+}
+
+impl Config {
+    pub fn from_args(common: &CommonArgs, serve: &ServeArgs) -> Result<Self, ConfigError> {
+        let storage = common.storage()?;
+        let listen: SocketAddr = serve.listen.parse().map_err(|_| {
+            bad(
+                "FILING_LISTEN",
+                &serve.listen,
+                "expected IP:PORT, e.g. 127.0.0.1:8080 or 0.0.0.0:8080",
+            )
+        })?;
+        let public_url = match &serve.public_url {
+            None => format!("http://{listen}"),
+            Some(u) => {
+                let trimmed = u.trim_end_matches('/');
+                let valid = (trimmed.starts_with("http://") || trimmed.starts_with("https://"))
+                    && trimmed.len() > "https://".len()
+                    && !trimmed.contains(['?', '#', ' ']);
+                if !valid {
+                    return Err(bad(
+                        "FILING_PUBLIC_URL",
+                        u,
+                        "expected an absolute http(s) URL without query, e.g. https://filing.example.com",
+                    ));
+                }
+                trimmed.to_string()
+            }
+        };
+        let max_body_bytes = parse_positive("FILING_MAX_BODY_BYTES", &serve.max_body_bytes)?;
+        let max_upload_bytes = parse_positive("FILING_MAX_UPLOAD_BYTES", &serve.max_upload_bytes)?;
+        let request_timeout = Duration::from_secs(parse_positive(
+            "FILING_REQUEST_TIMEOUT_SECS",
+            &serve.request_timeout_secs,
+        )?);
+        let shutdown_timeout = Duration::from_secs(parse_positive(
+            "FILING_SHUTDOWN_TIMEOUT_SECS",
+            &serve.shutdown_timeout_secs,
+        )?);
+        if let Some(secret) = &serve.signing_secret
+            && secret.len() < 32
+        {
+            return Err(bad(
+                "FILING_SIGNING_SECRET",
+                "(hidden)",
+                "must be at least 32 characters",
+            ));
+        }
+        Ok(Config {
+            storage,
+            listen,
+            public_url,
+            max_body_bytes,
+            max_upload_bytes,
+            request_timeout,
+            shutdown_timeout,
+            signing_secret: serve.signing_secret.clone(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn common() -> CommonArgs {
+        CommonArgs {
+            data_dir: "./data".into(),
+            database_url: None,
+            documents_dir: None,
+            log_format: "text".into(),
+            log: "info".into(),
+        }
+    }
+
+    #[test]
+    fn defaults_are_valid() {
+        let c = Config::from_args(&common(), &ServeArgs::default()).unwrap();
+        assert_eq!(c.listen.to_string(), "127.0.0.1:8080");
+        assert_eq!(c.public_url, "http://127.0.0.1:8080");
+        assert_eq!(c.storage.database_url, "sqlite://./data/filing.db");
+        assert_eq!(c.storage.documents_dir, PathBuf::from("./data/documents"));
+    }
+
+    #[test]
+    fn bad_values_name_their_variable() {
+        let cases: Vec<(ServeArgs, &str)> = vec![
+            (
+                ServeArgs {
+                    listen: "localhost".into(),
+                    ..Default::default()
+                },
+                "FILING_LISTEN",
+            ),
+            (
+                ServeArgs {
+                    public_url: Some("ftp://x".into()),
+                    ..Default::default()
+                },
+                "FILING_PUBLIC_URL",
+            ),
+            (
+                ServeArgs {
+                    max_body_bytes: "0".into(),
+                    ..Default::default()
+                },
+                "FILING_MAX_BODY_BYTES",
+            ),
+            (
+                ServeArgs {
+                    max_upload_bytes: "lots".into(),
+                    ..Default::default()
+                },
+                "FILING_MAX_UPLOAD_BYTES",
+            ),
+            (
+                ServeArgs {
+                    signing_secret: Some("short".into()),
+                    ..Default::default()
+                },
+                "FILING_SIGNING_SECRET",
+            ),
+        ];
+        for (args, var) in cases {
+            let err = Config::from_args(&common(), &args).unwrap_err();
+            assert_eq!(err.var, var);
+            assert!(err.to_string().contains(var));
+        }
+        let mut c = common();
+        c.database_url = Some("mysql://x:secret@y/z".into());
+        let err = Config::from_args(&c, &ServeArgs::default()).unwrap_err();
+        assert_eq!(err.var, "DATABASE_URL");
+        assert!(!err.to_string().contains("secret"), "{err}");
+        c.database_url = None;
+        c.log_format = "xml".into();
+        assert_eq!(c.log_format().unwrap_err().var, "FILING_LOG_FORMAT");
+    }
+
+    #[test]
+    fn redacts_passwords() {
+        assert_eq!(redact_url("postgres://u:pw@h/db"), "postgres://u:***@h/db");
+        assert_eq!(redact_url("postgres://u@h/db"), "postgres://u@h/db");
+    }
+}

@@ -1,0 +1,18 @@
+//! The `filing` service: HTTP API, operator API, background workers and command line.
+//!
+//! Requests flow one way: `routes` (axum handlers) parse into `domain` types, call the `store`
+//! repository and the `forms`/`elster` renderers, and answer through [`error::ApiError`] and the
+//! envelope in [`envelope`].
+
+pub mod app;
+pub mod auth;
+pub mod cli;
+pub mod config;
+pub mod envelope;
+pub mod error;
+pub mod extract;
+pub mod idempotency;
+pub mod links;
+pub mod openapi;
+pub mod routes;
+pub mod telemetry;

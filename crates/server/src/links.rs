@@ -1,0 +1,166 @@
+//! Signed document links (decisions.md §4): `{public url}/v1/documents/{id}/content?expires=..&signature=..`,
+//! an HMAC-SHA256 over the document id and the expiry, valid 24 hours, usable without a key.
+
+use std::path::Path;
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use hmac::{Hmac, Mac};
+use rand::RngCore;
+use sha2::Sha256;
+use uuid::Uuid;
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// How long a link is valid.
+pub const LINK_VALIDITY_SECS: i64 = 24 * 60 * 60;
+const SECRET_FILE: &str = "signing-secret";
+
+#[derive(Clone)]
+pub struct LinkSigner {
+    key: Vec<u8>,
+    public_url: String,
+}
+
+impl std::fmt::Debug for LinkSigner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LinkSigner")
+            .field("public_url", &self.public_url)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Reads the signing secret kept in the data folder, generating it on first start. Creation is
+/// atomic (`create_new`), so instances starting together on one folder agree on one secret.
+pub fn load_or_create_secret(data_dir: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Write;
+    let path = data_dir.join(SECRET_FILE);
+    loop {
+        match std::fs::read_to_string(&path) {
+            Ok(text) if !text.trim().is_empty() => {
+                return URL_SAFE_NO_PAD.decode(text.trim()).map_err(|e| {
+                    std::io::Error::other(format!("{} is corrupt: {e}", path.display()))
+                });
+            }
+            Ok(_) => {
+                // Another instance is writing it right now.
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                continue;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+        let mut secret = vec![0u8; 32];
+        rand::rng().fill_bytes(&mut secret);
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        match options.open(&path) {
+            Ok(mut f) => {
+                f.write_all(URL_SAFE_NO_PAD.encode(&secret).as_bytes())?;
+                f.sync_all()?;
+                return Ok(secret);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+impl LinkSigner {
+    pub fn new(key: Vec<u8>, public_url: String) -> Self {
+        Self { key, public_url }
+    }
+
+    fn mac(&self, id: Uuid, expires: i64) -> HmacSha256 {
+        let mut mac = HmacSha256::new_from_slice(&self.key).expect("HMAC takes keys of any size");
+        mac.update(id.as_bytes());
+        mac.update(&expires.to_be_bytes());
+        mac
+    }
+
+    /// A download address for the document, valid for 24 hours from `now` (unix seconds).
+    pub fn url(&self, id: Uuid, now: i64) -> String {
+        let expires = now + LINK_VALIDITY_SECS;
+        let signature = URL_SAFE_NO_PAD.encode(self.mac(id, expires).finalize().into_bytes());
+        format!(
+            "{}/v1/documents/{id}/content?expires={expires}&signature={signature}",
+            self.public_url
+        )
+    }
+
+    /// Whether `signature` is ours for this id and expiry, and the expiry has not passed.
+    pub fn verify(&self, id: Uuid, expires: i64, signature: &str, now: i64) -> bool {
+        if expires < now || expires > now + LINK_VALIDITY_SECS {
+            return false;
+        }
+        let Ok(sig) = URL_SAFE_NO_PAD.decode(signature) else {
+            return false;
+        };
+        // verify_slice compares in constant time.
+        self.mac(id, expires).verify_slice(&sig).is_ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(url: &str) -> (i64, String) {
+        let query = url.split_once('?').unwrap().1;
+        let mut expires = 0;
+        let mut sig = String::new();
+        for pair in query.split('&') {
+            let (k, v) = pair.split_once('=').unwrap();
+            match k {
+                "expires" => expires = v.parse().unwrap(),
+                "signature" => sig = v.to_string(),
+                _ => panic!("unexpected {k}"),
+            }
+        }
+        (expires, sig)
+    }
+
+    #[test]
+    fn sign_and_verify() {
+        let signer = LinkSigner::new(b"k".repeat(32), "https://x.example".into());
+        let id = Uuid::now_v7();
+        let now = 1_700_000_000;
+        let url = signer.url(id, now);
+        assert!(url.starts_with(&format!("https://x.example/v1/documents/{id}/content?")));
+        let (expires, sig) = parse(&url);
+        assert_eq!(expires, now + LINK_VALIDITY_SECS);
+        assert!(signer.verify(id, expires, &sig, now));
+        assert!(signer.verify(id, expires, &sig, now + LINK_VALIDITY_SECS));
+        assert!(!signer.verify(id, expires, &sig, now + LINK_VALIDITY_SECS + 1));
+        assert!(!signer.verify(Uuid::now_v7(), expires, &sig, now));
+        assert!(!signer.verify(id, expires + 1, &sig, now));
+        let mut tampered = sig.clone();
+        tampered.replace_range(0..1, if sig.starts_with('A') { "B" } else { "A" });
+        assert!(!signer.verify(id, expires, &tampered, now));
+        let other = LinkSigner::new(b"j".repeat(32), "https://x.example".into());
+        assert!(!other.verify(id, expires, &sig, now));
+    }
+
+    #[test]
+    fn secret_is_generated_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = load_or_create_secret(dir.path()).unwrap();
+        let b = load_or_create_secret(dir.path()).unwrap();
+        assert_eq!(a.len(), 32);
+        assert_eq!(a, b);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.path().join(SECRET_FILE))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+    }
+}

@@ -1,0 +1,57 @@
+//! The OpenAPI 3.1 document, generated from the handlers and types, served at `/openapi.json`,
+//! with Swagger UI at `/docs` (its assets are vendored into the binary: no internet needed).
+
+use std::sync::Arc;
+
+use axum::Router;
+use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+use utoipa_swagger_ui::SwaggerUi;
+
+use crate::app::AppState;
+use crate::routes::{companies, health};
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Registration Filing Service",
+        description = "Files German trade registrations (Gewerbeanmeldung, GewA 1) and tax registrations \
+(Fragebogen zur steuerlichen Erfassung, ELSTER) on behalf of a provider's client companies.\n\n\
+Every body is wrapped in `{\"response\": {...}}` with `result` (`success` | `error`) and `message`. \
+Errors carry a stable `code`, and validation errors list every broken field in `errors`.",
+    ),
+    paths(
+        health::healthz,
+        companies::get_company,
+        companies::create_api_key,
+    ),
+    modifiers(&BearerAuth),
+    security(("bearer" = [])),
+    tags(
+        (name = "health", description = "Liveness"),
+        (name = "companies", description = "Provider and client companies, API keys"),
+    )
+)]
+pub struct ApiDoc;
+
+struct BearerAuth;
+
+impl Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        let mut scheme = Http::new(HttpAuthScheme::Bearer);
+        scheme.description = Some(
+            "An API key: `rfs_prv_...` (provider), `rfs_cli_...` (client company) or `rfs_opr_...` (operator)."
+                .into(),
+        );
+        components.add_security_scheme("bearer", SecurityScheme::Http(scheme));
+    }
+}
+
+pub fn document() -> utoipa::openapi::OpenApi {
+    ApiDoc::openapi()
+}
+
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new().merge(SwaggerUi::new("/docs").url("/openapi.json", document()))
+}

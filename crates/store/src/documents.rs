@@ -1,0 +1,117 @@
+//! Document files (PDFs, XML) behind `object_store`, so that the local directory used by default
+//! and an S3-compatible bucket at scale are the same code.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+
+use crate::{Result, StoreError};
+
+/// Where documents live.
+#[derive(Clone)]
+pub struct DocumentStore {
+    inner: Arc<dyn ObjectStore>,
+}
+
+impl std::fmt::Debug for DocumentStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DocumentStore({})", self.inner)
+    }
+}
+
+fn unavailable(e: object_store::Error) -> StoreError {
+    StoreError::Unavailable(e.to_string())
+}
+
+impl DocumentStore {
+    /// Documents as files below `dir` (created when missing).
+    pub fn local(dir: &std::path::Path) -> Result<Self> {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            StoreError::Unavailable(format!("cannot create {}: {e}", dir.display()))
+        })?;
+        let fs = object_store::local::LocalFileSystem::new_with_prefix(dir)
+            .map_err(unavailable)?
+            .with_automatic_cleanup(true);
+        Ok(Self {
+            inner: Arc::new(fs),
+        })
+    }
+
+    /// Any other `object_store` backend (S3, in-memory for tests).
+    pub fn from_object_store(inner: Arc<dyn ObjectStore>) -> Self {
+        Self { inner }
+    }
+
+    /// Writes the whole object atomically: readers see all of it or nothing.
+    pub async fn put(&self, key: &str, bytes: Bytes) -> Result<()> {
+        self.inner
+            .put(&Path::from(key), PutPayload::from(bytes))
+            .await
+            .map_err(unavailable)?;
+        Ok(())
+    }
+
+    /// The whole object; `None` when there is none under that key.
+    pub async fn get(&self, key: &str) -> Result<Option<Bytes>> {
+        match self.inner.get(&Path::from(key)).await {
+            Ok(r) => Ok(Some(r.bytes().await.map_err(unavailable)?)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(unavailable(e)),
+        }
+    }
+
+    /// The object as a stream of chunks, with its size, for serving downloads.
+    pub async fn stream(
+        &self,
+        key: &str,
+    ) -> Result<Option<(u64, BoxStream<'static, std::io::Result<Bytes>>)>> {
+        match self.inner.get(&Path::from(key)).await {
+            Ok(r) => {
+                let size = r.meta.size;
+                let stream = r
+                    .into_stream()
+                    .map(|chunk| chunk.map_err(std::io::Error::other))
+                    .boxed();
+                Ok(Some((size, stream)))
+            }
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(unavailable(e)),
+        }
+    }
+
+    /// Removes the object; removing a missing one is not an error.
+    pub async fn delete(&self, key: &str) -> Result<()> {
+        match self.inner.delete(&Path::from(key)).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(unavailable(e)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn local_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = DocumentStore::local(&dir.path().join("docs")).unwrap();
+        assert_eq!(store.get("a/b.pdf").await.unwrap(), None);
+        store
+            .put("a/b.pdf", Bytes::from_static(b"%PDF-1.7"))
+            .await
+            .unwrap();
+        assert_eq!(
+            store.get("a/b.pdf").await.unwrap().as_deref(),
+            Some(&b"%PDF-1.7"[..])
+        );
+        assert!(dir.path().join("docs/a/b.pdf").exists());
+        store.delete("a/b.pdf").await.unwrap();
+        store.delete("a/b.pdf").await.unwrap();
+        assert_eq!(store.get("a/b.pdf").await.unwrap(), None);
+    }
+}

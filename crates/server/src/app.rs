@@ -180,7 +180,16 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let grace = state.config.shutdown_timeout;
-    let app = router(state, None);
+    serve_router(router(state, None), listener, grace, shutdown).await
+}
+
+/// Serves a built router (see [`router`]) until `shutdown`, draining for at most `grace`.
+pub async fn serve_router(
+    app: Router,
+    listener: TcpListener,
+    grace: std::time::Duration,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
     let (signalled_tx, signalled_rx) = tokio::sync::oneshot::channel::<()>();
     let server = axum::serve(listener, app).with_graceful_shutdown(async move {
         shutdown.await;

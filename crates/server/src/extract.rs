@@ -63,7 +63,16 @@ where
 /// the wrong shape as a 422 naming the field.
 pub fn decode_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    let value = serde_path_to_error::deserialize(&mut de).map_err(json_error)?;
+    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        // The decoder streams, so a shape error can come before a syntax error further on: a
+        // document that is not well-formed as a whole is 400, whatever came first.
+        match serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
+            Err(syntax) if syntax.classify() != serde_json::error::Category::Data => {
+                ApiError::InvalidJson(syntax_message(&syntax))
+            }
+            _ => json_error(e),
+        }
+    })?;
     de.end()
         .map_err(|e| ApiError::InvalidJson(syntax_message(&e)))?;
     Ok(value)
@@ -236,15 +245,15 @@ mod tests {
             ("kind".into(), "invalid_value".into())
         );
         assert_eq!(field_error(r#"{}"#), ("owners".into(), "required".into()));
-        assert_eq!(field_error(r#"[]"#).1, "invalid_type");
+        assert_eq!(field_error(r#"{"owners": {}}"#), ("owners".into(), "invalid_type".into()));
     }
 
     #[test]
     fn malformed_json_is_400() {
-        for body in ["", "{", "{\"owners\": [}", "{} {}", "nul"] {
+        for body in ["", "{", "{\"owners\": [}", "{} {}", "nul", "\"\\ud800\""] {
             assert!(
                 matches!(
-                    decode_json::<Outer>(body.as_bytes()),
+                    decode_json::<serde_json::Value>(body.as_bytes()),
                     Err(ApiError::InvalidJson(_))
                 ),
                 "{body:?}"

@@ -1,0 +1,281 @@
+//! `TestApp`: the real application on a real port (0), with a real SQLite file or a fresh
+//! PostgreSQL database, and helpers to talk HTTP to it.
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use serde_json::Value;
+use server::app::AppState;
+use server::config::{CommonArgs, Config, ServeArgs};
+use tempfile::TempDir;
+use tokio::sync::oneshot;
+use uuid::Uuid;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// The PostgreSQL server tests use, when `TEST_DATABASE_URL` is set.
+pub fn pg_base_url() -> Option<String> {
+    std::env::var("TEST_DATABASE_URL").ok().filter(|s| !s.is_empty())
+}
+
+/// A database URL of its own for one test: an SQLite file in `dir`, or a new PostgreSQL
+/// database (`filing_t_<uuid>`) on the test server. `None` when PostgreSQL is not configured.
+pub async fn fresh_database(backend: Backend, dir: &std::path::Path) -> Option<String> {
+    match backend {
+        Backend::Sqlite => Some(format!("sqlite://{}", dir.join("filing.db").display())),
+        Backend::Postgres => {
+            use sqlx::Connection;
+            let base = pg_base_url()?;
+            let name = format!("filing_t_{}", Uuid::new_v4().simple());
+            let mut conn = sqlx::PgConnection::connect(&base)
+                .await
+                .expect("TEST_DATABASE_URL must reach a PostgreSQL server");
+            sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+                .execute(&mut conn)
+                .await
+                .expect("create test database");
+            let (without_query, query) = match base.split_once('?') {
+                Some((a, q)) => (a.to_string(), format!("?{q}")),
+                None => (base.clone(), String::new()),
+            };
+            let slash = without_query.rfind('/').expect("database URL with a path");
+            let scheme_end = without_query.find("://").map(|i| i + 3).unwrap_or(0);
+            let server = if slash >= scheme_end {
+                &without_query[..slash]
+            } else {
+                &without_query[..]
+            };
+            Some(format!("{server}/{name}{query}"))
+        }
+    }
+}
+
+pub struct TestApp {
+    pub addr: SocketAddr,
+    pub base: String,
+    pub state: Arc<AppState>,
+    pub client: reqwest::Client,
+    pub database_url: String,
+    pub dir: Arc<TempDir>,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+pub struct Options {
+    pub extra_routes: Option<Router<Arc<AppState>>>,
+    pub tweak: Box<dyn FnOnce(&mut Config) + Send>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            extra_routes: None,
+            tweak: Box::new(|_| {}),
+        }
+    }
+}
+
+impl TestApp {
+    /// `None` for PostgreSQL when `TEST_DATABASE_URL` is not set.
+    pub async fn spawn(backend: Backend) -> Option<Self> {
+        Self::spawn_with(backend, Options::default()).await
+    }
+
+    pub async fn spawn_with(backend: Backend, options: Options) -> Option<Self> {
+        let dir = Arc::new(tempfile::tempdir().expect("temp dir"));
+        let url = fresh_database(backend, dir.path()).await?;
+        Some(Self::spawn_on(url, dir, options).await)
+    }
+
+    /// A server on an existing database and data folder (a second instance, or after a CLI
+    /// command).
+    pub async fn spawn_on(database_url: String, dir: Arc<TempDir>, options: Options) -> Self {
+        let common = CommonArgs {
+            data_dir: dir.path().join("data"),
+            database_url: Some(database_url.clone()),
+            documents_dir: None,
+            log_format: "text".into(),
+            log: "warn".into(),
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind port 0");
+        let addr = listener.local_addr().unwrap();
+        let serve = ServeArgs {
+            listen: addr.to_string(),
+            ..ServeArgs::default()
+        };
+        let mut config = Config::from_args(&common, &serve).expect("valid test config");
+        (options.tweak)(&mut config);
+        let state = server::app::build_state(config).await.expect("state");
+        let grace = state.config.shutdown_timeout;
+        let router = server::app::router(state.clone(), options.extra_routes);
+        let (tx, rx) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            server::app::serve_router(router, listener, grace, async {
+                let _ = rx.await;
+            })
+            .await
+            .expect("server runs");
+        });
+        TestApp {
+            addr,
+            base: format!("http://{addr}"),
+            state,
+            client: reqwest::Client::new(),
+            database_url,
+            dir,
+            shutdown: Some(tx),
+            task: Some(task),
+        }
+    }
+
+    /// Stops the server, waiting for in-flight requests.
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    pub fn get(&self, path: &str, key: Option<&str>) -> reqwest::RequestBuilder {
+        let rb = self.client.get(self.url(path));
+        match key {
+            Some(k) => rb.bearer_auth(k),
+            None => rb,
+        }
+    }
+
+    pub fn post(&self, path: &str, key: Option<&str>) -> reqwest::RequestBuilder {
+        let rb = self.client.post(self.url(path));
+        match key {
+            Some(k) => rb.bearer_auth(k),
+            None => rb,
+        }
+    }
+
+    /// A provider company and its key, made the way `filing providers create` makes them.
+    pub async fn provider(&self, name: &str) -> (Uuid, String) {
+        let company = self.state.repo.create_provider(name).await.unwrap();
+        let key = server::auth::issue_key(
+            self.state.repo.as_ref(),
+            domain::auth::KeyKind::Provider,
+            company.id,
+        )
+        .await
+        .unwrap();
+        (company.id, key.api_key)
+    }
+
+    /// A client company of `provider` (environment production) and a key for it.
+    pub async fn client_company(&self, provider: Uuid, name: &str) -> (Uuid, String) {
+        let company = self
+            .state
+            .repo
+            .create_client_company(store::NewClientCompany {
+                provider_id: provider,
+                name: name.into(),
+                environment: domain::company::Environment::Production,
+                legal_form: Some("gmbh".into()),
+                registration_number: None,
+                business_address: None,
+            })
+            .await
+            .unwrap();
+        let key = server::auth::issue_key(
+            self.state.repo.as_ref(),
+            domain::auth::KeyKind::Client,
+            company.id,
+        )
+        .await
+        .unwrap();
+        (company.id, key.api_key)
+    }
+
+    pub async fn operator(&self, name: &str) -> (Uuid, String) {
+        let op = self.state.repo.create_operator(name).await.unwrap();
+        let key = server::auth::issue_key(
+            self.state.repo.as_ref(),
+            domain::auth::KeyKind::Operator,
+            op.id,
+        )
+        .await
+        .unwrap();
+        (op.id, key.api_key)
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+/// Status and parsed JSON body of a response.
+pub async fn json(res: reqwest::Response) -> (u16, Value) {
+    let status = res.status().as_u16();
+    let text = res.text().await.expect("body");
+    let value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("body is not JSON ({e}): {text:?}"));
+    (status, value)
+}
+
+/// Asserts an error envelope with `status` and `code`; returns the inner `response` object.
+pub fn assert_error(status: u16, body: &Value, want_status: u16, want_code: &str) -> Value {
+    assert_eq!(status, want_status, "body: {body}");
+    let r = &body["response"];
+    assert_eq!(r["result"], "error", "body: {body}");
+    assert_eq!(r["code"], want_code, "body: {body}");
+    assert!(r["message"].as_str().is_some_and(|m| !m.is_empty()), "body: {body}");
+    assert!(r["request_id"].as_str().is_some_and(|m| !m.is_empty()), "body: {body}");
+    r.clone()
+}
+
+/// Runs each test body against SQLite, and against PostgreSQL when `TEST_DATABASE_URL` is set.
+#[macro_export]
+macro_rules! backend_tests {
+    ($(async fn $name:ident($app:ident) $body:block)*) => {
+        mod sqlite {
+            #[allow(unused_imports)]
+            use super::*;
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let backend = $crate::common::Backend::Sqlite;
+                    let $app = backend;
+                    $body
+                }
+            )*
+        }
+        mod postgres {
+            #[allow(unused_imports)]
+            use super::*;
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    if $crate::common::pg_base_url().is_none() {
+                        eprintln!("skipped: TEST_DATABASE_URL is not set");
+                        return;
+                    }
+                    let backend = $crate::common::Backend::Postgres;
+                    let $app = backend;
+                    $body
+                }
+            )*
+        }
+    };
+}

@@ -1,0 +1,305 @@
+//! The foundation through HTTP: health, authentication, envelope and errors, companies and keys,
+//! idempotency. Every test runs against SQLite and PostgreSQL.
+
+mod common;
+
+use std::time::Duration;
+
+use axum::Router;
+use axum::routing::{get, post};
+use common::{Backend, Options, TestApp, assert_error, json};
+use serde_json::{Value, json};
+
+async fn app(backend: Backend) -> TestApp {
+    TestApp::spawn(backend).await.expect("backend available")
+}
+
+/// A slow creating endpoint and a panicking one, mounted behind the same layers as the API.
+fn test_routes() -> Router<std::sync::Arc<server::app::AppState>> {
+    Router::new()
+        .route(
+            "/v1/test/slow",
+            post(|| async {
+                tokio::time::sleep(Duration::from_millis(700)).await;
+                (
+                    axum::http::StatusCode::CREATED,
+                    axum::Json(json!({"response": {"result": "success", "message": "slow", "n": rand_u64()}})),
+                )
+            }),
+        )
+        .route(
+            "/v1/test/panic",
+            get(|| async {
+                if true {
+                    panic!("secret internals: password=hunter2");
+                }
+                "unreachable"
+            }),
+        )
+}
+
+fn rand_u64() -> u64 {
+    uuid::Uuid::new_v4().as_u64_pair().0
+}
+
+backend_tests! {
+    async fn health_answers(backend) {
+        let app = app(backend).await;
+        let res = app.get("/healthz", None).send().await.unwrap();
+        assert!(res.headers().contains_key("x-request-id"));
+        let (status, body) = json(res).await;
+        assert_eq!(status, 200);
+        assert_eq!(body["response"]["result"], "success");
+        let want = if backend == Backend::Sqlite { "sqlite" } else { "postgres" };
+        assert_eq!(body["response"]["database"], want);
+    }
+
+    async fn unauthorized_for_missing_malformed_unknown_and_revoked_keys(backend) {
+        let app = app(backend).await;
+        let (company, key) = app.provider("Acme").await;
+        let path = format!("/v1/companies/{company}");
+
+        let (s, b) = json(app.get(&path, Some(&key)).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+
+        // missing
+        let res = app.get(&path, None).send().await.unwrap();
+        assert_eq!(res.headers()["www-authenticate"], "Bearer");
+        let (s, b) = json(res).await;
+        assert_error(s, &b, 401, "UNAUTHORIZED");
+        // wrong scheme, malformed, unknown (well-formed, never issued), wrong secret
+        let parsed = domain::auth::parse_key(&key).unwrap();
+        let wrong_secret = format!("{}_{}", parsed.prefix, "Z".repeat(32));
+        for header in [
+            format!("Basic {key}"),
+            "Bearer not-a-key".to_string(),
+            format!("Bearer {key}x"),
+            "Bearer rfs_prv_aaaaaaaaaaaa_AbCdEfGhIjKlMnOpQrStUvWxYz012345".to_string(),
+            format!("Bearer {wrong_secret}"),
+            format!("Bearer {}", key.replacen("rfs_prv_", "rfs_cli_", 1)),
+        ] {
+            let res = app.get(&path, None).header("authorization", &header).send().await.unwrap();
+            let (s, b) = json(res).await;
+            assert_error(s, &b, 401, "UNAUTHORIZED");
+        }
+        // revoked
+        assert!(app.state.repo.revoke_api_key(parsed.prefix, time::OffsetDateTime::now_utc()).await.unwrap());
+        let (s, b) = json(app.get(&path, Some(&key)).send().await.unwrap()).await;
+        assert_error(s, &b, 401, "UNAUTHORIZED");
+    }
+
+    async fn unknown_routes_and_methods_are_enveloped(backend) {
+        let app = app(backend).await;
+        let res = app.get("/v1/nothing-here", None).header("x-request-id", "my-trace-1").send().await.unwrap();
+        assert_eq!(res.headers()["x-request-id"], "my-trace-1");
+        let (s, b) = json(res).await;
+        let r = assert_error(s, &b, 404, "NOT_FOUND");
+        assert_eq!(r["request_id"], "my-trace-1");
+
+        let res = app.client.delete(app.url("/healthz")).send().await.unwrap();
+        let (s, b) = json(res).await;
+        assert_error(s, &b, 405, "METHOD_NOT_ALLOWED");
+    }
+
+    async fn panics_become_500_without_internals(backend) {
+        let app = TestApp::spawn_with(backend, Options { extra_routes: Some(test_routes()), ..Default::default() }).await.unwrap();
+        let (_, key) = app.provider("Acme").await;
+        let res = app.get("/v1/test/panic", Some(&key)).send().await.unwrap();
+        let (s, b) = json(res).await;
+        assert_error(s, &b, 500, "INTERNAL_ERROR");
+        let text = b.to_string();
+        assert!(!text.contains("hunter2") && !text.contains("secret"), "{text}");
+        // The server keeps serving.
+        let (s, _) = json(app.get("/healthz", None).send().await.unwrap()).await;
+        assert_eq!(s, 200);
+    }
+
+    async fn another_providers_company_is_404(backend) {
+        let app = app(backend).await;
+        let (p1, k1) = app.provider("One").await;
+        let (p2, k2) = app.provider("Two").await;
+        let (c1, _) = app.client_company(p1, "Client of One").await;
+        // the other provider's client and the other provider itself
+        for id in [c1, p1] {
+            let (s, b) = json(app.get(&format!("/v1/companies/{id}"), Some(&k2)).send().await.unwrap()).await;
+            assert_error(s, &b, 404, "NOT_FOUND");
+            let (s, b) = json(app.post(&format!("/v1/companies/{id}/api-keys"), Some(&k2)).send().await.unwrap()).await;
+            assert_error(s, &b, 404, "NOT_FOUND");
+        }
+        // an unknown id answers the same, and a malformed id is 404 too
+        let unknown = uuid::Uuid::new_v4();
+        for path in [format!("/v1/companies/{unknown}"), "/v1/companies/not-a-uuid".to_string()] {
+            let (s, b) = json(app.get(&path, Some(&k1)).send().await.unwrap()).await;
+            assert_error(s, &b, 404, "NOT_FOUND");
+        }
+        // each sees its own
+        let (s, b) = json(app.get(&format!("/v1/companies/{c1}"), Some(&k1)).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        assert_eq!(b["response"]["type"], "client");
+        let (s, b) = json(app.get(&format!("/v1/companies/{p2}"), Some(&k2)).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        assert_eq!(b["response"]["type"], "provider");
+        assert_eq!(b["response"]["name"], "Two");
+    }
+
+    async fn provider_issues_client_keys(backend) {
+        let app = app(backend).await;
+        let (provider, pkey) = app.provider("Provider GmbH").await;
+        let (client, _) = app.client_company(provider, "Client UG").await;
+        let (sibling, _) = app.client_company(provider, "Sibling UG").await;
+
+        let res = app.post(&format!("/v1/companies/{client}/api-keys"), Some(&pkey)).send().await.unwrap();
+        let (s, b) = json(res).await;
+        assert_eq!(s, 201, "{b}");
+        let r = &b["response"];
+        assert_eq!(r["result"], "success");
+        assert_eq!(r["company_id"], client.to_string());
+        assert_eq!(r["key_type"], "client");
+        let ckey = r["api_key"].as_str().unwrap().to_string();
+        assert!(ckey.starts_with("rfs_cli_"));
+        assert!(ckey.starts_with(r["key_prefix"].as_str().unwrap()));
+
+        // The client key reads its own company, not its sibling nor the provider.
+        let (s, b) = json(app.get(&format!("/v1/companies/{client}"), Some(&ckey)).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        assert_eq!(b["response"]["name"], "Client UG");
+        assert_eq!(b["response"]["environment"], "production");
+        for other in [sibling, provider] {
+            let (s, b) = json(app.get(&format!("/v1/companies/{other}"), Some(&ckey)).send().await.unwrap()).await;
+            assert_error(s, &b, 404, "NOT_FOUND");
+        }
+        // A client key may not issue keys, not even for itself.
+        let (s, b) = json(app.post(&format!("/v1/companies/{client}/api-keys"), Some(&ckey)).send().await.unwrap()).await;
+        assert_error(s, &b, 403, "FORBIDDEN");
+
+        // An explicit empty JSON object works; unknown fields and non-JSON bodies do not.
+        let (s, b) = json(app.post(&format!("/v1/companies/{client}/api-keys"), Some(&pkey)).json(&json!({})).send().await.unwrap()).await;
+        assert_eq!(s, 201, "{b}");
+        let (s, b) = json(app.post(&format!("/v1/companies/{client}/api-keys"), Some(&pkey)).json(&json!({"scope": "all"})).send().await.unwrap()).await;
+        let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+        assert_eq!(r["errors"][0]["field"], "scope");
+        assert_eq!(r["errors"][0]["code"], "unknown_field");
+        let (s, b) = json(app.post(&format!("/v1/companies/{client}/api-keys"), Some(&pkey)).header("content-type", "text/plain").body("hello").send().await.unwrap()).await;
+        assert_error(s, &b, 415, "UNSUPPORTED_MEDIA_TYPE");
+        let (s, b) = json(app.post(&format!("/v1/companies/{client}/api-keys"), Some(&pkey)).header("content-type", "application/json").body("{\"a\":").send().await.unwrap()).await;
+        assert_error(s, &b, 400, "INVALID_JSON");
+        let deep = format!("{}{}", "[".repeat(5000), "]".repeat(5000));
+        let (s, b) = json(app.post(&format!("/v1/companies/{client}/api-keys"), Some(&pkey)).header("content-type", "application/json").body(deep).send().await.unwrap()).await;
+        assert_error(s, &b, 400, "INVALID_JSON");
+
+        // A provider may issue itself a further key (rotation); the old one keeps working until revoked.
+        let (s, b) = json(app.post(&format!("/v1/companies/{provider}/api-keys"), Some(&pkey)).send().await.unwrap()).await;
+        assert_eq!(s, 201, "{b}");
+        assert_eq!(b["response"]["key_type"], "provider");
+        let pkey2 = b["response"]["api_key"].as_str().unwrap();
+        let (s, _) = json(app.get(&format!("/v1/companies/{provider}"), Some(pkey2)).send().await.unwrap()).await;
+        assert_eq!(s, 200);
+
+        // Operators read any company but cannot issue company keys.
+        let (_, okey) = app.operator("Olga").await;
+        let (s, _) = json(app.get(&format!("/v1/companies/{client}"), Some(&okey)).send().await.unwrap()).await;
+        assert_eq!(s, 200);
+        let (s, b) = json(app.post(&format!("/v1/companies/{client}/api-keys"), Some(&okey)).send().await.unwrap()).await;
+        assert_error(s, &b, 403, "FORBIDDEN");
+    }
+
+    async fn oversized_body_is_413(backend) {
+        let app = TestApp::spawn_with(backend, Options { tweak: Box::new(|c| c.max_body_bytes = 1024), ..Default::default() }).await.unwrap();
+        let (provider, pkey) = app.provider("P").await;
+        let big = format!("{{\"x\": \"{}\"}}", "a".repeat(10_000));
+        for idem in [None, Some("big-1")] {
+            let mut rb = app.post(&format!("/v1/companies/{provider}/api-keys"), Some(&pkey))
+                .header("content-type", "application/json")
+                .body(big.clone());
+            if let Some(k) = idem {
+                rb = rb.header("idempotency-key", k);
+            }
+            let (s, b) = json(rb.send().await.unwrap()).await;
+            assert_error(s, &b, 413, "PAYLOAD_TOO_LARGE");
+        }
+    }
+
+    async fn idempotent_replay_and_reuse(backend) {
+        let app = app(backend).await;
+        let (provider, pkey) = app.provider("P").await;
+        let (client, _) = app.client_company(provider, "C").await;
+        let (other, _) = app.client_company(provider, "D").await;
+        let path = format!("/v1/companies/{client}/api-keys");
+
+        let first = app.post(&path, Some(&pkey)).header("idempotency-key", "k-1").json(&json!({})).send().await.unwrap();
+        assert!(!first.headers().contains_key("idempotent-replayed"));
+        let (s1, b1) = json(first).await;
+        assert_eq!(s1, 201, "{b1}");
+        let again = app.post(&path, Some(&pkey)).header("idempotency-key", "k-1").json(&json!({})).send().await.unwrap();
+        assert_eq!(again.headers()["idempotent-replayed"], "true");
+        let (s2, b2) = json(again).await;
+        assert_eq!(s2, 201);
+        assert_eq!(b1, b2, "the replay is the first response, the same key");
+
+        // Same key, another body or another path: 422.
+        let (s, b) = json(app.post(&path, Some(&pkey)).header("idempotency-key", "k-1").send().await.unwrap()).await;
+        assert_error(s, &b, 422, "IDEMPOTENCY_KEY_REUSED");
+        let (s, b) = json(app.post(&format!("/v1/companies/{other}/api-keys"), Some(&pkey)).header("idempotency-key", "k-1").json(&json!({})).send().await.unwrap()).await;
+        assert_error(s, &b, 422, "IDEMPOTENCY_KEY_REUSED");
+
+        // Keys are scoped to the calling company: another provider's same key is independent.
+        let (p2, k2) = app.provider("P2").await;
+        let (s, b) = json(app.post(&format!("/v1/companies/{p2}/api-keys"), Some(&k2)).header("idempotency-key", "k-1").json(&json!({})).send().await.unwrap()).await;
+        assert_eq!(s, 201, "{b}");
+
+        // Error answers are replayed too (4xx), so a retry does not change the outcome.
+        let missing = uuid::Uuid::new_v4();
+        let p = format!("/v1/companies/{missing}/api-keys");
+        let (s, _) = json(app.post(&p, Some(&pkey)).header("idempotency-key", "k-404").send().await.unwrap()).await;
+        assert_eq!(s, 404);
+        let res = app.post(&p, Some(&pkey)).header("idempotency-key", "k-404").send().await.unwrap();
+        assert_eq!(res.headers()["idempotent-replayed"], "true");
+        assert_eq!(res.status(), 404);
+
+        // An unusable key is a validation error on the header.
+        let (s, b) = json(app.post(&path, Some(&pkey)).header("idempotency-key", "x".repeat(300)).send().await.unwrap()).await;
+        let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+        assert_eq!(r["errors"][0]["field"], "Idempotency-Key");
+    }
+
+    async fn idempotency_key_in_flight_is_409(backend) {
+        let app = TestApp::spawn_with(backend, Options { extra_routes: Some(test_routes()), ..Default::default() }).await.unwrap();
+        let (_, key) = app.provider("P").await;
+        let send = || app.post("/v1/test/slow", Some(&key)).header("idempotency-key", "slow-1").json(&json!({"a": 1})).send();
+        let first = tokio::spawn(send());
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let (s, b) = json(send().await.unwrap()).await;
+        assert_error(s, &b, 409, "IDEMPOTENCY_KEY_IN_USE");
+        let (s1, b1) = json(first.await.unwrap().unwrap()).await;
+        assert_eq!(s1, 201, "{b1}");
+        // Once done, the same request replays the first answer (the same random number).
+        let (s2, b2) = json(send().await.unwrap()).await;
+        assert_eq!((s2, &b2), (201, &b1));
+    }
+
+    async fn idempotency_holds_across_instances_and_restarts(backend) {
+        let first = TestApp::spawn(backend).await.unwrap();
+        let (provider, pkey) = first.provider("P").await;
+        let path = format!("/v1/companies/{provider}/api-keys");
+        let (s1, b1) = json(first.post(&path, Some(&pkey)).header("idempotency-key", "across").send().await.unwrap()).await;
+        assert_eq!(s1, 201);
+        let (url, dir) = (first.database_url.clone(), first.dir.clone());
+        first.stop().await;
+        let second = TestApp::spawn_on(url, dir, Options::default()).await;
+        let (s2, b2) = json(second.post(&path, Some(&pkey)).header("idempotency-key", "across").send().await.unwrap()).await;
+        assert_eq!((s2, b2), (201, b1));
+    }
+
+    async fn openapi_and_docs_are_served(backend) {
+        let app = app(backend).await;
+        let (s, doc): (u16, Value) = json(app.get("/openapi.json", None).send().await.unwrap()).await;
+        assert_eq!(s, 200);
+        assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"));
+        assert!(doc["paths"]["/v1/companies/{company_id}/api-keys"]["post"].is_object());
+        let res = app.get("/docs/", None).send().await.unwrap();
+        assert_eq!(res.status(), 200);
+        let html = res.text().await.unwrap();
+        assert!(html.contains("swagger-ui"), "{html}");
+        assert!(!html.contains("https://"), "the docs page must not load anything from the internet");
+    }
+}

@@ -1,0 +1,225 @@
+//! The `filing` binary itself: bootstrap commands print usable keys, configuration errors name
+//! their variable, and `serve` starts with no configuration and stops cleanly on SIGTERM.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::{Options, TestApp, assert_error, fresh_database, json};
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_filing");
+
+fn filing(dir: &std::path::Path, database_url: &str, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("FILING_DATA_DIR", dir.join("data"))
+        .env("DATABASE_URL", database_url)
+        .output()
+        .expect("run filing");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The one JSON object a command printed on stdout.
+fn one_object(stdout: &str) -> Value {
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "exactly one line on stdout: {stdout:?}");
+    let v: Value = serde_json::from_str(lines[0]).expect("stdout is JSON");
+    assert!(v.is_object());
+    v
+}
+
+backend_tests! {
+    async fn cli_prints_usable_keys_while_the_server_runs(backend) {
+        let dir = Arc::new(tempfile::tempdir().unwrap());
+        let url = fresh_database(backend, dir.path()).await.unwrap();
+        // The server is up first: the CLI works on the same database beside it.
+        let app = TestApp::spawn_on(url.clone(), dir.clone(), Options::default()).await;
+
+        let (code, out, err) = filing(dir.path(), &url, &["providers", "create", "--name", "Gründerplattform GmbH"]);
+        assert_eq!(code, 0, "{err}");
+        let v = one_object(&out);
+        assert_eq!(v.as_object().unwrap().len(), 2, "{v}");
+        let company = v["company_id"].as_str().unwrap().to_string();
+        let key = v["api_key"].as_str().unwrap().to_string();
+        assert!(key.starts_with("rfs_prv_"));
+
+        let (s, b) = json(app.get(&format!("/v1/companies/{company}"), Some(&key)).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        assert_eq!(b["response"]["name"], "Gründerplattform GmbH");
+
+        let (code, out, err) = filing(dir.path(), &url, &["operators", "create", "--name", "Olga Operator"]);
+        assert_eq!(code, 0, "{err}");
+        let v = one_object(&out);
+        assert!(v["operator_id"].as_str().is_some());
+        let okey = v["api_key"].as_str().unwrap().to_string();
+        assert!(okey.starts_with("rfs_opr_"));
+        let (s, _) = json(app.get(&format!("/v1/companies/{company}"), Some(&okey)).send().await.unwrap()).await;
+        assert_eq!(s, 200);
+
+        // Revoke by prefix: the key stops working at once.
+        let prefix = domain::auth::parse_key(&key).unwrap().prefix.to_string();
+        let (code, out, err) = filing(dir.path(), &url, &["keys", "revoke", &prefix]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(one_object(&out)["revoked"], prefix);
+        let (s, b) = json(app.get(&format!("/v1/companies/{company}"), Some(&key)).send().await.unwrap()).await;
+        assert_error(s, &b, 401, "UNAUTHORIZED");
+        // Twice, or an unknown prefix: a failure exit, nothing on stdout.
+        let (code, out, err) = filing(dir.path(), &url, &["keys", "revoke", &prefix]);
+        assert_eq!(code, 1);
+        assert!(out.is_empty());
+        assert!(err.contains("no active key"), "{err}");
+
+        let (code, out, _) = filing(dir.path(), &url, &["migrate"]);
+        assert_eq!(code, 0);
+        assert_eq!(one_object(&out)["migrated"], true);
+
+        let (code, _, err) = filing(dir.path(), &url, &["providers", "create", "--name", "  "]);
+        assert_ne!(code, 0);
+        assert!(err.contains("--name"), "{err}");
+    }
+}
+
+#[test]
+fn bad_configuration_names_the_variable() {
+    let dir = tempfile::tempdir().unwrap();
+    for (var, value) in [
+        ("FILING_LISTEN", "localhost"),
+        ("FILING_PUBLIC_URL", "filing.example.com"),
+        ("DATABASE_URL", "mysql://root@localhost/x"),
+        ("FILING_MAX_BODY_BYTES", "-1"),
+        ("FILING_LOG_FORMAT", "yaml"),
+    ] {
+        let out = Command::new(BIN)
+            .arg("serve")
+            .current_dir(dir.path())
+            .env(var, value)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{var}: {err}");
+        assert!(err.contains(var), "{var}: {err}");
+        assert!(out.stdout.is_empty());
+    }
+    // Nothing was created by a refused start.
+    assert!(!dir.path().join("data").exists());
+}
+
+#[test]
+fn help_documents_every_variable() {
+    let out = Command::new(BIN).arg("--help").output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    for var in [
+        "FILING_LISTEN",
+        "FILING_DATA_DIR",
+        "FILING_PUBLIC_URL",
+        "DATABASE_URL",
+        "FILING_DOCUMENTS_DIR",
+        "FILING_MAX_BODY_BYTES",
+        "FILING_MAX_UPLOAD_BYTES",
+        "FILING_LOG_FORMAT",
+        "FILING_SIGNING_SECRET",
+        "serve",
+        "migrate",
+        "providers",
+        "operators",
+        "keys",
+    ] {
+        assert!(help.contains(var), "--help lacks {var}");
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `filing` with no subcommand and no configuration but the port: creates ./data with the
+/// database, documents folder and signing secret, answers /healthz, logs JSON when asked, and
+/// exits 0 on SIGTERM.
+#[test]
+fn zero_configuration_start_and_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut child = Command::new(BIN)
+        .current_dir(dir.path())
+        .env_remove("DATABASE_URL")
+        .env_remove("FILING_DATA_DIR")
+        .env("FILING_LISTEN", format!("127.0.0.1:{port}"))
+        .env("FILING_LOG_FORMAT", "json")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let lines = std::thread::spawn(move || {
+        BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+            .collect::<Vec<_>>()
+    });
+
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let body = loop {
+        if let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+            use std::io::{Read, Write};
+            s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                .unwrap();
+            let mut text = String::new();
+            s.read_to_string(&mut text).unwrap();
+            break text;
+        }
+        assert!(Instant::now() < deadline, "server did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(body.starts_with("HTTP/1.1 200"), "{body}");
+    let data = dir.path().join("data");
+    for f in ["filing.db", "signing-secret", "documents"] {
+        assert!(data.join(f).exists(), "{f} missing in ./data");
+    }
+    let secret = std::fs::read(data.join("signing-secret")).unwrap();
+
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let exit = child.wait().unwrap();
+    assert!(exit.success(), "exit {exit:?}");
+    let lines = lines.join().unwrap();
+    let messages: Vec<String> = lines
+        .iter()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap_or_else(|_| panic!("not JSON: {l}"));
+            v["fields"]["message"].as_str().unwrap_or("").to_string()
+        })
+        .collect();
+    for want in ["starting", "listening", "shutting down: draining in-flight requests", "stopped"] {
+        assert!(messages.iter().any(|m| m == want), "no {want:?} in {messages:?}");
+    }
+
+    // A second start keeps the same secret (links stay valid across restarts).
+    let mut again = Command::new(BIN)
+        .current_dir(dir.path())
+        .env_remove("DATABASE_URL")
+        .env_remove("FILING_DATA_DIR")
+        .arg("migrate")
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(again.wait().unwrap().success());
+    assert_eq!(std::fs::read(data.join("signing-secret")).unwrap(), secret);
+}

@@ -245,7 +245,10 @@ mod tests {
             ("kind".into(), "invalid_value".into())
         );
         assert_eq!(field_error(r#"{}"#), ("owners".into(), "required".into()));
-        assert_eq!(field_error(r#"{"owners": {}}"#), ("owners".into(), "invalid_type".into()));
+        assert_eq!(
+            field_error(r#"{"owners": {}}"#),
+            ("owners".into(), "invalid_type".into())
+        );
     }
 
     #[test]

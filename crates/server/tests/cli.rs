@@ -207,8 +207,16 @@ fn zero_configuration_start_and_sigterm() {
             v["fields"]["message"].as_str().unwrap_or("").to_string()
         })
         .collect();
-    for want in ["starting", "listening", "shutting down: draining in-flight requests", "stopped"] {
-        assert!(messages.iter().any(|m| m == want), "no {want:?} in {messages:?}");
+    for want in [
+        "starting",
+        "listening",
+        "shutting down: draining in-flight requests",
+        "stopped",
+    ] {
+        assert!(
+            messages.iter().any(|m| m == want),
+            "no {want:?} in {messages:?}"
+        );
     }
 
     // A second start keeps the same secret (links stay valid across restarts).

@@ -18,7 +18,10 @@ fn every_error_code_is_documented() {
     for (path, item) in paths {
         for (method, op) in item.as_object().unwrap() {
             let responses = op["responses"].as_object().unwrap();
-            assert!(!responses.is_empty(), "{method} {path} documents no response");
+            assert!(
+                !responses.is_empty(),
+                "{method} {path} documents no response"
+            );
             for (status, r) in responses {
                 assert!(
                     r["description"].as_str().is_some_and(|d| !d.is_empty()),

@@ -21,7 +21,9 @@ pub enum Backend {
 
 /// The PostgreSQL server tests use, when `TEST_DATABASE_URL` is set.
 pub fn pg_base_url() -> Option<String> {
-    std::env::var("TEST_DATABASE_URL").ok().filter(|s| !s.is_empty())
+    std::env::var("TEST_DATABASE_URL")
+        .ok()
+        .filter(|s| !s.is_empty())
 }
 
 /// A database URL of its own for one test: an SQLite file in `dir`, or a new PostgreSQL
@@ -229,8 +231,8 @@ impl Drop for TestApp {
 pub async fn json(res: reqwest::Response) -> (u16, Value) {
     let status = res.status().as_u16();
     let text = res.text().await.expect("body");
-    let value = serde_json::from_str(&text)
-        .unwrap_or_else(|e| panic!("body is not JSON ({e}): {text:?}"));
+    let value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("body is not JSON ({e}): {text:?}"));
     (status, value)
 }
 
@@ -240,8 +242,14 @@ pub fn assert_error(status: u16, body: &Value, want_status: u16, want_code: &str
     let r = &body["response"];
     assert_eq!(r["result"], "error", "body: {body}");
     assert_eq!(r["code"], want_code, "body: {body}");
-    assert!(r["message"].as_str().is_some_and(|m| !m.is_empty()), "body: {body}");
-    assert!(r["request_id"].as_str().is_some_and(|m| !m.is_empty()), "body: {body}");
+    assert!(
+        r["message"].as_str().is_some_and(|m| !m.is_empty()),
+        "body: {body}"
+    );
+    assert!(
+        r["request_id"].as_str().is_some_and(|m| !m.is_empty()),
+        "body: {body}"
+    );
     r.clone()
 }
 

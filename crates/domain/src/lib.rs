@@ -1,1 +1,5 @@
 //! Domain types and rules.
+
+pub mod country;
+pub mod signature;
+pub mod trade;

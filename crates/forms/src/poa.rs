@@ -13,7 +13,7 @@ use krilla::paint::Stroke;
 use krilla::surface::Surface;
 
 use crate::pdf::{self, A4_HEIGHT, A4_WIDTH};
-use crate::text::{self, Face, LINE_HEIGHT, Rect, Run};
+use crate::text::{self, Face, LINE_HEIGHT, Rect};
 use crate::{PowerOfAttorneyContext, RenderError, format_date};
 
 const MARGIN_X: f32 = 62.0;
@@ -44,16 +44,12 @@ struct Facts {
     start: String,
 }
 
+/// The binding German text; the facts table above it names the parties.
 fn german(f: &Facts) -> Vec<String> {
     vec![
         format!(
-            "Ich, {}, geboren am {}, wohnhaft {}, bevollmächtige hiermit",
-            f.owner_name, f.owner_dob, f.owner_address
-        ),
-        format!("{}, {},", f.operator_name, f.operator_address),
-        format!(
-            "in meinem Namen und im Namen des Unternehmens {} (Rechtsform: {}), Betriebsstätte {}, die Gewerbeanmeldung nach § 14 der Gewerbeordnung (Vordruck GewA 1) für die Aufnahme der Tätigkeit am {} bei der zuständigen Behörde einzureichen, dabei alle hierfür erforderlichen Erklärungen abzugeben und Unterlagen vorzulegen sowie Schreiben, Bescheide und Bescheinigungen der Behörde zu dieser Gewerbeanmeldung, insbesondere die Bestätigung über den Empfang der Gewerbeanzeige, entgegenzunehmen.",
-            f.company, f.legal_form, f.establishment, f.start
+            "Hiermit bevollmächtige ich, {}, die oben genannte Bevollmächtigte, in meinem Namen und im Namen des oben genannten Unternehmens {} die Gewerbeanmeldung nach § 14 der Gewerbeordnung (Vordruck GewA 1) für die oben genannte Betriebsstätte und die Aufnahme der Tätigkeit am {} bei der zuständigen Behörde einzureichen, dabei alle hierfür erforderlichen Erklärungen abzugeben und Unterlagen vorzulegen sowie Schreiben, Bescheide und Bescheinigungen der Behörde zu dieser Gewerbeanmeldung, insbesondere die Bestätigung über den Empfang der Gewerbeanzeige, entgegenzunehmen.",
+            f.owner_name, f.company, f.start
         ),
         "Die Vollmacht gilt für diese Angelegenheit bis zu ihrem Abschluss. Sie kann jederzeit widerrufen werden.".to_owned(),
     ]
@@ -177,47 +173,168 @@ fn establishment(reg: &TradeRegistration) -> String {
     parts.join(", ")
 }
 
-/// One block of text: a face, a size and paragraphs; spacing after each paragraph in em.
-struct Block<'a> {
-    face: &'a Face,
-    size: f32,
-    paragraphs: Vec<String>,
-    gap_after: f32,
-    color: rgb::Color,
+/// A piece of the page, laid out top to bottom.
+enum Item<'a> {
+    /// A paragraph in the full text width.
+    Para {
+        bold: bool,
+        size: f32,
+        color: (u8, u8, u8),
+        text: String,
+    },
+    /// A labelled row of the facts table: bold label on the left, value lines on the right.
+    Row { label: &'a str, lines: Vec<String> },
+    /// Vertical space in points (scaled).
+    Space(f32),
+    /// The signature box with line and caption.
+    Signature,
+    /// A thin horizontal rule.
+    Rule,
 }
 
-/// Lays out all blocks with a common scale factor so that everything fits the page.
-fn measure(blocks: &[Block], scale: f32) -> Option<(f32, Vec<Vec<(Run, f32)>>)> {
-    let mut total = 0.0;
-    let mut laid = Vec::new();
-    for b in blocks {
-        let size = b.size * scale;
-        let mut lines = Vec::new();
-        for p in &b.paragraphs {
-            let run = text::shape(b.face, p);
-            let l = text::layout(
-                std::slice::from_ref(&run),
-                Rect {
-                    x: 0.0,
-                    y: 0.0,
-                    w: WIDTH,
-                    h: f32::MAX,
-                },
-                text::Fit {
-                    max: size,
-                    min: size,
-                    valign: text::VAlign::Top,
-                },
-            );
-            for line in l.lines {
-                lines.push((line, l.size));
-                total += LINE_HEIGHT * l.size;
+const LABEL_WIDTH: f32 = 118.0;
+const BODY: f32 = 10.0;
+
+/// Runs the items at `scale`; draws when a surface is given. Returns the height used.
+fn run_items(
+    items: &[Item],
+    scale: f32,
+    fonts: &text::Fonts,
+    signature: &domain::signature::SignaturePath,
+    caption: &str,
+    mut surface: Option<&mut Surface>,
+) -> f32 {
+    let mut y = TOP;
+    for item in items {
+        match item {
+            Item::Para {
+                bold,
+                size,
+                color,
+                text,
+            } => {
+                let face = if *bold { &fonts.bold } else { &fonts.regular };
+                y = paragraph(surface.as_deref_mut(), face, *size * scale, *color, MARGIN_X, WIDTH, text, y);
             }
-            total += b.gap_after * size;
+            Item::Row { label, lines } => {
+                let size = 9.5 * scale;
+                let label_bottom = paragraph(
+                    surface.as_deref_mut(),
+                    &fonts.bold,
+                    size,
+                    (60, 60, 60),
+                    MARGIN_X,
+                    LABEL_WIDTH - 6.0,
+                    label,
+                    y,
+                );
+                let mut vy = y;
+                for line in lines {
+                    vy = paragraph(
+                        surface.as_deref_mut(),
+                        &fonts.regular,
+                        size,
+                        (0, 0, 0),
+                        MARGIN_X + LABEL_WIDTH,
+                        WIDTH - LABEL_WIDTH,
+                        line,
+                        vy,
+                    );
+                }
+                y = vy.max(label_bottom) + 5.0 * scale;
+            }
+            Item::Space(h) => y += h * scale,
+            Item::Rule => {
+                if let Some(s) = surface.as_deref_mut() {
+                    hline(s, MARGIN_X, MARGIN_X + WIDTH, y, (170, 170, 170));
+                }
+                y += 1.0;
+            }
+            Item::Signature => {
+                let rect = Rect {
+                    x: MARGIN_X,
+                    y,
+                    w: SIGNATURE_WIDTH,
+                    h: SIGNATURE_HEIGHT * scale,
+                };
+                if let Some(s) = surface.as_deref_mut() {
+                    pdf::draw_signature(s, signature, rect);
+                    hline(s, MARGIN_X, MARGIN_X + SIGNATURE_WIDTH, y + rect.h + 1.0, (90, 90, 90));
+                }
+                y += rect.h + 3.0;
+                y = paragraph(surface.as_deref_mut(), &fonts.regular, 8.0 * scale, (0, 0, 0), MARGIN_X, WIDTH, caption, y);
+            }
         }
-        laid.push(lines);
     }
-    Some((total, laid))
+    y - TOP
+}
+
+fn hline(surface: &mut Surface, x0: f32, x1: f32, y: f32, (r, g, b): (u8, u8, u8)) {
+    let mut line = PathBuilder::new();
+    line.move_to(x0, y);
+    line.line_to(x1, y);
+    if let Some(path) = line.finish() {
+        surface.set_fill(None);
+        surface.set_stroke(Some(Stroke {
+            paint: rgb::Color::new(r, g, b).into(),
+            width: 0.6,
+            ..Default::default()
+        }));
+        surface.draw_path(&path);
+        surface.set_stroke(None);
+    }
+}
+
+/// Wraps `text` into `width` at `size` and draws it (when a surface is given) from `y` down.
+/// Returns the y below the paragraph.
+#[allow(clippy::too_many_arguments)]
+fn paragraph(
+    surface: Option<&mut Surface>,
+    face: &Face,
+    size: f32,
+    (r, g, b): (u8, u8, u8),
+    x: f32,
+    width: f32,
+    content: &str,
+    y: f32,
+) -> f32 {
+    let run = text::shape(face, content);
+    let laid = text::layout(
+        std::slice::from_ref(&run),
+        Rect {
+            x,
+            y,
+            w: width,
+            h: f32::MAX,
+        },
+        text::Fit {
+            max: size,
+            min: size,
+            valign: text::VAlign::Top,
+        },
+    );
+    let height = laid.lines.len() as f32 * LINE_HEIGHT * laid.size;
+    if let Some(surface) = surface {
+        surface.set_fill(Some(pdf::fill(rgb::Color::new(r, g, b))));
+        let mut by = y;
+        for line in &laid.lines {
+            text::draw_run(surface, face, line, x, by + text::ASCENT * laid.size, laid.size, 1.0);
+            by += LINE_HEIGHT * laid.size;
+        }
+    }
+    y + height
+}
+
+fn reason_de(reason: domain::trade::Reason) -> &'static str {
+    use domain::trade::Reason::*;
+    match reason {
+        NewFoundation => "Neugründung",
+        Takeover => "Übernahme",
+        ReopeningAfterRelocation => "Wiedereröffnung nach Verlegung",
+        LegalFormChange => "Wechsel der Rechtsform",
+        PartnerEntry => "Gesellschaftereintritt",
+        TransformationLaw => "Übergang nach dem Umwandlungsgesetz",
+    }
 }
 
 pub(crate) fn render(
@@ -252,75 +369,112 @@ pub(crate) fn render(
         .or_else(|| owner.address.as_ref().map(|a| a.city.clone()))
         .unwrap_or_else(|| reg.registered_office.city.clone());
 
-    let black = rgb::Color::black();
-    let grey = rgb::Color::new(70, 70, 70);
-    let mut blocks = vec![
-        Block {
-            face: &fonts.bold,
-            size: 15.0,
-            paragraphs: vec!["Vollmacht zur Einreichung der Gewerbeanmeldung".to_owned()],
-            gap_after: 0.6,
-            color: black,
+    let mut items = vec![
+        Item::Para {
+            bold: true,
+            size: 16.0,
+            color: (0, 0, 0),
+            text: "Vollmacht zur Einreichung der Gewerbeanmeldung".to_owned(),
         },
-        Block {
-            face: &fonts.regular,
-            size: 10.0,
-            paragraphs: german(&facts),
-            gap_after: 0.6,
-            color: black,
+        Item::Para {
+            bold: false,
+            size: 9.0,
+            color: (70, 70, 70),
+            text: "Gewerbeanzeige nach § 14 der Gewerbeordnung (GewO), Vordruck GewA 1".to_owned(),
         },
-        Block {
-            face: &fonts.regular,
-            size: 10.0,
-            paragraphs: vec![format!("{place}, den {}", format_date(ctx.created_on))],
-            gap_after: 0.4,
-            color: black,
+        Item::Space(16.0),
+        Item::Row {
+            label: "Vollmachtgeber/in",
+            lines: vec![
+                facts.owner_name.clone(),
+                format!("geboren am {}", facts.owner_dob),
+                facts.owner_address.clone(),
+            ],
         },
+        Item::Row {
+            label: "Unternehmen",
+            lines: vec![
+                facts.company.clone(),
+                format!("Rechtsform: {}", facts.legal_form),
+                format!("Betriebsstätte: {}", facts.establishment),
+            ],
+        },
+        Item::Row {
+            label: "Bevollmächtigte",
+            lines: vec![facts.operator_name.clone(), facts.operator_address.clone()],
+        },
+        Item::Row {
+            label: "Angelegenheit",
+            lines: vec![format!(
+                "Gewerbeanmeldung (GewA 1), {}, Beginn der Tätigkeit am {}",
+                reason_de(reg.reason),
+                facts.start
+            )],
+        },
+        Item::Space(10.0),
     ];
-    let translation = translation(reg.client_preferred_language);
-    // Index of the block after which the signature box goes.
-    let signature_after = blocks.len() - 1;
-    if let Some(t) = &translation {
-        blocks.push(Block {
-            face: &fonts.bold,
-            size: 10.0,
-            paragraphs: vec![t.heading.to_owned()],
-            gap_after: 0.3,
-            color: grey,
+    for p in german(&facts) {
+        items.push(Item::Para {
+            bold: false,
+            size: BODY,
+            color: (0, 0, 0),
+            text: p,
         });
-        blocks.push(Block {
-            face: &fonts.regular,
-            size: 8.0,
-            paragraphs: vec![t.note.to_owned()],
-            gap_after: 0.5,
-            color: grey,
-        });
-        blocks.push(Block {
-            face: &fonts.regular,
-            size: 8.5,
-            paragraphs: (t.body)(&facts),
-            gap_after: 0.5,
-            color: grey,
-        });
+        items.push(Item::Space(6.0));
     }
-
-    // Shrink everything uniformly until it fits with the signature box.
-    let available = BOTTOM - TOP - SIGNATURE_HEIGHT - 40.0;
-    let mut scale = 1.0;
-    let (_, laid) = loop {
-        match measure(&blocks, scale) {
-            Some((h, laid)) if h <= available || scale <= 0.3 => break (h, laid),
-            _ => scale -= 0.05,
+    items.push(Item::Space(12.0));
+    items.push(Item::Para {
+        bold: false,
+        size: BODY,
+        color: (0, 0, 0),
+        text: format!("{place}, den {}", format_date(ctx.created_on)),
+    });
+    items.push(Item::Space(4.0));
+    items.push(Item::Signature);
+    if let Some(t) = translation(reg.client_preferred_language) {
+        items.push(Item::Space(22.0));
+        items.push(Item::Rule);
+        items.push(Item::Space(8.0));
+        items.push(Item::Para {
+            bold: true,
+            size: 10.0,
+            color: (70, 70, 70),
+            text: t.heading.to_owned(),
+        });
+        items.push(Item::Para {
+            bold: false,
+            size: 8.0,
+            color: (70, 70, 70),
+            text: t.note.to_owned(),
+        });
+        items.push(Item::Space(6.0));
+        // The first three parts form one sentence in every language.
+        let body = (t.body)(&facts);
+        let split = body.len().saturating_sub(1);
+        let paragraphs = [body[..split].join(" "), body[split..].join(" ")];
+        for p in paragraphs {
+            items.push(Item::Para {
+                bold: false,
+                size: 8.5,
+                color: (70, 70, 70),
+                text: p,
+            });
+            items.push(Item::Space(4.0));
         }
-    };
+    }
+    let caption = format!("Unterschrift {} (Vollmachtgeber/in)", facts.owner_name);
+
+    // Shrink everything uniformly until it fits the page (long names and addresses).
+    let available = BOTTOM - TOP;
+    let mut scale = 1.0;
+    while scale > 0.4 && run_items(&items, scale, fonts, signature, &caption, None) > available {
+        scale -= 0.05;
+    }
 
     let mut document = pdf::new_document()?;
     document.set_metadata(pdf::metadata(
         format!("Vollmacht - {}", facts.owner_name),
-        format!(
-            "Vollmacht zur Einreichung der Gewerbeanmeldung für {}",
-            reg.name
-        ),
+        format!("Vollmacht zur Einreichung der Gewerbeanmeldung für {}", reg.name),
         Some(facts.owner_name.clone()),
         ctx.timestamp,
     ));
@@ -328,78 +482,10 @@ pub(crate) fn render(
     {
         let mut page = document.start_page_with(settings);
         let mut surface = page.surface();
-        let mut y = TOP;
-        for (i, (block, lines)) in blocks.iter().zip(&laid).enumerate() {
-            surface.set_fill(Some(pdf::fill(block.color)));
-            let per_paragraph = lines.len();
-            let _ = per_paragraph;
-            for (run, size) in lines {
-                text::draw_run(
-                    &mut surface,
-                    block.face,
-                    run,
-                    MARGIN_X,
-                    y + text::ASCENT * size,
-                    *size,
-                    1.0,
-                );
-                y += LINE_HEIGHT * size;
-            }
-            y += block.gap_after * block.size * scale * block.paragraphs.len() as f32;
-            if i == signature_after {
-                y = signature_block(&mut surface, fonts, signature, &facts, y)?;
-            }
-        }
+        run_items(&items, scale, fonts, signature, &caption, Some(&mut surface));
         if reg.environment == Environment::Sandbox {
             pdf::sandbox_mark(&mut surface)?;
         }
     }
     pdf::finish(document)
-}
-
-/// Draws the signature box and caption at `y`; returns the y below it.
-fn signature_block(
-    surface: &mut Surface,
-    fonts: &text::Fonts,
-    signature: &domain::signature::SignaturePath,
-    facts: &Facts,
-    y: f32,
-) -> Result<f32, RenderError> {
-    let rect = Rect {
-        x: MARGIN_X,
-        y,
-        w: SIGNATURE_WIDTH,
-        h: SIGNATURE_HEIGHT,
-    };
-    pdf::draw_signature(surface, signature, rect);
-    // Signature line and caption.
-    let mut line = PathBuilder::new();
-    line.move_to(MARGIN_X, y + SIGNATURE_HEIGHT + 1.0);
-    line.line_to(MARGIN_X + SIGNATURE_WIDTH, y + SIGNATURE_HEIGHT + 1.0);
-    if let Some(path) = line.finish() {
-        surface.set_fill(None);
-        surface.set_stroke(Some(Stroke {
-            paint: rgb::Color::new(90, 90, 90).into(),
-            width: 0.6,
-            ..Default::default()
-        }));
-        surface.draw_path(&path);
-        surface.set_stroke(None);
-    }
-    surface.set_fill(Some(pdf::fill(rgb::Color::black())));
-    let caption = text::shape(
-        &fonts.regular,
-        &format!("Unterschrift {} (Vollmachtgeber/in)", facts.owner_name),
-    );
-    let size = 8.0;
-    text::draw_run(
-        surface,
-        &fonts.regular,
-        &caption,
-        MARGIN_X,
-        y + SIGNATURE_HEIGHT + 1.0 + text::ASCENT * size + 1.0,
-        size,
-        1.0,
-    );
-    Ok(y + SIGNATURE_HEIGHT + 1.0 + LINE_HEIGHT * size + 18.0)
 }

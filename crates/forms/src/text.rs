@@ -223,6 +223,11 @@ pub(crate) struct Laid {
     pub lines: Vec<Run>,
 }
 
+/// Whitespace that allows a line break (not the no-break spaces U+00A0 and U+202F).
+fn is_break_space(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_whitespace() && c != '\u{a0}' && c != '\u{202f}')
+}
+
 /// Breaks a paragraph into lines no wider than `width` at `size`: at spaces where possible,
 /// inside a word only when the word alone is too wide. Returns `None` when a single cluster is
 /// wider than the line.
@@ -243,7 +248,7 @@ fn wrap(run: &Run, width: f32, size: f32) -> Option<Vec<Run>> {
     let mut line_start = 0usize; // cluster index
     while line_start < clusters.len() {
         // Skip leading spaces.
-        while line_start < clusters.len() && run.text[clusters[line_start].0.clone()].trim().is_empty() {
+        while line_start < clusters.len() && is_break_space(&run.text[clusters[line_start].0.clone()]) {
             line_start += 1;
         }
         if line_start >= clusters.len() {
@@ -254,7 +259,7 @@ fn wrap(run: &Run, width: f32, size: f32) -> Option<Vec<Run>> {
         let mut end = line_start;
         while end < clusters.len() {
             let w = clusters[end].1;
-            let is_space = run.text[clusters[end].0.clone()].trim().is_empty();
+            let is_space = is_break_space(&run.text[clusters[end].0.clone()]);
             if width_em + w > max_em + 1e-4 && !is_space {
                 break;
             }

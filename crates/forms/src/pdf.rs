@@ -99,6 +99,23 @@ pub(crate) fn sandbox_mark(surface: &mut Surface) -> Result<(), RenderError> {
     surface.pop();
     surface.pop();
     surface.pop();
+    // A horizontal banner in the top margin as well: readable by text extraction, which cannot
+    // follow the diagonal mark.
+    let banner = text::shape(
+        &fonts.bold,
+        "MUSTER - SANDBOX \u{2013} Testdokument, nicht zur Einreichung",
+    );
+    let size = 7.5;
+    surface.set_fill(Some(fill(rgb::Color::new(200, 30, 30))));
+    text::draw_run(
+        surface,
+        &fonts.bold,
+        &banner,
+        (A4_WIDTH - banner.width_em() * size) / 2.0,
+        13.0,
+        size,
+        1.0,
+    );
     Ok(())
 }
 

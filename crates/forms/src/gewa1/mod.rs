@@ -107,6 +107,47 @@ pub fn signature_box() -> (f32, f32, f32, f32) {
     (r.x, r.y, r.w, r.h)
 }
 
+/// The text value boxes of the GewA 1 as `(name, page index, x, y, width, height)` in A4
+/// points, origin top-left (as `pdftotext -bbox` reports). For tests and tooling.
+#[doc(hidden)]
+pub fn field_boxes() -> Vec<(&'static str, usize, f32, f32, f32, f32)> {
+    let contact = |b: f32| (CONTACT_COLUMN.0, b - 3.4, CONTACT_COLUMN.1, b + 7.2);
+    let boxes: [(&str, usize, GBox); 25] = [
+        ("head_office", 0, HEAD_OFFICE),
+        ("head_ags", 0, HEAD_AGS),
+        ("1", 0, F1),
+        ("2", 0, F2),
+        ("4", 0, F4),
+        ("5", 0, F5),
+        ("7", 0, F7),
+        ("8", 0, F8),
+        ("9", 0, F9),
+        ("10", 0, F10_OTHER),
+        ("11", 0, F11_ADDRESS),
+        ("11_phone", 0, contact(F11_CONTACT.0)),
+        ("11_email", 0, contact(F11_CONTACT.1)),
+        ("12", 0, F12),
+        ("15", 0, F15_ADDRESS),
+        ("15_phone", 0, contact(F15_CONTACT.0)),
+        ("15_email", 0, contact(F15_CONTACT.1)),
+        ("16", 0, F16_ADDRESS),
+        ("18", 1, F18),
+        ("20", 1, F20),
+        ("22_full", 1, F22_FULL),
+        ("28", 1, F28_TEXT),
+        ("30", 1, F30_TEXT),
+        ("31", 1, F31_TEXT),
+        ("32", 1, F32),
+    ];
+    boxes
+        .iter()
+        .map(|(name, page, b)| {
+            let r = to_rect(*b);
+            (*name, *page, r.x, r.y, r.w, r.h)
+        })
+        .collect()
+}
+
 fn to_rect(b: GBox) -> Rect {
     rect(b.0, b.1, b.2, b.3)
 }

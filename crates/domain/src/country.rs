@@ -361,11 +361,9 @@ mod tests {
     fn table_is_complete_sorted_and_unique() {
         assert_eq!(COUNTRIES.len(), 249);
         assert!(COUNTRIES.windows(2).all(|w| w[0].0 < w[1].0));
-        assert!(
-            COUNTRIES
-                .iter()
-                .all(|(c, n)| c.len() == 2 && c.bytes().all(|b| b.is_ascii_uppercase()) && !n.is_empty())
-        );
+        assert!(COUNTRIES.iter().all(|(c, n)| c.len() == 2
+            && c.bytes().all(|b| b.is_ascii_uppercase())
+            && !n.is_empty()));
         assert_eq!(CountryCode::all().count(), 249);
     }
 

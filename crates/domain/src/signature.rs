@@ -130,9 +130,14 @@ impl SignaturePath {
             let seg = match seg {
                 SimplePathSegment::MoveTo { x, y } => Segment::MoveTo(checked(x, y)?),
                 SimplePathSegment::LineTo { x, y } => Segment::LineTo(checked(x, y)?),
-                SimplePathSegment::CurveTo { x1, y1, x2, y2, x, y } => {
-                    Segment::CubicTo(checked(x1, y1)?, checked(x2, y2)?, checked(x, y)?)
-                }
+                SimplePathSegment::CurveTo {
+                    x1,
+                    y1,
+                    x2,
+                    y2,
+                    x,
+                    y,
+                } => Segment::CubicTo(checked(x1, y1)?, checked(x2, y2)?, checked(x, y)?),
                 SimplePathSegment::Quadratic { x1, y1, x, y } => {
                     let q = checked(x1, y1)?;
                     let end = checked(x, y)?;
@@ -271,7 +276,10 @@ mod tests {
         let p = SignaturePath::parse("M 10 20 L 30 5 L 50 40").unwrap();
         assert_eq!(p.segments().len(), 3);
         let b = p.bounding_box();
-        assert_eq!((b.min_x, b.min_y, b.max_x, b.max_y), (10.0, 5.0, 50.0, 40.0));
+        assert_eq!(
+            (b.min_x, b.min_y, b.max_x, b.max_y),
+            (10.0, 5.0, 50.0, 40.0)
+        );
         assert_eq!(p.as_str(), "M 10 20 L 30 5 L 50 40");
     }
 
@@ -349,7 +357,10 @@ mod tests {
         assert_eq!(code("M 10 10 L 10 10"), "degenerate_signature");
         assert_eq!(code("M 10 10 L 10 10 Z"), "degenerate_signature");
         let e = SignaturePath::parse("x").unwrap_err();
-        assert!(e.to_string().starts_with("the signature is not valid SVG path data"));
+        assert!(
+            e.to_string()
+                .starts_with("the signature is not valid SVG path data")
+        );
     }
 
     #[test]

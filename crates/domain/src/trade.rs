@@ -173,7 +173,11 @@ impl LegalForm {
     pub fn is_partnership(self) -> bool {
         matches!(
             self,
-            LegalForm::Gbr | LegalForm::Ohg | LegalForm::Kg | LegalForm::GmbhCoKg | LegalForm::UgCoKg
+            LegalForm::Gbr
+                | LegalForm::Ohg
+                | LegalForm::Kg
+                | LegalForm::GmbhCoKg
+                | LegalForm::UgCoKg
         )
     }
 }
@@ -419,17 +423,38 @@ mod tests {
     #[test]
     fn enum_values_are_the_api_strings() {
         let s = |v: serde_json::Value| v.as_str().unwrap().to_owned();
-        assert_eq!(s(serde_json::to_value(LegalForm::EinzelkaufmannEk).unwrap()), "einzelkaufmann-ek");
-        assert_eq!(s(serde_json::to_value(LegalForm::GmbhCoKg).unwrap()), "gmbh-co-kg");
-        assert_eq!(s(serde_json::to_value(LegalForm::UgCoKg).unwrap()), "ug-co-kg");
+        assert_eq!(
+            s(serde_json::to_value(LegalForm::EinzelkaufmannEk).unwrap()),
+            "einzelkaufmann-ek"
+        );
+        assert_eq!(
+            s(serde_json::to_value(LegalForm::GmbhCoKg).unwrap()),
+            "gmbh-co-kg"
+        );
+        assert_eq!(
+            s(serde_json::to_value(LegalForm::UgCoKg).unwrap()),
+            "ug-co-kg"
+        );
         assert_eq!(
             s(serde_json::to_value(Reason::ReopeningAfterRelocation).unwrap()),
             "reopening-after-relocation"
         );
-        assert_eq!(s(serde_json::to_value(Reason::TransformationLaw).unwrap()), "transformation-law");
-        assert_eq!(s(serde_json::to_value(EstablishmentType::TravelIndustry).unwrap()), "travel-industry");
-        assert_eq!(s(serde_json::to_value(Environment::Sandbox).unwrap()), "sandbox");
-        assert_eq!(s(serde_json::to_value(EmployeeCount::ElevenToTwenty).unwrap()), "11-20");
+        assert_eq!(
+            s(serde_json::to_value(Reason::TransformationLaw).unwrap()),
+            "transformation-law"
+        );
+        assert_eq!(
+            s(serde_json::to_value(EstablishmentType::TravelIndustry).unwrap()),
+            "travel-industry"
+        );
+        assert_eq!(
+            s(serde_json::to_value(Environment::Sandbox).unwrap()),
+            "sandbox"
+        );
+        assert_eq!(
+            s(serde_json::to_value(EmployeeCount::ElevenToTwenty).unwrap()),
+            "11-20"
+        );
     }
 
     #[test]

@@ -10,7 +10,11 @@ use std::path::PathBuf;
 use forms::{Gewa1Context, Operator, PowerOfAttorneyContext, TradeRegistration};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let out = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "forms-out".into()));
+    let out = PathBuf::from(
+        std::env::args()
+            .nth(1)
+            .unwrap_or_else(|| "forms-out".into()),
+    );
     std::fs::create_dir_all(&out)?;
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples");
     let timestamp = time::macros::datetime!(2025-03-20 09:30:00 UTC);

@@ -131,8 +131,16 @@ pub(crate) fn signature_transform(sig: &SignaturePath, rect: Rect) -> (f64, f64,
     let b = sig.bounding_box();
     let avail_w = f64::from((rect.w - 2.0 * SIGNATURE_MARGIN).max(1.0));
     let avail_h = f64::from((rect.h - 2.0 * SIGNATURE_MARGIN).max(1.0));
-    let sx = if b.width() > 0.0 { avail_w / b.width() } else { f64::INFINITY };
-    let sy = if b.height() > 0.0 { avail_h / b.height() } else { f64::INFINITY };
+    let sx = if b.width() > 0.0 {
+        avail_w / b.width()
+    } else {
+        f64::INFINITY
+    };
+    let sy = if b.height() > 0.0 {
+        avail_h / b.height()
+    } else {
+        f64::INFINITY
+    };
     let scale = sx.min(sy);
     let scale = if scale.is_finite() { scale } else { 1.0 };
     let dx = f64::from(rect.x) + (f64::from(rect.w) - b.width() * scale) / 2.0 - b.min_x * scale;

@@ -28,8 +28,10 @@ const SIGNATURE_WIDTH: f32 = 210.0;
 struct Translation {
     heading: &'static str,
     note: &'static str,
-    body: fn(&Facts) -> Vec<String>,
+    body: BodyFn,
 }
+
+type BodyFn = fn(&Facts) -> Vec<String>;
 
 /// The values the text is built from.
 struct Facts {
@@ -116,7 +118,7 @@ fn spanish(f: &Facts) -> Vec<String> {
 }
 
 fn translation(lang: Language) -> Option<Translation> {
-    let (heading, note, body): (&str, &str, fn(&Facts) -> Vec<String>) = match lang {
+    let (heading, note, body): (&str, &str, BodyFn) = match lang {
         Language::De => return None,
         Language::En => (
             "Power of attorney to file the trade registration",
@@ -150,7 +152,11 @@ fn one_line_address(reg: &TradeRegistration, owner: &Owner) -> String {
     match &owner.address {
         Some(a) => {
             let mut parts = vec![a.street.clone()];
-            if let Some(s) = a.street_second_line.as_deref().filter(|s| !s.trim().is_empty()) {
+            if let Some(s) = a
+                .street_second_line
+                .as_deref()
+                .filter(|s| !s.trim().is_empty())
+            {
                 parts.push(s.to_owned());
             }
             parts.push(format!("{} {}", a.zip, a.city));
@@ -166,7 +172,11 @@ fn one_line_address(reg: &TradeRegistration, owner: &Owner) -> String {
 fn establishment(reg: &TradeRegistration) -> String {
     let o = &reg.registered_office;
     let mut parts = vec![o.street.clone()];
-    if let Some(s) = o.street_second_line.as_deref().filter(|s| !s.trim().is_empty()) {
+    if let Some(s) = o
+        .street_second_line
+        .as_deref()
+        .filter(|s| !s.trim().is_empty())
+    {
         parts.push(s.to_owned());
     }
     parts.push(format!("{} {}", o.zip, o.city));
@@ -214,7 +224,16 @@ fn run_items(
                 text,
             } => {
                 let face = if *bold { &fonts.bold } else { &fonts.regular };
-                y = paragraph(surface.as_deref_mut(), face, *size * scale, *color, MARGIN_X, WIDTH, text, y);
+                y = paragraph(
+                    surface.as_deref_mut(),
+                    face,
+                    *size * scale,
+                    *color,
+                    MARGIN_X,
+                    WIDTH,
+                    text,
+                    y,
+                );
             }
             Item::Row { label, lines } => {
                 let size = 9.5 * scale;
@@ -259,10 +278,25 @@ fn run_items(
                 };
                 if let Some(s) = surface.as_deref_mut() {
                     pdf::draw_signature(s, signature, rect);
-                    hline(s, MARGIN_X, MARGIN_X + SIGNATURE_WIDTH, y + rect.h + 1.0, (90, 90, 90));
+                    hline(
+                        s,
+                        MARGIN_X,
+                        MARGIN_X + SIGNATURE_WIDTH,
+                        y + rect.h + 1.0,
+                        (90, 90, 90),
+                    );
                 }
                 y += rect.h + 3.0;
-                y = paragraph(surface.as_deref_mut(), &fonts.regular, 8.0 * scale, (0, 0, 0), MARGIN_X, WIDTH, caption, y);
+                y = paragraph(
+                    surface.as_deref_mut(),
+                    &fonts.regular,
+                    8.0 * scale,
+                    (0, 0, 0),
+                    MARGIN_X,
+                    WIDTH,
+                    caption,
+                    y,
+                );
             }
         }
     }
@@ -318,7 +352,15 @@ fn paragraph(
         surface.set_fill(Some(pdf::fill(rgb::Color::new(r, g, b))));
         let mut by = y;
         for line in &laid.lines {
-            text::draw_run(surface, face, line, x, by + text::ASCENT * laid.size, laid.size, 1.0);
+            text::draw_run(
+                surface,
+                face,
+                line,
+                x,
+                by + text::ASCENT * laid.size,
+                laid.size,
+                1.0,
+            );
             by += LINE_HEIGHT * laid.size;
         }
     }
@@ -474,7 +516,10 @@ pub(crate) fn render(
     let mut document = pdf::new_document()?;
     document.set_metadata(pdf::metadata(
         format!("Vollmacht - {}", facts.owner_name),
-        format!("Vollmacht zur Einreichung der Gewerbeanmeldung für {}", reg.name),
+        format!(
+            "Vollmacht zur Einreichung der Gewerbeanmeldung für {}",
+            reg.name
+        ),
         Some(facts.owner_name.clone()),
         ctx.timestamp,
     ));
@@ -482,7 +527,14 @@ pub(crate) fn render(
     {
         let mut page = document.start_page_with(settings);
         let mut surface = page.surface();
-        run_items(&items, scale, fonts, signature, &caption, Some(&mut surface));
+        run_items(
+            &items,
+            scale,
+            fonts,
+            signature,
+            &caption,
+            Some(&mut surface),
+        );
         if reg.environment == Environment::Sandbox {
             pdf::sandbox_mark(&mut surface)?;
         }

@@ -225,7 +225,9 @@ pub(crate) struct Laid {
 
 /// Whitespace that allows a line break (not the no-break spaces U+00A0 and U+202F).
 fn is_break_space(s: &str) -> bool {
-    !s.is_empty() && s.chars().all(|c| c.is_whitespace() && c != '\u{a0}' && c != '\u{202f}')
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_whitespace() && c != '\u{a0}' && c != '\u{202f}')
 }
 
 /// Breaks a paragraph into lines no wider than `width` at `size`: at spaces where possible,
@@ -248,7 +250,9 @@ fn wrap(run: &Run, width: f32, size: f32) -> Option<Vec<Run>> {
     let mut line_start = 0usize; // cluster index
     while line_start < clusters.len() {
         // Skip leading spaces.
-        while line_start < clusters.len() && is_break_space(&run.text[clusters[line_start].0.clone()]) {
+        while line_start < clusters.len()
+            && is_break_space(&run.text[clusters[line_start].0.clone()])
+        {
             line_start += 1;
         }
         if line_start >= clusters.len() {
@@ -338,7 +342,13 @@ fn wrap_all(paragraphs: &[Run], width: f32, size: f32) -> Option<Vec<Run>> {
 }
 
 /// Draws laid-out lines left-aligned in `rect`.
-pub(crate) fn draw_laid(surface: &mut Surface, face: &Face, laid: &Laid, rect: Rect, valign: VAlign) {
+pub(crate) fn draw_laid(
+    surface: &mut Surface,
+    face: &Face,
+    laid: &Laid,
+    rect: Rect,
+    valign: VAlign,
+) {
     let block = laid.lines.len() as f32 * LINE_HEIGHT * laid.size;
     let top = match valign {
         VAlign::Top => rect.y,

@@ -17,7 +17,10 @@ fn examples_deserialise() {
     assert!(own.owners[0].residence_permit.is_some());
     let assisted = example("trade-registration-assisted");
     assert_eq!(assisted.owners.len(), 2);
-    assert_eq!(assisted.client_preferred_language, domain::trade::Language::En);
+    assert_eq!(
+        assisted.client_preferred_language,
+        domain::trade::Language::En
+    );
     assert!(
         assisted
             .owners
@@ -31,8 +34,14 @@ fn two_a4_pages_with_title() {
     let pdf = render_gewa1(&example("trade-registration-self"), 0, &gewa1_ctx()).unwrap();
     let info = pdfinfo(&pdf);
     assert!(info.contains("Pages:           2"), "{info}");
-    assert!(info.contains("Page size:       595.28 x 841.89 pts (A4)"), "{info}");
-    assert!(info.contains("Title:           GewA 1 - Erika Mustermann"), "{info}");
+    assert!(
+        info.contains("Page size:       595.28 x 841.89 pts (A4)"),
+        "{info}"
+    );
+    assert!(
+        info.contains("Title:           GewA 1 - Erika Mustermann"),
+        "{info}"
+    );
     assert!(pdf.starts_with(b"%PDF-"));
 }
 
@@ -189,7 +198,10 @@ fn pdfa_2b_metadata() {
     let pdf = render_gewa1(&example("trade-registration-self"), 0, &gewa1_ctx()).unwrap();
     // krilla validates PDF/A-2b while writing (render fails otherwise); check the declaration.
     let raw = String::from_utf8_lossy(&pdf);
-    assert!(raw.contains("<pdfaid:part>2</pdfaid:part>"), "PDF/A part missing");
+    assert!(
+        raw.contains("<pdfaid:part>2</pdfaid:part>"),
+        "PDF/A part missing"
+    );
     assert!(raw.contains("<pdfaid:conformance>B</pdfaid:conformance>"));
     assert!(raw.contains("/OutputIntents"));
     assert!(raw.contains("GewA 1 - Erika Mustermann"));

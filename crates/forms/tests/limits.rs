@@ -22,7 +22,7 @@ fn filler(len: usize, seed: usize) -> String {
         }
         out.push_str("Qz");
         for k in 0..6 {
-            if (i + k) % 3 == 0 {
+            if (i + k).is_multiple_of(3) {
                 out.push_str(DIN_SAMPLES[(i + k) % DIN_SAMPLES.len()]);
             } else {
                 out.push(char::from(b'a' + ((i * 7 + k) % 26) as u8));
@@ -103,7 +103,10 @@ fn maximum_lengths_stay_inside_their_boxes() {
             *page == w.page && cx >= *x && cx <= x + bw && cy >= *y && cy <= y + bh
         });
         if w.text.contains("Qz") || w.text.contains("qz") {
-            assert!(home.is_some(), "value word {w:?} is not inside any value box");
+            assert!(
+                home.is_some(),
+                "value word {w:?} is not inside any value box"
+            );
         }
         if let Some((name, _, x, y, bw, bh)) = home {
             checked += 1;
@@ -129,8 +132,17 @@ fn maximum_lengths_stay_inside_their_boxes() {
         reg.purpose.clone(),
         reg.owners[0].last_name.clone(),
         reg.owners[0].first_name.clone(),
-        reg.industrial_license.as_ref().unwrap().issuing_authority.clone(),
-        reg.owners[0].residence_permit.as_ref().unwrap().issuing_authority.clone(),
+        reg.industrial_license
+            .as_ref()
+            .unwrap()
+            .issuing_authority
+            .clone(),
+        reg.owners[0]
+            .residence_permit
+            .as_ref()
+            .unwrap()
+            .issuing_authority
+            .clone(),
     ];
     for v in values {
         for word in v.split(' ') {
@@ -149,7 +161,10 @@ fn din_91379_sequences_render_and_extract() {
     let pdf = render_gewa1(&reg, 0, &gewa1_ctx()).unwrap();
     let text = no_space(&poppler("pdftotext", &["-raw", "-enc", "UTF-8"], &pdf));
     for s in ["Łukasiewicz-ǸǹL̥ŉ", "ZoëḰ̆Ç̆", "ĿéonǄẞGmbH"] {
-        assert!(text.contains(&no_space(s)), "{s:?} not extracted from:\n{text}");
+        assert!(
+            text.contains(&no_space(s)),
+            "{s:?} not extracted from:\n{text}"
+        );
     }
 }
 

@@ -319,7 +319,11 @@ pub(crate) fn render(
             Gender::Diverse => F6_DIVERSE,
             Gender::NoInformation => F6_NONE,
         });
-        if let Some(birth_name) = owner.birth_name.as_deref().filter(|b| *b != owner.last_name) {
+        if let Some(birth_name) = owner
+            .birth_name
+            .as_deref()
+            .filter(|b| *b != owner.last_name)
+        {
             w.value(F7, birth_name, FIT);
         }
         w.value(F8, &format_date(owner.dob), FIT);

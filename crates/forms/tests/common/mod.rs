@@ -60,7 +60,11 @@ pub fn poppler(tool: &str, args: &[&str], pdf: &[u8]) -> String {
     let out = cmd
         .output()
         .unwrap_or_else(|e| panic!("{tool} must be installed (poppler-utils): {e}"));
-    assert!(out.status.success(), "{tool} failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{tool} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).expect("utf-8 output")
 }
 
@@ -71,7 +75,11 @@ pub fn text_layout(pdf: &[u8]) -> String {
 /// Text of one page (1-based).
 pub fn page_text(pdf: &[u8], page: usize) -> String {
     let p = page.to_string();
-    poppler("pdftotext", &["-layout", "-enc", "UTF-8", "-f", &p, "-l", &p], pdf)
+    poppler(
+        "pdftotext",
+        &["-layout", "-enc", "UTF-8", "-f", &p, "-l", &p],
+        pdf,
+    )
 }
 
 /// A word with its box (points, origin top-left) and 0-based page, from `pdftotext -bbox`.

@@ -27,6 +27,7 @@ pub(crate) fn new_document() -> Result<Document, RenderError> {
         configuration,
         // Tagging is not required for PDF/A-2b; leaving it off keeps files small and fast.
         enable_tagging: false,
+        compress_content_streams: false,
         ..SerializeSettings::default()
     };
     Ok(Document::new_with(settings))

@@ -13,7 +13,7 @@ use krilla::paint::Stroke;
 use krilla::surface::Surface;
 
 use crate::pdf::{self, A4_HEIGHT, A4_WIDTH};
-use crate::text::{self, Face, LINE_HEIGHT, Rect};
+use crate::text::{self, Face, LINE_HEIGHT, Rect, Run};
 use crate::{PowerOfAttorneyContext, RenderError, format_date};
 
 const MARGIN_X: f32 = 62.0;
@@ -184,16 +184,16 @@ fn establishment(reg: &TradeRegistration) -> String {
 }
 
 /// A piece of the page, laid out top to bottom.
-enum Item<'a> {
+enum Item {
     /// A paragraph in the full text width.
     Para {
         bold: bool,
         size: f32,
         color: (u8, u8, u8),
-        text: String,
+        run: Run,
     },
     /// A labelled row of the facts table: bold label on the left, value lines on the right.
-    Row { label: &'a str, lines: Vec<String> },
+    Row { label: Run, lines: Vec<Run> },
     /// Vertical space in points (scaled).
     Space(f32),
     /// The signature box with line and caption.
@@ -211,7 +211,7 @@ fn run_items(
     scale: f32,
     fonts: &text::Fonts,
     signature: &domain::signature::SignaturePath,
-    caption: &str,
+    caption: &Run,
     mut surface: Option<&mut Surface>,
 ) -> f32 {
     let mut y = TOP;
@@ -221,7 +221,7 @@ fn run_items(
                 bold,
                 size,
                 color,
-                text,
+                run,
             } => {
                 let face = if *bold { &fonts.bold } else { &fonts.regular };
                 y = paragraph(
@@ -231,7 +231,7 @@ fn run_items(
                     *color,
                     MARGIN_X,
                     WIDTH,
-                    text,
+                    run,
                     y,
                 );
             }
@@ -329,12 +329,11 @@ fn paragraph(
     (r, g, b): (u8, u8, u8),
     x: f32,
     width: f32,
-    content: &str,
+    run: &Run,
     y: f32,
 ) -> f32 {
-    let run = text::shape(face, content);
     let laid = text::layout(
-        std::slice::from_ref(&run),
+        std::slice::from_ref(run),
         Rect {
             x,
             y,
@@ -365,6 +364,11 @@ fn paragraph(
         }
     }
     y + height
+}
+
+/// Shapes once; the fit loop lays the same runs out at several sizes.
+fn sh(fonts: &text::Fonts, bold: bool, content: &str) -> Run {
+    text::shape(if bold { &fonts.bold } else { &fonts.regular }, content)
 }
 
 fn reason_de(reason: domain::trade::Reason) -> &'static str {
@@ -416,41 +420,60 @@ pub(crate) fn render(
             bold: true,
             size: 16.0,
             color: (0, 0, 0),
-            text: "Vollmacht zur Einreichung der Gewerbeanmeldung".to_owned(),
+            run: sh(
+                fonts,
+                true,
+                &"Vollmacht zur Einreichung der Gewerbeanmeldung".to_owned(),
+            ),
         },
         Item::Para {
             bold: false,
             size: 9.0,
             color: (70, 70, 70),
-            text: "Gewerbeanzeige nach § 14 der Gewerbeordnung (GewO), Vordruck GewA 1".to_owned(),
+            run: sh(
+                fonts,
+                false,
+                &"Gewerbeanzeige nach § 14 der Gewerbeordnung (GewO), Vordruck GewA 1".to_owned(),
+            ),
         },
         Item::Space(16.0),
         Item::Row {
-            label: "Vollmachtgeber/in",
+            label: sh(fonts, true, "Vollmachtgeber/in"),
             lines: vec![
-                facts.owner_name.clone(),
-                format!("geboren am {}", facts.owner_dob),
-                facts.owner_address.clone(),
+                sh(fonts, false, &facts.owner_name),
+                sh(fonts, false, &format!("geboren am {}", facts.owner_dob)),
+                sh(fonts, false, &facts.owner_address),
             ],
         },
         Item::Row {
-            label: "Unternehmen",
+            label: sh(fonts, true, "Unternehmen"),
             lines: vec![
-                facts.company.clone(),
-                format!("Rechtsform: {}", facts.legal_form),
-                format!("Betriebsstätte: {}", facts.establishment),
+                sh(fonts, false, &facts.company),
+                sh(fonts, false, &format!("Rechtsform: {}", facts.legal_form)),
+                sh(
+                    fonts,
+                    false,
+                    &format!("Betriebsstätte: {}", facts.establishment),
+                ),
             ],
         },
         Item::Row {
-            label: "Bevollmächtigte",
-            lines: vec![facts.operator_name.clone(), facts.operator_address.clone()],
+            label: sh(fonts, true, "Bevollmächtigte"),
+            lines: vec![
+                sh(fonts, false, &facts.operator_name),
+                sh(fonts, false, &facts.operator_address),
+            ],
         },
         Item::Row {
-            label: "Angelegenheit",
-            lines: vec![format!(
-                "Gewerbeanmeldung (GewA 1), {}, Beginn der Tätigkeit am {}",
-                reason_de(reg.reason),
-                facts.start
+            label: sh(fonts, true, "Angelegenheit"),
+            lines: vec![sh(
+                fonts,
+                false,
+                &format!(
+                    "Gewerbeanmeldung (GewA 1), {}, Beginn der Tätigkeit am {}",
+                    reason_de(reg.reason),
+                    facts.start
+                ),
             )],
         },
         Item::Space(10.0),
@@ -460,7 +483,7 @@ pub(crate) fn render(
             bold: false,
             size: BODY,
             color: (0, 0, 0),
-            text: p,
+            run: sh(fonts, false, &p),
         });
         items.push(Item::Space(6.0));
     }
@@ -469,7 +492,11 @@ pub(crate) fn render(
         bold: false,
         size: BODY,
         color: (0, 0, 0),
-        text: format!("{place}, den {}", format_date(ctx.created_on)),
+        run: sh(
+            fonts,
+            false,
+            &format!("{place}, den {}", format_date(ctx.created_on)),
+        ),
     });
     items.push(Item::Space(4.0));
     items.push(Item::Signature);
@@ -481,13 +508,13 @@ pub(crate) fn render(
             bold: true,
             size: 10.0,
             color: (70, 70, 70),
-            text: t.heading.to_owned(),
+            run: sh(fonts, true, &t.heading.to_owned()),
         });
         items.push(Item::Para {
             bold: false,
             size: 8.0,
             color: (70, 70, 70),
-            text: t.note.to_owned(),
+            run: sh(fonts, false, &t.note.to_owned()),
         });
         items.push(Item::Space(6.0));
         // The first three parts form one sentence in every language.
@@ -499,12 +526,16 @@ pub(crate) fn render(
                 bold: false,
                 size: 8.5,
                 color: (70, 70, 70),
-                text: p,
+                run: sh(fonts, false, &p),
             });
             items.push(Item::Space(4.0));
         }
     }
-    let caption = format!("Unterschrift {} (Vollmachtgeber/in)", facts.owner_name);
+    let caption = sh(
+        fonts,
+        false,
+        &format!("Unterschrift {} (Vollmachtgeber/in)", facts.owner_name),
+    );
 
     // Shrink everything uniformly until it fits the page (long names and addresses).
     let available = BOTTOM - TOP;

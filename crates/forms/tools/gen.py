@@ -2,6 +2,7 @@
 import json, sys
 sys.path.insert(0, '.')
 from labels import P1, P2
+from simplify import simplify
 def fmt(v): return ('%.2f' % v).rstrip('0').rstrip('.') if '.' in '%.2f' % v else '%.2f'%v
 def f(v):
     s='%.2f' % v
@@ -14,7 +15,9 @@ out=['//! Geometry of the official GewA 1 (Anlage 1 GewAnzV, BGBl. I 2019 S. 916
      '//! Coordinates are PDF points on the 468 x 681 pt gazette page, origin bottom-left, exactly as',
      '//! in the model form\'s content stream (which is drawn at a scale of 0.1). Rectangles are',
      '//! `[x, y, width, height]`. Labels give the left edge and baseline of the ink of each text line',
-     '//! and its ink width; the wording is transcribed from the model form.',
+     '//! and its ink width; the wording is transcribed from the model form. Rectangles covered by',
+     '//! another of the same colour are dropped and touching ones merged (same painted area, fewer',
+     '//! operators); coordinates are rounded to 0.05 pt.',
      '//! The model form is an amtliches Werk and in the public domain (§ 5 UrhG).',
      '',
      'use super::layout::{Label, PageGeometry, Style};','']
@@ -34,7 +37,7 @@ for page,labels in ((1,P1),(2,P2)):
         out.append(f'const P{page}_{name}: &[[f32; 4]] = &[')
         for r in rs: out.append('    [' + ', '.join(f(v) for v in r) + '],')
         out.append('];')
-    arr('GREY',grey); arr('WHITE',white); arr('RULES',rules)
+    arr('GREY',simplify(grey)); arr('WHITE',simplify(white)); arr('RULES',simplify(rules))
     out.append(f'const P{page}_LABELS: &[Label] = &[')
     for l,(st,text) in zip(lines,labels):
         x=float(l[0].split('=')[1]) if l[0]!='x=' else None

@@ -7,7 +7,7 @@
 use std::sync::OnceLock;
 
 use krilla::color::rgb;
-use krilla::geom::{Path, PathBuilder};
+use krilla::geom::{Path, PathBuilder, Transform};
 use krilla::surface::Surface;
 
 use crate::RenderError;
@@ -99,15 +99,22 @@ struct PreparedPage {
     labels: Vec<PreparedLabel>,
 }
 
+/// One path of many rectangles, in gazette coordinates with y pointing down from
+/// [`GAZETTE_TOP`] (short numbers in the content stream); drawn under [`gazette_transform`].
 fn rect_path(rects: &[[f32; 4]]) -> Option<Path> {
     let mut builder = PathBuilder::new();
     for r in rects {
-        let (x, y) = to_page(r[0], r[1] + r[3]);
-        if let Some(kr) = krilla::geom::Rect::from_xywh(x, y, SCALE * r[2], SCALE * r[3]) {
+        let top = ((GAZETTE_TOP - r[1] - r[3]) * 100.0).round() / 100.0;
+        if let Some(kr) = krilla::geom::Rect::from_xywh(r[0], top, r[2], r[3]) {
             builder.push_rect(kr);
         }
     }
     builder.finish()
+}
+
+/// Maps the coordinates of [`rect_path`] onto the A4 page.
+fn gazette_transform() -> Transform {
+    Transform::from_row(SCALE, 0.0, 0.0, SCALE, OFFSET_X, OFFSET_Y)
 }
 
 fn prepare(geometry: &PageGeometry) -> Result<PreparedPage, RenderError> {
@@ -167,6 +174,7 @@ pub(crate) fn draw_static(surface: &mut Surface, page: usize) -> Result<(), Rend
     let prepared = prepared(page)?;
     let fonts = text::fonts()?;
     surface.set_stroke(None);
+    surface.push_transform(&gazette_transform());
     for (path, color) in [
         (&prepared.grey, SHADING),
         (&prepared.white, WHITE),
@@ -177,6 +185,7 @@ pub(crate) fn draw_static(surface: &mut Surface, page: usize) -> Result<(), Rend
             surface.draw_path(path);
         }
     }
+    surface.pop();
     surface.set_fill(Some(fill(color(LABEL))));
     for l in &prepared.labels {
         let face = if l.bold { &fonts.bold } else { &fonts.regular };

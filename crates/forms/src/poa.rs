@@ -423,7 +423,7 @@ pub(crate) fn render(
             run: sh(
                 fonts,
                 true,
-                &"Vollmacht zur Einreichung der Gewerbeanmeldung".to_owned(),
+                "Vollmacht zur Einreichung der Gewerbeanmeldung",
             ),
         },
         Item::Para {
@@ -433,7 +433,7 @@ pub(crate) fn render(
             run: sh(
                 fonts,
                 false,
-                &"Gewerbeanzeige nach § 14 der Gewerbeordnung (GewO), Vordruck GewA 1".to_owned(),
+                "Gewerbeanzeige nach § 14 der Gewerbeordnung (GewO), Vordruck GewA 1",
             ),
         },
         Item::Space(16.0),
@@ -508,13 +508,13 @@ pub(crate) fn render(
             bold: true,
             size: 10.0,
             color: (70, 70, 70),
-            run: sh(fonts, true, &t.heading.to_owned()),
+            run: sh(fonts, true, t.heading),
         });
         items.push(Item::Para {
             bold: false,
             size: 8.0,
             color: (70, 70, 70),
-            run: sh(fonts, false, &t.note.to_owned()),
+            run: sh(fonts, false, t.note),
         });
         items.push(Item::Space(6.0));
         // The first three parts form one sentence in every language.

@@ -127,7 +127,8 @@ pub(crate) const SIGNATURE_STROKE: f32 = 0.9;
 
 /// The transform mapping signature coordinates into `rect`: uniform scale (aspect ratio kept),
 /// centred, with [`SIGNATURE_MARGIN`] on every side. A straight stroke (zero width or height)
-/// is scaled by its one extent.
+/// is scaled by its one extent. Returns the scale and the page position of the bounding box's
+/// top-left corner.
 pub(crate) fn signature_transform(sig: &SignaturePath, rect: Rect) -> (f64, f64, f64) {
     let b = sig.bounding_box();
     let avail_w = f64::from((rect.w - 2.0 * SIGNATURE_MARGIN).max(1.0));
@@ -144,15 +145,24 @@ pub(crate) fn signature_transform(sig: &SignaturePath, rect: Rect) -> (f64, f64,
     };
     let scale = sx.min(sy);
     let scale = if scale.is_finite() { scale } else { 1.0 };
-    let dx = f64::from(rect.x) + (f64::from(rect.w) - b.width() * scale) / 2.0 - b.min_x * scale;
-    let dy = f64::from(rect.y) + (f64::from(rect.h) - b.height() * scale) / 2.0 - b.min_y * scale;
+    // Offsets of the bounding box's top-left corner; points are mapped as
+    // `(p - min) * scale + offset`, which stays inside the box even for extreme coordinates
+    // (no cancellation between huge terms).
+    let dx = f64::from(rect.x) + (f64::from(rect.w) - b.width() * scale) / 2.0;
+    let dy = f64::from(rect.y) + (f64::from(rect.h) - b.height() * scale) / 2.0;
     (scale, dx, dy)
 }
 
 /// Draws a signature as vector strokes scaled into `rect` (see [`signature_transform`]).
 pub(crate) fn draw_signature(surface: &mut Surface, sig: &SignaturePath, rect: Rect) {
     let (s, dx, dy) = signature_transform(sig, rect);
-    let p = |pt: domain::signature::Point| ((pt.x * s + dx) as f32, (pt.y * s + dy) as f32);
+    let b = sig.bounding_box();
+    let p = |pt: domain::signature::Point| {
+        (
+            ((pt.x - b.min_x) * s + dx) as f32,
+            ((pt.y - b.min_y) * s + dy) as f32,
+        )
+    };
     let mut builder = PathBuilder::new();
     let mut open = false;
     for seg in sig.segments() {

@@ -95,6 +95,9 @@ pub(crate) fn shape(face: &Face, text: &str) -> Run {
     let infos = output.glyph_infos();
     let positions = output.glyph_positions();
     let mut glyphs = Vec::with_capacity(infos.len());
+    // Characters the font cannot draw (outside DIN 91379, which the request validator rejects
+    // first) are drawn as "?": PDF/A forbids the .notdef glyph.
+    let fallback = face.shaper.glyph_index('?');
     for (i, (info, pos)) in infos.iter().zip(positions).enumerate() {
         let start = info.cluster as usize;
         // A cluster ends where the next different cluster starts (left-to-right text).
@@ -103,11 +106,25 @@ pub(crate) fn shape(face: &Face, text: &str) -> Run {
             .map(|n| n.cluster as usize)
             .find(|&c| c != start)
             .unwrap_or(text.len());
+        let (id, advance, dx, dy) = match fallback {
+            Some(q) if info.glyph_id == 0 => (
+                q.0.into(),
+                f32::from(face.shaper.glyph_hor_advance(q).unwrap_or(0)),
+                0.0,
+                0.0,
+            ),
+            _ => (
+                info.glyph_id,
+                pos.x_advance as f32,
+                pos.x_offset as f32,
+                pos.y_offset as f32,
+            ),
+        };
         glyphs.push(KrillaGlyph::new(
-            GlyphId::new(info.glyph_id),
-            pos.x_advance as f32 / upem,
-            pos.x_offset as f32 / upem,
-            pos.y_offset as f32 / upem,
+            GlyphId::new(id),
+            advance / upem,
+            dx / upem,
+            dy / upem,
             pos.y_advance as f32 / upem,
             start..end.max(start),
             None,
@@ -119,10 +136,20 @@ pub(crate) fn shape(face: &Face, text: &str) -> Run {
 impl Run {
     /// The part of the run covering `range` of the text (range ends on cluster boundaries).
     fn slice(&self, range: Range<usize>) -> Run {
+        let Some(text) = self.text.get(range.clone()) else {
+            return Run {
+                text: String::new(),
+                glyphs: Vec::new(),
+            };
+        };
         let glyphs = self
             .glyphs
             .iter()
-            .filter(|g| g.text_range.start >= range.start && g.text_range.start < range.end)
+            .filter(|g| {
+                g.text_range.start >= range.start
+                    && g.text_range.start < range.end
+                    && g.text_range.end >= g.text_range.start
+            })
             .map(|g| {
                 let mut g = g.clone();
                 g.text_range = (g.text_range.start - range.start)
@@ -131,7 +158,7 @@ impl Run {
             })
             .collect();
         Run {
-            text: self.text[range].to_owned(),
+            text: text.to_owned(),
             glyphs,
         }
     }
@@ -251,7 +278,10 @@ fn wrap(run: &Run, width: f32, size: f32) -> Option<Vec<Run>> {
     while line_start < clusters.len() {
         // Skip leading spaces.
         while line_start < clusters.len()
-            && is_break_space(&run.text[clusters[line_start].0.clone()])
+            && run
+                .text
+                .get(clusters[line_start].0.clone())
+                .is_some_and(is_break_space)
         {
             line_start += 1;
         }
@@ -263,7 +293,10 @@ fn wrap(run: &Run, width: f32, size: f32) -> Option<Vec<Run>> {
         let mut end = line_start;
         while end < clusters.len() {
             let w = clusters[end].1;
-            let is_space = is_break_space(&run.text[clusters[end].0.clone()]);
+            let is_space = run
+                .text
+                .get(clusters[end].0.clone())
+                .is_some_and(is_break_space);
             if width_em + w > max_em + 1e-4 && !is_space {
                 break;
             }

@@ -186,3 +186,30 @@ fn power_of_attorney_with_maximum_lengths_fits_one_page() {
         assert!(all.contains(word), "{word:?} missing");
     }
 }
+
+/// Text outside DIN 91379 is the validator's business, but the renderer must not panic on it.
+#[test]
+fn hostile_text_does_not_panic() {
+    let samples = [
+        "שלום עולם مرحبا",
+        "\u{202e}reversed\u{202c} \u{200d}\u{200b}",
+        "emoji 👩‍👩‍👧‍👦 🇩🇪",
+        "tab\tnew\nline\r\u{0}nul",
+        "\u{301}\u{301}\u{301} leading marks",
+        "क्षत्रिय ไทย 中文",
+        "",
+        " ",
+        "averyveryveryveryveryveryveryveryveryveryveryveryveryveryveryveryveryveryveryverylongword",
+    ];
+    let mut reg = example("trade-registration-assisted");
+    for s in samples {
+        reg.name = s.to_owned();
+        reg.purpose = s.repeat(5);
+        reg.registered_office.street = s.to_owned();
+        reg.owners[0].last_name = s.to_owned();
+        reg.owners[0].first_name = s.to_owned();
+        reg.owners[0].place_of_birth = s.to_owned();
+        render_gewa1(&reg, 0, &gewa1_ctx()).expect("renders");
+        render_power_of_attorney(&reg, 0, &poa_ctx()).expect("renders");
+    }
+}

@@ -131,3 +131,28 @@ fn a_straight_stroke_signature_is_centred_in_the_box() {
         assert!(px >= f64::from(x) && px <= f64::from(x + w));
     }
 }
+
+#[test]
+fn extreme_coordinates_stay_in_the_box() {
+    let mut reg = example("trade-registration-self");
+    for path in [
+        "M 999999 -999999 L 999999.0000001 -999998.9999999",
+        "M -1000000 -1000000 L 1000000 1000000",
+        "M 5 5 L 5.000000000001 5",
+    ] {
+        reg.owners[0].signatures.gewa_1 = Some(path.parse().unwrap());
+        let pdf = render_gewa1(&reg, 0, &gewa1_ctx()).unwrap();
+        let points = stroked_points(&pdf, 2);
+        let (x, y, w, h) = gewa1_signature_box();
+        assert!(!points.is_empty(), "{path}");
+        for (px, py) in points {
+            assert!(
+                px >= f64::from(x) - 0.01
+                    && px <= f64::from(x + w) + 0.01
+                    && py >= 841.89 - f64::from(y + h) - 0.01
+                    && py <= 841.89 - f64::from(y) + 0.01,
+                "{path}: ({px}, {py})"
+            );
+        }
+    }
+}

@@ -44,7 +44,6 @@ const F13_NO: GBox = (362.0, 222.0, 374.5, 232.0);
 const F15_ADDRESS: GBox = (18.0, 123.5, 225.5, 156.5);
 const F15_CONTACT: (f32, f32) = (160.4, 138.5);
 const F16_ADDRESS: GBox = (18.0, 68.0, 225.5, 101.0);
-const F16_CONTACT: (f32, f32) = (115.9, 93.9);
 /// Left and right edge of the contact value column.
 const CONTACT_COLUMN: (f32, f32) = (304.5, 464.5);
 
@@ -366,8 +365,8 @@ pub(crate) fn render(
                 main.state.as_deref(),
                 Some(main.country),
             );
+            // The main office's phone and email are not in the API: its contact rows stay empty.
             w.value(F16_ADDRESS, &text, FIT_TOP);
-            w.contacts(F16_CONTACT, &reg.phone, &reg.email);
         }
         if sandbox {
             pdf::sandbox_mark(&mut surface)?;

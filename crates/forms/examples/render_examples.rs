@@ -4,6 +4,8 @@
 //! ```sh
 //! cargo run -p forms --example render_examples -- /tmp/forms-out
 //! ```
+//!
+//! With `FORMS_SANDBOX=1` the documents are rendered as sandbox documents.
 
 use std::path::PathBuf;
 
@@ -20,7 +22,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let timestamp = time::macros::datetime!(2025-03-20 09:30:00 UTC);
     for name in ["trade-registration-self", "trade-registration-assisted"] {
         let json = std::fs::read_to_string(root.join(format!("{name}.json")))?;
-        let reg: TradeRegistration = serde_json::from_str(&json)?;
+        let mut reg: TradeRegistration = serde_json::from_str(&json)?;
+        if std::env::var_os("FORMS_SANDBOX").is_some() {
+            reg.environment = domain::trade::Environment::Sandbox;
+        }
         for i in 0..reg.owners.len() {
             let ctx = Gewa1Context {
                 trade_office_name: Some("Bezirksamt Mitte von Berlin, Gewerbeamt".into()),

@@ -203,14 +203,12 @@ fn address_lines(
         lines.push(s.to_owned());
     }
     lines.push(format!("{zip} {city}"));
-    let abroad = country.filter(|c| !c.is_germany());
-    if let Some(s) = state.filter(|s| !s.trim().is_empty())
-        && abroad.is_some()
-    {
-        lines.push(s.to_owned());
-    }
-    if let Some(c) = abroad {
-        lines.push(c.german_name().to_owned());
+    // Abroad: one more line with the state (when given) and the German country name.
+    if let Some(c) = country.filter(|c| !c.is_germany()) {
+        match state.filter(|s| !s.trim().is_empty()) {
+            Some(s) => lines.push(format!("{s}, {}", c.german_name())),
+            None => lines.push(c.german_name().to_owned()),
+        }
     }
     lines.join("\n")
 }

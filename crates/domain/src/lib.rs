@@ -6,6 +6,9 @@
 
 pub mod auth;
 pub mod company;
+pub mod country;
 pub mod error;
+pub mod signature;
+pub mod trade;
 
 pub use error::{FieldError, Violations};

@@ -1,1 +1,107 @@
-//! Official documents rendered as PDF: the GewA 1 (Gewerbe-Anmeldung) and the power of attorney.
+//! GewA 1 and power-of-attorney PDFs for trade registrations.
+//!
+//! Both renderers read the validated [`TradeRegistration`] model from `domain::trade`, are
+//! synchronous, pure (no I/O: fonts and the form geometry are compiled in) and thread-safe, so
+//! the server can call them from `spawn_blocking`. Output is PDF/A-2b, A4, with one embedded
+//! font family (Noto Sans, subset per document), and deterministic: the same input and context
+//! (including `timestamp`) give the same bytes. Documents of a registration whose `environment`
+//! is `sandbox` carry a diagonal "MUSTER - SANDBOX" mark on every page.
+
+mod gewa1;
+mod pdf;
+mod poa;
+mod text;
+
+pub use domain::trade::TradeRegistration;
+pub use gewa1::{field_boxes as gewa1_field_boxes, signature_box as gewa1_signature_box};
+pub use text::has_glyph;
+
+/// Render context of a GewA 1 that does not come from the request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gewa1Context {
+    /// Name of the receiving trade office (head of the form); `None` leaves it empty.
+    pub trade_office_name: Option<String>,
+    /// 8-digit Amtlicher Gemeindeschlüssel of the establishment's municipality; `None` leaves it
+    /// empty.
+    pub municipality_key: Option<String>,
+    /// Field 32 "Datum": the creation date.
+    pub created_on: time::Date,
+    /// Creation timestamp written into the PDF metadata.
+    pub timestamp: time::OffsetDateTime,
+}
+
+/// The service operator who is given power of attorney (from configuration).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Operator {
+    /// Legal name, e.g. "Muster Filing GmbH".
+    pub name: String,
+    /// Postal address on one line, e.g. "Beispielweg 5, 10117 Berlin".
+    pub address: String,
+}
+
+/// Render context of a power of attorney.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PowerOfAttorneyContext {
+    pub operator: Operator,
+    /// Place of signing. `None`: the owner's residential city, or the establishment's city
+    /// when the owner has no address.
+    pub place: Option<String>,
+    /// Date of signing printed next to the place.
+    pub created_on: time::Date,
+    /// Creation timestamp written into the PDF metadata.
+    pub timestamp: time::OffsetDateTime,
+}
+
+/// Why a document could not be rendered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RenderError {
+    /// The owner index is out of range.
+    #[error("there is no owner with index {0}")]
+    NoSuchOwner(usize),
+    /// The owner uploaded a signed GewA 1 (`documents.gewa_1`); the caller stores that PDF and
+    /// renders nothing for this owner.
+    #[error("owner {0} supplied a signed GewA 1; none is rendered")]
+    SignedDocumentSupplied(usize),
+    /// The signature the document needs is absent (`signatures.gewa_1` or
+    /// `signatures.power_of_attorney`).
+    #[error("owner {0} has no signature for this document")]
+    MissingSignature(usize),
+    /// The embedded font could not be loaded (a build defect, not an input problem).
+    #[error("the embedded font could not be loaded")]
+    Font,
+    /// krilla refused to write the PDF (for example a PDF/A validation error).
+    #[error("PDF generation failed: {0}")]
+    Pdf(String),
+}
+
+/// Renders the two-page GewA 1 for `reg.owners[owner]`.
+///
+/// Errors: [`RenderError::NoSuchOwner`], [`RenderError::SignedDocumentSupplied`] when the owner
+/// uploaded a signed PDF instead (skip the owner), [`RenderError::MissingSignature`] when
+/// `signatures.gewa_1` is absent.
+pub fn render_gewa1(
+    reg: &TradeRegistration,
+    owner: usize,
+    ctx: &Gewa1Context,
+) -> Result<Vec<u8>, RenderError> {
+    gewa1::render(reg, owner, ctx)
+}
+
+/// Renders the one-page power of attorney ("Vollmacht zur Einreichung") of `reg.owners[owner]`
+/// for the operator in `ctx`, with a courtesy translation when the preferred language is not
+/// German.
+///
+/// Errors: [`RenderError::NoSuchOwner`], [`RenderError::MissingSignature`] when
+/// `signatures.power_of_attorney` is absent.
+pub fn render_power_of_attorney(
+    reg: &TradeRegistration,
+    owner: usize,
+    ctx: &PowerOfAttorneyContext,
+) -> Result<Vec<u8>, RenderError> {
+    poa::render(reg, owner, ctx)
+}
+
+/// `DD.MM.YYYY`, as German forms write dates.
+pub(crate) fn format_date(d: time::Date) -> String {
+    format!("{:02}.{:02}.{:04}", d.day(), u8::from(d.month()), d.year())
+}

@@ -1,0 +1,464 @@
+//! The validated trade registration (GewA 1) model.
+//!
+//! This is the shape the request validator produces and the PDF renderer reads: a rule lives in
+//! exactly one place. Field names and enum values are the API's (see the API specification), so
+//! a request's `data` JSON and a stored record deserialise into [`TradeRegistration`].
+//! Dates are `YYYY-MM-DD` strings. The types carry no I/O.
+//!
+//! Length limits, DIN 91379 character checks and cross-field rules (for example "signatures.gewa_1
+//! or documents.gewa_1, never both") belong to the validator; this module only fixes the shape and
+//! the value sets. Signatures and country codes are checked on deserialisation by
+//! [`SignaturePath`] and [`CountryCode`].
+
+use serde::{Deserialize, Serialize};
+use time::Date;
+
+use crate::country::CountryCode;
+use crate::signature::SignaturePath;
+
+time::serde::format_description!(pub(crate) iso_date, Date, "[year]-[month]-[day]");
+
+/// A trade registration as accepted by `POST /v1/trade-registration` (the `data` part).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TradeRegistration {
+    pub package: Package,
+    #[serde(default)]
+    pub environment: Environment,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_reference: Option<String>,
+    #[serde(default)]
+    pub client_preferred_language: Language,
+    pub reason: Reason,
+    #[serde(with = "iso_date")]
+    pub operational_activity_start_date: Date,
+    pub establishment_type: EstablishmentType,
+    pub acquisition_type: AcquisitionType,
+    /// Business name with legal-form suffix (max 120).
+    pub name: String,
+    pub legal_form: LegalForm,
+    /// Public-register number, when registered (max 30).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registration_number: Option<String>,
+    /// At least one entry.
+    pub business_type: Vec<BusinessType>,
+    /// Activity description (max 200).
+    pub purpose: String,
+    /// The establishment (Betriebsstätte); always in Germany.
+    pub registered_office: RegisteredOffice,
+    /// Address of the client company when it differs (may be abroad); for a branch this is the
+    /// main office.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub business_address: Option<PostalAddress>,
+    pub phone: String,
+    pub email: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub industrial_license: Option<IndustrialLicense>,
+    pub has_public_sector_participation: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub employees: Option<Employees>,
+    /// 1 to 9 owners in the order they should appear.
+    pub owners: Vec<Owner>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Package {
+    /// The owners file the GewA 1 themselves.
+    #[serde(rename = "self")]
+    SelfService,
+    /// The service files for the owners (needs a power of attorney per owner).
+    Assisted,
+}
+
+pub use crate::company::Environment;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Language {
+    #[default]
+    De,
+    En,
+    Fr,
+    It,
+    Es,
+}
+
+/// Field 25 of the GewA 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Reason {
+    NewFoundation,
+    Takeover,
+    ReopeningAfterRelocation,
+    LegalFormChange,
+    PartnerEntry,
+    TransformationLaw,
+}
+
+/// Fields 23 and 24 of the GewA 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EstablishmentType {
+    MainOffice,
+    BranchOffice,
+    DependentBranch,
+    TravelIndustry,
+}
+
+/// Field 19 of the GewA 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AcquisitionType {
+    MainOccupation,
+    SecondaryOccupation,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LegalForm {
+    Einzelunternehmen,
+    Ug,
+    Gmbh,
+    Gbr,
+    EinzelkaufmannEk,
+    GmbhCoKg,
+    Kg,
+    Ohg,
+    UgCoKg,
+    Ggmbh,
+    Ag,
+    Kgaa,
+    Other,
+}
+
+impl LegalForm {
+    /// German designation as written on forms.
+    pub fn german_name(self) -> &'static str {
+        match self {
+            LegalForm::Einzelunternehmen => "Einzelunternehmen",
+            LegalForm::Ug => "UG (haftungsbeschränkt)",
+            LegalForm::Gmbh => "GmbH",
+            LegalForm::Gbr => "GbR",
+            LegalForm::EinzelkaufmannEk => "eingetragener Kaufmann (e. K.)",
+            LegalForm::GmbhCoKg => "GmbH & Co. KG",
+            LegalForm::Kg => "KG",
+            LegalForm::Ohg => "OHG",
+            LegalForm::UgCoKg => "UG (haftungsbeschränkt) & Co. KG",
+            LegalForm::Ggmbh => "gGmbH",
+            LegalForm::Ag => "AG",
+            LegalForm::Kgaa => "KGaA",
+            LegalForm::Other => "sonstige Rechtsform",
+        }
+    }
+
+    /// Legal persons (juristische Personen): GmbH, UG, gGmbH, AG, KGaA. For these the GewA 1
+    /// fields 4-11, 30 and 31 hold the legal representative and field 12 counts the
+    /// representatives.
+    pub fn is_legal_person(self) -> bool {
+        matches!(
+            self,
+            LegalForm::Ug | LegalForm::Gmbh | LegalForm::Ggmbh | LegalForm::Ag | LegalForm::Kgaa
+        )
+    }
+
+    /// Partnerships (Personengesellschaften): GbR, OHG, KG and the "& Co. KG" forms. Field 12
+    /// counts the managing partners.
+    pub fn is_partnership(self) -> bool {
+        matches!(
+            self,
+            LegalForm::Gbr
+                | LegalForm::Ohg
+                | LegalForm::Kg
+                | LegalForm::GmbhCoKg
+                | LegalForm::UgCoKg
+        )
+    }
+}
+
+/// Field 21 of the GewA 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BusinessType {
+    Industry,
+    Trade,
+    Craft,
+    Other,
+}
+
+/// The establishment (German address, no country field).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RegisteredOffice {
+    pub street: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub street_second_line: Option<String>,
+    /// German 5-digit postal code.
+    pub zip: String,
+    pub city: String,
+}
+
+/// An address that may be outside Germany (`business_address`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PostalAddress {
+    pub street: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub street_second_line: Option<String>,
+    pub zip: String,
+    pub city: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    pub country: CountryCode,
+}
+
+/// Permit (field 28).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndustrialLicense {
+    #[serde(with = "iso_date")]
+    pub issue_date: Date,
+    pub issuing_authority: String,
+    pub zip: String,
+    pub location: String,
+}
+
+/// People working in the business at the start, without the owner (field 22).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Employees {
+    pub full_time: EmployeeCount,
+    pub part_time: EmployeeCount,
+}
+
+/// Bracketed head count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum EmployeeCount {
+    #[serde(rename = "0")]
+    Zero,
+    #[serde(rename = "1")]
+    One,
+    #[serde(rename = "2")]
+    Two,
+    #[serde(rename = "3")]
+    Three,
+    #[serde(rename = "4")]
+    Four,
+    #[serde(rename = "5")]
+    Five,
+    #[serde(rename = "6-10")]
+    SixToTen,
+    #[serde(rename = "11-20")]
+    ElevenToTwenty,
+    #[serde(rename = "21-50")]
+    TwentyOneToFifty,
+    #[serde(rename = "50+")]
+    MoreThanFifty,
+}
+
+impl EmployeeCount {
+    /// The API value, also what the form shows (`"6-10"`, `"50+"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EmployeeCount::Zero => "0",
+            EmployeeCount::One => "1",
+            EmployeeCount::Two => "2",
+            EmployeeCount::Three => "3",
+            EmployeeCount::Four => "4",
+            EmployeeCount::Five => "5",
+            EmployeeCount::SixToTen => "6-10",
+            EmployeeCount::ElevenToTwenty => "11-20",
+            EmployeeCount::TwentyOneToFifty => "21-50",
+            EmployeeCount::MoreThanFifty => "50+",
+        }
+    }
+}
+
+/// Someone registering the trade (for a legal person: its legal representative).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Owner {
+    pub first_name: String,
+    pub last_name: String,
+    /// Only when different from `last_name`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub birth_name: Option<String>,
+    #[serde(with = "iso_date")]
+    pub dob: Date,
+    pub place_of_birth: String,
+    pub country_of_birth: CountryCode,
+    pub nationality: CountryCode,
+    pub gender: Gender,
+    pub phone: String,
+    pub email: String,
+    #[serde(default)]
+    pub signatures: Signatures,
+    #[serde(default, skip_serializing_if = "OwnerDocuments::is_empty")]
+    pub documents: OwnerDocuments,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub residence_permit: Option<ResidencePermit>,
+    /// Whether the residence permit restricts self-employment; present exactly when
+    /// `residence_permit` is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub has_employment_restrictions: Option<bool>,
+    /// Residential address; `None` when the owner lives at the establishment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<ResidentialAddress>,
+}
+
+/// Field 6 of the GewA 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Gender {
+    Male,
+    Female,
+    Diverse,
+    NoInformation,
+}
+
+/// Signatures as SVG path data.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Signatures {
+    /// Drawn into field 33 of the GewA 1; absent when a signed PDF was uploaded instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gewa_1: Option<SignaturePath>,
+    /// Signs the power of attorney (package `assisted` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_of_attorney: Option<SignaturePath>,
+}
+
+/// Documents the caller supplies instead of having them generated.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct OwnerDocuments {
+    /// An already signed GewA 1; no GewA 1 is rendered for this owner.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gewa_1: Option<UploadedDocument>,
+}
+
+impl OwnerDocuments {
+    pub fn is_empty(&self) -> bool {
+        self.gewa_1.is_none()
+    }
+}
+
+/// Reference to a multipart file part.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UploadedDocument {
+    /// Name of the multipart part carrying the PDF.
+    pub file: String,
+}
+
+/// Fields 30 and 31 of the GewA 1.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResidencePermit {
+    #[serde(with = "iso_date")]
+    pub issue_date: Date,
+    pub issuing_authority: String,
+}
+
+/// An owner's residential address (may be abroad).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResidentialAddress {
+    pub street: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub street_second_line: Option<String>,
+    pub zip: String,
+    pub city: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    pub country: CountryCode,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = r#"{
+        "package": "self",
+        "reason": "new-foundation",
+        "operational_activity_start_date": "2025-03-01",
+        "establishment_type": "main-office",
+        "acquisition_type": "main-occupation",
+        "name": "Mustermann GmbH",
+        "legal_form": "gmbh",
+        "business_type": ["trade", "other"],
+        "purpose": "Handel mit Waren aller Art",
+        "registered_office": {"street": "Musterstraße 1", "zip": "10115", "city": "Berlin"},
+        "phone": "+49 30 1234567",
+        "email": "info@example.de",
+        "has_public_sector_participation": false,
+        "employees": {"full_time": "6-10", "part_time": "50+"},
+        "owners": [{
+            "first_name": "Erika", "last_name": "Mustermann", "dob": "1980-01-31",
+            "place_of_birth": "Köln", "country_of_birth": "de", "nationality": "AT",
+            "gender": "no-information", "phone": "+49 170 1234567", "email": "erika@example.de",
+            "signatures": {"gewa_1": "M0 0 L 10 5"}
+        }]
+    }"#;
+
+    #[test]
+    fn deserialises_with_defaults_and_round_trips() {
+        let reg: TradeRegistration = serde_json::from_str(MINIMAL).unwrap();
+        assert_eq!(reg.environment, Environment::Production);
+        assert_eq!(reg.client_preferred_language, Language::De);
+        assert_eq!(reg.package, Package::SelfService);
+        assert_eq!(
+            reg.operational_activity_start_date,
+            time::macros::date!(2025 - 03 - 01)
+        );
+        assert_eq!(reg.employees.unwrap().full_time, EmployeeCount::SixToTen);
+        assert_eq!(reg.owners[0].gender, Gender::NoInformation);
+        assert_eq!(reg.owners[0].nationality.german_name(), "Österreich");
+        let json = serde_json::to_value(&reg).unwrap();
+        assert_eq!(json["operational_activity_start_date"], "2025-03-01");
+        assert_eq!(json["package"], "self");
+        assert_eq!(json["employees"]["part_time"], "50+");
+        assert_eq!(json["owners"][0]["signatures"]["gewa_1"], "M0 0 L 10 5");
+        assert_eq!(json["owners"][0]["dob"], "1980-01-31");
+        let back: TradeRegistration = serde_json::from_value(json).unwrap();
+        assert_eq!(back, reg);
+    }
+
+    #[test]
+    fn enum_values_are_the_api_strings() {
+        let s = |v: serde_json::Value| v.as_str().unwrap().to_owned();
+        assert_eq!(
+            s(serde_json::to_value(LegalForm::EinzelkaufmannEk).unwrap()),
+            "einzelkaufmann-ek"
+        );
+        assert_eq!(
+            s(serde_json::to_value(LegalForm::GmbhCoKg).unwrap()),
+            "gmbh-co-kg"
+        );
+        assert_eq!(
+            s(serde_json::to_value(LegalForm::UgCoKg).unwrap()),
+            "ug-co-kg"
+        );
+        assert_eq!(
+            s(serde_json::to_value(Reason::ReopeningAfterRelocation).unwrap()),
+            "reopening-after-relocation"
+        );
+        assert_eq!(
+            s(serde_json::to_value(Reason::TransformationLaw).unwrap()),
+            "transformation-law"
+        );
+        assert_eq!(
+            s(serde_json::to_value(EstablishmentType::TravelIndustry).unwrap()),
+            "travel-industry"
+        );
+        assert_eq!(
+            s(serde_json::to_value(Environment::Sandbox).unwrap()),
+            "sandbox"
+        );
+        assert_eq!(
+            s(serde_json::to_value(EmployeeCount::ElevenToTwenty).unwrap()),
+            "11-20"
+        );
+    }
+
+    #[test]
+    fn rejects_bad_values() {
+        let bad_date = MINIMAL.replace("2025-03-01", "01.03.2025");
+        assert!(serde_json::from_str::<TradeRegistration>(&bad_date).is_err());
+        let bad_country = MINIMAL.replace("\"AT\"", "\"XX\"");
+        assert!(serde_json::from_str::<TradeRegistration>(&bad_country).is_err());
+        let bad_signature = MINIMAL.replace("M0 0 L 10 5", "not a path");
+        assert!(serde_json::from_str::<TradeRegistration>(&bad_signature).is_err());
+        let bad_enum = MINIMAL.replace("\"self\"", "\"premium\"");
+        assert!(serde_json::from_str::<TradeRegistration>(&bad_enum).is_err());
+    }
+}

@@ -1,0 +1,465 @@
+//! The GewA 1 (Gewerbe-Anmeldung) in the 2019 model layout, filled in for one owner.
+
+mod geometry;
+pub(crate) mod layout;
+
+use domain::trade::{
+    AcquisitionType, BusinessType, Environment, EstablishmentType, Gender, LegalForm, Owner,
+    Reason, TradeRegistration,
+};
+use krilla::color::rgb;
+use krilla::page::PageSettings;
+use krilla::surface::Surface;
+
+use crate::pdf::{self, A4_HEIGHT, A4_WIDTH};
+use crate::text::{self, Fit, Rect, VAlign};
+use crate::{Gewa1Context, RenderError, format_date};
+use layout::rect;
+
+/// Box of a value field: left, bottom, right, top in gazette points (see [`layout`]).
+type GBox = (f32, f32, f32, f32);
+
+// Page 1 (measured from the model form: the white areas between the shading).
+const HEAD_OFFICE: GBox = (18.0, 625.0, 183.0, 654.5);
+const HEAD_AGS: GBox = (198.0, 625.0, 373.5, 654.5);
+const F1: GBox = (18.0, 474.0, 464.5, 525.0);
+const F2: GBox = (241.0, 525.5, 464.5, 536.5);
+const F4: GBox = (18.0, 396.5, 225.5, 407.0);
+const F5: GBox = (241.0, 396.5, 464.5, 407.0);
+const F6_MALE: GBox = (241.5, 370.5, 255.0, 380.5);
+const F6_FEMALE: GBox = (306.5, 370.5, 319.5, 380.5);
+const F6_DIVERSE: GBox = (362.5, 370.5, 374.5, 380.5);
+const F6_NONE: GBox = (436.5, 370.5, 448.5, 380.5);
+const F7: GBox = (18.0, 344.5, 177.0, 355.0);
+const F8: GBox = (195.0, 344.5, 263.0, 355.0);
+const F9: GBox = (280.0, 344.5, 464.5, 355.0);
+const F10_GERMAN: GBox = (162.0, 326.0, 175.5, 336.0);
+const F10_OTHER: GBox = (226.5, 326.0, 464.5, 336.5);
+const F11_ADDRESS: GBox = (18.0, 277.5, 225.5, 310.5);
+/// Baselines of the "(Mobil-)Telefonnummer" and "E-Mail-Adresse" labels of fields 11, 15, 16.
+const F11_CONTACT: (f32, f32) = (314.5, 292.6);
+const F12: GBox = (304.5, 237.0, 464.5, 258.0);
+const F13_YES: GBox = (306.0, 222.0, 319.0, 232.0);
+const F13_NO: GBox = (362.0, 222.0, 374.5, 232.0);
+const F15_ADDRESS: GBox = (18.0, 123.5, 225.5, 156.5);
+const F15_CONTACT: (f32, f32) = (160.4, 138.5);
+const F16_ADDRESS: GBox = (18.0, 68.0, 225.5, 101.0);
+/// Left and right edge of the contact value column.
+const CONTACT_COLUMN: (f32, f32) = (304.5, 464.5);
+
+// Page 2.
+const F18: GBox = (19.0, 524.0, 463.5, 654.5);
+const F19_YES: GBox = (116.0, 502.0, 128.5, 512.0);
+const F19_NO: GBox = (189.5, 502.0, 201.5, 512.0);
+const F20: GBox = (295.0, 502.0, 463.5, 512.5);
+const F21_INDUSTRY: GBox = (189.5, 483.5, 201.5, 493.5);
+const F21_CRAFT: GBox = (280.0, 483.5, 293.0, 493.5);
+const F21_TRADE: GBox = (353.5, 483.5, 368.0, 493.5);
+const F21_OTHER: GBox = (439.5, 483.5, 452.0, 493.5);
+const F22_FULL: GBox = (297.0, 464.5, 334.0, 475.5);
+const F22_PART: GBox = (369.0, 464.5, 410.0, 475.5);
+const F22_NONE: GBox = (439.5, 464.5, 452.0, 475.0);
+const F23_MAIN: GBox = (189.5, 435.0, 201.0, 445.5);
+const F23_BRANCH: GBox = (298.5, 435.0, 311.5, 445.5);
+const F23_DEPENDENT: GBox = (439.5, 435.0, 452.0, 445.5);
+const F24_TRAVEL: GBox = (189.5, 420.0, 201.0, 430.5);
+const F25_NEW: GBox = (189.5, 401.5, 201.0, 412.0);
+const F25_LEGAL_FORM: GBox = (189.5, 387.0, 201.0, 397.0);
+const F25_PARTNER: GBox = (189.5, 372.0, 201.0, 382.0);
+const F25_REOPENING: GBox = (440.0, 401.5, 452.0, 412.0);
+const F25_TRANSFORMATION: GBox = (440.0, 387.0, 452.0, 397.0);
+const F25_TAKEOVER: GBox = (440.0, 372.0, 452.0, 382.0);
+const F28_NO: GBox = (189.5, 256.5, 201.0, 266.5);
+const F28_YES: GBox = (224.0, 256.5, 236.5, 266.5);
+const F28_TEXT: GBox = (237.5, 234.0, 463.5, 256.0);
+const F30_YES: GBox = (224.0, 182.5, 236.5, 192.5);
+const F30_TEXT: GBox = (237.0, 160.0, 463.5, 182.5);
+const F31_NO: GBox = (189.5, 145.0, 201.0, 155.5);
+const F31_YES: GBox = (224.0, 145.0, 236.5, 155.5);
+const F31_TEXT: GBox = (237.5, 123.0, 463.5, 145.0);
+const F32: GBox = (18.5, 66.0, 86.5, 77.0);
+/// Field 33: the column under "Unterschrift", from the top of its white strip to the form's
+/// bottom rule.
+pub(crate) const F33: GBox = (103.0, 33.0, 222.5, 77.0);
+
+/// Value font sizes: preferred and minimum before wrapping (points on A4).
+const FIT: Fit = Fit {
+    max: 9.0,
+    min: 6.0,
+    valign: VAlign::Center,
+};
+const FIT_TOP: Fit = Fit {
+    max: 9.0,
+    min: 6.0,
+    valign: VAlign::Top,
+};
+/// Field 18 is a large multi-line box: wrap at the preferred size before shrinking.
+const FIT_WRAP: Fit = Fit {
+    max: 9.0,
+    min: 9.0,
+    valign: VAlign::Top,
+};
+
+/// Box 33 in page coordinates (for tests and documentation).
+pub fn signature_box() -> (f32, f32, f32, f32) {
+    let r = to_rect(F33);
+    (r.x, r.y, r.w, r.h)
+}
+
+/// The text value boxes of the GewA 1 as `(name, page index, x, y, width, height)` in A4
+/// points, origin top-left (as `pdftotext -bbox` reports). For tests and tooling.
+#[doc(hidden)]
+pub fn field_boxes() -> Vec<(&'static str, usize, f32, f32, f32, f32)> {
+    let contact = |b: f32| (CONTACT_COLUMN.0, b - 3.4, CONTACT_COLUMN.1, b + 7.2);
+    let boxes: [(&str, usize, GBox); 25] = [
+        ("head_office", 0, HEAD_OFFICE),
+        ("head_ags", 0, HEAD_AGS),
+        ("1", 0, F1),
+        ("2", 0, F2),
+        ("4", 0, F4),
+        ("5", 0, F5),
+        ("7", 0, F7),
+        ("8", 0, F8),
+        ("9", 0, F9),
+        ("10", 0, F10_OTHER),
+        ("11", 0, F11_ADDRESS),
+        ("11_phone", 0, contact(F11_CONTACT.0)),
+        ("11_email", 0, contact(F11_CONTACT.1)),
+        ("12", 0, F12),
+        ("15", 0, F15_ADDRESS),
+        ("15_phone", 0, contact(F15_CONTACT.0)),
+        ("15_email", 0, contact(F15_CONTACT.1)),
+        ("16", 0, F16_ADDRESS),
+        ("18", 1, F18),
+        ("20", 1, F20),
+        ("22_full", 1, F22_FULL),
+        ("28", 1, F28_TEXT),
+        ("30", 1, F30_TEXT),
+        ("31", 1, F31_TEXT),
+        ("32", 1, F32),
+    ];
+    boxes
+        .iter()
+        .map(|(name, page, b)| {
+            let r = to_rect(*b);
+            (*name, *page, r.x, r.y, r.w, r.h)
+        })
+        .collect()
+}
+
+fn to_rect(b: GBox) -> Rect {
+    rect(b.0, b.1, b.2, b.3)
+}
+
+struct Writer<'a, 's> {
+    surface: &'a mut Surface<'s>,
+    fonts: &'static text::Fonts,
+}
+
+impl Writer<'_, '_> {
+    fn value(&mut self, b: GBox, value: &str, fit: Fit) {
+        let r = to_rect(b).inset(1.8, 0.6);
+        self.surface.set_fill(Some(pdf::fill(rgb::Color::black())));
+        text::fill_box(self.surface, &self.fonts.regular, value, r, fit);
+    }
+
+    fn check(&mut self, b: GBox) {
+        let r = to_rect(b);
+        let run = text::shape(&self.fonts.bold, "X");
+        let size = (r.h * 0.8).min(10.0);
+        let w = run.width_em() * size;
+        let baseline = r.y + r.h / 2.0 + 0.36 * size;
+        self.surface.set_fill(Some(pdf::fill(rgb::Color::black())));
+        text::draw_run(
+            self.surface,
+            &self.fonts.bold,
+            &run,
+            r.x + (r.w - w) / 2.0,
+            baseline,
+            size,
+            1.0,
+        );
+    }
+
+    /// Phone and email in the contact column next to an address field.
+    fn contacts(&mut self, baselines: (f32, f32), phone: &str, email: &str) {
+        let (left, right) = CONTACT_COLUMN;
+        for (base, value) in [(baselines.0, phone), (baselines.1, email)] {
+            self.value((left, base - 3.4, right, base + 7.2), value, FIT);
+        }
+    }
+}
+
+fn address_lines(
+    street: &str,
+    second: Option<&str>,
+    zip: &str,
+    city: &str,
+    state: Option<&str>,
+    country: Option<domain::country::CountryCode>,
+) -> String {
+    let mut lines = vec![street.to_owned()];
+    if let Some(s) = second.filter(|s| !s.trim().is_empty()) {
+        lines.push(s.to_owned());
+    }
+    lines.push(format!("{zip} {city}"));
+    // Abroad: one more line with the state (when given) and the German country name.
+    if let Some(c) = country.filter(|c| !c.is_germany()) {
+        match state.filter(|s| !s.trim().is_empty()) {
+            Some(s) => lines.push(format!("{s}, {}", c.german_name())),
+            None => lines.push(c.german_name().to_owned()),
+        }
+    }
+    lines.join("\n")
+}
+
+fn establishment_address(reg: &TradeRegistration) -> String {
+    let o = &reg.registered_office;
+    address_lines(
+        &o.street,
+        o.street_second_line.as_deref(),
+        &o.zip,
+        &o.city,
+        None,
+        None,
+    )
+}
+
+fn owner_address(reg: &TradeRegistration, owner: &Owner) -> String {
+    match &owner.address {
+        Some(a) => address_lines(
+            &a.street,
+            a.street_second_line.as_deref(),
+            &a.zip,
+            &a.city,
+            a.state.as_deref(),
+            Some(a.country),
+        ),
+        None => establishment_address(reg),
+    }
+}
+
+/// Field 1: registered name and legal form; for a GbR also the other partners.
+fn field1(reg: &TradeRegistration, owner: usize) -> String {
+    let mut text = format!("{}\nRechtsform: {}", reg.name, reg.legal_form.german_name());
+    if reg.legal_form == LegalForm::Gbr {
+        let others: Vec<String> = reg
+            .owners
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != owner)
+            .map(|(_, o)| format!("{} {}", o.first_name, o.last_name))
+            .collect();
+        if !others.is_empty() {
+            text.push_str(&format!("\nWeitere Gesellschafter: {}", others.join(", ")));
+        }
+    }
+    text
+}
+
+pub(crate) fn render(
+    reg: &TradeRegistration,
+    index: usize,
+    ctx: &Gewa1Context,
+) -> Result<Vec<u8>, RenderError> {
+    let owner = reg
+        .owners
+        .get(index)
+        .ok_or(RenderError::NoSuchOwner(index))?;
+    if owner.documents.gewa_1.is_some() {
+        return Err(RenderError::SignedDocumentSupplied(index));
+    }
+    let signature = owner
+        .signatures
+        .gewa_1
+        .as_ref()
+        .ok_or(RenderError::MissingSignature(index))?;
+    let fonts = text::fonts()?;
+
+    let mut document = pdf::new_document()?;
+    let full_name = format!("{} {}", owner.first_name, owner.last_name);
+    document.set_metadata(pdf::metadata(
+        format!("GewA 1 - {full_name}"),
+        format!("Gewerbe-Anmeldung (GewA 1) für {}", reg.name),
+        Some(full_name.clone()),
+        ctx.timestamp,
+    ));
+    let sandbox = reg.environment == Environment::Sandbox;
+    let settings = PageSettings::from_wh(A4_WIDTH, A4_HEIGHT).ok_or(RenderError::Font)?;
+
+    // Page 1.
+    {
+        let mut page = document.start_page_with(settings.clone());
+        let mut surface = page.surface();
+        layout::draw_static(&mut surface, 0)?;
+        let mut w = Writer {
+            surface: &mut surface,
+            fonts,
+        };
+        if let Some(office) = &ctx.trade_office_name {
+            w.value(HEAD_OFFICE, office, FIT);
+        }
+        if let Some(ags) = &ctx.municipality_key {
+            w.value(HEAD_AGS, ags, FIT);
+        }
+        w.value(F1, &field1(reg, index), FIT_TOP);
+        if let Some(number) = &reg.registration_number {
+            w.value(F2, number, FIT);
+        }
+        // Field 3 (a business name differing from field 1): the API has a single name, so it
+        // stays empty.
+        w.value(F4, &owner.last_name, FIT);
+        w.value(F5, &owner.first_name, FIT);
+        w.check(match owner.gender {
+            Gender::Male => F6_MALE,
+            Gender::Female => F6_FEMALE,
+            Gender::Diverse => F6_DIVERSE,
+            Gender::NoInformation => F6_NONE,
+        });
+        if let Some(birth_name) = owner
+            .birth_name
+            .as_deref()
+            .filter(|b| *b != owner.last_name)
+        {
+            w.value(F7, birth_name, FIT);
+        }
+        w.value(F8, &format_date(owner.dob), FIT);
+        w.value(
+            F9,
+            &format!(
+                "{}, {}",
+                owner.place_of_birth,
+                owner.country_of_birth.german_name()
+            ),
+            FIT,
+        );
+        if owner.nationality.is_germany() {
+            w.check(F10_GERMAN);
+        } else {
+            w.value(F10_OTHER, owner.nationality.german_name(), FIT);
+        }
+        w.value(F11_ADDRESS, &owner_address(reg, owner), FIT_TOP);
+        w.contacts(F11_CONTACT, &owner.phone, &owner.email);
+        if reg.legal_form.is_legal_person() || reg.legal_form.is_partnership() {
+            w.value(F12, &reg.owners.len().to_string(), FIT);
+        }
+        w.check(if reg.has_public_sector_participation {
+            F13_YES
+        } else {
+            F13_NO
+        });
+        w.value(F15_ADDRESS, &establishment_address(reg), FIT_TOP);
+        w.contacts(F15_CONTACT, &reg.phone, &reg.email);
+        if matches!(
+            reg.establishment_type,
+            EstablishmentType::BranchOffice | EstablishmentType::DependentBranch
+        ) && let Some(main) = &reg.business_address
+        {
+            let text = address_lines(
+                &main.street,
+                main.street_second_line.as_deref(),
+                &main.zip,
+                &main.city,
+                main.state.as_deref(),
+                Some(main.country),
+            );
+            // The main office's phone and email are not in the API: its contact rows stay empty.
+            w.value(F16_ADDRESS, &text, FIT_TOP);
+        }
+        if sandbox {
+            pdf::sandbox_mark(&mut surface)?;
+        }
+    }
+
+    // Page 2.
+    {
+        let mut page = document.start_page_with(settings);
+        let mut surface = page.surface();
+        layout::draw_static(&mut surface, 1)?;
+        let mut w = Writer {
+            surface: &mut surface,
+            fonts,
+        };
+        w.value(F18, &reg.purpose, FIT_WRAP);
+        w.check(match reg.acquisition_type {
+            AcquisitionType::SecondaryOccupation => F19_YES,
+            AcquisitionType::MainOccupation => F19_NO,
+        });
+        w.value(F20, &format_date(reg.operational_activity_start_date), FIT);
+        for t in &reg.business_type {
+            w.check(match t {
+                BusinessType::Industry => F21_INDUSTRY,
+                BusinessType::Craft => F21_CRAFT,
+                BusinessType::Trade => F21_TRADE,
+                BusinessType::Other => F21_OTHER,
+            });
+        }
+        match reg.employees {
+            Some(e)
+                if !(e.full_time == domain::trade::EmployeeCount::Zero
+                    && e.part_time == domain::trade::EmployeeCount::Zero) =>
+            {
+                w.value(F22_FULL, e.full_time.as_str(), FIT);
+                w.value(F22_PART, e.part_time.as_str(), FIT);
+            }
+            _ => w.check(F22_NONE),
+        }
+        w.check(match reg.establishment_type {
+            EstablishmentType::MainOffice => F23_MAIN,
+            EstablishmentType::BranchOffice => F23_BRANCH,
+            EstablishmentType::DependentBranch => F23_DEPENDENT,
+            EstablishmentType::TravelIndustry => F24_TRAVEL,
+        });
+        w.check(match reg.reason {
+            Reason::NewFoundation => F25_NEW,
+            Reason::LegalFormChange => F25_LEGAL_FORM,
+            Reason::PartnerEntry => F25_PARTNER,
+            Reason::ReopeningAfterRelocation => F25_REOPENING,
+            Reason::TransformationLaw => F25_TRANSFORMATION,
+            Reason::Takeover => F25_TAKEOVER,
+        });
+        match &reg.industrial_license {
+            Some(l) => {
+                w.check(F28_YES);
+                w.value(
+                    F28_TEXT,
+                    &format!(
+                        "{}, {}, {} {}",
+                        format_date(l.issue_date),
+                        l.issuing_authority,
+                        l.zip,
+                        l.location
+                    ),
+                    FIT,
+                );
+            }
+            None => w.check(F28_NO),
+        }
+        if let Some(p) = &owner.residence_permit {
+            w.check(F30_YES);
+            w.value(
+                F30_TEXT,
+                &format!("{}, {}", format_date(p.issue_date), p.issuing_authority),
+                FIT,
+            );
+        }
+        match owner.has_employment_restrictions {
+            Some(true) => {
+                w.check(F31_YES);
+                w.value(
+                    F31_TEXT,
+                    "Auflage/Beschränkung laut Aufenthaltstitel (siehe Zusatzblatt zum Aufenthaltstitel)",
+                    FIT,
+                );
+            }
+            Some(false) => w.check(F31_NO),
+            None => {}
+        }
+        w.value(F32, &format_date(ctx.created_on), FIT);
+        pdf::draw_signature(&mut surface, signature, to_rect(F33));
+        if sandbox {
+            pdf::sandbox_mark(&mut surface)?;
+        }
+    }
+    pdf::finish(document)
+}

@@ -1,0 +1,574 @@
+//! The power of attorney ("Vollmacht zur Einreichung") for the `assisted` package.
+//!
+//! One A4 page: the owner authorises the service operator to file the trade registration and to
+//! receive the trade office's correspondence on the owner's and the company's behalf. Where the
+//! preferred language is not German a courtesy translation follows the German text, marked as
+//! non-binding.
+
+use domain::trade::{Environment, Language, Owner, TradeRegistration};
+use krilla::color::rgb;
+use krilla::geom::PathBuilder;
+use krilla::page::PageSettings;
+use krilla::paint::Stroke;
+use krilla::surface::Surface;
+
+use crate::pdf::{self, A4_HEIGHT, A4_WIDTH};
+use crate::text::{self, Face, LINE_HEIGHT, Rect, Run};
+use crate::{PowerOfAttorneyContext, RenderError, format_date};
+
+const MARGIN_X: f32 = 62.0;
+const TOP: f32 = 56.0;
+const BOTTOM: f32 = A4_HEIGHT - 48.0;
+const WIDTH: f32 = A4_WIDTH - 2.0 * MARGIN_X;
+/// Height of the signature box.
+const SIGNATURE_HEIGHT: f32 = 52.0;
+const SIGNATURE_WIDTH: f32 = 210.0;
+
+/// The translated body for one language.
+struct Translation {
+    heading: &'static str,
+    note: &'static str,
+    body: BodyFn,
+}
+
+type BodyFn = fn(&Facts) -> Vec<String>;
+
+/// The values the text is built from.
+struct Facts {
+    owner_name: String,
+    owner_dob: String,
+    owner_address: String,
+    company: String,
+    legal_form: &'static str,
+    establishment: String,
+    operator_name: String,
+    operator_address: String,
+    start: String,
+}
+
+/// The binding German text; the facts table above it names the parties.
+fn german(f: &Facts) -> Vec<String> {
+    vec![
+        format!(
+            "Hiermit bevollmächtige ich, {}, die oben genannte Bevollmächtigte, in meinem Namen und im Namen des oben genannten Unternehmens {} die Gewerbeanmeldung nach § 14 der Gewerbeordnung (Vordruck GewA 1) für die oben genannte Betriebsstätte und die Aufnahme der Tätigkeit am {} bei der zuständigen Behörde einzureichen, dabei alle hierfür erforderlichen Erklärungen abzugeben und Unterlagen vorzulegen sowie Schreiben, Bescheide und Bescheinigungen der Behörde zu dieser Gewerbeanmeldung, insbesondere die Bestätigung über den Empfang der Gewerbeanzeige, entgegenzunehmen.",
+            f.owner_name, f.company, f.start
+        ),
+        "Die Vollmacht gilt für diese Angelegenheit bis zu ihrem Abschluss. Sie kann jederzeit widerrufen werden.".to_owned(),
+    ]
+}
+
+fn english(f: &Facts) -> Vec<String> {
+    vec![
+        format!(
+            "I, {}, born on {}, residing at {}, hereby authorise",
+            f.owner_name, f.owner_dob, f.owner_address
+        ),
+        format!("{}, {},", f.operator_name, f.operator_address),
+        format!(
+            "on my behalf and on behalf of the business {} (legal form: {}), establishment at {}, to file the trade registration under section 14 of the German Trade Regulation Act (form GewA 1) for the start of business on {} with the competent authority, to make all declarations and submit all documents required for it, and to receive the authority's letters, decisions and certificates concerning this trade registration, in particular the confirmation of receipt of the registration.",
+            f.company, f.legal_form, f.establishment, f.start
+        ),
+        "This power of attorney is valid for this matter until it is concluded. It may be revoked at any time.".to_owned(),
+    ]
+}
+
+fn french(f: &Facts) -> Vec<String> {
+    vec![
+        format!(
+            "Je soussigné(e), {}, né(e) le {}, demeurant {}, donne par la présente pouvoir à",
+            f.owner_name, f.owner_dob, f.owner_address
+        ),
+        format!("{}, {},", f.operator_name, f.operator_address),
+        format!(
+            "en mon nom et au nom de l'entreprise {} (forme juridique : {}), établissement situé {}, de déposer auprès de l'autorité compétente la déclaration d'activité professionnelle prévue à l'article 14 du code allemand des activités professionnelles (formulaire GewA 1) pour le début de l'activité le {}, de faire toutes les déclarations et de produire tous les documents nécessaires à cet effet, ainsi que de recevoir les courriers, décisions et attestations de l'autorité relatifs à cette déclaration, en particulier l'accusé de réception de la déclaration.",
+            f.company, f.legal_form, f.establishment, f.start
+        ),
+        "Ce pouvoir est valable pour cette affaire jusqu'à sa conclusion. Il peut être révoqué à tout moment.".to_owned(),
+    ]
+}
+
+fn italian(f: &Facts) -> Vec<String> {
+    vec![
+        format!(
+            "Io sottoscritto/a, {}, nato/a il {}, residente in {}, con la presente conferisco delega a",
+            f.owner_name, f.owner_dob, f.owner_address
+        ),
+        format!("{}, {},", f.operator_name, f.operator_address),
+        format!(
+            "a presentare in mio nome e in nome dell'impresa {} (forma giuridica: {}), sede operativa {}, presso l'autorità competente la denuncia di inizio attività ai sensi del § 14 del codice tedesco delle attività economiche (modulo GewA 1) per l'inizio dell'attività il {}, a rendere tutte le dichiarazioni e a presentare tutti i documenti a tal fine necessari, nonché a ricevere le comunicazioni, i provvedimenti e le attestazioni dell'autorità relativi a tale denuncia, in particolare la conferma di ricevimento della denuncia.",
+            f.company, f.legal_form, f.establishment, f.start
+        ),
+        "La presente delega è valida per questa pratica fino alla sua conclusione. Può essere revocata in qualsiasi momento.".to_owned(),
+    ]
+}
+
+fn spanish(f: &Facts) -> Vec<String> {
+    vec![
+        format!(
+            "Yo, {}, nacido/a el {}, con domicilio en {}, por la presente autorizo a",
+            f.owner_name, f.owner_dob, f.owner_address
+        ),
+        format!("{}, {},", f.operator_name, f.operator_address),
+        format!(
+            "para que, en mi nombre y en nombre de la empresa {} (forma jurídica: {}), establecimiento en {}, presente ante la autoridad competente la declaración de actividad comercial conforme al artículo 14 del Código alemán de Actividades Comerciales (formulario GewA 1) para el inicio de la actividad el {}, realice todas las declaraciones y aporte todos los documentos necesarios a tal efecto, y reciba las comunicaciones, resoluciones y certificados de la autoridad relativos a esta declaración, en particular el acuse de recibo de la declaración.",
+            f.company, f.legal_form, f.establishment, f.start
+        ),
+        "Este poder es válido para este asunto hasta su conclusión. Puede revocarse en cualquier momento.".to_owned(),
+    ]
+}
+
+fn translation(lang: Language) -> Option<Translation> {
+    let (heading, note, body): (&str, &str, BodyFn) = match lang {
+        Language::De => return None,
+        Language::En => (
+            "Power of attorney to file the trade registration",
+            "Courtesy translation (English). Only the German text above is binding.",
+            english,
+        ),
+        Language::Fr => (
+            "Procuration pour le dépôt de la déclaration d'activité",
+            "Traduction de courtoisie (français). Seul le texte allemand ci-dessus fait foi.",
+            french,
+        ),
+        Language::It => (
+            "Delega per la presentazione della denuncia di attività",
+            "Traduzione di cortesia (italiano). Fa fede esclusivamente il testo tedesco sopra riportato.",
+            italian,
+        ),
+        Language::Es => (
+            "Poder para presentar la declaración de actividad comercial",
+            "Traducción de cortesía (español). Solo el texto alemán anterior es vinculante.",
+            spanish,
+        ),
+    };
+    Some(Translation {
+        heading,
+        note,
+        body,
+    })
+}
+
+fn one_line_address(reg: &TradeRegistration, owner: &Owner) -> String {
+    match &owner.address {
+        Some(a) => {
+            let mut parts = vec![a.street.clone()];
+            if let Some(s) = a
+                .street_second_line
+                .as_deref()
+                .filter(|s| !s.trim().is_empty())
+            {
+                parts.push(s.to_owned());
+            }
+            parts.push(format!("{} {}", a.zip, a.city));
+            if !a.country.is_germany() {
+                parts.push(a.country.german_name().to_owned());
+            }
+            parts.join(", ")
+        }
+        None => establishment(reg),
+    }
+}
+
+fn establishment(reg: &TradeRegistration) -> String {
+    let o = &reg.registered_office;
+    let mut parts = vec![o.street.clone()];
+    if let Some(s) = o
+        .street_second_line
+        .as_deref()
+        .filter(|s| !s.trim().is_empty())
+    {
+        parts.push(s.to_owned());
+    }
+    parts.push(format!("{} {}", o.zip, o.city));
+    parts.join(", ")
+}
+
+/// A piece of the page, laid out top to bottom.
+enum Item {
+    /// A paragraph in the full text width.
+    Para {
+        bold: bool,
+        size: f32,
+        color: (u8, u8, u8),
+        run: Run,
+    },
+    /// A labelled row of the facts table: bold label on the left, value lines on the right.
+    Row { label: Run, lines: Vec<Run> },
+    /// Vertical space in points (scaled).
+    Space(f32),
+    /// The signature box with line and caption.
+    Signature,
+    /// A thin horizontal rule.
+    Rule,
+}
+
+const LABEL_WIDTH: f32 = 118.0;
+const BODY: f32 = 10.0;
+
+/// Runs the items at `scale`; draws when a surface is given. Returns the height used.
+fn run_items(
+    items: &[Item],
+    scale: f32,
+    fonts: &text::Fonts,
+    signature: &domain::signature::SignaturePath,
+    caption: &Run,
+    mut surface: Option<&mut Surface>,
+) -> f32 {
+    let mut y = TOP;
+    for item in items {
+        match item {
+            Item::Para {
+                bold,
+                size,
+                color,
+                run,
+            } => {
+                let face = if *bold { &fonts.bold } else { &fonts.regular };
+                y = paragraph(
+                    surface.as_deref_mut(),
+                    face,
+                    *size * scale,
+                    *color,
+                    MARGIN_X,
+                    WIDTH,
+                    run,
+                    y,
+                );
+            }
+            Item::Row { label, lines } => {
+                let size = 9.5 * scale;
+                let label_bottom = paragraph(
+                    surface.as_deref_mut(),
+                    &fonts.bold,
+                    size,
+                    (60, 60, 60),
+                    MARGIN_X,
+                    LABEL_WIDTH - 6.0,
+                    label,
+                    y,
+                );
+                let mut vy = y;
+                for line in lines {
+                    vy = paragraph(
+                        surface.as_deref_mut(),
+                        &fonts.regular,
+                        size,
+                        (0, 0, 0),
+                        MARGIN_X + LABEL_WIDTH,
+                        WIDTH - LABEL_WIDTH,
+                        line,
+                        vy,
+                    );
+                }
+                y = vy.max(label_bottom) + 5.0 * scale;
+            }
+            Item::Space(h) => y += h * scale,
+            Item::Rule => {
+                if let Some(s) = surface.as_deref_mut() {
+                    hline(s, MARGIN_X, MARGIN_X + WIDTH, y, (170, 170, 170));
+                }
+                y += 1.0;
+            }
+            Item::Signature => {
+                let rect = Rect {
+                    x: MARGIN_X,
+                    y,
+                    w: SIGNATURE_WIDTH,
+                    h: SIGNATURE_HEIGHT * scale,
+                };
+                if let Some(s) = surface.as_deref_mut() {
+                    pdf::draw_signature(s, signature, rect);
+                    hline(
+                        s,
+                        MARGIN_X,
+                        MARGIN_X + SIGNATURE_WIDTH,
+                        y + rect.h + 1.0,
+                        (90, 90, 90),
+                    );
+                }
+                y += rect.h + 3.0;
+                y = paragraph(
+                    surface.as_deref_mut(),
+                    &fonts.regular,
+                    8.0 * scale,
+                    (0, 0, 0),
+                    MARGIN_X,
+                    WIDTH,
+                    caption,
+                    y,
+                );
+            }
+        }
+    }
+    y - TOP
+}
+
+fn hline(surface: &mut Surface, x0: f32, x1: f32, y: f32, (r, g, b): (u8, u8, u8)) {
+    let mut line = PathBuilder::new();
+    line.move_to(x0, y);
+    line.line_to(x1, y);
+    if let Some(path) = line.finish() {
+        surface.set_fill(None);
+        surface.set_stroke(Some(Stroke {
+            paint: rgb::Color::new(r, g, b).into(),
+            width: 0.6,
+            ..Default::default()
+        }));
+        surface.draw_path(&path);
+        surface.set_stroke(None);
+    }
+}
+
+/// Wraps `text` into `width` at `size` and draws it (when a surface is given) from `y` down.
+/// Returns the y below the paragraph.
+#[allow(clippy::too_many_arguments)]
+fn paragraph(
+    surface: Option<&mut Surface>,
+    face: &Face,
+    size: f32,
+    (r, g, b): (u8, u8, u8),
+    x: f32,
+    width: f32,
+    run: &Run,
+    y: f32,
+) -> f32 {
+    let laid = text::layout(
+        std::slice::from_ref(run),
+        Rect {
+            x,
+            y,
+            w: width,
+            h: f32::MAX,
+        },
+        text::Fit {
+            max: size,
+            min: size,
+            valign: text::VAlign::Top,
+        },
+    );
+    let height = laid.lines.len() as f32 * LINE_HEIGHT * laid.size;
+    if let Some(surface) = surface {
+        surface.set_fill(Some(pdf::fill(rgb::Color::new(r, g, b))));
+        let mut by = y;
+        for line in &laid.lines {
+            text::draw_run(
+                surface,
+                face,
+                line,
+                x,
+                by + text::ASCENT * laid.size,
+                laid.size,
+                1.0,
+            );
+            by += LINE_HEIGHT * laid.size;
+        }
+    }
+    y + height
+}
+
+/// Shapes once; the fit loop lays the same runs out at several sizes.
+fn sh(fonts: &text::Fonts, bold: bool, content: &str) -> Run {
+    text::shape(if bold { &fonts.bold } else { &fonts.regular }, content)
+}
+
+fn reason_de(reason: domain::trade::Reason) -> &'static str {
+    use domain::trade::Reason::*;
+    match reason {
+        NewFoundation => "Neugründung",
+        Takeover => "Übernahme",
+        ReopeningAfterRelocation => "Wiedereröffnung nach Verlegung",
+        LegalFormChange => "Wechsel der Rechtsform",
+        PartnerEntry => "Gesellschaftereintritt",
+        TransformationLaw => "Übergang nach dem Umwandlungsgesetz",
+    }
+}
+
+pub(crate) fn render(
+    reg: &TradeRegistration,
+    index: usize,
+    ctx: &PowerOfAttorneyContext,
+) -> Result<Vec<u8>, RenderError> {
+    let owner = reg
+        .owners
+        .get(index)
+        .ok_or(RenderError::NoSuchOwner(index))?;
+    let signature = owner
+        .signatures
+        .power_of_attorney
+        .as_ref()
+        .ok_or(RenderError::MissingSignature(index))?;
+    let fonts = text::fonts()?;
+    let facts = Facts {
+        owner_name: format!("{} {}", owner.first_name, owner.last_name),
+        owner_dob: format_date(owner.dob),
+        owner_address: one_line_address(reg, owner),
+        company: reg.name.clone(),
+        legal_form: reg.legal_form.german_name(),
+        establishment: establishment(reg),
+        operator_name: ctx.operator.name.clone(),
+        operator_address: ctx.operator.address.clone(),
+        start: format_date(reg.operational_activity_start_date),
+    };
+    let place = ctx
+        .place
+        .clone()
+        .or_else(|| owner.address.as_ref().map(|a| a.city.clone()))
+        .unwrap_or_else(|| reg.registered_office.city.clone());
+
+    let mut items = vec![
+        Item::Para {
+            bold: true,
+            size: 16.0,
+            color: (0, 0, 0),
+            run: sh(
+                fonts,
+                true,
+                "Vollmacht zur Einreichung der Gewerbeanmeldung",
+            ),
+        },
+        Item::Para {
+            bold: false,
+            size: 9.0,
+            color: (70, 70, 70),
+            run: sh(
+                fonts,
+                false,
+                "Gewerbeanzeige nach § 14 der Gewerbeordnung (GewO), Vordruck GewA 1",
+            ),
+        },
+        Item::Space(16.0),
+        Item::Row {
+            label: sh(fonts, true, "Vollmachtgeber/in"),
+            lines: vec![
+                sh(fonts, false, &facts.owner_name),
+                sh(fonts, false, &format!("geboren am {}", facts.owner_dob)),
+                sh(fonts, false, &facts.owner_address),
+            ],
+        },
+        Item::Row {
+            label: sh(fonts, true, "Unternehmen"),
+            lines: vec![
+                sh(fonts, false, &facts.company),
+                sh(fonts, false, &format!("Rechtsform: {}", facts.legal_form)),
+                sh(
+                    fonts,
+                    false,
+                    &format!("Betriebsstätte: {}", facts.establishment),
+                ),
+            ],
+        },
+        Item::Row {
+            label: sh(fonts, true, "Bevollmächtigte"),
+            lines: vec![
+                sh(fonts, false, &facts.operator_name),
+                sh(fonts, false, &facts.operator_address),
+            ],
+        },
+        Item::Row {
+            label: sh(fonts, true, "Angelegenheit"),
+            lines: vec![sh(
+                fonts,
+                false,
+                &format!(
+                    "Gewerbeanmeldung (GewA 1), {}, Beginn der Tätigkeit am {}",
+                    reason_de(reg.reason),
+                    facts.start
+                ),
+            )],
+        },
+        Item::Space(10.0),
+    ];
+    for p in german(&facts) {
+        items.push(Item::Para {
+            bold: false,
+            size: BODY,
+            color: (0, 0, 0),
+            run: sh(fonts, false, &p),
+        });
+        items.push(Item::Space(6.0));
+    }
+    items.push(Item::Space(12.0));
+    items.push(Item::Para {
+        bold: false,
+        size: BODY,
+        color: (0, 0, 0),
+        run: sh(
+            fonts,
+            false,
+            &format!("{place}, den {}", format_date(ctx.created_on)),
+        ),
+    });
+    items.push(Item::Space(4.0));
+    items.push(Item::Signature);
+    if let Some(t) = translation(reg.client_preferred_language) {
+        items.push(Item::Space(22.0));
+        items.push(Item::Rule);
+        items.push(Item::Space(8.0));
+        items.push(Item::Para {
+            bold: true,
+            size: 10.0,
+            color: (70, 70, 70),
+            run: sh(fonts, true, t.heading),
+        });
+        items.push(Item::Para {
+            bold: false,
+            size: 8.0,
+            color: (70, 70, 70),
+            run: sh(fonts, false, t.note),
+        });
+        items.push(Item::Space(6.0));
+        // The first three parts form one sentence in every language.
+        let body = (t.body)(&facts);
+        let split = body.len().saturating_sub(1);
+        let paragraphs = [body[..split].join(" "), body[split..].join(" ")];
+        for p in paragraphs {
+            items.push(Item::Para {
+                bold: false,
+                size: 8.5,
+                color: (70, 70, 70),
+                run: sh(fonts, false, &p),
+            });
+            items.push(Item::Space(4.0));
+        }
+    }
+    let caption = sh(
+        fonts,
+        false,
+        &format!("Unterschrift {} (Vollmachtgeber/in)", facts.owner_name),
+    );
+
+    // Shrink everything uniformly until it fits the page (long names and addresses).
+    let available = BOTTOM - TOP;
+    let mut scale = 1.0;
+    while scale > 0.4 && run_items(&items, scale, fonts, signature, &caption, None) > available {
+        scale -= 0.05;
+    }
+
+    let mut document = pdf::new_document()?;
+    document.set_metadata(pdf::metadata(
+        format!("Vollmacht - {}", facts.owner_name),
+        format!(
+            "Vollmacht zur Einreichung der Gewerbeanmeldung für {}",
+            reg.name
+        ),
+        Some(facts.owner_name.clone()),
+        ctx.timestamp,
+    ));
+    let settings = PageSettings::from_wh(A4_WIDTH, A4_HEIGHT).ok_or(RenderError::Font)?;
+    {
+        let mut page = document.start_page_with(settings);
+        let mut surface = page.surface();
+        run_items(
+            &items,
+            scale,
+            fonts,
+            signature,
+            &caption,
+            Some(&mut surface),
+        );
+        if reg.environment == Environment::Sandbox {
+            pdf::sandbox_mark(&mut surface)?;
+        }
+    }
+    pdf::finish(document)
+}

@@ -1,0 +1,408 @@
+//! Fonts, shaping and fitting text into boxes.
+//!
+//! Text is shaped once with rustybuzz (the shaper krilla itself uses) against Noto Sans, which is
+//! embedded in the binary. Shaping ourselves gives exact advance widths for the shrink-then-wrap
+//! rule, and lets static labels be shaped once per process.
+
+use std::ops::Range;
+use std::sync::OnceLock;
+
+use krilla::geom::{Point, Transform};
+use krilla::surface::Surface;
+use krilla::text::{Font, GlyphId, KrillaGlyph};
+
+use crate::RenderError;
+
+static REGULAR_TTF: &[u8] = include_bytes!("../fonts/NotoSans-Regular.ttf");
+static BOLD_TTF: &[u8] = include_bytes!("../fonts/NotoSans-Bold.ttf");
+
+/// Ascent and descent used for vertical layout, in em. These are Noto Sans' hhea metrics
+/// (1069/1000 and 293/1000), which cover every DIN 91379 letter with its marks, so a line box of
+/// `(ASCENT + DESCENT) * size` holds all ink.
+pub(crate) const ASCENT: f32 = 1.069;
+pub(crate) const DESCENT: f32 = 0.293;
+pub(crate) const LINE_HEIGHT: f32 = ASCENT + DESCENT;
+
+pub(crate) struct Face {
+    pub font: Font,
+    pub shaper: rustybuzz::Face<'static>,
+    pub units_per_em: f32,
+}
+
+pub(crate) struct Fonts {
+    pub regular: Face,
+    pub bold: Face,
+}
+
+fn load(data: &'static [u8]) -> Option<Face> {
+    let font = Font::new(data.into(), 0)?;
+    let shaper = rustybuzz::Face::from_slice(data, 0)?;
+    let units_per_em = shaper.units_per_em() as f32;
+    Some(Face {
+        font,
+        shaper,
+        units_per_em,
+    })
+}
+
+/// The embedded fonts, parsed once per process.
+pub(crate) fn fonts() -> Result<&'static Fonts, RenderError> {
+    static FONTS: OnceLock<Option<Fonts>> = OnceLock::new();
+    FONTS
+        .get_or_init(|| {
+            Some(Fonts {
+                regular: load(REGULAR_TTF)?,
+                bold: load(BOLD_TTF)?,
+            })
+        })
+        .as_ref()
+        .ok_or(RenderError::Font)
+}
+
+/// Whether the embedded regular font maps `c` to a glyph (used by the coverage test).
+pub fn has_glyph(c: char) -> bool {
+    fonts().is_ok_and(|f| f.regular.shaper.glyph_index(c).is_some())
+}
+
+/// A shaped run of text; advances are in em.
+#[derive(Clone)]
+pub(crate) struct Run {
+    pub text: String,
+    pub glyphs: Vec<KrillaGlyph>,
+}
+
+impl Run {
+    pub fn width_em(&self) -> f32 {
+        self.glyphs.iter().map(|g| g.x_advance).sum()
+    }
+}
+
+/// Replaces control characters (tabs, newlines inside single-line values) with spaces.
+fn sanitize(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
+pub(crate) fn shape(face: &Face, text: &str) -> Run {
+    let text = sanitize(text);
+    let mut buffer = rustybuzz::UnicodeBuffer::new();
+    buffer.push_str(&text);
+    buffer.set_direction(rustybuzz::Direction::LeftToRight);
+    buffer.guess_segment_properties();
+    let output = rustybuzz::shape(&face.shaper, &[], buffer);
+    let upem = face.units_per_em;
+    let infos = output.glyph_infos();
+    let positions = output.glyph_positions();
+    let mut glyphs = Vec::with_capacity(infos.len());
+    // Characters the font cannot draw (outside DIN 91379, which the request validator rejects
+    // first) are drawn as "?": PDF/A forbids the .notdef glyph.
+    let fallback = face.shaper.glyph_index('?');
+    for (i, (info, pos)) in infos.iter().zip(positions).enumerate() {
+        let start = info.cluster as usize;
+        // A cluster ends where the next different cluster starts (left-to-right text).
+        let end = infos[i + 1..]
+            .iter()
+            .map(|n| n.cluster as usize)
+            .find(|&c| c != start)
+            .unwrap_or(text.len());
+        let (id, advance, dx, dy) = match fallback {
+            Some(q) if info.glyph_id == 0 => (
+                q.0.into(),
+                f32::from(face.shaper.glyph_hor_advance(q).unwrap_or(0)),
+                0.0,
+                0.0,
+            ),
+            _ => (
+                info.glyph_id,
+                pos.x_advance as f32,
+                pos.x_offset as f32,
+                pos.y_offset as f32,
+            ),
+        };
+        glyphs.push(KrillaGlyph::new(
+            GlyphId::new(id),
+            advance / upem,
+            dx / upem,
+            dy / upem,
+            pos.y_advance as f32 / upem,
+            start..end.max(start),
+            None,
+        ));
+    }
+    Run { text, glyphs }
+}
+
+impl Run {
+    /// The part of the run covering `range` of the text (range ends on cluster boundaries).
+    fn slice(&self, range: Range<usize>) -> Run {
+        let Some(text) = self.text.get(range.clone()) else {
+            return Run {
+                text: String::new(),
+                glyphs: Vec::new(),
+            };
+        };
+        let glyphs = self
+            .glyphs
+            .iter()
+            .filter(|g| {
+                g.text_range.start >= range.start
+                    && g.text_range.start < range.end
+                    && g.text_range.end >= g.text_range.start
+            })
+            .map(|g| {
+                let mut g = g.clone();
+                g.text_range = (g.text_range.start - range.start)
+                    ..(g.text_range.end.min(range.end) - range.start);
+                g
+            })
+            .collect();
+        Run {
+            text: text.to_owned(),
+            glyphs,
+        }
+    }
+
+    /// Trims spaces at both ends.
+    fn trimmed(&self) -> Run {
+        let start = self.text.len() - self.text.trim_start().len();
+        let end = self.text.trim_end().len().max(start);
+        self.slice(start..end)
+    }
+}
+
+/// Draws a run with its left baseline point at `(x, y)`, compressed horizontally by `squash`.
+pub(crate) fn draw_run(
+    surface: &mut Surface,
+    face: &Face,
+    run: &Run,
+    x: f32,
+    y: f32,
+    size: f32,
+    squash: f32,
+) {
+    if run.glyphs.is_empty() {
+        return;
+    }
+    if (squash - 1.0).abs() < 1e-4 {
+        surface.draw_glyphs(
+            Point::from_xy(x, y),
+            &run.glyphs,
+            face.font.clone(),
+            &run.text,
+            size,
+            false,
+        );
+    } else {
+        surface.push_transform(&Transform::from_row(squash, 0.0, 0.0, 1.0, x, y));
+        surface.draw_glyphs(
+            Point::from_xy(0.0, 0.0),
+            &run.glyphs,
+            face.font.clone(),
+            &run.text,
+            size,
+            false,
+        );
+        surface.pop();
+    }
+}
+
+/// A rectangle in page coordinates (krilla: origin top-left, y down).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Rect {
+    pub x: f32,
+    pub y: f32,
+    pub w: f32,
+    pub h: f32,
+}
+
+impl Rect {
+    pub fn inset(self, dx: f32, dy: f32) -> Rect {
+        Rect {
+            x: self.x + dx,
+            y: self.y + dy,
+            w: (self.w - 2.0 * dx).max(0.0),
+            h: (self.h - 2.0 * dy).max(0.0),
+        }
+    }
+}
+
+/// How a value is fitted into its box.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Fit {
+    /// Preferred font size.
+    pub max: f32,
+    /// Smallest size used before wrapping onto more lines.
+    pub min: f32,
+    /// Vertical placement of the text block inside the box.
+    pub valign: VAlign,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum VAlign {
+    Top,
+    Center,
+}
+
+/// Lines laid out at one font size.
+pub(crate) struct Laid {
+    pub size: f32,
+    pub lines: Vec<Run>,
+}
+
+/// Whitespace that allows a line break (not the no-break spaces U+00A0 and U+202F).
+fn is_break_space(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_whitespace() && c != '\u{a0}' && c != '\u{202f}')
+}
+
+/// Breaks a paragraph into lines no wider than `width` at `size`: at spaces where possible,
+/// inside a word only when the word alone is too wide. Returns `None` when a single cluster is
+/// wider than the line.
+fn wrap(run: &Run, width: f32, size: f32) -> Option<Vec<Run>> {
+    let max_em = width / size;
+    let mut lines = Vec::new();
+    // Cluster boundaries with their advance.
+    let mut clusters: Vec<(Range<usize>, f32)> = Vec::new();
+    for g in &run.glyphs {
+        match clusters.last_mut() {
+            Some((r, w)) if r.start == g.text_range.start => {
+                *w += g.x_advance;
+                r.end = r.end.max(g.text_range.end);
+            }
+            _ => clusters.push((g.text_range.clone(), g.x_advance)),
+        }
+    }
+    let mut line_start = 0usize; // cluster index
+    while line_start < clusters.len() {
+        // Skip leading spaces.
+        while line_start < clusters.len()
+            && run
+                .text
+                .get(clusters[line_start].0.clone())
+                .is_some_and(is_break_space)
+        {
+            line_start += 1;
+        }
+        if line_start >= clusters.len() {
+            break;
+        }
+        let mut width_em = 0.0;
+        let mut last_space: Option<usize> = None;
+        let mut end = line_start;
+        while end < clusters.len() {
+            let w = clusters[end].1;
+            let is_space = run
+                .text
+                .get(clusters[end].0.clone())
+                .is_some_and(is_break_space);
+            if width_em + w > max_em + 1e-4 && !is_space {
+                break;
+            }
+            if is_space {
+                last_space = Some(end);
+            }
+            width_em += w;
+            end += 1;
+        }
+        if end == line_start {
+            return None; // one cluster wider than the box
+        }
+        let cut = if end < clusters.len() {
+            match last_space {
+                Some(s) if s > line_start => s,
+                _ => end,
+            }
+        } else {
+            end
+        };
+        let from = clusters[line_start].0.start;
+        let to = if cut < clusters.len() {
+            clusters[cut].0.start
+        } else {
+            run.text.len()
+        };
+        lines.push(run.slice(from..to).trimmed());
+        line_start = cut;
+    }
+    Some(lines)
+}
+
+/// Lays out `paragraphs` (each a shaped run; hard line breaks separate them) in `rect`.
+///
+/// The rule: use the preferred size; if a paragraph is too wide, shrink it down to `fit.min`
+/// on one line per paragraph; if it still does not fit, wrap at the largest size from `max` to
+/// `min` at which all lines fit the box height; if nothing fits at `min`, keep shrinking (in
+/// 0.25 pt steps) until it does. Text is never clipped or drawn outside the box.
+pub(crate) fn layout(paragraphs: &[Run], rect: Rect, fit: Fit) -> Laid {
+    let widest = paragraphs.iter().map(Run::width_em).fold(0.0f32, f32::max);
+    let n = paragraphs.len().max(1) as f32;
+    // 1. One line per paragraph, shrunk to the width.
+    let mut size = fit.max;
+    if widest > 0.0 {
+        size = size.min(rect.w / widest);
+    }
+    size = size.min(rect.h / (n * LINE_HEIGHT));
+    if size >= fit.min {
+        return Laid {
+            size,
+            lines: paragraphs.iter().map(Run::trimmed).collect(),
+        };
+    }
+    // 2. Wrap, from the preferred size downwards, then below the minimum if unavoidable.
+    let mut size = fit.max;
+    while size > 0.5 {
+        if let Some(lines) = wrap_all(paragraphs, rect.w, size)
+            && lines.len() as f32 * LINE_HEIGHT * size <= rect.h + 1e-3
+        {
+            return Laid { size, lines };
+        }
+        size -= 0.25;
+    }
+    Laid {
+        size: 0.5,
+        lines: Vec::new(),
+    }
+}
+
+fn wrap_all(paragraphs: &[Run], width: f32, size: f32) -> Option<Vec<Run>> {
+    let mut out = Vec::new();
+    for p in paragraphs {
+        out.extend(wrap(p, width, size)?);
+    }
+    Some(out)
+}
+
+/// Draws laid-out lines left-aligned in `rect`.
+pub(crate) fn draw_laid(
+    surface: &mut Surface,
+    face: &Face,
+    laid: &Laid,
+    rect: Rect,
+    valign: VAlign,
+) {
+    let block = laid.lines.len() as f32 * LINE_HEIGHT * laid.size;
+    let top = match valign {
+        VAlign::Top => rect.y,
+        VAlign::Center => rect.y + (rect.h - block).max(0.0) / 2.0,
+    };
+    for (i, line) in laid.lines.iter().enumerate() {
+        let baseline = top + (i as f32 * LINE_HEIGHT + ASCENT) * laid.size;
+        draw_run(surface, face, line, rect.x, baseline, laid.size, 1.0);
+    }
+}
+
+/// Shapes, fits and draws `text` (hard line breaks with `\n`) in `rect`.
+pub(crate) fn fill_box(surface: &mut Surface, face: &Face, text: &str, rect: Rect, fit: Fit) {
+    let paragraphs: Vec<Run> = text
+        .split('\n')
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| shape(face, p))
+        .collect();
+    if paragraphs.is_empty() {
+        return;
+    }
+    let laid = layout(&paragraphs, rect, fit);
+    draw_laid(surface, face, &laid, rect, fit.valign);
+}

@@ -1,0 +1,20 @@
+import re, zlib, sys
+def streams(path):
+    data = open(path,'rb').read()
+    out=[]
+    for m in re.finditer(rb'stream\r?\n', data):
+        start = m.end()
+        end = data.find(b'endstream', start)
+        raw = data[start:end]
+        try:
+            out.append(zlib.decompress(raw))
+        except Exception as e:
+            try:
+                out.append(zlib.decompressobj().decompress(raw))
+            except Exception: pass
+    return out
+for p in (1,2):
+    ss = streams(f'/work/shared/reference/gewa1/gewa1-2019-page{p}.pdf')
+    for i,s in enumerate(ss):
+        print(p, i, len(s), s[:200])
+        open(f'p{p}_s{i}.txt','wb').write(s)

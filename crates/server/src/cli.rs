@@ -45,6 +45,40 @@ pub enum Command {
     /// API keys.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Render a document from a trade registration request file, without a server.
+    #[command(subcommand)]
+    Render(RenderCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RenderCommand {
+    /// The GewA 1 of one owner (two A4 pages).
+    Gewa1(RenderArgs),
+    /// The power of attorney of one owner (package `assisted`).
+    PowerOfAttorney(RenderArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RenderArgs {
+    /// The request: the JSON the API takes as `data` (see examples/).
+    #[arg(long)]
+    pub input: std::path::PathBuf,
+    /// Which owner, counted from 0.
+    #[arg(long, default_value_t = 0)]
+    pub owner: usize,
+    /// Where to write the PDF.
+    #[arg(long)]
+    pub out: std::path::PathBuf,
+    /// Creation date printed on the document (YYYY-MM-DD); default today. A fixed date makes
+    /// the output byte-for-byte reproducible.
+    #[arg(long)]
+    pub date: Option<String>,
+    /// GewA 1 head: name of the receiving trade office.
+    #[arg(long)]
+    pub trade_office: Option<String>,
+    /// GewA 1 head: 8-digit municipality key (AGS) of the establishment.
+    #[arg(long)]
+    pub municipality_key: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -162,6 +196,11 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
                 public_url = %config.public_url,
                 "starting"
             );
+            if config.operator.name == crate::config::DEFAULT_OPERATOR_NAME {
+                tracing::warn!(
+                    "FILING_OPERATOR_NAME and FILING_OPERATOR_ADDRESS are not set: powers of attorney name a placeholder operator"
+                );
+            }
             let state = crate::app::build_state(config).await?;
             let listener = tokio::net::TcpListener::bind(listen)
                 .await
@@ -187,6 +226,11 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
             let operator = repo.create_operator(name).await?;
             let key = crate::auth::issue_key(repo.as_ref(), KeyKind::Operator, operator.id).await?;
             print(json!({"operator_id": operator.id, "api_key": key.api_key}));
+        }
+        Command::Render(cmd) => {
+            let operator = cli.common.operator()?;
+            let written = crate::render::run(cmd, operator)?;
+            print(json!({"written": written.0.display().to_string(), "bytes": written.1}));
         }
         Command::Keys(KeysCommand::Revoke { prefix }) => {
             let prefix = match domain::auth::parse_key(&prefix) {

@@ -29,7 +29,32 @@ pub struct CommonArgs {
     /// Log filter (tracing EnvFilter syntax), e.g. `info` or `filing=debug,sqlx=warn`.
     #[arg(long, env = "FILING_LOG", default_value = "info", global = true)]
     pub log: String,
+
+    /// Legal name of the company running this service: the attorney named in every power of
+    /// attorney.
+    #[arg(
+        long,
+        env = "FILING_OPERATOR_NAME",
+        default_value = DEFAULT_OPERATOR_NAME,
+        global = true
+    )]
+    pub operator_name: String,
+
+    /// Postal address of the operator on one line, printed in every power of attorney.
+    #[arg(
+        long,
+        env = "FILING_OPERATOR_ADDRESS",
+        default_value = DEFAULT_OPERATOR_ADDRESS,
+        global = true
+    )]
+    pub operator_address: String,
 }
+
+/// Placeholder operator identity for development; production sets its own (a warning is logged
+/// at start while the placeholder is in use).
+pub const DEFAULT_OPERATOR_NAME: &str =
+    "Registration Filing Service (Betreiber nicht konfiguriert)";
+pub const DEFAULT_OPERATOR_ADDRESS: &str = "Anschrift nicht konfiguriert";
 
 /// Settings of the HTTP server.
 #[derive(Debug, Clone, Args)]
@@ -115,6 +140,7 @@ pub struct StorageConfig {
 #[derive(Debug, Clone)]
 pub struct Config {
     pub storage: StorageConfig,
+    pub operator: forms::Operator,
     pub listen: SocketAddr,
     pub public_url: String,
     pub max_body_bytes: usize,
@@ -131,6 +157,22 @@ impl CommonArgs {
             "json" => Ok(LogFormat::Json),
             other => Err(bad("FILING_LOG_FORMAT", other, "expected `text` or `json`")),
         }
+    }
+
+    /// The attorney named in powers of attorney.
+    pub fn operator(&self) -> Result<forms::Operator, ConfigError> {
+        let check = |var: &'static str, value: &str| {
+            let v = value.trim();
+            if v.is_empty() || v.chars().count() > 200 || v.chars().any(char::is_control) {
+                Err(bad(var, value, "must be 1 to 200 printable characters"))
+            } else {
+                Ok(v.to_string())
+            }
+        };
+        Ok(forms::Operator {
+            name: check("FILING_OPERATOR_NAME", &self.operator_name)?,
+            address: check("FILING_OPERATOR_ADDRESS", &self.operator_address)?,
+        })
     }
 
     pub fn storage(&self) -> Result<StorageConfig, ConfigError> {
@@ -240,6 +282,7 @@ impl Config {
         }
         Ok(Config {
             storage,
+            operator: common.operator()?,
             listen,
             public_url,
             max_body_bytes,
@@ -262,6 +305,8 @@ mod tests {
             documents_dir: None,
             log_format: "text".into(),
             log: "info".into(),
+            operator_name: DEFAULT_OPERATOR_NAME.into(),
+            operator_address: DEFAULT_OPERATOR_ADDRESS.into(),
         }
     }
 

@@ -14,5 +14,6 @@ pub mod extract;
 pub mod idempotency;
 pub mod links;
 pub mod openapi;
+pub mod render;
 pub mod routes;
 pub mod telemetry;

@@ -231,3 +231,184 @@ fn zero_configuration_start_and_sigterm() {
     assert!(again.wait().unwrap().success());
     assert_eq!(std::fs::read(data.join("signing-secret")).unwrap(), secret);
 }
+
+fn workspace_file(rel: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(rel)
+}
+
+fn pdftotext(path: &std::path::Path) -> String {
+    let out = Command::new("pdftotext")
+        .args(["-layout", path.to_str().unwrap(), "-"])
+        .output()
+        .expect("pdftotext (poppler-utils) is installed");
+    assert!(out.status.success());
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn pdf_pages(path: &std::path::Path) -> usize {
+    let out = Command::new("pdfinfo").arg(path).output().unwrap();
+    let info = String::from_utf8_lossy(&out.stdout).into_owned();
+    info.lines()
+        .find_map(|l| l.strip_prefix("Pages:"))
+        .map(|n| n.trim().parse().unwrap())
+        .unwrap_or_else(|| panic!("no page count in {info}"))
+}
+
+/// `filing render` previews the documents of a request file without a server, reproducibly.
+#[test]
+fn render_commands_write_the_documents() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        Command::new(BIN)
+            .args(args)
+            .current_dir(dir.path())
+            .env("FILING_OPERATOR_NAME", "Muster Filing GmbH")
+            .env("FILING_OPERATOR_ADDRESS", "Beispielweg 5, 10117 Berlin")
+            .output()
+            .unwrap()
+    };
+    let self_json = workspace_file("examples/trade-registration-self.json");
+    let assisted_json = workspace_file("examples/trade-registration-assisted.json");
+    let request: Value = serde_json::from_slice(&std::fs::read(&self_json).unwrap()).unwrap();
+
+    let gewa1 = dir.path().join("form.pdf");
+    let out = run(&[
+        "render",
+        "gewa1",
+        "--input",
+        self_json.to_str().unwrap(),
+        "--owner",
+        "0",
+        "--out",
+        gewa1.to_str().unwrap(),
+        "--date",
+        "2025-03-20",
+        "--trade-office",
+        "Bezirksamt Mitte von Berlin",
+        "--municipality-key",
+        "11000000",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed = one_object(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(
+        printed["bytes"].as_u64().unwrap() as usize,
+        std::fs::metadata(&gewa1).unwrap().len() as usize
+    );
+    assert_eq!(pdf_pages(&gewa1), 2);
+    let text = pdftotext(&gewa1);
+    for want in [
+        request["owners"][0]["last_name"].as_str().unwrap(),
+        request["owners"][0]["first_name"].as_str().unwrap(),
+        request["registered_office"]["street"].as_str().unwrap(),
+        "Bezirksamt Mitte von Berlin",
+        "11000000",
+        "20.03.2025",
+    ] {
+        assert!(text.contains(want), "{want:?} not in the GewA 1");
+    }
+    // A fixed date gives the same bytes again.
+    let again = dir.path().join("again.pdf");
+    let out = run(&[
+        "render",
+        "gewa1",
+        "--input",
+        self_json.to_str().unwrap(),
+        "--out",
+        again.to_str().unwrap(),
+        "--date",
+        "2025-03-20",
+        "--trade-office",
+        "Bezirksamt Mitte von Berlin",
+        "--municipality-key",
+        "11000000",
+    ]);
+    assert!(out.status.success());
+    assert_eq!(
+        std::fs::read(&gewa1).unwrap(),
+        std::fs::read(&again).unwrap()
+    );
+
+    let poa = dir.path().join("poa.pdf");
+    let out = run(&[
+        "render",
+        "power-of-attorney",
+        "--input",
+        assisted_json.to_str().unwrap(),
+        "--owner",
+        "1",
+        "--out",
+        poa.to_str().unwrap(),
+        "--date",
+        "2025-03-20",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(pdf_pages(&poa), 1);
+    let text = pdftotext(&poa);
+    assert!(
+        text.contains("Muster Filing GmbH"),
+        "operator from configuration"
+    );
+    assert!(text.contains("Vollmacht"));
+
+    // Errors: an owner that does not exist, a self-package request has no power of attorney,
+    // a broken request names the field. Nothing is written.
+    let none = dir.path().join("none.pdf");
+    for (args, want) in [
+        (
+            vec![
+                "render",
+                "gewa1",
+                "--input",
+                self_json.to_str().unwrap(),
+                "--owner",
+                "7",
+                "--out",
+                none.to_str().unwrap(),
+            ],
+            "no owner with index 7",
+        ),
+        (
+            vec![
+                "render",
+                "power-of-attorney",
+                "--input",
+                self_json.to_str().unwrap(),
+                "--out",
+                none.to_str().unwrap(),
+            ],
+            "signature",
+        ),
+    ] {
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{err}");
+        assert!(!none.exists());
+    }
+    let mut broken = request.clone();
+    broken["owners"][0]["dob"] = Value::from("31.01.1980");
+    let broken_path = dir.path().join("broken.json");
+    std::fs::write(&broken_path, broken.to_string()).unwrap();
+    let out = run(&[
+        "render",
+        "gewa1",
+        "--input",
+        broken_path.to_str().unwrap(),
+        "--out",
+        none.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("owners[0].dob"), "{err}");
+    assert!(!none.exists());
+}

@@ -104,6 +104,8 @@ impl TestApp {
             documents_dir: None,
             log_format: "text".into(),
             log: "warn".into(),
+            operator_name: "Muster Filing GmbH".into(),
+            operator_address: "Beispielweg 5, 10117 Berlin".into(),
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await

@@ -1,0 +1,76 @@
+//! `filing render`: documents from a request file, so integrators can preview their data
+//! without a server.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, anyhow};
+use domain::trade::TradeRegistration;
+use time::{Date, OffsetDateTime, Time};
+
+use crate::cli::{RenderArgs, RenderCommand};
+
+fn parse_date(s: &str) -> anyhow::Result<Date> {
+    let format = time::macros::format_description!("[year]-[month]-[day]");
+    Date::parse(s, &format).map_err(|_| anyhow!("--date must be a date YYYY-MM-DD, got {s:?}"))
+}
+
+/// Reads and decodes the request file, naming the broken field on failure.
+pub fn read_request(path: &std::path::Path) -> anyhow::Result<TradeRegistration> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    crate::extract::decode_json::<TradeRegistration>(&bytes).map_err(|e| match e {
+        crate::error::ApiError::Validation(v) => anyhow!("{}: {v}", path.display()),
+        other => anyhow!("{}: {other}", path.display()),
+    })
+}
+
+/// Renders the requested document; returns the path written and its size.
+pub fn run(cmd: RenderCommand, operator: forms::Operator) -> anyhow::Result<(PathBuf, usize)> {
+    let (args, is_gewa1) = match cmd {
+        RenderCommand::Gewa1(a) => (a, true),
+        RenderCommand::PowerOfAttorney(a) => (a, false),
+    };
+    let RenderArgs {
+        input,
+        owner,
+        out,
+        date,
+        trade_office,
+        municipality_key,
+    } = args;
+    let reg = read_request(&input)?;
+    let (created_on, timestamp) = match date {
+        Some(d) => {
+            let d = parse_date(&d)?;
+            (d, d.with_time(Time::MIDNIGHT).assume_utc())
+        }
+        None => {
+            let now = OffsetDateTime::now_utc();
+            (now.date(), now)
+        }
+    };
+    let pdf = if is_gewa1 {
+        forms::render_gewa1(
+            &reg,
+            owner,
+            &forms::Gewa1Context {
+                trade_office_name: trade_office,
+                municipality_key,
+                created_on,
+                timestamp,
+            },
+        )
+    } else {
+        forms::render_power_of_attorney(
+            &reg,
+            owner,
+            &forms::PowerOfAttorneyContext {
+                operator,
+                place: None,
+                created_on,
+                timestamp,
+            },
+        )
+    }?;
+    std::fs::write(&out, &pdf).with_context(|| format!("cannot write {}", out.display()))?;
+    Ok((out, pdf.len()))
+}

@@ -7,8 +7,11 @@
 pub mod auth;
 pub mod company;
 pub mod country;
+pub mod din91379;
 pub mod error;
+pub mod rules;
 pub mod signature;
 pub mod trade;
+pub mod trade_request;
 
 pub use error::{FieldError, Violations};

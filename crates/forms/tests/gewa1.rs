@@ -67,7 +67,7 @@ fn every_value_in_box_order() {
         &[
             "Bezirksamt Mitte von Berlin, Gewerbeamt",
             "11000000",
-            "Amtsgericht Charlottenburg HRB 245789 B",
+            "HRB 245789 B",
             "Mustermann Software GmbH",
             "Rechtsform: GmbH",
             "Mustermann",

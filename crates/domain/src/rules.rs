@@ -1,0 +1,382 @@
+//! Field rules shared by every request: reading a JSON document field by field and recording
+//! every broken rule with its path, so one answer names all of them.
+//!
+//! Each reader returns `Option<T>`: `None` when the value is missing or broken (the violation is
+//! recorded), so callers carry on and find the next one.
+
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+use time::Date;
+
+use crate::Violations;
+use crate::country::CountryCode;
+use crate::din91379::{self, TextType};
+
+/// A JSON object being read, with its path and the violations found so far.
+pub struct Obj<'v> {
+    map: &'v Map<String, Value>,
+    path: String,
+}
+
+/// Appends `name` to `path` (`owners[0]` + `dob` -> `owners[0].dob`).
+pub fn join(path: &str, name: &str) -> String {
+    if path.is_empty() {
+        name.to_string()
+    } else {
+        format!("{path}.{name}")
+    }
+}
+
+/// `value` as an object whose keys are all in `allowed`; unknown keys are `unknown_field`.
+pub fn object<'v>(
+    value: &'v Value,
+    path: &str,
+    allowed: &[&str],
+    errs: &mut Violations,
+) -> Option<Obj<'v>> {
+    let Value::Object(map) = value else {
+        errs.push(
+            if path.is_empty() { "body" } else { path },
+            "invalid_type",
+            "must be an object",
+        );
+        return None;
+    };
+    for key in map.keys() {
+        if !allowed.contains(&key.as_str()) {
+            errs.push(join(path, key), "unknown_field", "is not a known field");
+        }
+    }
+    Some(Obj {
+        map,
+        path: path.to_string(),
+    })
+}
+
+impl<'v> Obj<'v> {
+    pub fn path(&self, name: &str) -> String {
+        join(&self.path, name)
+    }
+
+    /// The field, or `None` when absent or `null`.
+    pub fn opt(&self, name: &str) -> Option<&'v Value> {
+        self.map.get(name).filter(|v| !v.is_null())
+    }
+
+    /// The field; a missing or `null` one is `required`.
+    pub fn req(&self, name: &str, errs: &mut Violations) -> Option<&'v Value> {
+        let v = self.opt(name);
+        if v.is_none() {
+            errs.push(self.path(name), "required", "is required");
+        }
+        v
+    }
+
+    pub fn has(&self, name: &str) -> bool {
+        self.opt(name).is_some()
+    }
+}
+
+pub fn string<'v>(v: &'v Value, path: &str, errs: &mut Violations) -> Option<&'v str> {
+    match v {
+        Value::String(s) => Some(s),
+        _ => {
+            errs.push(path, "invalid_type", "must be a string");
+            None
+        }
+    }
+}
+
+pub fn boolean(v: &Value, path: &str, errs: &mut Violations) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        _ => {
+            errs.push(path, "invalid_type", "must be true or false");
+            None
+        }
+    }
+}
+
+/// Free text: trimmed, NFC-normalised, not empty, at most `max` characters, DIN 91379 `ty`.
+pub fn text(
+    v: &Value,
+    path: &str,
+    max: usize,
+    ty: TextType,
+    errs: &mut Violations,
+) -> Option<String> {
+    let s = string(v, path, errs)?.trim();
+    if s.is_empty() {
+        errs.push(path, "empty", "must not be empty");
+        return None;
+    }
+    let normalised = match din91379::check(s, ty) {
+        Ok(n) => n,
+        Err(e) => {
+            errs.push(path, "invalid_characters", e.to_string());
+            return None;
+        }
+    };
+    let len = normalised.chars().count();
+    if len > max {
+        errs.push(
+            path,
+            "too_long",
+            format!("must be at most {max} characters (is {len})"),
+        );
+        return None;
+    }
+    Some(normalised)
+}
+
+/// A city or place name: text of type B without digits.
+pub fn city(v: &Value, path: &str, errs: &mut Violations) -> Option<String> {
+    let s = text(v, path, 72, TextType::B, errs)?;
+    if s.chars().any(|c| c.is_ascii_digit()) {
+        errs.push(path, "digits_not_allowed", "must not contain digits");
+        return None;
+    }
+    Some(s)
+}
+
+/// One of the values of a kebab-case enum.
+pub fn enumeration<T: DeserializeOwned>(
+    v: &Value,
+    path: &str,
+    allowed: &[&str],
+    errs: &mut Violations,
+) -> Option<T> {
+    let s = string(v, path, errs)?;
+    match serde_json::from_value::<T>(Value::String(s.to_string())) {
+        Ok(t) => Some(t),
+        Err(_) => {
+            errs.push(
+                path,
+                "invalid_value",
+                format!("must be one of: {}", allowed.join(", ")),
+            );
+            None
+        }
+    }
+}
+
+/// A real calendar date written `YYYY-MM-DD`.
+pub fn date(v: &Value, path: &str, errs: &mut Violations) -> Option<Date> {
+    let s = string(v, path, errs)?;
+    let format = time::macros::format_description!("[year]-[month]-[day]");
+    let shape_ok = s.len() == 10
+        && s.bytes()
+            .enumerate()
+            .all(|(i, b)| if i == 4 || i == 7 { b == b'-' } else { b.is_ascii_digit() });
+    match Date::parse(s, &format) {
+        Ok(d) if shape_ok && d.year() >= 1800 => Some(d),
+        _ => {
+            errs.push(path, "invalid_date", "must be a real date YYYY-MM-DD");
+            None
+        }
+    }
+}
+
+/// A date on or before `today` (issue dates).
+pub fn past_date(v: &Value, path: &str, today: Date, errs: &mut Violations) -> Option<Date> {
+    let d = date(v, path, errs)?;
+    if d > today {
+        errs.push(path, "not_in_past", "must be a date in the past");
+        return None;
+    }
+    Some(d)
+}
+
+/// A German postal code: five digits.
+pub fn german_zip(v: &Value, path: &str, errs: &mut Violations) -> Option<String> {
+    let s = string(v, path, errs)?.trim();
+    if s.len() == 5 && s.bytes().all(|b| b.is_ascii_digit()) {
+        Some(s.to_string())
+    } else {
+        errs.push(path, "invalid_zip", "must be a German postal code of 5 digits");
+        None
+    }
+}
+
+/// Postal code formats of common countries: `9` a digit, `A` a letter, others literal.
+fn zip_patterns(country: &str) -> Option<&'static [&'static str]> {
+    Some(match country {
+        "DE" | "FR" | "IT" | "ES" | "FI" | "HR" | "EE" | "MC" | "SM" | "VA" | "TR" | "UA" => {
+            &["99999"]
+        }
+        "AT" | "CH" | "LI" | "BE" | "DK" | "LU" | "NO" | "HU" | "SI" | "BG" | "CY" | "AU"
+        | "NZ" | "ZA" | "TN" | "GE" | "AM" => &["9999"],
+        "NL" => &["9999 AA", "9999AA"],
+        "PL" => &["99-999"],
+        "CZ" | "SK" | "SE" | "GR" => &["999 99", "99999"],
+        "PT" => &["9999-999"],
+        "US" => &["99999", "99999-9999"],
+        "RU" | "IN" | "CN" | "BY" | "KZ" | "SG" | "RO" => &["999999"],
+        "JP" => &["999-9999"],
+        "BR" => &["99999-999"],
+        "LT" => &["LT-99999", "99999"],
+        "LV" => &["LV-9999"],
+        "IS" => &["999"],
+        "IE" => &["A99 AAAA", "A9A AAAA"],
+        _ => return None,
+    })
+}
+
+fn matches_pattern(s: &str, pattern: &str) -> bool {
+    s.len() == pattern.len()
+        && s.bytes().zip(pattern.bytes()).all(|(c, p)| match p {
+            b'9' => c.is_ascii_digit(),
+            b'A' => c.is_ascii_alphanumeric(),
+            other => c.eq_ignore_ascii_case(&other),
+        })
+}
+
+/// A postal code for `country`: the country's format where we know it (Germany: 5 digits),
+/// otherwise 2 to `max` letters, digits, spaces and hyphens.
+pub fn zip_for_country(
+    v: &Value,
+    path: &str,
+    country: Option<&CountryCode>,
+    max: usize,
+    errs: &mut Violations,
+) -> Option<String> {
+    let s = string(v, path, errs)?.trim();
+    let generic_ok = (2..=max).contains(&s.len())
+        && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b' ' || b == b'-')
+        && s.bytes().any(|b| b.is_ascii_alphanumeric());
+    if !generic_ok {
+        errs.push(
+            path,
+            "invalid_zip",
+            format!("must be 2 to {max} letters, digits, spaces or hyphens"),
+        );
+        return None;
+    }
+    if let Some(country) = country
+        && let Some(patterns) = zip_patterns(country.as_str())
+        && !patterns.iter().any(|p| matches_pattern(s, p))
+    {
+        let shown: Vec<String> = patterns
+            .iter()
+            .map(|p| p.replace('9', "#").replace('A', "X"))
+            .collect();
+        errs.push(
+            path,
+            "invalid_zip",
+            format!(
+                "is not a postal code of {} (expected {})",
+                country.as_str(),
+                shown.join(" or ")
+            ),
+        );
+        return None;
+    }
+    Some(s.to_string())
+}
+
+/// Digits, spaces and `+ ( ) . / -` only, 6 to 32 characters, with at least 5 digits.
+pub fn phone(v: &Value, path: &str, errs: &mut Violations) -> Option<String> {
+    let s = string(v, path, errs)?.trim();
+    let chars_ok = s
+        .chars()
+        .all(|c| c.is_ascii_digit() || " +()./-".contains(c));
+    let len = s.chars().count();
+    let digits = s.chars().filter(char::is_ascii_digit).count();
+    if !chars_ok || !(6..=32).contains(&len) || digits < 5 {
+        errs.push(
+            path,
+            "invalid_phone",
+            "must be 6 to 32 characters: digits, spaces and + ( ) . / - only",
+        );
+        return None;
+    }
+    Some(s.to_string())
+}
+
+/// An e-mail address: `local@domain.tld`, ASCII or internationalised, no spaces, at most 254
+/// characters, a domain of dot-separated labels.
+pub fn email(v: &Value, path: &str, errs: &mut Violations) -> Option<String> {
+    let s = string(v, path, errs)?.trim();
+    let valid = (|| {
+        if s.len() > 254 || s.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return false;
+        }
+        let Some((local, domain)) = s.rsplit_once('@') else {
+            return false;
+        };
+        if local.is_empty() || local.len() > 64 || local.contains('@') {
+            return false;
+        }
+        if local.starts_with('.') || local.ends_with('.') || local.contains("..") {
+            return false;
+        }
+        let forbidden_local = "()<>[]\\,;:\"";
+        if local.chars().any(|c| forbidden_local.contains(c)) {
+            return false;
+        }
+        let labels: Vec<&str> = domain.split('.').collect();
+        labels.len() >= 2
+            && labels.iter().all(|l| {
+                !l.is_empty()
+                    && l.len() <= 63
+                    && !l.starts_with('-')
+                    && !l.ends_with('-')
+                    && l.chars().all(|c| c.is_alphanumeric() || c == '-')
+            })
+            && labels.last().is_some_and(|tld| tld.chars().count() >= 2)
+    })();
+    if valid {
+        Some(s.to_string())
+    } else {
+        errs.push(path, "invalid_email", "must be an e-mail address like name@example.com");
+        None
+    }
+}
+
+/// An ISO 3166-1 alpha-2 code that exists (any case).
+pub fn country(v: &Value, path: &str, errs: &mut Violations) -> Option<CountryCode> {
+    let s = string(v, path, errs)?;
+    match CountryCode::parse(s.trim()) {
+        Ok(c) => Some(c),
+        Err(_) => {
+            errs.push(
+                path,
+                "invalid_country",
+                "must be an ISO 3166-1 alpha-2 country code such as DE",
+            );
+            None
+        }
+    }
+}
+
+/// A UUID in its hyphenated form.
+pub fn uuid(v: &Value, path: &str, errs: &mut Violations) -> Option<uuid::Uuid> {
+    let s = string(v, path, errs)?;
+    match uuid::Uuid::try_parse(s) {
+        Ok(u) if s.len() == 36 => Some(u),
+        _ => {
+            errs.push(path, "invalid_uuid", "must be a UUID");
+            None
+        }
+    }
+}
+
+/// An array of `min..=max` items; each item is passed to `each` with its path.
+pub fn array<'v>(
+    v: &'v Value,
+    path: &str,
+    min: usize,
+    max: usize,
+    errs: &mut Violations,
+) -> Option<&'v [Value]> {
+    let Value::Array(items) = v else {
+        errs.push(path, "invalid_type", "must be an array");
+        return None;
+    };
+    if items.len() < min || items.len() > max {
+        let code = if items.len() < min { "too_few" } else { "too_many" };
+        errs.push(path, code, format!("must have {min} to {max} entries"));
+        return None;
+    }
+    Some(items)
+}

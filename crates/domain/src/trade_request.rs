@@ -1,0 +1,625 @@
+//! `POST /v1/trade-registration`: every field rule of the specification, applied to the request
+//! JSON at once, producing the validated [`TradeRegistration`] the renderers read.
+
+use serde_json::Value;
+use time::Date;
+use uuid::Uuid;
+
+use crate::Violations;
+use crate::country::CountryCode;
+use crate::din91379::TextType;
+use crate::rules::{self, Obj, object};
+use crate::signature::SignaturePath;
+use crate::trade::*;
+
+/// Most owners on one registration.
+pub const MAX_OWNERS: usize = 9;
+
+/// A validated create request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TradeRequest {
+    /// The existing client company, when named.
+    pub company_id: Option<Uuid>,
+    pub registration: TradeRegistration,
+}
+
+const TOP: &[&str] = &[
+    "company_id",
+    "package",
+    "environment",
+    "client_reference",
+    "client_preferred_language",
+    "reason",
+    "operational_activity_start_date",
+    "establishment_type",
+    "acquisition_type",
+    "name",
+    "legal_form",
+    "registration_number",
+    "business_type",
+    "purpose",
+    "registered_office",
+    "business_address",
+    "phone",
+    "email",
+    "industrial_license",
+    "has_public_sector_participation",
+    "employees",
+    "owners",
+];
+
+const PACKAGES: &[&str] = &["self", "assisted"];
+const ENVIRONMENTS: &[&str] = &["sandbox", "production"];
+const LANGUAGES: &[&str] = &["en", "fr", "de", "it", "es"];
+const REASONS: &[&str] = &[
+    "new-foundation",
+    "takeover",
+    "reopening-after-relocation",
+    "legal-form-change",
+    "partner-entry",
+    "transformation-law",
+];
+const ESTABLISHMENT_TYPES: &[&str] = &[
+    "main-office",
+    "branch-office",
+    "dependent-branch",
+    "travel-industry",
+];
+const ACQUISITION_TYPES: &[&str] = &["main-occupation", "secondary-occupation"];
+const LEGAL_FORMS: &[&str] = &[
+    "einzelunternehmen",
+    "ug",
+    "gmbh",
+    "gbr",
+    "einzelkaufmann-ek",
+    "gmbh-co-kg",
+    "kg",
+    "ohg",
+    "ug-co-kg",
+    "ggmbh",
+    "ag",
+    "kgaa",
+    "other",
+];
+const BUSINESS_TYPES: &[&str] = &["industry", "trade", "craft", "other"];
+const GENDERS: &[&str] = &["male", "female", "diverse", "no-information"];
+const EMPLOYEE_BRACKETS: &[&str] = &[
+    "0", "1", "2", "3", "4", "5", "6-10", "11-20", "21-50", "50+",
+];
+
+fn opt_text(
+    o: &Obj,
+    name: &str,
+    max: usize,
+    ty: TextType,
+    errs: &mut Violations,
+) -> Option<String> {
+    o.opt(name)
+        .and_then(|v| rules::text(v, &o.path(name), max, ty, errs))
+}
+
+fn req_text(
+    o: &Obj,
+    name: &str,
+    max: usize,
+    ty: TextType,
+    errs: &mut Violations,
+) -> Option<String> {
+    o.req(name, errs)
+        .and_then(|v| rules::text(v, &o.path(name), max, ty, errs))
+}
+
+fn req_enum<T: serde::de::DeserializeOwned>(
+    o: &Obj,
+    name: &str,
+    allowed: &[&str],
+    errs: &mut Violations,
+) -> Option<T> {
+    o.req(name, errs)
+        .and_then(|v| rules::enumeration(v, &o.path(name), allowed, errs))
+}
+
+fn registered_office(v: &Value, path: &str, errs: &mut Violations) -> Option<RegisteredOffice> {
+    let o = object(
+        v,
+        path,
+        &["street", "street_second_line", "zip", "city"],
+        errs,
+    )?;
+    let street = req_text(&o, "street", 72, TextType::B, errs);
+    let second = opt_text(&o, "street_second_line", 72, TextType::B, errs);
+    let zip = o
+        .req("zip", errs)
+        .and_then(|v| rules::german_zip(v, &o.path("zip"), errs));
+    let city = o
+        .req("city", errs)
+        .and_then(|v| rules::city(v, &o.path("city"), errs));
+    Some(RegisteredOffice {
+        street: street?,
+        street_second_line: second,
+        zip: zip?,
+        city: city?,
+    })
+}
+
+/// An address that may be abroad: `(street, second line, zip, city, state, country)`.
+type ForeignAddress = (String, Option<String>, String, String, Option<String>, CountryCode);
+
+fn foreign_address(
+    v: &Value,
+    path: &str,
+    zip_max: usize,
+    errs: &mut Violations,
+) -> Option<ForeignAddress> {
+    let o = object(
+        v,
+        path,
+        &["street", "street_second_line", "zip", "city", "state", "country"],
+        errs,
+    )?;
+    let street = req_text(&o, "street", 72, TextType::B, errs);
+    let second = opt_text(&o, "street_second_line", 72, TextType::B, errs);
+    let country = o
+        .req("country", errs)
+        .and_then(|v| rules::country(v, &o.path("country"), errs));
+    let zip = o.req("zip", errs).and_then(|v| {
+        rules::zip_for_country(v, &o.path("zip"), country.as_ref(), zip_max, errs)
+    });
+    let city = o
+        .req("city", errs)
+        .and_then(|v| rules::city(v, &o.path("city"), errs));
+    let state = opt_text(&o, "state", 72, TextType::B, errs);
+    Some((street?, second, zip?, city?, state, country?))
+}
+
+fn signature(v: &Value, path: &str, errs: &mut Violations) -> Option<SignaturePath> {
+    let s = rules::string(v, path, errs)?;
+    match SignaturePath::parse(s) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            errs.push(path, e.code(), e.to_string());
+            None
+        }
+    }
+}
+
+fn owner(
+    v: &Value,
+    path: &str,
+    package: Option<Package>,
+    today: Date,
+    errs: &mut Violations,
+) -> Option<Owner> {
+    let o = object(
+        v,
+        path,
+        &[
+            "first_name",
+            "last_name",
+            "birth_name",
+            "dob",
+            "place_of_birth",
+            "country_of_birth",
+            "nationality",
+            "gender",
+            "phone",
+            "email",
+            "signatures",
+            "documents",
+            "residence_permit",
+            "has_employment_restrictions",
+            "address",
+        ],
+        errs,
+    )?;
+    let first_name = req_text(&o, "first_name", 72, TextType::A, errs);
+    let last_name = req_text(&o, "last_name", 72, TextType::A, errs);
+    let birth_name = opt_text(&o, "birth_name", 72, TextType::A, errs);
+    let dob = o.req("dob", errs).and_then(|v| {
+        let p = o.path("dob");
+        let d = rules::date(v, &p, errs)?;
+        if d >= today {
+            errs.push(p, "not_in_past", "must be a date of birth in the past");
+            return None;
+        }
+        Some(d)
+    });
+    let place_of_birth = o
+        .req("place_of_birth", errs)
+        .and_then(|v| rules::city(v, &o.path("place_of_birth"), errs));
+    let country_of_birth = o
+        .req("country_of_birth", errs)
+        .and_then(|v| rules::country(v, &o.path("country_of_birth"), errs));
+    let nationality = o
+        .req("nationality", errs)
+        .and_then(|v| rules::country(v, &o.path("nationality"), errs));
+    let gender = req_enum(&o, "gender", GENDERS, errs);
+    let phone = o
+        .req("phone", errs)
+        .and_then(|v| rules::phone(v, &o.path("phone"), errs));
+    let email = o
+        .req("email", errs)
+        .and_then(|v| rules::email(v, &o.path("email"), errs));
+
+    // documents.gewa_1.file: a signed PDF sent as a multipart part instead of a signature.
+    let documents = match o.opt("documents") {
+        None => Some(OwnerDocuments::default()),
+        Some(v) => {
+            let dp = o.path("documents");
+            object(v, &dp, &["gewa_1"], errs).and_then(|d| {
+                let gewa_1 = match d.opt("gewa_1") {
+                    None => None,
+                    Some(g) => {
+                        let gp = d.path("gewa_1");
+                        let g = object(g, &gp, &["file"], errs)?;
+                        let file = g.req("file", errs).and_then(|f| {
+                            let fp = g.path("file");
+                            let name = rules::string(f, &fp, errs)?;
+                            let ok = !name.is_empty()
+                                && name.len() <= 100
+                                && name != "data"
+                                && name.bytes().all(|b| {
+                                    b.is_ascii_alphanumeric() || b"-_.".contains(&b)
+                                });
+                            if !ok {
+                                errs.push(
+                                    fp,
+                                    "invalid_value",
+                                    "must name a multipart part: 1 to 100 letters, digits, - _ . (not `data`)",
+                                );
+                                return None;
+                            }
+                            Some(name.to_string())
+                        })?;
+                        Some(UploadedDocument { file })
+                    }
+                };
+                Some(OwnerDocuments { gewa_1 })
+            })
+        }
+    };
+
+    // signatures: gewa_1 XOR documents.gewa_1; power_of_attorney only and always for assisted.
+    let sp = o.path("signatures");
+    let signatures = match o.req("signatures", errs) {
+        None => None,
+        Some(v) => object(v, &sp, &["gewa_1", "power_of_attorney"], errs).map(|s| {
+            let gewa_1 = s
+                .opt("gewa_1")
+                .and_then(|v| signature(v, &s.path("gewa_1"), errs));
+            let power_of_attorney = s
+                .opt("power_of_attorney")
+                .and_then(|v| signature(v, &s.path("power_of_attorney"), errs));
+            let uploaded = documents.as_ref().is_some_and(|d| d.gewa_1.is_some());
+            match (s.has("gewa_1"), uploaded) {
+                (true, true) => errs.push(
+                    s.path("gewa_1"),
+                    "conflict",
+                    "send either signatures.gewa_1 or documents.gewa_1, not both",
+                ),
+                (false, false) => errs.push(
+                    s.path("gewa_1"),
+                    "required",
+                    "is required unless a signed GewA 1 is uploaded as documents.gewa_1",
+                ),
+                _ => {}
+            }
+            match (package, s.has("power_of_attorney")) {
+                (Some(Package::Assisted), false) => errs.push(
+                    s.path("power_of_attorney"),
+                    "required",
+                    "is required for the assisted package",
+                ),
+                (Some(Package::SelfService), true) => errs.push(
+                    s.path("power_of_attorney"),
+                    "not_allowed",
+                    "is only accepted for the assisted package",
+                ),
+                _ => {}
+            }
+            Signatures {
+                gewa_1,
+                power_of_attorney,
+            }
+        }),
+    };
+
+    let residence_permit = o.opt("residence_permit").and_then(|v| {
+        let rp = o.path("residence_permit");
+        let r = object(v, &rp, &["issue_date", "issuing_authority"], errs)?;
+        let issue_date = r
+            .req("issue_date", errs)
+            .and_then(|v| rules::past_date(v, &r.path("issue_date"), today, errs));
+        let issuing_authority = req_text(&r, "issuing_authority", 120, TextType::B, errs);
+        Some(ResidencePermit {
+            issue_date: issue_date?,
+            issuing_authority: issuing_authority?,
+        })
+    });
+    let has_restrictions = o.opt("has_employment_restrictions").and_then(|v| {
+        rules::boolean(v, &o.path("has_employment_restrictions"), errs)
+    });
+    match (o.has("residence_permit"), o.has("has_employment_restrictions")) {
+        (true, false) => errs.push(
+            o.path("has_employment_restrictions"),
+            "required",
+            "is required when residence_permit is sent",
+        ),
+        (false, true) => errs.push(
+            o.path("has_employment_restrictions"),
+            "not_allowed",
+            "is only accepted together with residence_permit",
+        ),
+        _ => {}
+    }
+    let address = o.opt("address").and_then(|v| {
+        let (street, street_second_line, zip, city, state, country) =
+            foreign_address(v, &o.path("address"), 12, errs)?;
+        Some(ResidentialAddress {
+            street,
+            street_second_line,
+            zip,
+            city,
+            state,
+            country,
+        })
+    });
+
+    let last_name = last_name?;
+    // "omit when equal to last_name": an equal birth name says nothing and is dropped.
+    let birth_name = birth_name.filter(|b| *b != last_name);
+    Some(Owner {
+        first_name: first_name?,
+        last_name,
+        birth_name,
+        dob: dob?,
+        place_of_birth: place_of_birth?,
+        country_of_birth: country_of_birth?,
+        nationality: nationality?,
+        gender: gender?,
+        phone: phone?,
+        email: email?,
+        signatures: signatures?,
+        documents: documents?,
+        residence_permit: if o.has("residence_permit") {
+            Some(residence_permit?)
+        } else {
+            None
+        },
+        has_employment_restrictions: has_restrictions,
+        address: if o.has("address") { Some(address?) } else { None },
+    })
+}
+
+/// Applies every rule; `today` decides which dates are in the past.
+pub fn parse(body: &Value, today: Date) -> Result<TradeRequest, Violations> {
+    let mut errs = Violations::new();
+    let Some(o) = object(body, "", TOP, &mut errs) else {
+        return Err(errs);
+    };
+    let e = &mut errs;
+
+    let company_id = o
+        .opt("company_id")
+        .and_then(|v| rules::uuid(v, "company_id", e));
+    let package: Option<Package> = req_enum(&o, "package", PACKAGES, e);
+    let environment = match o.opt("environment") {
+        None => Some(Environment::default()),
+        Some(v) => rules::enumeration(v, "environment", ENVIRONMENTS, e),
+    };
+    let client_reference = opt_text(&o, "client_reference", 255, TextType::C, e);
+    let language = match o.opt("client_preferred_language") {
+        None => Some(Language::default()),
+        Some(v) => rules::enumeration(v, "client_preferred_language", LANGUAGES, e),
+    };
+    let reason = req_enum(&o, "reason", REASONS, e);
+    let start = o
+        .req("operational_activity_start_date", e)
+        .and_then(|v| rules::date(v, "operational_activity_start_date", e));
+    let establishment_type = req_enum(&o, "establishment_type", ESTABLISHMENT_TYPES, e);
+    let acquisition_type = req_enum(&o, "acquisition_type", ACQUISITION_TYPES, e);
+    let name = req_text(&o, "name", 120, TextType::B, e);
+    let legal_form = req_enum(&o, "legal_form", LEGAL_FORMS, e);
+    let registration_number = opt_text(&o, "registration_number", 30, TextType::B, e);
+    let business_type = o.req("business_type", e).and_then(|v| {
+        let items = rules::array(v, "business_type", 1, BUSINESS_TYPES.len(), e)?;
+        let mut out: Vec<BusinessType> = Vec::new();
+        let mut ok = true;
+        for (i, item) in items.iter().enumerate() {
+            let p = format!("business_type[{i}]");
+            match rules::enumeration::<BusinessType>(item, &p, BUSINESS_TYPES, e) {
+                Some(t) if out.contains(&t) => {
+                    e.push(p, "duplicate", "is listed twice");
+                    ok = false;
+                }
+                Some(t) => out.push(t),
+                None => ok = false,
+            }
+        }
+        ok.then_some(out)
+    });
+    let purpose = req_text(&o, "purpose", 200, TextType::C, e);
+    let registered_office = o
+        .req("registered_office", e)
+        .and_then(|v| registered_office(v, "registered_office", e));
+    let business_address = o.opt("business_address").and_then(|v| {
+        if company_id.is_some() || o.has("company_id") {
+            e.push(
+                "business_address",
+                "not_allowed",
+                "is only accepted when company_id is omitted (it describes the company to create)",
+            );
+            return None;
+        }
+        let (street, street_second_line, zip, city, state, country) =
+            foreign_address(v, "business_address", 12, e)?;
+        Some(PostalAddress {
+            street,
+            street_second_line,
+            zip,
+            city,
+            state,
+            country,
+        })
+    });
+    let phone = o.req("phone", e).and_then(|v| rules::phone(v, "phone", e));
+    let email = o.req("email", e).and_then(|v| rules::email(v, "email", e));
+    let today_ = today;
+    let industrial_license = o.opt("industrial_license").and_then(|v| {
+        let l = object(
+            v,
+            "industrial_license",
+            &["issue_date", "issuing_authority", "zip", "location"],
+            e,
+        )?;
+        let issue_date = l
+            .req("issue_date", e)
+            .and_then(|v| rules::past_date(v, &l.path("issue_date"), today_, e));
+        let issuing_authority = req_text(&l, "issuing_authority", 120, TextType::B, e);
+        let zip = l
+            .req("zip", e)
+            .and_then(|v| rules::german_zip(v, &l.path("zip"), e));
+        let location = l
+            .req("location", e)
+            .and_then(|v| rules::city(v, &l.path("location"), e));
+        Some(IndustrialLicense {
+            issue_date: issue_date?,
+            issuing_authority: issuing_authority?,
+            zip: zip?,
+            location: location?,
+        })
+    });
+    let public_sector = o
+        .req("has_public_sector_participation", e)
+        .and_then(|v| rules::boolean(v, "has_public_sector_participation", e));
+    let employees = o.opt("employees").and_then(|v| {
+        let em = object(v, "employees", &["full_time", "part_time"], e)?;
+        let full_time = req_enum(&em, "full_time", EMPLOYEE_BRACKETS, e);
+        let part_time = req_enum(&em, "part_time", EMPLOYEE_BRACKETS, e);
+        Some(Employees {
+            full_time: full_time?,
+            part_time: part_time?,
+        })
+    });
+    let owners = o.req("owners", e).and_then(|v| {
+        let items = rules::array(v, "owners", 1, MAX_OWNERS, e)?;
+        let parsed: Vec<Option<Owner>> = items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| owner(item, &format!("owners[{i}]"), package, today, e))
+            .collect();
+        // Two owners cannot send the same file part.
+        let mut seen: Vec<&str> = Vec::new();
+        for (i, ow) in parsed.iter().enumerate() {
+            if let Some(f) = ow.as_ref().and_then(|o| o.documents.gewa_1.as_ref()) {
+                if seen.contains(&f.file.as_str()) {
+                    e.push(
+                        format!("owners[{i}].documents.gewa_1.file"),
+                        "duplicate",
+                        "names a file part another owner already uses",
+                    );
+                }
+                seen.push(&f.file);
+            }
+        }
+        parsed.into_iter().collect::<Option<Vec<Owner>>>()
+    });
+
+    let build = || -> Option<TradeRegistration> {
+        Some(TradeRegistration {
+            package: package?,
+            environment: environment?,
+            client_reference: client_reference.clone(),
+            client_preferred_language: language?,
+            reason: reason?,
+            operational_activity_start_date: start?,
+            establishment_type: establishment_type?,
+            acquisition_type: acquisition_type?,
+            name: name.clone()?,
+            legal_form: legal_form?,
+            registration_number: registration_number.clone(),
+            business_type: business_type.clone()?,
+            purpose: purpose.clone()?,
+            registered_office: registered_office.clone()?,
+            business_address: business_address.clone(),
+            phone: phone.clone()?,
+            email: email.clone()?,
+            industrial_license: industrial_license.clone(),
+            has_public_sector_participation: public_sector?,
+            employees,
+            owners: owners.clone()?,
+        })
+    };
+    let registration = build();
+    match registration {
+        Some(registration) if errs.is_empty() => Ok(TradeRequest {
+            company_id,
+            registration,
+        }),
+        _ => {
+            if errs.is_empty() {
+                // Every path that yields None records why; this guards the invariant.
+                errs.push("body", "invalid", "the request is invalid");
+            }
+            Err(errs)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn today() -> Date {
+        time::macros::date!(2026 - 11 - 22)
+    }
+
+    fn example(name: &str) -> Value {
+        let text = match name {
+            "self" => include_str!("../../../examples/trade-registration-self.json"),
+            _ => include_str!("../../../examples/trade-registration-assisted.json"),
+        };
+        serde_json::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn examples_are_valid_and_match_the_model() {
+        for name in ["self", "assisted"] {
+            let v = example(name);
+            let parsed = parse(&v, today()).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let direct: TradeRegistration = serde_json::from_value(v).unwrap();
+            assert_eq!(parsed.registration, direct, "{name}");
+        }
+    }
+
+    #[test]
+    fn every_error_is_reported() {
+        let mut v = example("self");
+        v["name"] = Value::from("");
+        v["owners"][0]["dob"] = Value::from("2030-01-01");
+        v["owners"][0]["email"] = Value::from("nope");
+        v["surprise"] = Value::from(1);
+        let errs = parse(&v, today()).unwrap_err();
+        let fields: Vec<(&str, &str)> = errs
+            .iter()
+            .map(|e| (e.field.as_str(), e.code.as_str()))
+            .collect();
+        for want in [
+            ("surprise", "unknown_field"),
+            ("name", "empty"),
+            ("owners[0].dob", "not_in_past"),
+            ("owners[0].email", "invalid_email"),
+        ] {
+            assert!(fields.contains(&want), "{want:?} not in {fields:?}");
+        }
+        assert_eq!(fields.len(), 4, "{fields:?}");
+    }
+
+    #[test]
+    fn text_is_normalised() {
+        let mut v = example("self");
+        v["owners"][0]["first_name"] = Value::from("Rene\u{301}");
+        let r = parse(&v, today()).unwrap();
+        assert_eq!(r.registration.owners[0].first_name, "René");
+    }
+}

@@ -189,7 +189,10 @@ mod tests {
     #[test]
     fn foreign_scripts_and_controls_fail_with_the_character() {
         let e = check("Жанна", TextType::A).unwrap_err();
-        assert_eq!(e.to_string(), "U+0416 'Ж' is not allowed in names of persons (DIN 91379 data type A)");
+        assert_eq!(
+            e.to_string(),
+            "U+0416 'Ж' is not allowed in names of persons (DIN 91379 data type A)"
+        );
         assert_eq!(check("a\nb", TextType::C).unwrap_err().character, '\n');
         assert_eq!(check("x\u{0}", TextType::C).unwrap_err().character, '\u{0}');
         assert!(check("😀", TextType::C).is_err());

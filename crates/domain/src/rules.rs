@@ -165,9 +165,13 @@ pub fn date(v: &Value, path: &str, errs: &mut Violations) -> Option<Date> {
     let s = string(v, path, errs)?;
     let format = time::macros::format_description!("[year]-[month]-[day]");
     let shape_ok = s.len() == 10
-        && s.bytes()
-            .enumerate()
-            .all(|(i, b)| if i == 4 || i == 7 { b == b'-' } else { b.is_ascii_digit() });
+        && s.bytes().enumerate().all(|(i, b)| {
+            if i == 4 || i == 7 {
+                b == b'-'
+            } else {
+                b.is_ascii_digit()
+            }
+        });
     match Date::parse(s, &format) {
         Ok(d) if shape_ok && d.year() >= 1800 => Some(d),
         _ => {
@@ -193,7 +197,11 @@ pub fn german_zip(v: &Value, path: &str, errs: &mut Violations) -> Option<String
     if s.len() == 5 && s.bytes().all(|b| b.is_ascii_digit()) {
         Some(s.to_string())
     } else {
-        errs.push(path, "invalid_zip", "must be a German postal code of 5 digits");
+        errs.push(
+            path,
+            "invalid_zip",
+            "must be a German postal code of 5 digits",
+        );
         None
     }
 }
@@ -242,7 +250,8 @@ pub fn zip_for_country(
 ) -> Option<String> {
     let s = string(v, path, errs)?.trim();
     let generic_ok = (2..=max).contains(&s.len())
-        && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b' ' || b == b'-')
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b' ' || b == b'-')
         && s.bytes().any(|b| b.is_ascii_alphanumeric());
     if !generic_ok {
         errs.push(
@@ -328,7 +337,11 @@ pub fn email(v: &Value, path: &str, errs: &mut Violations) -> Option<String> {
     if valid {
         Some(s.to_string())
     } else {
-        errs.push(path, "invalid_email", "must be an e-mail address like name@example.com");
+        errs.push(
+            path,
+            "invalid_email",
+            "must be an e-mail address like name@example.com",
+        );
         None
     }
 }
@@ -374,7 +387,11 @@ pub fn array<'v>(
         return None;
     };
     if items.len() < min || items.len() > max {
-        let code = if items.len() < min { "too_few" } else { "too_many" };
+        let code = if items.len() < min {
+            "too_few"
+        } else {
+            "too_many"
+        };
         errs.push(path, code, format!("must have {min} to {max} entries"));
         return None;
     }

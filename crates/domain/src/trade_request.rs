@@ -143,7 +143,14 @@ fn registered_office(v: &Value, path: &str, errs: &mut Violations) -> Option<Reg
 }
 
 /// An address that may be abroad: `(street, second line, zip, city, state, country)`.
-type ForeignAddress = (String, Option<String>, String, String, Option<String>, CountryCode);
+type ForeignAddress = (
+    String,
+    Option<String>,
+    String,
+    String,
+    Option<String>,
+    CountryCode,
+);
 
 fn foreign_address(
     v: &Value,
@@ -154,7 +161,14 @@ fn foreign_address(
     let o = object(
         v,
         path,
-        &["street", "street_second_line", "zip", "city", "state", "country"],
+        &[
+            "street",
+            "street_second_line",
+            "zip",
+            "city",
+            "state",
+            "country",
+        ],
         errs,
     )?;
     let street = req_text(&o, "street", 72, TextType::B, errs);
@@ -162,9 +176,9 @@ fn foreign_address(
     let country = o
         .req("country", errs)
         .and_then(|v| rules::country(v, &o.path("country"), errs));
-    let zip = o.req("zip", errs).and_then(|v| {
-        rules::zip_for_country(v, &o.path("zip"), country.as_ref(), zip_max, errs)
-    });
+    let zip = o
+        .req("zip", errs)
+        .and_then(|v| rules::zip_for_country(v, &o.path("zip"), country.as_ref(), zip_max, errs));
     let city = o
         .req("city", errs)
         .and_then(|v| rules::city(v, &o.path("city"), errs));
@@ -336,10 +350,13 @@ fn owner(
             issuing_authority: issuing_authority?,
         })
     });
-    let has_restrictions = o.opt("has_employment_restrictions").and_then(|v| {
-        rules::boolean(v, &o.path("has_employment_restrictions"), errs)
-    });
-    match (o.has("residence_permit"), o.has("has_employment_restrictions")) {
+    let has_restrictions = o
+        .opt("has_employment_restrictions")
+        .and_then(|v| rules::boolean(v, &o.path("has_employment_restrictions"), errs));
+    match (
+        o.has("residence_permit"),
+        o.has("has_employment_restrictions"),
+    ) {
         (true, false) => errs.push(
             o.path("has_employment_restrictions"),
             "required",
@@ -387,7 +404,11 @@ fn owner(
             None
         },
         has_employment_restrictions: has_restrictions,
-        address: if o.has("address") { Some(address?) } else { None },
+        address: if o.has("address") {
+            Some(address?)
+        } else {
+            None
+        },
     })
 }
 

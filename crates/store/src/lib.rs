@@ -97,6 +97,76 @@ pub struct NewClientCompany {
     pub business_address: Option<serde_json::Value>,
 }
 
+/// A stored document (a PDF or XML file of a case).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DocumentRecord {
+    pub id: Uuid,
+    pub case_id: Uuid,
+    /// `trade` or `tax`.
+    pub case_kind: String,
+    pub owner_index: Option<i32>,
+    /// `trade-licence-application`, `power-of-attorney`, `trade-licence`, ...
+    pub doc_type: String,
+    /// Display name, e.g. `GewA 1 - Erika Mustermann.pdf`.
+    pub name: String,
+    /// Key in the document store.
+    pub storage_key: String,
+    pub content_type: String,
+    pub size: i64,
+    pub sha256: Vec<u8>,
+    pub created_at: OffsetDateTime,
+}
+
+/// One entry of a case's status history.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatusChange {
+    pub status: String,
+    pub previous_status: Option<String>,
+    /// `provider:<id>`, `operator:<id>` or `system`.
+    pub actor: String,
+    pub reason: Option<String>,
+    pub at: OffsetDateTime,
+}
+
+/// Everything a trade registration create writes, in one transaction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewTradeRegistration {
+    pub id: Uuid,
+    /// The client company to create with it (with its id), when the request named none.
+    pub new_company: Option<(Uuid, NewClientCompany)>,
+    pub company_id: Uuid,
+    pub provider_id: Uuid,
+    pub environment: domain::company::Environment,
+    pub package: String,
+    pub status: String,
+    /// The validated request as JSON (the domain model's serde form).
+    pub record: serde_json::Value,
+    pub price_cents: i64,
+    pub created_at: OffsetDateTime,
+    pub documents: Vec<DocumentRecord>,
+    pub history: Vec<StatusChange>,
+}
+
+/// A trade registration as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TradeRegistrationRecord {
+    pub id: Uuid,
+    pub company_id: Uuid,
+    pub provider_id: Uuid,
+    pub environment: domain::company::Environment,
+    pub package: String,
+    pub status: String,
+    pub record: serde_json::Value,
+    pub price_cents: i64,
+    pub city_fee_cents: Option<i64>,
+    pub is_paid: bool,
+    pub trade_office: Option<serde_json::Value>,
+    pub source_product: Option<String>,
+    pub created_at: OffsetDateTime,
+    pub documents: Vec<DocumentRecord>,
+    pub history: Vec<StatusChange>,
+}
+
 /// The outcome of claiming an idempotency key.
 #[derive(Debug, Clone, PartialEq)]
 pub enum IdempotencyClaim {
@@ -157,6 +227,20 @@ pub trait Repository: Send + Sync + 'static {
     ) -> Result<()>;
     /// Forgets an in-flight claim (the request failed in a way a retry may fix).
     async fn release_idempotency_key(&self, scope: Uuid, key: &str) -> Result<()>;
+
+    /// Writes the case, its new company (if any), documents and history atomically. A company
+    /// that already has a trade registration fails with [`StoreError::Conflict`] naming
+    /// `company_id`.
+    async fn create_trade_registration(&self, new: &NewTradeRegistration) -> Result<()>;
+    async fn get_trade_registration(&self, id: Uuid) -> Result<Option<TradeRegistrationRecord>>;
+    async fn get_document(&self, id: Uuid) -> Result<Option<DocumentRecord>>;
+}
+
+impl StoreError {
+    /// Whether this is the one-registration-per-company constraint.
+    pub fn is_company_conflict(&self) -> bool {
+        matches!(self, StoreError::Conflict(c) if c.contains("company_id"))
+    }
 }
 
 /// Opens the database named by `url` (`sqlite://...` or `postgres://...`) and applies pending

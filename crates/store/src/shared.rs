@@ -12,6 +12,164 @@ macro_rules! repository_impl {
         }
 
         $($own)*
+
+        async fn create_trade_registration(
+            &self,
+            new: &$crate::NewTradeRegistration,
+        ) -> $crate::Result<()> {
+            let mut tx = self.pool.begin().await?;
+            if let Some((id, c)) = &new.new_company {
+                sqlx::query(
+                    "INSERT INTO companies (id, kind, name, provider_id, environment, legal_form, \
+                     registration_number, business_address, created_at) \
+                     VALUES ($1, 'client', $2, $3, $4, $5, $6, $7, $8)",
+                )
+                .bind(*id)
+                .bind(&c.name)
+                .bind(c.provider_id)
+                .bind(c.environment.as_str())
+                .bind(&c.legal_form)
+                .bind(&c.registration_number)
+                .bind(c.business_address.clone().map(sqlx::types::Json))
+                .bind(new.created_at)
+                .execute(&mut *tx)
+                .await?;
+            }
+            sqlx::query(
+                "INSERT INTO trade_registrations (id, company_id, provider_id, environment, package, \
+                 status, record, price_cents, is_paid, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)",
+            )
+            .bind(new.id)
+            .bind(new.company_id)
+            .bind(new.provider_id)
+            .bind(new.environment.as_str())
+            .bind(&new.package)
+            .bind(&new.status)
+            .bind(sqlx::types::Json(&new.record))
+            .bind(new.price_cents)
+            .bind(false)
+            .bind(new.created_at)
+            .execute(&mut *tx)
+            .await?;
+            for d in &new.documents {
+                sqlx::query(
+                    "INSERT INTO documents (id, case_id, case_kind, owner_index, doc_type, name, \
+                     storage_key, content_type, size, sha256, created_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+                )
+                .bind(d.id)
+                .bind(d.case_id)
+                .bind(&d.case_kind)
+                .bind(d.owner_index)
+                .bind(&d.doc_type)
+                .bind(&d.name)
+                .bind(&d.storage_key)
+                .bind(&d.content_type)
+                .bind(d.size)
+                .bind(&d.sha256)
+                .bind(d.created_at)
+                .execute(&mut *tx)
+                .await?;
+            }
+            for h in &new.history {
+                sqlx::query(
+                    "INSERT INTO status_history (case_id, case_kind, status, previous_status, actor, reason, at) \
+                     VALUES ($1, 'trade', $2, $3, $4, $5, $6)",
+                )
+                .bind(new.id)
+                .bind(&h.status)
+                .bind(&h.previous_status)
+                .bind(&h.actor)
+                .bind(&h.reason)
+                .bind(h.at)
+                .execute(&mut *tx)
+                .await?;
+            }
+            tx.commit().await?;
+            Ok(())
+        }
+
+        async fn get_trade_registration(
+            &self,
+            id: uuid::Uuid,
+        ) -> $crate::Result<Option<$crate::TradeRegistrationRecord>> {
+            use sqlx::Row;
+            let row = sqlx::query(
+                "SELECT id, company_id, provider_id, environment, package, status, record, price_cents, \
+                 city_fee_cents, is_paid, trade_office, source_product, created_at \
+                 FROM trade_registrations WHERE id = $1",
+            )
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+            let Some(row) = row else { return Ok(None) };
+            let environment: String = row.try_get("environment")?;
+            let record: sqlx::types::Json<serde_json::Value> = row.try_get("record")?;
+            let office: Option<sqlx::types::Json<serde_json::Value>> = row.try_get("trade_office")?;
+            let history = sqlx::query(
+                "SELECT status, previous_status, actor, reason, at FROM status_history \
+                 WHERE case_id = $1 ORDER BY seq",
+            )
+            .bind(id)
+            .fetch_all(&self.pool)
+            .await?
+            .into_iter()
+            .map(|h| {
+                Ok($crate::StatusChange {
+                    status: h.try_get("status")?,
+                    previous_status: h.try_get("previous_status")?,
+                    actor: h.try_get("actor")?,
+                    reason: h.try_get("reason")?,
+                    at: h.try_get("at")?,
+                })
+            })
+            .collect::<$crate::Result<Vec<_>>>()?;
+            let documents = sqlx::query(
+                "SELECT id, case_id, case_kind, owner_index, doc_type, name, storage_key, content_type, \
+                 size, sha256, created_at FROM documents WHERE case_id = $1 \
+                 ORDER BY created_at, owner_index, doc_type",
+            )
+            .bind(id)
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map($crate::shared::document_from_row)
+            .collect::<$crate::Result<Vec<_>>>()?;
+            Ok(Some($crate::TradeRegistrationRecord {
+                id: row.try_get("id")?,
+                company_id: row.try_get("company_id")?,
+                provider_id: row.try_get("provider_id")?,
+                environment: domain::company::Environment::parse(&environment).ok_or_else(|| {
+                    $crate::StoreError::Corrupt(format!("unknown environment {environment:?}"))
+                })?,
+                package: row.try_get("package")?,
+                status: row.try_get("status")?,
+                record: record.0,
+                price_cents: row.try_get("price_cents")?,
+                city_fee_cents: row.try_get("city_fee_cents")?,
+                is_paid: row.try_get("is_paid")?,
+                trade_office: office.map(|j| j.0),
+                source_product: row.try_get("source_product")?,
+                created_at: row.try_get("created_at")?,
+                documents,
+                history,
+            }))
+        }
+
+        async fn get_document(
+            &self,
+            id: uuid::Uuid,
+        ) -> $crate::Result<Option<$crate::DocumentRecord>> {
+            let row = sqlx::query(
+                "SELECT id, case_id, case_kind, owner_index, doc_type, name, storage_key, content_type, \
+                 size, sha256, created_at FROM documents WHERE id = $1",
+            )
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+            row.as_ref().map($crate::shared::document_from_row).transpose()
+        }
         async fn ping(&self) -> $crate::Result<()> {
             sqlx::query("SELECT 1").execute(&self.pool).await?;
             Ok(())
@@ -297,6 +455,33 @@ macro_rules! repository_impl {
         }
     }
     };
+}
+
+/// A `documents` row, read the same way in both dialects.
+pub(crate) fn document_from_row<R>(row: &R) -> crate::Result<crate::DocumentRecord>
+where
+    R: sqlx::Row,
+    for<'r> &'r str: sqlx::ColumnIndex<R>,
+    for<'r> uuid::Uuid: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> Option<i32>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> Vec<u8>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> time::OffsetDateTime: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+{
+    Ok(crate::DocumentRecord {
+        id: row.try_get("id")?,
+        case_id: row.try_get("case_id")?,
+        case_kind: row.try_get("case_kind")?,
+        owner_index: row.try_get("owner_index")?,
+        doc_type: row.try_get("doc_type")?,
+        name: row.try_get("name")?,
+        storage_key: row.try_get("storage_key")?,
+        content_type: row.try_get("content_type")?,
+        size: row.try_get("size")?,
+        sha256: row.try_get("sha256")?,
+        created_at: row.try_get("created_at")?,
+    })
 }
 
 /// The current time at microsecond precision: what both databases store without rounding, so a

@@ -1,0 +1,117 @@
+//! The repository against both databases: what the trade registration endpoint will rely on.
+
+mod common;
+
+use common::TestApp;
+use serde_json::json;
+use store::{DocumentRecord, NewClientCompany, NewTradeRegistration, StatusChange};
+use uuid::Uuid;
+
+fn new_case(provider: Uuid, company: Uuid, new_company: bool) -> NewTradeRegistration {
+    let id = Uuid::now_v7();
+    let now = time::OffsetDateTime::now_utc();
+    let now = now
+        .replace_nanosecond(now.nanosecond() / 1000 * 1000)
+        .unwrap();
+    NewTradeRegistration {
+        id,
+        new_company: new_company.then(|| {
+            (
+                company,
+                NewClientCompany {
+                    provider_id: provider,
+                    name: "Mustermann GmbH".into(),
+                    environment: domain::company::Environment::Sandbox,
+                    legal_form: Some("gmbh".into()),
+                    registration_number: None,
+                    business_address: Some(json!({"street": "Musterstraße 1", "zip": "10115", "city": "Berlin", "country": "DE"})),
+                },
+            )
+        }),
+        company_id: company,
+        provider_id: provider,
+        environment: domain::company::Environment::Sandbox,
+        package: "self".into(),
+        status: "form-rendered".into(),
+        record: json!({"name": "Mustermann GmbH", "owners": [{"first_name": "Erika"}]}),
+        price_cents: 4900,
+        created_at: now,
+        documents: vec![DocumentRecord {
+            id: Uuid::now_v7(),
+            case_id: id,
+            case_kind: "trade".into(),
+            owner_index: Some(0),
+            doc_type: "trade-licence-application".into(),
+            name: "GewA 1 - Erika Mustermann.pdf".into(),
+            storage_key: format!("trade/{id}/gewa1-0.pdf"),
+            content_type: "application/pdf".into(),
+            size: 1234,
+            sha256: vec![7; 32],
+            created_at: now,
+        }],
+        history: vec![
+            StatusChange { status: "initiated".into(), previous_status: None, actor: format!("provider:{provider}"), reason: None, at: now },
+            StatusChange { status: "form-rendered".into(), previous_status: Some("initiated".into()), actor: "system".into(), reason: None, at: now },
+        ],
+    }
+}
+
+backend_tests! {
+    async fn trade_registration_round_trip(backend) {
+        let app = TestApp::spawn(backend).await.unwrap();
+        let (provider, _) = app.provider("P").await;
+        let company = Uuid::now_v7();
+        let case = new_case(provider, company, true);
+        app.state.repo.create_trade_registration(&case).await.unwrap();
+
+        let stored = app.state.repo.get_trade_registration(case.id).await.unwrap().expect("stored");
+        assert_eq!(stored.company_id, company);
+        assert_eq!(stored.record, case.record);
+        assert_eq!(stored.status, "form-rendered");
+        assert_eq!(stored.price_cents, 4900);
+        assert!(!stored.is_paid);
+        assert_eq!(stored.documents, case.documents);
+        assert_eq!(stored.history, case.history);
+        let c = app.state.repo.get_company(company).await.unwrap().expect("company created with the case");
+        assert_eq!(c.provider_id, Some(provider));
+        let doc = app.state.repo.get_document(case.documents[0].id).await.unwrap();
+        assert_eq!(doc.as_ref(), Some(&case.documents[0]));
+        assert_eq!(app.state.repo.get_trade_registration(Uuid::now_v7()).await.unwrap(), None);
+    }
+
+    async fn one_trade_registration_per_company_under_races(backend) {
+        let app = TestApp::spawn(backend).await.unwrap();
+        let (provider, _) = app.provider("P").await;
+        let (company, _) = app.client_company(provider, "C").await;
+        let attempts: Vec<_> = (0..8)
+            .map(|_| {
+                let repo = app.state.repo.clone();
+                let case = new_case(provider, company, false);
+                tokio::spawn(async move { repo.create_trade_registration(&case).await })
+            })
+            .collect();
+        let mut ok = 0;
+        for a in attempts {
+            match a.await.unwrap() {
+                Ok(()) => ok += 1,
+                Err(e) => assert!(e.is_company_conflict(), "unexpected error {e}"),
+            }
+        }
+        assert_eq!(ok, 1, "exactly one create wins");
+    }
+
+    async fn a_failed_create_leaves_nothing(backend) {
+        let app = TestApp::spawn(backend).await.unwrap();
+        let (provider, _) = app.provider("P").await;
+        let company = Uuid::now_v7();
+        let mut case = new_case(provider, company, true);
+        // Two documents with one storage key: the second insert fails inside the transaction.
+        let mut dup = case.documents[0].clone();
+        dup.id = Uuid::now_v7();
+        case.documents.push(dup);
+        assert!(app.state.repo.create_trade_registration(&case).await.is_err());
+        assert_eq!(app.state.repo.get_trade_registration(case.id).await.unwrap(), None);
+        assert_eq!(app.state.repo.get_company(company).await.unwrap(), None, "no company without its case");
+        assert_eq!(app.state.repo.get_document(case.documents[0].id).await.unwrap(), None);
+    }
+}

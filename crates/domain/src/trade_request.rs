@@ -668,12 +668,15 @@ mod tests {
         }
     }
 
+    /// Edits to make at JSON pointers (`None` removes).
+    type Edits = Vec<(&'static str, Option<Value>)>;
+
     /// One case per rule: (request, edits, expected field, expected code).
     #[test]
     fn each_rule_names_its_field_and_code() {
         use serde_json::json;
         let long = |n: usize| Value::from("a".repeat(n));
-        let cases: Vec<(&str, Vec<(&str, Option<Value>)>, &str, &str)> = vec![
+        let cases: Vec<(&str, Edits, &str, &str)> = vec![
             ("self", vec![("/package", None)], "package", "required"),
             (
                 "self",

@@ -19,11 +19,7 @@ macro_rules! repository_impl {
         ) -> $crate::Result<()> {
             let mut tx = self.pool.begin().await?;
             if let Some((id, c)) = &new.new_company {
-                sqlx::query(
-                    "INSERT INTO companies (id, kind, name, provider_id, environment, legal_form, \
-                     registration_number, business_address, created_at) \
-                     VALUES ($1, 'client', $2, $3, $4, $5, $6, $7, $8)",
-                )
+                sqlx::query($crate::shared::INSERT_CLIENT_COMPANY)
                 .bind(*id)
                 .bind(&c.name)
                 .bind(c.provider_id)
@@ -213,11 +209,7 @@ macro_rules! repository_impl {
                 business_address: new.business_address,
                 created_at: $crate::shared::now(),
             };
-            sqlx::query(
-                "INSERT INTO companies (id, kind, name, provider_id, environment, legal_form, \
-                 registration_number, business_address, created_at) \
-                 VALUES ($1, 'client', $2, $3, $4, $5, $6, $7, $8)",
-            )
+            sqlx::query($crate::shared::INSERT_CLIENT_COMPANY)
             .bind(company.id)
             .bind(&company.name)
             .bind(company.provider_id)
@@ -456,6 +448,12 @@ macro_rules! repository_impl {
     }
     };
 }
+
+/// Binds: id, name, provider id, environment, legal form, registration number, business
+/// address (JSON), created at.
+pub(crate) const INSERT_CLIENT_COMPANY: &str = "INSERT INTO companies (id, kind, name, provider_id, \
+     environment, legal_form, registration_number, business_address, created_at) \
+     VALUES ($1, 'client', $2, $3, $4, $5, $6, $7, $8)";
 
 /// A `documents` row, read the same way in both dialects.
 pub(crate) fn document_from_row<R>(row: &R) -> crate::Result<crate::DocumentRecord>

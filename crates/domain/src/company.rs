@@ -5,6 +5,7 @@ use uuid::Uuid;
 
 /// `sandbox` (staging company, nothing is filed) or `production` (live company).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Environment {
     Sandbox,

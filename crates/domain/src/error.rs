@@ -43,6 +43,11 @@ impl Violations {
         self.0.push(FieldError::new(field, code, message));
     }
 
+    /// Appends every violation of `other`.
+    pub fn extend(&mut self, other: Violations) {
+        self.0.extend(other.0);
+    }
+
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

@@ -20,6 +20,7 @@ time::serde::format_description!(pub(crate) iso_date, Date, "[year]-[month]-[day
 
 /// A trade registration as accepted by `POST /v1/trade-registration` (the `data` part).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TradeRegistration {
     pub package: Package,
     #[serde(default)]
@@ -61,6 +62,7 @@ pub struct TradeRegistration {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Package {
     /// The owners file the GewA 1 themselves.
@@ -73,6 +75,7 @@ pub enum Package {
 pub use crate::company::Environment;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Language {
     #[default]
@@ -85,6 +88,7 @@ pub enum Language {
 
 /// Field 25 of the GewA 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Reason {
     NewFoundation,
@@ -97,6 +101,7 @@ pub enum Reason {
 
 /// Fields 23 and 24 of the GewA 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum EstablishmentType {
     MainOffice,
@@ -107,6 +112,7 @@ pub enum EstablishmentType {
 
 /// Field 19 of the GewA 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum AcquisitionType {
     MainOccupation,
@@ -114,6 +120,7 @@ pub enum AcquisitionType {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum LegalForm {
     Einzelunternehmen,
@@ -177,6 +184,7 @@ impl LegalForm {
 
 /// Field 21 of the GewA 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum BusinessType {
     Industry,
@@ -187,6 +195,7 @@ pub enum BusinessType {
 
 /// The establishment (German address, no country field).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RegisteredOffice {
     pub street: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -198,6 +207,7 @@ pub struct RegisteredOffice {
 
 /// An address that may be outside Germany (`business_address`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PostalAddress {
     pub street: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -206,11 +216,13 @@ pub struct PostalAddress {
     pub city: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(value_type = String, example = "DE"))]
     pub country: CountryCode,
 }
 
 /// Permit (field 28).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct IndustrialLicense {
     #[serde(with = "iso_date")]
     pub issue_date: Date,
@@ -221,6 +233,7 @@ pub struct IndustrialLicense {
 
 /// People working in the business at the start, without the owner (field 22).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Employees {
     pub full_time: EmployeeCount,
     pub part_time: EmployeeCount,
@@ -228,6 +241,7 @@ pub struct Employees {
 
 /// Bracketed head count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum EmployeeCount {
     #[serde(rename = "0")]
     Zero,
@@ -271,6 +285,7 @@ impl EmployeeCount {
 
 /// Someone registering the trade (for a legal person: its legal representative).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Owner {
     pub first_name: String,
     pub last_name: String,
@@ -280,7 +295,9 @@ pub struct Owner {
     #[serde(with = "iso_date")]
     pub dob: Date,
     pub place_of_birth: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = String, example = "DE"))]
     pub country_of_birth: CountryCode,
+    #[cfg_attr(feature = "openapi", schema(value_type = String, example = "DE"))]
     pub nationality: CountryCode,
     pub gender: Gender,
     pub phone: String,
@@ -302,6 +319,7 @@ pub struct Owner {
 
 /// Field 6 of the GewA 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Gender {
     Male,
@@ -312,17 +330,21 @@ pub enum Gender {
 
 /// Signatures as SVG path data.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Signatures {
     /// Drawn into field 33 of the GewA 1; absent when a signed PDF was uploaded instead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, example = "M 10 20 C 20 0 30 40 40 20"))]
     pub gewa_1: Option<SignaturePath>,
     /// Signs the power of attorney (package `assisted` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, example = "M 10 20 C 20 0 30 40 40 20"))]
     pub power_of_attorney: Option<SignaturePath>,
 }
 
 /// Documents the caller supplies instead of having them generated.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct OwnerDocuments {
     /// An already signed GewA 1; no GewA 1 is rendered for this owner.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -337,6 +359,7 @@ impl OwnerDocuments {
 
 /// Reference to a multipart file part.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct UploadedDocument {
     /// Name of the multipart part carrying the PDF.
     pub file: String,
@@ -344,6 +367,7 @@ pub struct UploadedDocument {
 
 /// Fields 30 and 31 of the GewA 1.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ResidencePermit {
     #[serde(with = "iso_date")]
     pub issue_date: Date,
@@ -352,6 +376,7 @@ pub struct ResidencePermit {
 
 /// An owner's residential address (may be abroad).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ResidentialAddress {
     pub street: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -360,6 +385,7 @@ pub struct ResidentialAddress {
     pub city: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(value_type = String, example = "DE"))]
     pub country: CountryCode,
 }
 

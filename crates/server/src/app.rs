@@ -36,9 +36,15 @@ pub struct AppState {
 }
 
 impl Config {
-    /// The largest body any route takes: what the idempotency layer may need to read.
+    /// The largest body any route takes (a trade registration with a signed PDF per owner):
+    /// what the idempotency layer may need to read.
     pub fn max_request_bytes(&self) -> usize {
         self.max_body_bytes
+            .saturating_add(
+                self.max_upload_bytes
+                    .saturating_mul(domain::trade_request::MAX_OWNERS),
+            )
+            .saturating_add(64 * 1024)
     }
 }
 
@@ -72,7 +78,7 @@ pub async fn build_state(config: Config) -> anyhow::Result<Arc<AppState>> {
 /// The whole HTTP application. `extra` routes are mounted behind authentication like the API's
 /// own (tests use it to reach a panicking handler).
 pub fn router(state: Arc<AppState>, extra: Option<Router<Arc<AppState>>>) -> Router {
-    let mut api = crate::routes::authenticated();
+    let mut api = crate::routes::authenticated(&state.config);
     if let Some(extra) = extra {
         api = api.merge(extra);
     }

@@ -84,6 +84,14 @@ pub struct ServeArgs {
     #[arg(long, env = "FILING_SHUTDOWN_TIMEOUT_SECS", default_value = "30")]
     pub shutdown_timeout_secs: String,
 
+    /// Price of a trade registration with the `self` package, in euros.
+    #[arg(long, env = "FILING_PRICE_SELF", default_value = "49.00")]
+    pub price_self: String,
+
+    /// Price of a trade registration with the `assisted` package, in euros.
+    #[arg(long, env = "FILING_PRICE_ASSISTED", default_value = "149.00")]
+    pub price_assisted: String,
+
     /// Secret for signing document links (at least 32 characters). Default: generated once and
     /// kept in `<data dir>/signing-secret`. Set it to the same value on every instance when
     /// several share one database.
@@ -100,6 +108,8 @@ impl Default for ServeArgs {
             max_upload_bytes: "52428800".into(),
             request_timeout_secs: "60".into(),
             shutdown_timeout_secs: "30".into(),
+            price_self: "49.00".into(),
+            price_assisted: "149.00".into(),
             signing_secret: None,
         }
     }
@@ -148,6 +158,28 @@ pub struct Config {
     pub request_timeout: Duration,
     pub shutdown_timeout: Duration,
     pub signing_secret: Option<String>,
+    /// Trade registration prices in euro cents: (self, assisted).
+    pub price_self_cents: i64,
+    pub price_assisted_cents: i64,
+}
+
+/// Euros with at most two decimals (`49`, `49.5`, `49.00`) as cents.
+fn parse_euros(var: &'static str, value: &str) -> Result<i64, ConfigError> {
+    let v = value.trim();
+    let (whole, frac) = v.split_once('.').unwrap_or((v, ""));
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole)
+        || whole.len() > 7
+        || (!frac.is_empty() && (!digits(frac) || frac.len() > 2))
+        || v.ends_with('.')
+    {
+        return Err(bad(var, value, "expected an amount in euros such as 49.00"));
+    }
+    let whole: i64 = whole
+        .parse()
+        .map_err(|_| bad(var, value, "amount too large"))?;
+    let cents: i64 = format!("{frac:0<2}").parse().unwrap_or(0);
+    Ok(whole * 100 + cents)
 }
 
 impl CommonArgs {
@@ -290,6 +322,8 @@ impl Config {
             request_timeout,
             shutdown_timeout,
             signing_secret: serve.signing_secret.clone(),
+            price_self_cents: parse_euros("FILING_PRICE_SELF", &serve.price_self)?,
+            price_assisted_cents: parse_euros("FILING_PRICE_ASSISTED", &serve.price_assisted)?,
         })
     }
 }
@@ -371,6 +405,16 @@ mod tests {
         c.database_url = None;
         c.log_format = "xml".into();
         assert_eq!(c.log_format().unwrap_err().var, "FILING_LOG_FORMAT");
+    }
+
+    #[test]
+    fn prices_in_euros() {
+        assert_eq!(parse_euros("X", "49.00"), Ok(4900));
+        assert_eq!(parse_euros("X", "49.5"), Ok(4950));
+        assert_eq!(parse_euros("X", "0"), Ok(0));
+        for bad in ["", "49,00", "49.", "-1", "1.234", "abc", "99999999"] {
+            assert!(parse_euros("X", bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

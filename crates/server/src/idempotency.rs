@@ -29,18 +29,42 @@ const MAX_KEY_LEN: usize = 255;
 /// Largest response body kept for replay.
 const MAX_STORED_RESPONSE: usize = 4 * 1024 * 1024;
 
-/// The fingerprint of a request: method, path, media type and body.
+/// The multipart boundary of a content type, if any.
+fn boundary(content_type: &str) -> Option<&str> {
+    content_type.split(';').skip(1).find_map(|p| {
+        let (k, v) = p.trim().split_once('=')?;
+        k.trim()
+            .eq_ignore_ascii_case("boundary")
+            .then(|| v.trim().trim_matches('"'))
+    })
+}
+
+/// The fingerprint of a request: method, path, media type and body. A multipart boundary is
+/// left out (clients pick a new random one on every retry), so the same parts in the same order
+/// are the same request.
 fn fingerprint(method: &Method, path: &str, content_type: &str, body: &[u8]) -> Vec<u8> {
     let mut h = Sha256::new();
+    let media_type = content_type.split(';').next().unwrap_or("").trim();
     for part in [
         method.as_str().as_bytes(),
         path.as_bytes(),
-        content_type.as_bytes(),
+        media_type.as_bytes(),
     ] {
         h.update((part.len() as u64).to_be_bytes());
         h.update(part);
     }
-    h.update(body);
+    match boundary(content_type).filter(|b| !b.is_empty()) {
+        Some(b) => {
+            let b = b.as_bytes();
+            let mut rest = body;
+            while let Some(i) = rest.windows(b.len()).position(|w| w == b) {
+                h.update(&rest[..i]);
+                rest = &rest[i + b.len()..];
+            }
+            h.update(rest);
+        }
+        None => h.update(body),
+    }
     h.finalize().to_vec()
 }
 
@@ -169,6 +193,35 @@ async fn handle(state: Arc<AppState>, req: Request, next: Next) -> Result<Respon
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn multipart_boundaries_do_not_count() {
+        let body = |b: &str| {
+            format!(
+                "--{b}\r\nContent-Disposition: form-data; name=\"data\"\r\n\r\n{{}}\r\n--{b}--\r\n"
+            )
+        };
+        let a = fingerprint(
+            &Method::POST,
+            "/x",
+            "multipart/form-data; boundary=aaa111",
+            body("aaa111").as_bytes(),
+        );
+        let b = fingerprint(
+            &Method::POST,
+            "/x",
+            "multipart/form-data; boundary=\"zz9\"",
+            body("zz9").as_bytes(),
+        );
+        assert_eq!(a, b);
+        let c = fingerprint(
+            &Method::POST,
+            "/x",
+            "multipart/form-data; boundary=zz9",
+            body("zz9").replace("{}", "{ }").as_bytes(),
+        );
+        assert_ne!(a, c);
+    }
 
     #[test]
     fn fingerprint_separates_parts() {

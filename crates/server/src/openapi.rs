@@ -9,7 +9,7 @@ use utoipa::{Modify, OpenApi};
 use utoipa_swagger_ui::SwaggerUi;
 
 use crate::app::AppState;
-use crate::routes::{companies, health};
+use crate::routes::{companies, documents, health, trade_registrations};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -24,12 +24,17 @@ Errors carry a stable `code`, and validation errors list every broken field in `
         health::healthz,
         companies::get_company,
         companies::create_api_key,
+        trade_registrations::create,
+        trade_registrations::get,
+        documents::content,
     ),
     modifiers(&BearerAuth),
     security(("bearer" = [])),
     tags(
         (name = "health", description = "Liveness"),
         (name = "companies", description = "Provider and client companies, API keys"),
+        (name = "trade registration", description = "Gewerbeanmeldung: GewA 1 per owner, power of attorney for `assisted`"),
+        (name = "documents", description = "Document downloads through signed links"),
     )
 )]
 pub struct ApiDoc;

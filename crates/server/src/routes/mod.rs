@@ -1,23 +1,40 @@
 //! One module per resource; `public` routes need no key, `authenticated` ones do.
 
 pub mod companies;
+pub mod documents;
 pub mod health;
+pub mod trade_registrations;
 
 use std::sync::Arc;
 
 use axum::Router;
+use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 
 use crate::app::AppState;
+use crate::config::Config;
 
 pub fn public() -> Router<Arc<AppState>> {
     Router::new()
         .route("/healthz", get(health::healthz))
+        .route(
+            "/v1/documents/{document_id}/content",
+            get(documents::content),
+        )
         .merge(crate::openapi::routes())
 }
 
-pub fn authenticated() -> Router<Arc<AppState>> {
+pub fn authenticated(config: &Config) -> Router<Arc<AppState>> {
     Router::new()
+        .route(
+            "/v1/trade-registration",
+            post(trade_registrations::create)
+                .layer(DefaultBodyLimit::max(config.max_request_bytes())),
+        )
+        .route(
+            "/v1/trade-registration/{trade_registration_id}",
+            get(trade_registrations::get),
+        )
         .route("/v1/companies/{company_id}", get(companies::get_company))
         .route(
             "/v1/companies/{company_id}/api-keys",

@@ -1,0 +1,52 @@
+//! Checking that an uploaded file is a PDF: it must parse as one (header, cross-reference
+//! table or stream, trailer, page tree), not merely start with `%PDF-`.
+
+/// Why a file is not accepted as a PDF.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct NotAPdf(pub String);
+
+/// Parses `bytes` as a PDF and returns its page count. Encrypted PDFs are accepted (a signed
+/// form may be protected); files without pages are not.
+pub fn check_pdf(bytes: &[u8]) -> Result<usize, NotAPdf> {
+    if !bytes.starts_with(b"%PDF-") {
+        return Err(NotAPdf("the file does not start with a PDF header".into()));
+    }
+    // The parser is defensive, but a hostile file must never take the process down.
+    let parsed = std::panic::catch_unwind(|| lopdf::Document::load_mem(bytes))
+        .map_err(|_| NotAPdf("the file could not be read as a PDF".into()))?;
+    let doc = parsed.map_err(|e| NotAPdf(format!("the file is not a readable PDF: {e}")))?;
+    let pages = doc.get_pages().len();
+    if pages == 0 {
+        return Err(NotAPdf("the PDF has no pages".into()));
+    }
+    Ok(pages)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_our_own_pdfs_and_refuses_the_rest() {
+        let reg: domain::trade::TradeRegistration = serde_json::from_str(include_str!(
+            "../../../examples/trade-registration-self.json"
+        ))
+        .unwrap();
+        let ctx = crate::Gewa1Context {
+            trade_office_name: None,
+            municipality_key: None,
+            created_on: time::macros::date!(2025 - 03 - 20),
+            timestamp: time::macros::datetime!(2025-03-20 0:00 UTC),
+        };
+        let pdf = crate::render_gewa1(&reg, 0, &ctx).unwrap();
+        assert_eq!(check_pdf(&pdf), Ok(2));
+        assert!(check_pdf(b"").is_err());
+        assert!(check_pdf(b"hello world").is_err());
+        assert!(check_pdf(b"%PDF-1.7\n%%EOF\n").is_err());
+        assert!(check_pdf(&pdf[..pdf.len() / 2]).is_err());
+        let mut garbage = b"%PDF-1.4\n".to_vec();
+        garbage.extend((0..5000u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8));
+        assert!(check_pdf(&garbage).is_err());
+    }
+}

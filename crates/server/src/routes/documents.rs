@@ -1,0 +1,136 @@
+//! Document downloads through signed links (decisions.md §4): no key needed, the link is the
+//! authorisation; it expires after 24 hours.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::Response;
+use serde::Deserialize;
+use utoipa::IntoParams;
+use uuid::Uuid;
+
+use crate::app::AppState;
+use crate::envelope::Envelope;
+use crate::error::{ApiError, ErrorBody};
+
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct LinkParams {
+    /// Unix time after which the link is refused.
+    pub expires: Option<String>,
+    /// HMAC-SHA256 over the document id and `expires`.
+    pub signature: Option<String>,
+}
+
+/// `attachment` with an ASCII fallback name and the UTF-8 name (RFC 6266 / RFC 5987).
+pub fn content_disposition(name: &str) -> HeaderValue {
+    let ascii: String = name
+        .chars()
+        .map(|c| match c {
+            'ä' => 'a',
+            'ö' => 'o',
+            'ü' => 'u',
+            'Ä' => 'A',
+            'Ö' => 'O',
+            'Ü' => 'U',
+            'ß' => 's',
+            c if c.is_ascii_graphic() && c != '"' && c != '\\' || c == ' ' => c,
+            _ => '_',
+        })
+        .collect();
+    let encoded: String = name
+        .bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect();
+    HeaderValue::from_str(&format!(
+        "attachment; filename=\"{ascii}\"; filename*=UTF-8''{encoded}"
+    ))
+    .unwrap_or_else(|_| HeaderValue::from_static("attachment"))
+}
+
+/// Downloads a document. The address comes from a case's `download_url`; it carries its own
+/// authorisation and expires 24 hours after it was issued.
+#[utoipa::path(get, path = "/v1/documents/{document_id}/content", tag = "documents", security(()),
+    params(("document_id" = Uuid, Path, description = "The document's id"), LinkParams),
+    responses(
+        (status = 200, description = "The document", content_type = "application/pdf"),
+        (status = 403, description = "Expired or tampered link (`INVALID_DOWNLOAD_LINK`)", body = Envelope<ErrorBody>),
+        (status = 404, description = "The document no longer exists (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+    ))]
+pub async fn content(
+    State(state): State<Arc<AppState>>,
+    Path(raw_id): Path<String>,
+    Query(params): Query<LinkParams>,
+) -> Result<Response, ApiError> {
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let id = Uuid::parse_str(&raw_id).map_err(|_| ApiError::InvalidDownloadLink)?;
+    let expires: i64 = params
+        .expires
+        .as_deref()
+        .and_then(|e| e.parse().ok())
+        .ok_or(ApiError::InvalidDownloadLink)?;
+    let signature = params.signature.as_deref().unwrap_or("");
+    if !state.links.verify(id, expires, signature, now) {
+        return Err(ApiError::InvalidDownloadLink);
+    }
+    let doc = state
+        .repo
+        .get_document(id)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let (size, stream) = state
+        .documents
+        .stream(&doc.storage_key)
+        .await?
+        .ok_or_else(|| {
+            ApiError::Internal(anyhow::anyhow!(
+                "document {id} has no file at {}",
+                doc.storage_key
+            ))
+        })?;
+    let mut res = Response::new(Body::from_stream(stream));
+    *res.status_mut() = StatusCode::OK;
+    let h = res.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_str(&doc.content_type)
+            .unwrap_or(HeaderValue::from_static("application/octet-stream")),
+    );
+    h.insert(header::CONTENT_LENGTH, HeaderValue::from(size));
+    h.insert(header::CONTENT_DISPOSITION, content_disposition(&doc.name));
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("private, no-store"),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    Ok(res)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn disposition_keeps_utf8_names() {
+        let v = content_disposition("GewA 1 - Jürgen Łukasz.pdf");
+        let s = v.to_str().unwrap();
+        assert!(
+            s.starts_with("attachment; filename=\"GewA 1 - Jurgen _ukasz.pdf\""),
+            "{s}"
+        );
+        assert!(
+            s.contains("filename*=UTF-8''GewA%201%20-%20J%C3%BCrgen%20%C5%81ukasz.pdf"),
+            "{s}"
+        );
+    }
+}

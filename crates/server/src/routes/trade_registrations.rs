@@ -1,0 +1,834 @@
+//! `POST /v1/trade-registration` and `GET /v1/trade-registration/{id}` (api.md; decisions.md
+//! §2-4, §8).
+//!
+//! A create validates everything first (every broken rule in one 422), renders the documents,
+//! writes the files, then writes the case, its company, documents and history in one
+//! transaction. If that transaction fails, the files are removed again: a 201 means all of it is
+//! durable, and a failure leaves nothing the service considers live.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::Extension;
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Multipart, Request, State};
+use axum::http::StatusCode;
+use axum::http::header::CONTENT_TYPE;
+use axum::response::Response;
+use domain::Violations;
+use domain::auth::Caller;
+use domain::company::{Company, CompanyKind, Environment};
+use domain::trade::{
+    AcquisitionType, BusinessType, Employees, EstablishmentType, Gender, IndustrialLicense,
+    Language, LegalForm, Package, PostalAddress, Reason, RegisteredOffice, ResidencePermit,
+    ResidentialAddress, TradeRegistration,
+};
+use domain::trade_request::TradeRequest;
+use serde::Serialize;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use store::{DocumentRecord, NewClientCompany, NewTradeRegistration, StatusChange};
+use time::OffsetDateTime;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::app::AppState;
+use crate::envelope::{Envelope, Outcome, respond};
+use crate::error::{ApiError, ErrorBody};
+use crate::extract::{PathId, is_json, read_body};
+
+/// Most parts a multipart create may have: `data` and one signed GewA 1 per owner.
+const MAX_PARTS: usize = 1 + domain::trade_request::MAX_OWNERS;
+
+pub const DOC_GEWA1: &str = "trade-licence-application";
+pub const DOC_POA: &str = "power-of-attorney";
+
+/// The request as received: the `data` JSON and the file parts by name.
+struct Received {
+    data: Bytes,
+    files: Vec<(String, Bytes)>,
+}
+
+fn is_multipart(req: &Request) -> bool {
+    req.headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("multipart/form-data")
+        })
+}
+
+fn multipart_error(e: axum::extract::multipart::MultipartError) -> ApiError {
+    if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        ApiError::PayloadTooLarge("the request body is larger than allowed".into())
+    } else {
+        ApiError::InvalidMultipart(format!(
+            "the multipart body cannot be read: {}",
+            e.body_text()
+        ))
+    }
+}
+
+async fn receive(state: &AppState, req: Request) -> Result<Received, ApiError> {
+    let max_body = state.config.max_body_bytes;
+    let max_upload = state.config.max_upload_bytes;
+    if is_json(req.headers()) {
+        let data = read_body(req).await?;
+        if data.len() > max_body {
+            return Err(ApiError::PayloadTooLarge(format!(
+                "the JSON body is larger than {max_body} bytes"
+            )));
+        }
+        return Ok(Received {
+            data,
+            files: Vec::new(),
+        });
+    }
+    if !is_multipart(&req) {
+        return Err(ApiError::UnsupportedMediaType(
+            "send application/json, or multipart/form-data with a `data` part and the signed PDFs"
+                .into(),
+        ));
+    }
+    let mut mp = Multipart::from_request(req, &())
+        .await
+        .map_err(|e| ApiError::InvalidMultipart(format!("not a multipart body: {e}")))?;
+    let mut data = None;
+    let mut files: Vec<(String, Bytes)> = Vec::new();
+    let mut parts = 0;
+    while let Some(mut field) = mp.next_field().await.map_err(multipart_error)? {
+        parts += 1;
+        if parts > MAX_PARTS {
+            return Err(ApiError::InvalidMultipart(format!(
+                "at most {MAX_PARTS} parts: `data` and one signed GewA 1 per owner"
+            )));
+        }
+        let name = field.name().unwrap_or("").to_string();
+        if name.is_empty() {
+            return Err(ApiError::InvalidMultipart("every part needs a name".into()));
+        }
+        let limit = if name == "data" { max_body } else { max_upload };
+        let mut buf = bytes::BytesMut::new();
+        while let Some(chunk) = field.chunk().await.map_err(multipart_error)? {
+            if buf.len() + chunk.len() > limit {
+                return Err(ApiError::PayloadTooLarge(format!(
+                    "the part `{name}` is larger than {limit} bytes"
+                )));
+            }
+            buf.extend_from_slice(&chunk);
+        }
+        if name == "data" {
+            if data.replace(buf.freeze()).is_some() {
+                return Err(ApiError::InvalidMultipart(
+                    "more than one `data` part".into(),
+                ));
+            }
+        } else if files.iter().any(|(n, _)| *n == name) {
+            return Err(ApiError::InvalidMultipart(format!(
+                "more than one part named `{name}`"
+            )));
+        } else {
+            files.push((name, buf.freeze()));
+        }
+    }
+    let data = data.ok_or_else(|| {
+        ApiError::InvalidMultipart("the multipart body has no `data` part with the JSON".into())
+    })?;
+    Ok(Received { data, files })
+}
+
+/// `owners[i].documents.gewa_1.file` values as sent, for matching parts even when other rules
+/// failed.
+fn referenced_files(value: &Value) -> Vec<(usize, String)> {
+    value
+        .get("owners")
+        .and_then(Value::as_array)
+        .map(|owners| {
+            owners
+                .iter()
+                .enumerate()
+                .filter_map(|(i, o)| {
+                    o.pointer("/documents/gewa_1/file")
+                        .and_then(Value::as_str)
+                        .map(|f| (i, f.to_string()))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Every part must be referenced, every reference must have its part, and every part must be
+/// a PDF.
+async fn check_files(value: &Value, files: &[(String, Bytes)], errs: &mut Violations) {
+    let refs = referenced_files(value);
+    for (i, name) in &refs {
+        if !files.iter().any(|(n, _)| n == name) {
+            errs.push(
+                format!("owners[{i}].documents.gewa_1.file"),
+                "missing_file",
+                format!("no multipart part named `{name}` was sent"),
+            );
+        }
+    }
+    for (name, bytes) in files {
+        let Some((i, _)) = refs.iter().find(|(_, n)| n == name) else {
+            errs.push(
+                name.clone(),
+                "unexpected_file",
+                "no owner references this part in documents.gewa_1.file",
+            );
+            continue;
+        };
+        let bytes = bytes.clone();
+        let checked = tokio::task::spawn_blocking(move || forms::check_pdf(&bytes)).await;
+        let problem = match checked {
+            Ok(Ok(_pages)) => None,
+            Ok(Err(e)) => Some(e.to_string()),
+            Err(_) => Some("the file could not be read as a PDF".to_string()),
+        };
+        if let Some(problem) = problem {
+            errs.push(
+                format!("owners[{i}].documents.gewa_1.file"),
+                "not_a_pdf",
+                format!("must be a signed GewA 1 as PDF: {problem}"),
+            );
+        }
+    }
+}
+
+/// A document of an owner in a create response.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct OwnerDocument {
+    pub id: Uuid,
+    #[schema(example = "GewA 1 - Erika Mustermann.pdf")]
+    pub name: String,
+    /// Signed address, valid 24 hours, usable without a key.
+    pub download_url: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, ToSchema)]
+pub struct OwnerDocuments {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gewa_1: Option<OwnerDocument>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub power_of_attorney: Option<OwnerDocument>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CreatedOwner {
+    pub first_name: String,
+    pub last_name: String,
+    pub documents: OwnerDocuments,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CreateResponse {
+    pub result: Outcome,
+    pub message: String,
+    pub company_id: Uuid,
+    pub trade_registration_id: Uuid,
+    /// `form-rendered` (package self) or `submitted` (package assisted).
+    #[schema(example = "form-rendered")]
+    pub status: String,
+    pub owners: Vec<CreatedOwner>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_reference: Option<String>,
+    pub client_preferred_language: Language,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub timestamp: OffsetDateTime,
+}
+
+fn display_name(kind: &str, first: &str, last: &str) -> String {
+    let what = if kind == DOC_GEWA1 {
+        "GewA 1"
+    } else {
+        "Vollmacht"
+    };
+    // Names are DIN 91379 text: no path separators or quotes can reach the file name.
+    format!("{what} - {first} {last}.pdf")
+}
+
+/// One rendered or uploaded document, before it is stored.
+struct Produced {
+    owner: usize,
+    doc_type: &'static str,
+    bytes: Vec<u8>,
+}
+
+fn render_all(
+    reg: &TradeRegistration,
+    uploads: &HashMap<String, Bytes>,
+    operator: forms::Operator,
+    now: OffsetDateTime,
+) -> Result<Vec<Produced>, forms::RenderError> {
+    let gewa1_ctx = forms::Gewa1Context {
+        trade_office_name: None,
+        municipality_key: None,
+        created_on: now.date(),
+        timestamp: now,
+    };
+    let poa_ctx = forms::PowerOfAttorneyContext {
+        operator,
+        place: None,
+        created_on: now.date(),
+        timestamp: now,
+    };
+    let mut out = Vec::new();
+    for (i, owner) in reg.owners.iter().enumerate() {
+        let gewa1 = match &owner.documents.gewa_1 {
+            Some(upload) => uploads
+                .get(&upload.file)
+                .map(|b| b.to_vec())
+                .ok_or(forms::RenderError::MissingSignature(i))?,
+            None => forms::render_gewa1(reg, i, &gewa1_ctx)?,
+        };
+        out.push(Produced {
+            owner: i,
+            doc_type: DOC_GEWA1,
+            bytes: gewa1,
+        });
+        if reg.package == Package::Assisted {
+            out.push(Produced {
+                owner: i,
+                doc_type: DOC_POA,
+                bytes: forms::render_power_of_attorney(reg, i, &poa_ctx)?,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The client company the case is for: an existing one of this provider in the same
+/// environment, or a new one described by the request.
+async fn resolve_company(
+    state: &AppState,
+    provider: Uuid,
+    request: &TradeRequest,
+) -> Result<(Uuid, Option<(Uuid, NewClientCompany)>), ApiError> {
+    let reg = &request.registration;
+    match request.company_id {
+        Some(id) => {
+            let company: Company = state
+                .repo
+                .get_company(id)
+                .await?
+                .filter(|c| c.kind == CompanyKind::Client && c.provider_id == Some(provider))
+                .ok_or(ApiError::CompanyNotFound)?;
+            if company.environment != Some(reg.environment) {
+                return Err(ApiError::Conflict {
+                    code: "ENVIRONMENT_MISMATCH",
+                    message: format!(
+                        "the company is a {} company; the request is for {}",
+                        company.environment.map(Environment::as_str).unwrap_or("?"),
+                        reg.environment.as_str()
+                    ),
+                });
+            }
+            Ok((id, None))
+        }
+        None => {
+            let address = match &reg.business_address {
+                Some(a) => serde_json::to_value(a),
+                None => {
+                    let o = &reg.registered_office;
+                    serde_json::to_value(PostalAddress {
+                        street: o.street.clone(),
+                        street_second_line: o.street_second_line.clone(),
+                        zip: o.zip.clone(),
+                        city: o.city.clone(),
+                        state: None,
+                        country: domain::country::CountryCode::DE,
+                    })
+                }
+            }
+            .map_err(|e| ApiError::Internal(e.into()))?;
+            let id = Uuid::now_v7();
+            let legal_form = serde_json::to_value(reg.legal_form)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string));
+            Ok((
+                id,
+                Some((
+                    id,
+                    NewClientCompany {
+                        provider_id: provider,
+                        name: reg.name.clone(),
+                        environment: reg.environment,
+                        legal_form,
+                        registration_number: reg.registration_number.clone(),
+                        business_address: Some(address),
+                    },
+                )),
+            ))
+        }
+    }
+}
+
+fn now_micros() -> OffsetDateTime {
+    let t = OffsetDateTime::now_utc();
+    t.replace_nanosecond(t.nanosecond() / 1000 * 1000)
+        .unwrap_or(t)
+}
+
+/// Creates a trade registration. The body is `application/json` (the payload), or
+/// `multipart/form-data` with the payload in the part `data` and one signed GewA 1 PDF per
+/// `owners[i].documents.gewa_1.file`.
+#[utoipa::path(post, path = "/v1/trade-registration", tag = "trade registration",
+    params(("Idempotency-Key" = Option<String>, Header, description = "Makes retries safe (decisions §3)")),
+    request_body(content(
+        (TradeRegistrationRequest = "application/json"),
+        (TradeRegistrationRequest = "multipart/form-data"),
+    ), description = "The payload; as multipart, the JSON goes into the part `data` and each signed PDF into the part its owner's `documents.gewa_1.file` names"),
+    responses(
+        (status = 201, description = "Created: every document is stored", body = Envelope<CreateResponse>),
+        (status = 400, description = "`INVALID_JSON` or `INVALID_MULTIPART`", body = Envelope<ErrorBody>),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = Envelope<ErrorBody>),
+        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        (status = 404, description = "`COMPANY_NOT_FOUND`", body = Envelope<ErrorBody>),
+        (status = 409, description = "`COMPANY_ALREADY_REGISTERED`, `ENVIRONMENT_MISMATCH` or `IDEMPOTENCY_KEY_IN_USE`", body = Envelope<ErrorBody>),
+        (status = 413, description = "`PAYLOAD_TOO_LARGE`: a file over the upload limit or a body over the limit", body = Envelope<ErrorBody>),
+        (status = 415, description = "`UNSUPPORTED_MEDIA_TYPE`", body = Envelope<ErrorBody>),
+        (status = 422, description = "`VALIDATION_FAILED` (every broken field) or `IDEMPOTENCY_KEY_REUSED`", body = Envelope<ErrorBody>),
+        (status = 503, description = "`SERVICE_UNAVAILABLE`: storage is unreachable; nothing was kept", body = Envelope<ErrorBody>),
+    ))]
+pub async fn create(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    req: Request,
+) -> Result<Response, ApiError> {
+    let Caller::Provider {
+        company_id: provider,
+    } = caller
+    else {
+        return Err(ApiError::Forbidden(
+            "only provider keys can create trade registrations".into(),
+        ));
+    };
+    let received = receive(&state, req).await?;
+    let value: Value = serde_json::from_slice(&received.data).map_err(|e| {
+        ApiError::InvalidJson(format!(
+            "the payload is not well-formed JSON (line {}, column {})",
+            e.line(),
+            e.column()
+        ))
+    })?;
+    let now = now_micros();
+    let mut errs = Violations::new();
+    let parsed = match domain::trade_request::parse(&value, now.date()) {
+        Ok(p) => Some(p),
+        Err(v) => {
+            errs.extend(v);
+            None
+        }
+    };
+    check_files(&value, &received.files, &mut errs).await;
+    let request = match parsed {
+        Some(p) if errs.is_empty() => p,
+        _ => return Err(ApiError::Validation(errs)),
+    };
+    let (company_id, new_company) = resolve_company(&state, provider, &request).await?;
+    let reg = request.registration;
+
+    // Render (CPU work) off the async threads.
+    let uploads: HashMap<String, Bytes> = received.files.into_iter().collect();
+    let operator = state.config.operator.clone();
+    let reg_for_render = reg.clone();
+    let produced =
+        tokio::task::spawn_blocking(move || render_all(&reg_for_render, &uploads, operator, now))
+            .await
+            .map_err(|e| ApiError::Internal(anyhow::anyhow!("rendering panicked: {e}")))?
+            .map_err(|e| ApiError::Internal(anyhow::anyhow!("rendering failed: {e}")))?;
+
+    let case_id = Uuid::now_v7();
+    let mut documents = Vec::with_capacity(produced.len());
+    let mut written: Vec<String> = Vec::new();
+    for p in produced {
+        let id = Uuid::now_v7();
+        let key = format!("trade/{case_id}/{id}.pdf");
+        let owner = &reg.owners[p.owner];
+        let sha256 = Sha256::digest(&p.bytes).to_vec();
+        let size = p.bytes.len() as i64;
+        if let Err(e) = state.documents.put(&key, Bytes::from(p.bytes)).await {
+            remove_files(&state, &written).await;
+            return Err(e.into());
+        }
+        written.push(key.clone());
+        documents.push(DocumentRecord {
+            id,
+            case_id,
+            case_kind: "trade".into(),
+            owner_index: Some(p.owner as i32),
+            doc_type: p.doc_type.into(),
+            name: display_name(p.doc_type, &owner.first_name, &owner.last_name),
+            storage_key: key,
+            content_type: "application/pdf".into(),
+            size,
+            sha256,
+            created_at: now,
+        });
+    }
+
+    let status = match reg.package {
+        Package::SelfService => "form-rendered",
+        Package::Assisted => "submitted",
+    };
+    let (package, price_cents) = match reg.package {
+        Package::SelfService => ("self", state.config.price_self_cents),
+        Package::Assisted => ("assisted", state.config.price_assisted_cents),
+    };
+    let new = NewTradeRegistration {
+        id: case_id,
+        new_company,
+        company_id,
+        provider_id: provider,
+        environment: reg.environment,
+        package: package.into(),
+        status: status.into(),
+        record: serde_json::to_value(&reg).map_err(|e| ApiError::Internal(e.into()))?,
+        price_cents,
+        created_at: now,
+        documents: documents.clone(),
+        history: vec![
+            StatusChange {
+                status: "initiated".into(),
+                previous_status: None,
+                actor: format!("provider:{provider}"),
+                reason: None,
+                at: now,
+            },
+            StatusChange {
+                status: status.into(),
+                previous_status: Some("initiated".into()),
+                actor: "system".into(),
+                reason: None,
+                at: now,
+            },
+        ],
+    };
+    if let Err(e) = state.repo.create_trade_registration(&new).await {
+        remove_files(&state, &written).await;
+        if e.is_company_conflict() {
+            return Err(ApiError::Conflict {
+                code: "COMPANY_ALREADY_REGISTERED",
+                message: "this company already has a trade registration".into(),
+            });
+        }
+        return Err(e.into());
+    }
+    tracing::info!(trade_registration_id = %case_id, %company_id, status, "trade registration created");
+
+    let unix = now.unix_timestamp();
+    let link = |d: &DocumentRecord| OwnerDocument {
+        id: d.id,
+        name: d.name.clone(),
+        download_url: state.links.url(d.id, unix),
+    };
+    let owners = reg
+        .owners
+        .iter()
+        .enumerate()
+        .map(|(i, o)| {
+            let find = |t: &str| {
+                documents
+                    .iter()
+                    .find(|d| d.owner_index == Some(i as i32) && d.doc_type == t)
+                    .map(link)
+            };
+            CreatedOwner {
+                first_name: o.first_name.clone(),
+                last_name: o.last_name.clone(),
+                documents: OwnerDocuments {
+                    gewa_1: find(DOC_GEWA1),
+                    power_of_attorney: find(DOC_POA),
+                },
+            }
+        })
+        .collect();
+    Ok(respond(
+        StatusCode::CREATED,
+        CreateResponse {
+            result: Outcome::Success,
+            message: match reg.package {
+                Package::SelfService => {
+                    "trade registration created; the GewA 1 forms are ready to sign and file".into()
+                }
+                Package::Assisted => {
+                    "trade registration created and submitted; we file it with the trade office"
+                        .into()
+                }
+            },
+            company_id,
+            trade_registration_id: case_id,
+            status: status.into(),
+            owners,
+            client_reference: reg.client_reference.clone(),
+            client_preferred_language: reg.client_preferred_language,
+            timestamp: now,
+        },
+    ))
+}
+
+async fn remove_files(state: &AppState, keys: &[String]) {
+    for key in keys {
+        if let Err(e) = state.documents.delete(key).await {
+            tracing::error!(%key, error = %e, "could not remove the file of a failed create");
+        }
+    }
+}
+
+/// The request payload, for the OpenAPI document (the server validates it field by field into
+/// the domain model, reporting every broken rule).
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)]
+pub struct TradeRegistrationRequest {
+    /// An existing client company of the caller (omit to create one).
+    company_id: Option<Uuid>,
+    #[schema(inline)]
+    registration: TradeRegistration,
+}
+
+/// An owner as read back (signatures are not returned).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct OwnerView {
+    pub first_name: String,
+    pub last_name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub birth_name: Option<String>,
+    #[schema(value_type = String, format = Date)]
+    pub dob: String,
+    pub place_of_birth: String,
+    #[schema(example = "DE")]
+    pub country_of_birth: String,
+    #[schema(example = "DE")]
+    pub nationality: String,
+    pub gender: Gender,
+    pub phone: String,
+    pub email: String,
+    /// Set once an operator verified the owner's identity.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub identity_verified_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub address: Option<ResidentialAddress>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub residence_permit: Option<ResidencePermit>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub has_employment_restrictions: Option<bool>,
+}
+
+/// The establishment as read back: always in Germany.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct OfficeView {
+    #[serde(flatten)]
+    pub office: RegisteredOffice,
+    #[schema(example = "DE")]
+    pub country: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DocumentView {
+    pub id: Uuid,
+    /// `trade-licence-application`, `power-of-attorney` or `trade-licence`.
+    #[serde(rename = "type")]
+    pub doc_type: String,
+    pub name: String,
+    pub download_url: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct StatusHistoryEntry {
+    pub status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous_status: Option<String>,
+    /// `provider:<id>`, `operator:<id>` or `system`.
+    pub actor: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub at: OffsetDateTime,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TradeRegistrationResponse {
+    pub result: Outcome,
+    pub message: String,
+    pub trade_registration_id: Uuid,
+    pub company_id: Uuid,
+    #[schema(example = "form-rendered")]
+    pub status: String,
+    pub package: Package,
+    pub environment: Environment,
+    pub reason: Reason,
+    #[schema(value_type = String, format = Date)]
+    pub operational_activity_start_date: String,
+    pub establishment_type: EstablishmentType,
+    pub acquisition_type: AcquisitionType,
+    /// Taken from the client company.
+    pub name: String,
+    /// Taken from the client company.
+    pub legal_form: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub registration_number: Option<String>,
+    pub business_type: Vec<BusinessType>,
+    pub purpose: String,
+    pub registered_office: OfficeView,
+    pub phone: String,
+    pub email: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub industrial_license: Option<IndustrialLicense>,
+    pub has_public_sector_participation: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub employees: Option<Employees>,
+    pub owners: Vec<OwnerView>,
+    /// Present once determined.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub trade_office: Option<Value>,
+    /// Euros.
+    pub price: f64,
+    /// Euros; present once an operator recorded it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub city_fee: Option<f64>,
+    pub is_paid: bool,
+    pub documents: Vec<DocumentView>,
+    /// `gbr` when another product of the provider spawned the case, else null.
+    pub source_product: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_reference: Option<String>,
+    pub client_preferred_language: Language,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: OffsetDateTime,
+    pub status_history: Vec<StatusHistoryEntry>,
+}
+
+fn iso(d: time::Date) -> String {
+    let f = time::macros::format_description!("[year]-[month]-[day]");
+    d.format(&f).unwrap_or_default()
+}
+
+/// Reads a trade registration: the provider that created it, the client company it is for,
+/// and operators may; anyone else gets 404.
+#[utoipa::path(get, path = "/v1/trade-registration/{trade_registration_id}", tag = "trade registration",
+    params(("trade_registration_id" = Uuid, Path, description = "As returned by the create")),
+    responses(
+        (status = 200, description = "The trade registration, with fresh download links", body = Envelope<TradeRegistrationResponse>),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = Envelope<ErrorBody>),
+        (status = 404, description = "No such case visible to the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+    ))]
+pub async fn get(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    PathId(id): PathId,
+) -> Result<Response, ApiError> {
+    let case = state
+        .repo
+        .get_trade_registration(id)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let visible = match caller {
+        Caller::Operator { .. } => true,
+        Caller::Provider { company_id } => case.provider_id == company_id,
+        Caller::Client { company_id, .. } => case.company_id == company_id,
+    };
+    if !visible {
+        return Err(ApiError::NotFound);
+    }
+    let reg: TradeRegistration = serde_json::from_value(case.record.clone())
+        .map_err(|e| ApiError::Internal(anyhow::anyhow!("stored record unreadable: {e}")))?;
+    let company = state.repo.get_company(case.company_id).await?;
+    let now = OffsetDateTime::now_utc().unix_timestamp();
+    let legal_form = company
+        .as_ref()
+        .and_then(|c| c.legal_form.clone())
+        .or_else(|| {
+            serde_json::to_value(reg.legal_form)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+        })
+        .unwrap_or_default();
+    let _: LegalForm = reg.legal_form;
+    let body = TradeRegistrationResponse {
+        result: Outcome::Success,
+        message: "trade registration found".into(),
+        trade_registration_id: case.id,
+        company_id: case.company_id,
+        status: case.status.clone(),
+        package: reg.package,
+        environment: case.environment,
+        reason: reg.reason,
+        operational_activity_start_date: iso(reg.operational_activity_start_date),
+        establishment_type: reg.establishment_type,
+        acquisition_type: reg.acquisition_type,
+        name: company
+            .as_ref()
+            .map(|c| c.name.clone())
+            .unwrap_or(reg.name.clone()),
+        legal_form,
+        registration_number: reg.registration_number.clone(),
+        business_type: reg.business_type.clone(),
+        purpose: reg.purpose.clone(),
+        registered_office: OfficeView {
+            office: reg.registered_office.clone(),
+            country: "DE".into(),
+        },
+        phone: reg.phone.clone(),
+        email: reg.email.clone(),
+        industrial_license: reg.industrial_license.clone(),
+        has_public_sector_participation: reg.has_public_sector_participation,
+        employees: reg.employees,
+        owners: reg
+            .owners
+            .iter()
+            .map(|o| OwnerView {
+                first_name: o.first_name.clone(),
+                last_name: o.last_name.clone(),
+                birth_name: o.birth_name.clone(),
+                dob: iso(o.dob),
+                place_of_birth: o.place_of_birth.clone(),
+                country_of_birth: o.country_of_birth.as_str().into(),
+                nationality: o.nationality.as_str().into(),
+                gender: o.gender,
+                phone: o.phone.clone(),
+                email: o.email.clone(),
+                identity_verified_at: None,
+                address: o.address.clone(),
+                residence_permit: o.residence_permit.clone(),
+                has_employment_restrictions: o.has_employment_restrictions,
+            })
+            .collect(),
+        trade_office: case.trade_office.clone(),
+        price: case.price_cents as f64 / 100.0,
+        city_fee: case.city_fee_cents.map(|c| c as f64 / 100.0),
+        is_paid: case.is_paid,
+        documents: case
+            .documents
+            .iter()
+            .map(|d| DocumentView {
+                id: d.id,
+                doc_type: d.doc_type.clone(),
+                name: d.name.clone(),
+                download_url: state.links.url(d.id, now),
+            })
+            .collect(),
+        source_product: case.source_product.clone(),
+        client_reference: reg.client_reference.clone(),
+        client_preferred_language: reg.client_preferred_language,
+        created_at: case.created_at,
+        status_history: case
+            .history
+            .iter()
+            .map(|h| StatusHistoryEntry {
+                status: h.status.clone(),
+                previous_status: h.previous_status.clone(),
+                actor: h.actor.clone(),
+                reason: h.reason.clone(),
+                at: h.at,
+            })
+            .collect(),
+    };
+    Ok(respond(StatusCode::OK, body))
+}

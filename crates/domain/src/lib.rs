@@ -8,6 +8,7 @@ pub mod auth;
 pub mod company;
 pub mod country;
 pub mod error;
+pub mod offices;
 pub mod signature;
 pub mod trade;
 

@@ -121,6 +121,22 @@ fn main() {
         codes_resolved += usize::from(all);
         tax_codes += usize::from(all_tax);
     }
+    let mut reasons = std::collections::BTreeMap::<String, usize>::new();
+    for z in &codes {
+        if let TaxOfficeLookup::NeedsConfirmation { reasons: rs, .. } =
+            offices::tax_office_for(z, "")
+        {
+            for r in rs {
+                let json = serde_json::to_value(&r).unwrap_or_default();
+                let kind = json["reason"].as_str().unwrap_or("?").to_owned();
+                *reasons.entry(kind).or_default() += 1;
+            }
+        }
+    }
+    println!("  confirmation reasons (postal codes; one code may have several):");
+    for (kind, count) in &reasons {
+        println!("    {kind}: {count}");
+    }
     println!("postal code and the municipality's register name as city:");
     println!(
         "  (postal code, municipality) pairs resolved: {pairs_resolved} of {pairs} ({:.1} %)",

@@ -65,10 +65,17 @@ pub(crate) struct Index {
     pub successors: BTreeMap<&'static str, Vec<u32>>,
 }
 
-fn rows(text: &'static str) -> impl Iterator<Item = Vec<&'static str>> {
+/// The data lines of a TSV file, split into (at most) `N` fields; missing fields are "".
+fn rows<const N: usize>(text: &'static str) -> impl Iterator<Item = [&'static str; N]> {
     text.lines()
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .map(|l| l.split('\t').collect())
+        .map(|l| {
+            let mut fields = [""; N];
+            for (slot, field) in fields.iter_mut().zip(l.splitn(N, '\t')) {
+                *slot = field;
+            }
+            fields
+        })
 }
 
 fn opt(s: &'static str) -> Option<&'static str> {
@@ -82,15 +89,15 @@ pub(crate) fn index() -> &'static Index {
 }
 
 fn build() -> Index {
-    let verbaende: Vec<VerbandRec> = rows(VERBAENDE)
+    let verbaende: Vec<VerbandRec> = rows::<4>(VERBAENDE)
         .map(|r| VerbandRec {
             key: r[0],
             code: r[1].parse().unwrap_or(0),
             name: r[2],
-            seat: r.get(3).copied().unwrap_or(""),
+            seat: r[3],
         })
         .collect();
-    let mut municipalities: Vec<MunicipalityRec> = rows(MUNICIPALITIES)
+    let mut municipalities: Vec<MunicipalityRec> = rows::<5>(MUNICIPALITIES)
         .map(|r| MunicipalityRec {
             ags: r[0],
             verband: opt(r[1]).and_then(|k| {
@@ -106,7 +113,7 @@ fn build() -> Index {
         })
         .collect();
     // Municipalities only OpenStreetMap knows (newer than the register edition).
-    let post_rows: Vec<Vec<&'static str>> = rows(POSTCODES).collect();
+    let post_rows: Vec<[&'static str; 3]> = rows::<3>(POSTCODES).collect();
     let mut extra: BTreeMap<&'static str, &'static str> = BTreeMap::new();
     for r in &post_rows {
         if municipalities
@@ -141,9 +148,9 @@ fn build() -> Index {
         })
         .collect();
     postcodes.sort_by_key(|p| (p.plz, p.municipality));
-    let offices: Vec<TaxOffice> = rows(TAX_OFFICES)
+    let offices: Vec<TaxOffice> = rows::<10>(TAX_OFFICES)
         .map(|r| {
-            let f = |i: usize| r.get(i).copied().unwrap_or("");
+            let f = |i: usize| r[i];
             TaxOffice {
                 number: f(0),
                 name: f(1),
@@ -281,6 +288,11 @@ impl Index {
             .filter(|(_, o)| o.purpose == OfficePurpose::General)
             .filter_map(|(i, o)| Some((u32::try_from(i).ok()?, o)))
             .collect();
+        let office_names: Vec<String> = self
+            .offices
+            .iter()
+            .map(|o| normalize_city(o.name))
+            .collect();
         let located =
             |i: u32| self.office_location[i as usize].map(|m| &self.municipalities[m as usize]);
         districts
@@ -300,9 +312,10 @@ impl Index {
                     .collect();
                 let named: Vec<u32> = general
                     .iter()
-                    .filter(|(_, o)| {
-                        let name = normalize_city(o.name);
-                        name.split(' ').any(|t| cores.contains(t))
+                    .filter(|(i, _)| {
+                        office_names[*i as usize]
+                            .split(' ')
+                            .any(|t| cores.contains(t))
                     })
                     .map(|(i, _)| *i)
                     .collect();

@@ -186,11 +186,12 @@ pub fn municipalities_for(zip: &str, city: &str) -> Resolution {
 
 /// All postal codes of the compiled-in data, ascending, each once.
 pub fn postal_codes() -> impl Iterator<Item = String> {
-    let mut last = None;
-    index()
-        .postcodes
+    let postcodes = &index().postcodes;
+    postcodes
         .iter()
-        .filter_map(move |p| (last.replace(p.plz) != Some(p.plz)).then(|| format!("{:05}", p.plz)))
+        .enumerate()
+        .filter(|(i, p)| *i == 0 || postcodes[i - 1].plz != p.plz)
+        .map(|(_, p)| format!("{:05}", p.plz))
 }
 
 /// What a tax office of the directory is for, read from its name.
@@ -202,46 +203,49 @@ pub enum OfficePurpose {
     /// A special office for corporations ("für Körperschaften", "Körpersch.") or large companies
     /// ("für Großunternehmen").
     Corporations,
-    /// A branch (Außenstelle, Verwaltungsstelle) of a general office.
+    /// A branch (Außenstelle, Verwaltungsstelle) of a general office; it takes registrations of
+    /// its district like a general office ("Biberach Außenstelle Riedlingen").
     Branch,
     /// Not a registration office: audits, investigations, valuation, cash, central services.
     Special,
 }
 
 impl OfficePurpose {
-    /// Classifies a directory name.
+    /// Classifies a directory name (case-insensitive keywords).
     pub fn classify(name: &str) -> Self {
-        const CORPORATIONS: &[&str] = &["Körperschaft", "Körpersch.", "Großunternehmen"];
-        const BRANCH: &[&str] = &["Außenstelle", "Außenst.", "Verwaltungsstelle"];
+        const CORPORATIONS: &[&str] = &["körperschaft", "körpersch.", "großunternehmen"];
         const SPECIAL: &[&str] = &[
-            "Bewertung",
-            "Grundsteuer",
-            "Grundbesitz",
-            "Fahndung",
-            "Strafsachen",
-            "Betriebsprüfung",
-            "Konzernprüfung",
-            "Außenprüfung",
-            "Prüfungsd",
-            "Erhebung",
-            "Landeshauptkasse",
-            "Landesfinanzkasse",
-            "Technisches Finanzamt",
-            "Bundeszentralamt",
-            "Landesamt",
-            " - RAB",
-            " - RIA",
-            "Grunderwerbsteuer",
-            "Erb/Schenk",
-            "Arbeitnehmerbereich",
-            "Überschusseinkünfte",
-            "International",
+            "bewertung",
+            "grundsteuer",
+            "grundbesitz",
+            "fahndung",
+            "strafsachen",
+            "betriebsprüfung",
+            "konzernprüfung",
+            "außenprüfung",
+            "prüfungsd",
+            "erhebung",
+            "landeshauptkasse",
+            "landesfinanzkasse",
+            "technisches finanzamt",
+            "bundeszentralamt",
+            "landesamt",
+            " - rab",
+            " - ria",
+            "grunderwerbsteuer",
+            "erb/schenk",
+            "arbeitnehmerbereich",
+            "überschusseinkünfte",
+            "international",
         ];
-        if CORPORATIONS.iter().any(|w| name.contains(w)) {
+        const BRANCH: &[&str] = &["außenstelle ", "außenst.", "verwaltungsstelle"];
+        let name = name.to_lowercase();
+        let has = |words: &[&str]| words.iter().any(|w| name.contains(w));
+        if has(CORPORATIONS) {
             OfficePurpose::Corporations
-        } else if SPECIAL.iter().any(|w| name.contains(w)) {
+        } else if has(SPECIAL) {
             OfficePurpose::Special
-        } else if BRANCH.iter().any(|w| name.contains(w)) {
+        } else if has(BRANCH) {
             OfficePurpose::Branch
         } else {
             OfficePurpose::General

@@ -182,7 +182,10 @@ pub fn tax_office_for(zip: &str, city: &str) -> TaxOfficeLookup {
     for number in &numbers {
         match super::tax_office(number) {
             Some(office) => {
-                if office.purpose != OfficePurpose::General {
+                if matches!(
+                    office.purpose,
+                    OfficePurpose::Special | OfficePurpose::Corporations
+                ) {
                     reasons.push(ConfirmationReason::RegisterOfficeIsSpecial { number });
                 }
                 push(&mut suggestions, office, SuggestionBasis::Register);

@@ -272,8 +272,9 @@ impl Index {
 
     /// For every register office number missing from the directory, the general offices that
     /// probably took over its district: offices located in one of its municipalities; else
-    /// offices whose name contains the name of one of its municipalities ("Eckernförde-Schleswig"
-    /// for Eckernförde); else offices located in the same district (Kreis).
+    /// offices of the same state whose name contains the name of one of its municipalities
+    /// ("Eckernförde-Schleswig" for Eckernförde); else offices located in the same district
+    /// (Kreis).
     fn successor_suggestions(&self) -> BTreeMap<&'static str, Vec<u32>> {
         let mut districts: BTreeMap<&'static str, Vec<&MunicipalityRec>> = BTreeMap::new();
         for m in &self.municipalities {
@@ -300,6 +301,7 @@ impl Index {
             .map(|(number, members)| {
                 let ags: BTreeSet<&str> = members.iter().map(|m| m.ags).collect();
                 let kreise: BTreeSet<&str> = members.iter().map(|m| &m.ags[..5]).collect();
+                let states: BTreeSet<&str> = members.iter().map(|m| &m.ags[..2]).collect();
                 let in_district: Vec<u32> = general
                     .iter()
                     .filter(|(i, _)| located(*i).is_some_and(|m| ags.contains(m.ags)))
@@ -313,9 +315,10 @@ impl Index {
                 let named: Vec<u32> = general
                     .iter()
                     .filter(|(i, _)| {
-                        office_names[*i as usize]
-                            .split(' ')
-                            .any(|t| cores.contains(t))
+                        located(*i).is_some_and(|m| states.contains(&m.ags[..2]))
+                            && office_names[*i as usize]
+                                .split(' ')
+                                .any(|t| cores.contains(t))
                     })
                     .map(|(i, _)| *i)
                     .collect();

@@ -306,6 +306,14 @@ fn a_merged_office_number_is_never_silently_replaced() {
     assert_eq!(suggestions.len(), 1);
     assert_eq!(suggestions[0].office.number, "2120");
     assert_eq!(suggestions[0].basis, SuggestionBasis::ProbableSuccessor);
+    // Eckernförde (2112) and Meldorf (2123): named after a member town / located in the Kreis;
+    // never an office of another state that happens to share a town name.
+    let (_, _, suggestions) = confirmation("24340", "Eckernförde");
+    let numbers: Vec<&str> = suggestions.iter().map(|s| s.office.number).collect();
+    assert_eq!(numbers, ["2129"], "Eckernförde-Schleswig");
+    let (_, _, suggestions) = confirmation("25704", "Meldorf");
+    let numbers: Vec<&str> = suggestions.iter().map(|s| s.office.number).collect();
+    assert_eq!(numbers, ["2116"], "Dithmarschen");
     // Gelsenkirchen: 5318 merged into 5319.
     let (reasons, _, suggestions) = confirmation("45879", "Gelsenkirchen");
     assert!(reasons.contains(&ConfirmationReason::OfficeNotInDirectory { number: "5318" }));

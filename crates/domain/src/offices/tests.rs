@@ -170,6 +170,12 @@ fn verband_rule_per_state() {
         found("38486", "Apenburg-Winterfeld").name,
         "Verbandsgemeinde Beetzendorf-Diesdorf"
     );
+    // A Samtgemeinde named like its town ("Rethem (Aller), Stadt") stays the Samtgemeinde.
+    let o = found("27336", "Rethem (Aller)");
+    assert_eq!(
+        (o.kind, o.name.as_str()),
+        (TradeOfficeKind::Verband, "Samtgemeinde Rethem (Aller)")
+    );
     // Baden-Württemberg: the municipality, although it belongs to a Gemeindeverwaltungsverband.
     let o = found("71134", "Aidlingen");
     assert_eq!(

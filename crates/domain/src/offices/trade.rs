@@ -202,7 +202,8 @@ pub fn trade_office(municipality: Municipality) -> TradeOfficeRef {
     }
     // An erfüllende Gemeinde (Thüringen) or a mitverwaltende Gemeinde (Brandenburg, registered
     // as an Amt named like the municipality) is itself a member: name it as the municipality.
-    let acting = (kind == VerbandType::ErfuellendeGemeinde || v.name.contains(','))
+    let mitverwaltung = municipality.state_key() == "12" && v.name.contains(',');
+    let acting = (kind == VerbandType::ErfuellendeGemeinde || mitverwaltung)
         .then(|| {
             index.municipalities.iter().find(|m| {
                 m.verband == rec.verband && m.name.split(',').next() == v.name.split(',').next()

@@ -9,6 +9,7 @@ pub mod company;
 pub mod country;
 pub mod din91379;
 pub mod error;
+pub mod offices;
 pub mod rules;
 pub mod signature;
 pub mod trade;

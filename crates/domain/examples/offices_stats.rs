@@ -1,0 +1,158 @@
+//! Figures of `domain::offices`: index build time and heap, unique-resolution shares.
+//!
+//! `cargo run -p domain --example offices_stats --release` prints the figures quoted in
+//! docs/offices.md. With arguments `ZIP CITY` it prints the lookups for one address instead.
+
+use std::time::Instant;
+
+use domain::offices::{self, Resolution, TaxOfficeLookup, TradeOfficeLookup};
+
+/// Resident set size in KiB from /proc (Linux); the workspace forbids unsafe code, so no counting
+/// allocator: RSS growth is the outside measurement, the structural estimate the inside one.
+fn rss_kib() -> Option<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.len() >= 2 {
+        let (zip, city) = (&args[0], args[1..].join(" "));
+        println!("{:#?}", offices::municipalities_for(zip, &city));
+        println!("{:#?}", offices::trade_office_for(zip, &city));
+        println!("{:#?}", offices::tax_office_for(zip, &city));
+        return;
+    }
+    let rss_before = rss_kib();
+    let start = Instant::now();
+    let stats = offices::index_stats();
+    let elapsed = start.elapsed();
+    let rss_after = rss_kib();
+    println!(
+        "index build (first use): {:.1} ms",
+        elapsed.as_secs_f64() * 1000.0
+    );
+    println!(
+        "heap of the indexes (estimated from the structures): {:.2} MiB",
+        mib(stats.heap_bytes)
+    );
+    if let (Some(a), Some(b)) = (rss_before, rss_after) {
+        println!(
+            "resident set growth during the build (indexes, build temporaries, data pages touched): {:.2} MiB",
+            (b.saturating_sub(a)) as f64 / 1024.0
+        );
+    }
+    println!(
+        "data: {} municipalities ({} Verbände), {} postal codes, {} postal code rows, {} tax offices",
+        stats.municipalities,
+        stats.verbaende,
+        stats.postal_codes,
+        stats.postcode_rows,
+        stats.tax_offices
+    );
+
+    let codes: Vec<String> = offices::postal_codes().collect();
+    let n = codes.len() as f64;
+    let share = |count: usize| {
+        format!(
+            "{count} of {} ({:.1} %)",
+            codes.len(),
+            count as f64 * 100.0 / n
+        )
+    };
+
+    // Postal code alone (no city given).
+    let start = Instant::now();
+    let unique_municipality = codes
+        .iter()
+        .filter(|z| {
+            matches!(
+                offices::municipalities_for(z, ""),
+                Resolution::Unique { .. }
+            )
+        })
+        .count();
+    let unique_trade = codes
+        .iter()
+        .filter(|z| match offices::trade_office_for(z, "") {
+            TradeOfficeLookup::Found { .. } => true,
+            TradeOfficeLookup::Ambiguous { candidates } => {
+                candidates.iter().all(|c| c.key == candidates[0].key)
+            }
+            TradeOfficeLookup::NotFound => false,
+        })
+        .count();
+    let tax_determined = codes
+        .iter()
+        .filter(|z| {
+            matches!(
+                offices::tax_office_for(z, ""),
+                TaxOfficeLookup::Determined { .. }
+            )
+        })
+        .count();
+    let per_lookup = start.elapsed().as_secs_f64() * 1e6 / (3.0 * n);
+    println!("postal code only:");
+    println!("  exactly one municipality: {}", share(unique_municipality));
+    println!("  exactly one trade office: {}", share(unique_trade));
+    println!(
+        "  tax office determined (no confirmation): {}",
+        share(tax_determined)
+    );
+
+    // Postal code and the right city name: every (postal code, municipality) pair, named as
+    // OpenStreetMap names it. A postal code counts when every one of its municipalities resolves.
+    let mut pairs = 0;
+    let mut pairs_resolved = 0;
+    let mut codes_resolved = 0;
+    let mut tax_codes = 0;
+    for z in &codes {
+        let candidates = offices::municipalities_for(z, "").candidates();
+        let mut all = true;
+        let mut all_tax = true;
+        for m in &candidates {
+            pairs += 1;
+            let ok = offices::municipalities_for(z, m.name).municipality() == Some(*m);
+            pairs_resolved += usize::from(ok);
+            all &= ok;
+            all_tax &= !offices::tax_office_for(z, m.name).needs_confirmation();
+        }
+        codes_resolved += usize::from(all);
+        tax_codes += usize::from(all_tax);
+    }
+    let mut reasons = std::collections::BTreeMap::<String, usize>::new();
+    for z in &codes {
+        if let TaxOfficeLookup::NeedsConfirmation { reasons: rs, .. } =
+            offices::tax_office_for(z, "")
+        {
+            for r in rs {
+                let json = serde_json::to_value(&r).unwrap_or_default();
+                let kind = json["reason"].as_str().unwrap_or("?").to_owned();
+                *reasons.entry(kind).or_default() += 1;
+            }
+        }
+    }
+    println!("  confirmation reasons (postal codes; one code may have several):");
+    for (kind, count) in &reasons {
+        println!("    {kind}: {count}");
+    }
+    println!("postal code and the municipality's register name as city:");
+    println!(
+        "  (postal code, municipality) pairs resolved: {pairs_resolved} of {pairs} ({:.1} %)",
+        pairs_resolved as f64 * 100.0 / pairs as f64
+    );
+    println!(
+        "  postal codes whose every municipality resolves: {}",
+        share(codes_resolved)
+    );
+    println!(
+        "  postal codes whose every municipality has a determined tax office: {}",
+        share(tax_codes)
+    );
+    println!("mean lookup time: {per_lookup:.1} µs");
+}
+
+fn mib(bytes: usize) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
+}

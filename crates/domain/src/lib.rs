@@ -10,6 +10,8 @@ pub mod country;
 pub mod din91379;
 pub mod error;
 pub mod offices;
+#[cfg(any(test, feature = "test-support"))]
+pub mod rule_cases;
 pub mod rules;
 pub mod signature;
 pub mod trade;

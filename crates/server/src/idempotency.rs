@@ -39,33 +39,142 @@ fn boundary(content_type: &str) -> Option<&str> {
     })
 }
 
-/// The fingerprint of a request: method, path, media type and body. A multipart boundary is
-/// left out (clients pick a new random one on every retry), so the same parts in the same order
-/// are the same request.
-fn fingerprint(method: &Method, path: &str, content_type: &str, body: &[u8]) -> Vec<u8> {
-    let mut h = Sha256::new();
-    let media_type = content_type.split(';').next().unwrap_or("").trim();
-    for part in [
-        method.as_str().as_bytes(),
-        path.as_bytes(),
-        media_type.as_bytes(),
-    ] {
-        h.update((part.len() as u64).to_be_bytes());
-        h.update(part);
-    }
-    match boundary(content_type).filter(|b| !b.is_empty()) {
-        Some(b) => {
-            let b = b.as_bytes();
-            let mut rest = body;
-            while let Some(i) = rest.windows(b.len()).position(|w| w == b) {
-                h.update(&rest[..i]);
-                rest = &rest[i + b.len()..];
-            }
-            h.update(rest);
+/// Hashes a request as its body streams by: method, path, media type and body. A multipart
+/// boundary is left out (clients draw a new random one on every retry), so the same parts in
+/// the same order are the same request.
+struct Fingerprint {
+    hasher: Sha256,
+    /// The boundary to leave out; empty for other bodies.
+    pattern: Vec<u8>,
+    /// Unhashed bytes at the end of what was fed that may begin a boundary.
+    carry: Vec<u8>,
+}
+
+impl Fingerprint {
+    fn new(method: &Method, path: &str, content_type: &str) -> Self {
+        let mut hasher = Sha256::new();
+        let media_type = content_type.split(';').next().unwrap_or("").trim();
+        for part in [
+            method.as_str().as_bytes(),
+            path.as_bytes(),
+            media_type.as_bytes(),
+        ] {
+            hasher.update((part.len() as u64).to_be_bytes());
+            hasher.update(part);
         }
-        None => h.update(body),
+        Self {
+            hasher,
+            pattern: boundary(content_type).unwrap_or("").as_bytes().to_vec(),
+            carry: Vec::new(),
+        }
     }
-    h.finalize().to_vec()
+
+    fn feed(&mut self, chunk: &[u8]) {
+        if self.pattern.is_empty() {
+            self.hasher.update(chunk);
+            return;
+        }
+        let mut buf = std::mem::take(&mut self.carry);
+        buf.extend_from_slice(chunk);
+        let n = self.pattern.len();
+        let mut start = 0;
+        while let Some(pos) = buf[start..].windows(n).position(|w| w == self.pattern) {
+            self.hasher.update(&buf[start..start + pos]);
+            start += pos + n;
+        }
+        let keep_from = start.max(buf.len().saturating_sub(n - 1));
+        self.hasher.update(&buf[start..keep_from]);
+        self.carry = buf[keep_from..].to_vec();
+    }
+
+    fn finish(mut self) -> Vec<u8> {
+        self.hasher.update(&self.carry);
+        self.hasher.finalize().to_vec()
+    }
+}
+
+#[cfg(test)]
+fn fingerprint(method: &Method, path: &str, content_type: &str, body: &[u8]) -> Vec<u8> {
+    let mut f = Fingerprint::new(method, path, content_type);
+    f.feed(body);
+    f.finish()
+}
+
+/// Bodies up to this size stay in memory; larger ones (uploads) are spooled to an anonymous
+/// temporary file, so a request is never held whole in memory twice.
+const SPOOL_ABOVE: usize = 1024 * 1024;
+
+/// A request body read once for its fingerprint, to be handed on to the handler.
+enum Spooled {
+    Memory(Vec<u8>),
+    File(tokio::fs::File),
+}
+
+/// Reads the body, fingerprinting it on the way; more than `limit` bytes is 413.
+async fn spool(
+    body: Body,
+    mut fingerprint: Fingerprint,
+    limit: usize,
+    dir: &std::path::Path,
+) -> Result<(Spooled, Vec<u8>), ApiError> {
+    use tokio::io::AsyncWriteExt;
+    let too_large = || ApiError::PayloadTooLarge("the request body is larger than allowed".into());
+    let mut stream = body.into_data_stream();
+    let mut memory: Vec<u8> = Vec::new();
+    let mut file: Option<tokio::fs::File> = None;
+    let mut total = 0usize;
+    while let Some(chunk) = futures::StreamExt::next(&mut stream).await {
+        let chunk = chunk.map_err(|e| {
+            ApiError::InvalidJson(format!("the request body could not be read: {e}"))
+        })?;
+        total += chunk.len();
+        if total > limit {
+            return Err(too_large());
+        }
+        fingerprint.feed(&chunk);
+        match &mut file {
+            Some(f) => f.write_all(&chunk).await.map_err(spool_error)?,
+            None if memory.len() + chunk.len() > SPOOL_ABOVE => {
+                std::fs::create_dir_all(dir).map_err(spool_error)?;
+                let dir = dir.to_path_buf();
+                let std_file = tokio::task::spawn_blocking(move || tempfile::tempfile_in(dir))
+                    .await
+                    .map_err(|e| ApiError::Internal(e.into()))?
+                    .map_err(spool_error)?;
+                let mut f = tokio::fs::File::from_std(std_file);
+                f.write_all(&memory).await.map_err(spool_error)?;
+                f.write_all(&chunk).await.map_err(spool_error)?;
+                memory = Vec::new();
+                file = Some(f);
+            }
+            None => memory.extend_from_slice(&chunk),
+        }
+    }
+    let spooled = match file {
+        Some(mut f) => {
+            use tokio::io::AsyncSeekExt;
+            f.flush().await.map_err(spool_error)?;
+            f.seek(std::io::SeekFrom::Start(0))
+                .await
+                .map_err(spool_error)?;
+            Spooled::File(f)
+        }
+        None => Spooled::Memory(memory),
+    };
+    Ok((spooled, fingerprint.finish()))
+}
+
+fn spool_error(e: std::io::Error) -> ApiError {
+    ApiError::Unavailable(format!("cannot spool the request body: {e}"))
+}
+
+impl Spooled {
+    fn into_body(self) -> Body {
+        match self {
+            Spooled::Memory(v) => Body::from(v),
+            Spooled::File(f) => Body::from_stream(tokio_util::io::ReaderStream::new(f)),
+        }
+    }
 }
 
 /// Releases a claim whose request never finished (the client went away and the handler future
@@ -126,15 +235,19 @@ async fn handle(state: Arc<AppState>, req: Request, next: Next) -> Result<Respon
         .ok_or_else(|| ApiError::Internal(anyhow::anyhow!("idempotency layer without caller")))?;
 
     let (parts, body) = req.into_parts();
-    let body = to_bytes(body, state.config.max_request_bytes())
-        .await
-        .map_err(|_| ApiError::PayloadTooLarge("the request body is larger than allowed".into()))?;
     let content_type = parts
         .headers
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    let hash = fingerprint(&parts.method, parts.uri.path(), content_type, &body);
+    let fingerprint = Fingerprint::new(&parts.method, parts.uri.path(), content_type);
+    let (body, hash) = spool(
+        body,
+        fingerprint,
+        state.config.max_request_bytes(),
+        &state.config.storage.data_dir.join("tmp"),
+    )
+    .await?;
 
     let scope = caller.scope_id();
     let times = IdempotencyTimes {
@@ -166,7 +279,7 @@ async fn handle(state: Arc<AppState>, req: Request, next: Next) -> Result<Respon
     let mut guard = ClaimGuard {
         claim: Some((state.repo.clone(), scope, key.clone())),
     };
-    let res = next.run(Request::from_parts(parts, Body::from(body))).await;
+    let res = next.run(Request::from_parts(parts, body.into_body())).await;
     let (res_parts, res_body) = res.into_parts();
     let bytes = match to_bytes(res_body, MAX_STORED_RESPONSE).await {
         Ok(b) => b,
@@ -193,6 +306,20 @@ async fn handle(state: Arc<AppState>, req: Request, next: Next) -> Result<Respon
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn streaming_fingerprint_matches_whole_body() {
+        let ct = "multipart/form-data; boundary=XyZ123";
+        let body = b"--XyZ123\r\nA: b\r\n\r\npayload XyZ12 XyZ123\r\n--XyZ123--\r\n".to_vec();
+        let whole = fingerprint(&Method::POST, "/x", ct, &body);
+        for size in 1..body.len() {
+            let mut f = Fingerprint::new(&Method::POST, "/x", ct);
+            for chunk in body.chunks(size) {
+                f.feed(chunk);
+            }
+            assert_eq!(f.finish(), whole, "chunks of {size}");
+        }
+    }
 
     #[test]
     fn multipart_boundaries_do_not_count() {

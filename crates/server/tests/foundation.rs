@@ -28,6 +28,18 @@ fn test_routes() -> Router<std::sync::Arc<server::app::AppState>> {
             }),
         )
         .route(
+            "/v1/test/echo",
+            post(|body: axum::body::Bytes| async move {
+                use sha2::Digest;
+                let sha: String = sha2::Sha256::digest(&body).iter().map(|b| format!("{b:02x}")).collect();
+                (
+                    axum::http::StatusCode::CREATED,
+                    axum::Json(json!({"response": {"result": "success", "message": "echo", "len": body.len(), "sha256": sha}})),
+                )
+            })
+            .layer(axum::extract::DefaultBodyLimit::disable()),
+        )
+        .route(
             "/v1/test/panic",
             get(|| async {
                 if true {
@@ -275,6 +287,26 @@ backend_tests! {
         // Once done, the same request replays the first answer (the same random number).
         let (s2, b2) = json(send().await.unwrap()).await;
         assert_eq!((s2, &b2), (201, &b1));
+    }
+
+    async fn large_idempotent_bodies_are_spooled_and_handed_on_intact(backend) {
+        use sha2::Digest;
+        let app = TestApp::spawn_with(backend, Options { extra_routes: Some(test_routes()), ..Default::default() }).await.unwrap();
+        let (_, key) = app.provider("P").await;
+        let body: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+        let sha: String = sha2::Sha256::digest(&body).iter().map(|b| format!("{b:02x}")).collect();
+        let send = || app.post("/v1/test/echo", Some(&key)).header("idempotency-key", "big").header("content-type", "application/octet-stream").body(body.clone()).send();
+        let (s, b) = json(send().await.unwrap()).await;
+        assert_eq!(s, 201, "{b}");
+        assert_eq!(b["response"]["len"], 3_000_000);
+        assert_eq!(b["response"]["sha256"], sha.as_str());
+        let res = send().await.unwrap();
+        assert_eq!(res.headers()["idempotent-replayed"], "true");
+        // One byte different is another request.
+        let mut other = body.clone();
+        other[2_500_000] ^= 1;
+        let (s, b) = json(app.post("/v1/test/echo", Some(&key)).header("idempotency-key", "big").header("content-type", "application/octet-stream").body(other).send().await.unwrap()).await;
+        assert_error(s, &b, 422, "IDEMPOTENCY_KEY_REUSED");
     }
 
     async fn idempotency_holds_across_instances_and_restarts(backend) {

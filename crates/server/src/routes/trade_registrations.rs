@@ -255,7 +255,8 @@ fn display_name(kind: &str, first: &str, last: &str) -> String {
 struct Produced {
     owner: usize,
     doc_type: &'static str,
-    bytes: Vec<u8>,
+    /// Shared with the received upload, not copied.
+    bytes: Bytes,
 }
 
 fn render_all(
@@ -281,9 +282,9 @@ fn render_all(
         let gewa1 = match &owner.documents.gewa_1 {
             Some(upload) => uploads
                 .get(&upload.file)
-                .map(|b| b.to_vec())
+                .cloned()
                 .ok_or(forms::RenderError::MissingSignature(i))?,
-            None => forms::render_gewa1(reg, i, &gewa1_ctx)?,
+            None => Bytes::from(forms::render_gewa1(reg, i, &gewa1_ctx)?),
         };
         out.push(Produced {
             owner: i,
@@ -294,7 +295,7 @@ fn render_all(
             out.push(Produced {
                 owner: i,
                 doc_type: DOC_POA,
-                bytes: forms::render_power_of_attorney(reg, i, &poa_ctx)?,
+                bytes: Bytes::from(forms::render_power_of_attorney(reg, i, &poa_ctx)?),
             });
         }
     }
@@ -451,7 +452,7 @@ pub async fn create(
         let owner = &reg.owners[p.owner];
         let sha256 = Sha256::digest(&p.bytes).to_vec();
         let size = p.bytes.len() as i64;
-        if let Err(e) = state.documents.put(&key, Bytes::from(p.bytes)).await {
+        if let Err(e) = state.documents.put(&key, p.bytes).await {
             remove_files(&state, &written).await;
             return Err(e.into());
         }

@@ -76,6 +76,21 @@ fn c(
 pub fn trade_cases() -> Vec<RuleCase> {
     let long = |n: usize| Value::from("a".repeat(n));
     vec![
+        c(
+            "self",
+            vec![(
+                "/owners/0/signatures/gewa_1",
+                Some(Value::from("M0 0 L1 1 ".repeat(12_000))),
+            )],
+            "owners[0].signatures.gewa_1",
+            "signature_too_large",
+        ),
+        c(
+            "self",
+            vec![("/owners/0/signatures/gewa_1", Some(json!("")))],
+            "owners[0].signatures.gewa_1",
+            "empty_signature",
+        ),
         c("self", vec![("/package", None)], "package", "required"),
         c(
             "self",

@@ -419,6 +419,14 @@ backend_tests! {
         assert_error(s, &b, 400, "INVALID_JSON");
         let (s, b) = json(app.post(PATH, Some(&key)).header("content-type", "text/plain").body("hello").send().await.unwrap()).await;
         assert_error(s, &b, 415, "UNSUPPORTED_MEDIA_TYPE");
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        let (s, b) = json(app.post(PATH, Some(&key)).header("content-type", "application/json").body(deep.clone()).send().await.unwrap()).await;
+        assert_error(s, &b, 400, "INVALID_JSON");
+        let (s, b) = json(app.post(PATH, Some(&key)).multipart(Form::new().text("data", deep)).send().await.unwrap()).await;
+        assert_error(s, &b, 400, "INVALID_JSON");
+        let (s, b) = json(app.post(PATH, Some(&key)).json(&json!([1, 2])).send().await.unwrap()).await;
+        let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+        assert_eq!(r["errors"][0]["field"], "body");
         assert_eq!(files_in(&app.dir.path().join("data/documents")), 0);
     }
 

@@ -15,6 +15,9 @@ use crate::{Result, StoreError};
 #[derive(Clone)]
 pub struct DocumentStore {
     inner: Arc<dyn ObjectStore>,
+    /// For the local backend: its root, so writes can be flushed to disk before they are
+    /// acknowledged.
+    local_root: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for DocumentStore {
@@ -38,20 +41,39 @@ impl DocumentStore {
             .with_automatic_cleanup(true);
         Ok(Self {
             inner: Arc::new(fs),
+            local_root: Some(dir.to_path_buf()),
         })
     }
 
     /// Any other `object_store` backend (S3, in-memory for tests).
     pub fn from_object_store(inner: Arc<dyn ObjectStore>) -> Self {
-        Self { inner }
+        Self {
+            inner,
+            local_root: None,
+        }
     }
 
-    /// Writes the whole object atomically: readers see all of it or nothing.
+    /// Writes the whole object atomically (readers see all of it or nothing) and, on the local
+    /// backend, durably: the file and its folder are flushed to disk before this returns, so an
+    /// acknowledged document survives a power loss.
     pub async fn put(&self, key: &str, bytes: Bytes) -> Result<()> {
         self.inner
             .put(&Path::from(key), PutPayload::from(bytes))
             .await
             .map_err(unavailable)?;
+        if let Some(root) = &self.local_root {
+            let file = root.join(key);
+            tokio::task::spawn_blocking(move || -> std::io::Result<()> {
+                std::fs::File::open(&file)?.sync_all()?;
+                if let Some(parent) = file.parent() {
+                    std::fs::File::open(parent)?.sync_all()?;
+                }
+                Ok(())
+            })
+            .await
+            .map_err(|e| StoreError::Unavailable(e.to_string()))?
+            .map_err(|e| StoreError::Unavailable(format!("cannot flush {key}: {e}")))?;
+        }
         Ok(())
     }
 

@@ -67,6 +67,15 @@ pub async fn build_state(config: Config) -> anyhow::Result<Arc<AppState>> {
             .context("cannot read or create the signing secret")?,
     };
     let links = LinkSigner::new(secret, config.public_url.clone());
+    // Build the office indexes now rather than in the first request that needs them.
+    let started = std::time::Instant::now();
+    let stats = domain::offices::index_stats();
+    tracing::debug!(
+        elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
+        heap_bytes = stats.heap_bytes,
+        municipalities = stats.municipalities,
+        "office indexes built"
+    );
     Ok(Arc::new(AppState {
         repo,
         documents,

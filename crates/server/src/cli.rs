@@ -48,6 +48,20 @@ pub enum Command {
     /// Render a document from a trade registration request file, without a server.
     #[command(subcommand)]
     Render(RenderCommand),
+    /// The trade office directory (contact data of the offices that receive trade notices).
+    #[command(subcommand, name = "trade-offices")]
+    TradeOffices(TradeOfficesCommand),
+    /// The bundled reference data (postal codes, municipality register, tax offices): editions,
+    /// licences and how to refresh them from a newer edition.
+    Data,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TradeOfficesCommand {
+    /// Import (insert or replace) entries from a CSV file with the header
+    /// `key,name,address,email,phone,website` (key: 8-digit AGS or 9-digit Gemeindeverband key).
+    /// Nothing is imported when any row is invalid.
+    Import { file: std::path::PathBuf },
 }
 
 #[derive(Debug, Subcommand)]
@@ -231,6 +245,17 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
             let operator = cli.common.operator()?;
             let written = crate::render::run(cmd, operator)?;
             print(json!({"written": written.0.display().to_string(), "bytes": written.1}));
+        }
+        Command::TradeOffices(TradeOfficesCommand::Import { file }) => {
+            let entries = crate::directory::read_csv(&file)?;
+            let repo = open_store(&cli.common).await?;
+            for e in &entries {
+                repo.upsert_trade_office(e).await?;
+            }
+            print(json!({"imported": entries.len()}));
+        }
+        Command::Data => {
+            print(crate::directory::data_sources());
         }
         Command::Keys(KeysCommand::Revoke { prefix }) => {
             let prefix = match domain::auth::parse_key(&prefix) {

@@ -8,6 +8,7 @@ pub mod app;
 pub mod auth;
 pub mod cli;
 pub mod config;
+pub mod directory;
 pub mod envelope;
 pub mod error;
 pub mod extract;

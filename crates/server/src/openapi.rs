@@ -9,7 +9,7 @@ use utoipa::{Modify, OpenApi};
 use utoipa_swagger_ui::SwaggerUi;
 
 use crate::app::AppState;
-use crate::routes::{companies, documents, health, trade_registrations};
+use crate::routes::{companies, documents, health, offices, trade_registrations};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -27,6 +27,12 @@ Errors carry a stable `code`, and validation errors list every broken field in `
         trade_registrations::create,
         trade_registrations::get,
         documents::content,
+        offices::lookup_trade_office,
+        offices::lookup_tax_office,
+        offices::get_tax_office,
+        offices::list_directory,
+        offices::get_directory_entry,
+        offices::put_directory_entry,
     ),
     modifiers(&BearerAuth),
     security(("bearer" = [])),
@@ -35,6 +41,8 @@ Errors carry a stable `code`, and validation errors list every broken field in `
         (name = "companies", description = "Provider and client companies, API keys"),
         (name = "trade registration", description = "Gewerbeanmeldung: GewA 1 per owner, power of attorney for `assisted`"),
         (name = "documents", description = "Document downloads through signed links"),
+        (name = "offices", description = "Which trade office and tax office receive a filing"),
+        (name = "operator", description = "For the service's operators (operator keys only)"),
     )
 )]
 pub struct ApiDoc;

@@ -40,6 +40,36 @@ fn one_object(stdout: &str) -> Value {
 }
 
 backend_tests! {
+    async fn trade_offices_import_is_all_or_nothing(backend) {
+        let dir = Arc::new(tempfile::tempdir().unwrap());
+        let url = fresh_database(backend, dir.path()).await.unwrap();
+        let app = TestApp::spawn_on(url.clone(), dir.clone(), Options::default()).await;
+        let good = dir.path().join("good.csv");
+        std::fs::write(&good, "key,name,address,email,phone,website\n\
+            072355007,\"Verbandsgemeinde Trier-Land, Gewerbeamt\",\"Gartenfeldstraße 12, 54295 Trier\",gewerbe@trier-land.de,+49 651 8279-0,https://www.trier-land.de\n\
+            01001000,Stadt Flensburg,,,,\n").unwrap();
+        let (code, out, err) = filing(dir.path(), &url, &["trade-offices", "import", good.to_str().unwrap()]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(one_object(&out)["imported"], 2);
+        let e = app.state.repo.get_trade_office("072355007").await.unwrap().expect("imported");
+        assert_eq!(e.name, "Verbandsgemeinde Trier-Land, Gewerbeamt");
+        assert_eq!(e.email.as_deref(), Some("gewerbe@trier-land.de"));
+
+        let bad = dir.path().join("bad.csv");
+        std::fs::write(&bad, "key,name,address,email,phone,website\n11000000,Berlin,,,,\n12,,,,,\n").unwrap();
+        let (code, out, err) = filing(dir.path(), &url, &["trade-offices", "import", bad.to_str().unwrap()]);
+        assert_eq!(code, 1);
+        assert!(out.is_empty());
+        assert!(err.contains("line 3"), "{err}");
+        assert_eq!(app.state.repo.get_trade_office("11000000").await.unwrap(), None, "nothing imported");
+
+        let (code, out, _) = filing(dir.path(), &url, &["data"]);
+        assert_eq!(code, 0);
+        let v = one_object(&out);
+        assert_eq!(v["data_sets"].as_array().unwrap().len(), 3);
+        assert!(v["refresh"].as_str().unwrap().contains("refresh.py"));
+    }
+
     async fn cli_prints_usable_keys_while_the_server_runs(backend) {
         let dir = Arc::new(tempfile::tempdir().unwrap());
         let url = fresh_database(backend, dir.path()).await.unwrap();

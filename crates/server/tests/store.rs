@@ -35,6 +35,8 @@ fn new_case(provider: Uuid, company: Uuid, new_company: bool) -> NewTradeRegistr
         status: "form-rendered".into(),
         record: json!({"name": "Mustermann GmbH", "owners": [{"first_name": "Erika"}]}),
         price_cents: 4900,
+        trade_office: Some(json!({"key": "11000000", "name": "Berlin"})),
+        trade_office_candidates: None,
         created_at: now,
         documents: vec![DocumentRecord {
             id: Uuid::now_v7(),
@@ -57,6 +59,24 @@ fn new_case(provider: Uuid, company: Uuid, new_company: bool) -> NewTradeRegistr
 }
 
 backend_tests! {
+    async fn trade_office_directory_upserts_and_pages(backend) {
+        let app = TestApp::spawn(backend).await.unwrap();
+        let repo = &app.state.repo;
+        let now = time::OffsetDateTime::now_utc().replace_nanosecond(0).unwrap();
+        for (key, name) in [("072355007", "Verbandsgemeinde Trier-Land"), ("01001000", "Stadt Flensburg"), ("11000000", "Berlin")] {
+            repo.upsert_trade_office(&store::TradeOfficeEntry { key: key.into(), name: name.into(), address: None, email: None, phone: None, website: None, updated_at: now }).await.unwrap();
+        }
+        let mut e = repo.get_trade_office("01001000").await.unwrap().unwrap();
+        e.email = Some("gewerbe@flensburg.de".into());
+        repo.upsert_trade_office(&e).await.unwrap();
+        assert_eq!(repo.get_trade_office("01001000").await.unwrap(), Some(e));
+        assert_eq!(repo.get_trade_office("99999999").await.unwrap(), None);
+        let first: Vec<String> = repo.list_trade_offices(None, 2).await.unwrap().into_iter().map(|e| e.key).collect();
+        assert_eq!(first, ["01001000", "072355007"]);
+        let rest: Vec<String> = repo.list_trade_offices(Some("072355007"), 2).await.unwrap().into_iter().map(|e| e.key).collect();
+        assert_eq!(rest, ["11000000"]);
+    }
+
     async fn trade_registration_round_trip(backend) {
         let app = TestApp::spawn(backend).await.unwrap();
         let (provider, _) = app.provider("P").await;
@@ -69,6 +89,8 @@ backend_tests! {
         assert_eq!(stored.record, case.record);
         assert_eq!(stored.status, "form-rendered");
         assert_eq!(stored.price_cents, 4900);
+        assert_eq!(stored.trade_office, case.trade_office);
+        assert_eq!(stored.trade_office_candidates, None);
         assert!(!stored.is_paid);
         assert_eq!(stored.documents, case.documents);
         assert_eq!(stored.history, case.history);

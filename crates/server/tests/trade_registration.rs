@@ -159,7 +159,8 @@ backend_tests! {
         assert_eq!(g["price"], 49.0);
         assert_eq!(g["is_paid"], false);
         assert!(g.get("city_fee").is_none());
-        assert!(g.get("trade_office").is_none());
+        // Determined from the establishment's address (10115 Berlin).
+        assert_eq!(g["trade_office"]["municipality_key"], "11000000");
         assert_eq!(g["source_product"], Value::Null);
         assert_eq!(g["name"], body["name"]);
         assert_eq!(g["legal_form"], body["legal_form"]);

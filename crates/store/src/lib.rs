@@ -142,9 +142,26 @@ pub struct NewTradeRegistration {
     /// The validated request as JSON (the domain model's serde form).
     pub record: serde_json::Value,
     pub price_cents: i64,
+    /// The receiving trade office as determined from the establishment's address.
+    pub trade_office: Option<serde_json::Value>,
+    /// When the address did not decide the municipality: the candidate offices.
+    pub trade_office_candidates: Option<serde_json::Value>,
     pub created_at: OffsetDateTime,
     pub documents: Vec<DocumentRecord>,
     pub history: Vec<StatusChange>,
+}
+
+/// An entry of the operator-maintained trade office directory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TradeOfficeEntry {
+    /// 8-digit AGS of a municipality or 9-digit Gemeindeverband key.
+    pub key: String,
+    pub name: String,
+    pub address: Option<String>,
+    pub email: Option<String>,
+    pub phone: Option<String>,
+    pub website: Option<String>,
+    pub updated_at: OffsetDateTime,
 }
 
 /// A trade registration as stored.
@@ -161,6 +178,7 @@ pub struct TradeRegistrationRecord {
     pub city_fee_cents: Option<i64>,
     pub is_paid: bool,
     pub trade_office: Option<serde_json::Value>,
+    pub trade_office_candidates: Option<serde_json::Value>,
     pub source_product: Option<String>,
     pub created_at: OffsetDateTime,
     pub documents: Vec<DocumentRecord>,
@@ -234,6 +252,16 @@ pub trait Repository: Send + Sync + 'static {
     async fn create_trade_registration(&self, new: &NewTradeRegistration) -> Result<()>;
     async fn get_trade_registration(&self, id: Uuid) -> Result<Option<TradeRegistrationRecord>>;
     async fn get_document(&self, id: Uuid) -> Result<Option<DocumentRecord>>;
+
+    /// Inserts or replaces a directory entry.
+    async fn upsert_trade_office(&self, entry: &TradeOfficeEntry) -> Result<()>;
+    async fn get_trade_office(&self, key: &str) -> Result<Option<TradeOfficeEntry>>;
+    /// Entries by key, after `after` (exclusive), at most `limit`.
+    async fn list_trade_offices(
+        &self,
+        after: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<TradeOfficeEntry>>;
 }
 
 impl StoreError {

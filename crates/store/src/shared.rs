@@ -33,8 +33,9 @@ macro_rules! repository_impl {
             }
             sqlx::query(
                 "INSERT INTO trade_registrations (id, company_id, provider_id, environment, package, \
-                 status, record, price_cents, is_paid, created_at, updated_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)",
+                 status, record, price_cents, is_paid, trade_office, trade_office_candidates, \
+                 created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)",
             )
             .bind(new.id)
             .bind(new.company_id)
@@ -45,6 +46,8 @@ macro_rules! repository_impl {
             .bind(sqlx::types::Json(&new.record))
             .bind(new.price_cents)
             .bind(false)
+            .bind(new.trade_office.as_ref().map(sqlx::types::Json))
+            .bind(new.trade_office_candidates.as_ref().map(sqlx::types::Json))
             .bind(new.created_at)
             .execute(&mut *tx)
             .await?;
@@ -93,8 +96,8 @@ macro_rules! repository_impl {
             use sqlx::Row;
             let row = sqlx::query(
                 "SELECT id, company_id, provider_id, environment, package, status, record, price_cents, \
-                 city_fee_cents, is_paid, trade_office, source_product, created_at \
-                 FROM trade_registrations WHERE id = $1",
+                 city_fee_cents, is_paid, trade_office, trade_office_candidates, source_product, \
+                 created_at FROM trade_registrations WHERE id = $1",
             )
             .bind(id)
             .fetch_optional(&self.pool)
@@ -103,6 +106,8 @@ macro_rules! repository_impl {
             let environment: String = row.try_get("environment")?;
             let record: sqlx::types::Json<serde_json::Value> = row.try_get("record")?;
             let office: Option<sqlx::types::Json<serde_json::Value>> = row.try_get("trade_office")?;
+            let candidates: Option<sqlx::types::Json<serde_json::Value>> =
+                row.try_get("trade_office_candidates")?;
             let history = sqlx::query(
                 "SELECT status, previous_status, actor, reason, at FROM status_history \
                  WHERE case_id = $1 ORDER BY seq",
@@ -146,11 +151,63 @@ macro_rules! repository_impl {
                 city_fee_cents: row.try_get("city_fee_cents")?,
                 is_paid: row.try_get("is_paid")?,
                 trade_office: office.map(|j| j.0),
+                trade_office_candidates: candidates.map(|j| j.0),
                 source_product: row.try_get("source_product")?,
                 created_at: row.try_get("created_at")?,
                 documents,
                 history,
             }))
+        }
+
+        async fn upsert_trade_office(&self, e: &$crate::TradeOfficeEntry) -> $crate::Result<()> {
+            sqlx::query(
+                "INSERT INTO trade_offices (key, name, address, email, phone, website, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (key) DO UPDATE SET \
+                 name = excluded.name, address = excluded.address, email = excluded.email, \
+                 phone = excluded.phone, website = excluded.website, updated_at = excluded.updated_at",
+            )
+            .bind(&e.key)
+            .bind(&e.name)
+            .bind(&e.address)
+            .bind(&e.email)
+            .bind(&e.phone)
+            .bind(&e.website)
+            .bind(e.updated_at)
+            .execute(&self.pool)
+            .await?;
+            Ok(())
+        }
+
+        async fn get_trade_office(
+            &self,
+            key: &str,
+        ) -> $crate::Result<Option<$crate::TradeOfficeEntry>> {
+            let row = sqlx::query(
+                "SELECT key, name, address, email, phone, website, updated_at FROM trade_offices \
+                 WHERE key = $1",
+            )
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await?;
+            row.as_ref().map($crate::shared::trade_office_from_row).transpose()
+        }
+
+        async fn list_trade_offices(
+            &self,
+            after: Option<&str>,
+            limit: i64,
+        ) -> $crate::Result<Vec<$crate::TradeOfficeEntry>> {
+            sqlx::query(
+                "SELECT key, name, address, email, phone, website, updated_at FROM trade_offices \
+                 WHERE key > $1 ORDER BY key LIMIT $2",
+            )
+            .bind(after.unwrap_or(""))
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map($crate::shared::trade_office_from_row)
+            .collect()
         }
 
         async fn get_document(
@@ -479,6 +536,26 @@ where
         size: row.try_get("size")?,
         sha256: row.try_get("sha256")?,
         created_at: row.try_get("created_at")?,
+    })
+}
+
+/// A `trade_offices` row, read the same way in both dialects.
+pub(crate) fn trade_office_from_row<R>(row: &R) -> crate::Result<crate::TradeOfficeEntry>
+where
+    R: sqlx::Row,
+    for<'r> &'r str: sqlx::ColumnIndex<R>,
+    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> Option<String>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> time::OffsetDateTime: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+{
+    Ok(crate::TradeOfficeEntry {
+        key: row.try_get("key")?,
+        name: row.try_get("name")?,
+        address: row.try_get("address")?,
+        email: row.try_get("email")?,
+        phone: row.try_get("phone")?,
+        website: row.try_get("website")?,
+        updated_at: row.try_get("updated_at")?,
     })
 }
 

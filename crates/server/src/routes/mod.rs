@@ -3,6 +3,7 @@
 pub mod companies;
 pub mod documents;
 pub mod health;
+pub mod offices;
 pub mod trade_registrations;
 
 use std::sync::Arc;
@@ -34,6 +35,14 @@ pub fn authenticated(config: &Config) -> Router<Arc<AppState>> {
         .route(
             "/v1/trade-registration/{trade_registration_id}",
             get(trade_registrations::get),
+        )
+        .route("/v1/trade-offices", get(offices::lookup_trade_office))
+        .route("/v1/tax-offices", get(offices::lookup_tax_office))
+        .route("/v1/tax-offices/{number}", get(offices::get_tax_office))
+        .route("/v1/operator/trade-offices", get(offices::list_directory))
+        .route(
+            "/v1/operator/trade-offices/{key}",
+            get(offices::get_directory_entry).put(offices::put_directory_entry),
         )
         .route("/v1/companies/{company_id}", get(companies::get_company))
         .route(

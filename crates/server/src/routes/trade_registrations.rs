@@ -36,6 +36,7 @@ use crate::app::AppState;
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{PathId, is_json, read_body};
+use crate::routes::offices::TradeOfficeView;
 
 /// Most parts a multipart create may have: `data` and one signed GewA 1 per owner.
 const MAX_PARTS: usize = 1 + domain::trade_request::MAX_OWNERS;
@@ -259,15 +260,23 @@ struct Produced {
     bytes: Bytes,
 }
 
+/// The GewA 1 head: the receiving office's name and the establishment's municipality key.
+#[derive(Debug, Clone, Default)]
+struct Head {
+    office_name: Option<String>,
+    municipality_key: Option<String>,
+}
+
 fn render_all(
     reg: &TradeRegistration,
     uploads: &HashMap<String, Bytes>,
+    head: Head,
     operator: forms::Operator,
     now: OffsetDateTime,
 ) -> Result<Vec<Produced>, forms::RenderError> {
     let gewa1_ctx = forms::Gewa1Context {
-        trade_office_name: None,
-        municipality_key: None,
+        trade_office_name: head.office_name,
+        municipality_key: head.municipality_key,
         created_on: now.date(),
         timestamp: now,
     };
@@ -432,16 +441,19 @@ pub async fn create(
     };
     let (company_id, new_company) = resolve_company(&state, provider, &request).await?;
     let reg = request.registration;
+    let (trade_office, trade_office_candidates, head) =
+        determine_trade_office(&state, &reg.registered_office).await?;
 
     // Render (CPU work) off the async threads.
     let uploads: HashMap<String, Bytes> = received.files.into_iter().collect();
     let operator = state.config.operator.clone();
     let reg_for_render = reg.clone();
-    let produced =
-        tokio::task::spawn_blocking(move || render_all(&reg_for_render, &uploads, operator, now))
-            .await
-            .map_err(|e| ApiError::Internal(anyhow::anyhow!("rendering panicked: {e}")))?
-            .map_err(|e| ApiError::Internal(anyhow::anyhow!("rendering failed: {e}")))?;
+    let produced = tokio::task::spawn_blocking(move || {
+        render_all(&reg_for_render, &uploads, head, operator, now)
+    })
+    .await
+    .map_err(|e| ApiError::Internal(anyhow::anyhow!("rendering panicked: {e}")))?
+    .map_err(|e| ApiError::Internal(anyhow::anyhow!("rendering failed: {e}")))?;
 
     let case_id = Uuid::now_v7();
     let mut documents = Vec::with_capacity(produced.len());
@@ -490,6 +502,8 @@ pub async fn create(
         status: status.into(),
         record: serde_json::to_value(&reg).map_err(|e| ApiError::Internal(e.into()))?,
         price_cents,
+        trade_office,
+        trade_office_candidates,
         created_at: now,
         documents: documents.clone(),
         history: vec![
@@ -570,6 +584,38 @@ pub async fn create(
             timestamp: now,
         },
     ))
+}
+
+/// Determines the receiving trade office from the establishment's address (domain::offices);
+/// the head of the GewA 1 takes the directory's name for it when the directory has one.
+async fn determine_trade_office(
+    state: &AppState,
+    office: &RegisteredOffice,
+) -> Result<(Option<Value>, Option<Value>, Head), ApiError> {
+    use domain::offices::TradeOfficeLookup;
+    Ok(
+        match domain::offices::trade_office_for(&office.zip, &office.city) {
+            TradeOfficeLookup::Found { office } => {
+                let entry = state.repo.get_trade_office(office.key).await?;
+                let view = TradeOfficeView::from_ref(&office);
+                let head = Head {
+                    office_name: Some(entry.map(|e| e.name).unwrap_or_else(|| view.name.clone())),
+                    municipality_key: Some(view.municipality_key.clone()),
+                };
+                (Some(to_json(&view)?), None, head)
+            }
+            TradeOfficeLookup::Ambiguous { candidates } => {
+                let views: Vec<TradeOfficeView> =
+                    candidates.iter().map(TradeOfficeView::from_ref).collect();
+                (None, Some(to_json(&views)?), Head::default())
+            }
+            TradeOfficeLookup::NotFound => (None, None, Head::default()),
+        },
+    )
+}
+
+fn to_json<T: Serialize>(v: &T) -> Result<Value, ApiError> {
+    serde_json::to_value(v).map_err(|e| ApiError::Internal(e.into()))
 }
 
 async fn remove_files(state: &AppState, keys: &[String]) {
@@ -684,10 +730,14 @@ pub struct TradeRegistrationResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub employees: Option<Employees>,
     pub owners: Vec<OwnerView>,
-    /// Present once determined.
+    /// Present once determined: from the establishment's address, with the contact data of
+    /// the operator-maintained directory.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
-    pub trade_office: Option<Value>,
+    pub trade_office: Option<TradeOfficeView>,
+    /// When the establishment's postal code spans several municipalities and its city did not
+    /// decide: the candidate offices (an operator assigns one).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub trade_office_candidates: Vec<TradeOfficeView>,
     /// Euros.
     pub price: f64,
     /// Euros; present once an operator recorded it.
@@ -801,7 +851,15 @@ pub async fn get(
                 has_employment_restrictions: o.has_employment_restrictions,
             })
             .collect(),
-        trade_office: case.trade_office.clone(),
+        trade_office: match &case.trade_office {
+            Some(v) => TradeOfficeView::enrich(v, state.repo.as_ref()).await?,
+            None => None,
+        },
+        trade_office_candidates: case
+            .trade_office_candidates
+            .as_ref()
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .unwrap_or_default(),
         price: case.price_cents as f64 / 100.0,
         city_fee: case.city_fee_cents.map(|c| c as f64 / 100.0),
         is_paid: case.is_paid,

@@ -1,0 +1,490 @@
+//! Which authority receives a filing: trade office and tax office lookups for integrators
+//! (`GET /v1/trade-offices`, `GET /v1/tax-offices`, `GET /v1/tax-offices/{number}`), and the
+//! operator-maintained trade office directory (`/v1/operator/trade-offices`).
+
+use std::sync::Arc;
+
+use axum::Extension;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use domain::Violations;
+use domain::auth::Caller;
+use domain::offices::{TaxOfficeLookup, TradeOfficeLookup, TradeOfficeRef};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use store::{Repository, TradeOfficeEntry};
+use utoipa::{IntoParams, ToSchema};
+
+use crate::app::AppState;
+use crate::envelope::{Envelope, Outcome, respond};
+use crate::error::{ApiError, ErrorBody};
+use crate::extract::ApiJson;
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct AddressQuery {
+    /// German postal code (5 digits).
+    pub zip: Option<String>,
+    /// City; decides between municipalities that share the postal code.
+    pub city: Option<String>,
+}
+
+fn address(q: &AddressQuery) -> Result<(String, String), ApiError> {
+    let mut errs = Violations::new();
+    let zip = q.zip.as_deref().unwrap_or("").trim();
+    if zip.is_empty() {
+        errs.push("zip", "required", "is required");
+    } else if !(zip.len() == 5 && zip.bytes().all(|b| b.is_ascii_digit())) {
+        errs.push(
+            "zip",
+            "invalid_zip",
+            "must be a German postal code of 5 digits",
+        );
+    }
+    let city = q.city.as_deref().unwrap_or("").trim();
+    if city.chars().count() > 72 || city.chars().any(char::is_control) {
+        errs.push(
+            "city",
+            "invalid_value",
+            "must be at most 72 printable characters",
+        );
+    }
+    errs.finish((zip.to_string(), city.to_string()))
+        .map_err(ApiError::Validation)
+}
+
+/// A trade office with the contact data of the operator-maintained directory, when it has an
+/// entry for the office's key.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct TradeOfficeView {
+    /// 8-digit municipality key (AGS) or 9-digit Gemeindeverband key of the office.
+    pub key: String,
+    pub name: String,
+    /// `municipality` or `verband`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// The establishment's municipality key: the GewA 1 head's "Gemeindekennzahl".
+    pub municipality_key: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub municipality_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phone: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub website: Option<String>,
+    /// A caveat for people, e.g. that Berlin's district offices receive the notices.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl TradeOfficeView {
+    /// The determination alone (no directory contact data yet).
+    pub fn from_ref(r: &TradeOfficeRef) -> Self {
+        Self {
+            key: r.key.to_string(),
+            name: r.name.clone(),
+            kind: serde_json::to_value(r.kind)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string)),
+            municipality_key: r.municipality_key.to_string(),
+            municipality_name: Some(r.municipality_name.clone()),
+            address: None,
+            email: None,
+            phone: None,
+            website: None,
+            note: r.note.map(str::to_string),
+        }
+    }
+
+    /// Adds the directory's name and contact data.
+    pub fn with_directory(mut self, entry: Option<TradeOfficeEntry>) -> Self {
+        if let Some(e) = entry {
+            self.name = e.name;
+            self.address = e.address;
+            self.email = e.email;
+            self.phone = e.phone;
+            self.website = e.website;
+        }
+        self
+    }
+
+    /// Reads a stored determination back and enriches it from the directory.
+    pub async fn enrich(value: &Value, repo: &dyn Repository) -> Result<Option<Self>, ApiError> {
+        let Ok(view) = serde_json::from_value::<TradeOfficeView>(value.clone()) else {
+            return Ok(None);
+        };
+        let entry = repo.get_trade_office(&view.key).await?;
+        Ok(Some(view.with_directory(entry)))
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TradeOfficeLookupResponse {
+    pub result: Outcome,
+    pub message: String,
+    /// `found`, `ambiguous` (the postal code spans several municipalities and the city did not
+    /// decide) or `not_found`.
+    #[schema(example = "found")]
+    pub status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub office: Option<TradeOfficeView>,
+    /// With `ambiguous`: one office per candidate municipality.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub candidates: Vec<TradeOfficeView>,
+}
+
+/// The trade office that receives a trade registration for an establishment at this address.
+#[utoipa::path(get, path = "/v1/trade-offices", tag = "offices", params(AddressQuery),
+    responses(
+        (status = 200, description = "The office, the candidates, or `not_found`", body = Envelope<TradeOfficeLookupResponse>),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = Envelope<ErrorBody>),
+        (status = 422, description = "`VALIDATION_FAILED`: zip missing or not 5 digits", body = Envelope<ErrorBody>),
+    ))]
+pub async fn lookup_trade_office(
+    State(state): State<Arc<AppState>>,
+    Query(q): Query<AddressQuery>,
+) -> Result<Response, ApiError> {
+    let (zip, city) = address(&q)?;
+    let repo = state.repo.as_ref();
+    let (status, office, candidates) = match domain::offices::trade_office_for(&zip, &city) {
+        TradeOfficeLookup::Found { office } => {
+            let entry = repo.get_trade_office(office.key).await?;
+            (
+                "found",
+                Some(TradeOfficeView::from_ref(&office).with_directory(entry)),
+                vec![],
+            )
+        }
+        TradeOfficeLookup::Ambiguous { candidates } => {
+            let mut views = Vec::with_capacity(candidates.len());
+            for c in &candidates {
+                let entry = repo.get_trade_office(c.key).await?;
+                views.push(TradeOfficeView::from_ref(c).with_directory(entry));
+            }
+            ("ambiguous", None, views)
+        }
+        TradeOfficeLookup::NotFound => ("not_found", None, vec![]),
+    };
+    Ok(respond(
+        StatusCode::OK,
+        TradeOfficeLookupResponse {
+            result: Outcome::Success,
+            message: match status {
+                "found" => "trade office determined".into(),
+                "ambiguous" => "the address spans several municipalities; pick one".into(),
+                _ => "no municipality with this postal code".into(),
+            },
+            status: status.into(),
+            office,
+            candidates,
+        },
+    ))
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TaxOfficeLookupResponse {
+    pub result: Outcome,
+    pub message: String,
+    /// `status`: `determined`, `needs_confirmation` (with `reasons` and clearly marked
+    /// `suggestions`; never a guess) or `not_found`; then `office`, `municipalities`, ...
+    #[serde(flatten)]
+    #[schema(value_type = Object)]
+    pub lookup: TaxOfficeLookup,
+}
+
+/// The tax office of a company seated at this address.
+#[utoipa::path(get, path = "/v1/tax-offices", tag = "offices", params(AddressQuery),
+    responses(
+        (status = 200, description = "The office, or why a person must confirm it", body = Envelope<TaxOfficeLookupResponse>),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = Envelope<ErrorBody>),
+        (status = 422, description = "`VALIDATION_FAILED`: zip missing or not 5 digits", body = Envelope<ErrorBody>),
+    ))]
+pub async fn lookup_tax_office(Query(q): Query<AddressQuery>) -> Result<Response, ApiError> {
+    let (zip, city) = address(&q)?;
+    let lookup = domain::offices::tax_office_for(&zip, &city);
+    let message = match &lookup {
+        TaxOfficeLookup::Determined { .. } => "tax office determined",
+        TaxOfficeLookup::NeedsConfirmation { .. } => {
+            "the tax office must be confirmed by a person; see reasons"
+        }
+        TaxOfficeLookup::NotFound => "no municipality with this postal code",
+    };
+    Ok(respond(
+        StatusCode::OK,
+        TaxOfficeLookupResponse {
+            result: Outcome::Success,
+            message: message.into(),
+            lookup,
+        },
+    ))
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TaxOfficeResponse {
+    pub result: Outcome,
+    pub message: String,
+    /// The full name, e.g. "Finanzamt Trier".
+    pub display_name: String,
+    #[serde(flatten)]
+    #[schema(value_type = Object)]
+    pub office: &'static domain::offices::TaxOffice,
+}
+
+/// A tax office of the bundled directory by its 4-digit number.
+#[utoipa::path(get, path = "/v1/tax-offices/{number}", tag = "offices",
+    params(("number" = String, Path, description = "4-digit office number (BUFA)")),
+    responses(
+        (status = 200, description = "The office", body = Envelope<TaxOfficeResponse>),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = Envelope<ErrorBody>),
+        (status = 404, description = "No office with this number (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+    ))]
+pub async fn get_tax_office(Path(number): Path<String>) -> Result<Response, ApiError> {
+    let office = domain::offices::tax_office(&number).ok_or(ApiError::NotFound)?;
+    Ok(respond(
+        StatusCode::OK,
+        TaxOfficeResponse {
+            result: Outcome::Success,
+            message: "tax office found".into(),
+            display_name: office.display_name(),
+            office,
+        },
+    ))
+}
+
+// ---- operator directory -------------------------------------------------------------------
+
+fn operator_only(caller: Caller) -> Result<(), ApiError> {
+    match caller {
+        Caller::Operator { .. } => Ok(()),
+        _ => Err(ApiError::Forbidden("operator keys only".into())),
+    }
+}
+
+/// Checks a directory key: an 8-digit AGS or a 9-digit Gemeindeverband key.
+pub fn valid_office_key(key: &str) -> bool {
+    (key.len() == 8 || key.len() == 9) && key.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The editable fields of a directory entry.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TradeOfficeInput {
+    pub name: String,
+    #[serde(default)]
+    pub address: Option<String>,
+    #[serde(default)]
+    pub email: Option<String>,
+    #[serde(default)]
+    pub phone: Option<String>,
+    #[serde(default)]
+    pub website: Option<String>,
+}
+
+impl TradeOfficeInput {
+    /// Validates into an entry; every broken field at once, with `prefix` before each path.
+    pub fn into_entry(self, key: &str, prefix: &str) -> Result<TradeOfficeEntry, Violations> {
+        use domain::din91379::TextType;
+        use domain::rules;
+        let mut errs = Violations::new();
+        let p = |f: &str| format!("{prefix}{f}");
+        if !valid_office_key(key) {
+            errs.push(
+                p("key"),
+                "invalid_value",
+                "must be an 8-digit municipality key or a 9-digit Gemeindeverband key",
+            );
+        }
+        let name = rules::text(
+            &Value::from(self.name),
+            &p("name"),
+            200,
+            TextType::B,
+            &mut errs,
+        );
+        let opt = |v: Option<String>, field: &str, errs: &mut Violations| {
+            v.filter(|s| !s.trim().is_empty())
+                .and_then(|s| rules::text(&Value::from(s), &p(field), 300, TextType::C, errs))
+        };
+        let address = opt(self.address, "address", &mut errs);
+        let email = self
+            .email
+            .filter(|s| !s.trim().is_empty())
+            .and_then(|s| rules::email(&Value::from(s), &p("email"), &mut errs));
+        let phone = self
+            .phone
+            .filter(|s| !s.trim().is_empty())
+            .and_then(|s| rules::phone(&Value::from(s), &p("phone"), &mut errs));
+        let website = opt(self.website, "website", &mut errs);
+        if let Some(w) = &website
+            && !(w.starts_with("https://") || w.starts_with("http://"))
+        {
+            errs.push(p("website"), "invalid_value", "must be an http(s) address");
+        }
+        let entry = TradeOfficeEntry {
+            key: key.to_string(),
+            name: name.unwrap_or_default(),
+            address,
+            email,
+            phone,
+            website,
+            updated_at: time::OffsetDateTime::now_utc(),
+        };
+        errs.finish(entry)
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DirectoryEntry {
+    pub key: String,
+    pub name: String,
+    pub address: Option<String>,
+    pub email: Option<String>,
+    pub phone: Option<String>,
+    pub website: Option<String>,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub updated_at: time::OffsetDateTime,
+}
+
+impl From<TradeOfficeEntry> for DirectoryEntry {
+    fn from(e: TradeOfficeEntry) -> Self {
+        Self {
+            key: e.key,
+            name: e.name,
+            address: e.address,
+            email: e.email,
+            phone: e.phone,
+            website: e.website,
+            updated_at: e.updated_at,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DirectoryEntryResponse {
+    pub result: Outcome,
+    pub message: String,
+    #[serde(flatten)]
+    pub entry: DirectoryEntry,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DirectoryPage {
+    pub result: Outcome,
+    pub message: String,
+    pub trade_offices: Vec<DirectoryEntry>,
+    /// Pass as `after` for the next page; absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PageQuery {
+    /// The `next_cursor` of the previous page.
+    pub after: Option<String>,
+    /// 1 to 500, default 100.
+    pub limit: Option<i64>,
+}
+
+/// Lists the trade office directory by key.
+#[utoipa::path(get, path = "/v1/operator/trade-offices", tag = "operator", params(PageQuery),
+    responses(
+        (status = 200, description = "A page of entries", body = Envelope<DirectoryPage>),
+        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+    ))]
+pub async fn list_directory(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    Query(q): Query<PageQuery>,
+) -> Result<Response, ApiError> {
+    operator_only(caller)?;
+    let limit = q.limit.unwrap_or(100);
+    if !(1..=500).contains(&limit) {
+        return Err(ApiError::validation(
+            "limit",
+            "invalid_value",
+            "must be 1 to 500",
+        ));
+    }
+    let entries = state
+        .repo
+        .list_trade_offices(q.after.as_deref(), limit + 1)
+        .await?;
+    let more = entries.len() as i64 > limit;
+    let mut entries: Vec<DirectoryEntry> = entries.into_iter().map(Into::into).collect();
+    entries.truncate(limit as usize);
+    let next_cursor = more
+        .then(|| entries.last().map(|e| e.key.clone()))
+        .flatten();
+    Ok(respond(
+        StatusCode::OK,
+        DirectoryPage {
+            result: Outcome::Success,
+            message: format!("{} trade offices", entries.len()),
+            trade_offices: entries,
+            next_cursor,
+        },
+    ))
+}
+
+/// Reads one directory entry.
+#[utoipa::path(get, path = "/v1/operator/trade-offices/{key}", tag = "operator",
+    params(("key" = String, Path, description = "8-digit AGS or 9-digit Gemeindeverband key")),
+    responses(
+        (status = 200, description = "The entry", body = Envelope<DirectoryEntryResponse>),
+        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        (status = 404, description = "No entry (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+    ))]
+pub async fn get_directory_entry(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    Path(key): Path<String>,
+) -> Result<Response, ApiError> {
+    operator_only(caller)?;
+    let entry = state
+        .repo
+        .get_trade_office(&key)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    Ok(respond(
+        StatusCode::OK,
+        DirectoryEntryResponse {
+            result: Outcome::Success,
+            message: "trade office found".into(),
+            entry: entry.into(),
+        },
+    ))
+}
+
+/// Creates or replaces a directory entry.
+#[utoipa::path(put, path = "/v1/operator/trade-offices/{key}", tag = "operator",
+    params(("key" = String, Path, description = "8-digit AGS or 9-digit Gemeindeverband key")),
+    request_body = TradeOfficeInput,
+    responses(
+        (status = 200, description = "The stored entry", body = Envelope<DirectoryEntryResponse>),
+        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        (status = 422, description = "`VALIDATION_FAILED`", body = Envelope<ErrorBody>),
+    ))]
+pub async fn put_directory_entry(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    Path(key): Path<String>,
+    ApiJson(input): ApiJson<TradeOfficeInput>,
+) -> Result<Response, ApiError> {
+    operator_only(caller)?;
+    let entry = input.into_entry(&key, "")?;
+    state.repo.upsert_trade_office(&entry).await?;
+    Ok(respond(
+        StatusCode::OK,
+        DirectoryEntryResponse {
+            result: Outcome::Success,
+            message: "trade office saved".into(),
+            entry: entry.into(),
+        },
+    ))
+}

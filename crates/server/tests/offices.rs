@@ -1,0 +1,166 @@
+//! Which office receives a filing: the lookups, the operator-maintained directory, and the
+//! determination at trade registration (GewA 1 head, `trade_office` in GET).
+
+mod common;
+
+use std::process::Command;
+
+use common::{Backend, TestApp, assert_error, json};
+use domain::rule_cases::example;
+use serde_json::{Value, json};
+
+async fn app(backend: Backend) -> TestApp {
+    TestApp::spawn(backend).await.expect("backend available")
+}
+
+fn pdf_text(bytes: &[u8]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("d.pdf");
+    std::fs::write(&path, bytes).unwrap();
+    let out = Command::new("pdftotext")
+        .args(["-layout", path.to_str().unwrap(), "-"])
+        .output()
+        .expect("pdftotext (poppler-utils)");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The example with its establishment moved to `zip city`.
+fn located(zip: &str, city: &str) -> Value {
+    let mut v = example("self");
+    v["registered_office"]["zip"] = json!(zip);
+    v["registered_office"]["city"] = json!(city);
+    v
+}
+
+backend_tests! {
+    async fn trade_office_lookup(backend) {
+        let app = app(backend).await;
+        let (_, key) = app.provider("P").await;
+        let (s, b) = json(app.get("/v1/trade-offices?zip=54298&city=Aach", Some(&key)).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        let r = &b["response"];
+        assert_eq!(r["status"], "found");
+        assert_eq!(r["office"]["key"], "072355007");
+        assert_eq!(r["office"]["kind"], "verband");
+        assert_eq!(r["office"]["name"], "Verbandsgemeinde Trier-Land");
+        assert_eq!(r["office"]["municipality_key"], "07235001");
+
+        let (s, b) = json(app.get("/v1/trade-offices?zip=54298", Some(&key)).send().await.unwrap()).await;
+        assert_eq!(s, 200);
+        assert_eq!(b["response"]["status"], "ambiguous");
+        assert_eq!(b["response"]["candidates"].as_array().unwrap().len(), 7);
+        assert!(b["response"].get("office").is_none());
+
+        let (s, b) = json(app.get("/v1/trade-offices?zip=00000&city=Nirgendwo", Some(&key)).send().await.unwrap()).await;
+        assert_eq!((s, b["response"]["status"].as_str()), (200, Some("not_found")));
+
+        for (q, field, code) in [("", "zip", "required"), ("?zip=123", "zip", "invalid_zip"), ("?zip=1234a", "zip", "invalid_zip")] {
+            let (s, b) = json(app.get(&format!("/v1/trade-offices{q}"), Some(&key)).send().await.unwrap()).await;
+            let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+            assert_eq!((r["errors"][0]["field"].as_str(), r["errors"][0]["code"].as_str()), (Some(field), Some(code)));
+        }
+        let (s, b) = json(app.get("/v1/trade-offices?zip=54298&city=Aach", None).send().await.unwrap()).await;
+        assert_error(s, &b, 401, "UNAUTHORIZED");
+    }
+
+    async fn tax_office_lookup(backend) {
+        let app = app(backend).await;
+        let (_, key) = app.provider("P").await;
+        let (s, b) = json(app.get("/v1/tax-offices?zip=24937&city=Flensburg", Some(&key)).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        assert_eq!(b["response"]["status"], "determined");
+        assert_eq!(b["response"]["office"]["number"], "2115");
+        for (zip, city) in [("10115", "Berlin"), ("20095", "Hamburg"), ("80331", "München")] {
+            let (s, b) = json(app.get(&format!("/v1/tax-offices?zip={zip}&city={city}"), Some(&key)).send().await.unwrap()).await;
+            assert_eq!(s, 200);
+            assert_eq!(b["response"]["status"], "needs_confirmation", "{city}: {b}");
+            assert!(!b["response"]["reasons"].as_array().unwrap().is_empty(), "{city}");
+        }
+        let (s, b) = json(app.get("/v1/tax-offices/2742", Some(&key)).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        assert_eq!(b["response"]["display_name"], "Finanzamt Trier");
+        assert_eq!(b["response"]["number"], "2742");
+        for bad in ["9999", "abc", "27421"] {
+            let (s, b) = json(app.get(&format!("/v1/tax-offices/{bad}"), Some(&key)).send().await.unwrap()).await;
+            assert_error(s, &b, 404, "NOT_FOUND");
+        }
+    }
+
+    async fn the_gewa1_head_and_the_case_name_the_office(backend) {
+        let app = app(backend).await;
+        let (_, key) = app.provider("P").await;
+        let (s, b) = json(app.post("/v1/trade-registration", Some(&key)).json(&located("54298", "Aach")).send().await.unwrap()).await;
+        assert_eq!(s, 201, "{b}");
+        let id = b["response"]["trade_registration_id"].as_str().unwrap().to_string();
+        let url = b["response"]["owners"][0]["documents"]["gewa_1"]["download_url"].as_str().unwrap();
+        let pdf = app.client.get(url).send().await.unwrap().bytes().await.unwrap();
+        let text = pdf_text(&pdf);
+        assert!(text.contains("Verbandsgemeinde Trier-Land"), "head office");
+        assert!(text.contains("07235001"), "head municipality key");
+
+        let (_, g) = json(app.get(&format!("/v1/trade-registration/{id}"), Some(&key)).send().await.unwrap()).await;
+        let office = &g["response"]["trade_office"];
+        assert_eq!(office["name"], "Verbandsgemeinde Trier-Land");
+        assert_eq!(office["municipality_key"], "07235001");
+        assert!(office.get("email").is_none());
+
+        // The operator fills in the directory: the case shows the contact data from then on.
+        let (_, okey) = app.operator("Olga").await;
+        let entry = json!({"name": "Verbandsgemeindeverwaltung Trier-Land, Gewerbeamt", "address": "Gartenfeldstraße 12, 54295 Trier", "email": "gewerbe@trier-land.de", "phone": "+49 651 8279-0", "website": "https://www.trier-land.de"});
+        let (s, b) = json(app.client.put(app.url("/v1/operator/trade-offices/072355007")).bearer_auth(&okey).json(&entry).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        let (_, g) = json(app.get(&format!("/v1/trade-registration/{id}"), Some(&key)).send().await.unwrap()).await;
+        let office = &g["response"]["trade_office"];
+        assert_eq!(office["name"], entry["name"]);
+        assert_eq!(office["email"], "gewerbe@trier-land.de");
+        assert_eq!(office["website"], "https://www.trier-land.de");
+        assert_eq!(office["municipality_key"], "07235001");
+
+        // An address that does not decide the municipality: candidates, no determination, empty head.
+        let (s, b) = json(app.post("/v1/trade-registration", Some(&key)).json(&located("54298", "Musterdorf")).send().await.unwrap()).await;
+        assert_eq!(s, 201, "{b}");
+        let id = b["response"]["trade_registration_id"].as_str().unwrap().to_string();
+        let (_, g) = json(app.get(&format!("/v1/trade-registration/{id}"), Some(&key)).send().await.unwrap()).await;
+        assert!(g["response"].get("trade_office").is_none());
+        assert_eq!(g["response"]["trade_office_candidates"].as_array().unwrap().len(), 7);
+        let url = b["response"]["owners"][0]["documents"]["gewa_1"]["download_url"].as_str().unwrap();
+        let text = pdf_text(&app.client.get(url).send().await.unwrap().bytes().await.unwrap());
+        assert!(!text.contains("Trier-Land"));
+    }
+
+    async fn operator_directory_api(backend) {
+        let app = app(backend).await;
+        let (_, pkey) = app.provider("P").await;
+        let (_, okey) = app.operator("O").await;
+        let put = |k: &str, body: Value, key: &str| app.client.put(app.url(&format!("/v1/operator/trade-offices/{k}"))).bearer_auth(key).json(&body).send();
+        for k in ["01001000", "072355007", "11000000"] {
+            let (s, b) = json(put(k, json!({"name": format!("Amt {k}")}), &okey).await.unwrap()).await;
+            assert_eq!(s, 200, "{b}");
+        }
+        let (s, b) = json(app.get("/v1/operator/trade-offices?limit=2", Some(&okey)).send().await.unwrap()).await;
+        assert_eq!(s, 200);
+        let keys: Vec<&str> = b["response"]["trade_offices"].as_array().unwrap().iter().map(|e| e["key"].as_str().unwrap()).collect();
+        assert_eq!(keys, ["01001000", "072355007"]);
+        let cursor = b["response"]["next_cursor"].as_str().unwrap().to_string();
+        let (_, b) = json(app.get(&format!("/v1/operator/trade-offices?limit=2&after={cursor}"), Some(&okey)).send().await.unwrap()).await;
+        assert_eq!(b["response"]["trade_offices"][0]["key"], "11000000");
+        assert!(b["response"].get("next_cursor").is_none());
+        let (s, b) = json(app.get("/v1/operator/trade-offices/01001000", Some(&okey)).send().await.unwrap()).await;
+        assert_eq!((s, b["response"]["name"].as_str()), (200, Some("Amt 01001000")));
+        let (s, b) = json(app.get("/v1/operator/trade-offices/99999999", Some(&okey)).send().await.unwrap()).await;
+        assert_error(s, &b, 404, "NOT_FOUND");
+
+        // Providers may not touch it; broken entries name every field.
+        let (s, b) = json(put("01001000", json!({"name": "X"}), &pkey).await.unwrap()).await;
+        assert_error(s, &b, 403, "FORBIDDEN");
+        let (s, b) = json(app.get("/v1/operator/trade-offices", Some(&pkey)).send().await.unwrap()).await;
+        assert_error(s, &b, 403, "FORBIDDEN");
+        let (s, b) = json(put("123", json!({"name": "", "email": "nope", "website": "ftp://x"}), &okey).await.unwrap()).await;
+        let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+        let fields: Vec<&str> = r["errors"].as_array().unwrap().iter().map(|e| e["field"].as_str().unwrap()).collect();
+        assert_eq!(fields, ["key", "name", "email", "website"]);
+        let (s, b) = json(put("01001000", json!({"name": "X", "fax": "1"}), &okey).await.unwrap()).await;
+        let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+        assert_eq!(r["errors"][0]["code"], "unknown_field");
+    }
+}

@@ -269,12 +269,7 @@ fn workspace_file(rel: &str) -> std::path::PathBuf {
 }
 
 fn pdftotext(path: &std::path::Path) -> String {
-    let out = Command::new("pdftotext")
-        .args(["-layout", path.to_str().unwrap(), "-"])
-        .output()
-        .expect("pdftotext (poppler-utils) is installed");
-    assert!(out.status.success());
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    common::pdf_text(&std::fs::read(path).unwrap())
 }
 
 fn pdf_pages(path: &std::path::Path) -> usize {

@@ -3,25 +3,12 @@
 
 mod common;
 
-use std::process::Command;
-
-use common::{Backend, TestApp, assert_error, json};
+use common::{Backend, TestApp, assert_error, json, pdf_text};
 use domain::rule_cases::example;
 use serde_json::{Value, json};
 
 async fn app(backend: Backend) -> TestApp {
     TestApp::spawn(backend).await.expect("backend available")
-}
-
-fn pdf_text(bytes: &[u8]) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("d.pdf");
-    std::fs::write(&path, bytes).unwrap();
-    let out = Command::new("pdftotext")
-        .args(["-layout", path.to_str().unwrap(), "-"])
-        .output()
-        .expect("pdftotext (poppler-utils)");
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// The example with its establishment moved to `zip city`.

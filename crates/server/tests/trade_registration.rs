@@ -3,9 +3,7 @@
 
 mod common;
 
-use std::process::Command;
-
-use common::{Backend, Options, TestApp, assert_error, json};
+use common::{Backend, Options, TestApp, assert_error, json, pdf_text};
 use domain::rule_cases::{example, trade_cases};
 use reqwest::multipart::{Form, Part};
 use serde_json::{Value, json};
@@ -59,18 +57,6 @@ async fn download(app: &TestApp, url: &str) -> (u16, reqwest::header::HeaderMap,
     let status = res.status().as_u16();
     let headers = res.headers().clone();
     (status, headers, res.bytes().await.unwrap().to_vec())
-}
-
-fn pdf_text(bytes: &[u8]) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("d.pdf");
-    std::fs::write(&path, bytes).unwrap();
-    let out = Command::new("pdftotext")
-        .args(["-layout", path.to_str().unwrap(), "-"])
-        .output()
-        .expect("pdftotext (poppler-utils)");
-    assert!(out.status.success(), "pdftotext failed");
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 fn files_in(dir: &std::path::Path) -> usize {

@@ -229,6 +229,19 @@ impl Drop for TestApp {
     }
 }
 
+/// The text of a PDF, read back with `pdftotext -layout` (poppler-utils).
+pub fn pdf_text(bytes: &[u8]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("d.pdf");
+    std::fs::write(&path, bytes).unwrap();
+    let out = std::process::Command::new("pdftotext")
+        .args(["-layout", path.to_str().unwrap(), "-"])
+        .output()
+        .expect("pdftotext (poppler-utils) is installed");
+    assert!(out.status.success(), "pdftotext failed");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Status and parsed JSON body of a response.
 pub async fn json(res: reqwest::Response) -> (u16, Value) {
     let status = res.status().as_u16();

@@ -14,6 +14,7 @@ pub mod offices;
 pub mod rule_cases;
 pub mod rules;
 pub mod signature;
+pub mod tax;
 pub mod trade;
 pub mod trade_request;
 

@@ -15,6 +15,8 @@ pub mod rule_cases;
 pub mod rules;
 pub mod signature;
 pub mod tax;
+pub mod tax_request;
+pub mod taxid;
 pub mod trade;
 pub mod trade_request;
 

@@ -397,3 +397,53 @@ pub fn array<'v>(
     }
     Some(items)
 }
+
+/// Whole euros: a JSON integer (or a number with no fraction) within ±10^12.
+pub fn whole_euros(v: &Value, path: &str, errs: &mut Violations) -> Option<i64> {
+    let n = match v {
+        Value::Number(n) => n,
+        _ => {
+            errs.push(path, "invalid_type", "must be a number of whole euros");
+            return None;
+        }
+    };
+    let value = n.as_i64().or_else(|| {
+        n.as_f64()
+            .filter(|f| f.fract() == 0.0 && f.abs() < 1e15)
+            .map(|f| f as i64)
+    });
+    match value {
+        Some(x) if x.abs() <= 1_000_000_000_000 => Some(x),
+        Some(_) => {
+            errs.push(path, "out_of_range", "is too large");
+            None
+        }
+        None => {
+            errs.push(
+                path,
+                "not_whole_euros",
+                "must be whole euros, without cents",
+            );
+            None
+        }
+    }
+}
+
+/// A whole number of at least `min`.
+pub fn count(v: &Value, path: &str, min: i64, errs: &mut Violations) -> Option<i64> {
+    match v.as_i64() {
+        Some(n) if n >= min && n <= 1_000_000 => Some(n),
+        Some(_) => {
+            errs.push(
+                path,
+                "out_of_range",
+                format!("must be a whole number of at least {min}"),
+            );
+            None
+        }
+        None => {
+            errs.push(path, "invalid_type", "must be a whole number");
+            None
+        }
+    }
+}

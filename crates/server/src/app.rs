@@ -35,19 +35,6 @@ pub struct AppState {
     pub config: Config,
 }
 
-impl Config {
-    /// The largest body any route takes (a trade registration with a signed PDF per owner):
-    /// what the idempotency layer may need to read.
-    pub fn max_request_bytes(&self) -> usize {
-        self.max_body_bytes
-            .saturating_add(
-                self.max_upload_bytes
-                    .saturating_mul(domain::trade_request::MAX_OWNERS),
-            )
-            .saturating_add(64 * 1024)
-    }
-}
-
 /// Opens storage (creating the data folder, applying migrations) and loads the signing secret.
 pub async fn build_state(config: Config) -> anyhow::Result<Arc<AppState>> {
     use anyhow::Context;

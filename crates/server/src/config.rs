@@ -267,6 +267,17 @@ fn parse_positive<T: std::str::FromStr + PartialOrd + Default>(
 }
 
 impl Config {
+    /// The largest body any route takes (a trade registration with a signed PDF per owner):
+    /// what the idempotency layer may need to read.
+    pub fn max_request_bytes(&self) -> usize {
+        self.max_body_bytes
+            .saturating_add(
+                self.max_upload_bytes
+                    .saturating_mul(domain::trade_request::MAX_OWNERS),
+            )
+            .saturating_add(64 * 1024)
+    }
+
     pub fn from_args(common: &CommonArgs, serve: &ServeArgs) -> Result<Self, ConfigError> {
         let storage = common.storage()?;
         let listen: SocketAddr = serve.listen.parse().map_err(|_| {

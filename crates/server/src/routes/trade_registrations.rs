@@ -20,7 +20,7 @@ use domain::auth::Caller;
 use domain::company::{Company, CompanyKind, Environment};
 use domain::trade::{
     AcquisitionType, BusinessType, Employees, EstablishmentType, Gender, IndustrialLicense,
-    Language, LegalForm, Package, PostalAddress, Reason, RegisteredOffice, ResidencePermit,
+    Language, Package, PostalAddress, Reason, RegisteredOffice, ResidencePermit,
     ResidentialAddress, TradeRegistration,
 };
 use domain::trade_request::TradeRequest;
@@ -35,7 +35,7 @@ use uuid::Uuid;
 use crate::app::AppState;
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::{PathId, is_json, read_body};
+use crate::extract::{PathId, is_json};
 use crate::routes::offices::TradeOfficeView;
 
 /// Most parts a multipart create may have: `data` and one signed GewA 1 per owner.
@@ -76,12 +76,13 @@ async fn receive(state: &AppState, req: Request) -> Result<Received, ApiError> {
     let max_body = state.config.max_body_bytes;
     let max_upload = state.config.max_upload_bytes;
     if is_json(req.headers()) {
-        let data = read_body(req).await?;
-        if data.len() > max_body {
-            return Err(ApiError::PayloadTooLarge(format!(
-                "the JSON body is larger than {max_body} bytes"
-            )));
-        }
+        // The route's limit is sized for uploads; a JSON body gets the JSON limit, enforced
+        // while reading rather than after.
+        let data = axum::body::to_bytes(req.into_body(), max_body)
+            .await
+            .map_err(|_| {
+                ApiError::PayloadTooLarge(format!("the JSON body is larger than {max_body} bytes"))
+            })?;
         return Ok(Received {
             data,
             files: Vec::new(),
@@ -801,7 +802,6 @@ pub async fn get(
                 .and_then(|v| v.as_str().map(str::to_string))
         })
         .unwrap_or_default();
-    let _: LegalForm = reg.legal_form;
     let body = TradeRegistrationResponse {
         result: Outcome::Success,
         message: "trade registration found".into(),

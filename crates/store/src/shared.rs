@@ -1,5 +1,102 @@
 //! Statements that read the same in SQLite and PostgreSQL, expanded into both implementations.
 
+/// Inserts a case's documents and status history inside transaction `$tx`.
+macro_rules! insert_children {
+    ($tx:ident, $case_id:expr, $kind:expr, $documents:expr, $history:expr) => {
+        for d in $documents {
+            sqlx::query(
+                "INSERT INTO documents (id, case_id, case_kind, owner_index, doc_type, name, \
+                 storage_key, content_type, size, sha256, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+            )
+            .bind(d.id)
+            .bind(d.case_id)
+            .bind(&d.case_kind)
+            .bind(d.owner_index)
+            .bind(&d.doc_type)
+            .bind(&d.name)
+            .bind(&d.storage_key)
+            .bind(&d.content_type)
+            .bind(d.size)
+            .bind(&d.sha256)
+            .bind(d.created_at)
+            .execute(&mut *$tx)
+            .await?;
+        }
+        for h in $history {
+            sqlx::query(
+                "INSERT INTO status_history (case_id, case_kind, status, previous_status, actor, reason, at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            )
+            .bind($case_id)
+            .bind($kind)
+            .bind(&h.status)
+            .bind(&h.previous_status)
+            .bind(&h.actor)
+            .bind(&h.reason)
+            .bind(h.at)
+            .execute(&mut *$tx)
+            .await?;
+        }
+    };
+}
+
+/// Inserts the client company a case creates, inside transaction `$tx`.
+macro_rules! insert_new_company {
+    ($tx:ident, $new_company:expr, $created_at:expr) => {
+        if let Some((id, c)) = $new_company {
+            sqlx::query($crate::shared::INSERT_CLIENT_COMPANY)
+                .bind(*id)
+                .bind(&c.name)
+                .bind(c.provider_id)
+                .bind(c.environment.as_str())
+                .bind(&c.legal_form)
+                .bind(&c.registration_number)
+                .bind(c.business_address.clone().map(sqlx::types::Json))
+                .bind($created_at)
+                .execute(&mut *$tx)
+                .await?;
+        }
+    };
+}
+
+/// A case's documents and status history, oldest first.
+macro_rules! read_children {
+    ($pool:expr, $id:expr) => {{
+        use sqlx::Row;
+        let history = sqlx::query(
+            "SELECT status, previous_status, actor, reason, at FROM status_history \
+             WHERE case_id = $1 ORDER BY seq",
+        )
+        .bind($id)
+        .fetch_all(&$pool)
+        .await?
+        .into_iter()
+        .map(|h| {
+            Ok($crate::StatusChange {
+                status: h.try_get("status")?,
+                previous_status: h.try_get("previous_status")?,
+                actor: h.try_get("actor")?,
+                reason: h.try_get("reason")?,
+                at: h.try_get("at")?,
+            })
+        })
+        .collect::<$crate::Result<Vec<_>>>()?;
+        let documents = sqlx::query(
+            "SELECT id, case_id, case_kind, owner_index, doc_type, name, storage_key, content_type, \
+             size, sha256, created_at FROM documents WHERE case_id = $1 \
+             ORDER BY created_at, owner_index, doc_type",
+        )
+        .bind($id)
+        .fetch_all(&$pool)
+        .await?
+        .iter()
+        .map($crate::shared::document_from_row)
+        .collect::<$crate::Result<Vec<_>>>()?;
+        (documents, history)
+    }};
+}
+
 /// Implements [`crate::Repository`] for a repository struct with a `pool` field: the
 /// dialect-independent methods written here, followed by the dialect's own (`$($own)*`).
 /// (The whole impl is generated here because `#[async_trait]` must see every method.)
@@ -18,19 +115,7 @@ macro_rules! repository_impl {
             new: &$crate::NewTradeRegistration,
         ) -> $crate::Result<()> {
             let mut tx = self.pool.begin().await?;
-            if let Some((id, c)) = &new.new_company {
-                sqlx::query($crate::shared::INSERT_CLIENT_COMPANY)
-                .bind(*id)
-                .bind(&c.name)
-                .bind(c.provider_id)
-                .bind(c.environment.as_str())
-                .bind(&c.legal_form)
-                .bind(&c.registration_number)
-                .bind(c.business_address.clone().map(sqlx::types::Json))
-                .bind(new.created_at)
-                .execute(&mut *tx)
-                .await?;
-            }
+            insert_new_company!(tx, &new.new_company, new.created_at);
             sqlx::query(
                 "INSERT INTO trade_registrations (id, company_id, provider_id, environment, package, \
                  status, record, price_cents, is_paid, trade_office, trade_office_candidates, \
@@ -51,40 +136,7 @@ macro_rules! repository_impl {
             .bind(new.created_at)
             .execute(&mut *tx)
             .await?;
-            for d in &new.documents {
-                sqlx::query(
-                    "INSERT INTO documents (id, case_id, case_kind, owner_index, doc_type, name, \
-                     storage_key, content_type, size, sha256, created_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-                )
-                .bind(d.id)
-                .bind(d.case_id)
-                .bind(&d.case_kind)
-                .bind(d.owner_index)
-                .bind(&d.doc_type)
-                .bind(&d.name)
-                .bind(&d.storage_key)
-                .bind(&d.content_type)
-                .bind(d.size)
-                .bind(&d.sha256)
-                .bind(d.created_at)
-                .execute(&mut *tx)
-                .await?;
-            }
-            for h in &new.history {
-                sqlx::query(
-                    "INSERT INTO status_history (case_id, case_kind, status, previous_status, actor, reason, at) \
-                     VALUES ($1, 'trade', $2, $3, $4, $5, $6)",
-                )
-                .bind(new.id)
-                .bind(&h.status)
-                .bind(&h.previous_status)
-                .bind(&h.actor)
-                .bind(&h.reason)
-                .bind(h.at)
-                .execute(&mut *tx)
-                .await?;
-            }
+            insert_children!(tx, new.id, "trade", &new.documents, &new.history);
             tx.commit().await?;
             Ok(())
         }
@@ -108,35 +160,7 @@ macro_rules! repository_impl {
             let office: Option<sqlx::types::Json<serde_json::Value>> = row.try_get("trade_office")?;
             let candidates: Option<sqlx::types::Json<serde_json::Value>> =
                 row.try_get("trade_office_candidates")?;
-            let history = sqlx::query(
-                "SELECT status, previous_status, actor, reason, at FROM status_history \
-                 WHERE case_id = $1 ORDER BY seq",
-            )
-            .bind(id)
-            .fetch_all(&self.pool)
-            .await?
-            .into_iter()
-            .map(|h| {
-                Ok($crate::StatusChange {
-                    status: h.try_get("status")?,
-                    previous_status: h.try_get("previous_status")?,
-                    actor: h.try_get("actor")?,
-                    reason: h.try_get("reason")?,
-                    at: h.try_get("at")?,
-                })
-            })
-            .collect::<$crate::Result<Vec<_>>>()?;
-            let documents = sqlx::query(
-                "SELECT id, case_id, case_kind, owner_index, doc_type, name, storage_key, content_type, \
-                 size, sha256, created_at FROM documents WHERE case_id = $1 \
-                 ORDER BY created_at, owner_index, doc_type",
-            )
-            .bind(id)
-            .fetch_all(&self.pool)
-            .await?
-            .iter()
-            .map($crate::shared::document_from_row)
-            .collect::<$crate::Result<Vec<_>>>()?;
+            let (documents, history) = read_children!(self.pool, id);
             Ok(Some($crate::TradeRegistrationRecord {
                 id: row.try_get("id")?,
                 company_id: row.try_get("company_id")?,

@@ -58,7 +58,92 @@ fn new_case(provider: Uuid, company: Uuid, new_company: bool) -> NewTradeRegistr
     }
 }
 
+fn new_tax_case(provider: Uuid, company: Uuid, id: Uuid) -> store::NewTaxRegistration {
+    let now = time::OffsetDateTime::now_utc();
+    let now = now
+        .replace_nanosecond(now.nanosecond() / 1000 * 1000)
+        .unwrap();
+    store::NewTaxRegistration {
+        id,
+        new_company: None,
+        company_id: company,
+        provider_id: provider,
+        environment: domain::company::Environment::Production,
+        package: "self".into(),
+        legal_form: "gmbh".into(),
+        status: "validated".into(),
+        record: json!({"name": "Mustermann GmbH"}),
+        tax_office_number: Some("1127".into()),
+        tax_office_lookup: Some(json!({"status": "needs_confirmation"})),
+        created_at: now,
+        documents: vec![DocumentRecord {
+            id: Uuid::now_v7(),
+            case_id: id,
+            case_kind: "tax".into(),
+            owner_index: None,
+            doc_type: "tax-registration-xml".into(),
+            name: "Fragebogen.xml".into(),
+            storage_key: format!("tax/{id}/fse.xml"),
+            content_type: "application/xml".into(),
+            size: 10,
+            sha256: vec![1; 32],
+            created_at: now,
+        }],
+        history: vec![StatusChange {
+            status: "validated".into(),
+            previous_status: None,
+            actor: format!("provider:{provider}"),
+            reason: None,
+            at: now,
+        }],
+    }
+}
+
 backend_tests! {
+    async fn tax_registration_round_trip_race_and_duplicate_id(backend) {
+        let app = TestApp::spawn(backend).await.unwrap();
+        let (provider, _) = app.provider("P").await;
+        let (company, _) = app.client_company(provider, "C").await;
+        let (other, _) = app.client_company(provider, "D").await;
+        let id = Uuid::now_v7();
+        let case = new_tax_case(provider, company, id);
+        app.state.repo.create_tax_registration(&case).await.unwrap();
+        let stored = app.state.repo.get_tax_registration(id).await.unwrap().expect("stored");
+        assert_eq!((stored.status.as_str(), stored.legal_form.as_str()), ("validated", "gmbh"));
+        assert_eq!(stored.record, case.record);
+        assert_eq!(stored.tax_office_number.as_deref(), Some("1127"));
+        assert_eq!(stored.documents, case.documents);
+        assert_eq!(stored.history, case.history);
+        // The trade registration of the same company is independent of its tax registration.
+        assert_eq!(app.state.repo.get_trade_registration(id).await.unwrap(), None);
+
+        // The same id for another company: a conflict that is not about the company.
+        let mut dup = new_tax_case(provider, other, id);
+        dup.documents.clear();
+        let err = app.state.repo.create_tax_registration(&dup).await.unwrap_err();
+        assert!(matches!(err, store::StoreError::Conflict(_)), "{err}");
+        assert!(!err.is_company_conflict(), "{err}");
+
+        // Racing creates for one company: exactly one wins.
+        let (racing, _) = app.client_company(provider, "E").await;
+        let attempts: Vec<_> = (0..6)
+            .map(|_| {
+                let repo = app.state.repo.clone();
+                let mut case = new_tax_case(provider, racing, Uuid::now_v7());
+                case.documents.clear();
+                tokio::spawn(async move { repo.create_tax_registration(&case).await })
+            })
+            .collect();
+        let mut ok = 0;
+        for a in attempts {
+            match a.await.unwrap() {
+                Ok(()) => ok += 1,
+                Err(e) => assert!(e.is_company_conflict(), "{e}"),
+            }
+        }
+        assert_eq!(ok, 1);
+    }
+
     async fn trade_office_directory_upserts_and_pages(backend) {
         let app = TestApp::spawn(backend).await.unwrap();
         let repo = &app.state.repo;

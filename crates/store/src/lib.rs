@@ -151,6 +151,46 @@ pub struct NewTradeRegistration {
     pub history: Vec<StatusChange>,
 }
 
+/// Everything a tax registration create writes, in one transaction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewTaxRegistration {
+    pub id: Uuid,
+    pub new_company: Option<(Uuid, NewClientCompany)>,
+    pub company_id: Uuid,
+    pub provider_id: Uuid,
+    pub environment: domain::company::Environment,
+    pub package: String,
+    pub legal_form: String,
+    pub status: String,
+    /// The validated request as JSON (the domain model's serde form).
+    pub record: serde_json::Value,
+    /// The receiving tax office, when sent or determined.
+    pub tax_office_number: Option<String>,
+    /// The determination from the address (for operators when it needs confirmation).
+    pub tax_office_lookup: Option<serde_json::Value>,
+    pub created_at: OffsetDateTime,
+    pub documents: Vec<DocumentRecord>,
+    pub history: Vec<StatusChange>,
+}
+
+/// A tax registration as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaxRegistrationRecord {
+    pub id: Uuid,
+    pub company_id: Uuid,
+    pub provider_id: Uuid,
+    pub environment: domain::company::Environment,
+    pub package: String,
+    pub legal_form: String,
+    pub status: String,
+    pub record: serde_json::Value,
+    pub tax_office_number: Option<String>,
+    pub tax_office_lookup: Option<serde_json::Value>,
+    pub created_at: OffsetDateTime,
+    pub documents: Vec<DocumentRecord>,
+    pub history: Vec<StatusChange>,
+}
+
 /// An entry of the operator-maintained trade office directory.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TradeOfficeEntry {
@@ -252,6 +292,12 @@ pub trait Repository: Send + Sync + 'static {
     async fn create_trade_registration(&self, new: &NewTradeRegistration) -> Result<()>;
     async fn get_trade_registration(&self, id: Uuid) -> Result<Option<TradeRegistrationRecord>>;
     async fn get_document(&self, id: Uuid) -> Result<Option<DocumentRecord>>;
+
+    /// Writes the case, its new company (if any), documents and history atomically. A company
+    /// that already has a tax registration fails with a [`StoreError::Conflict`] naming
+    /// `company_id`; an id in use with one naming the primary key.
+    async fn create_tax_registration(&self, new: &NewTaxRegistration) -> Result<()>;
+    async fn get_tax_registration(&self, id: Uuid) -> Result<Option<TaxRegistrationRecord>>;
 
     /// Inserts or replaces a directory entry.
     async fn upsert_trade_office(&self, entry: &TradeOfficeEntry) -> Result<()>;

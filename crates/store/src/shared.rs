@@ -183,6 +183,72 @@ macro_rules! repository_impl {
             }))
         }
 
+        async fn create_tax_registration(
+            &self,
+            new: &$crate::NewTaxRegistration,
+        ) -> $crate::Result<()> {
+            let mut tx = self.pool.begin().await?;
+            insert_new_company!(tx, &new.new_company, new.created_at);
+            sqlx::query(
+                "INSERT INTO tax_registrations (id, company_id, provider_id, environment, package, \
+                 legal_form, status, record, tax_office_number, tax_office_lookup, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)",
+            )
+            .bind(new.id)
+            .bind(new.company_id)
+            .bind(new.provider_id)
+            .bind(new.environment.as_str())
+            .bind(&new.package)
+            .bind(&new.legal_form)
+            .bind(&new.status)
+            .bind(sqlx::types::Json(&new.record))
+            .bind(&new.tax_office_number)
+            .bind(new.tax_office_lookup.as_ref().map(sqlx::types::Json))
+            .bind(new.created_at)
+            .execute(&mut *tx)
+            .await?;
+            insert_children!(tx, new.id, "tax", &new.documents, &new.history);
+            tx.commit().await?;
+            Ok(())
+        }
+
+        async fn get_tax_registration(
+            &self,
+            id: uuid::Uuid,
+        ) -> $crate::Result<Option<$crate::TaxRegistrationRecord>> {
+            use sqlx::Row;
+            let row = sqlx::query(
+                "SELECT id, company_id, provider_id, environment, package, legal_form, status, record, \
+                 tax_office_number, tax_office_lookup, created_at FROM tax_registrations WHERE id = $1",
+            )
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+            let Some(row) = row else { return Ok(None) };
+            let environment: String = row.try_get("environment")?;
+            let record: sqlx::types::Json<serde_json::Value> = row.try_get("record")?;
+            let lookup: Option<sqlx::types::Json<serde_json::Value>> =
+                row.try_get("tax_office_lookup")?;
+            let (documents, history) = read_children!(self.pool, id);
+            Ok(Some($crate::TaxRegistrationRecord {
+                id: row.try_get("id")?,
+                company_id: row.try_get("company_id")?,
+                provider_id: row.try_get("provider_id")?,
+                environment: domain::company::Environment::parse(&environment).ok_or_else(|| {
+                    $crate::StoreError::Corrupt(format!("unknown environment {environment:?}"))
+                })?,
+                package: row.try_get("package")?,
+                legal_form: row.try_get("legal_form")?,
+                status: row.try_get("status")?,
+                record: record.0,
+                tax_office_number: row.try_get("tax_office_number")?,
+                tax_office_lookup: lookup.map(|j| j.0),
+                created_at: row.try_get("created_at")?,
+                documents,
+                history,
+            }))
+        }
+
         async fn upsert_trade_office(&self, e: &$crate::TradeOfficeEntry) -> $crate::Result<()> {
             sqlx::query(
                 "INSERT INTO trade_offices (key, name, address, email, phone, website, updated_at) \

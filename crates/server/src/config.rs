@@ -92,6 +92,19 @@ pub struct ServeArgs {
     #[arg(long, env = "FILING_PRICE_ASSISTED", default_value = "149.00")]
     pub price_assisted: String,
 
+    /// ELSTER manufacturer id (HerstellerID, 5 digits) written into every tax XML. The default
+    /// is ELSTER's id for tests; production needs the operator's own.
+    #[arg(long, env = "FILING_ELSTER_HERSTELLER_ID", default_value = "74931")]
+    pub elster_hersteller_id: String,
+
+    /// ELSTER DatenLieferant: who delivers the data, written into every tax XML.
+    #[arg(
+        long,
+        env = "FILING_ELSTER_DATENLIEFERANT",
+        default_value = "Registration Filing Service"
+    )]
+    pub elster_daten_lieferant: String,
+
     /// Secret for signing document links (at least 32 characters). Default: generated once and
     /// kept in `<data dir>/signing-secret`. Set it to the same value on every instance when
     /// several share one database.
@@ -110,6 +123,8 @@ impl Default for ServeArgs {
             shutdown_timeout_secs: "30".into(),
             price_self: "49.00".into(),
             price_assisted: "149.00".into(),
+            elster_hersteller_id: "74931".into(),
+            elster_daten_lieferant: "Registration Filing Service".into(),
             signing_secret: None,
         }
     }
@@ -158,9 +173,17 @@ pub struct Config {
     pub request_timeout: Duration,
     pub shutdown_timeout: Duration,
     pub signing_secret: Option<String>,
+    pub elster: ElsterConfig,
     /// Trade registration prices in euro cents: (self, assisted).
     pub price_self_cents: i64,
     pub price_assisted_cents: i64,
+}
+
+/// The sender fields of ELSTER documents.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ElsterConfig {
+    pub hersteller_id: String,
+    pub daten_lieferant: String,
 }
 
 /// Euros with at most two decimals (`49`, `49.5`, `49.00`) as cents.
@@ -333,6 +356,30 @@ impl Config {
             request_timeout,
             shutdown_timeout,
             signing_secret: serve.signing_secret.clone(),
+            elster: ElsterConfig {
+                hersteller_id: {
+                    let h = serve.elster_hersteller_id.trim();
+                    if h.len() != 5 || !h.bytes().all(|b| b.is_ascii_digit()) {
+                        return Err(bad(
+                            "FILING_ELSTER_HERSTELLER_ID",
+                            h,
+                            "expected the 5-digit ELSTER manufacturer id",
+                        ));
+                    }
+                    h.to_string()
+                },
+                daten_lieferant: {
+                    let d = serve.elster_daten_lieferant.trim();
+                    if d.is_empty() || d.chars().count() > 256 || d.chars().any(char::is_control) {
+                        return Err(bad(
+                            "FILING_ELSTER_DATENLIEFERANT",
+                            d,
+                            "must be 1 to 256 printable characters",
+                        ));
+                    }
+                    d.to_string()
+                },
+            },
             price_self_cents: parse_euros("FILING_PRICE_SELF", &serve.price_self)?,
             price_assisted_cents: parse_euros("FILING_PRICE_ASSISTED", &serve.price_assisted)?,
         })

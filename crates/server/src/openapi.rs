@@ -9,7 +9,9 @@ use utoipa::{Modify, OpenApi};
 use utoipa_swagger_ui::SwaggerUi;
 
 use crate::app::AppState;
-use crate::routes::{companies, documents, health, offices, trade_registrations};
+use crate::routes::{
+    companies, documents, health, offices, tax_registrations, trade_registrations,
+};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -26,6 +28,8 @@ Errors carry a stable `code`, and validation errors list every broken field in `
         companies::create_api_key,
         trade_registrations::create,
         trade_registrations::get,
+        tax_registrations::create,
+        tax_registrations::get,
         documents::content,
         offices::lookup_trade_office,
         offices::lookup_tax_office,
@@ -41,6 +45,7 @@ Errors carry a stable `code`, and validation errors list every broken field in `
         (name = "companies", description = "Provider and client companies, API keys"),
         (name = "trade registration", description = "Gewerbeanmeldung: GewA 1 per owner, power of attorney for `assisted`"),
         (name = "documents", description = "Document downloads through signed links"),
+        (name = "tax registration", description = "Fragebogen zur steuerlichen Erfassung (UG, GmbH): ELSTER XML validated against XSD, summary PDF"),
         (name = "offices", description = "Which trade office and tax office receive a filing"),
         (name = "operator", description = "For the service's operators (operator keys only)"),
     )

@@ -4,6 +4,7 @@ pub mod companies;
 pub mod documents;
 pub mod health;
 pub mod offices;
+pub mod tax_registrations;
 pub mod trade_registrations;
 
 use std::sync::Arc;
@@ -35,6 +36,11 @@ pub fn authenticated(config: &Config) -> Router<Arc<AppState>> {
         .route(
             "/v1/trade-registration/{trade_registration_id}",
             get(trade_registrations::get),
+        )
+        .route("/v1/tax-registration", post(tax_registrations::create))
+        .route(
+            "/v1/tax-registration/{tax_registration_id}",
+            get(tax_registrations::get),
         )
         .route("/v1/trade-offices", get(offices::lookup_trade_office))
         .route("/v1/tax-offices", get(offices::lookup_tax_office))

@@ -1,0 +1,476 @@
+//! `POST /v1/tax-registration` (UG, GmbH) and `GET /v1/tax-registration/{id}` (api.md;
+//! decisions.md §2, §3, §7, §8).
+//!
+//! A create validates every rule at once, resolves the tax office (sent, or determined from the
+//! company's seat), writes the ELSTER XML and validates it against the bundled XSD, renders the
+//! German summary PDF, stores both files, and then writes the case in one transaction. When no
+//! office can be determined the case is still validated and waits for an operator to assign
+//! one; its XML is written then.
+
+use std::sync::Arc;
+
+use axum::Extension;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::Response;
+use domain::auth::Caller;
+use domain::company::{CompanyKind, Environment};
+use domain::offices::TaxOfficeLookup;
+use domain::tax::{KapLegalForm, TaxAddress, TaxPackage, TaxRegistration};
+use domain::tax_request::TaxRequest;
+use serde::Serialize;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use store::{DocumentRecord, NewClientCompany, NewTaxRegistration, StatusChange};
+use time::OffsetDateTime;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::app::AppState;
+use crate::envelope::{Envelope, Outcome, respond};
+use crate::error::{ApiError, ErrorBody};
+use crate::extract::{ApiJson, PathId};
+use crate::routes::trade_registrations::{DocumentView, StatusHistoryEntry};
+
+pub const DOC_XML: &str = "tax-registration-xml";
+pub const DOC_SUMMARY: &str = "tax-registration-summary";
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TaxCreateResponse {
+    pub result: Outcome,
+    pub message: String,
+    pub tax_registration_id: Uuid,
+    pub company_id: Uuid,
+    /// `validated`.
+    #[schema(example = "validated")]
+    pub status: String,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub timestamp: OffsetDateTime,
+}
+
+/// The receiving tax office as read back.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct TaxOfficeView {
+    /// 4-digit office number (BUFA).
+    pub number: String,
+    pub name: String,
+    /// Street, postal code and city on one line, when the directory has them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
+}
+
+impl TaxOfficeView {
+    pub fn from_number(number: &str) -> Option<Self> {
+        let o = domain::offices::tax_office(number)?;
+        let street = [o.street, o.house_number]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let city = [o.postal_code, o.city]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let address = [street, city]
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join(", ");
+        Some(Self {
+            number: o.number.to_string(),
+            name: o.display_name(),
+            address: (!address.is_empty()).then_some(address),
+        })
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TaxRegistrationResponse {
+    pub result: Outcome,
+    pub message: String,
+    pub tax_registration_id: Uuid,
+    pub company_id: Uuid,
+    /// `validated`, `submitted`, `completed` or `rejected`.
+    #[schema(example = "validated")]
+    pub status: String,
+    pub environment: Environment,
+    pub package: TaxPackage,
+    pub legal_form: KapLegalForm,
+    /// Present once known (sent, determined from the address, or assigned by an operator).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tax_office: Option<TaxOfficeView>,
+    /// When no office could be determined: why, and the suggestions for the operator.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub tax_office_determination: Option<Value>,
+    /// The request as stored, normalised (for example `registration_number` without `HRB`).
+    pub registration: TaxRegistration,
+    pub documents: Vec<DocumentView>,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: OffsetDateTime,
+    pub status_history: Vec<StatusHistoryEntry>,
+}
+
+fn now_micros() -> OffsetDateTime {
+    let t = OffsetDateTime::now_utc();
+    t.replace_nanosecond(t.nanosecond() / 1000 * 1000)
+        .unwrap_or(t)
+}
+
+fn legal_form_str(f: KapLegalForm) -> &'static str {
+    match f {
+        KapLegalForm::Ug => "ug",
+        KapLegalForm::Gmbh => "gmbh",
+    }
+}
+
+/// The client company: an existing one of this provider in the same environment, or one to
+/// create from the request.
+async fn resolve_company(
+    state: &AppState,
+    provider: Uuid,
+    request: &TaxRequest,
+) -> Result<(Uuid, Option<(Uuid, NewClientCompany)>), ApiError> {
+    let reg = &request.registration;
+    if let Some(id) = request.company_id {
+        let company = state
+            .repo
+            .get_company(id)
+            .await?
+            .filter(|c| c.kind == CompanyKind::Client && c.provider_id == Some(provider))
+            .ok_or(ApiError::CompanyNotFound)?;
+        if company.environment != Some(reg.environment) {
+            return Err(ApiError::Conflict {
+                code: "ENVIRONMENT_MISMATCH",
+                message: format!(
+                    "the company is a {} company; the request is for {}",
+                    company.environment.map(Environment::as_str).unwrap_or("?"),
+                    reg.environment.as_str()
+                ),
+            });
+        }
+        return Ok((id, None));
+    }
+    let address: &TaxAddress = request.business_address.as_ref().unwrap_or(&reg.address);
+    let id = Uuid::now_v7();
+    let registration_number = match &reg.commercial_register {
+        domain::tax::CommercialRegister::Registered {
+            registration_number,
+            ..
+        } => Some(registration_number.clone()),
+        _ => None,
+    };
+    Ok((
+        id,
+        Some((
+            id,
+            NewClientCompany {
+                provider_id: provider,
+                name: reg.name.clone(),
+                environment: reg.environment,
+                legal_form: Some(legal_form_str(reg.legal_form).into()),
+                registration_number,
+                business_address: Some(
+                    serde_json::to_value(address).map_err(|e| ApiError::Internal(e.into()))?,
+                ),
+            },
+        )),
+    ))
+}
+
+/// The office: as sent, or determined from the seat (never guessed: an office that needs
+/// confirmation is left for an operator).
+fn resolve_tax_office(reg: &TaxRegistration) -> Result<(Option<String>, Option<Value>), ApiError> {
+    if let Some(n) = &reg.tax_office_number {
+        return Ok((Some(n.clone()), None));
+    }
+    if !reg.address.country.is_germany() {
+        return Ok((None, None));
+    }
+    let lookup = domain::offices::tax_office_for(&reg.address.zip, &reg.address.city);
+    let json = serde_json::to_value(&lookup).map_err(|e| ApiError::Internal(e.into()))?;
+    Ok(match lookup {
+        TaxOfficeLookup::Determined { office, .. } => (Some(office.number.to_string()), Some(json)),
+        _ => (None, Some(json)),
+    })
+}
+
+/// The ELSTER XML (validated against the bundled XSD) when the office is known, and the summary
+/// PDF. A document that fails its own schema is a server bug: 500, logged, nothing stored.
+fn produce(
+    reg: &TaxRegistration,
+    id: Uuid,
+    office: Option<&str>,
+    elster: &crate::config::ElsterConfig,
+    now: OffsetDateTime,
+) -> Result<Vec<(&'static str, &'static str, &'static str, Vec<u8>)>, ApiError> {
+    let mut out = Vec::new();
+    if let Some(number) = office {
+        let ctx = elster::XmlContext {
+            tax_office_number: number.to_string(),
+            sandbox: reg.environment == Environment::Sandbox,
+            hersteller_id: elster.hersteller_id.clone(),
+            daten_lieferant: elster.daten_lieferant.clone(),
+            nutzdaten_ticket: id.simple().to_string()[..15].to_string(),
+        };
+        let xml = elster::write_validated(reg, &ctx).map_err(|e| {
+            tracing::error!(tax_registration_id = %id, error = %e, "generated ELSTER XML is invalid");
+            ApiError::Internal(anyhow::anyhow!("ELSTER XML generation failed: {e}"))
+        })?;
+        out.push((DOC_XML, "application/xml", "xml", xml));
+    }
+    let office_name = office.and_then(domain::offices::tax_office);
+    let pdf = forms::render_tax_summary(
+        reg,
+        &forms::TaxSummaryContext {
+            tax_office: office_name.map(|o| (o.number.to_string(), o.display_name())),
+            created_on: now.date(),
+            timestamp: now,
+        },
+    )
+    .map_err(|e| ApiError::Internal(anyhow::anyhow!("summary PDF failed: {e}")))?;
+    out.push((DOC_SUMMARY, "application/pdf", "pdf", pdf));
+    Ok(out)
+}
+
+fn display_name(doc_type: &str, company: &str, ext: &str) -> String {
+    let what = if doc_type == DOC_XML {
+        "Fragebogen zur steuerlichen Erfassung"
+    } else {
+        "Fragebogen zur steuerlichen Erfassung - Zusammenfassung"
+    };
+    format!("{what} - {company}.{ext}")
+}
+
+/// Creates a tax registration for a UG or GmbH: validates it, generates the ELSTER XML
+/// (validated against the service's XSD) and a German summary PDF, and stores them. The
+/// XML then awaits manual submission to the tax office.
+#[utoipa::path(post, path = "/v1/tax-registration", tag = "tax registration",
+    params(("Idempotency-Key" = Option<String>, Header, description = "Makes retries safe (decisions §3)")),
+    request_body(content = TaxRegistration, content_type = "application/json",
+        description = "The payload of api.md (UG or GmbH); `company_id` or `business_address`, `tax_registration_id` and `tax_office_number` are optional, the bank and payroll fields top-level"),
+    responses(
+        (status = 201, description = "Validated; awaiting manual submission", body = Envelope<TaxCreateResponse>),
+        (status = 400, description = "`INVALID_JSON`", body = Envelope<ErrorBody>),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = Envelope<ErrorBody>),
+        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        (status = 404, description = "`COMPANY_NOT_FOUND`", body = Envelope<ErrorBody>),
+        (status = 409, description = "`COMPANY_ALREADY_REGISTERED`, `ENVIRONMENT_MISMATCH`, `DUPLICATE_ID` or `IDEMPOTENCY_KEY_IN_USE`", body = Envelope<ErrorBody>),
+        (status = 413, description = "`PAYLOAD_TOO_LARGE`", body = Envelope<ErrorBody>),
+        (status = 415, description = "`UNSUPPORTED_MEDIA_TYPE`", body = Envelope<ErrorBody>),
+        (status = 422, description = "`VALIDATION_FAILED` (every broken field) or `IDEMPOTENCY_KEY_REUSED`", body = Envelope<ErrorBody>),
+    ))]
+pub async fn create(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    ApiJson(body): ApiJson<Value>,
+) -> Result<Response, ApiError> {
+    let Caller::Provider {
+        company_id: provider,
+    } = caller
+    else {
+        return Err(ApiError::Forbidden(
+            "only provider keys can create tax registrations".into(),
+        ));
+    };
+    let now = now_micros();
+    let request =
+        domain::tax_request::parse(&body, now.date(), &domain::offices::is_known_tax_office)?;
+    let id = request.tax_registration_id.unwrap_or_else(Uuid::now_v7);
+    if request.tax_registration_id.is_some() && state.repo.get_tax_registration(id).await?.is_some()
+    {
+        return Err(duplicate_id());
+    }
+    let (company_id, new_company) = resolve_company(&state, provider, &request).await?;
+    let reg = request.registration;
+    let (office, lookup) = resolve_tax_office(&reg)?;
+
+    let elster_config = state.config.elster.clone();
+    let (reg_for_docs, office_for_docs) = (reg.clone(), office.clone());
+    let produced = tokio::task::spawn_blocking(move || {
+        produce(
+            &reg_for_docs,
+            id,
+            office_for_docs.as_deref(),
+            &elster_config,
+            now,
+        )
+    })
+    .await
+    .map_err(|e| ApiError::Internal(anyhow::anyhow!("document generation panicked: {e}")))??;
+
+    let mut documents = Vec::new();
+    let mut written = Vec::new();
+    for (doc_type, content_type, ext, bytes) in produced {
+        let doc_id = Uuid::now_v7();
+        let key = format!("tax/{id}/{doc_id}.{ext}");
+        let sha256 = Sha256::digest(&bytes).to_vec();
+        let size = bytes.len() as i64;
+        if let Err(e) = state.documents.put(&key, Bytes::from(bytes)).await {
+            remove_files(&state, &written).await;
+            return Err(e.into());
+        }
+        written.push(key.clone());
+        documents.push(DocumentRecord {
+            id: doc_id,
+            case_id: id,
+            case_kind: "tax".into(),
+            owner_index: None,
+            doc_type: doc_type.into(),
+            name: display_name(doc_type, &reg.name, ext),
+            storage_key: key,
+            content_type: content_type.into(),
+            size,
+            sha256,
+            created_at: now,
+        });
+    }
+    let new = NewTaxRegistration {
+        id,
+        new_company,
+        company_id,
+        provider_id: provider,
+        environment: reg.environment,
+        package: match reg.package {
+            TaxPackage::SelfService => "self".into(),
+            TaxPackage::Guided => "guided".into(),
+        },
+        legal_form: legal_form_str(reg.legal_form).into(),
+        status: "validated".into(),
+        record: serde_json::to_value(&reg).map_err(|e| ApiError::Internal(e.into()))?,
+        tax_office_number: office.clone(),
+        tax_office_lookup: lookup,
+        created_at: now,
+        documents,
+        history: vec![StatusChange {
+            status: "validated".into(),
+            previous_status: None,
+            actor: format!("provider:{provider}"),
+            reason: None,
+            at: now,
+        }],
+    };
+    if let Err(e) = state.repo.create_tax_registration(&new).await {
+        remove_files(&state, &written).await;
+        return Err(match e {
+            e if e.is_company_conflict() => ApiError::Conflict {
+                code: "COMPANY_ALREADY_REGISTERED",
+                message: "this company already has a tax registration".into(),
+            },
+            store::StoreError::Conflict(_) => duplicate_id(),
+            other => other.into(),
+        });
+    }
+    tracing::info!(tax_registration_id = %id, %company_id, office = ?office, "tax registration validated");
+    Ok(respond(
+        StatusCode::CREATED,
+        TaxCreateResponse {
+            result: Outcome::Success,
+            message: if office.is_some() {
+                "tax registration validated; awaiting manual submission to the tax office".into()
+            } else {
+                "tax registration validated; awaiting the assignment of the tax office and manual submission".into()
+            },
+            tax_registration_id: id,
+            company_id,
+            status: "validated".into(),
+            timestamp: now,
+        },
+    ))
+}
+
+fn duplicate_id() -> ApiError {
+    ApiError::Conflict {
+        code: "DUPLICATE_ID",
+        message: "a tax registration with this tax_registration_id exists".into(),
+    }
+}
+
+async fn remove_files(state: &AppState, keys: &[String]) {
+    for key in keys {
+        if let Err(e) = state.documents.delete(key).await {
+            tracing::error!(%key, error = %e, "could not remove the file of a failed create");
+        }
+    }
+}
+
+/// Reads a tax registration: the provider that created it, the client company it is for, and
+/// operators may; anyone else gets 404.
+#[utoipa::path(get, path = "/v1/tax-registration/{tax_registration_id}", tag = "tax registration",
+    params(("tax_registration_id" = Uuid, Path, description = "As returned by the create")),
+    responses(
+        (status = 200, description = "The tax registration with fresh download links", body = Envelope<TaxRegistrationResponse>),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = Envelope<ErrorBody>),
+        (status = 404, description = "No such case visible to the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+    ))]
+pub async fn get(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    PathId(id): PathId,
+) -> Result<Response, ApiError> {
+    let case = state
+        .repo
+        .get_tax_registration(id)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let visible = match caller {
+        Caller::Operator { .. } => true,
+        Caller::Provider { company_id } => case.provider_id == company_id,
+        Caller::Client { company_id, .. } => case.company_id == company_id,
+    };
+    if !visible {
+        return Err(ApiError::NotFound);
+    }
+    let registration: TaxRegistration = serde_json::from_value(case.record.clone())
+        .map_err(|e| ApiError::Internal(anyhow::anyhow!("stored record unreadable: {e}")))?;
+    let now = OffsetDateTime::now_utc().unix_timestamp();
+    Ok(respond(
+        StatusCode::OK,
+        TaxRegistrationResponse {
+            result: Outcome::Success,
+            message: "tax registration found".into(),
+            tax_registration_id: case.id,
+            company_id: case.company_id,
+            status: case.status.clone(),
+            environment: case.environment,
+            package: registration.package,
+            legal_form: registration.legal_form,
+            tax_office: case
+                .tax_office_number
+                .as_deref()
+                .and_then(TaxOfficeView::from_number),
+            tax_office_determination: if case.tax_office_number.is_none() {
+                case.tax_office_lookup.clone()
+            } else {
+                None
+            },
+            registration,
+            documents: case
+                .documents
+                .iter()
+                .map(|d| DocumentView {
+                    id: d.id,
+                    doc_type: d.doc_type.clone(),
+                    name: d.name.clone(),
+                    download_url: state.links.url(d.id, now),
+                })
+                .collect(),
+            created_at: case.created_at,
+            status_history: case
+                .history
+                .iter()
+                .map(|h| StatusHistoryEntry {
+                    status: h.status.clone(),
+                    previous_status: h.previous_status.clone(),
+                    actor: h.actor.clone(),
+                    reason: h.reason.clone(),
+                    at: h.at,
+                })
+                .collect(),
+        },
+    ))
+}

@@ -1,0 +1,249 @@
+//! `POST /v1/tax-registration` and `GET /v1/tax-registration/{id}` (UG, GmbH) through HTTP,
+//! against SQLite and PostgreSQL; the stored XML checked with libxml2 and with xmllint.
+
+mod common;
+
+use std::process::Command;
+
+use common::{Backend, TestApp, assert_error, json, pdf_text};
+use domain::rule_cases::{example, tax_cases};
+use serde_json::{Value, json};
+
+const PATH: &str = "/v1/tax-registration";
+
+async fn app(backend: Backend) -> TestApp {
+    TestApp::spawn(backend).await.expect("backend available")
+}
+
+async fn post(app: &TestApp, key: &str, body: &Value) -> (u16, Value) {
+    json(app.post(PATH, Some(key)).json(body).send().await.unwrap()).await
+}
+
+async fn get(app: &TestApp, key: &str, id: &str) -> Value {
+    let (s, b) = json(
+        app.get(&format!("{PATH}/{id}"), Some(key))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(s, 200, "{b}");
+    b["response"].clone()
+}
+
+async fn download(app: &TestApp, doc: &Value) -> Vec<u8> {
+    let res = app
+        .client
+        .get(doc["download_url"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    res.bytes().await.unwrap().to_vec()
+}
+
+fn doc<'a>(case: &'a Value, kind: &str) -> Option<&'a Value> {
+    case["documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["type"] == kind)
+}
+
+/// The XML is valid for the bundled schema both with libxml2 (the crate) and with xmllint.
+fn assert_valid_xml(xml: &[u8]) {
+    elster::validate(xml).unwrap_or_else(|e| panic!("libxml2: {e:?}"));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("fse.xml");
+    std::fs::write(&file, xml).unwrap();
+    let schemas = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../elster/schemas");
+    let envelope = std::fs::read_dir(&schemas)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("elster-v11")
+        })
+        .expect("envelope schema");
+    let out = Command::new("xmllint")
+        .args([
+            "--noout",
+            "--schema",
+            envelope.to_str().unwrap(),
+            file.to_str().unwrap(),
+        ])
+        .output()
+        .expect("xmllint (libxml2-utils)");
+    assert!(
+        out.status.success(),
+        "xmllint: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn with_office(mut v: Value, number: &str) -> Value {
+    v["tax_office_number"] = json!(number);
+    v
+}
+
+backend_tests! {
+    async fn gmbh_with_an_office_gets_a_valid_xml_and_summary(backend) {
+        let app = app(backend).await;
+        let (_, key) = app.provider("P").await;
+        let body = with_office(example("gmbh"), "1127");
+        let (s, b) = post(&app, &key, &body).await;
+        assert_eq!(s, 201, "{b}");
+        let r = &b["response"];
+        assert_eq!(r["status"], "validated");
+        assert!(r["message"].as_str().unwrap().contains("awaiting manual submission"));
+        let id = r["tax_registration_id"].as_str().unwrap().to_string();
+        let case = get(&app, &key, &id).await;
+        assert_eq!(case["company_id"], r["company_id"]);
+        assert_eq!(case["tax_office"]["number"], "1127");
+        assert!(case["tax_office"]["name"].as_str().unwrap().contains("Körperschaften"));
+        assert_eq!(case["registration"]["commercial_register"]["registration_number"], "245789B");
+        let history: Vec<&str> = case["status_history"].as_array().unwrap().iter().map(|h| h["status"].as_str().unwrap()).collect();
+        assert_eq!(history, ["validated"]);
+
+        let xml = download(&app, doc(&case, "tax-registration-xml").expect("xml")).await;
+        assert_valid_xml(&xml);
+        let text = String::from_utf8(xml).unwrap();
+        assert!(text.contains("<Empfaenger id=\"F\">1127</Empfaenger>"), "{text}");
+        assert!(text.contains("<Testmerker>700000004</Testmerker>"), "sandbox is a test case");
+        assert!(text.contains("Mustermann Software GmbH"));
+        assert!(!text.contains("erika@mustermann-software.de"), "director e-mail is not filed");
+
+        let pdf = download(&app, doc(&case, "tax-registration-summary").expect("summary")).await;
+        let text = pdf_text(&pdf);
+        assert!(text.contains("Mustermann Software GmbH"));
+        assert!(text.contains("Zusammenfassung"));
+    }
+
+    async fn ug_in_aach_has_its_office_determined(backend) {
+        let app = app(backend).await;
+        let (_, key) = app.provider("P").await;
+        let (s, b) = post(&app, &key, &example("ug")).await;
+        assert_eq!(s, 201, "{b}");
+        let case = get(&app, &key, b["response"]["tax_registration_id"].as_str().unwrap()).await;
+        assert_eq!(case["tax_office"]["number"], "2742");
+        assert_eq!(case["registration"]["vat"]["small_business"], true);
+        let xml = download(&app, doc(&case, "tax-registration-xml").expect("xml")).await;
+        assert_valid_xml(&xml);
+        let text = String::from_utf8(xml).unwrap();
+        assert!(text.contains("<Empfaenger id=\"F\">2742</Empfaenger>"));
+        assert!(!text.contains("Testmerker"), "production is no test case");
+    }
+
+    async fn without_a_determinable_office_the_case_waits_for_an_operator(backend) {
+        let app = app(backend).await;
+        let (_, key) = app.provider("P").await;
+        // Berlin has special offices for corporations: never guessed.
+        let (s, b) = post(&app, &key, &example("gmbh")).await;
+        assert_eq!(s, 201, "{b}");
+        assert!(b["response"]["message"].as_str().unwrap().contains("assignment of the tax office"));
+        let case = get(&app, &key, b["response"]["tax_registration_id"].as_str().unwrap()).await;
+        assert!(case.get("tax_office").is_none());
+        assert_eq!(case["tax_office_determination"]["status"], "needs_confirmation");
+        assert!(doc(&case, "tax-registration-xml").is_none());
+        assert!(doc(&case, "tax-registration-summary").is_some());
+    }
+
+    async fn ninety_nine_shareholders(backend) {
+        let app = app(backend).await;
+        let (_, key) = app.provider("P").await;
+        let mut body = with_office(example("gmbh"), "1127");
+        let person = body["shareholders"]["individuals"][0].clone();
+        let people: Vec<Value> = (0..99).map(|i| {
+            let mut p = person.clone();
+            p.as_object_mut().unwrap().remove("tax_identification_number");
+            p["first_name"] = json!(format!("Erika {}", ["A", "B", "C", "D", "E", "F", "G", "H", "I", "J", "K"][i % 11]));
+            p["share_percentage"] = json!(if i < 98 { 1.0 } else { 2.0 });
+            p
+        }).collect();
+        body["shareholders"] = json!({"individuals": people});
+        let (s, b) = post(&app, &key, &body).await;
+        assert_eq!(s, 201, "{b}");
+        let case = get(&app, &key, b["response"]["tax_registration_id"].as_str().unwrap()).await;
+        assert_valid_xml(&download(&app, doc(&case, "tax-registration-xml").unwrap()).await);
+        body["shareholders"]["individuals"].as_array_mut().unwrap().push(person);
+        let (s, b) = post(&app, &key, &body).await;
+        let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+        assert!(r["errors"].as_array().unwrap().iter().any(|e| e["field"] == "shareholders" && e["code"] == "too_many"));
+    }
+
+    async fn every_rule_is_a_422_naming_its_field(backend) {
+        let app = app(backend).await;
+        let (_, key) = app.provider("P").await;
+        for case in tax_cases() {
+            let (s, b) = post(&app, &key, &case.request()).await;
+            let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+            let found: Vec<(String, String)> = r["errors"].as_array().unwrap().iter()
+                .map(|e| (e["field"].as_str().unwrap().to_string(), e["code"].as_str().unwrap().to_string()))
+                .collect();
+            assert!(found.contains(&(case.field.to_string(), case.code.to_string())), "{} {}: {found:?}", case.field, case.code);
+        }
+    }
+
+    async fn companies_ids_and_access(backend) {
+        let app = app(backend).await;
+        let (provider, key) = app.provider("P").await;
+        let (other_provider, other_key) = app.provider("Q").await;
+        let (company, _) = app.client_company(provider, "C").await;
+        let mut body = example("ug");
+        body["company_id"] = json!(company);
+        let id = uuid::Uuid::new_v4();
+        body["tax_registration_id"] = json!(id);
+        let (s, b) = post(&app, &key, &body).await;
+        assert_eq!(s, 201, "{b}");
+        assert_eq!(b["response"]["tax_registration_id"], id.to_string());
+        assert_eq!(b["response"]["company_id"], company.to_string());
+
+        // The same company again; the same id for another company; unknown and foreign companies.
+        let (s, b) = post(&app, &key, &body).await;
+        assert_error(s, &b, 409, "DUPLICATE_ID");
+        body["tax_registration_id"] = json!(uuid::Uuid::new_v4());
+        let (s, b) = post(&app, &key, &body).await;
+        assert_error(s, &b, 409, "COMPANY_ALREADY_REGISTERED");
+        let (company2, _) = app.client_company(provider, "C2").await;
+        body["company_id"] = json!(company2);
+        body["tax_registration_id"] = json!(id);
+        let (s, b) = post(&app, &key, &body).await;
+        assert_error(s, &b, 409, "DUPLICATE_ID");
+        body.as_object_mut().unwrap().remove("tax_registration_id");
+        body["environment"] = json!("sandbox");
+        let (s, b) = post(&app, &key, &body).await;
+        assert_error(s, &b, 409, "ENVIRONMENT_MISMATCH");
+        body["company_id"] = json!(uuid::Uuid::new_v4());
+        let (s, b) = post(&app, &key, &body).await;
+        assert_error(s, &b, 404, "COMPANY_NOT_FOUND");
+        let (foreign, _) = app.client_company(other_provider, "F").await;
+        body["company_id"] = json!(foreign);
+        body["environment"] = json!("production");
+        let (s, b) = post(&app, &key, &body).await;
+        assert_error(s, &b, 404, "COMPANY_NOT_FOUND");
+
+        // Both sides read it; nobody else; clients cannot create.
+        let (s, k) = json(app.post(&format!("/v1/companies/{company}/api-keys"), Some(&key)).send().await.unwrap()).await;
+        assert_eq!(s, 201);
+        let client_key = k["response"]["api_key"].as_str().unwrap().to_string();
+        get(&app, &client_key, &id.to_string()).await;
+        let (s, b) = json(app.get(&format!("{PATH}/{id}"), Some(&other_key)).send().await.unwrap()).await;
+        assert_error(s, &b, 404, "NOT_FOUND");
+        let (s, b) = json(app.get(&format!("{PATH}/not-an-id"), Some(&key)).send().await.unwrap()).await;
+        assert_error(s, &b, 404, "NOT_FOUND");
+        let (s, b) = post(&app, &client_key, &example("ug")).await;
+        assert_error(s, &b, 403, "FORBIDDEN");
+
+        // An idempotent retry replays instead of answering DUPLICATE_ID.
+        let mut fresh = example("ug");
+        let fresh_id = uuid::Uuid::new_v4();
+        fresh["tax_registration_id"] = json!(fresh_id);
+        let send = || app.post(PATH, Some(&key)).header("idempotency-key", "tax-1").json(&fresh).send();
+        let (s1, b1) = json(send().await.unwrap()).await;
+        assert_eq!(s1, 201, "{b1}");
+        let (s2, b2) = json(send().await.unwrap()).await;
+        assert_eq!((s2, b2), (201, b1));
+    }
+}

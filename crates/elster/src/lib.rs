@@ -1,2 +1,30 @@
 //! ElsterXML documents for the tax registration questionnaire (Fragebogen zur steuerlichen
 //! Erfassung), the XSDs they are validated against, and the validation itself.
+//!
+//! [`write`] renders a validated [`domain::tax::TaxRegistration`] as an ElsterXML v11 envelope
+//! around `FsE_KapG`; [`validate`] checks any document against the bundled schemas with libxml2;
+//! [`write_validated`] does both. The mapping of every field is documented in `docs/elster.md`.
+
+mod street;
+mod validate;
+mod write;
+
+pub use street::{HouseNumber, split_street};
+pub use validate::{ENVELOPE_XSD, KAPG_XSD, validate};
+pub use write::{
+    ELSTER_NS, FSE_KAPG_NS, FSE_KAPG_VERSION, TESTMERKER_SANDBOX, XmlContext, XmlError,
+    nominal_cents, write,
+};
+
+/// [`write`], then [`validate`]: the bytes only when they pass the bundled schemas.
+///
+/// A schema violation of a document this crate wrote is a bug of this crate (or of the request
+/// validation before it), never a fault of the caller.
+pub fn write_validated(
+    reg: &domain::tax::TaxRegistration,
+    ctx: &XmlContext,
+) -> Result<Vec<u8>, XmlError> {
+    let xml = write(reg, ctx)?;
+    validate(&xml).map_err(XmlError::SchemaViolations)?;
+    Ok(xml)
+}

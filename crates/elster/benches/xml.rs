@@ -1,0 +1,41 @@
+//! Writing and validating the ElsterXML of the test fixtures.
+//!
+//! `CARGO_TARGET_DIR=/root/.cache/elster-target cargo bench -p elster --bench xml`
+
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+
+#[path = "../tests/fixtures.rs"]
+mod fixtures;
+
+fn bench(c: &mut Criterion) {
+    let ctx = fixtures::ctx(true);
+    for (name, reg) in [
+        ("gmbh", fixtures::gmbh()),
+        ("ug", fixtures::ug()),
+        ("gmbh-99", fixtures::gmbh_99()),
+    ] {
+        let xml = elster::write(&reg, &ctx).unwrap();
+        elster::validate(&xml).unwrap();
+        c.bench_function(&format!("write/{name}"), |b| {
+            b.iter(|| elster::write(black_box(&reg), black_box(&ctx)).unwrap())
+        });
+        c.bench_function(&format!("validate/{name}"), |b| {
+            b.iter(|| elster::validate(black_box(&xml)).unwrap())
+        });
+    }
+    // The first validation in a thread compiles both schemas.
+    c.bench_function("compile-schemas+validate/gmbh", |b| {
+        let xml = elster::write(&fixtures::gmbh(), &ctx).unwrap();
+        b.iter(|| {
+            let xml = xml.clone();
+            std::thread::spawn(move || elster::validate(&xml).unwrap())
+                .join()
+                .unwrap()
+        })
+    });
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,873 @@
+//! The written documents: validity under the bundled schemas (libxml2 and xmllint), rejection
+//! of broken documents, and the values and order of key elements read back with quick-xml.
+
+mod fixtures;
+
+use std::path::Path;
+use std::process::Command;
+
+use domain::tax::TaxRegistration;
+use elster::{XmlContext, validate, write, write_validated};
+use fixtures::{ctx, gmbh, gmbh_99, ug};
+use quick_xml::events::Event;
+use quick_xml::{Reader, XmlVersion};
+
+/// A minimal element tree read back with quick-xml.
+#[derive(Debug, Default)]
+struct El {
+    name: String,
+    attrs: Vec<(String, String)>,
+    text: String,
+    children: Vec<El>,
+}
+
+impl El {
+    fn parse(xml: &[u8]) -> El {
+        let text = std::str::from_utf8(xml).expect("UTF-8");
+        let mut reader = Reader::from_str(text);
+        let mut stack = vec![El::default()];
+        loop {
+            match reader.read_event().expect("well-formed") {
+                Event::Start(s) => {
+                    let attrs = s
+                        .attributes()
+                        .map(|a| {
+                            let a = a.unwrap();
+                            let key = a.key.as_ref().to_owned();
+                            (
+                                key,
+                                a.normalized_value(XmlVersion::Explicit1_0)
+                                    .unwrap()
+                                    .into_owned(),
+                            )
+                        })
+                        .collect();
+                    let name = s.name().as_ref().to_owned();
+                    stack.push(El {
+                        name,
+                        attrs,
+                        ..El::default()
+                    });
+                }
+                Event::End(_) => {
+                    let done = stack.pop().unwrap();
+                    stack.last_mut().unwrap().children.push(done);
+                }
+                Event::Empty(_) => panic!("the writer writes no empty-element tags"),
+                Event::Text(t) => stack.last_mut().unwrap().text.push_str(&t.xml10_content()),
+                Event::GeneralRef(r) => {
+                    let name = r.xml10_content();
+                    let c = match name.as_ref() {
+                        "amp" => "&",
+                        "lt" => "<",
+                        "gt" => ">",
+                        "quot" => "\"",
+                        "apos" => "'",
+                        other => panic!("unexpected reference &{other};"),
+                    };
+                    stack.last_mut().unwrap().text.push_str(c);
+                }
+                Event::Eof => break,
+                _ => {}
+            }
+        }
+        let mut doc = stack.pop().unwrap();
+        assert_eq!(doc.children.len(), 1);
+        doc.children.pop().unwrap()
+    }
+
+    fn child(&self, name: &str) -> &El {
+        self.children
+            .iter()
+            .find(|c| c.name == name)
+            .unwrap_or_else(|| panic!("{} has no {name}", self.name))
+    }
+
+    fn all(&self, name: &str) -> Vec<&El> {
+        self.children.iter().filter(|c| c.name == name).collect()
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.children.iter().any(|c| c.name == name)
+    }
+
+    /// Follows a `/`-separated path of first children.
+    fn at(&self, path: &str) -> &El {
+        path.split('/').fold(self, |el, name| el.child(name))
+    }
+
+    fn names(&self) -> Vec<&str> {
+        self.children.iter().map(|c| c.name.as_str()).collect()
+    }
+
+    fn text(&self) -> &str {
+        self.text.trim()
+    }
+
+    fn attr(&self, name: &str) -> Option<&str> {
+        self.attrs
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn walk<'a>(&'a self, out: &mut Vec<&'a El>) {
+        out.push(self);
+        for c in &self.children {
+            c.walk(out);
+        }
+    }
+}
+
+fn xml(reg: &TaxRegistration, sandbox: bool) -> Vec<u8> {
+    write(reg, &ctx(sandbox)).expect("write")
+}
+
+fn kapg(doc: &El) -> &El {
+    doc.at("DatenTeil/Nutzdatenblock/Nutzdaten/FsE_KapG")
+}
+
+fn fixtures() -> Vec<(&'static str, TaxRegistration)> {
+    vec![("gmbh", gmbh()), ("ug", ug()), ("gmbh-99", gmbh_99())]
+}
+
+#[test]
+fn every_fixture_validates_with_libxml2() {
+    for (name, reg) in fixtures() {
+        for sandbox in [true, false] {
+            let doc = xml(&reg, sandbox);
+            if let Err(errs) = validate(&doc) {
+                panic!("{name}: {errs:#?}\n{}", String::from_utf8_lossy(&doc));
+            }
+            assert_eq!(write_validated(&reg, &ctx(sandbox)).unwrap(), doc);
+        }
+    }
+}
+
+#[test]
+fn validation_works_on_other_threads() {
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            std::thread::spawn(|| {
+                for _ in 0..3 {
+                    validate(&xml(&gmbh(), true)).unwrap();
+                    assert!(validate(&xml(&gmbh(), true)[..200]).is_err());
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+}
+
+// ---- xmllint ---------------------------------------------------------------------------
+
+fn envelope_xsd() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("schemas/elster-v11-fse-kapg.xsd")
+        .display()
+        .to_string()
+}
+
+/// Runs `xmllint --noout --schema <envelope.xsd> file`; `Ok` when valid, else its stderr.
+fn xmllint(doc: &[u8]) -> Result<(), String> {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("doc.xml");
+    std::fs::write(&file, doc).unwrap();
+    let out = Command::new("xmllint")
+        .arg("--noout")
+        .arg("--schema")
+        .arg(envelope_xsd())
+        .arg(&file)
+        .output()
+        .expect("xmllint is installed (libxml2-utils)");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    if out.status.success() {
+        assert!(stderr.contains("validates"), "{stderr}");
+        Ok(())
+    } else {
+        Err(stderr)
+    }
+}
+
+#[test]
+fn every_fixture_validates_with_xmllint() {
+    for (name, reg) in fixtures() {
+        for sandbox in [true, false] {
+            if let Err(e) = xmllint(&xml(&reg, sandbox)) {
+                panic!("{name}: {e}");
+            }
+        }
+    }
+}
+
+// ---- broken documents are rejected ----------------------------------------------------
+
+fn replace_once(doc: &str, from: &str, to: &str) -> String {
+    assert_eq!(
+        doc.matches(from).count(),
+        1,
+        "{from:?} once in the document"
+    );
+    doc.replace(from, to)
+}
+
+/// Each case breaks the valid GmbH document in one way; both validators must reject it.
+fn broken_documents() -> Vec<(&'static str, String)> {
+    let good = String::from_utf8(xml(&gmbh(), true)).unwrap();
+    let long_name = "A".repeat(73);
+    vec![
+        (
+            "missing required element (ArtTaet)",
+            replace_once(
+                &good,
+                "<ArtTaet>Entwicklung und Vertrieb von Software sowie IT-Beratung</ArtTaet>",
+                "",
+            ),
+        ),
+        (
+            "missing required envelope element (HerstellerID)",
+            replace_once(&good, "<HerstellerID>74931</HerstellerID>", ""),
+        ),
+        (
+            "wrong order (Verfahren after DatenArt)",
+            replace_once(
+                &good,
+                "<Verfahren>ElsterFSE</Verfahren>\n    <DatenArt>KapG</DatenArt>",
+                "<DatenArt>KapG</DatenArt>\n    <Verfahren>ElsterFSE</Verfahren>",
+            ),
+        ),
+        (
+            "wrong order (Firmenname after SitzKapGes)",
+            replace_once(
+                &good,
+                "<Firmenname>Mustermann Software GmbH</Firmenname>\n            <SitzKapGes>Berlin</SitzKapGes>",
+                "<SitzKapGes>Berlin</SitzKapGes>\n            <Firmenname>Mustermann Software GmbH</Firmenname>",
+            ),
+        ),
+        (
+            "bad date format (ISO date)",
+            replace_once(
+                &good,
+                "<DatumGVertrag>10.02.2025</DatumGVertrag>",
+                "<DatumGVertrag>2025-02-10</DatumGVertrag>",
+            ),
+        ),
+        (
+            "bad date (month 13)",
+            replace_once(
+                &good,
+                "<BeginnTaetigkeit>01.03.2025</BeginnTaetigkeit>",
+                "<BeginnTaetigkeit>01.13.2025</BeginnTaetigkeit>",
+            ),
+        ),
+        (
+            "bad BUFA (3 digits)",
+            replace_once(
+                &good,
+                r#"<Empfaenger id="F">1130</Empfaenger>"#,
+                r#"<Empfaenger id="F">113</Empfaenger>"#,
+            ),
+        ),
+        (
+            "unknown enumeration value (AuswahlSollIstVerst 3)",
+            replace_once(
+                &good,
+                "<AuswahlSollIstVerst>1</AuswahlSollIstVerst>",
+                "<AuswahlSollIstVerst>3</AuswahlSollIstVerst>",
+            ),
+        ),
+        (
+            "unknown enumeration value (FragebogenTyp)",
+            replace_once(
+                &good,
+                "<FragebogenTyp>GRNDKPG</FragebogenTyp>",
+                "<FragebogenTyp>GRNDEU</FragebogenTyp>",
+            ),
+        ),
+        (
+            "unknown AnredeId",
+            replace_once(
+                &good,
+                "<Vorname>Jonas</Vorname>",
+                "<AnredeId>9</AnredeId>\n            <Vorname>Jonas</Vorname>",
+            ),
+        ),
+        (
+            "too-long name (73 characters)",
+            replace_once(
+                &good,
+                "<Name>Berg</Name>",
+                &format!("<Name>{long_name}</Name>"),
+            ),
+        ),
+        (
+            "bad IdNr (10 digits)",
+            good.replace(
+                "<PersIdNr>86095742719</PersIdNr>",
+                "<PersIdNr>8609574271</PersIdNr>",
+            ),
+        ),
+        (
+            "bad German PLZ",
+            replace_once(&good, "<Plz>10709</Plz>", "<Plz>1070</Plz>"),
+        ),
+        (
+            "bad boolean",
+            replace_once(
+                &good,
+                "<MerkerAntragUStId>true</MerkerAntragUStId>",
+                "<MerkerAntragUStId>1</MerkerAntragUStId>",
+            ),
+        ),
+        (
+            "amount with decimals",
+            replace_once(
+                &good,
+                "<Grundstammkapital>25000</Grundstammkapital>",
+                "<Grundstammkapital>25000.00</Grundstammkapital>",
+            ),
+        ),
+        (
+            "percentage with 5 decimals",
+            replace_once(
+                &good,
+                "<ProzentAnteil>33.3334</ProzentAnteil>",
+                "<ProzentAnteil>33.33345</ProzentAnteil>",
+            ),
+        ),
+        (
+            "director e-mail (no Komm in NatPers)",
+            replace_once(
+                &good,
+                "<GebDat>05.01.1979</GebDat>",
+                "<GebDat>05.01.1979</GebDat>\n            <Komm>jonas@example.org</Komm>",
+            ),
+        ),
+        (
+            "both small-business flags",
+            replace_once(
+                &good,
+                "<UStIdNr>",
+                "<KleinunternehmerRegelung><KleinUnternUSt>true</KleinUnternUSt><KleinUnternUStVerzicht>true</KleinUnternUStVerzicht></KleinunternehmerRegelung><UStIdNr>",
+            ),
+        ),
+        (
+            "wrong payload namespace",
+            replace_once(
+                &good,
+                "http://finkonsens.de/elster/elsterfse/kapg/v202401",
+                "http://finkonsens.de/elster/elsterfse/kapg/v202301",
+            ),
+        ),
+        (
+            "wrong Testmerker",
+            replace_once(
+                &good,
+                "<Testmerker>700000004</Testmerker>",
+                "<Testmerker>000000000</Testmerker>",
+            ),
+        ),
+        (
+            "not well-formed",
+            replace_once(&good, "</Elster>", "</Elste>"),
+        ),
+    ]
+}
+
+#[test]
+fn broken_documents_are_rejected_by_libxml2() {
+    for (what, doc) in broken_documents() {
+        match validate(doc.as_bytes()) {
+            Ok(()) => panic!("accepted: {what}"),
+            Err(errs) => {
+                assert!(!errs.is_empty(), "{what}");
+                // Rejected by the schema, not by the parser (except the one broken on purpose).
+                let parse_error = errs.iter().any(|e| e.starts_with("not well-formed"));
+                assert_eq!(parse_error, what == "not well-formed", "{what}: {errs:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn broken_documents_are_rejected_by_xmllint() {
+    for (what, doc) in broken_documents() {
+        let err = xmllint(doc.as_bytes()).expect_err(what);
+        assert!(
+            err.contains("fails to validate") || what == "not well-formed",
+            "{what}: {err}"
+        );
+        assert_eq!(
+            err.contains("parser error"),
+            what == "not well-formed",
+            "{what}: {err}"
+        );
+    }
+}
+
+#[test]
+fn violations_name_the_problem() {
+    let good = String::from_utf8(xml(&gmbh(), true)).unwrap();
+    let bad = replace_once(
+        &good,
+        "<DatumGVertrag>10.02.2025</DatumGVertrag>",
+        "<DatumGVertrag>2025-02-10</DatumGVertrag>",
+    );
+    let errs = validate(bad.as_bytes()).unwrap_err();
+    assert!(
+        errs.iter()
+            .any(|e| e.contains("DatumGVertrag") && e.starts_with("line ")),
+        "{errs:?}"
+    );
+}
+
+// ---- values and order ------------------------------------------------------------------
+
+#[test]
+fn envelope_header_and_addressee() {
+    let sandbox = El::parse(&xml(&gmbh(), true));
+    assert_eq!(sandbox.name, "Elster");
+    assert_eq!(
+        sandbox.attr("xmlns"),
+        Some("http://www.elster.de/elsterxml/schema/v11")
+    );
+    let th = sandbox.child("TransferHeader");
+    assert_eq!(th.attr("version"), Some("11"));
+    assert_eq!(
+        th.names(),
+        [
+            "Verfahren",
+            "DatenArt",
+            "Vorgang",
+            "Testmerker",
+            "HerstellerID",
+            "DatenLieferant",
+            "Datei"
+        ]
+    );
+    assert_eq!(th.child("Verfahren").text(), "ElsterFSE");
+    assert_eq!(th.child("DatenArt").text(), "KapG");
+    assert_eq!(th.child("Vorgang").text(), "send-Auth");
+    assert_eq!(th.child("Testmerker").text(), "700000004");
+    assert_eq!(th.child("HerstellerID").text(), "74931");
+    let ndh = sandbox.at("DatenTeil/Nutzdatenblock/NutzdatenHeader");
+    assert_eq!(ndh.child("Empfaenger").attr("id"), Some("F"));
+    assert_eq!(ndh.child("Empfaenger").text(), "1130");
+    assert_eq!(ndh.child("NutzdatenTicket").text(), "0195f1e2a7c4");
+    let k = kapg(&sandbox);
+    assert_eq!(
+        k.attr("xmlns"),
+        Some("http://finkonsens.de/elster/elsterfse/kapg/v202401")
+    );
+    assert_eq!(k.attr("version"), Some("202401"));
+
+    let production = El::parse(&xml(&gmbh(), false));
+    assert!(!production.child("TransferHeader").has("Testmerker"));
+    assert!(
+        !String::from_utf8(xml(&gmbh(), false))
+            .unwrap()
+            .contains("700000004")
+    );
+}
+
+#[test]
+fn document_starts_with_the_declaration() {
+    let doc = xml(&ug(), false);
+    assert!(doc.starts_with(b"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Elster "));
+}
+
+#[test]
+fn fse_kapg_order_and_company_values() {
+    let doc = El::parse(&xml(&gmbh(), true));
+    let k = kapg(&doc);
+    assert_eq!(
+        k.names(),
+        [
+            "FragebogenTyp",
+            "Ordnungskriterium",
+            "AllgAngaben",
+            "Gesellschafter",
+            "Gruendung",
+            "FestsetzungsAngaben",
+            "LohnberechnungsStelle",
+            "Umsatzsteuer"
+        ]
+    );
+    let a = k.child("AllgAngaben");
+    assert_eq!(
+        a.names(),
+        [
+            "Firmenname",
+            "SitzKapGes",
+            "Adrkette",
+            "ArtTaet",
+            "Vertreter",
+            "Vertreter",
+            "Vertreter",
+            "BankKonto",
+            "NotarVertrag",
+            "Rechtsform",
+            "BeginnTaetigkeit",
+            "GewinnErmittlgsAngaben",
+            "HoeheGrundStammkapital"
+        ]
+    );
+    assert_eq!(a.child("Firmenname").text(), "Mustermann Software GmbH");
+    assert_eq!(a.child("Rechtsform").text(), "GmbH");
+    let seat = a.at("Adrkette/StrAdr");
+    assert_eq!(seat.names(), ["Str", "HausNr", "AdressErg", "Plz", "Ort"]);
+    assert_eq!(seat.child("Str").text(), "Musterstraße");
+    assert_eq!(seat.child("HausNr").text(), "1");
+    assert_eq!(seat.child("AdressErg").text(), "Hinterhaus, 3. OG");
+    let hrg = a.at("NotarVertrag/HrgAngaben");
+    assert_eq!(hrg.child("HrgAntragGestellt").text(), "true");
+    assert_eq!(hrg.child("HrgEintragVorhanden").text(), "true");
+    assert_eq!(hrg.child("TagDerEintragung").text(), "20.02.2025");
+    assert_eq!(hrg.child("HrgRegisterbezeichnung").text(), "HRB");
+    assert_eq!(hrg.child("HrgRegisternummer").text(), "245789B");
+    assert_eq!(a.at("NotarVertrag/DatumGVertrag").text(), "10.02.2025");
+    assert_eq!(
+        a.at("NotarVertrag/GruendungsNotar/Adrkette/StrAdr/Str")
+            .text(),
+        "Kurfürstendamm"
+    );
+    assert_eq!(a.at("BankKonto/IBAN").text(), "DE89370400440532013000");
+    assert_eq!(
+        a.at("HoeheGrundStammkapital/Grundstammkapital").text(),
+        "25000"
+    );
+    assert_eq!(
+        a.at("HoeheGrundStammkapital/Eingezahlteskapital").text(),
+        "12500"
+    );
+    assert_eq!(
+        a.at("GewinnErmittlgsAngaben/MerkerAbwWirtschaftsjahr")
+            .text(),
+        "false"
+    );
+    assert!(!a.child("GewinnErmittlgsAngaben").has("AbwWJ_ab"));
+
+    let lohn = k.child("LohnberechnungsStelle");
+    assert_eq!(lohn.child("AnzahlBeschaeftigteArbeitnehmer").text(), "3");
+    assert_eq!(lohn.child("BeginnLohnzahlungen").text(), "01.04.2025");
+    assert_eq!(lohn.child("VoraussichtlicheLohnsteuer").text(), "18000");
+
+    let ust = k.child("Umsatzsteuer");
+    assert_eq!(
+        ust.names(),
+        [
+            "GesUmsatz",
+            "ZahllastUeberschuss",
+            "SollIstVersteuerung",
+            "UStIdNr",
+            "Onlinehandel"
+        ]
+    );
+    assert_eq!(ust.at("ZahllastUeberschuss/Auswahl").text(), "2");
+    assert_eq!(ust.at("ZahllastUeberschuss/Betrag").text(), "12000");
+    assert_eq!(
+        ust.at("ZahllastUeberschuss/VoranmeldungMonatlich").text(),
+        "true"
+    );
+    assert_eq!(
+        ust.at("SollIstVersteuerung/AuswahlSollIstVerst").text(),
+        "1"
+    );
+    assert_eq!(ust.at("UStIdNr/MerkerAntragUStId").text(), "true");
+    assert_eq!(ust.at("GesUmsatz/GruendJahr").text(), "120000");
+}
+
+#[test]
+fn directors_are_vertreter_with_middle_names_and_without_contact_details() {
+    let bytes = xml(&gmbh(), true);
+    let doc = El::parse(&bytes);
+    let a = kapg(&doc).child("AllgAngaben");
+    let v = a.all("Vertreter");
+    assert_eq!(v.len(), 3);
+    assert_eq!(v[0].child("Vorname").text(), "Erika Maria");
+    assert_eq!(v[0].child("Name").text(), "Mustermann");
+    assert_eq!(v[0].child("GebDat").text(), "12.08.1984");
+    assert_eq!(v[0].child("PersIdNr").text(), "86095742719");
+    assert_eq!(v[1].child("Vorname").text(), "Jonas");
+    assert!(!v[1].has("PersIdNr"));
+    assert_eq!(v[1].child("GebDat").text(), "05.01.1979");
+    let markt = v[1].at("Adrkette/StrAdr");
+    assert_eq!(markt.child("Str").text(), "Am Markt");
+    assert_eq!(markt.child("HausNr").text(), "12");
+    assert_eq!(markt.child("HausNrZu").text(), "-14");
+    assert_eq!(markt.child("Plz").text(), "04109");
+    // Abroad: the foreign postal code, the place and the state's German name.
+    let wien = v[2].at("Adrkette/StrAdr");
+    assert_eq!(wien.names(), ["Str", "HausNr", "AuslPlz", "Ort", "Staat"]);
+    assert_eq!(wien.child("Str").text(), "Kärntner Straße");
+    assert_eq!(wien.child("AuslPlz").text(), "1010");
+    assert_eq!(wien.child("Staat").text(), "Österreich");
+    for vertreter in v {
+        assert_eq!(
+            vertreter.names(),
+            if vertreter.has("PersIdNr") {
+                vec!["Vorname", "Name", "GebDat", "PersIdNr", "Adrkette"]
+            } else {
+                vec!["Vorname", "Name", "GebDat", "Adrkette"]
+            }
+        );
+    }
+    let text = String::from_utf8(bytes).unwrap();
+    for contact in [
+        "erika@mustermann-software.de",
+        "jonas@",
+        "1234567",
+        "Komm",
+        "@",
+    ] {
+        assert!(!text.contains(contact), "{contact} in the filing");
+    }
+}
+
+#[test]
+fn shareholders_with_percentages_and_nominal_amounts() {
+    let doc = El::parse(&xml(&gmbh(), true));
+    let g = kapg(&doc).child("Gesellschafter");
+    let a = g.all("Anteilseigner");
+    assert_eq!(a.len(), 3);
+    let numbers: Vec<_> = a.iter().map(|e| e.child("ZeichnerNummer").text()).collect();
+    assert_eq!(numbers, ["1", "2", "3"]);
+    assert_eq!(a[0].names(), ["ZeichnerNummer", "NatPers", "Beteiligung"]);
+    assert_eq!(a[2].names(), ["ZeichnerNummer", "NNatPers", "Beteiligung"]);
+    let pct: Vec<_> = a
+        .iter()
+        .map(|e| e.at("Beteiligung/ProzentAnteil").text())
+        .collect();
+    assert_eq!(pct, ["33.3333", "33.3333", "33.3334"]);
+    let nominal: Vec<_> = a
+        .iter()
+        .map(|e| e.at("Beteiligung/Nominal").text())
+        .collect();
+    assert_eq!(nominal, ["8333.33", "8333.33", "8333.35"]);
+    assert_eq!(a[0].at("NatPers/Vorname").text(), "Erika");
+    assert_eq!(a[0].at("NatPers/GebDat").text(), "12.08.1984");
+    let paris = a[1].at("NatPers/Adrkette/StrAdr");
+    assert_eq!(paris.child("Str").text(), "Rue de Rivoli");
+    assert_eq!(paris.child("Staat").text(), "Frankreich");
+    let entity = a[2].child("NNatPers");
+    assert_eq!(
+        entity.child("Firmenname").text(),
+        "Beteiligungs-UG (haftungsbeschränkt)"
+    );
+    let hafen = entity.at("Adrkette/StrAdr");
+    assert_eq!(hafen.child("Str").text(), "Hafenstraße");
+    assert_eq!(hafen.child("HausNr").text(), "5");
+    assert_eq!(hafen.child("HausNrZu").text(), "a");
+}
+
+#[test]
+fn ug_small_business_application_filed_no_payroll() {
+    let doc = El::parse(&xml(&ug(), false));
+    let k = kapg(&doc);
+    assert!(!k.has("LohnberechnungsStelle"));
+    let a = k.child("AllgAngaben");
+    assert!(!a.has("BankKonto"));
+    assert!(!a.child("NotarVertrag").has("GruendungsNotar"));
+    assert_eq!(a.child("Rechtsform").text(), "UG (haftungsbeschränkt)");
+    let hrg = a.at("NotarVertrag/HrgAngaben");
+    assert_eq!(
+        hrg.names(),
+        ["HrgAntragGestellt", "TagDesAntrags", "HrgEintragVorhanden"]
+    );
+    assert_eq!(hrg.child("HrgAntragGestellt").text(), "true");
+    assert_eq!(hrg.child("TagDesAntrags").text(), "05.05.2025");
+    assert_eq!(hrg.child("HrgEintragVorhanden").text(), "false");
+    let gj = a.child("GewinnErmittlgsAngaben");
+    assert_eq!(gj.child("MerkerAbwWirtschaftsjahr").text(), "true");
+    assert_eq!(gj.child("AbwWJ_ab").text(), "01.07.2025");
+    assert_eq!(
+        k.at("FestsetzungsAngaben/Gewinn/GruendJahr").text(),
+        "-2500"
+    );
+    let ust = k.child("Umsatzsteuer");
+    assert_eq!(
+        ust.names(),
+        [
+            "GesUmsatz",
+            "KleinunternehmerRegelung",
+            "UStIdNr",
+            "SteuerschuldnerschaftLE",
+            "Onlinehandel"
+        ]
+    );
+    assert_eq!(
+        ust.at("KleinunternehmerRegelung/KleinUnternUSt").text(),
+        "true"
+    );
+    assert_eq!(ust.at("SteuerschuldnerschaftLE/ArtLeistung").text(), "2");
+    assert_eq!(ust.at("Onlinehandel/MerkerOnlinehandel").text(), "true");
+    let share = k.at("Gesellschafter/Anteilseigner/Beteiligung");
+    assert_eq!(share.child("ProzentAnteil").text(), "100");
+    assert_eq!(share.child("Nominal").text(), "1000.00");
+}
+
+#[test]
+fn standard_regime_chosen_is_a_waiver() {
+    let mut reg = ug();
+    reg.vat.regime = Some(domain::tax::VatRegime::Standard);
+    reg.vat.small_business = false;
+    reg.vat.accounting_method = Some(domain::tax::AccountingMethod::Cash);
+    reg.vat.estimated_balance_type = Some(domain::tax::BalanceType::Payable);
+    reg.vat.estimated_balance_amount = Some(500);
+    reg.vat.return_frequency = Some(domain::tax::ReturnFrequency::Quarterly);
+    let bytes = xml(&reg, false);
+    validate(&bytes).unwrap();
+    let doc = El::parse(&bytes);
+    let ust = kapg(&doc).child("Umsatzsteuer");
+    assert_eq!(
+        ust.at("KleinunternehmerRegelung/KleinUnternUStVerzicht")
+            .text(),
+        "true"
+    );
+    assert_eq!(ust.at("ZahllastUeberschuss/Auswahl").text(), "1");
+    assert_eq!(
+        ust.at("ZahllastUeberschuss/VoranmeldungMonatlich").text(),
+        "false"
+    );
+    assert_eq!(
+        ust.at("SollIstVersteuerung/AuswahlSollIstVerst").text(),
+        "2"
+    );
+}
+
+#[test]
+fn not_applied_register_and_other_formations() {
+    use domain::tax::{CommercialRegister, ConversionType, FormationType};
+    for (formation, code) in [
+        (FormationType::InKind, "2"),
+        (FormationType::Conversion, "3"),
+    ] {
+        let mut reg = gmbh();
+        reg.commercial_register = CommercialRegister::NotApplied;
+        reg.formation_type = formation;
+        if formation == FormationType::Conversion {
+            reg.conversion_type = Some(ConversionType::FormChange);
+        }
+        let bytes = xml(&reg, true);
+        validate(&bytes).unwrap();
+        let doc = El::parse(&bytes);
+        let k = kapg(&doc);
+        assert_eq!(k.at("Gruendung/AuswahlBarSach").text(), code);
+        let hrg = k.at("AllgAngaben/NotarVertrag/HrgAngaben");
+        assert_eq!(hrg.names(), ["HrgAntragGestellt", "HrgEintragVorhanden"]);
+        assert_eq!(hrg.child("HrgAntragGestellt").text(), "false");
+    }
+}
+
+#[test]
+fn special_characters_are_escaped_by_the_writer() {
+    let mut reg = gmbh();
+    reg.name = r#"Müller & Söhne <Tech> "Quote" 'Apo' GmbH"#.into();
+    reg.directors[0].last_name = "O'Brien & <Co>".into();
+    reg.shareholders.entities[0].name = "A&B \"Holding\" UG (haftungsbeschränkt)".into();
+    let bytes = xml(&reg, true);
+    validate(&bytes).unwrap();
+    xmllint(&bytes).unwrap();
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    assert!(text.contains("Müller &amp; Söhne &lt;Tech&gt;"), "{text}");
+    assert!(!text.contains("<Tech>"));
+    let doc = El::parse(&bytes);
+    let k = kapg(&doc);
+    assert_eq!(k.at("AllgAngaben/Firmenname").text(), reg.name);
+    assert_eq!(k.at("AllgAngaben/Vertreter/Name").text(), "O'Brien & <Co>");
+    let entity = k.child("Gesellschafter").all("Anteilseigner")[2];
+    assert_eq!(
+        entity.at("NNatPers/Firmenname").text(),
+        "A&B \"Holding\" UG (haftungsbeschränkt)"
+    );
+}
+
+#[test]
+fn output_is_deterministic() {
+    for (name, reg) in fixtures() {
+        let first = xml(&reg, true);
+        for _ in 0..3 {
+            assert_eq!(xml(&reg.clone(), true), first, "{name}");
+        }
+    }
+}
+
+#[test]
+fn ninety_nine_shareholders() {
+    let bytes = xml(&gmbh_99(), true);
+    validate(&bytes).unwrap();
+    let doc = El::parse(&bytes);
+    let a = kapg(&doc).child("Gesellschafter").all("Anteilseigner");
+    assert_eq!(a.len(), 99);
+    assert_eq!(a[98].child("ZeichnerNummer").text(), "99");
+    assert_eq!(a[98].at("Beteiligung/ProzentAnteil").text(), "1.0102");
+    assert_eq!(a[0].at("Beteiligung/ProzentAnteil").text(), "1.0101");
+    assert_eq!(a[0].at("Beteiligung/Nominal").text(), "252.53");
+    assert_eq!(a[98].at("NatPers/Adrkette/StrAdr/HausNr").text(), "99");
+
+    // A hundredth shareholder exceeds the schema's limit.
+    let text = String::from_utf8(bytes).unwrap();
+    let first = &text[text.find("<Anteilseigner>").unwrap()..];
+    let first = &first[..first.find("</Anteilseigner>").unwrap() + "</Anteilseigner>".len()];
+    let extra = text.replacen(first, &format!("{first}{first}"), 1);
+    assert!(validate(extra.as_bytes()).is_err());
+}
+
+#[test]
+fn every_element_has_text_or_children() {
+    let doc = El::parse(&xml(&gmbh(), true));
+    let mut all = Vec::new();
+    doc.walk(&mut all);
+    for el in all {
+        if el.name == "Version" {
+            continue; // Filled in by ERiC.
+        }
+        assert!(
+            !el.children.is_empty() || !el.text().is_empty(),
+            "{} is empty",
+            el.name
+        );
+    }
+}
+
+#[test]
+fn context_is_checked() {
+    let reg = gmbh();
+    let bad = |f: fn(&mut XmlContext)| {
+        let mut c = ctx(true);
+        f(&mut c);
+        write(&reg, &c).unwrap_err()
+    };
+    assert!(matches!(
+        bad(|c| c.tax_office_number = "113".into()),
+        elster::XmlError::Context(_)
+    ));
+    assert!(matches!(
+        bad(|c| c.hersteller_id = "7493".into()),
+        elster::XmlError::Context(_)
+    ));
+    assert!(matches!(
+        bad(|c| c.nutzdaten_ticket = String::new()),
+        elster::XmlError::Context(_)
+    ));
+    assert!(matches!(
+        bad(|c| c.daten_lieferant = " ".into()),
+        elster::XmlError::Context(_)
+    ));
+}
+
+#[test]
+fn a_schema_violation_of_the_writer_surfaces_in_write_validated() {
+    // A name over the schema's 120 characters (the request rules would have refused it).
+    let mut reg = gmbh();
+    reg.name = "X".repeat(121);
+    assert!(write(&reg, &ctx(true)).is_ok());
+    match write_validated(&reg, &ctx(true)) {
+        Err(elster::XmlError::SchemaViolations(v)) => {
+            assert!(v.iter().any(|e| e.contains("Firmenname")), "{v:?}")
+        }
+        other => panic!("{other:?}"),
+    }
+}

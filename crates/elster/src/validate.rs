@@ -132,3 +132,19 @@ fn message(e: &StructuredError) -> String {
         _ => text.to_owned(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_run_time_envelope_schema_refers_to_no_file() {
+        let xsd = standalone_envelope_xsd().unwrap();
+        assert!(ENVELOPE_XSD.contains("schemaLocation=\"fse-kapg-v202401.xsd\""));
+        assert!(!xsd.contains("schemaLocation"));
+        assert!(!xsd.contains("xs:include"));
+        assert!(!xsd.contains("kapg:FsE_KapG"));
+        assert!(xsd.contains(KAPG_SKIP));
+        assert!(!KAPG_XSD.contains("schemaLocation"));
+    }
+}

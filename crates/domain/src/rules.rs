@@ -398,7 +398,7 @@ pub fn array<'v>(
     Some(items)
 }
 
-/// Whole euros: a JSON integer (or a number with no fraction) within ±10^12.
+/// Whole euros: a JSON integer (or a number with no fraction) of at most 12 digits.
 pub fn whole_euros(v: &Value, path: &str, errs: &mut Violations) -> Option<i64> {
     let n = match v {
         Value::Number(n) => n,
@@ -413,7 +413,7 @@ pub fn whole_euros(v: &Value, path: &str, errs: &mut Violations) -> Option<i64> 
             .map(|f| f as i64)
     });
     match value {
-        Some(x) if x.abs() <= 1_000_000_000_000 => Some(x),
+        Some(x) if x.abs() <= 999_999_999_999 => Some(x),
         Some(_) => {
             errs.push(path, "out_of_range", "is too large");
             None
@@ -432,7 +432,7 @@ pub fn whole_euros(v: &Value, path: &str, errs: &mut Violations) -> Option<i64> 
 /// A whole number of at least `min`.
 pub fn count(v: &Value, path: &str, min: i64, errs: &mut Violations) -> Option<i64> {
     match v.as_i64() {
-        Some(n) if n >= min && n <= 1_000_000 => Some(n),
+        Some(n) if n >= min && n <= 999_999 => Some(n),
         Some(_) => {
             errs.push(
                 path,

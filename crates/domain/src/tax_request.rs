@@ -233,7 +233,7 @@ pub fn normalise_register_number(raw: &str) -> Option<String> {
     let compact: String = t.chars().filter(|c| !c.is_whitespace()).collect();
     let digits = compact.chars().take_while(char::is_ascii_digit).count();
     let suffix = &compact[digits..];
-    let ok = (1..=8).contains(&digits)
+    let ok = (1..=7).contains(&digits)
         && suffix.len() <= 3
         && suffix.chars().all(|c| c.is_ascii_alphabetic());
     ok.then(|| compact.to_ascii_uppercase())
@@ -1201,6 +1201,7 @@ mod tests {
             ("HRB", None),
             ("HRB B 12", None),
             ("12 34", Some("1234")),
+            ("12345678", None),
         ] {
             assert_eq!(normalise_register_number(raw).as_deref(), want, "{raw}");
         }

@@ -247,3 +247,37 @@ backend_tests! {
         assert_eq!((s2, b2), (201, b1));
     }
 }
+
+/// Whatever street the validator accepts, the XML it leads to passes the schema (a schema
+/// failure would be a 500).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn accepted_streets_and_extremes_always_make_valid_xml() {
+    let app = app(Backend::Sqlite).await;
+    let (_, key) = app.provider("P").await;
+    let cases: Vec<(&str, Value)> = vec![
+        ("/address/street", json!("Straße des 17. Juni 135")),
+        ("/address/street", json!("Am Markt 12-14")),
+        ("/address/street", json!("Hauptstr. 5 a")),
+        ("/address/street", json!("Musterweg 7/9")),
+        ("/address/street", json!("Ludwigstraße 12 Rückgebäude")),
+        ("/address/street", json!("An der Alster 1234567")),
+        ("/address/street", json!("Müllerstraße 12abcdefghijk")),
+        ("/directors/0/address/street", json!("1600 Pennsylvania Avenue NW")),
+        ("/directors/0/address/street", json!("Rue de Rivoli 10 bis")),
+        ("/capital", json!(999_999_999_999i64)),
+        ("/employee_count", json!(999_999)),
+        ("/name", Value::from(format!("{} GmbH", "M".repeat(115)))),
+        ("/commercial_register/registration_number", json!("HRB 1234567 ABC")),
+    ];
+    for (pointer, value) in cases {
+        let mut body = with_office(example("gmbh"), "1127");
+        domain::rule_cases::edit(&mut body, pointer, Some(value.clone()));
+        let (s, b) = post(&app, &key, &body).await;
+        if s == 422 {
+            continue; // refused up front: fine
+        }
+        assert_eq!(s, 201, "{pointer} = {value}: {b}");
+        let case = get(&app, &key, b["response"]["tax_registration_id"].as_str().unwrap()).await;
+        assert_valid_xml(&download(&app, doc(&case, "tax-registration-xml").unwrap()).await);
+    }
+}

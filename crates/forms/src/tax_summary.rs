@@ -28,7 +28,7 @@ const TOP: f32 = 50.0;
 /// Lowest y of content; the footer sits below.
 const BOTTOM: f32 = A4_HEIGHT - 52.0;
 const WIDTH: f32 = A4_WIDTH - 2.0 * MARGIN_X;
-const LABEL_WIDTH: f32 = 170.0;
+const LABEL_WIDTH: f32 = 200.0;
 const ROW_SIZE: f32 = 9.0;
 const ROW_GAP: f32 = 3.5;
 /// Rows taller than this are split into continuation rows, so every block fits a page.
@@ -36,6 +36,7 @@ const MAX_ROW_HEIGHT: f32 = 240.0;
 const SIGNATURE_WIDTH: f32 = 210.0;
 const SIGNATURE_HEIGHT: f32 = 52.0;
 const PLACE_SIZE: f32 = 9.5;
+const HEADING_SIZE: f32 = 10.5;
 
 const TITLE: &str = "Fragebogen zur steuerlichen Erfassung - Zusammenfassung";
 
@@ -76,7 +77,7 @@ impl Block {
     fn height(&self) -> f32 {
         match self {
             Block::Para { size, lines, .. } => lines.len() as f32 * LINE_HEIGHT * size,
-            Block::Heading(_) => 11.0 * LINE_HEIGHT + 4.0 + 6.0,
+            Block::Heading(_) => HEADING_SIZE * LINE_HEIGHT + 2.0 + 5.0,
             Block::SubHeading(_) => ROW_SIZE * LINE_HEIGHT + 3.0,
             Block::Row { label, value, .. } => {
                 label.len().max(value.len()) as f32 * LINE_HEIGHT * ROW_SIZE + ROW_GAP
@@ -95,8 +96,13 @@ impl Block {
         }
     }
 
+    /// Headings stay with the block after them; so does space (a heading's space before it
+    /// moves to the next page with it, where it is dropped).
     fn keep_with_next(&self) -> bool {
-        matches!(self, Block::Heading(_) | Block::SubHeading(_))
+        matches!(
+            self,
+            Block::Heading(_) | Block::SubHeading(_) | Block::Space(_)
+        )
     }
 }
 
@@ -142,7 +148,7 @@ impl Flow<'_> {
     }
 
     fn heading(&mut self, content: &str) {
-        self.blocks.push(Block::Space(8.0));
+        self.blocks.push(Block::Space(6.0));
         self.blocks
             .push(Block::Heading(text::shape_in(self.fonts, true, content)));
     }
@@ -251,13 +257,6 @@ fn legal_form(f: KapLegalForm) -> &'static str {
     }
 }
 
-fn legal_form_long(f: KapLegalForm) -> &'static str {
-    match f {
-        KapLegalForm::Ug => "Unternehmergesellschaft (haftungsbeschränkt)",
-        KapLegalForm::Gmbh => "Gesellschaft mit beschränkter Haftung",
-    }
-}
-
 fn formation(reg: &TaxRegistration) -> String {
     match reg.formation_type {
         FormationType::Cash => "Bargründung".to_owned(),
@@ -344,14 +343,7 @@ fn build(reg: &TaxRegistration, ctx: &TaxSummaryContext, flow: &mut Flow) {
     // 1. Allgemeine Angaben.
     flow.heading("1. Allgemeine Angaben");
     flow.row("Firma", &reg.name);
-    flow.row(
-        "Rechtsform",
-        &format!(
-            "{} ({})",
-            legal_form(reg.legal_form),
-            legal_form_long(reg.legal_form)
-        ),
-    );
+    flow.row("Rechtsform", legal_form(reg.legal_form));
     flow.row("Sitz / Anschrift", &address_lines(&reg.address));
     flow.row("Gegenstand des Unternehmens", &reg.purpose);
     flow.row(
@@ -368,7 +360,7 @@ fn build(reg: &TaxRegistration, ctx: &TaxSummaryContext, flow: &mut Flow) {
     };
     flow.row("Wirtschaftsjahr", &fiscal);
     flow.row(
-        "Gesellschaftsvertrag notariell beurkundet am",
+        "Notarielle Beurkundung am",
         &format_date(reg.notarization_date),
     );
     flow.row("Gründung", &formation(reg));
@@ -544,7 +536,7 @@ fn build(reg: &TaxRegistration, ctx: &TaxSummaryContext, flow: &mut Flow) {
         },
     );
     flow.row(
-        "Kleinunternehmerregelung (§ 19 UStG)",
+        "Kleinunternehmerregelung (§\u{a0}19\u{a0}UStG)",
         if vat.small_business {
             "ja, die Kleinunternehmerregelung wird angewendet"
         } else {
@@ -571,7 +563,7 @@ fn build(reg: &TaxRegistration, ctx: &TaxSummaryContext, flow: &mut Flow) {
             .map(euros)
             .unwrap_or_else(|| "ohne Betrag".to_owned());
         flow.row(
-            "Voraussichtliche Umsatzsteuer im Gründungsjahr",
+            "Voraussichtliche Umsatzsteuer",
             &format!("{kind}: {amount}"),
         );
     }
@@ -591,20 +583,20 @@ fn build(reg: &TaxRegistration, ctx: &TaxSummaryContext, flow: &mut Flow) {
     );
     let certificate = if vat.request_reverse_charge_certificate {
         match vat.reverse_charge_service_type {
-            Some(ReverseChargeServiceType::Construction) => "ja, für Bauleistungen",
+            Some(ReverseChargeServiceType::Construction) => "beantragt für Bauleistungen",
             Some(ReverseChargeServiceType::BuildingCleaning) => {
-                "ja, für Gebäudereinigungsleistungen"
+                "beantragt für Gebäudereinigungsleistungen"
             }
             Some(ReverseChargeServiceType::Both) => {
-                "ja, für Bauleistungen und Gebäudereinigungsleistungen"
+                "beantragt für Bauleistungen und Gebäudereinigungsleistungen"
             }
-            None => "ja",
+            None => "beantragt",
         }
     } else {
-        "nein"
+        "nicht beantragt"
     };
     flow.row(
-        "Freistellungsbescheinigung § 13b UStG beantragt",
+        "Freistellungsbescheinigung (§\u{a0}13b\u{a0}UStG)",
         certificate,
     );
 
@@ -622,8 +614,8 @@ fn build(reg: &TaxRegistration, ctx: &TaxSummaryContext, flow: &mut Flow) {
             &format_date(p.payroll_start_date),
         );
         flow.row(
-            "Voraussichtliche Lohnsteuer (jährlich)",
-            &euros(p.estimated_annual_wage_tax),
+            "Voraussichtliche Lohnsteuer",
+            &format!("{} jährlich", euros(p.estimated_annual_wage_tax)),
         );
     }
 
@@ -700,7 +692,7 @@ fn draw_block(
             draw_lines(surface, face, lines, MARGIN_X, y, *size, *color);
         }
         Block::Heading(run) => {
-            let size = 11.0;
+            let size = HEADING_SIZE;
             draw_lines(
                 surface,
                 &fonts.bold,
@@ -853,7 +845,7 @@ pub(crate) fn render(
     build(reg, ctx, &mut flow);
     let blocks = flow.blocks;
     let pages = paginate(&blocks);
-    let footer_left = text::shape(&fonts.regular, &format!("{TITLE} \u{2013} {}", reg.name));
+    let footer_left = text::shape(&fonts.regular, &format!("{} \u{2013} {TITLE}", reg.name));
 
     let mut document = pdf::new_document()?;
     document.set_metadata(pdf::metadata(

@@ -1,4 +1,5 @@
-//! Rendering benchmarks: one GewA 1 (two pages) and one power of attorney.
+//! Rendering benchmarks: one GewA 1 (two pages), one power of attorney and one tax registration
+//! summary (the GmbH example, two pages).
 //!
 //! ```sh
 //! CARGO_TARGET_DIR=/root/.cache/forms-target cargo bench -p forms --bench render
@@ -7,7 +8,7 @@
 use std::path::PathBuf;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use forms::{Gewa1Context, Operator, PowerOfAttorneyContext, TradeRegistration};
+use forms::{Gewa1Context, Operator, PowerOfAttorneyContext, TaxSummaryContext, TradeRegistration};
 
 fn example(name: &str) -> TradeRegistration {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -15,6 +16,27 @@ fn example(name: &str) -> TradeRegistration {
         .join(format!("{name}.json"));
     let json = std::fs::read_to_string(path).expect("example file");
     serde_json::from_str(&json).expect("example parses")
+}
+
+/// The tax registration example request, read into the model (the request's payroll fields are
+/// flat, the model's are a block; the business address is not part of the model).
+fn tax_example() -> domain::tax::TaxRegistration {
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/tax-registration-gmbh.json");
+    let json = std::fs::read_to_string(path).expect("example file");
+    let mut v: serde_json::Value = serde_json::from_str(&json).expect("example parses");
+    let o = v.as_object_mut().expect("object");
+    o.remove("business_address");
+    let payroll = serde_json::json!({
+        "employee_count": o.remove("employee_count"),
+        "shareholder_employee_count": o.remove("shareholder_employee_count"),
+        "payroll_start_date": o.remove("payroll_start_date"),
+        "estimated_annual_wage_tax": o.remove("estimated_annual_wage_tax"),
+    });
+    o.insert("payroll".into(), payroll);
+    o["vat"]["small_business"] = serde_json::Value::Bool(false);
+    o["commercial_register"]["registration_number"] = "245789B".into();
+    serde_json::from_value(v).expect("example fits the model")
 }
 
 fn bench(c: &mut Criterion) {
@@ -36,11 +58,23 @@ fn bench(c: &mut Criterion) {
         created_on: timestamp.date(),
         timestamp,
     };
+    let tax = tax_example();
+    let tax_ctx = TaxSummaryContext {
+        tax_office: Some((
+            "1129".into(),
+            "Finanzamt für Körperschaften I Berlin".into(),
+        )),
+        created_on: timestamp.date(),
+        timestamp,
+    };
     c.bench_function("gewa1", |b| {
         b.iter(|| forms::render_gewa1(&own, 0, &gewa1_ctx).expect("renders"))
     });
     c.bench_function("power_of_attorney", |b| {
         b.iter(|| forms::render_power_of_attorney(&assisted, 1, &poa_ctx).expect("renders"))
+    });
+    c.bench_function("tax_summary", |b| {
+        b.iter(|| forms::render_tax_summary(&tax, &tax_ctx).expect("renders"))
     });
 }
 

@@ -11,6 +11,7 @@ mod gewa1;
 mod pdf;
 mod pdfcheck;
 mod poa;
+mod tax_summary;
 mod text;
 
 pub use domain::trade::TradeRegistration;
@@ -49,6 +50,17 @@ pub struct PowerOfAttorneyContext {
     /// when the owner has no address.
     pub place: Option<String>,
     /// Date of signing printed next to the place.
+    pub created_on: time::Date,
+    /// Creation timestamp written into the PDF metadata.
+    pub timestamp: time::OffsetDateTime,
+}
+
+/// Render context of a tax registration summary that does not come from the request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaxSummaryContext {
+    /// The tax office the questionnaire goes to: number and display name, when known.
+    pub tax_office: Option<(String, String)>,
+    /// Date printed next to the place above the signature.
     pub created_on: time::Date,
     /// Creation timestamp written into the PDF metadata.
     pub timestamp: time::OffsetDateTime,
@@ -101,6 +113,16 @@ pub fn render_power_of_attorney(
     ctx: &PowerOfAttorneyContext,
 ) -> Result<Vec<u8>, RenderError> {
     poa::render(reg, owner, ctx)
+}
+
+/// Renders the German summary of a tax registration ("Fragebogen zur steuerlichen Erfassung -
+/// Zusammenfassung"): every submitted value in the questionnaire's order, on as many A4 pages
+/// as needed, ending with place, date and the drawn `signature_path`.
+pub fn render_tax_summary(
+    reg: &domain::tax::TaxRegistration,
+    ctx: &TaxSummaryContext,
+) -> Result<Vec<u8>, RenderError> {
+    tax_summary::render(reg, ctx)
 }
 
 /// `DD.MM.YYYY`, as German forms write dates.

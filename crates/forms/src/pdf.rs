@@ -205,3 +205,20 @@ pub(crate) fn draw_signature(surface: &mut Surface, sig: &SignaturePath, rect: R
     surface.draw_path(&path);
     surface.set_stroke(None);
 }
+
+/// A thin (0.6 pt) horizontal rule from `x0` to `x1` at `y`.
+pub(crate) fn hline(surface: &mut Surface, x0: f32, x1: f32, y: f32, (r, g, b): (u8, u8, u8)) {
+    let mut line = PathBuilder::new();
+    line.move_to(x0, y);
+    line.line_to(x1, y);
+    if let Some(path) = line.finish() {
+        surface.set_fill(None);
+        surface.set_stroke(Some(Stroke {
+            paint: rgb::Color::new(r, g, b).into(),
+            width: 0.6,
+            ..Default::default()
+        }));
+        surface.draw_path(&path);
+        surface.set_stroke(None);
+    }
+}

@@ -6,14 +6,11 @@
 //! non-binding.
 
 use domain::trade::{Environment, Language, Owner, TradeRegistration};
-use krilla::color::rgb;
-use krilla::geom::PathBuilder;
 use krilla::page::PageSettings;
-use krilla::paint::Stroke;
 use krilla::surface::Surface;
 
 use crate::pdf::{self, A4_HEIGHT, A4_WIDTH};
-use crate::text::{self, Face, LINE_HEIGHT, Rect, Run};
+use crate::text::{self, Rect, Run};
 use crate::{PowerOfAttorneyContext, RenderError, format_date};
 
 const MARGIN_X: f32 = 62.0;
@@ -224,7 +221,7 @@ fn run_items(
                 run,
             } => {
                 let face = if *bold { &fonts.bold } else { &fonts.regular };
-                y = paragraph(
+                y = text::paragraph(
                     surface.as_deref_mut(),
                     face,
                     *size * scale,
@@ -237,7 +234,7 @@ fn run_items(
             }
             Item::Row { label, lines } => {
                 let size = 9.5 * scale;
-                let label_bottom = paragraph(
+                let label_bottom = text::paragraph(
                     surface.as_deref_mut(),
                     &fonts.bold,
                     size,
@@ -249,7 +246,7 @@ fn run_items(
                 );
                 let mut vy = y;
                 for line in lines {
-                    vy = paragraph(
+                    vy = text::paragraph(
                         surface.as_deref_mut(),
                         &fonts.regular,
                         size,
@@ -265,7 +262,7 @@ fn run_items(
             Item::Space(h) => y += h * scale,
             Item::Rule => {
                 if let Some(s) = surface.as_deref_mut() {
-                    hline(s, MARGIN_X, MARGIN_X + WIDTH, y, (170, 170, 170));
+                    pdf::hline(s, MARGIN_X, MARGIN_X + WIDTH, y, (170, 170, 170));
                 }
                 y += 1.0;
             }
@@ -278,7 +275,7 @@ fn run_items(
                 };
                 if let Some(s) = surface.as_deref_mut() {
                     pdf::draw_signature(s, signature, rect);
-                    hline(
+                    pdf::hline(
                         s,
                         MARGIN_X,
                         MARGIN_X + SIGNATURE_WIDTH,
@@ -287,7 +284,7 @@ fn run_items(
                     );
                 }
                 y += rect.h + 3.0;
-                y = paragraph(
+                y = text::paragraph(
                     surface.as_deref_mut(),
                     &fonts.regular,
                     8.0 * scale,
@@ -301,74 +298,6 @@ fn run_items(
         }
     }
     y - TOP
-}
-
-fn hline(surface: &mut Surface, x0: f32, x1: f32, y: f32, (r, g, b): (u8, u8, u8)) {
-    let mut line = PathBuilder::new();
-    line.move_to(x0, y);
-    line.line_to(x1, y);
-    if let Some(path) = line.finish() {
-        surface.set_fill(None);
-        surface.set_stroke(Some(Stroke {
-            paint: rgb::Color::new(r, g, b).into(),
-            width: 0.6,
-            ..Default::default()
-        }));
-        surface.draw_path(&path);
-        surface.set_stroke(None);
-    }
-}
-
-/// Wraps `text` into `width` at `size` and draws it (when a surface is given) from `y` down.
-/// Returns the y below the paragraph.
-#[allow(clippy::too_many_arguments)]
-fn paragraph(
-    surface: Option<&mut Surface>,
-    face: &Face,
-    size: f32,
-    (r, g, b): (u8, u8, u8),
-    x: f32,
-    width: f32,
-    run: &Run,
-    y: f32,
-) -> f32 {
-    let laid = text::layout(
-        std::slice::from_ref(run),
-        Rect {
-            x,
-            y,
-            w: width,
-            h: f32::MAX,
-        },
-        text::Fit {
-            max: size,
-            min: size,
-            valign: text::VAlign::Top,
-        },
-    );
-    let height = laid.lines.len() as f32 * LINE_HEIGHT * laid.size;
-    if let Some(surface) = surface {
-        surface.set_fill(Some(pdf::fill(rgb::Color::new(r, g, b))));
-        let mut by = y;
-        for line in &laid.lines {
-            text::draw_run(
-                surface,
-                face,
-                line,
-                x,
-                by + text::ASCENT * laid.size,
-                laid.size,
-                1.0,
-            );
-            by += LINE_HEIGHT * laid.size;
-        }
-    }
-    y + height
-}
-
-/// Shapes once; the fit loop lays the same runs out at several sizes.
-fn sh(fonts: &text::Fonts, bold: bool, content: &str) -> Run {
-    text::shape(if bold { &fonts.bold } else { &fonts.regular }, content)
 }
 
 fn reason_de(reason: domain::trade::Reason) -> &'static str {
@@ -420,7 +349,7 @@ pub(crate) fn render(
             bold: true,
             size: 16.0,
             color: (0, 0, 0),
-            run: sh(
+            run: text::shape_in(
                 fonts,
                 true,
                 "Vollmacht zur Einreichung der Gewerbeanmeldung",
@@ -430,7 +359,7 @@ pub(crate) fn render(
             bold: false,
             size: 9.0,
             color: (70, 70, 70),
-            run: sh(
+            run: text::shape_in(
                 fonts,
                 false,
                 "Gewerbeanzeige nach § 14 der Gewerbeordnung (GewO), Vordruck GewA 1",
@@ -438,19 +367,19 @@ pub(crate) fn render(
         },
         Item::Space(16.0),
         Item::Row {
-            label: sh(fonts, true, "Vollmachtgeber/in"),
+            label: text::shape_in(fonts, true, "Vollmachtgeber/in"),
             lines: vec![
-                sh(fonts, false, &facts.owner_name),
-                sh(fonts, false, &format!("geboren am {}", facts.owner_dob)),
-                sh(fonts, false, &facts.owner_address),
+                text::shape_in(fonts, false, &facts.owner_name),
+                text::shape_in(fonts, false, &format!("geboren am {}", facts.owner_dob)),
+                text::shape_in(fonts, false, &facts.owner_address),
             ],
         },
         Item::Row {
-            label: sh(fonts, true, "Unternehmen"),
+            label: text::shape_in(fonts, true, "Unternehmen"),
             lines: vec![
-                sh(fonts, false, &facts.company),
-                sh(fonts, false, &format!("Rechtsform: {}", facts.legal_form)),
-                sh(
+                text::shape_in(fonts, false, &facts.company),
+                text::shape_in(fonts, false, &format!("Rechtsform: {}", facts.legal_form)),
+                text::shape_in(
                     fonts,
                     false,
                     &format!("Betriebsstätte: {}", facts.establishment),
@@ -458,15 +387,15 @@ pub(crate) fn render(
             ],
         },
         Item::Row {
-            label: sh(fonts, true, "Bevollmächtigte"),
+            label: text::shape_in(fonts, true, "Bevollmächtigte"),
             lines: vec![
-                sh(fonts, false, &facts.operator_name),
-                sh(fonts, false, &facts.operator_address),
+                text::shape_in(fonts, false, &facts.operator_name),
+                text::shape_in(fonts, false, &facts.operator_address),
             ],
         },
         Item::Row {
-            label: sh(fonts, true, "Angelegenheit"),
-            lines: vec![sh(
+            label: text::shape_in(fonts, true, "Angelegenheit"),
+            lines: vec![text::shape_in(
                 fonts,
                 false,
                 &format!(
@@ -483,7 +412,7 @@ pub(crate) fn render(
             bold: false,
             size: BODY,
             color: (0, 0, 0),
-            run: sh(fonts, false, &p),
+            run: text::shape_in(fonts, false, &p),
         });
         items.push(Item::Space(6.0));
     }
@@ -492,7 +421,7 @@ pub(crate) fn render(
         bold: false,
         size: BODY,
         color: (0, 0, 0),
-        run: sh(
+        run: text::shape_in(
             fonts,
             false,
             &format!("{place}, den {}", format_date(ctx.created_on)),
@@ -508,13 +437,13 @@ pub(crate) fn render(
             bold: true,
             size: 10.0,
             color: (70, 70, 70),
-            run: sh(fonts, true, t.heading),
+            run: text::shape_in(fonts, true, t.heading),
         });
         items.push(Item::Para {
             bold: false,
             size: 8.0,
             color: (70, 70, 70),
-            run: sh(fonts, false, t.note),
+            run: text::shape_in(fonts, false, t.note),
         });
         items.push(Item::Space(6.0));
         // The first three parts form one sentence in every language.
@@ -526,12 +455,12 @@ pub(crate) fn render(
                 bold: false,
                 size: 8.5,
                 color: (70, 70, 70),
-                run: sh(fonts, false, &p),
+                run: text::shape_in(fonts, false, &p),
             });
             items.push(Item::Space(4.0));
         }
     }
-    let caption = sh(
+    let caption = text::shape_in(
         fonts,
         false,
         &format!("Unterschrift {} (Vollmachtgeber/in)", facts.owner_name),

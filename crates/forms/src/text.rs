@@ -406,3 +406,57 @@ pub(crate) fn fill_box(surface: &mut Surface, face: &Face, text: &str, rect: Rec
     let laid = layout(&paragraphs, rect, fit);
     draw_laid(surface, face, &laid, rect, fit.valign);
 }
+
+/// Wraps `text` into `width` at `size` and draws it (when a surface is given) from `y` down.
+/// Returns the y below the paragraph.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn paragraph(
+    surface: Option<&mut Surface>,
+    face: &Face,
+    size: f32,
+    (r, g, b): (u8, u8, u8),
+    x: f32,
+    width: f32,
+    run: &Run,
+    y: f32,
+) -> f32 {
+    let laid = layout(
+        std::slice::from_ref(run),
+        Rect {
+            x,
+            y,
+            w: width,
+            h: f32::MAX,
+        },
+        Fit {
+            max: size,
+            min: size,
+            valign: VAlign::Top,
+        },
+    );
+    let height = laid.lines.len() as f32 * LINE_HEIGHT * laid.size;
+    if let Some(surface) = surface {
+        surface.set_fill(Some(crate::pdf::fill(krilla::color::rgb::Color::new(
+            r, g, b,
+        ))));
+        let mut by = y;
+        for line in &laid.lines {
+            draw_run(
+                surface,
+                face,
+                line,
+                x,
+                by + ASCENT * laid.size,
+                laid.size,
+                1.0,
+            );
+            by += LINE_HEIGHT * laid.size;
+        }
+    }
+    y + height
+}
+
+/// Shapes once; the fit loop lays the same runs out at several sizes.
+pub(crate) fn shape_in(fonts: &Fonts, bold: bool, content: &str) -> Run {
+    shape(if bold { &fonts.bold } else { &fonts.regular }, content)
+}

@@ -1,0 +1,500 @@
+//! Tax registration summary: every value in section order, paging, sandbox mark, determinism,
+//! the drawn signature.
+
+mod common;
+
+use common::*;
+use domain::company::Environment;
+use domain::country::CountryCode;
+use domain::signature::SignaturePath;
+use domain::tax::*;
+use forms::{TaxSummaryContext, render_tax_summary};
+use lopdf::content::Content;
+use sha2::{Digest, Sha256};
+use time::macros::date;
+
+fn addr(street: &str, zip: &str, city: &str, country: &str) -> TaxAddress {
+    TaxAddress {
+        street: street.into(),
+        street_second_line: None,
+        zip: zip.into(),
+        city: city.into(),
+        state: None,
+        country: CountryCode::parse(country).unwrap(),
+    }
+}
+
+fn pct(s: &str) -> Percentage {
+    Percentage::parse(s).unwrap()
+}
+
+fn gmbh() -> TaxRegistration {
+    TaxRegistration {
+        legal_form: KapLegalForm::Gmbh,
+        package: TaxPackage::SelfService,
+        environment: Environment::Production,
+        signature_path: SignaturePath::parse("M 10 40 C 20 10 40 10 50 40 S 80 70 90 40 L 110 35")
+            .unwrap(),
+        client_reference: Some("crm-4711".into()),
+        tax_office_number: Some("1129".into()),
+        name: "Mustermann Software GmbH".into(),
+        purpose: "Entwicklung und Vertrieb von Software sowie IT-Beratung".into(),
+        notarization_date: date!(2025 - 02 - 10),
+        operational_activity_start_date: date!(2025 - 03 - 01),
+        fiscal_year_deviates_from_calendar: false,
+        fiscal_year_deviating_start_date: None,
+        capital: 25_000,
+        paid_in_capital: 12_500,
+        formation_type: FormationType::Cash,
+        conversion_type: None,
+        is_holding: Some(false),
+        address: TaxAddress {
+            street_second_line: Some("Hinterhaus, 3. OG".into()),
+            state: Some("Berlin".into()),
+            ..addr("Musterstraße 1", "10115", "Berlin", "DE")
+        },
+        notary: Some(Notary {
+            first_name: "Norbert".into(),
+            last_name: "Notar".into(),
+            address: addr("Kurfürstendamm 100", "10709", "Berlin", "DE"),
+        }),
+        directors: vec![Director {
+            first_name: "Erika".into(),
+            middle_name: Some("Maria".into()),
+            last_name: "Mustermann".into(),
+            email: Some("erika@mustermann-software.de".into()),
+            phone: Some("+49 170 1234567".into()),
+            dob: date!(1984 - 08 - 12),
+            tax_identification_number: Some(TaxId("86095742719".into())),
+            address: addr("Heidestraße 17", "51147", "Köln", "DE"),
+        }],
+        shareholders: Shareholders {
+            individuals: vec![
+                IndividualShareholder {
+                    first_name: "Erika".into(),
+                    last_name: "Mustermann".into(),
+                    dob: date!(1984 - 08 - 12),
+                    tax_identification_number: Some(TaxId("86095742719".into())),
+                    address: addr("Heidestraße 17", "51147", "Köln", "DE"),
+                    share_percentage: pct("33.3333"),
+                },
+                IndividualShareholder {
+                    first_name: "Max".into(),
+                    last_name: "Mustermann".into(),
+                    dob: date!(1982 - 03 - 01),
+                    tax_identification_number: None,
+                    address: addr("Rue de Rivoli 10", "75001", "Paris", "FR"),
+                    share_percentage: pct("33.3333"),
+                },
+            ],
+            entities: vec![EntityShareholder {
+                name: "Beteiligungs-UG (haftungsbeschränkt)".into(),
+                address: addr("Hafenstraße 5a", "20457", "Hamburg", "DE"),
+                share_percentage: pct("33.3334"),
+            }],
+        },
+        commercial_register: CommercialRegister::Registered {
+            registration_number: "245789B".into(),
+            registration_date: date!(2025 - 02 - 20),
+            registration_court: "Amtsgericht Charlottenburg".into(),
+        },
+        iban: Some("DE89370400440532013000".into()),
+        bic: Some("COBADEFFXXX".into()),
+        financial_estimates: FinancialEstimates {
+            formation_year: Estimate {
+                revenue_amount: 120_000,
+                profit_amount: 15_000,
+            },
+            following_year: Estimate {
+                revenue_amount: 300_000,
+                profit_amount: -60_000,
+            },
+        },
+        vat: Vat {
+            regime: Some(VatRegime::Standard),
+            small_business: false,
+            accounting_method: Some(AccountingMethod::Accrual),
+            estimated_balance_type: Some(BalanceType::Refundable),
+            estimated_balance_amount: Some(12_000),
+            return_frequency: Some(ReturnFrequency::Monthly),
+            request_vat_id: true,
+            sells_via_online_marketplaces: false,
+            request_reverse_charge_certificate: true,
+            reverse_charge_service_type: Some(ReverseChargeServiceType::Construction),
+        },
+        has_employees: true,
+        payroll: Some(Payroll {
+            employee_count: 3,
+            shareholder_employee_count: 1,
+            payroll_start_date: date!(2025 - 04 - 01),
+            estimated_annual_wage_tax: 18_000,
+        }),
+    }
+}
+
+fn ug() -> TaxRegistration {
+    let mut reg = gmbh();
+    reg.legal_form = KapLegalForm::Ug;
+    reg.package = TaxPackage::Guided;
+    reg.environment = Environment::Sandbox;
+    reg.client_reference = None;
+    reg.tax_office_number = None;
+    reg.name = "Kleinstadt Design UG (haftungsbeschränkt)".into();
+    reg.capital = 1_000;
+    reg.paid_in_capital = 1_000;
+    reg.notary = None;
+    reg.is_holding = None;
+    reg.formation_type = FormationType::Conversion;
+    reg.conversion_type = Some(ConversionType::FormChange);
+    reg.fiscal_year_deviates_from_calendar = true;
+    reg.fiscal_year_deviating_start_date = Some(date!(2025 - 07 - 01));
+    reg.directors[0].middle_name = None;
+    reg.directors[0].email = None;
+    reg.directors[0].phone = None;
+    reg.directors[0].tax_identification_number = None;
+    reg.shareholders.individuals.truncate(1);
+    reg.shareholders.individuals[0].share_percentage = Percentage::HUNDRED;
+    reg.shareholders.entities.clear();
+    reg.commercial_register = CommercialRegister::ApplicationFiled {
+        registration_application_date: date!(2025 - 02 - 14),
+    };
+    reg.iban = None;
+    reg.bic = None;
+    reg.vat = Vat {
+        regime: Some(VatRegime::SmallBusiness),
+        small_business: true,
+        accounting_method: None,
+        estimated_balance_type: None,
+        estimated_balance_amount: None,
+        return_frequency: None,
+        request_vat_id: false,
+        sells_via_online_marketplaces: true,
+        request_reverse_charge_certificate: false,
+        reverse_charge_service_type: None,
+    };
+    reg.has_employees = false;
+    reg.payroll = None;
+    reg
+}
+
+/// 99 shareholders with distinct names (98 individuals, 1 entity).
+fn many() -> TaxRegistration {
+    let mut reg = gmbh();
+    let template = reg.shareholders.individuals[0].clone();
+    reg.shareholders.individuals = (1..=98)
+        .map(|i| IndividualShareholder {
+            first_name: format!("Vorname{i:02}"),
+            last_name: format!("Nachname{i:02}"),
+            share_percentage: pct("1.01"),
+            ..template.clone()
+        })
+        .collect();
+    reg.shareholders.entities[0].share_percentage = pct("1.02");
+    reg
+}
+
+fn ctx() -> TaxSummaryContext {
+    TaxSummaryContext {
+        tax_office: Some((
+            "1129".into(),
+            "Finanzamt für Körperschaften I Berlin".into(),
+        )),
+        created_on: timestamp().date(),
+        timestamp: timestamp(),
+    }
+}
+
+fn pages(pdf: &[u8]) -> usize {
+    let info = pdfinfo(pdf);
+    let line = info
+        .lines()
+        .find(|l| l.starts_with("Pages:"))
+        .expect("Pages line");
+    line["Pages:".len()..].trim().parse().unwrap()
+}
+
+/// Text in content-stream order (labels before their values, not interleaved by position).
+fn raw_text(pdf: &[u8]) -> String {
+    squash(&poppler("pdftotext", &["-raw", "-enc", "UTF-8"], pdf))
+}
+
+/// Asserts that `values` occur in `text` in this order.
+fn assert_in_order(text: &str, values: &[&str]) {
+    let mut from = 0;
+    for v in values {
+        match text[from..].find(v) {
+            Some(at) => from += at + v.len(),
+            None => panic!(
+                "{v:?} missing (or out of order) after byte {from} in:\n{}",
+                &text[from.min(text.len())..]
+            ),
+        }
+    }
+}
+
+#[test]
+fn gmbh_every_value_in_section_order() {
+    let pdf = render_tax_summary(&gmbh(), &ctx()).unwrap();
+    let info = pdfinfo(&pdf);
+    assert!(info.contains("595.28 x 841.89 pts (A4)"), "{info}");
+    assert!(
+        info.contains(
+            "Title:           Fragebogen zur steuerlichen Erfassung - Zusammenfassung - Mustermann Software GmbH"
+        ),
+        "{info}"
+    );
+    let fonts = poppler("pdffonts", &[], &pdf);
+    assert!(fonts.contains("NotoSans"), "{fonts}");
+    let text = raw_text(&pdf);
+    assert_in_order(
+        &text,
+        &[
+            "Fragebogen zur steuerlichen Erfassung",
+            "Finanzamt für Körperschaften I Berlin (1129)",
+            "crm-4711",
+            "Allgemeine Angaben",
+            "Firma Mustermann Software GmbH",
+            "Rechtsform GmbH",
+            "Musterstraße 1",
+            "Hinterhaus, 3. OG",
+            "10115 Berlin",
+            "Berlin, Deutschland",
+            "Entwicklung und Vertrieb von Software sowie IT-Beratung",
+            "Beginn der Tätigkeit 01.03.2025",
+            "Kalenderjahr",
+            "Notarielle Beurkundung am 10.02.2025",
+            "Bargründung",
+            "Holdinggesellschaft nein",
+            "Stammkapital 25.000 €",
+            "Eingezahltes Kapital 12.500 €",
+            "Notar",
+            "Norbert Notar",
+            "Kurfürstendamm 100, 10709 Berlin, Deutschland",
+            "Handelsregister",
+            "eingetragen",
+            "20.02.2025",
+            "Amtsgericht Charlottenburg",
+            "HRB 245789B",
+            "Geschäftsführer",
+            "Erika Maria Mustermann",
+            "12.08.1984",
+            "86095742719",
+            "Heidestraße 17, 51147 Köln, Deutschland",
+            "Kontakt (nicht Teil der Übermittlung)",
+            "erika@mustermann-software.de",
+            "+49 170 1234567",
+            "Gesellschafter",
+            "Natürliche Personen",
+            "Erika Mustermann",
+            "geboren am 12.08.1984, Steuer-IdNr.: 86095742719",
+            "Anteil: 33,3333 %",
+            "Max Mustermann",
+            "geboren am 01.03.1982, Steuer-IdNr.: nicht angegeben",
+            "Rue de Rivoli 10, 75001 Paris, Frankreich",
+            "Anteil: 33,3333 %",
+            "Gesellschaften",
+            "Beteiligungs-UG (haftungsbeschränkt)",
+            "Hafenstraße 5a, 20457 Hamburg, Deutschland",
+            "Anteil: 33,3334 %",
+            "Summe der Anteile 100 %",
+            "Bankverbindung",
+            "DE89 3704 0044 0532 0130 00",
+            "COBADEFFXXX",
+            "Voraussichtliche Umsätze und Gewinne",
+            "120.000 €",
+            "15.000 €",
+            "300.000 €",
+            "-60.000 €",
+            "Umsatzsteuer",
+            "Regelbesteuerung",
+            "Kleinunternehmerregelung (§ 19 UStG) nein",
+            "Sollversteuerung",
+            "Voraussichtliche Umsatzsteuer Erstattung: 12.000 €",
+            "Voranmeldungszeitraum monatlich",
+            "USt-IdNr. beantragt ja",
+            "Online-Marktplätze nein",
+            "Freistellungsbescheinigung (§ 13b UStG) beantragt für Bauleistungen",
+            "Lohnsteuer",
+            "Arbeitnehmer beschäftigt ja",
+            "Anzahl der Arbeitnehmer 3",
+            "davon Gesellschafter 1",
+            "Beginn der Lohnzahlungen 01.04.2025",
+            "Voraussichtliche Lohnsteuer 18.000 € jährlich",
+            "Berlin, den 20.03.2025",
+            "Unterschrift Geschäftsführung: Erika Maria Mustermann",
+        ],
+    );
+    assert!(text.contains("Seite 1 von"), "{text}");
+    assert!(!text.contains("MUSTER"), "production document has the mark");
+}
+
+#[test]
+fn ug_small_business_without_payroll() {
+    let pdf = render_tax_summary(&ug(), &ctx()).unwrap();
+    let text = raw_text(&pdf);
+    assert_in_order(
+        &text,
+        &[
+            "Firma Kleinstadt Design UG (haftungsbeschränkt)",
+            "Rechtsform UG (haftungsbeschränkt)",
+            "abweichend vom Kalenderjahr, Beginn am 01.07.2025",
+            "Umwandlung: Formwechsel",
+            "Holdinggesellschaft keine Angabe",
+            "Stammkapital 1.000 €",
+            "Eintragung beantragt",
+            "14.02.2025",
+            "Erika Mustermann",
+            "Steuer-IdNr. nicht angegeben",
+            "Anteil: 100 %",
+            "IBAN keine Angabe",
+            "Kleinunternehmerregelung (§ 19 UStG) ja",
+            "USt-IdNr. beantragt nein",
+            "Online-Marktplätze ja",
+            "Freistellungsbescheinigung (§ 13b UStG) nicht beantragt",
+            "Arbeitnehmer beschäftigt nein",
+        ],
+    );
+    for absent in [
+        "Voranmeldungszeitraum",
+        "Sollversteuerung",
+        "Beginn der Lohnzahlungen",
+        "Kontakt (nicht Teil",
+        "Norbert Notar",
+        "Mandantenreferenz",
+    ] {
+        assert!(!text.contains(absent), "{absent:?} in:\n{text}");
+    }
+}
+
+#[test]
+fn sandbox_mark_on_every_page() {
+    let mut reg = many();
+    reg.environment = Environment::Sandbox;
+    let pdf = render_tax_summary(&reg, &ctx()).unwrap();
+    let n = pages(&pdf);
+    assert!(n > 1);
+    for p in 1..=n {
+        let t = page_text(&pdf, p);
+        assert!(t.contains("MUSTER - SANDBOX"), "page {p} without mark");
+    }
+}
+
+#[test]
+fn shareholders_page_break_cleanly() {
+    let one = render_tax_summary(&gmbh(), &ctx()).unwrap();
+    let reg = many();
+    let pdf = render_tax_summary(&reg, &ctx()).unwrap();
+    let (few, lots) = (pages(&one), pages(&pdf));
+    assert!(lots >= few + 3, "{few} -> {lots} pages");
+    let text = squash(&text_layout(&pdf));
+    for s in &reg.shareholders.individuals {
+        let name = format!("{} {}", s.first_name, s.last_name);
+        assert!(text.contains(&name), "{name} missing");
+    }
+    assert!(text.contains("Anteil: 1,01 %"));
+    assert!(text.contains("Anteil: 1,02 %"));
+    for p in 1..=lots {
+        let t = squash(&page_text(&pdf, p));
+        assert!(
+            t.contains(&format!("Seite {p} von {lots}")),
+            "page {p}: {t}"
+        );
+    }
+    // Nothing in the footer band or beyond the margins; no block split across pages: each
+    // shareholder's name and share lie on the same page.
+    let words = words(&pdf);
+    for w in &words {
+        assert!(
+            w.x_min >= 50.0 && w.x_max <= 595.28 - 50.0,
+            "{w:?} outside the margins"
+        );
+        assert!(w.y_max <= 841.89 - 20.0, "{w:?} below the footer");
+    }
+    for i in [1usize, 37, 98] {
+        let first = format!("Vorname{i:02}");
+        let at = words.iter().position(|w| w.text == first).unwrap();
+        let page = words[at].page;
+        let share = words[at..]
+            .iter()
+            .find(|w| w.text == "Anteil:")
+            .expect("share");
+        assert_eq!(share.page, page, "shareholder {i} split across pages");
+    }
+}
+
+#[test]
+fn long_values_wrap_inside_the_page() {
+    let mut reg = gmbh();
+    reg.purpose = "Entwicklung, Herstellung und Vertrieb von Software ".repeat(60);
+    reg.name = "Sehr-lange-Firmenbezeichnung-ohne-Leerzeichen-".repeat(4) + "GmbH";
+    let pdf = render_tax_summary(&reg, &ctx()).unwrap();
+    for w in words(&pdf) {
+        assert!(
+            w.x_min >= 50.0 && w.x_max <= 595.28 - 50.0 && w.y_max <= 841.89 - 20.0,
+            "{w:?} outside its box"
+        );
+    }
+}
+
+#[test]
+fn deterministic_bytes() {
+    let a = render_tax_summary(&gmbh(), &ctx()).unwrap();
+    let b = render_tax_summary(&gmbh(), &ctx()).unwrap();
+    assert_eq!(Sha256::digest(&a), Sha256::digest(&b));
+    let mut other = ctx();
+    other.timestamp = time::macros::datetime!(2025-03-21 09:30:00 UTC);
+    let c = render_tax_summary(&gmbh(), &other).unwrap();
+    assert_ne!(Sha256::digest(&a), Sha256::digest(&c));
+}
+
+#[test]
+fn pdfa_metadata() {
+    let pdf = render_tax_summary(&gmbh(), &ctx()).unwrap();
+    let raw = String::from_utf8_lossy(&pdf);
+    assert!(raw.contains("pdfaid:part"), "no PDF/A identification");
+}
+
+/// The signature's segments are stroked on the last page and nowhere else.
+#[test]
+fn signature_drawn_on_last_page() {
+    let reg = many();
+    let pdf = render_tax_summary(&reg, &ctx()).unwrap();
+    let doc = lopdf::Document::load_mem(&pdf).unwrap();
+    let ids = doc.get_pages();
+    let count = |page: u32| {
+        let content = Content::decode(&doc.get_page_content(ids[&page]).unwrap()).unwrap();
+        // Curves only come from the signature (rules are straight lines).
+        content
+            .operations
+            .iter()
+            .filter(|o| o.operator == "c")
+            .count()
+    };
+    let last = ids.len() as u32;
+    let curves = reg
+        .signature_path
+        .segments()
+        .iter()
+        .filter(|s| matches!(s, domain::signature::Segment::CubicTo(..)))
+        .count();
+    assert!(curves > 0);
+    assert_eq!(count(last), curves, "signature curves on the last page");
+    for p in 1..last {
+        assert_eq!(count(p), 0, "curves on page {p}");
+    }
+}
+
+/// Writes the example PDFs to `$TAX_SUMMARY_OUT` when set (for the snapshot in docs/img:
+/// `pdftoppm -r 80 -png -f 1 -l 1 gmbh.pdf`).
+#[test]
+fn write_examples_when_asked() {
+    let Some(dir) = std::env::var_os("TAX_SUMMARY_OUT") else {
+        return;
+    };
+    let dir = std::path::PathBuf::from(dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, reg) in [("gmbh", gmbh()), ("ug", ug()), ("many", many())] {
+        let pdf = render_tax_summary(&reg, &ctx()).unwrap();
+        std::fs::write(dir.join(format!("{name}.pdf")), pdf).unwrap();
+    }
+}

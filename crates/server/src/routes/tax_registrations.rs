@@ -199,6 +199,9 @@ fn resolve_tax_office(reg: &TaxRegistration) -> Result<(Option<String>, Option<V
     })
 }
 
+/// A generated file: document type, content type, file extension, bytes.
+type Produced = (&'static str, &'static str, &'static str, Vec<u8>);
+
 /// The ELSTER XML (validated against the bundled XSD) when the office is known, and the summary
 /// PDF. A document that fails its own schema is a server bug: 500, logged, nothing stored.
 fn produce(
@@ -207,7 +210,7 @@ fn produce(
     office: Option<&str>,
     elster: &crate::config::ElsterConfig,
     now: OffsetDateTime,
-) -> Result<Vec<(&'static str, &'static str, &'static str, Vec<u8>)>, ApiError> {
+) -> Result<Vec<Produced>, ApiError> {
     let mut out = Vec::new();
     if let Some(number) = office {
         let ctx = elster::XmlContext {

@@ -1,5 +1,6 @@
 //! One module per resource; `public` routes need no key, `authenticated` ones do.
 
+pub mod cases;
 pub mod companies;
 pub mod documents;
 pub mod health;

@@ -15,7 +15,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use domain::auth::Caller;
-use domain::company::{CompanyKind, Environment};
+use domain::company::Environment;
 use domain::offices::TaxOfficeLookup;
 use domain::tax::{KapLegalForm, TaxAddress, TaxPackage, TaxRegistration};
 use domain::tax_request::TaxRequest;
@@ -31,6 +31,7 @@ use crate::app::AppState;
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{ApiJson, PathId};
+use crate::routes::cases;
 use crate::routes::trade_registrations::{DocumentView, StatusHistoryEntry};
 
 pub const DOC_XML: &str = "tax-registration-xml";
@@ -115,12 +116,6 @@ pub struct TaxRegistrationResponse {
     pub status_history: Vec<StatusHistoryEntry>,
 }
 
-fn now_micros() -> OffsetDateTime {
-    let t = OffsetDateTime::now_utc();
-    t.replace_nanosecond(t.nanosecond() / 1000 * 1000)
-        .unwrap_or(t)
-}
-
 fn legal_form_str(f: KapLegalForm) -> &'static str {
     match f {
         KapLegalForm::Ug => "ug",
@@ -137,22 +132,7 @@ async fn resolve_company(
 ) -> Result<(Uuid, Option<(Uuid, NewClientCompany)>), ApiError> {
     let reg = &request.registration;
     if let Some(id) = request.company_id {
-        let company = state
-            .repo
-            .get_company(id)
-            .await?
-            .filter(|c| c.kind == CompanyKind::Client && c.provider_id == Some(provider))
-            .ok_or(ApiError::CompanyNotFound)?;
-        if company.environment != Some(reg.environment) {
-            return Err(ApiError::Conflict {
-                code: "ENVIRONMENT_MISMATCH",
-                message: format!(
-                    "the company is a {} company; the request is for {}",
-                    company.environment.map(Environment::as_str).unwrap_or("?"),
-                    reg.environment.as_str()
-                ),
-            });
-        }
+        cases::check_named_company(state, provider, id, reg.environment).await?;
         return Ok((id, None));
     }
     let address: &TaxAddress = request.business_address.as_ref().unwrap_or(&reg.address);
@@ -280,7 +260,7 @@ pub async fn create(
             "only provider keys can create tax registrations".into(),
         ));
     };
-    let now = now_micros();
+    let now = cases::now_micros();
     let request =
         domain::tax_request::parse(&body, now.date(), &domain::offices::is_known_tax_office)?;
     let id = request.tax_registration_id.unwrap_or_else(Uuid::now_v7);
@@ -314,7 +294,7 @@ pub async fn create(
         let sha256 = Sha256::digest(&bytes).to_vec();
         let size = bytes.len() as i64;
         if let Err(e) = state.documents.put(&key, Bytes::from(bytes)).await {
-            remove_files(&state, &written).await;
+            cases::remove_files(&state, &written).await;
             return Err(e.into());
         }
         written.push(key.clone());
@@ -358,7 +338,7 @@ pub async fn create(
         }],
     };
     if let Err(e) = state.repo.create_tax_registration(&new).await {
-        remove_files(&state, &written).await;
+        cases::remove_files(&state, &written).await;
         return Err(match e {
             e if e.is_company_conflict() => ApiError::Conflict {
                 code: "COMPANY_ALREADY_REGISTERED",
@@ -393,14 +373,6 @@ fn duplicate_id() -> ApiError {
     }
 }
 
-async fn remove_files(state: &AppState, keys: &[String]) {
-    for key in keys {
-        if let Err(e) = state.documents.delete(key).await {
-            tracing::error!(%key, error = %e, "could not remove the file of a failed create");
-        }
-    }
-}
-
 /// Reads a tax registration: the provider that created it, the client company it is for, and
 /// operators may; anyone else gets 404.
 #[utoipa::path(get, path = "/v1/tax-registration/{tax_registration_id}", tag = "tax registration",
@@ -420,17 +392,9 @@ pub async fn get(
         .get_tax_registration(id)
         .await?
         .ok_or(ApiError::NotFound)?;
-    let visible = match caller {
-        Caller::Operator { .. } => true,
-        Caller::Provider { company_id } => case.provider_id == company_id,
-        Caller::Client { company_id, .. } => case.company_id == company_id,
-    };
-    if !visible {
-        return Err(ApiError::NotFound);
-    }
+    cases::ensure_visible(caller, case.provider_id, case.company_id)?;
     let registration: TaxRegistration = serde_json::from_value(case.record.clone())
         .map_err(|e| ApiError::Internal(anyhow::anyhow!("stored record unreadable: {e}")))?;
-    let now = OffsetDateTime::now_utc().unix_timestamp();
     Ok(respond(
         StatusCode::OK,
         TaxRegistrationResponse {
@@ -452,28 +416,9 @@ pub async fn get(
                 None
             },
             registration,
-            documents: case
-                .documents
-                .iter()
-                .map(|d| DocumentView {
-                    id: d.id,
-                    doc_type: d.doc_type.clone(),
-                    name: d.name.clone(),
-                    download_url: state.links.url(d.id, now),
-                })
-                .collect(),
+            documents: cases::document_views(&state, &case.documents),
             created_at: case.created_at,
-            status_history: case
-                .history
-                .iter()
-                .map(|h| StatusHistoryEntry {
-                    status: h.status.clone(),
-                    previous_status: h.previous_status.clone(),
-                    actor: h.actor.clone(),
-                    reason: h.reason.clone(),
-                    at: h.at,
-                })
-                .collect(),
+            status_history: cases::history_views(&case.history),
         },
     ))
 }

@@ -17,7 +17,7 @@ use axum::http::header::CONTENT_TYPE;
 use axum::response::Response;
 use domain::Violations;
 use domain::auth::Caller;
-use domain::company::{Company, CompanyKind, Environment};
+use domain::company::Environment;
 use domain::trade::{
     AcquisitionType, BusinessType, Employees, EstablishmentType, Gender, IndustrialLicense,
     Language, Package, PostalAddress, Reason, RegisteredOffice, ResidencePermit,
@@ -36,6 +36,7 @@ use crate::app::AppState;
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{PathId, is_json};
+use crate::routes::cases;
 use crate::routes::offices::TradeOfficeView;
 
 /// Most parts a multipart create may have: `data` and one signed GewA 1 per owner.
@@ -322,22 +323,7 @@ async fn resolve_company(
     let reg = &request.registration;
     match request.company_id {
         Some(id) => {
-            let company: Company = state
-                .repo
-                .get_company(id)
-                .await?
-                .filter(|c| c.kind == CompanyKind::Client && c.provider_id == Some(provider))
-                .ok_or(ApiError::CompanyNotFound)?;
-            if company.environment != Some(reg.environment) {
-                return Err(ApiError::Conflict {
-                    code: "ENVIRONMENT_MISMATCH",
-                    message: format!(
-                        "the company is a {} company; the request is for {}",
-                        company.environment.map(Environment::as_str).unwrap_or("?"),
-                        reg.environment.as_str()
-                    ),
-                });
-            }
+            cases::check_named_company(state, provider, id, reg.environment).await?;
             Ok((id, None))
         }
         None => {
@@ -376,12 +362,6 @@ async fn resolve_company(
             ))
         }
     }
-}
-
-fn now_micros() -> OffsetDateTime {
-    let t = OffsetDateTime::now_utc();
-    t.replace_nanosecond(t.nanosecond() / 1000 * 1000)
-        .unwrap_or(t)
 }
 
 /// Creates a trade registration. The body is `application/json` (the payload), or
@@ -426,7 +406,7 @@ pub async fn create(
             e.column()
         ))
     })?;
-    let now = now_micros();
+    let now = cases::now_micros();
     let mut errs = Violations::new();
     let parsed = match domain::trade_request::parse(&value, now.date()) {
         Ok(p) => Some(p),
@@ -466,7 +446,7 @@ pub async fn create(
         let sha256 = Sha256::digest(&p.bytes).to_vec();
         let size = p.bytes.len() as i64;
         if let Err(e) = state.documents.put(&key, p.bytes).await {
-            remove_files(&state, &written).await;
+            cases::remove_files(&state, &written).await;
             return Err(e.into());
         }
         written.push(key.clone());
@@ -525,7 +505,7 @@ pub async fn create(
         ],
     };
     if let Err(e) = state.repo.create_trade_registration(&new).await {
-        remove_files(&state, &written).await;
+        cases::remove_files(&state, &written).await;
         if e.is_company_conflict() {
             return Err(ApiError::Conflict {
                 code: "COMPANY_ALREADY_REGISTERED",
@@ -617,14 +597,6 @@ async fn determine_trade_office(
 
 fn to_json<T: Serialize>(v: &T) -> Result<Value, ApiError> {
     serde_json::to_value(v).map_err(|e| ApiError::Internal(e.into()))
-}
-
-async fn remove_files(state: &AppState, keys: &[String]) {
-    for key in keys {
-        if let Err(e) = state.documents.delete(key).await {
-            tracing::error!(%key, error = %e, "could not remove the file of a failed create");
-        }
-    }
 }
 
 /// The request payload, for the OpenAPI document (the server validates it field by field into
@@ -781,18 +753,10 @@ pub async fn get(
         .get_trade_registration(id)
         .await?
         .ok_or(ApiError::NotFound)?;
-    let visible = match caller {
-        Caller::Operator { .. } => true,
-        Caller::Provider { company_id } => case.provider_id == company_id,
-        Caller::Client { company_id, .. } => case.company_id == company_id,
-    };
-    if !visible {
-        return Err(ApiError::NotFound);
-    }
+    cases::ensure_visible(caller, case.provider_id, case.company_id)?;
     let reg: TradeRegistration = serde_json::from_value(case.record.clone())
         .map_err(|e| ApiError::Internal(anyhow::anyhow!("stored record unreadable: {e}")))?;
     let company = state.repo.get_company(case.company_id).await?;
-    let now = OffsetDateTime::now_utc().unix_timestamp();
     let legal_form = company
         .as_ref()
         .and_then(|c| c.legal_form.clone())
@@ -863,31 +827,12 @@ pub async fn get(
         price: case.price_cents as f64 / 100.0,
         city_fee: case.city_fee_cents.map(|c| c as f64 / 100.0),
         is_paid: case.is_paid,
-        documents: case
-            .documents
-            .iter()
-            .map(|d| DocumentView {
-                id: d.id,
-                doc_type: d.doc_type.clone(),
-                name: d.name.clone(),
-                download_url: state.links.url(d.id, now),
-            })
-            .collect(),
+        documents: cases::document_views(&state, &case.documents),
         source_product: case.source_product.clone(),
         client_reference: reg.client_reference.clone(),
         client_preferred_language: reg.client_preferred_language,
         created_at: case.created_at,
-        status_history: case
-            .history
-            .iter()
-            .map(|h| StatusHistoryEntry {
-                status: h.status.clone(),
-                previous_status: h.previous_status.clone(),
-                actor: h.actor.clone(),
-                reason: h.reason.clone(),
-                at: h.at,
-            })
-            .collect(),
+        status_history: cases::history_views(&case.history),
     };
     Ok(respond(StatusCode::OK, body))
 }

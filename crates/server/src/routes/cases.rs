@@ -1,0 +1,97 @@
+//! What trade and tax cases share: who may see a case, the client company a create names, the
+//! documents and history as read back, and cleaning up files of a create that failed.
+
+use domain::auth::Caller;
+use domain::company::{CompanyKind, Environment};
+use store::{DocumentRecord, StatusChange};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::app::AppState;
+use crate::error::ApiError;
+use crate::routes::trade_registrations::{DocumentView, StatusHistoryEntry};
+
+/// Decisions §1: the provider that created a case, the client company it is for, and operators
+/// see it; anyone else gets the same 404 as for an unknown id.
+pub fn ensure_visible(caller: Caller, provider_id: Uuid, company_id: Uuid) -> Result<(), ApiError> {
+    let visible = match caller {
+        Caller::Operator { .. } => true,
+        Caller::Provider { company_id: me } => provider_id == me,
+        Caller::Client { company_id: me, .. } => company_id == me,
+    };
+    if visible {
+        Ok(())
+    } else {
+        Err(ApiError::NotFound)
+    }
+}
+
+/// A `company_id` named in a create: a client company of this provider (else 404
+/// `COMPANY_NOT_FOUND`) in the request's environment (else 409 `ENVIRONMENT_MISMATCH`).
+pub async fn check_named_company(
+    state: &AppState,
+    provider: Uuid,
+    id: Uuid,
+    environment: Environment,
+) -> Result<(), ApiError> {
+    let company = state
+        .repo
+        .get_company(id)
+        .await?
+        .filter(|c| c.kind == CompanyKind::Client && c.provider_id == Some(provider))
+        .ok_or(ApiError::CompanyNotFound)?;
+    if company.environment != Some(environment) {
+        return Err(ApiError::Conflict {
+            code: "ENVIRONMENT_MISMATCH",
+            message: format!(
+                "the company is a {} company; the request is for {}",
+                company.environment.map(Environment::as_str).unwrap_or("?"),
+                environment.as_str()
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Documents with fresh signed links.
+pub fn document_views(state: &AppState, documents: &[DocumentRecord]) -> Vec<DocumentView> {
+    let now = OffsetDateTime::now_utc().unix_timestamp();
+    documents
+        .iter()
+        .map(|d| DocumentView {
+            id: d.id,
+            doc_type: d.doc_type.clone(),
+            name: d.name.clone(),
+            download_url: state.links.url(d.id, now),
+        })
+        .collect()
+}
+
+pub fn history_views(history: &[StatusChange]) -> Vec<StatusHistoryEntry> {
+    history
+        .iter()
+        .map(|h| StatusHistoryEntry {
+            status: h.status.clone(),
+            previous_status: h.previous_status.clone(),
+            actor: h.actor.clone(),
+            reason: h.reason.clone(),
+            at: h.at,
+        })
+        .collect()
+}
+
+/// Removes the files of a create whose transaction failed.
+pub async fn remove_files(state: &AppState, keys: &[String]) {
+    for key in keys {
+        if let Err(e) = state.documents.delete(key).await {
+            tracing::error!(%key, error = %e, "could not remove the file of a failed create");
+        }
+    }
+}
+
+/// Now, at the microsecond precision both databases keep.
+pub fn now_micros() -> OffsetDateTime {
+    let t = OffsetDateTime::now_utc();
+    t.replace_nanosecond(t.nanosecond() / 1000 * 1000)
+        .unwrap_or(t)
+}

@@ -9,6 +9,7 @@ pub mod company;
 pub mod country;
 pub mod din91379;
 pub mod error;
+pub mod lifecycle;
 pub mod offices;
 #[cfg(any(test, feature = "test-support"))]
 pub mod rule_cases;

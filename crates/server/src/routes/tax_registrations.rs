@@ -16,6 +16,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use domain::auth::Caller;
 use domain::company::Environment;
+use domain::lifecycle::{Lifecycle, TaxStatus};
 use domain::offices::TaxOfficeLookup;
 use domain::tax::{KapLegalForm, TaxAddress, TaxPackage, TaxRegistration};
 use domain::tax_request::TaxRequest;
@@ -323,14 +324,14 @@ pub async fn create(
             TaxPackage::Guided => "guided".into(),
         },
         legal_form: legal_form_str(reg.legal_form).into(),
-        status: "validated".into(),
+        status: TaxStatus::Validated.as_str().into(),
         record: serde_json::to_value(&reg).map_err(|e| ApiError::Internal(e.into()))?,
         tax_office_number: office.clone(),
         tax_office_lookup: lookup,
         created_at: now,
         documents,
         history: vec![StatusChange {
-            status: "validated".into(),
+            status: TaxStatus::Validated.as_str().into(),
             previous_status: None,
             actor: format!("provider:{provider}"),
             reason: None,
@@ -360,7 +361,7 @@ pub async fn create(
             },
             tax_registration_id: id,
             company_id,
-            status: "validated".into(),
+            status: TaxStatus::Validated.as_str().into(),
             timestamp: now,
         },
     ))

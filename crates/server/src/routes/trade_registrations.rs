@@ -18,6 +18,7 @@ use axum::response::Response;
 use domain::Violations;
 use domain::auth::Caller;
 use domain::company::Environment;
+use domain::lifecycle::{Lifecycle, TradeStatus};
 use domain::trade::{
     AcquisitionType, BusinessType, Employees, EstablishmentType, Gender, IndustrialLicense,
     Language, Package, PostalAddress, Reason, RegisteredOffice, ResidencePermit,
@@ -465,10 +466,14 @@ pub async fn create(
         });
     }
 
-    let status = match reg.package {
-        Package::SelfService => "form-rendered",
-        Package::Assisted => "submitted",
-    };
+    // Decisions §4: every case passes through `initiated`; the package decides the next status.
+    let status = TradeStatus::Initiated
+        .transition(match reg.package {
+            Package::SelfService => TradeStatus::FormRendered,
+            Package::Assisted => TradeStatus::Submitted,
+        })
+        .map_err(|e| ApiError::Internal(anyhow::anyhow!("lifecycle table: {e}")))?
+        .as_str();
     let (package, price_cents) = match reg.package {
         Package::SelfService => ("self", state.config.price_self_cents),
         Package::Assisted => ("assisted", state.config.price_assisted_cents),
@@ -489,7 +494,7 @@ pub async fn create(
         documents: documents.clone(),
         history: vec![
             StatusChange {
-                status: "initiated".into(),
+                status: TradeStatus::Initiated.as_str().into(),
                 previous_status: None,
                 actor: format!("provider:{provider}"),
                 reason: None,
@@ -497,7 +502,7 @@ pub async fn create(
             },
             StatusChange {
                 status: status.into(),
-                previous_status: Some("initiated".into()),
+                previous_status: Some(TradeStatus::Initiated.as_str().into()),
                 actor: "system".into(),
                 reason: None,
                 at: now,

@@ -28,6 +28,7 @@ Errors carry a stable `code`, and validation errors list every broken field in `
         companies::create_api_key,
         trade_registrations::create,
         trade_registrations::get,
+        trade_registrations::mark_submitted,
         tax_registrations::create,
         tax_registrations::get,
         documents::content,

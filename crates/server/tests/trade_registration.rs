@@ -93,6 +93,52 @@ fn nine_owners() -> Value {
 }
 
 backend_tests! {
+    async fn the_provider_marks_a_self_filed_case_submitted(backend) {
+        let app = app(backend).await;
+        let (_, key) = app.provider("P").await;
+        let (_, other) = app.provider("Q").await;
+        let (_, b) = post_json(&app, &key, &example("self")).await;
+        let id = b["response"]["trade_registration_id"].as_str().unwrap().to_string();
+        let company = b["response"]["company_id"].as_str().unwrap().to_string();
+        let path = format!("{PATH}/{id}/mark-submitted");
+
+        let (s, b) = json(app.post(&path, Some(&other)).send().await.unwrap()).await;
+        assert_error(s, &b, 404, "NOT_FOUND");
+        let (_, k) = json(app.post(&format!("/v1/companies/{company}/api-keys"), Some(&key)).send().await.unwrap()).await;
+        let client_key = k["response"]["api_key"].as_str().unwrap().to_string();
+        let (s, b) = json(app.post(&path, Some(&client_key)).send().await.unwrap()).await;
+        assert_error(s, &b, 403, "FORBIDDEN");
+        let (s, b) = json(app.post(&path, Some(&key)).json(&json!({"reasn": "typo"})).send().await.unwrap()).await;
+        let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+        assert_eq!(r["errors"][0]["field"], "reasn");
+
+        // Two at once: exactly one moves the case.
+        let send = || app.post(&path, Some(&key)).json(&json!({"reason": "filed at the Bürgeramt"})).send();
+        let (a, b2) = tokio::join!(send(), send());
+        let mut statuses = vec![a.unwrap().status().as_u16(), b2.unwrap().status().as_u16()];
+        statuses.sort();
+        assert_eq!(statuses, [200, 409]);
+
+        let (s, b) = json(app.post(&path, Some(&key)).send().await.unwrap()).await;
+        let r = assert_error(s, &b, 409, "INVALID_STATE_TRANSITION");
+        assert!(r["message"].as_str().unwrap().contains("submitted"), "{r}");
+
+        let (_, g) = json(app.get(&format!("{PATH}/{id}"), Some(&key)).send().await.unwrap()).await;
+        assert_eq!(g["response"]["status"], "submitted");
+        let history = g["response"]["status_history"].as_array().unwrap();
+        let statuses: Vec<&str> = history.iter().map(|h| h["status"].as_str().unwrap()).collect();
+        assert_eq!(statuses, ["initiated", "form-rendered", "submitted"]);
+        assert_eq!(history[2]["previous_status"], "form-rendered");
+        assert_eq!(history[2]["reason"], "filed at the Bürgeramt");
+        assert!(history[2]["actor"].as_str().unwrap().starts_with("provider:"));
+
+        // An assisted case is submitted from the start.
+        let (_, b) = post_json(&app, &key, &example("assisted")).await;
+        let id = b["response"]["trade_registration_id"].as_str().unwrap();
+        let (s, b) = json(app.post(&format!("{PATH}/{id}/mark-submitted"), Some(&key)).send().await.unwrap()).await;
+        assert_error(s, &b, 409, "INVALID_STATE_TRANSITION");
+    }
+
     async fn self_package_as_json_creates_company_case_and_form(backend) {
         let app = app(backend).await;
         let (provider, key) = app.provider("Plattform GmbH").await;

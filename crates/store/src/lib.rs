@@ -191,6 +191,22 @@ pub struct TaxRegistrationRecord {
     pub history: Vec<StatusChange>,
 }
 
+/// Which table a case lives in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CaseKind {
+    Trade,
+    Tax,
+}
+
+impl CaseKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CaseKind::Trade => "trade",
+            CaseKind::Tax => "tax",
+        }
+    }
+}
+
 /// An entry of the operator-maintained trade office directory.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TradeOfficeEntry {
@@ -298,6 +314,16 @@ pub trait Repository: Send + Sync + 'static {
     /// `company_id`; an id in use with one naming the primary key.
     async fn create_tax_registration(&self, new: &NewTaxRegistration) -> Result<()>;
     async fn get_tax_registration(&self, id: Uuid) -> Result<Option<TaxRegistrationRecord>>;
+
+    /// Moves a case from `from` to `change.status` and records `change`, atomically; `false`
+    /// (nothing written) when the case is not in `from` any more (another request won).
+    async fn transition_case(
+        &self,
+        kind: CaseKind,
+        id: Uuid,
+        from: &str,
+        change: &StatusChange,
+    ) -> Result<bool>;
 
     /// Inserts or replaces a directory entry.
     async fn upsert_trade_office(&self, entry: &TradeOfficeEntry) -> Result<()>;

@@ -249,6 +249,39 @@ macro_rules! repository_impl {
             }))
         }
 
+        async fn transition_case(
+            &self,
+            kind: $crate::CaseKind,
+            id: uuid::Uuid,
+            from: &str,
+            change: &$crate::StatusChange,
+        ) -> $crate::Result<bool> {
+            let update = match kind {
+                $crate::CaseKind::Trade => {
+                    "UPDATE trade_registrations SET status = $1, updated_at = $2 WHERE id = $3 AND status = $4"
+                }
+                $crate::CaseKind::Tax => {
+                    "UPDATE tax_registrations SET status = $1, updated_at = $2 WHERE id = $3 AND status = $4"
+                }
+            };
+            let mut tx = self.pool.begin().await?;
+            let done = sqlx::query(update)
+                .bind(&change.status)
+                .bind(change.at)
+                .bind(id)
+                .bind(from)
+                .execute(&mut *tx)
+                .await?;
+            if done.rows_affected() != 1 {
+                tx.rollback().await?;
+                return Ok(false);
+            }
+            let no_documents: &[$crate::DocumentRecord] = &[];
+            insert_children!(tx, id, kind.as_str(), no_documents, std::slice::from_ref(change));
+            tx.commit().await?;
+            Ok(true)
+        }
+
         async fn upsert_trade_office(&self, e: &$crate::TradeOfficeEntry) -> $crate::Result<()> {
             sqlx::query(
                 "INSERT INTO trade_offices (key, name, address, email, phone, website, updated_at) \

@@ -38,6 +38,10 @@ pub fn authenticated(config: &Config) -> Router<Arc<AppState>> {
             "/v1/trade-registration/{trade_registration_id}",
             get(trade_registrations::get),
         )
+        .route(
+            "/v1/trade-registration/{trade_registration_id}/mark-submitted",
+            post(trade_registrations::mark_submitted),
+        )
         .route("/v1/tax-registration", post(tax_registrations::create))
         .route(
             "/v1/tax-registration/{tax_registration_id}",

@@ -841,3 +841,125 @@ pub async fn get(
     };
     Ok(respond(StatusCode::OK, body))
 }
+
+/// Body of `mark-submitted`: optional, `{}` or with a reason.
+#[derive(Debug, Default, serde::Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MarkSubmittedRequest {
+    /// Why or how it was filed, for the history (at most 500 characters).
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TransitionResponse {
+    pub result: Outcome,
+    pub message: String,
+    pub trade_registration_id: Uuid,
+    #[schema(example = "submitted")]
+    pub status: String,
+    #[schema(example = "form-rendered")]
+    pub previous_status: String,
+}
+
+/// The owners filed the GewA 1 themselves: `form-rendered` -> `submitted` (decisions §5).
+#[utoipa::path(post, path = "/v1/trade-registration/{trade_registration_id}/mark-submitted", tag = "trade registration",
+    params(("trade_registration_id" = Uuid, Path, description = "As returned by the create")),
+    request_body(content = Option<MarkSubmittedRequest>, content_type = "application/json"),
+    responses(
+        (status = 200, description = "Now submitted", body = Envelope<TransitionResponse>),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = Envelope<ErrorBody>),
+        (status = 403, description = "Not the provider's key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        (status = 404, description = "No such case visible to the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        (status = 409, description = "`INVALID_STATE_TRANSITION`: the message names the current status and the allowed ones", body = Envelope<ErrorBody>),
+        (status = 422, description = "`VALIDATION_FAILED`", body = Envelope<ErrorBody>),
+    ))]
+pub async fn mark_submitted(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    PathId(id): PathId,
+    headers: axum::http::HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let input: MarkSubmittedRequest = if body.is_empty() {
+        MarkSubmittedRequest::default()
+    } else if is_json(&headers) {
+        crate::extract::decode_json(&body)?
+    } else {
+        return Err(ApiError::UnsupportedMediaType(
+            "send no body, or an application/json body".into(),
+        ));
+    };
+    let reason = match input.reason {
+        None => None,
+        Some(r) => {
+            let mut errs = Violations::new();
+            let r = domain::rules::text(
+                &Value::from(r),
+                "reason",
+                500,
+                domain::din91379::TextType::C,
+                &mut errs,
+            );
+            errs.finish(r)?
+        }
+    };
+    let case = state
+        .repo
+        .get_trade_registration(id)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    cases::ensure_visible(caller, case.provider_id, case.company_id)?;
+    let Caller::Provider {
+        company_id: provider,
+    } = caller
+    else {
+        return Err(ApiError::Forbidden(
+            "only the provider that created the case marks it submitted".into(),
+        ));
+    };
+    let current = TradeStatus::parse(&case.status).ok_or_else(|| {
+        ApiError::Internal(anyhow::anyhow!("unknown stored status {:?}", case.status))
+    })?;
+    // The provider's action exists only from form-rendered (the table's other way into
+    // submitted, from initiated, is the create's own step).
+    if current != TradeStatus::FormRendered {
+        return Err(ApiError::Conflict {
+            code: "INVALID_STATE_TRANSITION",
+            message: format!(
+                "the case is {}; mark-submitted is only possible from form-rendered",
+                current.as_str()
+            ),
+        });
+    }
+    let to = current
+        .transition(TradeStatus::Submitted)
+        .map_err(|e| ApiError::Internal(anyhow::anyhow!("lifecycle table: {e}")))?;
+    let change = StatusChange {
+        status: to.as_str().into(),
+        previous_status: Some(current.as_str().into()),
+        actor: format!("provider:{provider}"),
+        reason,
+        at: cases::now_micros(),
+    };
+    if !state
+        .repo
+        .transition_case(store::CaseKind::Trade, id, current.as_str(), &change)
+        .await?
+    {
+        return Err(ApiError::Conflict {
+            code: "INVALID_STATE_TRANSITION",
+            message: "the case changed status meanwhile; read it again".into(),
+        });
+    }
+    Ok(respond(
+        StatusCode::OK,
+        TransitionResponse {
+            result: Outcome::Success,
+            message: "trade registration marked submitted".into(),
+            trade_registration_id: id,
+            status: to.as_str().into(),
+            previous_status: current.as_str().into(),
+        },
+    ))
+}

@@ -10,7 +10,7 @@ use utoipa_swagger_ui::SwaggerUi;
 
 use crate::app::AppState;
 use crate::routes::{
-    companies, documents, health, offices, tax_registrations, trade_registrations,
+    companies, documents, health, offices, operator, tax_registrations, trade_registrations,
 };
 
 #[derive(OpenApi)]
@@ -35,6 +35,8 @@ Errors carry a stable `code`, and validation errors list every broken field in `
         offices::lookup_trade_office,
         offices::lookup_tax_office,
         offices::get_tax_office,
+        operator::list_trade,
+        operator::list_tax,
         offices::list_directory,
         offices::get_directory_entry,
         offices::put_directory_entry,

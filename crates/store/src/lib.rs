@@ -207,6 +207,25 @@ impl CaseKind {
     }
 }
 
+/// Filters of [`Repository::list_cases`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CaseFilter {
+    pub status: Option<String>,
+    pub environment: Option<domain::company::Environment>,
+}
+
+/// A case in a listing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaseSummary {
+    pub id: Uuid,
+    pub company_id: Uuid,
+    pub provider_id: Uuid,
+    pub environment: domain::company::Environment,
+    pub package: String,
+    pub status: String,
+    pub created_at: OffsetDateTime,
+}
+
 /// An entry of the operator-maintained trade office directory.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TradeOfficeEntry {
@@ -324,6 +343,16 @@ pub trait Repository: Send + Sync + 'static {
         from: &str,
         change: &StatusChange,
     ) -> Result<bool>;
+
+    /// Cases of one kind, oldest first (ids are time-ordered UUIDv7), after `after`
+    /// (exclusive), optionally filtered by status and environment; at most `limit`.
+    async fn list_cases(
+        &self,
+        kind: CaseKind,
+        filter: &CaseFilter,
+        after: Option<Uuid>,
+        limit: i64,
+    ) -> Result<Vec<CaseSummary>>;
 
     /// Inserts or replaces a directory entry.
     async fn upsert_trade_office(&self, entry: &TradeOfficeEntry) -> Result<()>;

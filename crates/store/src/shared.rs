@@ -282,6 +282,57 @@ macro_rules! repository_impl {
             Ok(true)
         }
 
+        async fn list_cases(
+            &self,
+            kind: $crate::CaseKind,
+            filter: &$crate::CaseFilter,
+            after: Option<uuid::Uuid>,
+            limit: i64,
+        ) -> $crate::Result<Vec<$crate::CaseSummary>> {
+            use sqlx::Row;
+            // `$n IS NULL OR ...` keeps one statement per table for every combination of filters.
+            let sql = match kind {
+                $crate::CaseKind::Trade => {
+                    "SELECT id, company_id, provider_id, environment, package, status, created_at \
+                     FROM trade_registrations WHERE ($1 IS NULL OR status = $1) \
+                     AND ($2 IS NULL OR environment = $2) AND ($3 IS NULL OR id > $3) \
+                     ORDER BY id LIMIT $4"
+                }
+                $crate::CaseKind::Tax => {
+                    "SELECT id, company_id, provider_id, environment, package, status, created_at \
+                     FROM tax_registrations WHERE ($1 IS NULL OR status = $1) \
+                     AND ($2 IS NULL OR environment = $2) AND ($3 IS NULL OR id > $3) \
+                     ORDER BY id LIMIT $4"
+                }
+            };
+            let rows = sqlx::query(sql)
+                .bind(filter.status.as_deref())
+                .bind(filter.environment.map(|e| e.as_str()))
+                .bind(after)
+                .bind(limit)
+                .fetch_all(&self.pool)
+                .await?;
+            rows.iter()
+                .map(|row| {
+                    let environment: String = row.try_get("environment")?;
+                    Ok($crate::CaseSummary {
+                        id: row.try_get("id")?,
+                        company_id: row.try_get("company_id")?,
+                        provider_id: row.try_get("provider_id")?,
+                        environment: domain::company::Environment::parse(&environment)
+                            .ok_or_else(|| {
+                                $crate::StoreError::Corrupt(format!(
+                                    "unknown environment {environment:?}"
+                                ))
+                            })?,
+                        package: row.try_get("package")?,
+                        status: row.try_get("status")?,
+                        created_at: row.try_get("created_at")?,
+                    })
+                })
+                .collect()
+        }
+
         async fn upsert_trade_office(&self, e: &$crate::TradeOfficeEntry) -> $crate::Result<()> {
             sqlx::query(
                 "INSERT INTO trade_offices (key, name, address, email, phone, website, updated_at) \

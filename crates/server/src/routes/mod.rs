@@ -5,6 +5,7 @@ pub mod companies;
 pub mod documents;
 pub mod health;
 pub mod offices;
+pub mod operator;
 pub mod tax_registrations;
 pub mod trade_registrations;
 
@@ -50,6 +51,11 @@ pub fn authenticated(config: &Config) -> Router<Arc<AppState>> {
         .route("/v1/trade-offices", get(offices::lookup_trade_office))
         .route("/v1/tax-offices", get(offices::lookup_tax_office))
         .route("/v1/tax-offices/{number}", get(offices::get_tax_office))
+        .route(
+            "/v1/operator/trade-registrations",
+            get(operator::list_trade),
+        )
+        .route("/v1/operator/tax-registrations", get(operator::list_tax))
         .route("/v1/operator/trade-offices", get(offices::list_directory))
         .route(
             "/v1/operator/trade-offices/{key}",

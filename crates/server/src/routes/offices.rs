@@ -257,12 +257,7 @@ pub async fn get_tax_office(Path(number): Path<String>) -> Result<Response, ApiE
 
 // ---- operator directory -------------------------------------------------------------------
 
-fn operator_only(caller: Caller) -> Result<(), ApiError> {
-    match caller {
-        Caller::Operator { .. } => Ok(()),
-        _ => Err(ApiError::Forbidden("operator keys only".into())),
-    }
-}
+use crate::routes::operator::operator_only;
 
 /// Checks a directory key: an 8-digit AGS or a 9-digit Gemeindeverband key.
 pub fn valid_office_key(key: &str) -> bool {

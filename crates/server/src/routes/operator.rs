@@ -1,0 +1,181 @@
+//! The operator API (operator keys only): listing cases to work on. Reading any case goes
+//! through the ordinary GET endpoints, which operators may call for every case.
+
+use std::sync::Arc;
+
+use axum::Extension;
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use domain::Violations;
+use domain::auth::Caller;
+use domain::company::Environment;
+use domain::lifecycle::{Lifecycle, TaxStatus, TradeStatus};
+use serde::{Deserialize, Serialize};
+use store::{CaseFilter, CaseKind};
+use time::OffsetDateTime;
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+use crate::app::AppState;
+use crate::envelope::{Envelope, Outcome, respond};
+use crate::error::{ApiError, ErrorBody};
+
+pub fn operator_only(caller: Caller) -> Result<(), ApiError> {
+    match caller {
+        Caller::Operator { .. } => Ok(()),
+        _ => Err(ApiError::Forbidden("operator keys only".into())),
+    }
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct CaseQuery {
+    /// Only cases in this status.
+    pub status: Option<String>,
+    /// `sandbox` or `production`.
+    pub environment: Option<String>,
+    /// The `next_cursor` of the previous page.
+    pub after: Option<String>,
+    /// 1 to 500, default 100.
+    pub limit: Option<i64>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CaseItem {
+    pub id: Uuid,
+    pub company_id: Uuid,
+    pub provider_id: Uuid,
+    pub environment: Environment,
+    pub package: String,
+    pub status: String,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: OffsetDateTime,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CasePage {
+    pub result: Outcome,
+    pub message: String,
+    /// Oldest first.
+    pub cases: Vec<CaseItem>,
+    /// Pass as `after` for the next page; absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<Uuid>,
+}
+
+async fn list<L: Lifecycle>(
+    state: &AppState,
+    caller: Caller,
+    kind: CaseKind,
+    q: CaseQuery,
+) -> Result<Response, ApiError> {
+    operator_only(caller)?;
+    let mut errs = Violations::new();
+    let status = q.status.as_deref().and_then(|s| match L::parse(s) {
+        Some(st) => Some(st.as_str().to_string()),
+        None => {
+            let allowed: Vec<&str> = L::ALL.iter().map(|x| x.as_str()).collect();
+            errs.push(
+                "status",
+                "invalid_value",
+                format!("must be one of: {}", allowed.join(", ")),
+            );
+            None
+        }
+    });
+    let environment = q.environment.as_deref().and_then(|e| {
+        let parsed = Environment::parse(e);
+        if parsed.is_none() {
+            errs.push(
+                "environment",
+                "invalid_value",
+                "must be sandbox or production",
+            );
+        }
+        parsed
+    });
+    let after = q.after.as_deref().and_then(|a| {
+        let parsed = Uuid::try_parse(a).ok();
+        if parsed.is_none() {
+            errs.push(
+                "after",
+                "invalid_value",
+                "must be a next_cursor of an earlier page",
+            );
+        }
+        parsed
+    });
+    let limit = q.limit.unwrap_or(100);
+    if !(1..=500).contains(&limit) {
+        errs.push("limit", "invalid_value", "must be 1 to 500");
+    }
+    errs.finish(())?;
+    let filter = CaseFilter {
+        status,
+        environment,
+    };
+    let mut rows = state
+        .repo
+        .list_cases(kind, &filter, after, limit + 1)
+        .await?;
+    let more = rows.len() as i64 > limit;
+    rows.truncate(limit as usize);
+    let next_cursor = if more {
+        rows.last().map(|r| r.id)
+    } else {
+        None
+    };
+    let cases: Vec<CaseItem> = rows
+        .into_iter()
+        .map(|r| CaseItem {
+            id: r.id,
+            company_id: r.company_id,
+            provider_id: r.provider_id,
+            environment: r.environment,
+            package: r.package,
+            status: r.status,
+            created_at: r.created_at,
+        })
+        .collect();
+    Ok(respond(
+        StatusCode::OK,
+        CasePage {
+            result: Outcome::Success,
+            message: format!("{} cases", cases.len()),
+            cases,
+            next_cursor,
+        },
+    ))
+}
+
+/// Trade registrations to work on, oldest first, filtered by status and environment.
+#[utoipa::path(get, path = "/v1/operator/trade-registrations", tag = "operator", params(CaseQuery),
+    responses(
+        (status = 200, description = "A page of cases", body = Envelope<CasePage>),
+        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        (status = 422, description = "`VALIDATION_FAILED`: unknown status or environment, bad cursor or limit", body = Envelope<ErrorBody>),
+    ))]
+pub async fn list_trade(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    Query(q): Query<CaseQuery>,
+) -> Result<Response, ApiError> {
+    list::<TradeStatus>(&state, caller, CaseKind::Trade, q).await
+}
+
+/// Tax registrations to work on, oldest first, filtered by status and environment.
+#[utoipa::path(get, path = "/v1/operator/tax-registrations", tag = "operator", params(CaseQuery),
+    responses(
+        (status = 200, description = "A page of cases", body = Envelope<CasePage>),
+        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        (status = 422, description = "`VALIDATION_FAILED`: unknown status or environment, bad cursor or limit", body = Envelope<ErrorBody>),
+    ))]
+pub async fn list_tax(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    Query(q): Query<CaseQuery>,
+) -> Result<Response, ApiError> {
+    list::<TaxStatus>(&state, caller, CaseKind::Tax, q).await
+}

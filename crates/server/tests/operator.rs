@@ -1,0 +1,75 @@
+//! The operator API: listing cases to work on (operator keys only).
+
+mod common;
+
+use common::{TestApp, assert_error, json};
+use domain::rule_cases::example;
+use serde_json::{Value, json};
+
+backend_tests! {
+    async fn operators_list_cases_oldest_first_with_filters_and_cursor(backend) {
+        let app = TestApp::spawn(backend).await.unwrap();
+        let (_, pkey) = app.provider("P").await;
+        let (_, okey) = app.operator("O").await;
+        let mut ids = Vec::new();
+        for (i, which) in ["self", "assisted", "self", "self"].iter().enumerate() {
+            let mut body = example(which);
+            if i == 3 {
+                body["environment"] = json!("sandbox");
+            }
+            let (s, b) = json(app.post("/v1/trade-registration", Some(&pkey)).json(&body).send().await.unwrap()).await;
+            assert_eq!(s, 201, "{b}");
+            ids.push(b["response"]["trade_registration_id"].as_str().unwrap().to_string());
+        }
+        let list = |q: &str| {
+            let q = q.to_string();
+            let okey = okey.clone();
+            let app = &app;
+            async move { json(app.get(&format!("/v1/operator/trade-registrations{q}"), Some(&okey)).send().await.unwrap()).await }
+        };
+        let ids_of = |b: &Value| -> Vec<String> {
+            b["response"]["cases"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap().to_string()).collect()
+        };
+
+        let (s, b) = list("").await;
+        assert_eq!(s, 200, "{b}");
+        assert_eq!(ids_of(&b), ids, "all, oldest first");
+
+        let (_, b) = list("?status=form-rendered&environment=production").await;
+        assert_eq!(ids_of(&b), vec![ids[0].clone(), ids[2].clone()]);
+        let (_, b) = list("?status=submitted").await;
+        assert_eq!(ids_of(&b), vec![ids[1].clone()]);
+        let (_, b) = list("?environment=sandbox").await;
+        assert_eq!(ids_of(&b), vec![ids[3].clone()]);
+
+        // Pages of two.
+        let (_, b) = list("?limit=2").await;
+        assert_eq!(ids_of(&b), ids[..2].to_vec());
+        let cursor = b["response"]["next_cursor"].as_str().unwrap().to_string();
+        let (_, b) = list(&format!("?limit=2&after={cursor}")).await;
+        assert_eq!(ids_of(&b), ids[2..].to_vec());
+        assert!(b["response"].get("next_cursor").is_none());
+
+        let (s, b) = list("?status=done&environment=staging&limit=0&after=x").await;
+        let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+        let fields: Vec<&str> = r["errors"].as_array().unwrap().iter().map(|e| e["field"].as_str().unwrap()).collect();
+        assert_eq!(fields, ["status", "environment", "after", "limit"]);
+
+        // Tax cases have their own list; providers may not list.
+        let (s, b) = json(app.post("/v1/tax-registration", Some(&pkey)).json(&example("ug")).send().await.unwrap()).await;
+        assert_eq!(s, 201, "{b}");
+        let (s, b) = json(app.get("/v1/operator/tax-registrations?status=validated", Some(&okey)).send().await.unwrap()).await;
+        assert_eq!(s, 200);
+        assert_eq!(b["response"]["cases"].as_array().unwrap().len(), 1);
+        assert_eq!(b["response"]["cases"][0]["status"], "validated");
+        let (_, b) = json(app.get("/v1/operator/tax-registrations?status=submitted", Some(&okey)).send().await.unwrap()).await;
+        assert!(b["response"]["cases"].as_array().unwrap().is_empty());
+        for path in ["/v1/operator/trade-registrations", "/v1/operator/tax-registrations"] {
+            let (s, b) = json(app.get(path, Some(&pkey)).send().await.unwrap()).await;
+            assert_error(s, &b, 403, "FORBIDDEN");
+        }
+        // Operators read any case through the ordinary GET.
+        let (s, _) = json(app.get(&format!("/v1/trade-registration/{}", ids[0]), Some(&okey)).send().await.unwrap()).await;
+        assert_eq!(s, 200);
+    }
+}

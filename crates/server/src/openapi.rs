@@ -37,6 +37,7 @@ Errors carry a stable `code`, and validation errors list every broken field in `
         offices::get_tax_office,
         operator::list_trade,
         operator::list_tax,
+        operator::transition_trade,
         offices::list_directory,
         offices::get_directory_entry,
         offices::put_directory_entry,

@@ -72,4 +72,51 @@ backend_tests! {
         let (s, _) = json(app.get(&format!("/v1/trade-registration/{}", ids[0]), Some(&okey)).send().await.unwrap()).await;
         assert_eq!(s, 200);
     }
+
+    async fn operators_move_trade_cases_along_the_lifecycle(backend) {
+        let app = TestApp::spawn(backend).await.unwrap();
+        let (_, pkey) = app.provider("P").await;
+        let (_, okey) = app.operator("O").await;
+        let (_, b) = json(app.post("/v1/trade-registration", Some(&pkey)).json(&example("self")).send().await.unwrap()).await;
+        let id = b["response"]["trade_registration_id"].as_str().unwrap().to_string();
+        let path = format!("/v1/operator/trade-registrations/{id}/transition");
+        let go = |body: Value, key: &str| app.post(&path, Some(key)).json(&body).send();
+
+        // form-rendered -> blocked is not in the table; the message names the way on.
+        let (s, b) = json(go(json!({"status": "blocked", "reason": "Personalausweis fehlt"}), &okey).await.unwrap()).await;
+        let r = assert_error(s, &b, 409, "INVALID_STATE_TRANSITION");
+        assert_eq!(r["message"], "the case is form-rendered; it can become submitted, not blocked");
+
+        let (s, b) = json(go(json!({"status": "submitted", "reason": "per Post eingereicht"}), &okey).await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        assert_eq!((b["response"]["status"].as_str(), b["response"]["previous_status"].as_str()), (Some("submitted"), Some("form-rendered")));
+        // blocked needs a reason; completed needs the licence; unknown statuses are refused.
+        for (body, field, code) in [
+            (json!({"status": "blocked"}), "reason", "required"),
+            (json!({"status": "completed"}), "status", "requires_trade_licence"),
+            (json!({"status": "done"}), "status", "invalid_value"),
+            (json!({"status": "blocked", "reason": "x", "note": 1}), "note", "unknown_field"),
+        ] {
+            let (s, b) = json(go(body, &okey).await.unwrap()).await;
+            let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+            assert_eq!((r["errors"][0]["field"].as_str(), r["errors"][0]["code"].as_str()), (Some(field), Some(code)));
+        }
+        let (s, _) = json(go(json!({"status": "blocked", "reason": "Personalausweis fehlt"}), &okey).await.unwrap()).await;
+        assert_eq!(s, 200);
+        let (s, _) = json(go(json!({"status": "submitted", "reason": "nachgereicht"}), &okey).await.unwrap()).await;
+        assert_eq!(s, 200);
+
+        let (_, g) = json(app.get(&format!("/v1/trade-registration/{id}"), Some(&pkey)).send().await.unwrap()).await;
+        let history = g["response"]["status_history"].as_array().unwrap();
+        let statuses: Vec<&str> = history.iter().map(|h| h["status"].as_str().unwrap()).collect();
+        assert_eq!(statuses, ["initiated", "form-rendered", "submitted", "blocked", "submitted"]);
+        assert_eq!(history[3]["reason"], "Personalausweis fehlt");
+        assert!(history[3]["actor"].as_str().unwrap().starts_with("operator:"));
+
+        // Providers cannot use it; unknown cases are 404.
+        let (s, b) = json(go(json!({"status": "blocked", "reason": "x"}), &pkey).await.unwrap()).await;
+        assert_error(s, &b, 403, "FORBIDDEN");
+        let (s, b) = json(app.post(&format!("/v1/operator/trade-registrations/{}/transition", uuid::Uuid::new_v4()), Some(&okey)).json(&json!({"status": "submitted"})).send().await.unwrap()).await;
+        assert_error(s, &b, 404, "NOT_FOUND");
+    }
 }

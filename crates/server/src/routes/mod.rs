@@ -56,6 +56,10 @@ pub fn authenticated(config: &Config) -> Router<Arc<AppState>> {
             get(operator::list_trade),
         )
         .route("/v1/operator/tax-registrations", get(operator::list_tax))
+        .route(
+            "/v1/operator/trade-registrations/{trade_registration_id}/transition",
+            post(operator::transition_trade),
+        )
         .route("/v1/operator/trade-offices", get(offices::list_directory))
         .route(
             "/v1/operator/trade-offices/{key}",

@@ -179,3 +179,125 @@ pub async fn list_tax(
 ) -> Result<Response, ApiError> {
     list::<TaxStatus>(&state, caller, CaseKind::Tax, q).await
 }
+
+/// An operator's status change of a trade registration.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TradeTransitionRequest {
+    /// `submitted` (filed with the trade office, or unblocked) or `blocked` (the trade office asks
+    /// for more; a reason is required). `completed` comes with the trade licence upload.
+    pub status: String,
+    /// For the history, and for `blocked` what is missing (at most 500 characters).
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct OperatorTransitionResponse {
+    pub result: Outcome,
+    pub message: String,
+    pub id: Uuid,
+    pub status: String,
+    pub previous_status: String,
+}
+
+/// Moves a trade registration along its lifecycle (decisions §5), with a reason for the
+/// history. Forbidden moves answer 409 `INVALID_STATE_TRANSITION` naming the allowed ones.
+#[utoipa::path(post, path = "/v1/operator/trade-registrations/{trade_registration_id}/transition", tag = "operator",
+    params(("trade_registration_id" = Uuid, Path, description = "The case")),
+    request_body = TradeTransitionRequest,
+    responses(
+        (status = 200, description = "Moved", body = Envelope<OperatorTransitionResponse>),
+        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        (status = 404, description = "No such case (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        (status = 409, description = "`INVALID_STATE_TRANSITION`", body = Envelope<ErrorBody>),
+        (status = 422, description = "`VALIDATION_FAILED`: unknown status, `completed` without a licence, `blocked` without a reason", body = Envelope<ErrorBody>),
+    ))]
+pub async fn transition_trade(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    crate::extract::PathId(id): crate::extract::PathId,
+    crate::extract::ApiJson(input): crate::extract::ApiJson<TradeTransitionRequest>,
+) -> Result<Response, ApiError> {
+    operator_only(caller)?;
+    let Caller::Operator { operator_id } = caller else {
+        return Err(ApiError::Forbidden("operator keys only".into()));
+    };
+    let mut errs = Violations::new();
+    let target = TradeStatus::parse(&input.status);
+    match target {
+        None => errs.push(
+            "status",
+            "invalid_value",
+            "must be one of: submitted, blocked (completed comes with the trade licence upload)",
+        ),
+        Some(TradeStatus::Completed) => errs.push(
+            "status",
+            "requires_trade_licence",
+            "a case is completed by uploading the issued trade licence",
+        ),
+        _ => {}
+    }
+    let reason = match input.reason {
+        Some(r) => domain::rules::text(
+            &serde_json::Value::from(r),
+            "reason",
+            500,
+            domain::din91379::TextType::C,
+            &mut errs,
+        ),
+        None => None,
+    };
+    if target == Some(TradeStatus::Blocked) && reason.is_none() && errs.is_empty() {
+        errs.push(
+            "reason",
+            "required",
+            "say what the trade office is waiting for",
+        );
+    }
+    errs.finish(())?;
+    let Some(target) = target else {
+        return Err(ApiError::Internal(anyhow::anyhow!(
+            "validated status missing"
+        )));
+    };
+    let case = state
+        .repo
+        .get_trade_registration(id)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let current = TradeStatus::parse(&case.status).ok_or_else(|| {
+        ApiError::Internal(anyhow::anyhow!("unknown stored status {:?}", case.status))
+    })?;
+    let to = current.transition(target).map_err(|e| ApiError::Conflict {
+        code: "INVALID_STATE_TRANSITION",
+        message: e.to_string(),
+    })?;
+    let change = store::StatusChange {
+        status: to.as_str().into(),
+        previous_status: Some(current.as_str().into()),
+        actor: format!("operator:{operator_id}"),
+        reason,
+        at: crate::routes::cases::now_micros(),
+    };
+    if !state
+        .repo
+        .transition_case(CaseKind::Trade, id, current.as_str(), &change)
+        .await?
+    {
+        return Err(ApiError::Conflict {
+            code: "INVALID_STATE_TRANSITION",
+            message: "the case changed status meanwhile; read it again".into(),
+        });
+    }
+    Ok(respond(
+        StatusCode::OK,
+        OperatorTransitionResponse {
+            result: Outcome::Success,
+            message: format!("trade registration is now {}", to.as_str()),
+            id,
+            status: to.as_str().into(),
+            previous_status: current.as_str().into(),
+        },
+    ))
+}

@@ -119,4 +119,53 @@ backend_tests! {
         let (s, b) = json(app.post(&format!("/v1/operator/trade-registrations/{}/transition", uuid::Uuid::new_v4()), Some(&okey)).json(&json!({"status": "submitted"})).send().await.unwrap()).await;
         assert_error(s, &b, 404, "NOT_FOUND");
     }
+
+    async fn the_trade_licence_completes_a_submitted_case(backend) {
+        use reqwest::multipart::{Form, Part};
+        let app = TestApp::spawn(backend).await.unwrap();
+        let (_, pkey) = app.provider("P").await;
+        let (_, okey) = app.operator("O").await;
+        let (_, b) = json(app.post("/v1/trade-registration", Some(&pkey)).json(&example("assisted")).send().await.unwrap()).await;
+        let submitted = b["response"]["trade_registration_id"].as_str().unwrap().to_string();
+        let (_, b) = json(app.post("/v1/trade-registration", Some(&pkey)).json(&example("self")).send().await.unwrap()).await;
+        let rendered = b["response"]["trade_registration_id"].as_str().unwrap().to_string();
+        // Any real PDF will do as the licence: take the case's own GewA 1.
+        let url = b["response"]["owners"][0]["documents"]["gewa_1"]["download_url"].as_str().unwrap();
+        let licence = app.client.get(url).send().await.unwrap().bytes().await.unwrap().to_vec();
+        let upload = |id: &str, key: &str, form: Form| {
+            app.post(&format!("/v1/operator/trade-registrations/{id}/trade-licence"), Some(key)).multipart(form).send()
+        };
+        let pdf_form = || Form::new().part("file", Part::bytes(licence.clone()).file_name("licence.pdf").mime_str("application/pdf").unwrap());
+
+        // (Refused before the body is read: a connection of its own, so the unread body does not
+        // spoil the pooled one.)
+        let (s, b) = json(reqwest::Client::new().post(app.url(&format!("/v1/operator/trade-registrations/{submitted}/trade-licence"))).bearer_auth(&pkey).header("connection", "close").multipart(Form::new().text("file", "x")).send().await.unwrap()).await;
+        assert_error(s, &b, 403, "FORBIDDEN");
+        let (s, b) = json(upload(&submitted, &okey, Form::new().part("file", Part::bytes(b"not a pdf".to_vec()))).await.unwrap()).await;
+        let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+        assert_eq!((r["errors"][0]["field"].as_str(), r["errors"][0]["code"].as_str()), (Some("file"), Some("not_a_pdf")));
+        let (s, b) = json(upload(&submitted, &okey, Form::new().text("other", "x")).await.unwrap()).await;
+        assert_error(s, &b, 422, "VALIDATION_FAILED");
+        let (s, b) = json(upload(&rendered, &okey, pdf_form()).await.unwrap()).await;
+        let r = assert_error(s, &b, 409, "INVALID_STATE_TRANSITION");
+        assert!(r["message"].as_str().unwrap().contains("form-rendered"));
+
+        let (s, b) = json(upload(&submitted, &okey, pdf_form()).await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        assert_eq!(b["response"]["status"], "completed");
+        let got = app.client.get(b["response"]["document"]["download_url"].as_str().unwrap()).send().await.unwrap().bytes().await.unwrap();
+        assert_eq!(got.to_vec(), licence);
+        let (_, g) = json(app.get(&format!("/v1/trade-registration/{submitted}"), Some(&pkey)).send().await.unwrap()).await;
+        assert_eq!(g["response"]["status"], "completed");
+        let licences: Vec<&Value> = g["response"]["documents"].as_array().unwrap().iter().filter(|d| d["type"] == "trade-licence").collect();
+        assert_eq!(licences.len(), 1);
+        assert!(licences[0]["name"].as_str().unwrap().starts_with("Gewerbeschein - "));
+
+        // Completed is final: a second licence is refused and leaves no file behind.
+        let files_before = std::fs::read_dir(app.dir.path().join(format!("data/documents/trade/{submitted}"))).unwrap().count();
+        let (s, b) = json(upload(&submitted, &okey, pdf_form()).await.unwrap()).await;
+        assert_error(s, &b, 409, "INVALID_STATE_TRANSITION");
+        let files_after = std::fs::read_dir(app.dir.path().join(format!("data/documents/trade/{submitted}"))).unwrap().count();
+        assert_eq!(files_before, files_after);
+    }
 }

@@ -334,14 +334,16 @@ pub trait Repository: Send + Sync + 'static {
     async fn create_tax_registration(&self, new: &NewTaxRegistration) -> Result<()>;
     async fn get_tax_registration(&self, id: Uuid) -> Result<Option<TaxRegistrationRecord>>;
 
-    /// Moves a case from `from` to `change.status` and records `change`, atomically; `false`
-    /// (nothing written) when the case is not in `from` any more (another request won).
+    /// Moves a case from `from` to `change.status`, records `change` and adds `documents`,
+    /// atomically; `false` (nothing written) when the case is not in `from` any more (another
+    /// request won).
     async fn transition_case(
         &self,
         kind: CaseKind,
         id: Uuid,
         from: &str,
         change: &StatusChange,
+        documents: &[DocumentRecord],
     ) -> Result<bool>;
 
     /// Cases of one kind, oldest first (ids are time-ordered UUIDv7), after `after`

@@ -255,6 +255,7 @@ macro_rules! repository_impl {
             id: uuid::Uuid,
             from: &str,
             change: &$crate::StatusChange,
+            documents: &[$crate::DocumentRecord],
         ) -> $crate::Result<bool> {
             let update = match kind {
                 $crate::CaseKind::Trade => {
@@ -276,8 +277,7 @@ macro_rules! repository_impl {
                 tx.rollback().await?;
                 return Ok(false);
             }
-            let no_documents: &[$crate::DocumentRecord] = &[];
-            insert_children!(tx, id, kind.as_str(), no_documents, std::slice::from_ref(change));
+            insert_children!(tx, id, kind.as_str(), documents, std::slice::from_ref(change));
             tx.commit().await?;
             Ok(true)
         }

@@ -60,6 +60,12 @@ pub fn authenticated(config: &Config) -> Router<Arc<AppState>> {
             "/v1/operator/trade-registrations/{trade_registration_id}/transition",
             post(operator::transition_trade),
         )
+        .route(
+            "/v1/operator/trade-registrations/{trade_registration_id}/trade-licence",
+            post(operator::upload_trade_licence).layer(DefaultBodyLimit::max(
+                config.max_upload_bytes.saturating_add(64 * 1024),
+            )),
+        )
         .route("/v1/operator/trade-offices", get(offices::list_directory))
         .route(
             "/v1/operator/trade-offices/{key}",

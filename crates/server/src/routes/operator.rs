@@ -282,7 +282,7 @@ pub async fn transition_trade(
     };
     if !state
         .repo
-        .transition_case(CaseKind::Trade, id, current.as_str(), &change)
+        .transition_case(CaseKind::Trade, id, current.as_str(), &change, &[])
         .await?
     {
         return Err(ApiError::Conflict {
@@ -298,6 +298,180 @@ pub async fn transition_trade(
             id,
             status: to.as_str().into(),
             previous_status: current.as_str().into(),
+        },
+    ))
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LicenceResponse {
+    pub result: Outcome,
+    pub message: String,
+    pub id: Uuid,
+    #[schema(example = "completed")]
+    pub status: String,
+    pub previous_status: String,
+    pub document: crate::routes::trade_registrations::DocumentView,
+}
+
+/// Uploads the trade licence the trade office issued (multipart part `file`, a PDF): it is
+/// added as a `trade-licence` document and the case becomes `completed`, in one step.
+#[utoipa::path(post, path = "/v1/operator/trade-registrations/{trade_registration_id}/trade-licence", tag = "operator",
+    params(("trade_registration_id" = Uuid, Path, description = "The case")),
+    request_body(content_type = "multipart/form-data", description = "Part `file`: the issued trade licence as PDF"),
+    responses(
+        (status = 200, description = "Completed", body = Envelope<LicenceResponse>),
+        (status = 400, description = "`INVALID_MULTIPART`", body = Envelope<ErrorBody>),
+        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        (status = 404, description = "No such case (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        (status = 409, description = "`INVALID_STATE_TRANSITION`: only a submitted case can be completed", body = Envelope<ErrorBody>),
+        (status = 413, description = "`PAYLOAD_TOO_LARGE`", body = Envelope<ErrorBody>),
+        (status = 422, description = "`VALIDATION_FAILED`: no `file` part, or not a PDF", body = Envelope<ErrorBody>),
+    ))]
+pub async fn upload_trade_licence(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    crate::extract::PathId(id): crate::extract::PathId,
+    mut multipart: axum::extract::Multipart,
+) -> Result<Response, ApiError> {
+    let Caller::Operator { operator_id } = caller else {
+        return Err(ApiError::Forbidden("operator keys only".into()));
+    };
+    let limit = state.config.max_upload_bytes;
+    let mut file: Option<bytes::Bytes> = None;
+    while let Some(mut field) = multipart.next_field().await.map_err(|e| {
+        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::PayloadTooLarge("the upload is larger than allowed".into())
+        } else {
+            ApiError::InvalidMultipart(format!(
+                "the multipart body cannot be read: {}",
+                e.body_text()
+            ))
+        }
+    })? {
+        let name = field.name().unwrap_or("").to_string();
+        if name != "file" {
+            return Err(ApiError::validation(
+                name,
+                "unexpected_file",
+                "only a part named `file` is accepted",
+            ));
+        }
+        let mut buf = bytes::BytesMut::new();
+        while let Some(chunk) = field
+            .chunk()
+            .await
+            .map_err(|e| ApiError::InvalidMultipart(e.body_text()))?
+        {
+            if buf.len() + chunk.len() > limit {
+                return Err(ApiError::PayloadTooLarge(format!(
+                    "the file is larger than {limit} bytes"
+                )));
+            }
+            buf.extend_from_slice(&chunk);
+        }
+        if file.replace(buf.freeze()).is_some() {
+            return Err(ApiError::InvalidMultipart(
+                "more than one `file` part".into(),
+            ));
+        }
+    }
+    let file = file.ok_or_else(|| {
+        ApiError::validation(
+            "file",
+            "required",
+            "send the trade licence PDF in the part `file`",
+        )
+    })?;
+    let checked = {
+        let f = file.clone();
+        tokio::task::spawn_blocking(move || forms::check_pdf(&f)).await
+    };
+    match checked {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => return Err(ApiError::validation("file", "not_a_pdf", e.to_string())),
+        Err(_) => {
+            return Err(ApiError::validation(
+                "file",
+                "not_a_pdf",
+                "the file could not be read as a PDF",
+            ));
+        }
+    }
+    let case = state
+        .repo
+        .get_trade_registration(id)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let current = TradeStatus::parse(&case.status).ok_or_else(|| {
+        ApiError::Internal(anyhow::anyhow!("unknown stored status {:?}", case.status))
+    })?;
+    let to = current
+        .transition(TradeStatus::Completed)
+        .map_err(|e| ApiError::Conflict {
+            code: "INVALID_STATE_TRANSITION",
+            message: e.to_string(),
+        })?;
+    let company = case
+        .record
+        .get("name")
+        .and_then(|n| n.as_str())
+        .unwrap_or("Gewerbe")
+        .to_string();
+    let now = crate::routes::cases::now_micros();
+    let doc_id = Uuid::now_v7();
+    let key = format!("trade/{id}/{doc_id}.pdf");
+    let doc = store::DocumentRecord {
+        id: doc_id,
+        case_id: id,
+        case_kind: "trade".into(),
+        owner_index: None,
+        doc_type: "trade-licence".into(),
+        name: format!("Gewerbeschein - {company}.pdf"),
+        storage_key: key.clone(),
+        content_type: "application/pdf".into(),
+        size: file.len() as i64,
+        sha256: {
+            use sha2::Digest;
+            sha2::Sha256::digest(&file).to_vec()
+        },
+        created_at: now,
+    };
+    state.documents.put(&key, file).await?;
+    let change = store::StatusChange {
+        status: to.as_str().into(),
+        previous_status: Some(current.as_str().into()),
+        actor: format!("operator:{operator_id}"),
+        reason: Some("trade licence issued".into()),
+        at: now,
+    };
+    let moved = state
+        .repo
+        .transition_case(
+            CaseKind::Trade,
+            id,
+            current.as_str(),
+            &change,
+            std::slice::from_ref(&doc),
+        )
+        .await;
+    if !matches!(moved, Ok(true)) {
+        crate::routes::cases::remove_files(&state, std::slice::from_ref(&key)).await;
+        moved?;
+        return Err(ApiError::Conflict {
+            code: "INVALID_STATE_TRANSITION",
+            message: "the case changed status meanwhile; read it again".into(),
+        });
+    }
+    Ok(respond(
+        StatusCode::OK,
+        LicenceResponse {
+            result: Outcome::Success,
+            message: "trade licence stored; the trade registration is completed".into(),
+            id,
+            status: to.as_str().into(),
+            previous_status: current.as_str().into(),
+            document: crate::routes::cases::document_views(&state, std::slice::from_ref(&doc))
+                .remove(0),
         },
     ))
 }

@@ -944,7 +944,7 @@ pub async fn mark_submitted(
     };
     if !state
         .repo
-        .transition_case(store::CaseKind::Trade, id, current.as_str(), &change)
+        .transition_case(store::CaseKind::Trade, id, current.as_str(), &change, &[])
         .await?
     {
         return Err(ApiError::Conflict {

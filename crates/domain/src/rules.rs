@@ -447,3 +447,34 @@ pub fn count(v: &Value, path: &str, min: i64, errs: &mut Violations) -> Option<i
         }
     }
 }
+
+/// Euros with at most two decimals (`26`, `26.5`, `26.50`), at least 0, as cents.
+pub fn euro_cents(v: &Value, path: &str, errs: &mut Violations) -> Option<i64> {
+    let Value::Number(n) = v else {
+        errs.push(path, "invalid_type", "must be an amount in euros");
+        return None;
+    };
+    let text = n.to_string();
+    let (whole, frac) = text.split_once('.').unwrap_or((&text, ""));
+    let frac = frac.trim_end_matches('0');
+    let ok = !whole.is_empty()
+        && whole.len() <= 9
+        && whole.bytes().all(|b| b.is_ascii_digit())
+        && frac.len() <= 2
+        && frac.bytes().all(|b| b.is_ascii_digit());
+    if !ok {
+        errs.push(
+            path,
+            "invalid_amount",
+            "must be euros and cents at or above 0, e.g. 26.50",
+        );
+        return None;
+    }
+    let whole: i64 = whole.parse().ok()?;
+    let cents: i64 = if frac.is_empty() {
+        0
+    } else {
+        format!("{frac:0<2}").parse().ok()?
+    };
+    Some(whole * 100 + cents)
+}

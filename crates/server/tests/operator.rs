@@ -168,4 +168,59 @@ backend_tests! {
         let files_after = std::fs::read_dir(app.dir.path().join(format!("data/documents/trade/{submitted}"))).unwrap().count();
         assert_eq!(files_before, files_after);
     }
+
+    async fn operators_set_office_fee_payment_and_source(backend) {
+        let app = TestApp::spawn(backend).await.unwrap();
+        let (_, pkey) = app.provider("P").await;
+        let (_, okey) = app.operator("O").await;
+        // An establishment whose postal code did not decide the municipality.
+        let mut body = example("self");
+        body["registered_office"]["zip"] = json!("54298");
+        body["registered_office"]["city"] = json!("Musterdorf");
+        let (_, b) = json(app.post("/v1/trade-registration", Some(&pkey)).json(&body).send().await.unwrap()).await;
+        let id = b["response"]["trade_registration_id"].as_str().unwrap().to_string();
+        let path = format!("/v1/operator/trade-registrations/{id}");
+        let patch = |body: Value, key: &str| app.client.patch(app.url(&path)).bearer_auth(key).json(&body).send();
+
+        let (s, b) = json(patch(json!({"trade_office": {"key": "072355007", "municipality_key": "07235001"}}), &okey).await.unwrap()).await;
+        let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+        assert_eq!(r["errors"][0]["code"], "unknown_trade_office");
+        let (s, _) = json(app.client.put(app.url("/v1/operator/trade-offices/072355007")).bearer_auth(&okey).json(&json!({"name": "Verbandsgemeindeverwaltung Trier-Land", "email": "gewerbe@trier-land.de"})).send().await.unwrap()).await;
+        assert_eq!(s, 200);
+
+        let (s, b) = json(patch(json!({
+            "trade_office": {"key": "072355007", "municipality_key": "07235001"},
+            "city_fee": 26.5, "is_paid": true, "source_product": "gbr"
+        }), &okey).await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        let r = &b["response"];
+        assert_eq!(r["trade_office"]["name"], "Verbandsgemeindeverwaltung Trier-Land");
+        assert_eq!(r["trade_office"]["email"], "gewerbe@trier-land.de");
+        assert_eq!(r["trade_office"]["municipality_key"], "07235001");
+        assert!(r.get("trade_office_candidates").is_none(), "candidates cleared");
+        assert_eq!(r["city_fee"], 26.5);
+        assert_eq!(r["is_paid"], true);
+        assert_eq!(r["source_product"], "gbr");
+
+        // Fields not sent stay; null clears the source product.
+        let (s, b) = json(patch(json!({"source_product": null}), &okey).await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        assert_eq!(b["response"]["source_product"], Value::Null);
+        assert_eq!(b["response"]["city_fee"], 26.5);
+        let (_, g) = json(app.get(&format!("/v1/trade-registration/{id}"), Some(&pkey)).send().await.unwrap()).await;
+        assert_eq!(g["response"]["is_paid"], true);
+
+        let (s, b) = json(patch(json!({"trade_office": {"key": "072355007", "municipality_key": "99999999"}, "city_fee": -1, "is_paid": "yes", "source_product": "shop", "note": 1}), &okey).await.unwrap()).await;
+        let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+        let found: Vec<(&str, &str)> = r["errors"].as_array().unwrap().iter().map(|e| (e["field"].as_str().unwrap(), e["code"].as_str().unwrap())).collect();
+        for want in [("note", "unknown_field"), ("trade_office.municipality_key", "unknown_municipality"), ("city_fee", "invalid_amount"), ("is_paid", "invalid_type"), ("source_product", "invalid_value")] {
+            assert!(found.contains(&want), "{want:?} in {found:?}");
+        }
+        let (s, b) = json(patch(json!({"city_fee": 1.234}), &okey).await.unwrap()).await;
+        assert_error(s, &b, 422, "VALIDATION_FAILED");
+        let (s, b) = json(patch(json!({"is_paid": true}), &pkey).await.unwrap()).await;
+        assert_error(s, &b, 403, "FORBIDDEN");
+        let (s, b) = json(app.client.patch(app.url(&format!("/v1/operator/trade-registrations/{}", uuid::Uuid::new_v4()))).bearer_auth(&okey).json(&json!({"is_paid": true})).send().await.unwrap()).await;
+        assert_error(s, &b, 404, "NOT_FOUND");
+    }
 }

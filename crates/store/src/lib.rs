@@ -191,6 +191,18 @@ pub struct TaxRegistrationRecord {
     pub history: Vec<StatusChange>,
 }
 
+/// Operator-set fields of a trade registration; `None` leaves a field as it is.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TradePatch {
+    /// The receiving office (clears the candidates of an ambiguous address).
+    pub trade_office: Option<serde_json::Value>,
+    pub city_fee_cents: Option<i64>,
+    pub is_paid: Option<bool>,
+    /// `Some(None)` clears it.
+    pub source_product: Option<Option<String>>,
+    pub updated_at: Option<OffsetDateTime>,
+}
+
 /// Which table a case lives in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CaseKind {
@@ -345,6 +357,9 @@ pub trait Repository: Send + Sync + 'static {
         change: &StatusChange,
         documents: &[DocumentRecord],
     ) -> Result<bool>;
+
+    /// Applies an operator's changes to a trade registration; `false` when there is no such case.
+    async fn patch_trade_registration(&self, id: Uuid, patch: &TradePatch) -> Result<bool>;
 
     /// Cases of one kind, oldest first (ids are time-ordered UUIDv7), after `after`
     /// (exclusive), optionally filtered by status and environment; at most `limit`.

@@ -282,6 +282,56 @@ macro_rules! repository_impl {
             Ok(true)
         }
 
+        async fn patch_trade_registration(
+            &self,
+            id: uuid::Uuid,
+            patch: &$crate::TradePatch,
+        ) -> $crate::Result<bool> {
+            let mut tx = self.pool.begin().await?;
+            let now = patch.updated_at.unwrap_or_else($crate::shared::now);
+            let found = sqlx::query("UPDATE trade_registrations SET updated_at = $1 WHERE id = $2")
+                .bind(now)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+            if found.rows_affected() != 1 {
+                tx.rollback().await?;
+                return Ok(false);
+            }
+            if let Some(office) = &patch.trade_office {
+                sqlx::query(
+                    "UPDATE trade_registrations SET trade_office = $1, trade_office_candidates = NULL WHERE id = $2",
+                )
+                .bind(sqlx::types::Json(office))
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+            }
+            if let Some(fee) = patch.city_fee_cents {
+                sqlx::query("UPDATE trade_registrations SET city_fee_cents = $1 WHERE id = $2")
+                    .bind(fee)
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            if let Some(paid) = patch.is_paid {
+                sqlx::query("UPDATE trade_registrations SET is_paid = $1 WHERE id = $2")
+                    .bind(paid)
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            if let Some(product) = &patch.source_product {
+                sqlx::query("UPDATE trade_registrations SET source_product = $1 WHERE id = $2")
+                    .bind(product.as_deref())
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            tx.commit().await?;
+            Ok(true)
+        }
+
         async fn list_cases(
             &self,
             kind: $crate::CaseKind,

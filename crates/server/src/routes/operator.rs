@@ -475,3 +475,126 @@ pub async fn upload_trade_licence(
         },
     ))
 }
+
+/// An operator's changes to a trade registration (every field optional).
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)]
+pub struct TradePatchRequest {
+    /// The receiving office: `key` of a directory entry, and the establishment's 8-digit
+    /// municipality key. Clears the candidates of an ambiguous address.
+    #[schema(value_type = Option<Object>, example = json!({"key": "072355007", "municipality_key": "07235001"}))]
+    trade_office: Option<serde_json::Value>,
+    /// The trade office's fee in euros, e.g. 26.00.
+    city_fee: Option<f64>,
+    is_paid: Option<bool>,
+    /// `gbr` when another product of the provider spawned the case; `null` clears it.
+    source_product: Option<String>,
+}
+
+/// Sets the receiving trade office, the city fee, the payment state and the source product of
+/// a trade registration; answers with the case as read back.
+#[utoipa::path(patch, path = "/v1/operator/trade-registrations/{trade_registration_id}", tag = "operator",
+    params(("trade_registration_id" = Uuid, Path, description = "The case")),
+    request_body = TradePatchRequest,
+    responses(
+        (status = 200, description = "The case after the change", body = Envelope<crate::routes::trade_registrations::TradeRegistrationResponse>),
+        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        (status = 404, description = "No such case (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        (status = 422, description = "`VALIDATION_FAILED`", body = Envelope<ErrorBody>),
+    ))]
+pub async fn patch_trade(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    crate::extract::PathId(id): crate::extract::PathId,
+    crate::extract::ApiJson(body): crate::extract::ApiJson<serde_json::Value>,
+) -> Result<Response, ApiError> {
+    use domain::rules;
+    operator_only(caller)?;
+    let mut errs = Violations::new();
+    let Some(o) = rules::object(
+        &body,
+        "",
+        &["trade_office", "city_fee", "is_paid", "source_product"],
+        &mut errs,
+    ) else {
+        return Err(errs.into());
+    };
+    let mut patch = store::TradePatch::default();
+    if let Some(v) = o.opt("trade_office")
+        && let Some(t) = rules::object(v, "trade_office", &["key", "municipality_key"], &mut errs)
+    {
+        let key = t
+            .req("key", &mut errs)
+            .and_then(|k| rules::string(k, "trade_office.key", &mut errs))
+            .map(str::to_string);
+        let municipality = t
+            .req("municipality_key", &mut errs)
+            .and_then(|m| rules::string(m, "trade_office.municipality_key", &mut errs))
+            .and_then(|m| {
+                let found = domain::offices::Municipality::by_key(m);
+                if found.is_none() {
+                    errs.push(
+                        "trade_office.municipality_key",
+                        "unknown_municipality",
+                        "is not an 8-digit municipality key of the register",
+                    );
+                }
+                found
+            });
+        let entry = match &key {
+            Some(k) => {
+                let e = state.repo.get_trade_office(k).await?;
+                if e.is_none() {
+                    errs.push(
+                        "trade_office.key",
+                        "unknown_trade_office",
+                        "is not in the trade office directory (add it first)",
+                    );
+                }
+                e
+            }
+            None => None,
+        };
+        if let (Some(entry), Some(m)) = (entry, municipality) {
+            let view = crate::routes::offices::TradeOfficeView {
+                key: entry.key.clone(),
+                name: entry.name.clone(),
+                kind: None,
+                municipality_key: m.key.to_string(),
+                municipality_name: Some(m.display_name()),
+                address: None,
+                email: None,
+                phone: None,
+                website: None,
+                note: None,
+            };
+            patch.trade_office = serde_json::to_value(view).ok();
+        }
+    }
+    patch.city_fee_cents = o
+        .opt("city_fee")
+        .and_then(|v| rules::euro_cents(v, "city_fee", &mut errs));
+    patch.is_paid = o
+        .opt("is_paid")
+        .and_then(|v| rules::boolean(v, "is_paid", &mut errs));
+    if o.has("source_product") || body.get("source_product").is_some() {
+        patch.source_product = match o.opt("source_product") {
+            None => Some(None),
+            Some(serde_json::Value::String(s)) if s == "gbr" => Some(Some("gbr".into())),
+            Some(_) => {
+                errs.push("source_product", "invalid_value", "must be gbr or null");
+                None
+            }
+        };
+    }
+    errs.finish(())?;
+    if !state.repo.patch_trade_registration(id, &patch).await? {
+        return Err(ApiError::NotFound);
+    }
+    crate::routes::trade_registrations::get(
+        State(state),
+        Extension(caller),
+        crate::extract::PathId(id),
+    )
+    .await
+}

@@ -39,6 +39,7 @@ Errors carry a stable `code`, and validation errors list every broken field in `
         operator::list_tax,
         operator::transition_trade,
         operator::patch_trade,
+        operator::verify_identity,
         operator::upload_trade_licence,
         offices::list_directory,
         offices::get_directory_entry,

@@ -223,4 +223,28 @@ backend_tests! {
         let (s, b) = json(app.client.patch(app.url(&format!("/v1/operator/trade-registrations/{}", uuid::Uuid::new_v4()))).bearer_auth(&okey).json(&json!({"is_paid": true})).send().await.unwrap()).await;
         assert_error(s, &b, 404, "NOT_FOUND");
     }
+
+    async fn operators_record_identity_verification(backend) {
+        let app = TestApp::spawn(backend).await.unwrap();
+        let (_, pkey) = app.provider("P").await;
+        let (_, okey) = app.operator("O").await;
+        let (_, b) = json(app.post("/v1/trade-registration", Some(&pkey)).json(&example("assisted")).send().await.unwrap()).await;
+        let id = b["response"]["trade_registration_id"].as_str().unwrap().to_string();
+        let (_, g) = json(app.get(&format!("/v1/trade-registration/{id}"), Some(&pkey)).send().await.unwrap()).await;
+        assert!(g["response"]["owners"][1].get("identity_verified_at").is_none());
+
+        let (s, b) = json(app.post(&format!("/v1/operator/trade-registrations/{id}/owners/1/identity-verified"), Some(&okey)).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        let at = b["response"]["identity_verified_at"].as_str().unwrap().to_string();
+        let (_, g) = json(app.get(&format!("/v1/trade-registration/{id}"), Some(&pkey)).send().await.unwrap()).await;
+        assert!(g["response"]["owners"][0].get("identity_verified_at").is_none());
+        assert_eq!(g["response"]["owners"][1]["identity_verified_at"], at.as_str());
+
+        for bad in ["2", "x", "-1"] {
+            let (s, b) = json(app.post(&format!("/v1/operator/trade-registrations/{id}/owners/{bad}/identity-verified"), Some(&okey)).send().await.unwrap()).await;
+            assert_error(s, &b, 404, "NOT_FOUND");
+        }
+        let (s, b) = json(app.post(&format!("/v1/operator/trade-registrations/{id}/owners/0/identity-verified"), Some(&pkey)).send().await.unwrap()).await;
+        assert_error(s, &b, 403, "FORBIDDEN");
+    }
 }

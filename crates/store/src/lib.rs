@@ -358,6 +358,17 @@ pub trait Repository: Send + Sync + 'static {
         documents: &[DocumentRecord],
     ) -> Result<bool>;
 
+    /// Records that an operator verified owner `owner_index`'s identity (the latest time wins).
+    async fn verify_identity(
+        &self,
+        case_id: Uuid,
+        owner_index: i32,
+        at: OffsetDateTime,
+        actor: &str,
+    ) -> Result<()>;
+    /// `(owner index, verified at)` of a trade registration's verified owners.
+    async fn identity_verifications(&self, case_id: Uuid) -> Result<Vec<(i32, OffsetDateTime)>>;
+
     /// Applies an operator's changes to a trade registration; `false` when there is no such case.
     async fn patch_trade_registration(&self, id: Uuid, patch: &TradePatch) -> Result<bool>;
 

@@ -282,6 +282,44 @@ macro_rules! repository_impl {
             Ok(true)
         }
 
+        async fn verify_identity(
+            &self,
+            case_id: uuid::Uuid,
+            owner_index: i32,
+            at: time::OffsetDateTime,
+            actor: &str,
+        ) -> $crate::Result<()> {
+            sqlx::query(
+                "INSERT INTO identity_verifications (case_id, owner_index, verified_at, actor) \
+                 VALUES ($1, $2, $3, $4) ON CONFLICT (case_id, owner_index) DO UPDATE SET \
+                 verified_at = excluded.verified_at, actor = excluded.actor",
+            )
+            .bind(case_id)
+            .bind(owner_index)
+            .bind(at)
+            .bind(actor)
+            .execute(&self.pool)
+            .await?;
+            Ok(())
+        }
+
+        async fn identity_verifications(
+            &self,
+            case_id: uuid::Uuid,
+        ) -> $crate::Result<Vec<(i32, time::OffsetDateTime)>> {
+            use sqlx::Row;
+            sqlx::query(
+                "SELECT owner_index, verified_at FROM identity_verifications WHERE case_id = $1 \
+                 ORDER BY owner_index",
+            )
+            .bind(case_id)
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(|r| Ok((r.try_get("owner_index")?, r.try_get("verified_at")?)))
+            .collect()
+        }
+
         async fn patch_trade_registration(
             &self,
             id: uuid::Uuid,

@@ -61,6 +61,10 @@ pub fn authenticated(config: &Config) -> Router<Arc<AppState>> {
             axum::routing::patch(operator::patch_trade),
         )
         .route(
+            "/v1/operator/trade-registrations/{trade_registration_id}/owners/{owner_index}/identity-verified",
+            post(operator::verify_identity),
+        )
+        .route(
             "/v1/operator/trade-registrations/{trade_registration_id}/transition",
             post(operator::transition_trade),
         )

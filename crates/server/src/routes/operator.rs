@@ -598,3 +598,66 @@ pub async fn patch_trade(
     )
     .await
 }
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct IdentityResponse {
+    pub result: Outcome,
+    pub message: String,
+    pub id: Uuid,
+    pub owner_index: usize,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub identity_verified_at: OffsetDateTime,
+}
+
+/// Records that the operator verified an owner's identity (`owners[i].identity_verified_at`).
+#[utoipa::path(post, path = "/v1/operator/trade-registrations/{trade_registration_id}/owners/{owner_index}/identity-verified", tag = "operator",
+    params(
+        ("trade_registration_id" = Uuid, Path, description = "The case"),
+        ("owner_index" = usize, Path, description = "The owner, counted from 0 in creation order"),
+    ),
+    responses(
+        (status = 200, description = "Recorded", body = Envelope<IdentityResponse>),
+        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        (status = 404, description = "No such case or owner (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+    ))]
+pub async fn verify_identity(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    axum::extract::Path((raw_id, raw_index)): axum::extract::Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    let Caller::Operator { operator_id } = caller else {
+        return Err(ApiError::Forbidden("operator keys only".into()));
+    };
+    let id = Uuid::try_parse(&raw_id).map_err(|_| ApiError::NotFound)?;
+    let index: usize = raw_index.parse().map_err(|_| ApiError::NotFound)?;
+    let case = state
+        .repo
+        .get_trade_registration(id)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let owners = case
+        .record
+        .get("owners")
+        .and_then(|o| o.as_array())
+        .map(Vec::len)
+        .unwrap_or(0);
+    if index >= owners {
+        return Err(ApiError::NotFound);
+    }
+    let at = crate::routes::cases::now_micros();
+    state
+        .repo
+        .verify_identity(id, index as i32, at, &format!("operator:{operator_id}"))
+        .await?;
+    Ok(respond(
+        StatusCode::OK,
+        IdentityResponse {
+            result: Outcome::Success,
+            message: "identity verification recorded".into(),
+            id,
+            owner_index: index,
+            identity_verified_at: at,
+        },
+    ))
+}

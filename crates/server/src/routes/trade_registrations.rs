@@ -633,8 +633,12 @@ pub struct OwnerView {
     pub phone: String,
     pub email: String,
     /// Set once an operator verified the owner's identity.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub identity_verified_at: Option<String>,
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        with = "time::serde::rfc3339::option"
+    )]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub identity_verified_at: Option<OffsetDateTime>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub address: Option<ResidentialAddress>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -762,6 +766,7 @@ pub async fn get(
     let reg: TradeRegistration = serde_json::from_value(case.record.clone())
         .map_err(|e| ApiError::Internal(anyhow::anyhow!("stored record unreadable: {e}")))?;
     let company = state.repo.get_company(case.company_id).await?;
+    let verified = state.repo.identity_verifications(case.id).await?;
     let legal_form = company
         .as_ref()
         .and_then(|c| c.legal_form.clone())
@@ -803,7 +808,8 @@ pub async fn get(
         owners: reg
             .owners
             .iter()
-            .map(|o| OwnerView {
+            .enumerate()
+            .map(|(i, o)| OwnerView {
                 first_name: o.first_name.clone(),
                 last_name: o.last_name.clone(),
                 birth_name: o.birth_name.clone(),
@@ -814,7 +820,10 @@ pub async fn get(
                 gender: o.gender,
                 phone: o.phone.clone(),
                 email: o.email.clone(),
-                identity_verified_at: None,
+                identity_verified_at: verified
+                    .iter()
+                    .find(|(index, _)| *index as usize == i)
+                    .map(|(_, at)| *at),
                 address: o.address.clone(),
                 residence_permit: o.residence_permit.clone(),
                 has_employment_restrictions: o.has_employment_restrictions,

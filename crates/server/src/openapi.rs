@@ -40,6 +40,7 @@ Errors carry a stable `code`, and validation errors list every broken field in `
         operator::transition_trade,
         operator::patch_trade,
         operator::verify_identity,
+        operator::transition_tax,
         operator::upload_trade_licence,
         offices::list_directory,
         offices::get_directory_entry,

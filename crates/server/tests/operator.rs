@@ -247,4 +247,55 @@ backend_tests! {
         let (s, b) = json(app.post(&format!("/v1/operator/trade-registrations/{id}/owners/0/identity-verified"), Some(&pkey)).send().await.unwrap()).await;
         assert_error(s, &b, 403, "FORBIDDEN");
     }
+
+    async fn operators_move_tax_cases_submit_reject_resubmit_complete(backend) {
+        let app = TestApp::spawn(backend).await.unwrap();
+        let (_, pkey) = app.provider("P").await;
+        let (_, okey) = app.operator("O").await;
+        let (_, b) = json(app.post("/v1/tax-registration", Some(&pkey)).json(&example("ug")).send().await.unwrap()).await;
+        let id = b["response"]["tax_registration_id"].as_str().unwrap().to_string();
+        let path = format!("/v1/operator/tax-registrations/{id}/transition");
+        let go = |body: Value| app.post(&path, Some(&okey)).json(&body).send();
+
+        for (body, field, code) in [
+            (json!({"status": "completed"}), "tax_number", "required"),
+            (json!({"status": "completed", "tax_number": "12/34"}), "tax_number", "invalid_tax_number"),
+            (json!({"status": "submitted", "tax_number": "2181508150"}), "tax_number", "not_allowed"),
+            (json!({"status": "rejected"}), "reason", "required"),
+            (json!({"status": "validated"}), "status", "invalid_value"),
+        ] {
+            let (s, b) = json(go(body).await.unwrap()).await;
+            let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+            assert_eq!((r["errors"][0]["field"].as_str(), r["errors"][0]["code"].as_str()), (Some(field), Some(code)), "{r}");
+        }
+        let (s, b) = json(go(json!({"status": "completed", "tax_number": "21/815/08150"})).await.unwrap()).await;
+        let r = assert_error(s, &b, 409, "INVALID_STATE_TRANSITION");
+        assert_eq!(r["message"], "the case is validated; it can become submitted, not completed");
+
+        for (body, want) in [
+            (json!({"status": "submitted", "reason": "per ELSTER übermittelt"}), "submitted"),
+            (json!({"status": "rejected", "reason": "Plausibilitätsfehler 0815: Rechtsform"}), "rejected"),
+            (json!({"status": "submitted", "reason": "korrigiert"}), "submitted"),
+            (json!({"status": "completed", "tax_number": "21/815/08150"}), "completed"),
+        ] {
+            let (s, b) = json(go(body).await.unwrap()).await;
+            assert_eq!(s, 200, "{b}");
+            assert_eq!(b["response"]["status"], want);
+        }
+        let (_, g) = json(app.get(&format!("/v1/tax-registration/{id}"), Some(&pkey)).send().await.unwrap()).await;
+        assert_eq!(g["response"]["status"], "completed");
+        assert_eq!(g["response"]["tax_number"], "2181508150");
+        let statuses: Vec<&str> = g["response"]["status_history"].as_array().unwrap().iter().map(|h| h["status"].as_str().unwrap()).collect();
+        assert_eq!(statuses, ["validated", "submitted", "rejected", "submitted", "completed"]);
+        assert_eq!(g["response"]["status_history"][2]["reason"], "Plausibilitätsfehler 0815: Rechtsform");
+
+        // Without an office there is no XML to submit.
+        let (_, b) = json(app.post("/v1/tax-registration", Some(&pkey)).json(&example("gmbh")).send().await.unwrap()).await;
+        let waiting = b["response"]["tax_registration_id"].as_str().unwrap();
+        let (s, b) = json(app.post(&format!("/v1/operator/tax-registrations/{waiting}/transition"), Some(&okey)).json(&json!({"status": "submitted"})).send().await.unwrap()).await;
+        let r = assert_error(s, &b, 409, "INVALID_STATE_TRANSITION");
+        assert!(r["message"].as_str().unwrap().contains("tax office"));
+        let (s, b) = json(app.post(&path, Some(&pkey)).json(&json!({"status": "submitted"})).send().await.unwrap()).await;
+        assert_error(s, &b, 403, "FORBIDDEN");
+    }
 }

@@ -186,6 +186,8 @@ pub struct TaxRegistrationRecord {
     pub record: serde_json::Value,
     pub tax_office_number: Option<String>,
     pub tax_office_lookup: Option<serde_json::Value>,
+    /// The Steuernummer the tax office issued (once completed).
+    pub tax_number: Option<String>,
     pub created_at: OffsetDateTime,
     pub documents: Vec<DocumentRecord>,
     pub history: Vec<StatusChange>,
@@ -368,6 +370,9 @@ pub trait Repository: Send + Sync + 'static {
     ) -> Result<()>;
     /// `(owner index, verified at)` of a trade registration's verified owners.
     async fn identity_verifications(&self, case_id: Uuid) -> Result<Vec<(i32, OffsetDateTime)>>;
+
+    /// Records the issued tax number of a tax registration.
+    async fn set_tax_number(&self, id: Uuid, tax_number: &str) -> Result<()>;
 
     /// Applies an operator's changes to a trade registration; `false` when there is no such case.
     async fn patch_trade_registration(&self, id: Uuid, patch: &TradePatch) -> Result<bool>;

@@ -219,7 +219,7 @@ macro_rules! repository_impl {
             use sqlx::Row;
             let row = sqlx::query(
                 "SELECT id, company_id, provider_id, environment, package, legal_form, status, record, \
-                 tax_office_number, tax_office_lookup, created_at FROM tax_registrations WHERE id = $1",
+                 tax_office_number, tax_office_lookup, tax_number, created_at FROM tax_registrations WHERE id = $1",
             )
             .bind(id)
             .fetch_optional(&self.pool)
@@ -243,6 +243,7 @@ macro_rules! repository_impl {
                 record: record.0,
                 tax_office_number: row.try_get("tax_office_number")?,
                 tax_office_lookup: lookup.map(|j| j.0),
+                tax_number: row.try_get("tax_number")?,
                 created_at: row.try_get("created_at")?,
                 documents,
                 history,
@@ -318,6 +319,15 @@ macro_rules! repository_impl {
             .iter()
             .map(|r| Ok((r.try_get("owner_index")?, r.try_get("verified_at")?)))
             .collect()
+        }
+
+        async fn set_tax_number(&self, id: uuid::Uuid, tax_number: &str) -> $crate::Result<()> {
+            sqlx::query("UPDATE tax_registrations SET tax_number = $1 WHERE id = $2")
+                .bind(tax_number)
+                .bind(id)
+                .execute(&self.pool)
+                .await?;
+            Ok(())
         }
 
         async fn patch_trade_registration(

@@ -57,6 +57,10 @@ pub fn authenticated(config: &Config) -> Router<Arc<AppState>> {
         )
         .route("/v1/operator/tax-registrations", get(operator::list_tax))
         .route(
+            "/v1/operator/tax-registrations/{tax_registration_id}/transition",
+            post(operator::transition_tax),
+        )
+        .route(
             "/v1/operator/trade-registrations/{trade_registration_id}",
             axum::routing::patch(operator::patch_trade),
         )

@@ -661,3 +661,158 @@ pub async fn verify_identity(
         },
     ))
 }
+
+/// An operator's status change of a tax registration.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaxTransitionRequest {
+    /// `submitted` (sent to the tax office, or resent after a rejection), `completed` (with
+    /// `tax_number`) or `rejected` (with the filing system's message as `reason`).
+    pub status: String,
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// The issued tax number (Steuernummer), e.g. `21/815/08150`; required for `completed`.
+    #[serde(default)]
+    pub tax_number: Option<String>,
+}
+
+/// The Steuernummer as digits: 10 to 13 digits after removing `/`, spaces and hyphens.
+fn normalise_tax_number(raw: &str) -> Option<String> {
+    let digits: String = raw
+        .chars()
+        .filter(|c| !matches!(c, '/' | ' ' | '-'))
+        .collect();
+    ((10..=13).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit()))
+        .then_some(digits)
+}
+
+/// Moves a tax registration along its lifecycle (decisions §7): `validated -> submitted ->
+/// completed | rejected -> submitted`.
+#[utoipa::path(post, path = "/v1/operator/tax-registrations/{tax_registration_id}/transition", tag = "operator",
+    params(("tax_registration_id" = Uuid, Path, description = "The case")),
+    request_body = TaxTransitionRequest,
+    responses(
+        (status = 200, description = "Moved", body = Envelope<OperatorTransitionResponse>),
+        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        (status = 404, description = "No such case (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        (status = 409, description = "`INVALID_STATE_TRANSITION` (also: submitting without an assigned tax office)", body = Envelope<ErrorBody>),
+        (status = 422, description = "`VALIDATION_FAILED`: unknown status, `completed` without a tax number, `rejected` without a reason", body = Envelope<ErrorBody>),
+    ))]
+pub async fn transition_tax(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    crate::extract::PathId(id): crate::extract::PathId,
+    crate::extract::ApiJson(input): crate::extract::ApiJson<TaxTransitionRequest>,
+) -> Result<Response, ApiError> {
+    let Caller::Operator { operator_id } = caller else {
+        return Err(ApiError::Forbidden("operator keys only".into()));
+    };
+    let mut errs = Violations::new();
+    let target = TaxStatus::parse(&input.status);
+    if target.is_none() || target == Some(TaxStatus::Validated) {
+        errs.push(
+            "status",
+            "invalid_value",
+            "must be one of: submitted, completed, rejected",
+        );
+    }
+    let reason = input.reason.and_then(|r| {
+        domain::rules::text(
+            &serde_json::Value::from(r),
+            "reason",
+            2000,
+            domain::din91379::TextType::C,
+            &mut errs,
+        )
+    });
+    let tax_number = match (&input.tax_number, target) {
+        (Some(n), Some(TaxStatus::Completed)) => {
+            let t = normalise_tax_number(n);
+            if t.is_none() {
+                errs.push(
+                    "tax_number",
+                    "invalid_tax_number",
+                    "must be a tax number of 10 to 13 digits (slashes allowed)",
+                );
+            }
+            t
+        }
+        (None, Some(TaxStatus::Completed)) => {
+            errs.push(
+                "tax_number",
+                "required",
+                "is required to complete a tax registration",
+            );
+            None
+        }
+        (Some(_), _) => {
+            errs.push(
+                "tax_number",
+                "not_allowed",
+                "is only accepted with status completed",
+            );
+            None
+        }
+        (None, _) => None,
+    };
+    if target == Some(TaxStatus::Rejected)
+        && reason.is_none()
+        && !errs.iter().any(|e| e.field == "reason")
+    {
+        errs.push("reason", "required", "give the filing system's message");
+    }
+    errs.finish(())?;
+    let Some(target) = target else {
+        return Err(ApiError::Internal(anyhow::anyhow!(
+            "validated status missing"
+        )));
+    };
+    let case = state
+        .repo
+        .get_tax_registration(id)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let current = TaxStatus::parse(&case.status).ok_or_else(|| {
+        ApiError::Internal(anyhow::anyhow!("unknown stored status {:?}", case.status))
+    })?;
+    let to = current.transition(target).map_err(|e| ApiError::Conflict {
+        code: "INVALID_STATE_TRANSITION",
+        message: e.to_string(),
+    })?;
+    if to == TaxStatus::Submitted && case.tax_office_number.is_none() {
+        return Err(ApiError::Conflict {
+            code: "INVALID_STATE_TRANSITION",
+            message: "no tax office is assigned yet, so there is no XML to submit".into(),
+        });
+    }
+    let change = store::StatusChange {
+        status: to.as_str().into(),
+        previous_status: Some(current.as_str().into()),
+        actor: format!("operator:{operator_id}"),
+        reason,
+        at: crate::routes::cases::now_micros(),
+    };
+    if !state
+        .repo
+        .transition_case(CaseKind::Tax, id, current.as_str(), &change, &[])
+        .await?
+    {
+        return Err(ApiError::Conflict {
+            code: "INVALID_STATE_TRANSITION",
+            message: "the case changed status meanwhile; read it again".into(),
+        });
+    }
+    if let Some(n) = &tax_number {
+        state.repo.set_tax_number(id, n).await?;
+    }
+    Ok(respond(
+        StatusCode::OK,
+        OperatorTransitionResponse {
+            result: Outcome::Success,
+            message: format!("tax registration is now {}", to.as_str()),
+            id,
+            status: to.as_str().into(),
+            previous_status: current.as_str().into(),
+        },
+    ))
+}

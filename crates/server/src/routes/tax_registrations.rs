@@ -108,6 +108,9 @@ pub struct TaxRegistrationResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub tax_office_determination: Option<Value>,
+    /// The tax number (Steuernummer) the tax office issued, once completed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tax_number: Option<String>,
     /// The request as stored, normalised (for example `registration_number` without `HRB`).
     pub registration: TaxRegistration,
     pub documents: Vec<DocumentView>,
@@ -416,6 +419,7 @@ pub async fn get(
             } else {
                 None
             },
+            tax_number: case.tax_number.clone(),
             registration,
             documents: cases::document_views(&state, &case.documents),
             created_at: case.created_at,

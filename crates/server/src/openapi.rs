@@ -41,6 +41,7 @@ Errors carry a stable `code`, and validation errors list every broken field in `
         operator::patch_trade,
         operator::verify_identity,
         operator::transition_tax,
+        operator::assign_tax_office,
         operator::upload_trade_licence,
         offices::list_directory,
         offices::get_directory_entry,

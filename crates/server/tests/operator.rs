@@ -298,4 +298,45 @@ backend_tests! {
         let (s, b) = json(app.post(&path, Some(&pkey)).json(&json!({"status": "submitted"})).send().await.unwrap()).await;
         assert_error(s, &b, 403, "FORBIDDEN");
     }
+
+    async fn operators_assign_the_tax_office_and_the_xml_is_written(backend) {
+        let app = TestApp::spawn(backend).await.unwrap();
+        let (_, pkey) = app.provider("P").await;
+        let (_, okey) = app.operator("O").await;
+        let (_, b) = json(app.post("/v1/tax-registration", Some(&pkey)).json(&example("gmbh")).send().await.unwrap()).await;
+        let id = b["response"]["tax_registration_id"].as_str().unwrap().to_string();
+        let path = format!("/v1/operator/tax-registrations/{id}/tax-office");
+        let docs_of = |g: &Value, t: &str| -> Vec<Value> {
+            g["response"]["documents"].as_array().unwrap().iter().filter(|d| d["type"] == t).cloned().collect()
+        };
+        let (_, before) = json(app.get(&format!("/v1/tax-registration/{id}"), Some(&pkey)).send().await.unwrap()).await;
+        assert!(docs_of(&before, "tax-registration-xml").is_empty());
+
+        let (s, b) = json(app.post(&path, Some(&okey)).json(&json!({"tax_office_number": "9999"})).send().await.unwrap()).await;
+        let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+        assert_eq!(r["errors"][0]["code"], "unknown_tax_office");
+        let (s, b) = json(app.post(&path, Some(&pkey)).json(&json!({"tax_office_number": "1127"})).send().await.unwrap()).await;
+        assert_error(s, &b, 403, "FORBIDDEN");
+
+        let (s, g) = json(app.post(&path, Some(&okey)).json(&json!({"tax_office_number": "1127"})).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{g}");
+        assert_eq!(g["response"]["tax_office"]["number"], "1127");
+        assert!(g["response"].get("tax_office_determination").is_none());
+        let xml_docs = docs_of(&g, "tax-registration-xml");
+        assert_eq!(xml_docs.len(), 1);
+        assert_eq!(docs_of(&g, "tax-registration-summary").len(), 1, "the summary is replaced, not added");
+        let xml = app.client.get(xml_docs[0]["download_url"].as_str().unwrap()).send().await.unwrap().bytes().await.unwrap();
+        elster::validate(&xml).expect("valid against the XSD");
+        assert!(String::from_utf8_lossy(&xml).contains("<Empfaenger id=\"F\">1127</Empfaenger>"));
+        // The old summary's file is gone from the store.
+        let summary_before = docs_of(&before, "tax-registration-summary");
+        let old = app.client.get(summary_before[0]["download_url"].as_str().unwrap()).send().await.unwrap();
+        assert_eq!(old.status(), 404);
+
+        // Now it can be submitted; after that the office is fixed.
+        let (s, _) = json(app.post(&format!("/v1/operator/tax-registrations/{id}/transition"), Some(&okey)).json(&json!({"status": "submitted"})).send().await.unwrap()).await;
+        assert_eq!(s, 200);
+        let (s, b) = json(app.post(&path, Some(&okey)).json(&json!({"tax_office_number": "1129"})).send().await.unwrap()).await;
+        assert_error(s, &b, 409, "INVALID_STATE_TRANSITION");
+    }
 }

@@ -371,6 +371,18 @@ pub trait Repository: Send + Sync + 'static {
     /// `(owner index, verified at)` of a trade registration's verified owners.
     async fn identity_verifications(&self, case_id: Uuid) -> Result<Vec<(i32, OffsetDateTime)>>;
 
+    /// Assigns the tax office of a tax registration in `allowed_statuses` and replaces its
+    /// documents of the types in `documents` with these, atomically. Returns the storage keys
+    /// of the replaced documents (to delete after the commit), or `None` when the case is not
+    /// in one of the statuses.
+    async fn assign_tax_office(
+        &self,
+        id: Uuid,
+        office_number: &str,
+        allowed_statuses: &[&str],
+        documents: &[DocumentRecord],
+    ) -> Result<Option<Vec<String>>>;
+
     /// Records the issued tax number of a tax registration.
     async fn set_tax_number(&self, id: Uuid, tax_number: &str) -> Result<()>;
 

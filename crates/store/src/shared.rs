@@ -321,6 +321,59 @@ macro_rules! repository_impl {
             .collect()
         }
 
+        async fn assign_tax_office(
+            &self,
+            id: uuid::Uuid,
+            office_number: &str,
+            allowed_statuses: &[&str],
+            documents: &[$crate::DocumentRecord],
+        ) -> $crate::Result<Option<Vec<String>>> {
+            use sqlx::Row;
+            let mut tx = self.pool.begin().await?;
+            let status: Option<String> =
+                sqlx::query("SELECT status FROM tax_registrations WHERE id = $1")
+                    .bind(id)
+                    .fetch_optional(&mut *tx)
+                    .await?
+                    .map(|r| r.try_get("status"))
+                    .transpose()?;
+            let Some(status) = status.filter(|s| allowed_statuses.contains(&s.as_str())) else {
+                tx.rollback().await?;
+                return Ok(None);
+            };
+            let updated = sqlx::query(
+                "UPDATE tax_registrations SET tax_office_number = $1, updated_at = $2 \
+                 WHERE id = $3 AND status = $4",
+            )
+            .bind(office_number)
+            .bind($crate::shared::now())
+            .bind(id)
+            .bind(&status)
+            .execute(&mut *tx)
+            .await?;
+            if updated.rows_affected() != 1 {
+                tx.rollback().await?;
+                return Ok(None);
+            }
+            let mut replaced = Vec::new();
+            for d in documents {
+                let keys = sqlx::query(
+                    "DELETE FROM documents WHERE case_id = $1 AND doc_type = $2 RETURNING storage_key",
+                )
+                .bind(id)
+                .bind(&d.doc_type)
+                .fetch_all(&mut *tx)
+                .await?;
+                for k in keys {
+                    replaced.push(k.try_get::<String, _>("storage_key")?);
+                }
+            }
+            let no_history: &[$crate::StatusChange] = &[];
+            insert_children!(tx, id, "tax", documents, no_history);
+            tx.commit().await?;
+            Ok(Some(replaced))
+        }
+
         async fn set_tax_number(&self, id: uuid::Uuid, tax_number: &str) -> $crate::Result<()> {
             sqlx::query("UPDATE tax_registrations SET tax_number = $1 WHERE id = $2")
                 .bind(tax_number)

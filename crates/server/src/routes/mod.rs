@@ -61,6 +61,10 @@ pub fn authenticated(config: &Config) -> Router<Arc<AppState>> {
             post(operator::transition_tax),
         )
         .route(
+            "/v1/operator/tax-registrations/{tax_registration_id}/tax-office",
+            post(operator::assign_tax_office),
+        )
+        .route(
             "/v1/operator/trade-registrations/{trade_registration_id}",
             axum::routing::patch(operator::patch_trade),
         )

@@ -816,3 +816,88 @@ pub async fn transition_tax(
         },
     ))
 }
+
+/// The office to assign.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AssignTaxOfficeRequest {
+    /// 4-digit tax office number of the bundled directory.
+    pub tax_office_number: String,
+}
+
+/// Assigns the tax office of a `validated` or `rejected` tax registration and regenerates its
+/// ELSTER XML (validated against the XSD again) and summary; answers with the case.
+#[utoipa::path(post, path = "/v1/operator/tax-registrations/{tax_registration_id}/tax-office", tag = "operator",
+    params(("tax_registration_id" = Uuid, Path, description = "The case")),
+    request_body = AssignTaxOfficeRequest,
+    responses(
+        (status = 200, description = "Assigned; the documents are new", body = Envelope<crate::routes::tax_registrations::TaxRegistrationResponse>),
+        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        (status = 404, description = "No such case (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        (status = 409, description = "`INVALID_STATE_TRANSITION`: the case is already submitted or completed", body = Envelope<ErrorBody>),
+        (status = 422, description = "`VALIDATION_FAILED`: not an office of the directory", body = Envelope<ErrorBody>),
+    ))]
+pub async fn assign_tax_office(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    crate::extract::PathId(id): crate::extract::PathId,
+    crate::extract::ApiJson(input): crate::extract::ApiJson<AssignTaxOfficeRequest>,
+) -> Result<Response, ApiError> {
+    operator_only(caller)?;
+    let number = input.tax_office_number.trim().to_string();
+    if !domain::offices::is_known_tax_office(&number) {
+        return Err(ApiError::validation(
+            "tax_office_number",
+            "unknown_tax_office",
+            "is not a 4-digit office number of the tax office directory",
+        ));
+    }
+    let case = state
+        .repo
+        .get_tax_registration(id)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let mut reg: domain::tax::TaxRegistration = serde_json::from_value(case.record.clone())
+        .map_err(|e| ApiError::Internal(anyhow::anyhow!("stored record unreadable: {e}")))?;
+    reg.tax_office_number = Some(number.clone());
+    let now = crate::routes::cases::now_micros();
+    let elster = state.config.elster.clone();
+    let (reg_for_docs, office) = (reg.clone(), number.clone());
+    let produced = tokio::task::spawn_blocking(move || {
+        crate::routes::tax_registrations::produce(&reg_for_docs, id, Some(&office), &elster, now)
+    })
+    .await
+    .map_err(|e| ApiError::Internal(anyhow::anyhow!("document generation panicked: {e}")))??;
+    let (documents, written) =
+        crate::routes::tax_registrations::store_produced(&state, id, &reg.name, produced, now)
+            .await?;
+    let allowed = [TaxStatus::Validated.as_str(), TaxStatus::Rejected.as_str()];
+    match state
+        .repo
+        .assign_tax_office(id, &number, &allowed, &documents)
+        .await
+    {
+        Ok(Some(replaced)) => {
+            crate::routes::cases::remove_files(&state, &replaced).await;
+        }
+        Ok(None) => {
+            crate::routes::cases::remove_files(&state, &written).await;
+            return Err(ApiError::Conflict {
+                code: "INVALID_STATE_TRANSITION",
+                message:
+                    "the tax office can only be assigned while the case is validated or rejected"
+                        .into(),
+            });
+        }
+        Err(e) => {
+            crate::routes::cases::remove_files(&state, &written).await;
+            return Err(e.into());
+        }
+    }
+    crate::routes::tax_registrations::get(
+        State(state),
+        Extension(caller),
+        crate::extract::PathId(id),
+    )
+    .await
+}

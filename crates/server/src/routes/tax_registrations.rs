@@ -184,11 +184,11 @@ fn resolve_tax_office(reg: &TaxRegistration) -> Result<(Option<String>, Option<V
 }
 
 /// A generated file: document type, content type, file extension, bytes.
-type Produced = (&'static str, &'static str, &'static str, Vec<u8>);
+pub(crate) type Produced = (&'static str, &'static str, &'static str, Vec<u8>);
 
 /// The ELSTER XML (validated against the bundled XSD) when the office is known, and the summary
 /// PDF. A document that fails its own schema is a server bug: 500, logged, nothing stored.
-fn produce(
+pub(crate) fn produce(
     reg: &TaxRegistration,
     id: Uuid,
     office: Option<&str>,
@@ -222,6 +222,44 @@ fn produce(
     .map_err(|e| ApiError::Internal(anyhow::anyhow!("summary PDF failed: {e}")))?;
     out.push((DOC_SUMMARY, "application/pdf", "pdf", pdf));
     Ok(out)
+}
+
+/// Writes generated files to the document store; on a failure the ones written are removed.
+/// Returns the document records and the keys written.
+pub(crate) async fn store_produced(
+    state: &AppState,
+    id: Uuid,
+    company: &str,
+    produced: Vec<Produced>,
+    now: OffsetDateTime,
+) -> Result<(Vec<DocumentRecord>, Vec<String>), ApiError> {
+    let mut documents = Vec::new();
+    let mut written = Vec::new();
+    for (doc_type, content_type, ext, bytes) in produced {
+        let doc_id = Uuid::now_v7();
+        let key = format!("tax/{id}/{doc_id}.{ext}");
+        let sha256 = Sha256::digest(&bytes).to_vec();
+        let size = bytes.len() as i64;
+        if let Err(e) = state.documents.put(&key, Bytes::from(bytes)).await {
+            cases::remove_files(state, &written).await;
+            return Err(e.into());
+        }
+        written.push(key.clone());
+        documents.push(DocumentRecord {
+            id: doc_id,
+            case_id: id,
+            case_kind: "tax".into(),
+            owner_index: None,
+            doc_type: doc_type.into(),
+            name: display_name(doc_type, company, ext),
+            storage_key: key,
+            content_type: content_type.into(),
+            size,
+            sha256,
+            created_at: now,
+        });
+    }
+    Ok((documents, written))
 }
 
 fn display_name(doc_type: &str, company: &str, ext: &str) -> String {
@@ -290,32 +328,7 @@ pub async fn create(
     .await
     .map_err(|e| ApiError::Internal(anyhow::anyhow!("document generation panicked: {e}")))??;
 
-    let mut documents = Vec::new();
-    let mut written = Vec::new();
-    for (doc_type, content_type, ext, bytes) in produced {
-        let doc_id = Uuid::now_v7();
-        let key = format!("tax/{id}/{doc_id}.{ext}");
-        let sha256 = Sha256::digest(&bytes).to_vec();
-        let size = bytes.len() as i64;
-        if let Err(e) = state.documents.put(&key, Bytes::from(bytes)).await {
-            cases::remove_files(&state, &written).await;
-            return Err(e.into());
-        }
-        written.push(key.clone());
-        documents.push(DocumentRecord {
-            id: doc_id,
-            case_id: id,
-            case_kind: "tax".into(),
-            owner_index: None,
-            doc_type: doc_type.into(),
-            name: display_name(doc_type, &reg.name, ext),
-            storage_key: key,
-            content_type: content_type.into(),
-            size,
-            sha256,
-            created_at: now,
-        });
-    }
+    let (documents, written) = store_produced(&state, id, &reg.name, produced, now).await?;
     let new = NewTaxRegistration {
         id,
         new_company,

@@ -95,3 +95,75 @@ pub fn now_micros() -> OffsetDateTime {
     t.replace_nanosecond(t.nanosecond() / 1000 * 1000)
         .unwrap_or(t)
 }
+
+/// A multipart error as an answer: over the body limit is 413, anything else 400.
+pub fn multipart_error(e: axum::extract::multipart::MultipartError) -> ApiError {
+    if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+        ApiError::PayloadTooLarge("the request body is larger than allowed".into())
+    } else {
+        ApiError::InvalidMultipart(format!(
+            "the multipart body cannot be read: {}",
+            e.body_text()
+        ))
+    }
+}
+
+/// Reads one multipart part whole, refusing it (413) as soon as it exceeds `limit`.
+pub async fn read_part(
+    field: &mut axum::extract::multipart::Field<'_>,
+    name: &str,
+    limit: usize,
+) -> Result<bytes::Bytes, ApiError> {
+    let mut buf = bytes::BytesMut::new();
+    while let Some(chunk) = field.chunk().await.map_err(multipart_error)? {
+        if buf.len() + chunk.len() > limit {
+            return Err(ApiError::PayloadTooLarge(format!(
+                "the part `{name}` is larger than {limit} bytes"
+            )));
+        }
+        buf.extend_from_slice(&chunk);
+    }
+    Ok(buf.freeze())
+}
+
+/// The stored status of a case as its lifecycle type.
+pub fn stored_status<L: domain::lifecycle::Lifecycle>(status: &str) -> Result<L, ApiError> {
+    L::parse(status)
+        .ok_or_else(|| ApiError::Internal(anyhow::anyhow!("unknown stored status {status:?}")))
+}
+
+/// `to` when the lifecycle allows it from `current`, else 409 `INVALID_STATE_TRANSITION`
+/// naming the current status and the allowed ones.
+pub fn checked_transition<L: domain::lifecycle::Lifecycle>(
+    current: L,
+    to: L,
+) -> Result<L, ApiError> {
+    current.transition(to).map_err(|e| ApiError::Conflict {
+        code: "INVALID_STATE_TRANSITION",
+        message: e.to_string(),
+    })
+}
+
+/// Writes a status change (with any new documents) if the case is still in `from`; a case
+/// another request moved meanwhile is 409 `INVALID_STATE_TRANSITION`.
+pub async fn move_case(
+    state: &AppState,
+    kind: store::CaseKind,
+    id: Uuid,
+    from: &str,
+    change: &StatusChange,
+    documents: &[DocumentRecord],
+) -> Result<(), ApiError> {
+    if state
+        .repo
+        .transition_case(kind, id, from, change, documents)
+        .await?
+    {
+        Ok(())
+    } else {
+        Err(ApiError::Conflict {
+            code: "INVALID_STATE_TRANSITION",
+            message: "the case changed status meanwhile; read it again".into(),
+        })
+    }
+}

@@ -266,13 +266,8 @@ pub async fn transition_trade(
         .get_trade_registration(id)
         .await?
         .ok_or(ApiError::NotFound)?;
-    let current = TradeStatus::parse(&case.status).ok_or_else(|| {
-        ApiError::Internal(anyhow::anyhow!("unknown stored status {:?}", case.status))
-    })?;
-    let to = current.transition(target).map_err(|e| ApiError::Conflict {
-        code: "INVALID_STATE_TRANSITION",
-        message: e.to_string(),
-    })?;
+    let current: TradeStatus = crate::routes::cases::stored_status(&case.status)?;
+    let to = crate::routes::cases::checked_transition(current, target)?;
     let change = store::StatusChange {
         status: to.as_str().into(),
         previous_status: Some(current.as_str().into()),
@@ -280,16 +275,8 @@ pub async fn transition_trade(
         reason,
         at: crate::routes::cases::now_micros(),
     };
-    if !state
-        .repo
-        .transition_case(CaseKind::Trade, id, current.as_str(), &change, &[])
-        .await?
-    {
-        return Err(ApiError::Conflict {
-            code: "INVALID_STATE_TRANSITION",
-            message: "the case changed status meanwhile; read it again".into(),
-        });
-    }
+    crate::routes::cases::move_case(&state, CaseKind::Trade, id, current.as_str(), &change, &[])
+        .await?;
     Ok(respond(
         StatusCode::OK,
         OperatorTransitionResponse {
@@ -338,16 +325,11 @@ pub async fn upload_trade_licence(
     };
     let limit = state.config.max_upload_bytes;
     let mut file: Option<bytes::Bytes> = None;
-    while let Some(mut field) = multipart.next_field().await.map_err(|e| {
-        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::PayloadTooLarge("the upload is larger than allowed".into())
-        } else {
-            ApiError::InvalidMultipart(format!(
-                "the multipart body cannot be read: {}",
-                e.body_text()
-            ))
-        }
-    })? {
+    while let Some(mut field) = multipart
+        .next_field()
+        .await
+        .map_err(crate::routes::cases::multipart_error)?
+    {
         let name = field.name().unwrap_or("").to_string();
         if name != "file" {
             return Err(ApiError::validation(
@@ -356,20 +338,8 @@ pub async fn upload_trade_licence(
                 "only a part named `file` is accepted",
             ));
         }
-        let mut buf = bytes::BytesMut::new();
-        while let Some(chunk) = field
-            .chunk()
-            .await
-            .map_err(|e| ApiError::InvalidMultipart(e.body_text()))?
-        {
-            if buf.len() + chunk.len() > limit {
-                return Err(ApiError::PayloadTooLarge(format!(
-                    "the file is larger than {limit} bytes"
-                )));
-            }
-            buf.extend_from_slice(&chunk);
-        }
-        if file.replace(buf.freeze()).is_some() {
+        let part = crate::routes::cases::read_part(&mut field, &name, limit).await?;
+        if file.replace(part).is_some() {
             return Err(ApiError::InvalidMultipart(
                 "more than one `file` part".into(),
             ));
@@ -402,15 +372,8 @@ pub async fn upload_trade_licence(
         .get_trade_registration(id)
         .await?
         .ok_or(ApiError::NotFound)?;
-    let current = TradeStatus::parse(&case.status).ok_or_else(|| {
-        ApiError::Internal(anyhow::anyhow!("unknown stored status {:?}", case.status))
-    })?;
-    let to = current
-        .transition(TradeStatus::Completed)
-        .map_err(|e| ApiError::Conflict {
-            code: "INVALID_STATE_TRANSITION",
-            message: e.to_string(),
-        })?;
+    let current: TradeStatus = crate::routes::cases::stored_status(&case.status)?;
+    let to = crate::routes::cases::checked_transition(current, TradeStatus::Completed)?;
     let company = case
         .record
         .get("name")
@@ -444,23 +407,18 @@ pub async fn upload_trade_licence(
         reason: Some("trade licence issued".into()),
         at: now,
     };
-    let moved = state
-        .repo
-        .transition_case(
-            CaseKind::Trade,
-            id,
-            current.as_str(),
-            &change,
-            std::slice::from_ref(&doc),
-        )
-        .await;
-    if !matches!(moved, Ok(true)) {
+    if let Err(e) = crate::routes::cases::move_case(
+        &state,
+        CaseKind::Trade,
+        id,
+        current.as_str(),
+        &change,
+        std::slice::from_ref(&doc),
+    )
+    .await
+    {
         crate::routes::cases::remove_files(&state, std::slice::from_ref(&key)).await;
-        moved?;
-        return Err(ApiError::Conflict {
-            code: "INVALID_STATE_TRANSITION",
-            message: "the case changed status meanwhile; read it again".into(),
-        });
+        return Err(e);
     }
     Ok(respond(
         StatusCode::OK,
@@ -772,13 +730,8 @@ pub async fn transition_tax(
         .get_tax_registration(id)
         .await?
         .ok_or(ApiError::NotFound)?;
-    let current = TaxStatus::parse(&case.status).ok_or_else(|| {
-        ApiError::Internal(anyhow::anyhow!("unknown stored status {:?}", case.status))
-    })?;
-    let to = current.transition(target).map_err(|e| ApiError::Conflict {
-        code: "INVALID_STATE_TRANSITION",
-        message: e.to_string(),
-    })?;
+    let current: TaxStatus = crate::routes::cases::stored_status(&case.status)?;
+    let to = crate::routes::cases::checked_transition(current, target)?;
     if to == TaxStatus::Submitted && case.tax_office_number.is_none() {
         return Err(ApiError::Conflict {
             code: "INVALID_STATE_TRANSITION",
@@ -792,16 +745,8 @@ pub async fn transition_tax(
         reason,
         at: crate::routes::cases::now_micros(),
     };
-    if !state
-        .repo
-        .transition_case(CaseKind::Tax, id, current.as_str(), &change, &[])
-        .await?
-    {
-        return Err(ApiError::Conflict {
-            code: "INVALID_STATE_TRANSITION",
-            message: "the case changed status meanwhile; read it again".into(),
-        });
-    }
+    crate::routes::cases::move_case(&state, CaseKind::Tax, id, current.as_str(), &change, &[])
+        .await?;
     if let Some(n) = &tax_number {
         state.repo.set_tax_number(id, n).await?;
     }

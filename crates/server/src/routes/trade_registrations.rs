@@ -63,17 +63,6 @@ fn is_multipart(req: &Request) -> bool {
         })
 }
 
-fn multipart_error(e: axum::extract::multipart::MultipartError) -> ApiError {
-    if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-        ApiError::PayloadTooLarge("the request body is larger than allowed".into())
-    } else {
-        ApiError::InvalidMultipart(format!(
-            "the multipart body cannot be read: {}",
-            e.body_text()
-        ))
-    }
-}
-
 async fn receive(state: &AppState, req: Request) -> Result<Received, ApiError> {
     let max_body = state.config.max_body_bytes;
     let max_upload = state.config.max_upload_bytes;
@@ -102,7 +91,7 @@ async fn receive(state: &AppState, req: Request) -> Result<Received, ApiError> {
     let mut data = None;
     let mut files: Vec<(String, Bytes)> = Vec::new();
     let mut parts = 0;
-    while let Some(mut field) = mp.next_field().await.map_err(multipart_error)? {
+    while let Some(mut field) = mp.next_field().await.map_err(cases::multipart_error)? {
         parts += 1;
         if parts > MAX_PARTS {
             return Err(ApiError::InvalidMultipart(format!(
@@ -114,17 +103,9 @@ async fn receive(state: &AppState, req: Request) -> Result<Received, ApiError> {
             return Err(ApiError::InvalidMultipart("every part needs a name".into()));
         }
         let limit = if name == "data" { max_body } else { max_upload };
-        let mut buf = bytes::BytesMut::new();
-        while let Some(chunk) = field.chunk().await.map_err(multipart_error)? {
-            if buf.len() + chunk.len() > limit {
-                return Err(ApiError::PayloadTooLarge(format!(
-                    "the part `{name}` is larger than {limit} bytes"
-                )));
-            }
-            buf.extend_from_slice(&chunk);
-        }
+        let part = cases::read_part(&mut field, &name, limit).await?;
         if name == "data" {
-            if data.replace(buf.freeze()).is_some() {
+            if data.replace(part).is_some() {
                 return Err(ApiError::InvalidMultipart(
                     "more than one `data` part".into(),
                 ));
@@ -134,7 +115,7 @@ async fn receive(state: &AppState, req: Request) -> Result<Received, ApiError> {
                 "more than one part named `{name}`"
             )));
         } else {
-            files.push((name, buf.freeze()));
+            files.push((name, part));
         }
     }
     let data = data.ok_or_else(|| {
@@ -927,9 +908,7 @@ pub async fn mark_submitted(
             "only the provider that created the case marks it submitted".into(),
         ));
     };
-    let current = TradeStatus::parse(&case.status).ok_or_else(|| {
-        ApiError::Internal(anyhow::anyhow!("unknown stored status {:?}", case.status))
-    })?;
+    let current: TradeStatus = cases::stored_status(&case.status)?;
     // The provider's action exists only from form-rendered (the table's other way into
     // submitted, from initiated, is the create's own step).
     if current != TradeStatus::FormRendered {
@@ -951,16 +930,15 @@ pub async fn mark_submitted(
         reason,
         at: cases::now_micros(),
     };
-    if !state
-        .repo
-        .transition_case(store::CaseKind::Trade, id, current.as_str(), &change, &[])
-        .await?
-    {
-        return Err(ApiError::Conflict {
-            code: "INVALID_STATE_TRANSITION",
-            message: "the case changed status meanwhile; read it again".into(),
-        });
-    }
+    cases::move_case(
+        &state,
+        store::CaseKind::Trade,
+        id,
+        current.as_str(),
+        &change,
+        &[],
+    )
+    .await?;
     Ok(respond(
         StatusCode::OK,
         TransitionResponse {

@@ -20,5 +20,6 @@ pub mod tax_request;
 pub mod taxid;
 pub mod trade;
 pub mod trade_request;
+pub mod webhook;
 
 pub use error::{FieldError, Violations};

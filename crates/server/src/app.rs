@@ -33,11 +33,22 @@ pub struct AppState {
     pub documents: DocumentStore,
     pub links: LinkSigner,
     pub config: Config,
+    /// Wakes this instance's webhook worker when a request has written events.
+    pub webhook_wake: tokio::sync::Notify,
+}
+
+impl AppState {
+    /// Tells the webhook worker that new events may be waiting (they are in the database
+    /// already; this only saves the worker's poll delay).
+    pub fn wake_webhooks(&self) {
+        self.webhook_wake.notify_one();
+    }
 }
 
 /// Opens storage (creating the data folder, applying migrations) and loads the signing secret.
 pub async fn build_state(config: Config) -> anyhow::Result<Arc<AppState>> {
     use anyhow::Context;
+    crate::webhooks::install_tls();
     std::fs::create_dir_all(&config.storage.data_dir).with_context(|| {
         format!(
             "cannot create the data folder {}",
@@ -68,6 +79,7 @@ pub async fn build_state(config: Config) -> anyhow::Result<Arc<AppState>> {
         documents,
         links,
         config,
+        webhook_wake: tokio::sync::Notify::new(),
     }))
 }
 
@@ -182,7 +194,17 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let grace = state.config.shutdown_timeout;
-    serve_router(router(state, None), listener, grace, shutdown).await
+    let worker = if state.config.webhooks.worker {
+        Some(crate::webhooks::spawn_worker(state.clone())?)
+    } else {
+        tracing::info!("webhook worker disabled on this instance (FILING_WEBHOOK_WORKER=false)");
+        None
+    };
+    let served = serve_router(router(state, None), listener, grace, shutdown).await;
+    if let Some(w) = worker {
+        w.stop().await;
+    }
+    served
 }
 
 /// Serves a built router (see [`router`]) until `shutdown`, draining for at most `grace`.

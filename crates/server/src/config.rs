@@ -110,6 +110,33 @@ pub struct ServeArgs {
     /// several share one database.
     #[arg(long, env = "FILING_SIGNING_SECRET", hide_env_values = true)]
     pub signing_secret: Option<String>,
+
+    /// Pauses between webhook delivery attempts, comma-separated seconds. The default tries a
+    /// message 8 times over about 27.6 hours: at once, then after 5 s, 5 min, 30 min, 2 h, 5 h,
+    /// 10 h and 10 h.
+    #[arg(
+        long,
+        env = "FILING_WEBHOOK_RETRY_SCHEDULE",
+        default_value = "5,300,1800,7200,18000,36000,36000"
+    )]
+    pub webhook_retry_schedule: String,
+
+    /// `true` lets webhook endpoints target private, loopback and link-local addresses
+    /// (development and tests); production leaves it `false`.
+    #[arg(
+        long,
+        env = "FILING_WEBHOOK_ALLOW_PRIVATE_TARGETS",
+        default_value = "false"
+    )]
+    pub webhook_allow_private_targets: String,
+
+    /// How long one webhook delivery may take, in seconds.
+    #[arg(long, env = "FILING_WEBHOOK_TIMEOUT_SECS", default_value = "15")]
+    pub webhook_timeout_secs: String,
+
+    /// `false` runs this instance without the webhook delivery worker (others deliver).
+    #[arg(long, env = "FILING_WEBHOOK_WORKER", default_value = "true")]
+    pub webhook_worker: String,
 }
 
 impl Default for ServeArgs {
@@ -126,6 +153,10 @@ impl Default for ServeArgs {
             elster_hersteller_id: "74931".into(),
             elster_daten_lieferant: "Registration Filing Service".into(),
             signing_secret: None,
+            webhook_retry_schedule: "5,300,1800,7200,18000,36000,36000".into(),
+            webhook_allow_private_targets: "false".into(),
+            webhook_timeout_secs: "15".into(),
+            webhook_worker: "true".into(),
         }
     }
 }
@@ -177,6 +208,29 @@ pub struct Config {
     /// Trade registration prices in euro cents: (self, assisted).
     pub price_self_cents: i64,
     pub price_assisted_cents: i64,
+    pub webhooks: WebhookConfig,
+}
+
+/// How webhooks are delivered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookConfig {
+    /// Pauses between attempts; its length + 1 is the number of attempts.
+    pub retry_schedule: Vec<Duration>,
+    pub allow_private_targets: bool,
+    pub timeout: Duration,
+    /// Whether this instance runs the delivery worker.
+    pub worker: bool,
+    /// How often an idle worker looks for due messages (events of this instance wake it at
+    /// once; this bounds the delay for retries and for events written by other instances).
+    pub poll_interval: Duration,
+}
+
+fn parse_bool(var: &'static str, value: &str) -> Result<bool, ConfigError> {
+    match value.trim() {
+        "true" | "1" | "yes" => Ok(true),
+        "false" | "0" | "no" => Ok(false),
+        _ => Err(bad(var, value, "expected true or false")),
+    }
 }
 
 /// The sender fields of ELSTER documents.
@@ -382,6 +436,28 @@ impl Config {
             },
             price_self_cents: parse_euros("FILING_PRICE_SELF", &serve.price_self)?,
             price_assisted_cents: parse_euros("FILING_PRICE_ASSISTED", &serve.price_assisted)?,
+            webhooks: WebhookConfig {
+                retry_schedule: domain::webhook::parse_retry_schedule(
+                    &serve.webhook_retry_schedule,
+                )
+                .map_err(|e| {
+                    bad(
+                        "FILING_WEBHOOK_RETRY_SCHEDULE",
+                        &serve.webhook_retry_schedule,
+                        format!("{e}; expected comma-separated seconds such as 5,300,1800"),
+                    )
+                })?,
+                allow_private_targets: parse_bool(
+                    "FILING_WEBHOOK_ALLOW_PRIVATE_TARGETS",
+                    &serve.webhook_allow_private_targets,
+                )?,
+                timeout: Duration::from_secs(parse_positive(
+                    "FILING_WEBHOOK_TIMEOUT_SECS",
+                    &serve.webhook_timeout_secs,
+                )?),
+                worker: parse_bool("FILING_WEBHOOK_WORKER", &serve.webhook_worker)?,
+                poll_interval: Duration::from_secs(1),
+            },
         })
     }
 }
@@ -409,6 +485,15 @@ mod tests {
         assert_eq!(c.public_url, "http://127.0.0.1:8080");
         assert_eq!(c.storage.database_url, "sqlite://./data/filing.db");
         assert_eq!(c.storage.documents_dir, PathBuf::from("./data/documents"));
+        let schedule: Vec<u64> = c
+            .webhooks
+            .retry_schedule
+            .iter()
+            .map(|d| d.as_secs())
+            .collect();
+        assert_eq!(schedule, domain::webhook::DEFAULT_RETRY_SCHEDULE);
+        assert!(!c.webhooks.allow_private_targets);
+        assert_eq!(c.webhooks.timeout, Duration::from_secs(15));
     }
 
     #[test]
@@ -448,6 +533,34 @@ mod tests {
                     ..Default::default()
                 },
                 "FILING_SIGNING_SECRET",
+            ),
+            (
+                ServeArgs {
+                    webhook_retry_schedule: "5,soon".into(),
+                    ..Default::default()
+                },
+                "FILING_WEBHOOK_RETRY_SCHEDULE",
+            ),
+            (
+                ServeArgs {
+                    webhook_allow_private_targets: "maybe".into(),
+                    ..Default::default()
+                },
+                "FILING_WEBHOOK_ALLOW_PRIVATE_TARGETS",
+            ),
+            (
+                ServeArgs {
+                    webhook_timeout_secs: "0".into(),
+                    ..Default::default()
+                },
+                "FILING_WEBHOOK_TIMEOUT_SECS",
+            ),
+            (
+                ServeArgs {
+                    webhook_worker: "off-ish".into(),
+                    ..Default::default()
+                },
+                "FILING_WEBHOOK_WORKER",
             ),
         ];
         for (args, var) in cases {

@@ -18,3 +18,4 @@ pub mod openapi;
 pub mod render;
 pub mod routes;
 pub mod telemetry;
+pub mod webhooks;

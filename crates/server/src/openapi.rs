@@ -11,6 +11,7 @@ use utoipa_swagger_ui::SwaggerUi;
 use crate::app::AppState;
 use crate::routes::{
     companies, documents, health, offices, operator, tax_registrations, trade_registrations,
+    webhooks,
 };
 
 #[derive(OpenApi)]
@@ -46,7 +47,14 @@ Errors carry a stable `code`, and validation errors list every broken field in `
         offices::list_directory,
         offices::get_directory_entry,
         offices::put_directory_entry,
+        webhooks::create,
+        webhooks::list,
+        webhooks::get,
+        webhooks::delete,
+        webhooks::rotate_secret,
+        webhooks::deliveries,
     ),
+    components(schemas(WebhookEvent, WebhookEventData)),
     modifiers(&BearerAuth),
     security(("bearer" = [])),
     tags(
@@ -57,9 +65,47 @@ Errors carry a stable `code`, and validation errors list every broken field in `
         (name = "tax registration", description = "Fragebogen zur steuerlichen Erfassung (UG, GmbH): ELSTER XML validated against XSD, summary PDF"),
         (name = "offices", description = "Which trade office and tax office receive a filing"),
         (name = "operator", description = "For the service's operators (operator keys only)"),
+        (name = "webhooks", description = "Standard Webhooks: every status change of a provider's cases is POSTed \
+to its endpoints as a `WebhookEvent`, with the headers `webhook-id`, `webhook-timestamp` and `webhook-signature` \
+(`v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the decoded `whsec_` secret). Retried on any \
+non-2xx, timeout or connection error; redirects are not followed; one case's events arrive in order."),
     )
 )]
 pub struct ApiDoc;
+
+/// The body of every webhook delivery.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct WebhookEvent {
+    /// `registration.initiated`, `registration.form-rendered`, `registration.submitted`,
+    /// `registration.completed`, `registration.blocked`, `tax-registration.validated`,
+    /// `tax-registration.submitted`, `tax-registration.completed` or `tax-registration.rejected`.
+    #[schema(rename = "type", example = "registration.submitted")]
+    pub event_type: String,
+    /// When the status changed (RFC 3339).
+    #[schema(format = DateTime)]
+    pub timestamp: String,
+    pub data: WebhookEventData,
+}
+
+/// What changed.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct WebhookEventData {
+    /// Trade registration events only.
+    pub trade_registration_id: Option<uuid::Uuid>,
+    /// Tax registration events only.
+    pub tax_registration_id: Option<uuid::Uuid>,
+    pub company_id: uuid::Uuid,
+    pub status: String,
+    /// Null for the first status of a case.
+    pub previous_status: Option<String>,
+    /// `sandbox` or `production`.
+    pub environment: String,
+    pub client_reference: Option<String>,
+    /// The reason recorded with the change (e.g. why a case is blocked or rejected).
+    pub reason: Option<String>,
+}
 
 struct BearerAuth;
 

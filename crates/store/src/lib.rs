@@ -274,6 +274,93 @@ pub struct TradeRegistrationRecord {
     pub history: Vec<StatusChange>,
 }
 
+/// A provider's webhook endpoint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WebhookEndpoint {
+    pub id: Uuid,
+    pub provider_id: Uuid,
+    pub url: String,
+    /// Event types subscribed to; `None`: all of them.
+    pub events: Option<Vec<String>>,
+    /// `whsec_...`
+    pub secret: String,
+    /// The secret before the last rotation, still signing until `previous_secret_expires_at`.
+    pub previous_secret: Option<String>,
+    pub previous_secret_expires_at: Option<OffsetDateTime>,
+    pub created_at: OffsetDateTime,
+}
+
+/// A message the worker has leased for one delivery attempt, with its endpoint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaimedMessage {
+    pub id: Uuid,
+    pub case_id: Uuid,
+    pub event_type: String,
+    /// The body to send, exactly as signed.
+    pub payload: String,
+    /// Attempts made before this one.
+    pub attempts: i32,
+    pub endpoint: WebhookEndpoint,
+}
+
+/// What became of a message after an attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttemptOutcome {
+    Delivered,
+    /// Failed; the next attempt is due at this time (microseconds since the epoch).
+    RetryAt(i64),
+    /// Failed, and the schedule is used up.
+    Failed,
+}
+
+impl AttemptOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AttemptOutcome::Delivered => "delivered",
+            AttemptOutcome::RetryAt(_) => "retrying",
+            AttemptOutcome::Failed => "failed",
+        }
+    }
+}
+
+/// One delivery attempt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WebhookAttempt {
+    pub message_id: Uuid,
+    pub endpoint_id: Uuid,
+    /// 1 for the first attempt.
+    pub attempt: i32,
+    pub at: OffsetDateTime,
+    pub status_code: Option<i32>,
+    pub error: Option<String>,
+    pub duration_ms: i64,
+}
+
+/// A delivery attempt as listed, with its message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WebhookAttemptRecord {
+    pub seq: i64,
+    pub attempt: WebhookAttempt,
+    /// `delivered`, `retrying` or `failed`.
+    pub outcome: String,
+    pub event_type: String,
+    pub case_id: Uuid,
+    /// The message's state now: `pending`, `delivered` or `failed`.
+    pub message_state: String,
+    pub next_attempt_at: Option<OffsetDateTime>,
+}
+
+/// Microseconds since the epoch, the unit of the times the webhook worker compares.
+pub fn micros(t: OffsetDateTime) -> i64 {
+    i64::try_from(t.unix_timestamp_nanos() / 1000).unwrap_or(i64::MAX)
+}
+
+/// The other way round.
+pub fn from_micros(us: i64) -> OffsetDateTime {
+    OffsetDateTime::from_unix_timestamp_nanos(i128::from(us) * 1000)
+        .unwrap_or(OffsetDateTime::UNIX_EPOCH)
+}
+
 /// The outcome of claiming an idempotency key.
 #[derive(Debug, Clone, PartialEq)]
 pub enum IdempotencyClaim {
@@ -408,6 +495,46 @@ pub trait Repository: Send + Sync + 'static {
         after: Option<&str>,
         limit: i64,
     ) -> Result<Vec<TradeOfficeEntry>>;
+
+    /// Adds a provider's webhook endpoint.
+    async fn create_webhook_endpoint(&self, endpoint: &WebhookEndpoint) -> Result<()>;
+    /// A provider's endpoints (not deleted), oldest first.
+    async fn list_webhook_endpoints(&self, provider_id: Uuid) -> Result<Vec<WebhookEndpoint>>;
+    /// An endpoint that is not deleted.
+    async fn get_webhook_endpoint(&self, id: Uuid) -> Result<Option<WebhookEndpoint>>;
+    /// Deletes an endpoint and gives up its undelivered messages; `false` when there is no
+    /// such endpoint (or it was deleted before).
+    async fn delete_webhook_endpoint(&self, id: Uuid, at: OffsetDateTime) -> Result<bool>;
+    /// Replaces the secret; the old one keeps signing until `previous_expires_at`.
+    async fn rotate_webhook_secret(
+        &self,
+        id: Uuid,
+        secret: &str,
+        previous_expires_at: OffsetDateTime,
+    ) -> Result<bool>;
+    /// Leases up to `limit` due messages until `lease_until_us`: pending, due at `now_us`, not
+    /// leased by another worker, and the oldest pending one of their case at their endpoint
+    /// (so one case's events arrive in order). Safe to call from several instances at once.
+    async fn claim_webhook_messages(
+        &self,
+        now_us: i64,
+        lease_until_us: i64,
+        limit: i64,
+    ) -> Result<Vec<ClaimedMessage>>;
+    /// Records an attempt and moves its message on (delivered, retry later, failed), releasing
+    /// the lease.
+    async fn record_webhook_attempt(
+        &self,
+        attempt: &WebhookAttempt,
+        outcome: AttemptOutcome,
+    ) -> Result<()>;
+    /// An endpoint's attempts, newest first, before `before_seq` (exclusive), at most `limit`.
+    async fn list_webhook_attempts(
+        &self,
+        endpoint_id: Uuid,
+        before_seq: Option<i64>,
+        limit: i64,
+    ) -> Result<Vec<WebhookAttemptRecord>>;
 }
 
 impl StoreError {

@@ -30,4 +30,4 @@ impl PostgresRepository {
     }
 }
 
-repository_impl!(PostgresRepository, "postgres", {});
+repository_impl!(PostgresRepository, "postgres", "FOR UPDATE SKIP LOCKED", {});

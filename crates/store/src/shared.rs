@@ -38,7 +38,80 @@ macro_rules! insert_children {
             .execute(&mut *$tx)
             .await?;
         }
+        emit_events!($tx, $case_id, $kind, $history);
     };
+}
+
+/// Writes the webhook messages of a case's status changes inside transaction `$tx` (the
+/// outbox): one per change that has an event and per endpoint of the case's provider that
+/// subscribed to it. The worker delivers them after the commit.
+macro_rules! emit_events {
+    ($tx:ident, $case_id:expr, $kind:expr, $history:expr) => {{
+        use sqlx::Row;
+        let history: &[$crate::StatusChange] = $history;
+        let kind: &str = $kind;
+        if history
+            .iter()
+            .any(|h| domain::webhook::event_type(kind, &h.status).is_some())
+        {
+            let case_query = if kind == "tax" {
+                "SELECT c.provider_id, c.company_id, c.environment, \
+                 c.record ->> 'client_reference' AS client_reference, e.id AS endpoint_id, e.events \
+                 FROM tax_registrations c JOIN webhook_endpoints e \
+                 ON e.provider_id = c.provider_id AND e.deleted_at IS NULL WHERE c.id = $1 \
+                 ORDER BY e.created_at, e.id"
+            } else {
+                "SELECT c.provider_id, c.company_id, c.environment, \
+                 c.record ->> 'client_reference' AS client_reference, e.id AS endpoint_id, e.events \
+                 FROM trade_registrations c JOIN webhook_endpoints e \
+                 ON e.provider_id = c.provider_id AND e.deleted_at IS NULL WHERE c.id = $1 \
+                 ORDER BY e.created_at, e.id"
+            };
+            let rows = sqlx::query(case_query)
+                .bind($case_id)
+                .fetch_all(&mut *$tx)
+                .await?;
+            for h in history {
+                for row in &rows {
+                    let events: Option<sqlx::types::Json<Vec<String>>> = row.try_get("events")?;
+                    let environment: String = row.try_get("environment")?;
+                    let client_reference: Option<String> = row.try_get("client_reference")?;
+                    let event = domain::webhook::CaseEvent {
+                        case_kind: kind,
+                        case_id: $case_id,
+                        company_id: row.try_get("company_id")?,
+                        status: &h.status,
+                        previous_status: h.previous_status.as_deref(),
+                        environment: &environment,
+                        client_reference: client_reference.as_deref(),
+                        reason: h.reason.as_deref(),
+                        at: h.at,
+                    };
+                    let (Some(event_type), Some(body)) = (event.event_type(), event.body()) else {
+                        continue;
+                    };
+                    if !domain::webhook::subscribed(events.as_ref().map(|e| e.0.as_slice()), event_type) {
+                        continue;
+                    }
+                    let endpoint_id: uuid::Uuid = row.try_get("endpoint_id")?;
+                    sqlx::query(
+                        "INSERT INTO webhook_messages (id, endpoint_id, case_id, event_type, payload, \
+                         state, attempts, next_attempt_us, created_at) \
+                         VALUES ($1, $2, $3, $4, $5, 'pending', 0, $6, $7)",
+                    )
+                    .bind(uuid::Uuid::now_v7())
+                    .bind(endpoint_id)
+                    .bind($case_id)
+                    .bind(event_type)
+                    .bind(body)
+                    .bind($crate::micros(h.at))
+                    .bind(h.at)
+                    .execute(&mut *$tx)
+                    .await?;
+                }
+            }
+        }
+    }};
 }
 
 /// Inserts the client company a case creates, inside transaction `$tx`.
@@ -100,8 +173,10 @@ macro_rules! read_children {
 /// Implements [`crate::Repository`] for a repository struct with a `pool` field: the
 /// dialect-independent methods written here, followed by the dialect's own (`$($own)*`).
 /// (The whole impl is generated here because `#[async_trait]` must see every method.)
+/// `$skip_locked` is the dialect's row-locking clause for the webhook claim (empty for SQLite,
+/// whose writers are serialised anyway).
 macro_rules! repository_impl {
-    ($repo:ty, $backend:literal, { $($own:tt)* }) => {
+    ($repo:ty, $backend:literal, $skip_locked:literal, { $($own:tt)* }) => {
     #[async_trait::async_trait]
     impl $crate::Repository for $repo {
         fn backend(&self) -> &'static str {
@@ -548,6 +623,233 @@ macro_rules! repository_impl {
             .await?;
             row.as_ref().map($crate::shared::document_from_row).transpose()
         }
+        async fn create_webhook_endpoint(&self, e: &$crate::WebhookEndpoint) -> $crate::Result<()> {
+            sqlx::query(
+                "INSERT INTO webhook_endpoints (id, provider_id, url, events, secret, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6)",
+            )
+            .bind(e.id)
+            .bind(e.provider_id)
+            .bind(&e.url)
+            .bind(e.events.clone().map(sqlx::types::Json))
+            .bind(&e.secret)
+            .bind(e.created_at)
+            .execute(&self.pool)
+            .await?;
+            Ok(())
+        }
+
+        async fn list_webhook_endpoints(
+            &self,
+            provider_id: uuid::Uuid,
+        ) -> $crate::Result<Vec<$crate::WebhookEndpoint>> {
+            sqlx::query(
+                "SELECT id, provider_id, url, events, secret, previous_secret, \
+                 previous_secret_expires_at, created_at FROM webhook_endpoints \
+                 WHERE provider_id = $1 AND deleted_at IS NULL ORDER BY created_at, id",
+            )
+            .bind(provider_id)
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map($crate::shared::endpoint_from_row)
+            .collect()
+        }
+
+        async fn get_webhook_endpoint(
+            &self,
+            id: uuid::Uuid,
+        ) -> $crate::Result<Option<$crate::WebhookEndpoint>> {
+            sqlx::query(
+                "SELECT id, provider_id, url, events, secret, previous_secret, \
+                 previous_secret_expires_at, created_at FROM webhook_endpoints \
+                 WHERE id = $1 AND deleted_at IS NULL",
+            )
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?
+            .as_ref()
+            .map($crate::shared::endpoint_from_row)
+            .transpose()
+        }
+
+        async fn delete_webhook_endpoint(
+            &self,
+            id: uuid::Uuid,
+            at: time::OffsetDateTime,
+        ) -> $crate::Result<bool> {
+            let mut tx = self.pool.begin().await?;
+            let done = sqlx::query(
+                "UPDATE webhook_endpoints SET deleted_at = $1 WHERE id = $2 AND deleted_at IS NULL",
+            )
+            .bind(at)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+            if done.rows_affected() != 1 {
+                tx.rollback().await?;
+                return Ok(false);
+            }
+            sqlx::query(
+                "UPDATE webhook_messages SET state = 'failed', finished_at = $1, locked_until_us = NULL \
+                 WHERE endpoint_id = $2 AND state = 'pending'",
+            )
+            .bind(at)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+            tx.commit().await?;
+            Ok(true)
+        }
+
+        async fn rotate_webhook_secret(
+            &self,
+            id: uuid::Uuid,
+            secret: &str,
+            previous_expires_at: time::OffsetDateTime,
+        ) -> $crate::Result<bool> {
+            let done = sqlx::query(
+                "UPDATE webhook_endpoints SET previous_secret = secret, \
+                 previous_secret_expires_at = $1, secret = $2 WHERE id = $3 AND deleted_at IS NULL",
+            )
+            .bind(previous_expires_at)
+            .bind(secret)
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+            Ok(done.rows_affected() == 1)
+        }
+
+        async fn claim_webhook_messages(
+            &self,
+            now_us: i64,
+            lease_until_us: i64,
+            limit: i64,
+        ) -> $crate::Result<Vec<$crate::ClaimedMessage>> {
+            use sqlx::Row;
+            let claimed = sqlx::query(concat!(
+                "UPDATE webhook_messages SET locked_until_us = $1 WHERE seq IN (\
+                 SELECT m.seq FROM webhook_messages m \
+                 WHERE m.state = 'pending' AND m.next_attempt_us <= $2 \
+                 AND (m.locked_until_us IS NULL OR m.locked_until_us < $2) \
+                 AND NOT EXISTS (SELECT 1 FROM webhook_messages p WHERE p.endpoint_id = m.endpoint_id \
+                 AND p.case_id = m.case_id AND p.state = 'pending' AND p.seq < m.seq) \
+                 ORDER BY m.next_attempt_us, m.seq LIMIT $3 ",
+                $skip_locked,
+                ") RETURNING id, endpoint_id, case_id, event_type, payload, attempts"
+            ))
+            .bind(lease_until_us)
+            .bind(now_us)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+            let mut out = Vec::with_capacity(claimed.len());
+            for row in &claimed {
+                let endpoint_id: uuid::Uuid = row.try_get("endpoint_id")?;
+                let endpoint = sqlx::query(
+                    "SELECT id, provider_id, url, events, secret, previous_secret, \
+                     previous_secret_expires_at, created_at FROM webhook_endpoints WHERE id = $1",
+                )
+                .bind(endpoint_id)
+                .fetch_one(&self.pool)
+                .await?;
+                out.push($crate::ClaimedMessage {
+                    id: row.try_get("id")?,
+                    case_id: row.try_get("case_id")?,
+                    event_type: row.try_get("event_type")?,
+                    payload: row.try_get("payload")?,
+                    attempts: row.try_get("attempts")?,
+                    endpoint: $crate::shared::endpoint_from_row(&endpoint)?,
+                });
+            }
+            Ok(out)
+        }
+
+        async fn record_webhook_attempt(
+            &self,
+            a: &$crate::WebhookAttempt,
+            outcome: $crate::AttemptOutcome,
+        ) -> $crate::Result<()> {
+            let mut tx = self.pool.begin().await?;
+            let (state, next_us, finished) = match outcome {
+                $crate::AttemptOutcome::Delivered => ("delivered", None, Some(a.at)),
+                $crate::AttemptOutcome::RetryAt(us) => ("pending", Some(us), None),
+                $crate::AttemptOutcome::Failed => ("failed", None, Some(a.at)),
+            };
+            sqlx::query(
+                "UPDATE webhook_messages SET state = $1, attempts = $2, \
+                 next_attempt_us = COALESCE($3, next_attempt_us), finished_at = $4, \
+                 locked_until_us = NULL WHERE id = $5 AND state = 'pending'",
+            )
+            .bind(state)
+            .bind(a.attempt)
+            .bind(next_us)
+            .bind(finished)
+            .bind(a.message_id)
+            .execute(&mut *tx)
+            .await?;
+            sqlx::query(
+                "INSERT INTO webhook_attempts (message_id, endpoint_id, attempt, at, status_code, \
+                 error, duration_ms, outcome) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            )
+            .bind(a.message_id)
+            .bind(a.endpoint_id)
+            .bind(a.attempt)
+            .bind(a.at)
+            .bind(a.status_code)
+            .bind(&a.error)
+            .bind(a.duration_ms)
+            .bind(outcome.as_str())
+            .execute(&mut *tx)
+            .await?;
+            tx.commit().await?;
+            Ok(())
+        }
+
+        async fn list_webhook_attempts(
+            &self,
+            endpoint_id: uuid::Uuid,
+            before_seq: Option<i64>,
+            limit: i64,
+        ) -> $crate::Result<Vec<$crate::WebhookAttemptRecord>> {
+            use sqlx::Row;
+            sqlx::query(
+                "SELECT a.seq, a.message_id, a.endpoint_id, a.attempt, a.at, a.status_code, a.error, \
+                 a.duration_ms, a.outcome, m.event_type, m.case_id, m.state, m.next_attempt_us \
+                 FROM webhook_attempts a JOIN webhook_messages m ON m.id = a.message_id \
+                 WHERE a.endpoint_id = $1 AND a.seq < $2 \
+                 ORDER BY a.seq DESC LIMIT $3",
+            )
+            .bind(endpoint_id)
+            .bind(before_seq.unwrap_or(i64::MAX))
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(|r| {
+                let state: String = r.try_get("state")?;
+                let next_us: i64 = r.try_get("next_attempt_us")?;
+                Ok($crate::WebhookAttemptRecord {
+                    seq: r.try_get("seq")?,
+                    attempt: $crate::WebhookAttempt {
+                        message_id: r.try_get("message_id")?,
+                        endpoint_id: r.try_get("endpoint_id")?,
+                        attempt: r.try_get("attempt")?,
+                        at: r.try_get("at")?,
+                        status_code: r.try_get("status_code")?,
+                        error: r.try_get("error")?,
+                        duration_ms: r.try_get("duration_ms")?,
+                    },
+                    outcome: r.try_get("outcome")?,
+                    event_type: r.try_get("event_type")?,
+                    case_id: r.try_get("case_id")?,
+                    next_attempt_at: (state == "pending").then(|| $crate::from_micros(next_us)),
+                    message_state: state,
+                })
+            })
+            .collect()
+        }
+
         async fn ping(&self) -> $crate::Result<()> {
             sqlx::query("SELECT 1").execute(&self.pool).await?;
             Ok(())
@@ -890,4 +1192,30 @@ pub(crate) fn now() -> time::OffsetDateTime {
     let t = time::OffsetDateTime::now_utc();
     let micros = t.nanosecond() / 1_000 * 1_000;
     t.replace_nanosecond(micros).unwrap_or(t)
+}
+
+/// A `webhook_endpoints` row, read the same way in both dialects.
+pub(crate) fn endpoint_from_row<R>(row: &R) -> crate::Result<crate::WebhookEndpoint>
+where
+    R: sqlx::Row,
+    for<'r> &'r str: sqlx::ColumnIndex<R>,
+    for<'r> uuid::Uuid: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> Option<String>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> Option<sqlx::types::Json<Vec<String>>>:
+        sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> time::OffsetDateTime: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> Option<time::OffsetDateTime>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+{
+    let events: Option<sqlx::types::Json<Vec<String>>> = row.try_get("events")?;
+    Ok(crate::WebhookEndpoint {
+        id: row.try_get("id")?,
+        provider_id: row.try_get("provider_id")?,
+        url: row.try_get("url")?,
+        events: events.map(|e| e.0),
+        secret: row.try_get("secret")?,
+        previous_secret: row.try_get("previous_secret")?,
+        previous_secret_expires_at: row.try_get("previous_secret_expires_at")?,
+        created_at: row.try_get("created_at")?,
+    })
 }

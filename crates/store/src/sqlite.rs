@@ -37,4 +37,4 @@ impl SqliteRepository {
     }
 }
 
-repository_impl!(SqliteRepository, "sqlite", {});
+repository_impl!(SqliteRepository, "sqlite", "", {});

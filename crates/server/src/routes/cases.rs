@@ -159,6 +159,7 @@ pub async fn move_case(
         .transition_case(kind, id, from, change, documents)
         .await?
     {
+        state.wake_webhooks();
         Ok(())
     } else {
         Err(ApiError::Conflict {

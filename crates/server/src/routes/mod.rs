@@ -8,6 +8,7 @@ pub mod offices;
 pub mod operator;
 pub mod tax_registrations;
 pub mod trade_registrations;
+pub mod webhooks;
 
 use std::sync::Arc;
 
@@ -86,6 +87,22 @@ pub fn authenticated(config: &Config) -> Router<Arc<AppState>> {
         .route(
             "/v1/operator/trade-offices/{key}",
             get(offices::get_directory_entry).put(offices::put_directory_entry),
+        )
+        .route(
+            "/v1/webhook-endpoints",
+            post(webhooks::create).get(webhooks::list),
+        )
+        .route(
+            "/v1/webhook-endpoints/{endpoint_id}",
+            get(webhooks::get).delete(webhooks::delete),
+        )
+        .route(
+            "/v1/webhook-endpoints/{endpoint_id}/rotate-secret",
+            post(webhooks::rotate_secret),
+        )
+        .route(
+            "/v1/webhook-endpoints/{endpoint_id}/deliveries",
+            get(webhooks::deliveries),
         )
         .route("/v1/companies/{company_id}", get(companies::get_company))
         .route(

@@ -365,6 +365,7 @@ pub async fn create(
             other => other.into(),
         });
     }
+    state.wake_webhooks();
     tracing::info!(tax_registration_id = %id, %company_id, office = ?office, "tax registration validated");
     Ok(respond(
         StatusCode::CREATED,

@@ -500,6 +500,7 @@ pub async fn create(
         }
         return Err(e.into());
     }
+    state.wake_webhooks();
     tracing::info!(trade_registration_id = %case_id, %company_id, status, "trade registration created");
 
     let unix = now.unix_timestamp();

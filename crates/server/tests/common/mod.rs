@@ -67,6 +67,7 @@ pub struct TestApp {
     pub dir: Arc<TempDir>,
     shutdown: Option<oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
+    worker: Option<server::webhooks::WorkerHandle>,
 }
 
 pub struct Options {
@@ -116,10 +117,18 @@ impl TestApp {
             ..ServeArgs::default()
         };
         let mut config = Config::from_args(&common, &serve).expect("valid test config");
+        // Receivers in tests listen on 127.0.0.1; a short poll keeps webhook tests quick.
+        config.webhooks.allow_private_targets = true;
+        config.webhooks.poll_interval = std::time::Duration::from_millis(50);
         (options.tweak)(&mut config);
         let state = server::app::build_state(config).await.expect("state");
         let grace = state.config.shutdown_timeout;
         let router = server::app::router(state.clone(), options.extra_routes);
+        let worker = state
+            .config
+            .webhooks
+            .worker
+            .then(|| server::webhooks::spawn_worker(state.clone()).expect("webhook worker"));
         let (tx, rx) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             server::app::serve_router(router, listener, grace, async {
@@ -137,6 +146,7 @@ impl TestApp {
             dir,
             shutdown: Some(tx),
             task: Some(task),
+            worker,
         }
     }
 
@@ -147,6 +157,9 @@ impl TestApp {
         }
         if let Some(task) = self.task.take() {
             let _ = task.await;
+        }
+        if let Some(worker) = self.worker.take() {
+            worker.stop().await;
         }
     }
 

@@ -1,0 +1,204 @@
+//! Webhook events (decisions.md §6): their names, which status change produces which, the
+//! payload every endpoint receives, and the retry schedule.
+//!
+//! The store writes one event per subscribed endpoint in the same transaction as the status
+//! change (the outbox); the server's worker delivers them. Both read this module, so an event's
+//! name and body are defined once.
+
+use std::time::Duration;
+
+use serde_json::json;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+use uuid::Uuid;
+
+use crate::lifecycle::{Lifecycle, TaxStatus, TradeStatus};
+
+/// Every event type, in the order of the lifecycles.
+pub const EVENT_TYPES: &[&str] = &[
+    "registration.initiated",
+    "registration.form-rendered",
+    "registration.submitted",
+    "registration.completed",
+    "registration.blocked",
+    "tax-registration.validated",
+    "tax-registration.submitted",
+    "tax-registration.completed",
+    "tax-registration.rejected",
+];
+
+/// The event a case of `case_kind` (`trade` or `tax`) entering `status` produces; `None` for a
+/// status that is not public.
+pub fn event_type(case_kind: &str, status: &str) -> Option<&'static str> {
+    let name = match case_kind {
+        "trade" => format!("registration.{}", TradeStatus::parse(status)?.as_str()),
+        "tax" => format!("tax-registration.{}", TaxStatus::parse(status)?.as_str()),
+        _ => return None,
+    };
+    EVENT_TYPES.iter().copied().find(|t| *t == name)
+}
+
+/// What an event says about one status change of a case.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaseEvent<'a> {
+    /// `trade` or `tax`.
+    pub case_kind: &'a str,
+    pub case_id: Uuid,
+    pub company_id: Uuid,
+    pub status: &'a str,
+    pub previous_status: Option<&'a str>,
+    /// `sandbox` or `production`.
+    pub environment: &'a str,
+    pub client_reference: Option<&'a str>,
+    /// Why the case moved (a blocked or rejected case's reason), when recorded.
+    pub reason: Option<&'a str>,
+    pub at: OffsetDateTime,
+}
+
+impl CaseEvent<'_> {
+    pub fn event_type(&self) -> Option<&'static str> {
+        event_type(self.case_kind, self.status)
+    }
+
+    /// The JSON body sent to every endpoint, exactly as signed:
+    /// `{"type", "timestamp", "data": {..._registration_id, company_id, status, previous_status,
+    /// environment, client_reference, reason}}`. `None` when the status produces no event.
+    pub fn body(&self) -> Option<String> {
+        let event_type = self.event_type()?;
+        let id_field = if self.case_kind == "tax" {
+            "tax_registration_id"
+        } else {
+            "trade_registration_id"
+        };
+        let timestamp = self.at.format(&Rfc3339).ok()?;
+        let mut data = serde_json::Map::new();
+        data.insert(id_field.into(), json!(self.case_id));
+        data.insert("company_id".into(), json!(self.company_id));
+        data.insert("status".into(), json!(self.status));
+        data.insert("previous_status".into(), json!(self.previous_status));
+        data.insert("environment".into(), json!(self.environment));
+        data.insert("client_reference".into(), json!(self.client_reference));
+        data.insert("reason".into(), json!(self.reason));
+        let body = json!({"type": event_type, "timestamp": timestamp, "data": data});
+        Some(body.to_string())
+    }
+}
+
+/// Whether an endpoint subscribed to `events` (`None`: all, including types added later)
+/// receives `event_type`.
+pub fn subscribed(events: Option<&[String]>, event_type: &str) -> bool {
+    events.is_none_or(|list| list.iter().any(|e| e == event_type))
+}
+
+/// The default pauses between attempts: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, so a message
+/// is tried eight times over about 27.6 hours.
+pub const DEFAULT_RETRY_SCHEDULE: &[u64] = &[5, 300, 1800, 7200, 18000, 36000, 36000];
+
+/// Parses a retry schedule: comma-separated whole seconds (`5,300,1800`), each at most a week;
+/// an empty list means one attempt and no retries.
+pub fn parse_retry_schedule(s: &str) -> Result<Vec<Duration>, String> {
+    let s = s.trim();
+    if s.is_empty() {
+        return Ok(Vec::new());
+    }
+    s.split(',')
+        .map(|part| {
+            let part = part.trim();
+            match part.parse::<u64>() {
+                Ok(n) if n <= 7 * 24 * 3600 => Ok(Duration::from_secs(n)),
+                Ok(_) => Err(format!("{part} s is longer than a week")),
+                Err(_) => Err(format!("{part:?} is not a whole number of seconds")),
+            }
+        })
+        .collect()
+}
+
+/// After `attempts_made` failed attempts, how long to wait before the next one; `None` when
+/// the schedule is used up (the message has failed for good).
+pub fn next_retry(schedule: &[Duration], attempts_made: u32) -> Option<Duration> {
+    let i = usize::try_from(attempts_made).ok()?.checked_sub(1)?;
+    schedule.get(i).copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_public_status_has_its_event() {
+        for s in TradeStatus::ALL {
+            let t = event_type("trade", s.as_str()).expect("trade event");
+            assert_eq!(t, format!("registration.{}", s.as_str()));
+        }
+        for s in TaxStatus::ALL {
+            let t = event_type("tax", s.as_str()).expect("tax event");
+            assert_eq!(t, format!("tax-registration.{}", s.as_str()));
+        }
+        assert_eq!(
+            EVENT_TYPES.len(),
+            TradeStatus::ALL.len() + TaxStatus::ALL.len()
+        );
+        assert_eq!(event_type("trade", "validated"), None);
+        assert_eq!(event_type("other", "submitted"), None);
+    }
+
+    #[test]
+    fn body_carries_the_case() {
+        let id = Uuid::from_u128(1);
+        let company = Uuid::from_u128(2);
+        let e = CaseEvent {
+            case_kind: "trade",
+            case_id: id,
+            company_id: company,
+            status: "blocked",
+            previous_status: Some("submitted"),
+            environment: "sandbox",
+            client_reference: Some("crm-1"),
+            reason: Some("Unterschrift fehlt"),
+            at: OffsetDateTime::from_unix_timestamp(1_700_000_000).unwrap(),
+        };
+        let v: serde_json::Value = serde_json::from_str(&e.body().unwrap()).unwrap();
+        assert_eq!(v["type"], "registration.blocked");
+        assert_eq!(v["timestamp"], "2023-11-14T22:13:20Z");
+        assert_eq!(v["data"]["trade_registration_id"], id.to_string());
+        assert_eq!(v["data"]["company_id"], company.to_string());
+        assert_eq!(v["data"]["previous_status"], "submitted");
+        assert_eq!(v["data"]["reason"], "Unterschrift fehlt");
+        let tax = CaseEvent {
+            case_kind: "tax",
+            status: "validated",
+            previous_status: None,
+            ..e
+        };
+        let v: serde_json::Value = serde_json::from_str(&tax.body().unwrap()).unwrap();
+        assert_eq!(v["type"], "tax-registration.validated");
+        assert_eq!(v["data"]["tax_registration_id"], id.to_string());
+        assert!(v["data"]["previous_status"].is_null());
+        assert!(v["data"].get("trade_registration_id").is_none());
+    }
+
+    #[test]
+    fn subscriptions() {
+        assert!(subscribed(None, "registration.completed"));
+        let only = vec!["registration.completed".to_string()];
+        assert!(subscribed(Some(&only), "registration.completed"));
+        assert!(!subscribed(Some(&only), "registration.blocked"));
+    }
+
+    #[test]
+    fn schedules() {
+        let default: Vec<String> = DEFAULT_RETRY_SCHEDULE.iter().map(u64::to_string).collect();
+        let parsed = parse_retry_schedule(&default.join(",")).unwrap();
+        assert_eq!(parsed.len(), 7);
+        assert_eq!(next_retry(&parsed, 0), None);
+        assert_eq!(next_retry(&parsed, 1), Some(Duration::from_secs(5)));
+        assert_eq!(next_retry(&parsed, 7), Some(Duration::from_secs(36000)));
+        assert_eq!(next_retry(&parsed, 8), None);
+        assert_eq!(parse_retry_schedule(" 1, 2 ").unwrap().len(), 2);
+        assert_eq!(parse_retry_schedule("").unwrap(), Vec::<Duration>::new());
+        assert!(parse_retry_schedule("1,x").is_err());
+        assert!(parse_retry_schedule("1,,2").is_err());
+        assert!(parse_retry_schedule("-1").is_err());
+        assert!(parse_retry_schedule("999999999").is_err());
+    }
+}

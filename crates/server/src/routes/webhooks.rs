@@ -1,0 +1,494 @@
+//! Webhook endpoints of a provider (decisions.md §6): register, list, read, delete, rotate the
+//! secret, and read the delivery attempts. Provider keys only; a client company's or an
+//! operator's key is refused with 403.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Extension;
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use domain::Violations;
+use domain::auth::Caller;
+use serde::{Deserialize, Serialize};
+use store::WebhookEndpoint;
+use time::OffsetDateTime;
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+use crate::app::AppState;
+use crate::envelope::{Envelope, Outcome, respond};
+use crate::error::{ApiError, ErrorBody};
+use crate::extract::{ApiJson, PathId};
+use crate::webhooks::target;
+
+/// Endpoints one provider may have.
+pub const MAX_ENDPOINTS: usize = 20;
+/// How long the old secret keeps signing after a rotation.
+pub const ROTATION_OVERLAP: time::Duration = time::Duration::hours(24);
+
+fn provider_only(caller: Caller) -> Result<Uuid, ApiError> {
+    match caller {
+        Caller::Provider { company_id } => Ok(company_id),
+        _ => Err(ApiError::Forbidden(
+            "only provider keys can manage webhook endpoints".into(),
+        )),
+    }
+}
+
+/// The caller's endpoint `id`; 404 for unknown, deleted and other providers' endpoints.
+async fn own_endpoint(
+    state: &AppState,
+    caller: Caller,
+    id: Uuid,
+) -> Result<WebhookEndpoint, ApiError> {
+    let me = provider_only(caller)?;
+    match state.repo.get_webhook_endpoint(id).await? {
+        Some(e) if e.provider_id == me => Ok(e),
+        _ => Err(ApiError::NotFound),
+    }
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateEndpointRequest {
+    /// Where events are POSTed: an http(s) URL of a public host (at most 2048 characters).
+    #[schema(example = "https://platform.example.com/hooks/filing")]
+    pub url: String,
+    /// Event types to receive; omit (or null) for every event, including types added later.
+    #[serde(default)]
+    #[schema(example = json!(["registration.submitted", "registration.completed"]))]
+    pub events: Option<Vec<String>>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EndpointView {
+    pub id: Uuid,
+    pub url: String,
+    /// Subscribed event types; null means every event.
+    pub events: Option<Vec<String>>,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: OffsetDateTime,
+    /// Until when the secret before the last rotation still signs (absent when none does).
+    #[serde(
+        with = "time::serde::rfc3339::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub previous_secret_expires_at: Option<OffsetDateTime>,
+}
+
+impl EndpointView {
+    fn new(e: &WebhookEndpoint, now: OffsetDateTime) -> Self {
+        Self {
+            id: e.id,
+            url: e.url.clone(),
+            events: e.events.clone(),
+            created_at: e.created_at,
+            previous_secret_expires_at: e.previous_secret_expires_at.filter(|t| *t > now),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CreatedEndpoint {
+    pub result: Outcome,
+    pub message: String,
+    #[serde(flatten)]
+    pub endpoint: EndpointView,
+    /// The signing secret (`whsec_` + base64), shown only here and on rotation.
+    pub secret: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EndpointResponse {
+    pub result: Outcome,
+    pub message: String,
+    #[serde(flatten)]
+    pub endpoint: EndpointView,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EndpointList {
+    pub result: Outcome,
+    pub message: String,
+    /// Oldest first.
+    pub endpoints: Vec<EndpointView>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RotatedSecret {
+    pub result: Outcome,
+    pub message: String,
+    pub id: Uuid,
+    /// The new secret, shown only here.
+    pub secret: String,
+    /// Until then deliveries carry signatures of both the new and the old secret.
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub previous_secret_expires_at: OffsetDateTime,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeletedEndpoint {
+    pub result: Outcome,
+    pub message: String,
+    pub id: Uuid,
+}
+
+/// Registers an endpoint. Every later status change of the provider's cases (trade and tax,
+/// sandbox and production) is delivered to it, signed with the returned secret.
+#[utoipa::path(post, path = "/v1/webhook-endpoints", tag = "webhooks",
+    params(("Idempotency-Key" = Option<String>, Header, description = "Makes retries safe (decisions §3)")),
+    request_body = CreateEndpointRequest,
+    responses(
+        (status = 201, description = "The endpoint and its secret (shown once)", body = Envelope<CreatedEndpoint>),
+        (status = 400, description = "`INVALID_JSON`", body = Envelope<ErrorBody>),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = Envelope<ErrorBody>),
+        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        (status = 409, description = "`WEBHOOK_ENDPOINT_LIMIT` (20 per provider) or `IDEMPOTENCY_KEY_IN_USE`", body = Envelope<ErrorBody>),
+        (status = 415, description = "A body that is not JSON", body = Envelope<ErrorBody>),
+        (status = 422, description = "`VALIDATION_FAILED`: a URL that is not http(s) or names a private address, unknown event types; or `IDEMPOTENCY_KEY_REUSED`", body = Envelope<ErrorBody>),
+    ))]
+pub async fn create(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    ApiJson(req): ApiJson<CreateEndpointRequest>,
+) -> Result<Response, ApiError> {
+    let me = provider_only(caller)?;
+    let mut errs = Violations::new();
+    let allow_private = state.config.webhooks.allow_private_targets;
+    let url = req.url.trim().to_string();
+    match target::check_url(&url, allow_private) {
+        Ok(parsed) => {
+            if !allow_private && let Some(problem) = resolves_privately(&parsed).await {
+                errs.push("url", "private_target", problem);
+            }
+        }
+        Err(problem) => errs.push("url", "invalid_url", problem),
+    }
+    let events = match req.events {
+        None => None,
+        Some(list) if list.is_empty() => {
+            errs.push(
+                "events",
+                "empty",
+                "must name at least one event type, or be left out for all",
+            );
+            None
+        }
+        Some(list) => {
+            let mut kept: Vec<String> = Vec::new();
+            for (i, e) in list.iter().enumerate() {
+                if !domain::webhook::EVENT_TYPES.contains(&e.as_str()) {
+                    errs.push(
+                        format!("events[{i}]"),
+                        "unknown_event",
+                        format!(
+                            "unknown event type; known: {}",
+                            domain::webhook::EVENT_TYPES.join(", ")
+                        ),
+                    );
+                } else if !kept.contains(e) {
+                    kept.push(e.clone());
+                }
+            }
+            Some(kept)
+        }
+    };
+    errs.finish(())?;
+    if state.repo.list_webhook_endpoints(me).await?.len() >= MAX_ENDPOINTS {
+        return Err(ApiError::Conflict {
+            code: "WEBHOOK_ENDPOINT_LIMIT",
+            message: format!(
+                "a provider can have at most {MAX_ENDPOINTS} webhook endpoints; delete one first"
+            ),
+        });
+    }
+    let endpoint = WebhookEndpoint {
+        id: Uuid::now_v7(),
+        provider_id: me,
+        url,
+        events,
+        secret: crate::webhooks::new_secret(),
+        previous_secret: None,
+        previous_secret_expires_at: None,
+        created_at: crate::routes::cases::now_micros(),
+    };
+    state.repo.create_webhook_endpoint(&endpoint).await?;
+    tracing::info!(endpoint_id = %endpoint.id, provider_id = %me, "webhook endpoint created");
+    Ok(respond(
+        StatusCode::CREATED,
+        CreatedEndpoint {
+            result: Outcome::Success,
+            message: "webhook endpoint created; the secret is shown only once".into(),
+            endpoint: EndpointView::new(&endpoint, endpoint.created_at),
+            secret: endpoint.secret.clone(),
+        },
+    ))
+}
+
+/// A host name that resolves to a private address is refused now (deliveries check again);
+/// one that does not resolve (yet) is accepted, and its deliveries fail until it does.
+async fn resolves_privately(url: &reqwest::Url) -> Option<String> {
+    let Some(url::Host::Domain(host)) = url.host() else {
+        return None;
+    };
+    let lookup = tokio::net::lookup_host((host, 0));
+    let addrs = tokio::time::timeout(Duration::from_secs(3), lookup)
+        .await
+        .ok()?
+        .ok()?;
+    addrs
+        .map(|a| a.ip())
+        .find(|ip| !target::is_public(*ip))
+        .map(|ip| format!("{host} resolves to {ip}, which is not a public address"))
+}
+
+/// The caller's endpoints, oldest first (secrets are not shown).
+#[utoipa::path(get, path = "/v1/webhook-endpoints", tag = "webhooks",
+    responses(
+        (status = 200, description = "The provider's endpoints", body = Envelope<EndpointList>),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = Envelope<ErrorBody>),
+        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+    ))]
+pub async fn list(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+) -> Result<Response, ApiError> {
+    let me = provider_only(caller)?;
+    let now = OffsetDateTime::now_utc();
+    let endpoints: Vec<EndpointView> = state
+        .repo
+        .list_webhook_endpoints(me)
+        .await?
+        .iter()
+        .map(|e| EndpointView::new(e, now))
+        .collect();
+    Ok(respond(
+        StatusCode::OK,
+        EndpointList {
+            result: Outcome::Success,
+            message: format!("{} webhook endpoints", endpoints.len()),
+            endpoints,
+        },
+    ))
+}
+
+/// One endpoint of the caller.
+#[utoipa::path(get, path = "/v1/webhook-endpoints/{endpoint_id}", tag = "webhooks",
+    params(("endpoint_id" = Uuid, Path, description = "The endpoint's id")),
+    responses(
+        (status = 200, description = "The endpoint", body = Envelope<EndpointResponse>),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = Envelope<ErrorBody>),
+        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        (status = 404, description = "No such endpoint of the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+    ))]
+pub async fn get(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    PathId(id): PathId,
+) -> Result<Response, ApiError> {
+    let e = own_endpoint(&state, caller, id).await?;
+    Ok(respond(
+        StatusCode::OK,
+        EndpointResponse {
+            result: Outcome::Success,
+            message: "webhook endpoint".into(),
+            endpoint: EndpointView::new(&e, OffsetDateTime::now_utc()),
+        },
+    ))
+}
+
+/// Deletes an endpoint; its undelivered messages are given up.
+#[utoipa::path(delete, path = "/v1/webhook-endpoints/{endpoint_id}", tag = "webhooks",
+    params(("endpoint_id" = Uuid, Path, description = "The endpoint's id")),
+    responses(
+        (status = 200, description = "Deleted", body = Envelope<DeletedEndpoint>),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = Envelope<ErrorBody>),
+        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        (status = 404, description = "No such endpoint of the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+    ))]
+pub async fn delete(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    PathId(id): PathId,
+) -> Result<Response, ApiError> {
+    own_endpoint(&state, caller, id).await?;
+    if !state
+        .repo
+        .delete_webhook_endpoint(id, crate::routes::cases::now_micros())
+        .await?
+    {
+        return Err(ApiError::NotFound);
+    }
+    tracing::info!(endpoint_id = %id, "webhook endpoint deleted");
+    Ok(respond(
+        StatusCode::OK,
+        DeletedEndpoint {
+            result: Outcome::Success,
+            message: "webhook endpoint deleted".into(),
+            id,
+        },
+    ))
+}
+
+/// Replaces the signing secret. For 24 hours every delivery is signed with both the new and
+/// the old secret (two space-separated signatures), so receivers can switch without losing
+/// a delivery.
+#[utoipa::path(post, path = "/v1/webhook-endpoints/{endpoint_id}/rotate-secret", tag = "webhooks",
+    params(
+        ("endpoint_id" = Uuid, Path, description = "The endpoint's id"),
+        ("Idempotency-Key" = Option<String>, Header, description = "Makes retries safe (decisions §3)"),
+    ),
+    responses(
+        (status = 200, description = "The new secret (shown once)", body = Envelope<RotatedSecret>),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = Envelope<ErrorBody>),
+        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        (status = 404, description = "No such endpoint of the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+    ))]
+pub async fn rotate_secret(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    PathId(id): PathId,
+) -> Result<Response, ApiError> {
+    own_endpoint(&state, caller, id).await?;
+    let secret = crate::webhooks::new_secret();
+    let until = crate::routes::cases::now_micros() + ROTATION_OVERLAP;
+    if !state.repo.rotate_webhook_secret(id, &secret, until).await? {
+        return Err(ApiError::NotFound);
+    }
+    tracing::info!(endpoint_id = %id, "webhook secret rotated");
+    Ok(respond(
+        StatusCode::OK,
+        RotatedSecret {
+            result: Outcome::Success,
+            message: "secret rotated; the old one keeps signing for 24 hours".into(),
+            id,
+            secret,
+            previous_secret_expires_at: until,
+        },
+    ))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct DeliveryQuery {
+    /// The `next_cursor` of the previous page.
+    pub before: Option<String>,
+    /// 1 to 500, default 100.
+    pub limit: Option<i64>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeliveryView {
+    /// The `webhook-id` header of the message (the same on every attempt).
+    pub message_id: Uuid,
+    pub event_type: String,
+    /// The trade or tax registration the event is about.
+    pub case_id: Uuid,
+    /// 1 for the first attempt.
+    pub attempt: i32,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub attempted_at: OffsetDateTime,
+    /// The HTTP status the endpoint answered; null when no answer came.
+    pub status_code: Option<i32>,
+    /// Why the attempt failed (HTTP status, timeout, connection error, refused address).
+    pub error: Option<String>,
+    pub duration_ms: i64,
+    /// This attempt's outcome: `delivered`, `retrying` or `failed` (given up).
+    pub outcome: String,
+    /// The message now: `pending`, `delivered` or `failed`.
+    pub message_status: String,
+    /// When a pending message is tried next.
+    #[serde(
+        with = "time::serde::rfc3339::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub next_attempt_at: Option<OffsetDateTime>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeliveryPage {
+    pub result: Outcome,
+    pub message: String,
+    /// Newest first.
+    pub deliveries: Vec<DeliveryView>,
+    /// Pass as `before` for the next (older) page; absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+/// Delivery attempts to an endpoint, newest first.
+#[utoipa::path(get, path = "/v1/webhook-endpoints/{endpoint_id}/deliveries", tag = "webhooks",
+    params(("endpoint_id" = Uuid, Path, description = "The endpoint's id"), DeliveryQuery),
+    responses(
+        (status = 200, description = "A page of attempts", body = Envelope<DeliveryPage>),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = Envelope<ErrorBody>),
+        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        (status = 404, description = "No such endpoint of the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        (status = 422, description = "`VALIDATION_FAILED`: bad cursor or limit", body = Envelope<ErrorBody>),
+    ))]
+pub async fn deliveries(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    PathId(id): PathId,
+    Query(q): Query<DeliveryQuery>,
+) -> Result<Response, ApiError> {
+    own_endpoint(&state, caller, id).await?;
+    let mut errs = Violations::new();
+    let before = q.before.as_deref().and_then(|b| {
+        let parsed = b.parse::<i64>().ok().filter(|n| *n > 0);
+        if parsed.is_none() {
+            errs.push(
+                "before",
+                "invalid_value",
+                "must be a next_cursor of an earlier page",
+            );
+        }
+        parsed
+    });
+    let limit = q.limit.unwrap_or(100);
+    if !(1..=500).contains(&limit) {
+        errs.push("limit", "invalid_value", "must be 1 to 500");
+    }
+    errs.finish(())?;
+    let mut rows = state
+        .repo
+        .list_webhook_attempts(id, before, limit + 1)
+        .await?;
+    let more = rows.len() as i64 > limit;
+    rows.truncate(limit as usize);
+    let next_cursor = more
+        .then(|| rows.last().map(|r| r.seq.to_string()))
+        .flatten();
+    let deliveries: Vec<DeliveryView> = rows
+        .into_iter()
+        .map(|r| DeliveryView {
+            message_id: r.attempt.message_id,
+            event_type: r.event_type,
+            case_id: r.case_id,
+            attempt: r.attempt.attempt,
+            attempted_at: r.attempt.at,
+            status_code: r.attempt.status_code,
+            error: r.attempt.error,
+            duration_ms: r.attempt.duration_ms,
+            outcome: r.outcome,
+            message_status: r.message_state,
+            next_attempt_at: r.next_attempt_at,
+        })
+        .collect();
+    Ok(respond(
+        StatusCode::OK,
+        DeliveryPage {
+            result: Outcome::Success,
+            message: format!("{} delivery attempts", deliveries.len()),
+            deliveries,
+            next_cursor,
+        },
+    ))
+}

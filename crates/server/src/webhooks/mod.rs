@@ -1,0 +1,313 @@
+//! Webhook delivery (decisions.md §6, Standard Webhooks): secrets and signatures, and the
+//! worker that drains the outbox the store fills in the transaction of every status change.
+//!
+//! The worker leases due messages (`Repository::claim_webhook_messages`: `FOR UPDATE SKIP
+//! LOCKED` on PostgreSQL, so several instances never take the same message), posts each with the
+//! `webhook-id`, `webhook-timestamp` and `webhook-signature` headers, and records the attempt:
+//! delivered on 2xx; otherwise retried after the next pause of the schedule, or given up when
+//! the schedule is used up. A lease that runs out (the instance died mid-delivery) makes the
+//! message due again, so delivery is at least once. Only the oldest pending message of a case
+//! at an endpoint is ever due, so one case's events arrive in order.
+
+pub mod target;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as B64;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+use store::{AttemptOutcome, ClaimedMessage, WebhookAttempt, WebhookEndpoint};
+use time::OffsetDateTime;
+use tokio::sync::watch;
+
+use crate::app::AppState;
+use crate::config::WebhookConfig;
+
+/// How many messages one worker sends at once.
+const BATCH: i64 = 32;
+/// Longest error text kept per attempt.
+const MAX_ERROR_LEN: usize = 500;
+
+/// A new endpoint secret: `whsec_` and 32 random bytes in base64.
+pub fn new_secret() -> String {
+    let bytes: [u8; 32] = rand::random();
+    format!("whsec_{}", B64.encode(bytes))
+}
+
+/// The signing key of a `whsec_` secret.
+fn key_of(secret: &str) -> Option<Vec<u8>> {
+    B64.decode(secret.strip_prefix("whsec_").unwrap_or(secret))
+        .ok()
+}
+
+/// `v1,` and the base64 HMAC-SHA256 of `{id}.{timestamp}.{body}`.
+pub fn sign(secret: &str, msg_id: &str, timestamp: i64, body: &str) -> Option<String> {
+    let key = key_of(secret)?;
+    let mut mac = Hmac::<Sha256>::new_from_slice(&key).ok()?;
+    mac.update(format!("{msg_id}.{timestamp}.").as_bytes());
+    mac.update(body.as_bytes());
+    Some(format!("v1,{}", B64.encode(mac.finalize().into_bytes())))
+}
+
+/// The `webhook-signature` value: the current secret's signature and, during the 24 hours
+/// after a rotation, the previous secret's too (space-separated, as the specification allows).
+pub fn signature_header(
+    endpoint: &WebhookEndpoint,
+    now: OffsetDateTime,
+    msg_id: &str,
+    timestamp: i64,
+    body: &str,
+) -> Option<String> {
+    let mut sigs = vec![sign(&endpoint.secret, msg_id, timestamp, body)?];
+    if let (Some(prev), Some(until)) = (
+        &endpoint.previous_secret,
+        endpoint.previous_secret_expires_at,
+    ) && now < until
+        && let Some(s) = sign(prev, msg_id, timestamp, body)
+    {
+        sigs.push(s);
+    }
+    Some(sigs.join(" "))
+}
+
+/// The HTTP client of deliveries: no redirects, no proxy, the configured timeout, and a
+/// resolver that refuses private addresses unless they are allowed.
+pub fn client(config: &WebhookConfig) -> anyhow::Result<reqwest::Client> {
+    install_tls();
+    Ok(reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .timeout(config.timeout)
+        .connect_timeout(config.timeout.min(Duration::from_secs(10)))
+        .user_agent(concat!("filing-webhooks/", env!("CARGO_PKG_VERSION")))
+        .dns_resolver(Arc::new(target::PublicResolver {
+            allow_private: config.allow_private_targets,
+        }))
+        .build()?)
+}
+
+/// reqwest uses rustls with whichever crypto provider the process installed: ring, once.
+pub fn install_tls() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// A running worker; [`WorkerHandle::stop`] ends it after the attempts in flight.
+pub struct WorkerHandle {
+    stop: watch::Sender<bool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl WorkerHandle {
+    pub async fn stop(self) {
+        let _ = self.stop.send(true);
+        let _ = self.task.await;
+    }
+}
+
+/// Starts the delivery worker of this instance.
+pub fn spawn_worker(state: Arc<AppState>) -> anyhow::Result<WorkerHandle> {
+    let client = client(&state.config.webhooks)?;
+    let (stop, mut stopped) = watch::channel(false);
+    let task = tokio::spawn(async move {
+        tracing::info!("webhook worker started");
+        loop {
+            if *stopped.borrow() {
+                break;
+            }
+            let sent = match run_once(&state, &client).await {
+                Ok(n) => n,
+                Err(e) => {
+                    tracing::warn!(error = %e, "webhook worker: cannot read the outbox");
+                    0
+                }
+            };
+            if sent == 0 {
+                tokio::select! {
+                    _ = tokio::time::sleep(state.config.webhooks.poll_interval) => {}
+                    _ = state.webhook_wake.notified() => {}
+                    _ = stopped.changed() => {}
+                }
+            }
+        }
+        tracing::info!("webhook worker stopped");
+    });
+    Ok(WorkerHandle { stop, task })
+}
+
+/// Claims one batch of due messages and attempts each once; the number attempted.
+pub async fn run_once(state: &AppState, client: &reqwest::Client) -> anyhow::Result<usize> {
+    let now = OffsetDateTime::now_utc();
+    let now_us = store::micros(now);
+    // The lease outlives the longest attempt, with room for recording it.
+    let lease = state.config.webhooks.timeout + Duration::from_secs(45);
+    let lease_us = now_us.saturating_add(i64::try_from(lease.as_micros()).unwrap_or(i64::MAX));
+    let batch = state
+        .repo
+        .claim_webhook_messages(now_us, lease_us, BATCH)
+        .await?;
+    let n = batch.len();
+    futures::future::join_all(batch.into_iter().map(|m| deliver(state, client, m))).await;
+    Ok(n)
+}
+
+async fn deliver(state: &AppState, client: &reqwest::Client, m: ClaimedMessage) {
+    let attempt_no = m.attempts.saturating_add(1);
+    let started = Instant::now();
+    let at = crate::routes::cases::now_micros();
+    let (status_code, error) = attempt(state, client, &m, at).await;
+    let duration_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
+    let delivered = status_code.is_some_and(|c| (200..300).contains(&c));
+    let outcome = if delivered {
+        AttemptOutcome::Delivered
+    } else {
+        let made = u32::try_from(attempt_no).unwrap_or(u32::MAX);
+        match domain::webhook::next_retry(&state.config.webhooks.retry_schedule, made) {
+            Some(pause) => {
+                let next = OffsetDateTime::now_utc() + pause;
+                AttemptOutcome::RetryAt(store::micros(next))
+            }
+            None => AttemptOutcome::Failed,
+        }
+    };
+    match outcome {
+        AttemptOutcome::Delivered => {
+            tracing::debug!(message_id = %m.id, event = %m.event_type, attempt = attempt_no, "webhook delivered");
+        }
+        AttemptOutcome::RetryAt(_) => {
+            tracing::info!(message_id = %m.id, endpoint_id = %m.endpoint.id, attempt = attempt_no, ?status_code, error = error.as_deref().unwrap_or(""), "webhook attempt failed; will retry");
+        }
+        AttemptOutcome::Failed => {
+            tracing::warn!(message_id = %m.id, endpoint_id = %m.endpoint.id, attempt = attempt_no, ?status_code, error = error.as_deref().unwrap_or(""), "webhook delivery failed for good");
+        }
+    }
+    let record = WebhookAttempt {
+        message_id: m.id,
+        endpoint_id: m.endpoint.id,
+        attempt: attempt_no,
+        at,
+        status_code: status_code.map(i32::from),
+        error,
+        duration_ms,
+    };
+    // If this fails the lease runs out and the message is tried again: at least once.
+    if let Err(e) = state.repo.record_webhook_attempt(&record, outcome).await {
+        tracing::warn!(message_id = %m.id, error = %e, "cannot record a webhook attempt");
+    }
+}
+
+/// One POST; the status code when a response came, else why not.
+async fn attempt(
+    state: &AppState,
+    client: &reqwest::Client,
+    m: &ClaimedMessage,
+    now: OffsetDateTime,
+) -> (Option<u16>, Option<String>) {
+    let allow_private = state.config.webhooks.allow_private_targets;
+    let url = match target::check_url(&m.endpoint.url, true)
+        .and_then(|u| target::check_literal(&u, allow_private).map(|()| u))
+    {
+        Ok(u) => u,
+        Err(e) => return (None, Some(e)),
+    };
+    let msg_id = m.id.to_string();
+    let timestamp = now.unix_timestamp();
+    let Some(signature) = signature_header(&m.endpoint, now, &msg_id, timestamp, &m.payload) else {
+        return (None, Some("the endpoint's secret is unreadable".into()));
+    };
+    let sent = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("webhook-id", &msg_id)
+        .header("webhook-timestamp", timestamp.to_string())
+        .header("webhook-signature", signature)
+        .body(m.payload.clone())
+        .send()
+        .await;
+    match sent {
+        Ok(res) => {
+            let code = res.status().as_u16();
+            let error = (!res.status().is_success()).then(|| {
+                if res.status().is_redirection() {
+                    format!("HTTP {code} (redirects are not followed)")
+                } else {
+                    format!("HTTP {code}")
+                }
+            });
+            (Some(code), error)
+        }
+        Err(e) => (None, Some(describe(&e))),
+    }
+}
+
+/// A reqwest error with its causes, cut to a readable length.
+fn describe(e: &reqwest::Error) -> String {
+    let mut text = if e.is_timeout() {
+        "timed out".to_string()
+    } else if e.is_connect() {
+        "connection failed".to_string()
+    } else {
+        "request failed".to_string()
+    };
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    if text.len() > MAX_ERROR_LEN {
+        let mut cut = MAX_ERROR_LEN;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The example of the Standard Webhooks specification.
+    #[test]
+    fn signs_like_the_specification() {
+        let sig = sign(
+            "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+            "msg_p5jXN8AQM9LWM0D4loKWxJek",
+            1614265330,
+            r#"{"test": 2432232314}"#,
+        )
+        .unwrap();
+        assert_eq!(sig, "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=");
+    }
+
+    #[test]
+    fn rotation_signs_with_both_secrets_for_a_while() {
+        let now = OffsetDateTime::now_utc();
+        let mut e = WebhookEndpoint {
+            id: uuid::Uuid::nil(),
+            provider_id: uuid::Uuid::nil(),
+            url: "https://example.com".into(),
+            events: None,
+            secret: new_secret(),
+            previous_secret: Some(new_secret()),
+            previous_secret_expires_at: Some(now + time::Duration::hours(24)),
+            created_at: now,
+        };
+        let both = signature_header(&e, now, "m", 1, "{}").unwrap();
+        assert_eq!(both.split(' ').count(), 2);
+        assert!(both.starts_with(&sign(&e.secret, "m", 1, "{}").unwrap()));
+        e.previous_secret_expires_at = Some(now - time::Duration::seconds(1));
+        assert_eq!(
+            signature_header(&e, now, "m", 1, "{}")
+                .unwrap()
+                .split(' ')
+                .count(),
+            1
+        );
+        assert!(new_secret().starts_with("whsec_"));
+        assert_eq!(key_of(&new_secret()).unwrap().len(), 32);
+    }
+}

@@ -1,0 +1,570 @@
+//! Webhooks end to end: endpoints managed over HTTP, events written with every status change,
+//! delivered by the worker to a real HTTP receiver in this process that checks each delivery
+//! with the `standardwebhooks` crate; retries, give-up, restarts and two instances.
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::IntoResponse;
+use common::{Options, TestApp, assert_error, json};
+use domain::rule_cases::example;
+use serde_json::{Value, json};
+
+/// One request the receiver got.
+#[derive(Debug, Clone)]
+struct Delivery {
+    headers: HeaderMap,
+    body: Bytes,
+}
+
+impl Delivery {
+    fn id(&self) -> String {
+        self.headers["webhook-id"].to_str().unwrap().to_string()
+    }
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap()
+    }
+    /// Checks the signature the way a receiver would.
+    fn verify(&self, secret: &str) -> Result<(), String> {
+        standardwebhooks::Webhook::new(secret)
+            .map_err(|e| e.to_string())?
+            .verify(&self.body, &self.headers)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// How the receiver answers.
+#[derive(Debug, Clone, Copy)]
+enum Behaviour {
+    Ok,
+    /// 503 for the first `n` attempts of each message, then 200.
+    FailFirst(usize),
+    /// Always this status.
+    Always(u16),
+    /// A redirect to `/elsewhere`, which would answer 200.
+    Redirect,
+}
+
+#[derive(Clone)]
+struct Receiver {
+    url: String,
+    /// Every request to the hook path, in arrival order (failed attempts included).
+    got: Arc<Mutex<Vec<Delivery>>>,
+    /// Requests to `/elsewhere` (a followed redirect would land there).
+    elsewhere: Arc<Mutex<usize>>,
+}
+
+impl Receiver {
+    async fn start(behaviour: Behaviour) -> Self {
+        let got: Arc<Mutex<Vec<Delivery>>> = Arc::default();
+        let elsewhere: Arc<Mutex<usize>> = Arc::default();
+        let attempts: Arc<Mutex<HashMap<String, usize>>> = Arc::default();
+        let (g, a) = (got.clone(), attempts.clone());
+        let hook = move |headers: HeaderMap, body: Bytes| {
+            let (g, a) = (g.clone(), a.clone());
+            async move {
+                let id = headers
+                    .get("webhook-id")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("")
+                    .to_string();
+                g.lock().unwrap().push(Delivery { headers, body });
+                let n = {
+                    let mut a = a.lock().unwrap();
+                    let n = a.entry(id).or_default();
+                    *n += 1;
+                    *n
+                };
+                match behaviour {
+                    Behaviour::Ok => StatusCode::OK.into_response(),
+                    Behaviour::FailFirst(k) if n <= k => {
+                        StatusCode::SERVICE_UNAVAILABLE.into_response()
+                    }
+                    Behaviour::FailFirst(_) => StatusCode::NO_CONTENT.into_response(),
+                    Behaviour::Always(s) => StatusCode::from_u16(s).unwrap().into_response(),
+                    Behaviour::Redirect => {
+                        (StatusCode::FOUND, [("location", "/elsewhere")]).into_response()
+                    }
+                }
+            }
+        };
+        let e = elsewhere.clone();
+        let router = axum::Router::new()
+            .route("/hook", axum::routing::post(hook))
+            .route(
+                "/elsewhere",
+                axum::routing::any(move || {
+                    let e = e.clone();
+                    async move {
+                        *e.lock().unwrap() += 1;
+                        StatusCode::OK
+                    }
+                }),
+            );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+        Receiver {
+            url: format!("http://{addr}/hook"),
+            got,
+            elsewhere,
+        }
+    }
+
+    fn deliveries(&self) -> Vec<Delivery> {
+        self.got.lock().unwrap().clone()
+    }
+
+    /// Waits until `n` requests have arrived (at most 20 s), then returns them all.
+    async fn wait_for(&self, n: usize) -> Vec<Delivery> {
+        for _ in 0..400 {
+            if self.got.lock().unwrap().len() >= n {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let got = self.deliveries();
+        assert!(
+            got.len() >= n,
+            "expected {n} deliveries, got {}: {:?}",
+            got.len(),
+            got.iter().map(Delivery::json).collect::<Vec<_>>()
+        );
+        got
+    }
+}
+
+/// Registers an endpoint; returns (id, secret).
+async fn endpoint(
+    app: &TestApp,
+    key: &str,
+    url: &str,
+    events: Option<&[&str]>,
+) -> (String, String) {
+    let mut body = json!({"url": url});
+    if let Some(ev) = events {
+        body["events"] = json!(ev);
+    }
+    let (s, b) = json(
+        app.post("/v1/webhook-endpoints", Some(key))
+            .json(&body)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(s, 201, "{b}");
+    let r = &b["response"];
+    (
+        r["id"].as_str().unwrap().to_string(),
+        r["secret"].as_str().unwrap().to_string(),
+    )
+}
+
+async fn create_trade(app: &TestApp, key: &str, which: &str) -> String {
+    let (s, b) = json(
+        app.post("/v1/trade-registration", Some(key))
+            .json(&example(which))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(s, 201, "{b}");
+    b["response"]["trade_registration_id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+async fn transition(app: &TestApp, key: &str, path: String, body: Value) {
+    let (s, b) = json(app.post(&path, Some(key)).json(&body).send().await.unwrap()).await;
+    assert_eq!(s, 200, "{path}: {b}");
+}
+
+fn schedule(secs: &'static str) -> Options {
+    Options {
+        tweak: Box::new(move |c| {
+            c.webhooks.retry_schedule = domain::webhook::parse_retry_schedule(secs).unwrap();
+        }),
+        ..Options::default()
+    }
+}
+
+/// `(type, status, previous_status)` of deliveries about `case`, in arrival order.
+fn story(deliveries: &[Delivery], case: &str) -> Vec<(String, String, Option<String>)> {
+    deliveries
+        .iter()
+        .map(Delivery::json)
+        .filter(|v| {
+            v["data"]["trade_registration_id"] == case || v["data"]["tax_registration_id"] == case
+        })
+        .map(|v| {
+            (
+                v["type"].as_str().unwrap().to_string(),
+                v["data"]["status"].as_str().unwrap().to_string(),
+                v["data"]["previous_status"].as_str().map(str::to_string),
+            )
+        })
+        .collect()
+}
+
+fn s3(t: &str, s: &str, p: Option<&str>) -> (String, String, Option<String>) {
+    (t.into(), s.into(), p.map(str::to_string))
+}
+
+backend_tests! {
+    async fn every_status_change_is_delivered_signed_and_in_order(backend) {
+        let app = TestApp::spawn(backend).await.unwrap();
+        let (pid, pkey) = app.provider("P").await;
+        let (_, other_key) = app.provider("Other").await;
+        let (_, okey) = app.operator("O").await;
+        let all = Receiver::start(Behaviour::Ok).await;
+        let completed_only = Receiver::start(Behaviour::Ok).await;
+        let others = Receiver::start(Behaviour::Ok).await;
+        let (all_id, secret) = endpoint(&app, &pkey, &all.url, None).await;
+        let (_, secret2) = endpoint(&app, &pkey, &completed_only.url, Some(&["registration.completed"])).await;
+        endpoint(&app, &other_key, &others.url, None).await;
+
+        // A self case through its whole life: created (initiated, form-rendered), submitted by
+        // the provider, blocked and resubmitted by an operator, completed with the licence.
+        let trade = create_trade(&app, &pkey, "self").await;
+        transition(&app, &pkey, format!("/v1/trade-registration/{trade}/mark-submitted"), json!({})).await;
+        let op = format!("/v1/operator/trade-registrations/{trade}/transition");
+        transition(&app, &okey, op.clone(), json!({"status": "blocked", "reason": "Personalausweis fehlt"})).await;
+        transition(&app, &okey, op, json!({"status": "submitted", "reason": "nachgereicht"})).await;
+        let g = json(app.get(&format!("/v1/trade-registration/{trade}"), Some(&pkey)).send().await.unwrap()).await.1;
+        let gewa1 = g["response"]["documents"].as_array().unwrap().iter().find(|d| d["type"] == "trade-licence-application").unwrap()["download_url"].as_str().unwrap().to_string();
+        let pdf = app.client.get(&gewa1).send().await.unwrap().bytes().await.unwrap().to_vec();
+        let form = reqwest::multipart::Form::new().part("file", reqwest::multipart::Part::bytes(pdf).file_name("l.pdf").mime_str("application/pdf").unwrap());
+        let (s, b) = json(app.post(&format!("/v1/operator/trade-registrations/{trade}/trade-licence"), Some(&okey)).multipart(form).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        // A tax case: validated, then submitted.
+        let (s, b) = json(app.post("/v1/tax-registration", Some(&pkey)).json(&example("ug")).send().await.unwrap()).await;
+        assert_eq!(s, 201, "{b}");
+        let tax = b["response"]["tax_registration_id"].as_str().unwrap().to_string();
+        transition(&app, &okey, format!("/v1/operator/tax-registrations/{tax}/transition"), json!({"status": "submitted"})).await;
+
+        let got = all.wait_for(8).await;
+        for d in &got {
+            d.verify(&secret).unwrap_or_else(|e| panic!("signature of {:?}: {e}", d.json()));
+            assert!(d.verify(&secret2).is_err(), "another endpoint's secret must not verify");
+            assert_eq!(d.headers["content-type"], "application/json");
+        }
+        assert_eq!(story(&got, &trade), vec![
+            s3("registration.initiated", "initiated", None),
+            s3("registration.form-rendered", "form-rendered", Some("initiated")),
+            s3("registration.submitted", "submitted", Some("form-rendered")),
+            s3("registration.blocked", "blocked", Some("submitted")),
+            s3("registration.submitted", "submitted", Some("blocked")),
+            s3("registration.completed", "completed", Some("submitted")),
+        ]);
+        assert_eq!(story(&got, &tax), vec![
+            s3("tax-registration.validated", "validated", None),
+            s3("tax-registration.submitted", "submitted", Some("validated")),
+        ]);
+        let ids: std::collections::HashSet<String> = got.iter().map(Delivery::id).collect();
+        assert_eq!(ids.len(), got.len(), "one message per event");
+        let blocked = got.iter().map(Delivery::json).find(|v| v["type"] == "registration.blocked").unwrap();
+        let company = g["response"]["company_id"].as_str().unwrap();
+        assert_eq!(blocked["data"]["company_id"], company);
+        assert_eq!(blocked["data"]["environment"], "production");
+        assert_eq!(blocked["data"]["client_reference"], example("self")["client_reference"]);
+        assert_eq!(blocked["data"]["reason"], "Personalausweis fehlt");
+        assert!(blocked["timestamp"].as_str().unwrap().ends_with('Z'));
+
+        // The filtered endpoint got the completion only; the other provider nothing.
+        let only = completed_only.wait_for(1).await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let only_now = completed_only.deliveries();
+        assert_eq!(only_now.len(), 1, "{:?}", only_now.iter().map(Delivery::json).collect::<Vec<_>>());
+        assert_eq!(only[0].json()["type"], "registration.completed");
+        only[0].verify(&secret2).unwrap();
+        assert!(others.deliveries().is_empty(), "no events of another provider's cases");
+        assert_eq!(all.deliveries().len(), 8, "nothing delivered twice");
+
+        // The attempts are listed, newest first.
+        let (s, b) = json(app.get(&format!("/v1/webhook-endpoints/{all_id}/deliveries"), Some(&pkey)).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        let list = b["response"]["deliveries"].as_array().unwrap();
+        assert_eq!(list.len(), 8);
+        assert_eq!(list[0]["event_type"], "tax-registration.submitted");
+        assert_eq!(list[7]["event_type"], "registration.initiated");
+        for d in list {
+            assert_eq!((d["status_code"].as_i64(), d["outcome"].as_str(), d["message_status"].as_str(), d["attempt"].as_i64()), (Some(200), Some("delivered"), Some("delivered"), Some(1)), "{d}");
+        }
+        let (_, p) = json(app.get(&format!("/v1/webhook-endpoints/{all_id}/deliveries?limit=5"), Some(&pkey)).send().await.unwrap()).await;
+        let cursor = p["response"]["next_cursor"].as_str().unwrap().to_string();
+        let (_, p2) = json(app.get(&format!("/v1/webhook-endpoints/{all_id}/deliveries?limit=5&before={cursor}"), Some(&pkey)).send().await.unwrap()).await;
+        assert_eq!(p2["response"]["deliveries"].as_array().unwrap().len(), 3);
+        assert_eq!(p2["response"]["deliveries"][2]["event_type"], "registration.initiated");
+        let _ = pid;
+    }
+
+    async fn a_failing_receiver_gets_retries_until_it_answers(backend) {
+        let app = TestApp::spawn_with(backend, schedule("1,1,1")).await.unwrap();
+        let (_, pkey) = app.provider("P").await;
+        let flaky = Receiver::start(Behaviour::FailFirst(2)).await;
+        let (eid, secret) = endpoint(&app, &pkey, &flaky.url, Some(&["registration.initiated"])).await;
+        create_trade(&app, &pkey, "self").await;
+        let got = flaky.wait_for(3).await;
+        assert_eq!(got.len(), 3);
+        let id = got[0].id();
+        for d in &got {
+            assert_eq!(d.id(), id, "the same webhook-id on every attempt");
+            d.verify(&secret).unwrap();
+            assert_eq!(d.body, got[0].body, "the same body on every attempt");
+        }
+        let (_, b) = json(app.get(&format!("/v1/webhook-endpoints/{eid}/deliveries"), Some(&pkey)).send().await.unwrap()).await;
+        let list = b["response"]["deliveries"].as_array().unwrap();
+        let summary: Vec<(i64, Option<i64>, &str, &str)> = list.iter().map(|d| (d["attempt"].as_i64().unwrap(), d["status_code"].as_i64(), d["outcome"].as_str().unwrap(), d["message_status"].as_str().unwrap())).collect();
+        assert_eq!(summary, vec![(3, Some(204), "delivered", "delivered"), (2, Some(503), "retrying", "delivered"), (1, Some(503), "retrying", "delivered")]);
+        assert_eq!(list[1]["error"], "HTTP 503");
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        assert_eq!(flaky.deliveries().len(), 3, "no attempt after success");
+    }
+
+    async fn delivery_gives_up_after_the_schedule_and_never_follows_redirects(backend) {
+        let app = TestApp::spawn_with(backend, schedule("1")).await.unwrap();
+        let (_, pkey) = app.provider("P").await;
+        let down = Receiver::start(Behaviour::Always(500)).await;
+        let moved = Receiver::start(Behaviour::Redirect).await;
+        let (down_id, _) = endpoint(&app, &pkey, &down.url, Some(&["registration.initiated"])).await;
+        let (moved_id, _) = endpoint(&app, &pkey, &moved.url, Some(&["registration.initiated"])).await;
+        // Nobody listens here: connection refused.
+        let closed = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap()
+        };
+        let (closed_id, _) = endpoint(&app, &pkey, &format!("http://{closed}/hook"), Some(&["registration.initiated"])).await;
+        create_trade(&app, &pkey, "self").await;
+        down.wait_for(2).await;
+        moved.wait_for(2).await;
+        let finished = |eid: String| {
+            let app = &app;
+            let pkey = pkey.clone();
+            async move {
+                for _ in 0..100 {
+                    let (_, b) = json(app.get(&format!("/v1/webhook-endpoints/{eid}/deliveries"), Some(&pkey)).send().await.unwrap()).await;
+                    let list = b["response"]["deliveries"].as_array().unwrap().clone();
+                    if list.len() == 2 && list[0]["message_status"] == "failed" {
+                        return list;
+                    }
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                panic!("endpoint {eid} did not give up after two attempts");
+            }
+        };
+        let list = finished(down_id).await;
+        assert_eq!((list[0]["outcome"].as_str(), list[1]["outcome"].as_str()), (Some("failed"), Some("retrying")));
+        assert_eq!(list[0]["status_code"], 500);
+        let list = finished(moved_id).await;
+        assert_eq!(list[0]["status_code"], 302);
+        assert_eq!(list[0]["error"], "HTTP 302 (redirects are not followed)");
+        assert_eq!(*moved.elsewhere.lock().unwrap(), 0, "the redirect was not followed");
+        let list = finished(closed_id).await;
+        assert!(list[0]["status_code"].is_null());
+        assert!(list[0]["error"].as_str().unwrap().starts_with("connection failed"), "{}", list[0]);
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        assert_eq!(down.deliveries().len(), 2, "nothing after giving up");
+    }
+
+    async fn endpoints_are_managed_by_their_provider_only(backend) {
+        let app = TestApp::spawn(backend).await.unwrap();
+        let (pid, pkey) = app.provider("P").await;
+        let (_, other) = app.provider("Other").await;
+        let (_, ckey) = app.client_company(pid, "Client GmbH").await;
+        let (_, okey) = app.operator("O").await;
+        let rx = Receiver::start(Behaviour::Ok).await;
+
+        let (s, b) = json(app.post("/v1/webhook-endpoints", Some(&pkey)).json(&json!({"url": "ftp://x.example/h", "events": ["registration.completed", "registration.done", "registration.completed"]})).send().await.unwrap()).await;
+        let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+        let fields: Vec<&str> = r["errors"].as_array().unwrap().iter().map(|e| e["field"].as_str().unwrap()).collect();
+        assert_eq!(fields, ["url", "events[1]"]);
+        for body in [json!({}), json!({"url": 5}), json!({"url": "https://a.example", "events": []}), json!({"url": "https://a.example", "secret": "x"})] {
+            let (s, b) = json(app.post("/v1/webhook-endpoints", Some(&pkey)).json(&body).send().await.unwrap()).await;
+            assert_error(s, &b, 422, "VALIDATION_FAILED");
+        }
+        for key in [&ckey, &okey] {
+            let (s, b) = json(app.post("/v1/webhook-endpoints", Some(key)).json(&json!({"url": rx.url})).send().await.unwrap()).await;
+            assert_error(s, &b, 403, "FORBIDDEN");
+            let (s, b) = json(app.get("/v1/webhook-endpoints", Some(key)).send().await.unwrap()).await;
+            assert_error(s, &b, 403, "FORBIDDEN");
+        }
+
+        // Events given twice are kept once.
+        let (s, b) = json(app.post("/v1/webhook-endpoints", Some(&pkey)).json(&json!({"url": rx.url, "events": ["registration.completed", "registration.completed"]})).send().await.unwrap()).await;
+        assert_eq!(s, 201, "{b}");
+        assert_eq!(b["response"]["events"], json!(["registration.completed"]));
+        let (id, old_secret) = endpoint(&app, &pkey, &rx.url, None).await;
+        assert!(old_secret.starts_with("whsec_"));
+        let (s, b) = json(app.get("/v1/webhook-endpoints", Some(&pkey)).send().await.unwrap()).await;
+        assert_eq!(s, 200);
+        let list = b["response"]["endpoints"].as_array().unwrap();
+        assert_eq!(list.len(), 2);
+        assert_eq!(list[1]["id"], id.as_str());
+        assert!(list[1]["events"].is_null());
+        assert!(!b.to_string().contains("whsec_"), "secrets are shown once only");
+        let (s, b) = json(app.get(&format!("/v1/webhook-endpoints/{id}"), Some(&pkey)).send().await.unwrap()).await;
+        assert_eq!((s, b["response"]["url"].as_str()), (200, Some(rx.url.as_str())));
+        for path in [format!("/v1/webhook-endpoints/{id}"), format!("/v1/webhook-endpoints/{id}/deliveries")] {
+            let (s, b) = json(app.get(&path, Some(&other)).send().await.unwrap()).await;
+            assert_error(s, &b, 404, "NOT_FOUND");
+        }
+        let (s, b) = json(app.client.delete(app.url(&format!("/v1/webhook-endpoints/{id}"))).bearer_auth(&other).send().await.unwrap()).await;
+        assert_error(s, &b, 404, "NOT_FOUND");
+
+        // Rotation: for 24 hours both secrets sign every delivery.
+        let (s, b) = json(app.post(&format!("/v1/webhook-endpoints/{id}/rotate-secret"), Some(&pkey)).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        let new_secret = b["response"]["secret"].as_str().unwrap().to_string();
+        assert_ne!(new_secret, old_secret);
+        let (_, g) = json(app.get(&format!("/v1/webhook-endpoints/{id}"), Some(&pkey)).send().await.unwrap()).await;
+        assert_eq!(g["response"]["previous_secret_expires_at"], b["response"]["previous_secret_expires_at"]);
+        create_trade(&app, &pkey, "assisted").await;
+        let got = rx.wait_for(2).await;
+        for d in &got {
+            let sig = d.headers["webhook-signature"].to_str().unwrap();
+            assert_eq!(sig.split(' ').count(), 2, "{sig}");
+            d.verify(&new_secret).unwrap();
+            d.verify(&old_secret).unwrap();
+            assert!(d.verify(&crate_secret()).is_err());
+        }
+
+        // Deleted: gone from the list, no more deliveries.
+        let (s, b) = json(app.client.delete(app.url(&format!("/v1/webhook-endpoints/{id}"))).bearer_auth(&pkey).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        let (s, b) = json(app.get(&format!("/v1/webhook-endpoints/{id}"), Some(&pkey)).send().await.unwrap()).await;
+        assert_error(s, &b, 404, "NOT_FOUND");
+        let (s, b) = json(app.client.delete(app.url(&format!("/v1/webhook-endpoints/{id}"))).bearer_auth(&pkey).send().await.unwrap()).await;
+        assert_error(s, &b, 404, "NOT_FOUND");
+        let before = rx.deliveries().len();
+        create_trade(&app, &pkey, "self").await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert_eq!(rx.deliveries().len(), before);
+    }
+
+    async fn private_targets_are_refused_unless_allowed(backend) {
+        let options = Options {
+            tweak: Box::new(|c| c.webhooks.allow_private_targets = false),
+            ..Options::default()
+        };
+        let app = TestApp::spawn_with(backend, options).await.unwrap();
+        let (_, pkey) = app.provider("P").await;
+        for url in ["http://127.0.0.1:8080/hook", "http://[::1]/hook", "http://169.254.169.254/latest", "http://10.0.0.5/h", "http://localhost:3000/h", "http://intranet/h"] {
+            let (s, b) = json(app.post("/v1/webhook-endpoints", Some(&pkey)).json(&json!({"url": url})).send().await.unwrap()).await;
+            let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+            assert_eq!(r["errors"][0]["field"], "url", "{url}");
+        }
+        // A public literal address is accepted (nothing is sent until an event happens).
+        let (s, b) = json(app.post("/v1/webhook-endpoints", Some(&pkey)).json(&json!({"url": "https://8.8.8.8/hook"})).send().await.unwrap()).await;
+        assert_eq!(s, 201, "{b}");
+    }
+
+    async fn events_survive_a_restart(backend) {
+        // An instance without a worker acknowledges changes; they wait in the outbox.
+        let no_worker = Options {
+            tweak: Box::new(|c| c.webhooks.worker = false),
+            ..Options::default()
+        };
+        let first = TestApp::spawn_with(backend, no_worker).await.unwrap();
+        let (_, pkey) = first.provider("P").await;
+        let flaky = Receiver::start(Behaviour::FailFirst(1)).await;
+        let (_, secret) = endpoint(&first, &pkey, &flaky.url, None).await;
+        let trade = create_trade(&first, &pkey, "assisted").await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(flaky.deliveries().is_empty());
+        let (url, dir) = (first.database_url.clone(), first.dir.clone());
+        first.stop().await;
+
+        // The next instance delivers; its first attempts fail, then it is stopped before the
+        // retry is due (3 s), and a third instance finishes the job.
+        let second = TestApp::spawn_on(url.clone(), dir.clone(), schedule("3")).await;
+        flaky.wait_for(1).await;
+        second.stop().await;
+        let third = TestApp::spawn_on(url, dir, schedule("3")).await;
+        let got = flaky.wait_for(4).await;
+        for d in &got {
+            d.verify(&secret).unwrap();
+        }
+        // Each message was attempted twice (one failure, one success), in order per case.
+        let mut per_id: HashMap<String, usize> = HashMap::new();
+        for d in &got {
+            *per_id.entry(d.id()).or_default() += 1;
+        }
+        assert_eq!(per_id.len(), 2);
+        assert!(per_id.values().all(|n| *n == 2), "{per_id:?}");
+        // One case's events in order: the submission only after the creation got through.
+        let sequence: Vec<String> = got.iter().map(|d| d.json()["data"]["status"].as_str().unwrap().to_string()).collect();
+        assert_eq!(sequence, ["initiated", "initiated", "submitted", "submitted"]);
+        assert_eq!(got[0].json()["data"]["trade_registration_id"], trade.as_str());
+        third.stop().await;
+    }
+}
+
+/// A secret that signed nothing here.
+fn crate_secret() -> String {
+    server::webhooks::new_secret()
+}
+
+/// Two instances on one PostgreSQL database: every message is delivered once, and one case's
+/// events in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_instances_share_the_outbox_without_duplicates() {
+    if common::pg_base_url().is_none() {
+        eprintln!("skipped: TEST_DATABASE_URL is not set");
+        return;
+    }
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let url = common::fresh_database(common::Backend::Postgres, dir.path())
+        .await
+        .unwrap();
+    let a = TestApp::spawn_on(url.clone(), dir.clone(), Options::default()).await;
+    let b = TestApp::spawn_on(url, dir, Options::default()).await;
+    let (_, pkey) = a.provider("P").await;
+    let (_, okey) = a.operator("O").await;
+    let rx = Receiver::start(Behaviour::Ok).await;
+    endpoint(&a, &pkey, &rx.url, None).await;
+    let mut cases = Vec::new();
+    for i in 0..12 {
+        let app = if i % 2 == 0 { &a } else { &b };
+        let id = create_trade(app, &pkey, "self").await;
+        let other = if i % 2 == 0 { &b } else { &a };
+        transition(
+            other,
+            &okey,
+            format!("/v1/operator/trade-registrations/{id}/transition"),
+            json!({"status": "submitted"}),
+        )
+        .await;
+        transition(
+            app,
+            &okey,
+            format!("/v1/operator/trade-registrations/{id}/transition"),
+            json!({"status": "blocked", "reason": "Rückfrage"}),
+        )
+        .await;
+        cases.push(id);
+    }
+    let got = rx.wait_for(12 * 4).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let got_now = rx.deliveries();
+    assert_eq!(got_now.len(), got.len(), "late duplicates");
+    let ids: std::collections::HashSet<String> = got.iter().map(Delivery::id).collect();
+    assert_eq!(ids.len(), 48, "every message once");
+    for case in &cases {
+        let statuses: Vec<String> = story(&got, case).into_iter().map(|(_, s, _)| s).collect();
+        assert_eq!(
+            statuses,
+            ["initiated", "form-rendered", "submitted", "blocked"],
+            "{case}"
+        );
+    }
+    a.stop().await;
+    b.stop().await;
+}

@@ -466,6 +466,41 @@ backend_tests! {
         assert_eq!(s, 201, "{b}");
     }
 
+    async fn deliveries_check_the_target_again(backend) {
+        // Registered while private targets were allowed; the next instance does not allow them.
+        let first = TestApp::spawn(backend).await.unwrap();
+        let (_, pkey) = first.provider("P").await;
+        let rx = Receiver::start(Behaviour::Ok).await;
+        let (eid, _) = endpoint(&first, &pkey, &rx.url, None).await;
+        let (url, dir) = (first.database_url.clone(), first.dir.clone());
+        first.stop().await;
+        let strict = Options {
+            tweak: Box::new(|c| {
+                c.webhooks.allow_private_targets = false;
+                c.webhooks.retry_schedule = Vec::new();
+            }),
+            ..Options::default()
+        };
+        let app = TestApp::spawn_on(url, dir, strict).await;
+        create_trade(&app, &pkey, "assisted").await;
+        let mut list = Vec::new();
+        for _ in 0..100 {
+            let (_, b) = json(app.get(&format!("/v1/webhook-endpoints/{eid}/deliveries"), Some(&pkey)).send().await.unwrap()).await;
+            list = b["response"]["deliveries"].as_array().unwrap().clone();
+            if list.len() == 2 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(list.len(), 2, "{list:?}");
+        for d in &list {
+            assert_eq!(d["outcome"], "failed", "{d}");
+            assert_eq!(d["error"], "refused: 127.0.0.1 is not a public address", "{d}");
+        }
+        assert!(rx.deliveries().is_empty(), "nothing reached the private address");
+        app.stop().await;
+    }
+
     async fn events_survive_a_restart(backend) {
         // An instance without a worker acknowledges changes; they wait in the outbox.
         let no_worker = Options {

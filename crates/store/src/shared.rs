@@ -727,6 +727,17 @@ macro_rules! repository_impl {
             limit: i64,
         ) -> $crate::Result<Vec<$crate::ClaimedMessage>> {
             use sqlx::Row;
+            // A read first: an idle worker never takes the write lock (SQLite has one).
+            let due = sqlx::query(
+                "SELECT 1 FROM webhook_messages WHERE state = 'pending' AND next_attempt_us <= $1 \
+                 AND (locked_until_us IS NULL OR locked_until_us < $1) LIMIT 1",
+            )
+            .bind(now_us)
+            .fetch_optional(&self.pool)
+            .await?;
+            if due.is_none() {
+                return Ok(Vec::new());
+            }
             let claimed = sqlx::query(concat!(
                 "UPDATE webhook_messages SET locked_until_us = $1 WHERE seq IN (\
                  SELECT m.seq FROM webhook_messages m \

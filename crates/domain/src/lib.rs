@@ -11,6 +11,8 @@ pub mod din91379;
 pub mod error;
 pub mod lifecycle;
 pub mod offices;
+#[cfg(test)]
+mod properties;
 #[cfg(any(test, feature = "test-support"))]
 pub mod rule_cases;
 pub mod rules;

@@ -14,6 +14,7 @@ pub mod offices;
 #[cfg(any(test, feature = "test-support"))]
 pub mod rule_cases;
 pub mod rules;
+pub mod sandbox;
 pub mod signature;
 pub mod tax;
 pub mod tax_request;

@@ -8,6 +8,7 @@ pub mod offices;
 pub mod operator;
 pub mod tax_registrations;
 pub mod trade_registrations;
+pub mod transitions;
 
 use std::sync::Arc;
 

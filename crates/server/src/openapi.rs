@@ -10,7 +10,8 @@ use utoipa_swagger_ui::SwaggerUi;
 
 use crate::app::AppState;
 use crate::routes::{
-    companies, documents, health, offices, operator, tax_registrations, trade_registrations,
+    companies, documents, health, offices, operator, sandbox, tax_registrations,
+    trade_registrations,
 };
 
 #[derive(OpenApi)]
@@ -46,6 +47,8 @@ Errors carry a stable `code`, and validation errors list every broken field in `
         offices::list_directory,
         offices::get_directory_entry,
         offices::put_directory_entry,
+        sandbox::transition_trade,
+        sandbox::transition_tax,
     ),
     modifiers(&BearerAuth),
     security(("bearer" = [])),
@@ -57,6 +60,7 @@ Errors carry a stable `code`, and validation errors list every broken field in `
         (name = "tax registration", description = "Fragebogen zur steuerlichen Erfassung (UG, GmbH): ELSTER XML validated against XSD, summary PDF"),
         (name = "offices", description = "Which trade office and tax office receive a filing"),
         (name = "operator", description = "For the service's operators (operator keys only)"),
+        (name = "sandbox", description = "A provider simulates the operator's steps on its own sandbox cases, to test its handling (webhooks included) end to end"),
     )
 )]
 pub struct ApiDoc;

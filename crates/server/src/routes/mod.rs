@@ -6,6 +6,7 @@ pub mod documents;
 pub mod health;
 pub mod offices;
 pub mod operator;
+pub mod sandbox;
 pub mod tax_registrations;
 pub mod trade_registrations;
 pub mod transitions;
@@ -87,6 +88,14 @@ pub fn authenticated(config: &Config) -> Router<Arc<AppState>> {
         .route(
             "/v1/operator/trade-offices/{key}",
             get(offices::get_directory_entry).put(offices::put_directory_entry),
+        )
+        .route(
+            "/v1/sandbox/trade-registration/{trade_registration_id}/transition",
+            post(sandbox::transition_trade),
+        )
+        .route(
+            "/v1/sandbox/tax-registration/{tax_registration_id}/transition",
+            post(sandbox::transition_tax),
         )
         .route("/v1/companies/{company_id}", get(companies::get_company))
         .route(

@@ -16,6 +16,7 @@ mod properties;
 #[cfg(any(test, feature = "test-support"))]
 pub mod rule_cases;
 pub mod rules;
+pub mod sandbox;
 pub mod signature;
 pub mod tax;
 pub mod tax_request;

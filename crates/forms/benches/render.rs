@@ -1,5 +1,5 @@
-//! Rendering benchmarks: one GewA 1 (two pages), one power of attorney and one tax registration
-//! summary (the GmbH example, two pages).
+//! Rendering benchmarks: one GewA 1 (two pages), one power of attorney, one tax registration
+//! summary (the GmbH example, two pages) and one sample trade licence (sandbox, one page).
 //!
 //! ```sh
 //! CARGO_TARGET_DIR=/root/.cache/forms-target cargo bench -p forms --bench render
@@ -8,7 +8,10 @@
 use std::path::PathBuf;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use forms::{Gewa1Context, Operator, PowerOfAttorneyContext, TaxSummaryContext, TradeRegistration};
+use forms::{
+    Gewa1Context, Operator, PowerOfAttorneyContext, TaxSummaryContext, TradeLicenceContext,
+    TradeRegistration,
+};
 
 fn example(name: &str) -> TradeRegistration {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -75,6 +78,20 @@ fn bench(c: &mut Criterion) {
     });
     c.bench_function("tax_summary", |b| {
         b.iter(|| forms::render_tax_summary(&tax, &tax_ctx).expect("renders"))
+    });
+    let licence_ctx = TradeLicenceContext {
+        trade_office_name: "Gewerbeamt Musterstadt (Sandbox)".into(),
+        trade_office_address: Some("Musterplatz 1, 12345 Musterstadt".into()),
+        municipality_key: Some("11000000".into()),
+        reference: "SANDBOX-0196A1B2".into(),
+        received_on: Some(timestamp.date()),
+        issued_on: timestamp.date(),
+        fee_cents: Some(2600),
+        fee_paid: true,
+        timestamp,
+    };
+    c.bench_function("trade_licence", |b| {
+        b.iter(|| forms::render_trade_licence(&assisted, &licence_ctx).expect("renders"))
     });
 }
 

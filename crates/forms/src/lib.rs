@@ -1,11 +1,13 @@
-//! GewA 1 and power-of-attorney PDFs for trade registrations.
+//! GewA 1 and power-of-attorney PDFs for trade registrations, the tax registration summary,
+//! and the sample trade licence of the sandbox.
 //!
-//! Both renderers read the validated [`TradeRegistration`] model from `domain::trade`, are
+//! The trade registration renderers read the validated [`TradeRegistration`] model from `domain::trade`, are
 //! synchronous, pure (no I/O: fonts and the form geometry are compiled in) and thread-safe, so
 //! the server can call them from `spawn_blocking`. Output is PDF/A-2b, A4, with one embedded
 //! font family (Noto Sans, subset per document), and deterministic: the same input and context
 //! (including `timestamp`) give the same bytes. Documents of a registration whose `environment`
-//! is `sandbox` carry a diagonal "MUSTER - SANDBOX" mark on every page.
+//! is `sandbox` carry a diagonal "MUSTER - SANDBOX" mark on every page; the sample trade licence
+//! carries it always.
 
 mod gewa1;
 mod pdf;
@@ -13,6 +15,7 @@ mod pdfcheck;
 mod poa;
 mod tax_summary;
 mod text;
+mod trade_licence;
 
 pub use domain::trade::TradeRegistration;
 pub use gewa1::{field_boxes as gewa1_field_boxes, signature_box as gewa1_signature_box};
@@ -62,6 +65,29 @@ pub struct TaxSummaryContext {
     pub tax_office: Option<(String, String)>,
     /// Date printed next to the place above the signature.
     pub created_on: time::Date,
+    /// Creation timestamp written into the PDF metadata.
+    pub timestamp: time::OffsetDateTime,
+}
+
+/// Render context of a sample trade licence (sandbox): what a trade office would add to the
+/// registration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TradeLicenceContext {
+    /// The issuing trade office, e.g. "Gewerbeamt Musterstadt (Sandbox)".
+    pub trade_office_name: String,
+    /// Its address on one line, when known.
+    pub trade_office_address: Option<String>,
+    /// 8-digit Amtlicher Gemeindeschlüssel of the establishment, when known.
+    pub municipality_key: Option<String>,
+    /// The file reference printed as "Aktenzeichen".
+    pub reference: String,
+    /// When the notice reached the office (the case's submission), when known.
+    pub received_on: Option<time::Date>,
+    /// Date of the certificate.
+    pub issued_on: time::Date,
+    /// The trade office's fee in euro cents; `None` prints "nicht festgesetzt".
+    pub fee_cents: Option<i64>,
+    pub fee_paid: bool,
     /// Creation timestamp written into the PDF metadata.
     pub timestamp: time::OffsetDateTime,
 }
@@ -123,6 +149,17 @@ pub fn render_tax_summary(
     ctx: &TaxSummaryContext,
 ) -> Result<Vec<u8>, RenderError> {
     tax_summary::render(reg, ctx)
+}
+
+/// Renders the one-page sample trade licence "Gewerbeanmeldung – Empfangsbescheinigung
+/// (Muster)" of a registration: the office, reference, business, owners, establishment,
+/// activity, start date and fee, always with the "MUSTER - SANDBOX" mark (it is never a real
+/// licence, whatever `reg.environment` says).
+pub fn render_trade_licence(
+    reg: &TradeRegistration,
+    ctx: &TradeLicenceContext,
+) -> Result<Vec<u8>, RenderError> {
+    trade_licence::render(reg, ctx)
 }
 
 /// `DD.MM.YYYY`, as German forms write dates.

@@ -10,8 +10,8 @@ use utoipa_swagger_ui::SwaggerUi;
 
 use crate::app::AppState;
 use crate::routes::{
-    companies, documents, health, offices, operator, tax_registrations, trade_registrations,
-    webhooks,
+    companies, documents, health, offices, operator, sandbox, tax_registrations,
+    trade_registrations, webhooks,
 };
 
 #[derive(OpenApi)]
@@ -53,6 +53,8 @@ Errors carry a stable `code`, and validation errors list every broken field in `
         webhooks::delete,
         webhooks::rotate_secret,
         webhooks::deliveries,
+        sandbox::transition_trade,
+        sandbox::transition_tax,
     ),
     components(schemas(WebhookEvent, WebhookEventData)),
     modifiers(&BearerAuth),
@@ -69,6 +71,7 @@ Errors carry a stable `code`, and validation errors list every broken field in `
 to its endpoints as a `WebhookEvent`, with the headers `webhook-id`, `webhook-timestamp` and `webhook-signature` \
 (`v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the decoded `whsec_` secret). Retried on any \
 non-2xx, timeout or connection error; redirects are not followed; one case's events arrive in order."),
+        (name = "sandbox", description = "A provider simulates the operator's steps on its own sandbox cases, to test its handling (webhooks included) end to end"),
     )
 )]
 pub struct ApiDoc;

@@ -466,6 +466,31 @@ backend_tests! {
         assert_eq!(s, 201, "{b}");
     }
 
+    async fn sandbox_simulations_are_delivered_like_operator_steps(backend) {
+        let app = TestApp::spawn(backend).await.unwrap();
+        let (_, pkey) = app.provider("P").await;
+        let rx = Receiver::start(Behaviour::Ok).await;
+        let (_, secret) = endpoint(&app, &pkey, &rx.url, None).await;
+        let mut body = example("assisted");
+        body["environment"] = json!("sandbox");
+        let (s, b) = json(app.post("/v1/trade-registration", Some(&pkey)).json(&body).send().await.unwrap()).await;
+        assert_eq!(s, 201, "{b}");
+        let trade = b["response"]["trade_registration_id"].as_str().unwrap().to_string();
+        let path = format!("/v1/sandbox/trade-registration/{trade}/transition");
+        transition(&app, &pkey, path.clone(), json!({"status": "blocked", "reason": "Test"})).await;
+        transition(&app, &pkey, path.clone(), json!({"status": "submitted"})).await;
+        transition(&app, &pkey, path, json!({"status": "completed"})).await;
+        let got = rx.wait_for(5).await;
+        for d in &got {
+            d.verify(&secret).unwrap();
+            assert_eq!(d.json()["data"]["environment"], "sandbox");
+        }
+        let statuses: Vec<String> = story(&got, &trade).into_iter().map(|(_, s, _)| s).collect();
+        assert_eq!(statuses, ["initiated", "submitted", "blocked", "submitted", "completed"]);
+        let blocked = got.iter().map(Delivery::json).find(|v| v["type"] == "registration.blocked").unwrap();
+        assert_eq!(blocked["data"]["reason"], "sandbox simulation: Test");
+    }
+
     async fn deliveries_check_the_target_again(backend) {
         // Registered while private targets were allowed; the next instance does not allow them.
         let first = TestApp::spawn(backend).await.unwrap();

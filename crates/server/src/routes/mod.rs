@@ -6,8 +6,10 @@ pub mod documents;
 pub mod health;
 pub mod offices;
 pub mod operator;
+pub mod sandbox;
 pub mod tax_registrations;
 pub mod trade_registrations;
+pub mod transitions;
 pub mod webhooks;
 
 use std::sync::Arc;
@@ -103,6 +105,14 @@ pub fn authenticated(config: &Config) -> Router<Arc<AppState>> {
         .route(
             "/v1/webhook-endpoints/{endpoint_id}/deliveries",
             get(webhooks::deliveries),
+        )
+        .route(
+            "/v1/sandbox/trade-registration/{trade_registration_id}/transition",
+            post(sandbox::transition_trade),
+        )
+        .route(
+            "/v1/sandbox/tax-registration/{tax_registration_id}/transition",
+            post(sandbox::transition_tax),
         )
         .route("/v1/companies/{company_id}", get(companies::get_company))
         .route(

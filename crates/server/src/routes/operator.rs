@@ -20,6 +20,9 @@ use uuid::Uuid;
 use crate::app::AppState;
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody};
+use crate::routes::transitions::{
+    self, Actor, Moved, TaxTransitionRequest, TradeTransitionRequest,
+};
 
 pub fn operator_only(caller: Caller) -> Result<(), ApiError> {
     match caller {
@@ -180,18 +183,6 @@ pub async fn list_tax(
     list::<TaxStatus>(&state, caller, CaseKind::Tax, q).await
 }
 
-/// An operator's status change of a trade registration.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TradeTransitionRequest {
-    /// `submitted` (filed with the trade office, or unblocked) or `blocked` (the trade office asks
-    /// for more; a reason is required). `completed` comes with the trade licence upload.
-    pub status: String,
-    /// For the history, and for `blocked` what is missing (at most 500 characters).
-    #[serde(default)]
-    pub reason: Option<String>,
-}
-
 #[derive(Debug, Serialize, ToSchema)]
 pub struct OperatorTransitionResponse {
     pub result: Outcome,
@@ -199,6 +190,18 @@ pub struct OperatorTransitionResponse {
     pub id: Uuid,
     pub status: String,
     pub previous_status: String,
+}
+
+impl OperatorTransitionResponse {
+    fn new<L: Lifecycle>(what: &str, id: Uuid, moved: Moved<L>) -> Self {
+        Self {
+            result: Outcome::Success,
+            message: format!("{what} is now {}", moved.status.as_str()),
+            id,
+            status: moved.status.as_str().into(),
+            previous_status: moved.previous.as_str().into(),
+        }
+    }
 }
 
 /// Moves a trade registration along its lifecycle (decisions §5), with a reason for the
@@ -219,73 +222,20 @@ pub async fn transition_trade(
     crate::extract::PathId(id): crate::extract::PathId,
     crate::extract::ApiJson(input): crate::extract::ApiJson<TradeTransitionRequest>,
 ) -> Result<Response, ApiError> {
-    operator_only(caller)?;
     let Caller::Operator { operator_id } = caller else {
         return Err(ApiError::Forbidden("operator keys only".into()));
     };
-    let mut errs = Violations::new();
-    let target = TradeStatus::parse(&input.status);
-    match target {
-        None => errs.push(
-            "status",
-            "invalid_value",
-            "must be one of: submitted, blocked (completed comes with the trade licence upload)",
-        ),
-        Some(TradeStatus::Completed) => errs.push(
-            "status",
-            "requires_trade_licence",
-            "a case is completed by uploading the issued trade licence",
-        ),
-        _ => {}
-    }
-    let reason = match input.reason {
-        Some(r) => domain::rules::text(
-            &serde_json::Value::from(r),
-            "reason",
-            500,
-            domain::din91379::TextType::C,
-            &mut errs,
-        ),
-        None => None,
-    };
-    if target == Some(TradeStatus::Blocked) && reason.is_none() && errs.is_empty() {
-        errs.push(
-            "reason",
-            "required",
-            "say what the trade office is waiting for",
-        );
-    }
-    errs.finish(())?;
-    let Some(target) = target else {
-        return Err(ApiError::Internal(anyhow::anyhow!(
-            "validated status missing"
-        )));
-    };
+    let actor = Actor::Operator(operator_id);
+    let step = transitions::trade_step(input, actor)?;
     let case = state
         .repo
         .get_trade_registration(id)
         .await?
         .ok_or(ApiError::NotFound)?;
-    let current: TradeStatus = crate::routes::cases::stored_status(&case.status)?;
-    let to = crate::routes::cases::checked_transition(current, target)?;
-    let change = store::StatusChange {
-        status: to.as_str().into(),
-        previous_status: Some(current.as_str().into()),
-        actor: format!("operator:{operator_id}"),
-        reason,
-        at: crate::routes::cases::now_micros(),
-    };
-    crate::routes::cases::move_case(&state, CaseKind::Trade, id, current.as_str(), &change, &[])
-        .await?;
+    let moved = transitions::move_trade(&state, &case, step, actor).await?;
     Ok(respond(
         StatusCode::OK,
-        OperatorTransitionResponse {
-            result: Outcome::Success,
-            message: format!("trade registration is now {}", to.as_str()),
-            id,
-            status: to.as_str().into(),
-            previous_status: current.as_str().into(),
-        },
+        OperatorTransitionResponse::new("trade registration", id, moved),
     ))
 }
 
@@ -372,62 +322,29 @@ pub async fn upload_trade_licence(
         .get_trade_registration(id)
         .await?
         .ok_or(ApiError::NotFound)?;
-    let current: TradeStatus = crate::routes::cases::stored_status(&case.status)?;
-    let to = crate::routes::cases::checked_transition(current, TradeStatus::Completed)?;
     let company = case
         .record
         .get("name")
         .and_then(|n| n.as_str())
         .unwrap_or("Gewerbe")
         .to_string();
-    let now = crate::routes::cases::now_micros();
-    let doc_id = Uuid::now_v7();
-    let key = format!("trade/{id}/{doc_id}.pdf");
-    let doc = store::DocumentRecord {
-        id: doc_id,
-        case_id: id,
-        case_kind: "trade".into(),
-        owner_index: None,
-        doc_type: "trade-licence".into(),
-        name: format!("Gewerbeschein - {company}.pdf"),
-        storage_key: key.clone(),
-        content_type: "application/pdf".into(),
-        size: file.len() as i64,
-        sha256: {
-            use sha2::Digest;
-            sha2::Sha256::digest(&file).to_vec()
-        },
-        created_at: now,
-    };
-    state.documents.put(&key, file).await?;
-    let change = store::StatusChange {
-        status: to.as_str().into(),
-        previous_status: Some(current.as_str().into()),
-        actor: format!("operator:{operator_id}"),
-        reason: Some("trade licence issued".into()),
-        at: now,
-    };
-    if let Err(e) = crate::routes::cases::move_case(
+    let (moved, doc) = transitions::complete_trade_with_licence(
         &state,
-        CaseKind::Trade,
-        id,
-        current.as_str(),
-        &change,
-        std::slice::from_ref(&doc),
+        &case,
+        file,
+        format!("Gewerbeschein - {company}.pdf"),
+        Actor::Operator(operator_id),
+        Some("trade licence issued".into()),
     )
-    .await
-    {
-        crate::routes::cases::remove_files(&state, std::slice::from_ref(&key)).await;
-        return Err(e);
-    }
+    .await?;
     Ok(respond(
         StatusCode::OK,
         LicenceResponse {
             result: Outcome::Success,
             message: "trade licence stored; the trade registration is completed".into(),
             id,
-            status: to.as_str().into(),
-            previous_status: current.as_str().into(),
+            status: moved.status.as_str().into(),
+            previous_status: moved.previous.as_str().into(),
             document: crate::routes::cases::document_views(&state, std::slice::from_ref(&doc))
                 .remove(0),
         },
@@ -620,30 +537,6 @@ pub async fn verify_identity(
     ))
 }
 
-/// An operator's status change of a tax registration.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TaxTransitionRequest {
-    /// `submitted` (sent to the tax office, or resent after a rejection), `completed` (with
-    /// `tax_number`) or `rejected` (with the filing system's message as `reason`).
-    pub status: String,
-    #[serde(default)]
-    pub reason: Option<String>,
-    /// The issued tax number (Steuernummer), e.g. `21/815/08150`; required for `completed`.
-    #[serde(default)]
-    pub tax_number: Option<String>,
-}
-
-/// The Steuernummer as digits: 10 to 13 digits after removing `/`, spaces and hyphens.
-fn normalise_tax_number(raw: &str) -> Option<String> {
-    let digits: String = raw
-        .chars()
-        .filter(|c| !matches!(c, '/' | ' ' | '-'))
-        .collect();
-    ((10..=13).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit()))
-        .then_some(digits)
-}
-
 /// Moves a tax registration along its lifecycle (decisions §7): `validated -> submitted ->
 /// completed | rejected -> submitted`.
 #[utoipa::path(post, path = "/v1/operator/tax-registrations/{tax_registration_id}/transition", tag = "operator",
@@ -665,100 +558,17 @@ pub async fn transition_tax(
     let Caller::Operator { operator_id } = caller else {
         return Err(ApiError::Forbidden("operator keys only".into()));
     };
-    let mut errs = Violations::new();
-    let target = TaxStatus::parse(&input.status);
-    if target.is_none() || target == Some(TaxStatus::Validated) {
-        errs.push(
-            "status",
-            "invalid_value",
-            "must be one of: submitted, completed, rejected",
-        );
-    }
-    let reason = input.reason.and_then(|r| {
-        domain::rules::text(
-            &serde_json::Value::from(r),
-            "reason",
-            2000,
-            domain::din91379::TextType::C,
-            &mut errs,
-        )
-    });
-    let tax_number = match (&input.tax_number, target) {
-        (Some(n), Some(TaxStatus::Completed)) => {
-            let t = normalise_tax_number(n);
-            if t.is_none() {
-                errs.push(
-                    "tax_number",
-                    "invalid_tax_number",
-                    "must be a tax number of 10 to 13 digits (slashes allowed)",
-                );
-            }
-            t
-        }
-        (None, Some(TaxStatus::Completed)) => {
-            errs.push(
-                "tax_number",
-                "required",
-                "is required to complete a tax registration",
-            );
-            None
-        }
-        (Some(_), _) => {
-            errs.push(
-                "tax_number",
-                "not_allowed",
-                "is only accepted with status completed",
-            );
-            None
-        }
-        (None, _) => None,
-    };
-    if target == Some(TaxStatus::Rejected)
-        && reason.is_none()
-        && !errs.iter().any(|e| e.field == "reason")
-    {
-        errs.push("reason", "required", "give the filing system's message");
-    }
-    errs.finish(())?;
-    let Some(target) = target else {
-        return Err(ApiError::Internal(anyhow::anyhow!(
-            "validated status missing"
-        )));
-    };
+    let actor = Actor::Operator(operator_id);
+    let step = transitions::tax_step(input, actor)?;
     let case = state
         .repo
         .get_tax_registration(id)
         .await?
         .ok_or(ApiError::NotFound)?;
-    let current: TaxStatus = crate::routes::cases::stored_status(&case.status)?;
-    let to = crate::routes::cases::checked_transition(current, target)?;
-    if to == TaxStatus::Submitted && case.tax_office_number.is_none() {
-        return Err(ApiError::Conflict {
-            code: "INVALID_STATE_TRANSITION",
-            message: "no tax office is assigned yet, so there is no XML to submit".into(),
-        });
-    }
-    let change = store::StatusChange {
-        status: to.as_str().into(),
-        previous_status: Some(current.as_str().into()),
-        actor: format!("operator:{operator_id}"),
-        reason,
-        at: crate::routes::cases::now_micros(),
-    };
-    crate::routes::cases::move_case(&state, CaseKind::Tax, id, current.as_str(), &change, &[])
-        .await?;
-    if let Some(n) = &tax_number {
-        state.repo.set_tax_number(id, n).await?;
-    }
+    let moved = transitions::move_tax(&state, &case, step, actor).await?;
     Ok(respond(
         StatusCode::OK,
-        OperatorTransitionResponse {
-            result: Outcome::Success,
-            message: format!("tax registration is now {}", to.as_str()),
-            id,
-            status: to.as_str().into(),
-            previous_status: current.as_str().into(),
-        },
+        OperatorTransitionResponse::new("tax registration", id, moved),
     ))
 }
 

@@ -1,0 +1,325 @@
+//! The sample trade licence of the sandbox: "Gewerbeanmeldung – Empfangsbescheinigung (Muster)".
+//!
+//! A trade office confirms a trade registration with a receipt of the notice (§ 15 Abs. 1 GewO,
+//! colloquially "Gewerbeschein"). In the sandbox no trade office exists, so the service renders
+//! a look-alike for integrators to download and display. It is a sample by construction: every
+//! page carries the "MUSTER - SANDBOX" mark whatever the registration's environment, and the
+//! text says that no authority issued it.
+//!
+//! One A4 page: the issuing office, title, the receipt sentence, a facts table (reference,
+//! business, persons, establishment, activity, start, fee) and the notes. Long values shrink the
+//! whole page uniformly so it always stays one page.
+
+use domain::trade::{BusinessType, TradeRegistration};
+use krilla::page::PageSettings;
+use krilla::surface::Surface;
+
+use crate::pdf::{self, A4_HEIGHT, A4_WIDTH};
+use crate::text::{self, Run};
+use crate::{RenderError, TradeLicenceContext, format_date};
+
+const MARGIN_X: f32 = 62.0;
+const TOP: f32 = 56.0;
+const BOTTOM: f32 = A4_HEIGHT - 48.0;
+const WIDTH: f32 = A4_WIDTH - 2.0 * MARGIN_X;
+const LABEL_WIDTH: f32 = 132.0;
+const BODY: f32 = 10.0;
+const GREY: (u8, u8, u8) = (70, 70, 70);
+const BLACK: (u8, u8, u8) = (0, 0, 0);
+const RED: (u8, u8, u8) = (200, 30, 30);
+
+/// A piece of the page, laid out top to bottom.
+enum Item {
+    Para {
+        bold: bool,
+        size: f32,
+        color: (u8, u8, u8),
+        run: Run,
+    },
+    /// Bold label on the left, value lines on the right.
+    Row {
+        label: Run,
+        lines: Vec<Run>,
+    },
+    Space(f32),
+    Rule,
+}
+
+/// Runs the items at `scale`; draws when a surface is given. Returns the height used.
+fn run_items(
+    items: &[Item],
+    scale: f32,
+    fonts: &text::Fonts,
+    mut surface: Option<&mut Surface>,
+) -> f32 {
+    let mut y = TOP;
+    for item in items {
+        match item {
+            Item::Para {
+                bold,
+                size,
+                color,
+                run,
+            } => {
+                let face = if *bold { &fonts.bold } else { &fonts.regular };
+                y = text::paragraph(
+                    surface.as_deref_mut(),
+                    face,
+                    *size * scale,
+                    *color,
+                    MARGIN_X,
+                    WIDTH,
+                    run,
+                    y,
+                );
+            }
+            Item::Row { label, lines } => {
+                let size = 9.5 * scale;
+                let label_bottom = text::paragraph(
+                    surface.as_deref_mut(),
+                    &fonts.bold,
+                    size,
+                    (60, 60, 60),
+                    MARGIN_X,
+                    LABEL_WIDTH - 6.0,
+                    label,
+                    y,
+                );
+                let mut vy = y;
+                for line in lines {
+                    vy = text::paragraph(
+                        surface.as_deref_mut(),
+                        &fonts.regular,
+                        size,
+                        BLACK,
+                        MARGIN_X + LABEL_WIDTH,
+                        WIDTH - LABEL_WIDTH,
+                        line,
+                        vy,
+                    );
+                }
+                y = vy.max(label_bottom) + 5.0 * scale;
+            }
+            Item::Space(h) => y += h * scale,
+            Item::Rule => {
+                if let Some(s) = surface.as_deref_mut() {
+                    pdf::hline(s, MARGIN_X, MARGIN_X + WIDTH, y, (170, 170, 170));
+                }
+                y += 1.0;
+            }
+        }
+    }
+    y - TOP
+}
+
+fn business_type_de(t: BusinessType) -> &'static str {
+    match t {
+        BusinessType::Industry => "Industrie",
+        BusinessType::Trade => "Handel",
+        BusinessType::Craft => "Handwerk",
+        BusinessType::Other => "Sonstiges",
+    }
+}
+
+/// Cents as German euros: `1.234,50 EUR`.
+pub(crate) fn euros_cents(cents: i64) -> String {
+    let sign = if cents < 0 { "-" } else { "" };
+    let abs = cents.unsigned_abs();
+    let whole = (abs / 100).to_string();
+    let mut grouped = String::new();
+    for (i, c) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i).is_multiple_of(3) {
+            grouped.push('.');
+        }
+        grouped.push(c);
+    }
+    format!("{sign}{grouped},{:02}\u{a0}EUR", abs % 100)
+}
+
+fn establishment(reg: &TradeRegistration) -> String {
+    let o = &reg.registered_office;
+    let mut parts = vec![o.street.clone()];
+    if let Some(s) = o
+        .street_second_line
+        .as_deref()
+        .filter(|s| !s.trim().is_empty())
+    {
+        parts.push(s.to_owned());
+    }
+    parts.push(format!("{} {}", o.zip, o.city));
+    parts.join(", ")
+}
+
+pub(crate) fn render(
+    reg: &TradeRegistration,
+    ctx: &TradeLicenceContext,
+) -> Result<Vec<u8>, RenderError> {
+    let fonts = text::fonts()?;
+    let para = |bold: bool, size: f32, color: (u8, u8, u8), s: &str| Item::Para {
+        bold,
+        size,
+        color,
+        run: text::shape_in(fonts, bold, s),
+    };
+    let row = |label: &str, lines: Vec<String>| Item::Row {
+        label: text::shape_in(fonts, true, label),
+        lines: lines
+            .iter()
+            .map(|l| text::shape_in(fonts, false, l))
+            .collect(),
+    };
+
+    let mut office = vec![ctx.trade_office_name.clone()];
+    office.extend(ctx.trade_office_address.clone());
+    let receipt = match ctx.received_on {
+        Some(d) => format!(
+            "Die Gewerbeanzeige (Vordruck GewA 1) ist am {} bei der oben genannten Behörde eingegangen. Der Empfang der Anzeige wird hiermit bescheinigt.",
+            format_date(d)
+        ),
+        None => "Der Empfang der Gewerbeanzeige (Vordruck GewA 1) bei der oben genannten Behörde wird hiermit bescheinigt.".to_owned(),
+    };
+    let mut business = vec![
+        reg.name.clone(),
+        format!("Rechtsform: {}", reg.legal_form.german_name()),
+    ];
+    if let Some(n) = &reg.registration_number {
+        business.push(format!("Registernummer: {n}"));
+    }
+    let persons: Vec<String> = reg
+        .owners
+        .iter()
+        .map(|o| {
+            format!(
+                "{} {}, geboren am {}",
+                o.first_name,
+                o.last_name,
+                format_date(o.dob)
+            )
+        })
+        .collect();
+    let persons_label = if reg.legal_form.is_legal_person() {
+        "Vertretungsberechtigte"
+    } else {
+        "Gewerbetreibende"
+    };
+    let mut place = vec![establishment(reg)];
+    if let Some(key) = &ctx.municipality_key {
+        place.push(format!("Gemeindekennzahl: {key}"));
+    }
+    let kinds = reg
+        .business_type
+        .iter()
+        .map(|b| business_type_de(*b))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let fee = match ctx.fee_cents {
+        Some(c) => format!(
+            "{} ({})",
+            euros_cents(c),
+            if ctx.fee_paid { "bezahlt" } else { "offen" }
+        ),
+        None => "nicht festgesetzt".to_owned(),
+    };
+
+    let mut items = vec![para(true, 11.0, BLACK, &ctx.trade_office_name)];
+    if let Some(a) = &ctx.trade_office_address {
+        items.push(para(false, 9.0, GREY, a));
+    }
+    items.extend([
+        Item::Space(22.0),
+        para(
+            true,
+            16.0,
+            BLACK,
+            "Gewerbeanmeldung \u{2013} Empfangsbescheinigung (Muster)",
+        ),
+        para(
+            false,
+            9.0,
+            GREY,
+            "Bescheinigung über den Empfang der Gewerbeanzeige nach § 15 Abs. 1 der Gewerbeordnung (GewO)",
+        ),
+        Item::Space(14.0),
+        para(false, BODY, BLACK, &receipt),
+        Item::Space(12.0),
+        row("Ausstellende Behörde", office),
+        row("Aktenzeichen", vec![ctx.reference.clone()]),
+        row("Datum der Bescheinigung", vec![format_date(ctx.issued_on)]),
+        row("Betrieb", business),
+        row(persons_label, persons),
+        row("Betriebsstätte", place),
+        row("Angemeldete Tätigkeit", vec![reg.purpose.clone()]),
+        row("Art des Betriebes", vec![kinds]),
+        row(
+            "Beginn der Tätigkeit",
+            vec![format_date(reg.operational_activity_start_date)],
+        ),
+        row("Gebühr", vec![fee]),
+        Item::Space(10.0),
+        Item::Rule,
+        Item::Space(8.0),
+        para(
+            false,
+            8.5,
+            GREY,
+            "Diese Bescheinigung berechtigt nicht zur Ausübung einer erlaubnispflichtigen Tätigkeit und ersetzt keine Erlaubnis, Eintragung oder Genehmigung, die nach anderen Vorschriften erforderlich ist.",
+        ),
+        Item::Space(6.0),
+        para(
+            true,
+            9.0,
+            RED,
+            "Muster aus der Sandbox des Registration Filing Service: von keiner Behörde ausgestellt, ohne Rechtswirkung und kein Nachweis einer Gewerbeanmeldung.",
+        ),
+        Item::Space(14.0),
+        para(
+            false,
+            9.0,
+            BLACK,
+            "Im Auftrag \u{2013} maschinell erstelltes Muster, ohne Unterschrift",
+        ),
+    ]);
+
+    // Shrink everything uniformly until it fits the page (nine owners, long names).
+    let available = BOTTOM - TOP;
+    let mut scale = 1.0;
+    while scale > 0.4 && run_items(&items, scale, fonts, None) > available {
+        scale -= 0.05;
+    }
+
+    let mut document = pdf::new_document()?;
+    document.set_metadata(pdf::metadata(
+        format!(
+            "Gewerbeanmeldung \u{2013} Empfangsbescheinigung (Muster) - {}",
+            reg.name
+        ),
+        format!(
+            "Muster einer Empfangsbescheinigung (Sandbox) für {}, Aktenzeichen {}",
+            reg.name, ctx.reference
+        ),
+        Some(ctx.trade_office_name.clone()),
+        ctx.timestamp,
+    ));
+    let settings = PageSettings::from_wh(A4_WIDTH, A4_HEIGHT).ok_or(RenderError::Font)?;
+    {
+        let mut page = document.start_page_with(settings);
+        let mut surface = page.surface();
+        run_items(&items, scale, fonts, Some(&mut surface));
+        // Always: a sample licence must never pass for a real one.
+        pdf::sandbox_mark(&mut surface)?;
+    }
+    pdf::finish(document)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::euros_cents;
+
+    #[test]
+    fn euros_in_german_notation() {
+        assert_eq!(euros_cents(2600), "26,00\u{a0}EUR");
+        assert_eq!(euros_cents(5), "0,05\u{a0}EUR");
+        assert_eq!(euros_cents(123_456_789), "1.234.567,89\u{a0}EUR");
+        assert_eq!(euros_cents(-150), "-1,50\u{a0}EUR");
+    }
+}

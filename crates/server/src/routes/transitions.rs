@@ -1,0 +1,401 @@
+//! One way to apply an operator's lifecycle step to a case, whoever asks: the operator API
+//! (`/v1/operator/...`) and the sandbox (`/v1/sandbox/...`, where a provider simulates the
+//! operator on its own sandbox cases). The request rules, the lifecycle check (409
+//! `INVALID_STATE_TRANSITION` naming the allowed statuses), the history entry and the atomic
+//! move live here once; the routes only decide who may call them.
+
+use bytes::Bytes;
+use domain::Violations;
+use domain::lifecycle::{Lifecycle, TaxStatus, TradeStatus};
+use serde::Deserialize;
+use store::{
+    CaseKind, DocumentRecord, StatusChange, TaxRegistrationRecord, TradeRegistrationRecord,
+};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::app::AppState;
+use crate::error::ApiError;
+use crate::routes::cases;
+
+/// Document type of the issued trade licence.
+pub const DOC_TRADE_LICENCE: &str = "trade-licence";
+
+/// Who applies a step; decides the history's actor and reason, and what the request may ask.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Actor {
+    Operator(Uuid),
+    /// A provider simulating the operator on its own sandbox case.
+    SandboxProvider(Uuid),
+}
+
+impl Actor {
+    /// `operator:<id>` or `provider:<id>`.
+    pub fn history_actor(self) -> String {
+        match self {
+            Actor::Operator(id) => format!("operator:{id}"),
+            Actor::SandboxProvider(id) => format!("provider:{id}"),
+        }
+    }
+
+    /// The reason as recorded: a simulated step says so (`sandbox simulation: ...`).
+    pub fn history_reason(self, reason: Option<String>) -> Option<String> {
+        match self {
+            Actor::Operator(_) => reason,
+            Actor::SandboxProvider(_) => Some(match reason {
+                Some(r) => format!("{}: {r}", domain::sandbox::SIMULATION),
+                None => domain::sandbox::SIMULATION.to_string(),
+            }),
+        }
+    }
+
+    fn is_sandbox(self) -> bool {
+        matches!(self, Actor::SandboxProvider(_))
+    }
+}
+
+/// Where a step took a case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Moved<L> {
+    pub previous: L,
+    pub status: L,
+}
+
+/// A status change of a trade registration.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TradeTransitionRequest {
+    /// `submitted` (filed with the trade office, or unblocked) or `blocked` (the trade office asks
+    /// for more; a reason is required). `completed` comes with the trade licence upload (in the
+    /// sandbox: with a generated sample licence).
+    pub status: String,
+    /// For the history, and for `blocked` what is missing (at most 500 characters).
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// A trade step whose request passed every rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TradeStep {
+    pub target: TradeStatus,
+    /// As sent (checked); [`Actor::history_reason`] marks it when recorded.
+    pub reason: Option<String>,
+}
+
+/// Checks a trade step's request; every broken rule in one 422. An operator completes a case
+/// only by uploading the licence; the sandbox completes it directly.
+pub fn trade_step(input: TradeTransitionRequest, actor: Actor) -> Result<TradeStep, ApiError> {
+    let mut errs = Violations::new();
+    let target = TradeStatus::parse(&input.status);
+    match target {
+        None if actor.is_sandbox() => errs.push(
+            "status",
+            "invalid_value",
+            "must be one of: submitted, blocked, completed",
+        ),
+        None => errs.push(
+            "status",
+            "invalid_value",
+            "must be one of: submitted, blocked (completed comes with the trade licence upload)",
+        ),
+        Some(TradeStatus::Completed) if !actor.is_sandbox() => errs.push(
+            "status",
+            "requires_trade_licence",
+            "a case is completed by uploading the issued trade licence",
+        ),
+        _ => {}
+    }
+    let reason = match input.reason {
+        Some(r) => domain::rules::text(
+            &serde_json::Value::from(r),
+            "reason",
+            500,
+            domain::din91379::TextType::C,
+            &mut errs,
+        ),
+        None => None,
+    };
+    if target == Some(TradeStatus::Blocked) && reason.is_none() && errs.is_empty() {
+        errs.push(
+            "reason",
+            "required",
+            "say what the trade office is waiting for",
+        );
+    }
+    errs.finish(())?;
+    let target =
+        target.ok_or_else(|| ApiError::Internal(anyhow::anyhow!("validated status missing")))?;
+    Ok(TradeStep { target, reason })
+}
+
+/// A case as read: which table, its id, and the status it had then.
+#[derive(Debug, Clone, Copy)]
+struct CaseRef<'a> {
+    kind: CaseKind,
+    id: Uuid,
+    stored_status: &'a str,
+}
+
+/// Moves a loaded case to `target` if the lifecycle allows it (else 409 naming the allowed
+/// statuses), recording `actor` and `reason` and adding `documents`, all in one write that
+/// fails with 409 if another request moved the case since it was read.
+async fn apply<L: Lifecycle>(
+    state: &AppState,
+    case: CaseRef<'_>,
+    target: L,
+    actor: Actor,
+    reason: Option<String>,
+    documents: &[DocumentRecord],
+) -> Result<Moved<L>, ApiError> {
+    let current: L = cases::stored_status(case.stored_status)?;
+    let to = cases::checked_transition(current, target)?;
+    let change = StatusChange {
+        status: to.as_str().into(),
+        previous_status: Some(current.as_str().into()),
+        actor: actor.history_actor(),
+        reason: actor.history_reason(reason),
+        at: cases::now_micros(),
+    };
+    cases::move_case(
+        state,
+        case.kind,
+        case.id,
+        current.as_str(),
+        &change,
+        documents,
+    )
+    .await?;
+    Ok(Moved {
+        previous: current,
+        status: to,
+    })
+}
+
+/// Applies a checked trade step other than `completed` (which needs a licence: see
+/// [`complete_trade_with_licence`]).
+pub async fn move_trade(
+    state: &AppState,
+    case: &TradeRegistrationRecord,
+    step: TradeStep,
+    actor: Actor,
+) -> Result<Moved<TradeStatus>, ApiError> {
+    if step.target == TradeStatus::Completed {
+        return Err(ApiError::Internal(anyhow::anyhow!(
+            "completion without a licence"
+        )));
+    }
+    apply(
+        state,
+        CaseRef {
+            kind: CaseKind::Trade,
+            id: case.id,
+            stored_status: &case.status,
+        },
+        step.target,
+        actor,
+        step.reason,
+        &[],
+    )
+    .await
+}
+
+/// Whether the case may be completed now (409 naming the allowed statuses otherwise); checked
+/// before a licence is stored or rendered, and again atomically by the move.
+pub fn check_completable(case: &TradeRegistrationRecord) -> Result<(), ApiError> {
+    let current: TradeStatus = cases::stored_status(&case.status)?;
+    cases::checked_transition(current, TradeStatus::Completed).map(|_| ())
+}
+
+/// Stores `file` (a checked PDF) as the case's `trade-licence` document named `name` and
+/// completes the case, in one write; if the case cannot be moved the file is removed again.
+pub async fn complete_trade_with_licence(
+    state: &AppState,
+    case: &TradeRegistrationRecord,
+    file: Bytes,
+    name: String,
+    actor: Actor,
+    reason: Option<String>,
+) -> Result<(Moved<TradeStatus>, DocumentRecord), ApiError> {
+    check_completable(case)?;
+    let id = case.id;
+    let doc_id = Uuid::now_v7();
+    let key = format!("trade/{id}/{doc_id}.pdf");
+    let doc = DocumentRecord {
+        id: doc_id,
+        case_id: id,
+        case_kind: CaseKind::Trade.as_str().into(),
+        owner_index: None,
+        doc_type: DOC_TRADE_LICENCE.into(),
+        name,
+        storage_key: key.clone(),
+        content_type: "application/pdf".into(),
+        size: file.len() as i64,
+        sha256: {
+            use sha2::Digest;
+            sha2::Sha256::digest(&file).to_vec()
+        },
+        created_at: cases::now_micros(),
+    };
+    state.documents.put(&key, file).await?;
+    match apply(
+        state,
+        CaseRef {
+            kind: CaseKind::Trade,
+            id,
+            stored_status: &case.status,
+        },
+        TradeStatus::Completed,
+        actor,
+        reason,
+        std::slice::from_ref(&doc),
+    )
+    .await
+    {
+        Ok(moved) => Ok((moved, doc)),
+        Err(e) => {
+            cases::remove_files(state, std::slice::from_ref(&key)).await;
+            Err(e)
+        }
+    }
+}
+
+/// A status change of a tax registration.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaxTransitionRequest {
+    /// `submitted` (sent to the tax office, or resent after a rejection), `completed` (with
+    /// `tax_number`) or `rejected` (with the filing system's message as `reason`).
+    pub status: String,
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// The issued tax number (Steuernummer), e.g. `21/815/08150`; required for `completed`
+    /// (in the sandbox optional: a demo number is generated).
+    #[serde(default)]
+    pub tax_number: Option<String>,
+}
+
+/// A tax step whose request passed every rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaxStep {
+    pub target: TaxStatus,
+    pub reason: Option<String>,
+    /// Digits only; only with `completed`.
+    pub tax_number: Option<String>,
+}
+
+/// The Steuernummer as digits: 10 to 13 digits after removing `/`, spaces and hyphens.
+fn normalise_tax_number(raw: &str) -> Option<String> {
+    let digits: String = raw
+        .chars()
+        .filter(|c| !matches!(c, '/' | ' ' | '-'))
+        .collect();
+    ((10..=13).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit()))
+        .then_some(digits)
+}
+
+/// Checks a tax step's request; every broken rule in one 422. An operator completes with the
+/// issued tax number; the sandbox may leave it out.
+pub fn tax_step(input: TaxTransitionRequest, actor: Actor) -> Result<TaxStep, ApiError> {
+    let mut errs = Violations::new();
+    let target = TaxStatus::parse(&input.status);
+    if target.is_none() || target == Some(TaxStatus::Validated) {
+        errs.push(
+            "status",
+            "invalid_value",
+            "must be one of: submitted, completed, rejected",
+        );
+    }
+    let reason = input.reason.and_then(|r| {
+        domain::rules::text(
+            &serde_json::Value::from(r),
+            "reason",
+            2000,
+            domain::din91379::TextType::C,
+            &mut errs,
+        )
+    });
+    let tax_number = match (&input.tax_number, target) {
+        (Some(n), Some(TaxStatus::Completed)) => {
+            let t = normalise_tax_number(n);
+            if t.is_none() {
+                errs.push(
+                    "tax_number",
+                    "invalid_tax_number",
+                    "must be a tax number of 10 to 13 digits (slashes allowed)",
+                );
+            }
+            t
+        }
+        (None, Some(TaxStatus::Completed)) if !actor.is_sandbox() => {
+            errs.push(
+                "tax_number",
+                "required",
+                "is required to complete a tax registration",
+            );
+            None
+        }
+        (Some(_), _) => {
+            errs.push(
+                "tax_number",
+                "not_allowed",
+                "is only accepted with status completed",
+            );
+            None
+        }
+        (None, _) => None,
+    };
+    if target == Some(TaxStatus::Rejected)
+        && reason.is_none()
+        && !errs.iter().any(|e| e.field == "reason")
+    {
+        errs.push("reason", "required", "give the filing system's message");
+    }
+    errs.finish(())?;
+    let target =
+        target.ok_or_else(|| ApiError::Internal(anyhow::anyhow!("validated status missing")))?;
+    Ok(TaxStep {
+        target,
+        reason,
+        tax_number,
+    })
+}
+
+/// Applies a checked tax step to a loaded case: submitting needs an assigned office (else 409:
+/// there is no XML), completing records the tax number the step carries.
+pub async fn move_tax(
+    state: &AppState,
+    case: &TaxRegistrationRecord,
+    step: TaxStep,
+    actor: Actor,
+) -> Result<Moved<TaxStatus>, ApiError> {
+    let current: TaxStatus = cases::stored_status(&case.status)?;
+    let to = cases::checked_transition(current, step.target)?;
+    if to == TaxStatus::Submitted && case.tax_office_number.is_none() {
+        return Err(ApiError::Conflict {
+            code: "INVALID_STATE_TRANSITION",
+            message: "no tax office is assigned yet, so there is no XML to submit".into(),
+        });
+    }
+    if to == TaxStatus::Completed && step.tax_number.is_none() {
+        return Err(ApiError::Internal(anyhow::anyhow!(
+            "completion without a tax number"
+        )));
+    }
+    let moved = apply(
+        state,
+        CaseRef {
+            kind: CaseKind::Tax,
+            id: case.id,
+            stored_status: &case.status,
+        },
+        step.target,
+        actor,
+        step.reason,
+        &[],
+    )
+    .await?;
+    if let Some(n) = &step.tax_number {
+        state.repo.set_tax_number(case.id, n).await?;
+    }
+    Ok(moved)
+}

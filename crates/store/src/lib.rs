@@ -205,6 +205,15 @@ pub struct TradePatch {
     pub updated_at: Option<OffsetDateTime>,
 }
 
+/// Fields a transition sets on its case, in the same write.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CaseFields {
+    /// A tax registration's issued tax number (on completion).
+    pub tax_number: Option<String>,
+    /// Trade registration fields (the sandbox's demo office, fee and payment on completion).
+    pub trade: Option<TradePatch>,
+}
+
 /// Which table a case lives in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CaseKind {
@@ -435,9 +444,9 @@ pub trait Repository: Send + Sync + 'static {
     async fn create_tax_registration(&self, new: &NewTaxRegistration) -> Result<()>;
     async fn get_tax_registration(&self, id: Uuid) -> Result<Option<TaxRegistrationRecord>>;
 
-    /// Moves a case from `from` to `change.status`, records `change` and adds `documents`,
-    /// atomically; `false` (nothing written) when the case is not in `from` any more (another
-    /// request won).
+    /// Moves a case from `from` to `change.status`, records `change`, adds `documents`, sets
+    /// `fields` and writes the webhook messages of the change, atomically; `false` (nothing
+    /// written) when the case is not in `from` any more (another request won).
     async fn transition_case(
         &self,
         kind: CaseKind,
@@ -445,6 +454,7 @@ pub trait Repository: Send + Sync + 'static {
         from: &str,
         change: &StatusChange,
         documents: &[DocumentRecord],
+        fields: &CaseFields,
     ) -> Result<bool>;
 
     /// Records that an operator verified owner `owner_index`'s identity (the latest time wins).
@@ -469,9 +479,6 @@ pub trait Repository: Send + Sync + 'static {
         allowed_statuses: &[&str],
         documents: &[DocumentRecord],
     ) -> Result<Option<Vec<String>>>;
-
-    /// Records the issued tax number of a tax registration.
-    async fn set_tax_number(&self, id: Uuid, tax_number: &str) -> Result<()>;
 
     /// Applies an operator's changes to a trade registration; `false` when there is no such case.
     async fn patch_trade_registration(&self, id: Uuid, patch: &TradePatch) -> Result<bool>;

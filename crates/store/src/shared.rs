@@ -114,6 +114,44 @@ macro_rules! emit_events {
     }};
 }
 
+/// Applies the set fields of a [`crate::TradePatch`] to trade registration `$id` inside `$tx`.
+macro_rules! apply_trade_patch {
+    ($tx:ident, $id:expr, $patch:expr) => {{
+        let id: uuid::Uuid = $id;
+        let patch: &$crate::TradePatch = $patch;
+        if let Some(office) = &patch.trade_office {
+            sqlx::query(
+                "UPDATE trade_registrations SET trade_office = $1, trade_office_candidates = NULL WHERE id = $2",
+            )
+            .bind(sqlx::types::Json(office))
+            .bind(id)
+            .execute(&mut *$tx)
+            .await?;
+        }
+        if let Some(fee) = patch.city_fee_cents {
+            sqlx::query("UPDATE trade_registrations SET city_fee_cents = $1 WHERE id = $2")
+                .bind(fee)
+                .bind(id)
+                .execute(&mut *$tx)
+                .await?;
+        }
+        if let Some(paid) = patch.is_paid {
+            sqlx::query("UPDATE trade_registrations SET is_paid = $1 WHERE id = $2")
+                .bind(paid)
+                .bind(id)
+                .execute(&mut *$tx)
+                .await?;
+        }
+        if let Some(product) = &patch.source_product {
+            sqlx::query("UPDATE trade_registrations SET source_product = $1 WHERE id = $2")
+                .bind(product.as_deref())
+                .bind(id)
+                .execute(&mut *$tx)
+                .await?;
+        }
+    }};
+}
+
 /// Inserts the client company a case creates, inside transaction `$tx`.
 macro_rules! insert_new_company {
     ($tx:ident, $new_company:expr, $created_at:expr) => {
@@ -332,6 +370,7 @@ macro_rules! repository_impl {
             from: &str,
             change: &$crate::StatusChange,
             documents: &[$crate::DocumentRecord],
+            fields: &$crate::CaseFields,
         ) -> $crate::Result<bool> {
             let update = match kind {
                 $crate::CaseKind::Trade => {
@@ -352,6 +391,16 @@ macro_rules! repository_impl {
             if done.rows_affected() != 1 {
                 tx.rollback().await?;
                 return Ok(false);
+            }
+            if let Some(n) = &fields.tax_number {
+                sqlx::query("UPDATE tax_registrations SET tax_number = $1 WHERE id = $2")
+                    .bind(n)
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            if let Some(patch) = &fields.trade {
+                apply_trade_patch!(tx, id, patch);
             }
             insert_children!(tx, id, kind.as_str(), documents, std::slice::from_ref(change));
             tx.commit().await?;
@@ -449,15 +498,6 @@ macro_rules! repository_impl {
             Ok(Some(replaced))
         }
 
-        async fn set_tax_number(&self, id: uuid::Uuid, tax_number: &str) -> $crate::Result<()> {
-            sqlx::query("UPDATE tax_registrations SET tax_number = $1 WHERE id = $2")
-                .bind(tax_number)
-                .bind(id)
-                .execute(&self.pool)
-                .await?;
-            Ok(())
-        }
-
         async fn patch_trade_registration(
             &self,
             id: uuid::Uuid,
@@ -474,36 +514,7 @@ macro_rules! repository_impl {
                 tx.rollback().await?;
                 return Ok(false);
             }
-            if let Some(office) = &patch.trade_office {
-                sqlx::query(
-                    "UPDATE trade_registrations SET trade_office = $1, trade_office_candidates = NULL WHERE id = $2",
-                )
-                .bind(sqlx::types::Json(office))
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
-            }
-            if let Some(fee) = patch.city_fee_cents {
-                sqlx::query("UPDATE trade_registrations SET city_fee_cents = $1 WHERE id = $2")
-                    .bind(fee)
-                    .bind(id)
-                    .execute(&mut *tx)
-                    .await?;
-            }
-            if let Some(paid) = patch.is_paid {
-                sqlx::query("UPDATE trade_registrations SET is_paid = $1 WHERE id = $2")
-                    .bind(paid)
-                    .bind(id)
-                    .execute(&mut *tx)
-                    .await?;
-            }
-            if let Some(product) = &patch.source_product {
-                sqlx::query("UPDATE trade_registrations SET source_product = $1 WHERE id = $2")
-                    .bind(product.as_deref())
-                    .bind(id)
-                    .execute(&mut *tx)
-                    .await?;
-            }
+            apply_trade_patch!(tx, id, patch);
             tx.commit().await?;
             Ok(true)
         }

@@ -153,10 +153,11 @@ pub async fn move_case(
     from: &str,
     change: &StatusChange,
     documents: &[DocumentRecord],
+    fields: &store::CaseFields,
 ) -> Result<(), ApiError> {
     if state
         .repo
-        .transition_case(kind, id, from, change, documents)
+        .transition_case(kind, id, from, change, documents, fields)
         .await?
     {
         state.wake_webhooks();

@@ -335,6 +335,7 @@ pub async fn upload_trade_licence(
         format!("Gewerbeschein - {company}.pdf"),
         Actor::Operator(operator_id),
         Some("trade licence issued".into()),
+        &store::CaseFields::default(),
     )
     .await?;
     Ok(respond(

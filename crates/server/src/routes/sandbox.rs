@@ -164,9 +164,8 @@ fn demo_trade_office() -> TradeOfficeView {
 /// has none, which are stored), a sample licence rendered from them, stored and the case
 /// completed in the operator's one write.
 ///
-/// The demo values are written before the move; a move that then loses a race leaves them on
-/// a case that another request completed (with the same values), never a licence without a
-/// completed case.
+/// The demo values are written in the same transaction as the move, so a move that loses a
+/// race leaves nothing behind.
 async fn complete_with_sample_licence(
     state: &AppState,
     case: &TradeRegistrationRecord,
@@ -225,12 +224,13 @@ async fn complete_with_sample_licence(
             .await
             .map_err(|e| ApiError::Internal(anyhow::anyhow!("rendering panicked: {e}")))?
             .map_err(|e| ApiError::Internal(anyhow::anyhow!("sample licence failed: {e}")))?;
-    if patch != TradePatch::default() {
-        patch.updated_at = Some(now);
-        if !state.repo.patch_trade_registration(case.id, &patch).await? {
-            return Err(ApiError::NotFound);
-        }
-    }
+    let fields = store::CaseFields {
+        tax_number: None,
+        trade: (patch != TradePatch::default()).then(|| TradePatch {
+            updated_at: Some(now),
+            ..patch
+        }),
+    };
     transitions::complete_trade_with_licence(
         state,
         case,
@@ -241,6 +241,7 @@ async fn complete_with_sample_licence(
             Some(r) => format!("sample trade licence generated; {r}"),
             None => "sample trade licence generated".into(),
         }),
+        &fields,
     )
     .await
 }

@@ -938,6 +938,7 @@ pub async fn mark_submitted(
         current.as_str(),
         &change,
         &[],
+        &store::CaseFields::default(),
     )
     .await?;
     Ok(respond(

@@ -146,6 +146,7 @@ async fn apply<L: Lifecycle>(
     actor: Actor,
     reason: Option<String>,
     documents: &[DocumentRecord],
+    fields: &store::CaseFields,
 ) -> Result<Moved<L>, ApiError> {
     let current: L = cases::stored_status(case.stored_status)?;
     let to = cases::checked_transition(current, target)?;
@@ -163,6 +164,7 @@ async fn apply<L: Lifecycle>(
         current.as_str(),
         &change,
         documents,
+        fields,
     )
     .await?;
     Ok(Moved {
@@ -195,6 +197,7 @@ pub async fn move_trade(
         actor,
         step.reason,
         &[],
+        &store::CaseFields::default(),
     )
     .await
 }
@@ -215,6 +218,7 @@ pub async fn complete_trade_with_licence(
     name: String,
     actor: Actor,
     reason: Option<String>,
+    fields: &store::CaseFields,
 ) -> Result<(Moved<TradeStatus>, DocumentRecord), ApiError> {
     check_completable(case)?;
     let id = case.id;
@@ -248,6 +252,7 @@ pub async fn complete_trade_with_licence(
         actor,
         reason,
         std::slice::from_ref(&doc),
+        fields,
     )
     .await
     {
@@ -392,10 +397,11 @@ pub async fn move_tax(
         actor,
         step.reason,
         &[],
+        &store::CaseFields {
+            tax_number: step.tax_number.clone(),
+            trade: None,
+        },
     )
     .await?;
-    if let Some(n) = &step.tax_number {
-        state.repo.set_tax_number(case.id, n).await?;
-    }
     Ok(moved)
 }

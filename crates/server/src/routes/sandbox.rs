@@ -226,7 +226,7 @@ async fn complete_with_sample_licence(
             .map_err(|e| ApiError::Internal(anyhow::anyhow!("sample licence failed: {e}")))?;
     let fields = store::CaseFields {
         tax_number: None,
-        trade: (patch != TradePatch::default()).then(|| TradePatch {
+        trade: (patch != TradePatch::default()).then_some(TradePatch {
             updated_at: Some(now),
             ..patch
         }),

@@ -1,122 +1,16 @@
 //! The written documents: validity under the bundled schemas (libxml2 and xmllint), rejection
 //! of broken documents, and the values and order of key elements read back with quick-xml.
 
+mod el;
 mod fixtures;
 
-use std::path::Path;
-use std::process::Command;
-
 use domain::tax::TaxRegistration;
+use el::El;
 use elster::{XmlContext, validate, write, write_validated};
 use fixtures::{ctx, gmbh, gmbh_99, ug};
-use quick_xml::events::Event;
-use quick_xml::{Reader, XmlVersion};
 
-/// A minimal element tree read back with quick-xml.
-#[derive(Debug, Default)]
-struct El {
-    name: String,
-    attrs: Vec<(String, String)>,
-    text: String,
-    children: Vec<El>,
-}
-
-impl El {
-    fn parse(xml: &[u8]) -> El {
-        let text = std::str::from_utf8(xml).expect("UTF-8");
-        let mut reader = Reader::from_str(text);
-        let mut stack = vec![El::default()];
-        loop {
-            match reader.read_event().expect("well-formed") {
-                Event::Start(s) => {
-                    let attrs = s
-                        .attributes()
-                        .map(|a| {
-                            let a = a.unwrap();
-                            let key = a.key.as_ref().to_owned();
-                            (
-                                key,
-                                a.normalized_value(XmlVersion::Explicit1_0)
-                                    .unwrap()
-                                    .into_owned(),
-                            )
-                        })
-                        .collect();
-                    let name = s.name().as_ref().to_owned();
-                    stack.push(El {
-                        name,
-                        attrs,
-                        ..El::default()
-                    });
-                }
-                Event::End(_) => {
-                    let done = stack.pop().unwrap();
-                    stack.last_mut().unwrap().children.push(done);
-                }
-                Event::Empty(_) => panic!("the writer writes no empty-element tags"),
-                Event::Text(t) => stack.last_mut().unwrap().text.push_str(&t.xml10_content()),
-                Event::GeneralRef(r) => {
-                    let name = r.xml10_content();
-                    let c = match name.as_ref() {
-                        "amp" => "&",
-                        "lt" => "<",
-                        "gt" => ">",
-                        "quot" => "\"",
-                        "apos" => "'",
-                        other => panic!("unexpected reference &{other};"),
-                    };
-                    stack.last_mut().unwrap().text.push_str(c);
-                }
-                Event::Eof => break,
-                _ => {}
-            }
-        }
-        let mut doc = stack.pop().unwrap();
-        assert_eq!(doc.children.len(), 1);
-        doc.children.pop().unwrap()
-    }
-
-    fn child(&self, name: &str) -> &El {
-        self.children
-            .iter()
-            .find(|c| c.name == name)
-            .unwrap_or_else(|| panic!("{} has no {name}", self.name))
-    }
-
-    fn all(&self, name: &str) -> Vec<&El> {
-        self.children.iter().filter(|c| c.name == name).collect()
-    }
-
-    fn has(&self, name: &str) -> bool {
-        self.children.iter().any(|c| c.name == name)
-    }
-
-    /// Follows a `/`-separated path of first children.
-    fn at(&self, path: &str) -> &El {
-        path.split('/').fold(self, |el, name| el.child(name))
-    }
-
-    fn names(&self) -> Vec<&str> {
-        self.children.iter().map(|c| c.name.as_str()).collect()
-    }
-
-    fn text(&self) -> &str {
-        self.text.trim()
-    }
-
-    fn attr(&self, name: &str) -> Option<&str> {
-        self.attrs
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    }
-
-    fn walk<'a>(&'a self, out: &mut Vec<&'a El>) {
-        out.push(self);
-        for c in &self.children {
-            c.walk(out);
-        }
-    }
+fn xmllint(doc: &[u8]) -> Result<(), String> {
+    el::xmllint(doc, "elster-v11-fse-kapg.xsd")
 }
 
 fn xml(reg: &TaxRegistration, sandbox: bool) -> Vec<u8> {
@@ -162,34 +56,6 @@ fn validation_works_on_other_threads() {
 }
 
 // ---- xmllint ---------------------------------------------------------------------------
-
-fn envelope_xsd() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("schemas/elster-v11-fse-kapg.xsd")
-        .display()
-        .to_string()
-}
-
-/// Runs `xmllint --noout --schema <envelope.xsd> file`; `Ok` when valid, else its stderr.
-fn xmllint(doc: &[u8]) -> Result<(), String> {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("doc.xml");
-    std::fs::write(&file, doc).unwrap();
-    let out = Command::new("xmllint")
-        .arg("--noout")
-        .arg("--schema")
-        .arg(envelope_xsd())
-        .arg(&file)
-        .output()
-        .expect("xmllint is installed (libxml2-utils)");
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    if out.status.success() {
-        assert!(stderr.contains("validates"), "{stderr}");
-        Ok(())
-    } else {
-        Err(stderr)
-    }
-}
 
 #[test]
 fn every_fixture_validates_with_xmllint() {

@@ -427,8 +427,8 @@ impl TaxLegalForm {
     }
 }
 
-/// A validated tax registration of either kind, as stored and read back. The stored
-/// `legal_form` says which (see [`AnyTaxRegistration::from_stored`]).
+/// A validated tax registration as stored and read back: a corporation's (UG, GmbH) or a
+/// partnership's (GbR, eGbR); the case's `legal_form` says which.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(untagged)]

@@ -437,25 +437,23 @@ pub(crate) fn estimates(v: &Value, e: &mut Violations) -> Option<FinancialEstima
     })
 }
 
+/// The fields of the `vat` object.
+pub const VAT_FIELDS: &[&str] = &[
+    "regime",
+    "accounting_method",
+    "estimated_balance_type",
+    "estimated_balance_amount",
+    "return_frequency",
+    "request_vat_id",
+    "sells_via_online_marketplaces",
+    "request_reverse_charge_certificate",
+    "reverse_charge_service_type",
+];
+
 /// The VAT block and its rules (decisions in docs/decisions.md, "VAT rules"). `estimates` are
 /// needed for the thresholds; without them only the shape is checked.
 pub fn vat(v: &Value, estimates: Option<&FinancialEstimates>, e: &mut Violations) -> Option<Vat> {
-    let o = object(
-        v,
-        "vat",
-        &[
-            "regime",
-            "accounting_method",
-            "estimated_balance_type",
-            "estimated_balance_amount",
-            "return_frequency",
-            "request_vat_id",
-            "sells_via_online_marketplaces",
-            "request_reverse_charge_certificate",
-            "reverse_charge_service_type",
-        ],
-        e,
-    )?;
+    let o = object(v, "vat", VAT_FIELDS, e)?;
     let regime: Option<VatRegime> = o
         .opt("regime")
         .and_then(|v| rules::enumeration(v, "vat.regime", &["small-business", "standard"], e));

@@ -238,20 +238,13 @@ pub fn parse(
             payroll: payroll_block.clone(),
         })
     })();
-    match registration {
-        Some(registration) if errs.is_empty() => Ok(GbrTaxRequest {
-            company_id: core.company_id,
-            tax_registration_id: core.tax_registration_id,
-            business_address: core.business_address,
-            registration,
-        }),
-        _ => {
-            if errs.is_empty() {
-                errs.push("body", "invalid", "the request is invalid");
-            }
-            Err(errs)
-        }
-    }
+    let registration = errs.into_result(registration)?;
+    Ok(GbrTaxRequest {
+        company_id: core.company_id,
+        tax_registration_id: core.tax_registration_id,
+        business_address: core.business_address,
+        registration,
+    })
 }
 
 #[cfg(test)]

@@ -33,7 +33,8 @@ pub struct TaxRequest {
     pub registration: TaxRegistration,
 }
 
-const TOP: &[&str] = &[
+/// The top-level fields of the request (anything else is `unknown_field`).
+pub(crate) const TOP: &[&str] = &[
     "company_id",
     "business_address",
     "tax_registration_id",
@@ -1228,20 +1229,13 @@ pub fn parse(
             payroll: payroll_block.clone(),
         })
     })();
-    match registration {
-        Some(registration) if errs.is_empty() => Ok(TaxRequest {
-            company_id: core.company_id,
-            tax_registration_id: core.tax_registration_id,
-            business_address: core.business_address,
-            registration,
-        }),
-        _ => {
-            if errs.is_empty() {
-                errs.push("body", "invalid", "the request is invalid");
-            }
-            Err(errs)
-        }
-    }
+    let registration = errs.into_result(registration)?;
+    Ok(TaxRequest {
+        company_id: core.company_id,
+        tax_registration_id: core.tax_registration_id,
+        business_address: core.business_address,
+        registration,
+    })
 }
 
 #[cfg(test)]

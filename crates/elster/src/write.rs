@@ -156,15 +156,8 @@ fn transfer_header(x: &mut Xml, ctx: &XmlContext, daten_art: &str) -> io::Result
 }
 
 fn fse_kapg(x: &mut Xml, reg: &TaxRegistration) -> io::Result<()> {
-    x.open_with(
-        "FsE_KapG",
-        &[("xmlns", FSE_KAPG_NS), ("version", FSE_KAPG_VERSION)],
-    )?;
     // Gründung einer Kapitalgesellschaft.
-    x.leaf("FragebogenTyp", "GRNDKPG")?;
-    x.open("Ordnungskriterium")?;
-    x.leaf("OrdNrArt", "O")?;
-    x.close("Ordnungskriterium")?;
+    questionnaire(x, "FsE_KapG", FSE_KAPG_NS, FSE_KAPG_VERSION, "GRNDKPG")?;
     allg_angaben(x, reg)?;
     gesellschafter(x, reg)?;
     x.open("Gruendung")?;
@@ -181,6 +174,22 @@ fn fse_kapg(x: &mut Xml, reg: &TaxRegistration) -> io::Result<()> {
     lohnberechnung(x, reg.has_employees, reg.payroll.as_ref())?;
     umsatzsteuer(x, &reg.financial_estimates, &reg.vat)?;
     x.close("FsE_KapG")
+}
+
+/// Opens the questionnaire's root and writes its type and the `Ordnungskriterium` (no tax
+/// number yet).
+fn questionnaire(
+    x: &mut Xml,
+    root: &str,
+    namespace: &str,
+    version: &str,
+    fragebogen_typ: &str,
+) -> io::Result<()> {
+    x.open_with(root, &[("xmlns", namespace), ("version", version)])?;
+    x.leaf("FragebogenTyp", fragebogen_typ)?;
+    x.open("Ordnungskriterium")?;
+    x.leaf("OrdNrArt", "O")?;
+    x.close("Ordnungskriterium")
 }
 
 fn allg_angaben(x: &mut Xml, reg: &TaxRegistration) -> io::Result<()> {
@@ -417,15 +426,8 @@ fn lohnberechnung(x: &mut Xml, has_employees: bool, payroll: Option<&Payroll>) -
 }
 
 fn fse_persg(x: &mut Xml, reg: &GbrTaxRegistration) -> io::Result<()> {
-    x.open_with(
-        "FsE_PersG",
-        &[("xmlns", FSE_PERSG_NS), ("version", FSE_PERSG_VERSION)],
-    )?;
     // Gründung einer Personengesellschaft.
-    x.leaf("FragebogenTyp", "GRNDPG")?;
-    x.open("Ordnungskriterium")?;
-    x.leaf("OrdNrArt", "O")?;
-    x.close("Ordnungskriterium")?;
+    questionnaire(x, "FsE_PersG", FSE_PERSG_NS, FSE_PERSG_VERSION, "GRNDPG")?;
     persg_allg_angaben(x, reg)?;
     beteiligte(x, reg)?;
     festsetzung(x, &reg.financial_estimates)?;

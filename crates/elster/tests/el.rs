@@ -137,3 +137,61 @@ pub fn xmllint(doc: &[u8], envelope: &str) -> Result<(), String> {
         Err(stderr)
     }
 }
+
+/// `doc` with `from`, which must occur exactly once, replaced by `to`.
+pub fn replace_once(doc: &str, from: &str, to: &str) -> String {
+    assert_eq!(
+        doc.matches(from).count(),
+        1,
+        "{from:?} once in the document"
+    );
+    doc.replace(from, to)
+}
+
+/// Each `(what, document)` is rejected by the crate's libxml2 validation: by the schema, or by
+/// the parser exactly when `what` is "not well-formed".
+pub fn assert_rejected_by_libxml2(cases: Vec<(&str, String)>) {
+    for (what, doc) in cases {
+        match elster::validate(doc.as_bytes()) {
+            Ok(()) => panic!("accepted: {what}"),
+            Err(errs) => {
+                assert!(!errs.is_empty(), "{what}");
+                let parse_error = errs.iter().any(|e| e.starts_with("not well-formed"));
+                assert_eq!(parse_error, what == "not well-formed", "{what}: {errs:?}");
+            }
+        }
+    }
+}
+
+/// Each `(what, document)` is rejected by xmllint with the envelope schema `envelope`: it fails
+/// to validate, or fails to parse exactly when `what` is "not well-formed".
+pub fn assert_rejected_by_xmllint(cases: Vec<(&str, String)>, envelope: &str) {
+    for (what, doc) in cases {
+        let err = xmllint(doc.as_bytes(), envelope).expect_err(what);
+        assert!(
+            err.contains("fails to validate") || what == "not well-formed",
+            "{what}: {err}"
+        );
+        assert_eq!(
+            err.contains("parser error"),
+            what == "not well-formed",
+            "{what}: {err}"
+        );
+    }
+}
+
+/// Every element has text or children, except `Version`, which ERiC fills in.
+pub fn assert_no_empty_elements(doc: &El) {
+    let mut all = Vec::new();
+    doc.walk(&mut all);
+    for el in all {
+        if el.name == "Version" {
+            continue; // Filled in by ERiC.
+        }
+        assert!(
+            !el.children.is_empty() || !el.text().is_empty(),
+            "{} is empty",
+            el.name
+        );
+    }
+}

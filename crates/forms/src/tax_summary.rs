@@ -346,6 +346,20 @@ fn head(
     );
 }
 
+/// The rows of section 1 that every company has: seat, purpose, start, fiscal year.
+fn seat_purpose_start(
+    flow: &mut Flow,
+    seat: &TaxAddress,
+    purpose: &str,
+    start: time::Date,
+    (deviates, fiscal_start): (bool, Option<time::Date>),
+) {
+    flow.row("Sitz / Anschrift", &address_lines(seat));
+    flow.row("Gegenstand des Unternehmens", purpose);
+    flow.row("Beginn der Tätigkeit", &format_date(start));
+    flow.row("Wirtschaftsjahr", &fiscal_year(deviates, fiscal_start));
+}
+
 fn fiscal_year(deviates: bool, start: Option<time::Date>) -> String {
     if deviates {
         match start {
@@ -609,15 +623,12 @@ fn build_partnership(reg: &GbrTaxRegistration, ctx: &TaxSummaryContext, flow: &m
     flow.heading("1. Allgemeine Angaben");
     flow.row("Name der Gesellschaft", &reg.name);
     flow.row("Rechtsform", partnership_legal_form(reg.legal_form));
-    flow.row("Sitz / Anschrift", &address_lines(&reg.address));
-    flow.row("Gegenstand des Unternehmens", &reg.purpose);
-    flow.row(
-        "Beginn der Tätigkeit",
-        &format_date(reg.operational_activity_start_date),
-    );
-    flow.row(
-        "Wirtschaftsjahr",
-        &fiscal_year(
+    seat_purpose_start(
+        flow,
+        &reg.address,
+        &reg.purpose,
+        reg.operational_activity_start_date,
+        (
             reg.fiscal_year_deviates_from_calendar,
             reg.fiscal_year_deviating_start_date,
         ),
@@ -694,15 +705,12 @@ fn build(reg: &TaxRegistration, ctx: &TaxSummaryContext, flow: &mut Flow) {
     flow.heading("1. Allgemeine Angaben");
     flow.row("Firma", &reg.name);
     flow.row("Rechtsform", legal_form(reg.legal_form));
-    flow.row("Sitz / Anschrift", &address_lines(&reg.address));
-    flow.row("Gegenstand des Unternehmens", &reg.purpose);
-    flow.row(
-        "Beginn der Tätigkeit",
-        &format_date(reg.operational_activity_start_date),
-    );
-    flow.row(
-        "Wirtschaftsjahr",
-        &fiscal_year(
+    seat_purpose_start(
+        flow,
+        &reg.address,
+        &reg.purpose,
+        reg.operational_activity_start_date,
+        (
             reg.fiscal_year_deviates_from_calendar,
             reg.fiscal_year_deviating_start_date,
         ),

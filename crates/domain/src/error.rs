@@ -74,6 +74,23 @@ impl Violations {
     }
 }
 
+impl Violations {
+    /// `Ok(value)` when it was built and nothing was found; else every violation. A value
+    /// missing without a violation is a validator bug: it is reported as `body` `invalid`
+    /// rather than accepted (every path that yields `None` must record why).
+    pub fn into_result<T>(mut self, value: Option<T>) -> Result<T, Violations> {
+        match value {
+            Some(v) if self.is_empty() => Ok(v),
+            _ => {
+                if self.is_empty() {
+                    self.push("body", "invalid", "the request is invalid");
+                }
+                Err(self)
+            }
+        }
+    }
+}
+
 impl From<FieldError> for Violations {
     fn from(e: FieldError) -> Self {
         Self(vec![e])
@@ -99,3 +116,23 @@ impl std::fmt::Display for Violations {
 }
 
 impl std::error::Error for Violations {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn into_result_needs_a_value_and_no_violation() {
+        assert_eq!(Violations::new().into_result(Some(1)), Ok(1));
+        let missing = Violations::new().into_result::<i32>(None).unwrap_err();
+        assert_eq!(missing.len(), 1);
+        assert_eq!(missing.iter().next().unwrap().field, "body");
+        let mut found = Violations::new();
+        found.push("name", "empty", "must not be empty");
+        let errs = found.into_result(Some(1)).unwrap_err();
+        assert_eq!(
+            errs.iter().map(|e| e.code.as_str()).collect::<Vec<_>>(),
+            ["empty"]
+        );
+    }
+}

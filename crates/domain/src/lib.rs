@@ -9,6 +9,8 @@ pub mod company;
 pub mod country;
 pub mod din91379;
 pub mod error;
+pub mod gbr;
+pub mod gbr_request;
 pub mod lifecycle;
 pub mod offices;
 #[cfg(test)]

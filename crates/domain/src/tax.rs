@@ -18,6 +18,16 @@ time::serde::format_description!(pub(crate) iso_date, Date, "[year]-[month]-[day
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Percentage(pub u32);
 
+impl KapLegalForm {
+    /// The API value: `ug` or `gmbh`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KapLegalForm::Ug => "ug",
+            KapLegalForm::Gmbh => "gmbh",
+        }
+    }
+}
+
 impl Percentage {
     pub const HUNDRED: Percentage = Percentage(1_000_000);
 
@@ -194,7 +204,8 @@ pub struct Shareholders {
     pub entities: Vec<EntityShareholder>,
 }
 
-/// The commercial register (Handelsregister) status.
+/// A register status: the commercial register (Handelsregister) of a UG or GmbH, or the
+/// Gesellschaftsregister of an eGbR (which is never `not-applied`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "status", rename_all = "kebab-case")]
@@ -206,7 +217,8 @@ pub enum CommercialRegister {
         registration_application_date: Date,
     },
     Registered {
-        /// Normalised: without a leading `HRB`, a suffix kept without its space (`12345B`).
+        /// Normalised: without a leading `HRB` (or `GsR`), a suffix kept without its space
+        /// (`12345B`).
         registration_number: String,
         #[serde(with = "iso_date")]
         #[cfg_attr(feature = "openapi", schema(value_type = String, format = Date))]
@@ -376,7 +388,159 @@ pub struct TaxRegistration {
     pub payroll: Option<Payroll>,
 }
 
-mod opt_iso_date {
+/// The legal form of any tax registration: a corporation's or a partnership's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "kebab-case")]
+pub enum TaxLegalForm {
+    Ug,
+    Gmbh,
+    Gbr,
+    Egbr,
+}
+
+impl TaxLegalForm {
+    /// The API value, which is also what the store keeps in `tax_registrations.legal_form`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaxLegalForm::Ug => "ug",
+            TaxLegalForm::Gmbh => "gmbh",
+            TaxLegalForm::Gbr => "gbr",
+            TaxLegalForm::Egbr => "egbr",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<TaxLegalForm> {
+        [
+            TaxLegalForm::Ug,
+            TaxLegalForm::Gmbh,
+            TaxLegalForm::Gbr,
+            TaxLegalForm::Egbr,
+        ]
+        .into_iter()
+        .find(|f| f.as_str() == s)
+    }
+
+    /// A partnership (GbR, eGbR) rather than a corporation (UG, GmbH).
+    pub fn is_partnership(self) -> bool {
+        matches!(self, TaxLegalForm::Gbr | TaxLegalForm::Egbr)
+    }
+}
+
+/// A validated tax registration as stored and read back: a corporation's (UG, GmbH) or a
+/// partnership's (GbR, eGbR); the case's `legal_form` says which.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(untagged)]
+pub enum AnyTaxRegistration {
+    /// UG or GmbH (`POST /v1/tax-registration`).
+    Corporation(Box<TaxRegistration>),
+    /// GbR or eGbR (`POST /v1/tax-registration/gbr`).
+    Partnership(Box<crate::gbr::GbrTaxRegistration>),
+}
+
+impl AnyTaxRegistration {
+    /// The stored record of a case whose `legal_form` column is `legal_form`.
+    pub fn from_stored(legal_form: &str, record: serde_json::Value) -> Result<Self, String> {
+        let form = TaxLegalForm::parse(legal_form)
+            .ok_or_else(|| format!("unknown stored legal_form {legal_form:?}"))?;
+        let parsed = if form.is_partnership() {
+            serde_json::from_value(record).map(|r| AnyTaxRegistration::Partnership(Box::new(r)))
+        } else {
+            serde_json::from_value(record).map(|r| AnyTaxRegistration::Corporation(Box::new(r)))
+        };
+        let reg = parsed.map_err(|e| format!("stored {legal_form} record unreadable: {e}"))?;
+        if reg.legal_form() != form {
+            return Err(format!(
+                "stored legal_form {legal_form} differs from the record's {}",
+                reg.legal_form().as_str()
+            ));
+        }
+        Ok(reg)
+    }
+
+    /// The JSON the store keeps.
+    pub fn to_record(&self) -> serde_json::Result<serde_json::Value> {
+        match self {
+            AnyTaxRegistration::Corporation(r) => serde_json::to_value(r.as_ref()),
+            AnyTaxRegistration::Partnership(r) => serde_json::to_value(r.as_ref()),
+        }
+    }
+
+    pub fn legal_form(&self) -> TaxLegalForm {
+        match self {
+            AnyTaxRegistration::Corporation(r) => match r.legal_form {
+                KapLegalForm::Ug => TaxLegalForm::Ug,
+                KapLegalForm::Gmbh => TaxLegalForm::Gmbh,
+            },
+            AnyTaxRegistration::Partnership(r) => match r.legal_form {
+                crate::gbr::PartnershipLegalForm::Gbr => TaxLegalForm::Gbr,
+                crate::gbr::PartnershipLegalForm::Egbr => TaxLegalForm::Egbr,
+            },
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        match self {
+            AnyTaxRegistration::Corporation(r) => &r.name,
+            AnyTaxRegistration::Partnership(r) => &r.name,
+        }
+    }
+
+    pub fn environment(&self) -> Environment {
+        match self {
+            AnyTaxRegistration::Corporation(r) => r.environment,
+            AnyTaxRegistration::Partnership(r) => r.environment,
+        }
+    }
+
+    pub fn package(&self) -> TaxPackage {
+        match self {
+            AnyTaxRegistration::Corporation(r) => r.package,
+            AnyTaxRegistration::Partnership(r) => r.package,
+        }
+    }
+
+    /// The company's seat.
+    pub fn address(&self) -> &TaxAddress {
+        match self {
+            AnyTaxRegistration::Corporation(r) => &r.address,
+            AnyTaxRegistration::Partnership(r) => &r.address,
+        }
+    }
+
+    /// The office number the caller sent (or an operator assigned).
+    pub fn tax_office_number(&self) -> Option<&str> {
+        match self {
+            AnyTaxRegistration::Corporation(r) => r.tax_office_number.as_deref(),
+            AnyTaxRegistration::Partnership(r) => r.tax_office_number.as_deref(),
+        }
+    }
+
+    pub fn set_tax_office_number(&mut self, number: String) {
+        match self {
+            AnyTaxRegistration::Corporation(r) => r.tax_office_number = Some(number),
+            AnyTaxRegistration::Partnership(r) => r.tax_office_number = Some(number),
+        }
+    }
+
+    /// The register number once registered (Handelsregister or Gesellschaftsregister).
+    pub fn registration_number(&self) -> Option<&str> {
+        let register = match self {
+            AnyTaxRegistration::Corporation(r) => Some(&r.commercial_register),
+            AnyTaxRegistration::Partnership(r) => r.company_register.as_ref(),
+        };
+        match register {
+            Some(CommercialRegister::Registered {
+                registration_number,
+                ..
+            }) => Some(registration_number),
+            _ => None,
+        }
+    }
+}
+
+pub(crate) mod opt_iso_date {
     use serde::{Deserialize, Deserializer, Serializer};
     use time::Date;
 

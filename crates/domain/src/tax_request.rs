@@ -33,7 +33,8 @@ pub struct TaxRequest {
     pub registration: TaxRegistration,
 }
 
-const TOP: &[&str] = &[
+/// The top-level fields of the request (anything else is `unknown_field`).
+pub(crate) const TOP: &[&str] = &[
     "company_id",
     "business_address",
     "tax_registration_id",
@@ -70,17 +71,29 @@ const TOP: &[&str] = &[
     "estimated_annual_wage_tax",
 ];
 
-fn req_text(o: &Obj, name: &str, max: usize, ty: TextType, e: &mut Violations) -> Option<String> {
+pub(crate) fn req_text(
+    o: &Obj,
+    name: &str,
+    max: usize,
+    ty: TextType,
+    e: &mut Violations,
+) -> Option<String> {
     o.req(name, e)
         .and_then(|v| rules::text(v, &o.path(name), max, ty, e))
 }
 
-fn opt_text(o: &Obj, name: &str, max: usize, ty: TextType, e: &mut Violations) -> Option<String> {
+pub(crate) fn opt_text(
+    o: &Obj,
+    name: &str,
+    max: usize,
+    ty: TextType,
+    e: &mut Violations,
+) -> Option<String> {
     o.opt(name)
         .and_then(|v| rules::text(v, &o.path(name), max, ty, e))
 }
 
-fn req_enum<T: serde::de::DeserializeOwned>(
+pub(crate) fn req_enum<T: serde::de::DeserializeOwned>(
     o: &Obj,
     name: &str,
     allowed: &[&str],
@@ -90,22 +103,22 @@ fn req_enum<T: serde::de::DeserializeOwned>(
         .and_then(|v| rules::enumeration(v, &o.path(name), allowed, e))
 }
 
-fn req_bool(o: &Obj, name: &str, e: &mut Violations) -> Option<bool> {
+pub(crate) fn req_bool(o: &Obj, name: &str, e: &mut Violations) -> Option<bool> {
     o.req(name, e)
         .and_then(|v| rules::boolean(v, &o.path(name), e))
 }
 
-fn opt_bool(o: &Obj, name: &str, e: &mut Violations) -> Option<bool> {
+pub(crate) fn opt_bool(o: &Obj, name: &str, e: &mut Violations) -> Option<bool> {
     o.opt(name)
         .and_then(|v| rules::boolean(v, &o.path(name), e))
 }
 
-fn req_date(o: &Obj, name: &str, e: &mut Violations) -> Option<Date> {
+pub(crate) fn req_date(o: &Obj, name: &str, e: &mut Violations) -> Option<Date> {
     o.req(name, e)
         .and_then(|v| rules::date(v, &o.path(name), e))
 }
 
-fn req_euros(o: &Obj, name: &str, e: &mut Violations) -> Option<i64> {
+pub(crate) fn req_euros(o: &Obj, name: &str, e: &mut Violations) -> Option<i64> {
     o.req(name, e)
         .and_then(|v| rules::whole_euros(v, &o.path(name), e))
 }
@@ -169,7 +182,7 @@ pub fn tax_address(v: &Value, path: &str, e: &mut Violations) -> Option<TaxAddre
     })
 }
 
-fn tax_id(
+pub(crate) fn tax_id(
     o: &Obj,
     name: &str,
     environment: Option<Environment>,
@@ -188,7 +201,7 @@ fn tax_id(
     }
 }
 
-fn past_date(o: &Obj, name: &str, today: Date, e: &mut Violations) -> Option<Date> {
+pub(crate) fn past_date(o: &Obj, name: &str, today: Date, e: &mut Violations) -> Option<Date> {
     let p = o.path(name);
     let d = req_date(o, name, e)?;
     if d >= today {
@@ -198,7 +211,7 @@ fn past_date(o: &Obj, name: &str, today: Date, e: &mut Violations) -> Option<Dat
     Some(d)
 }
 
-fn percentage(o: &Obj, e: &mut Violations) -> Option<Percentage> {
+pub(crate) fn percentage(o: &Obj, e: &mut Violations) -> Option<Percentage> {
     let v = o.req("share_percentage", e)?;
     let p = o.path("share_percentage");
     let parsed = match v {
@@ -224,11 +237,22 @@ fn percentage(o: &Obj, e: &mut Violations) -> Option<Percentage> {
 /// `HRB 12345 B` -> `12345B`: the number only, a leading `HRB` dropped, the suffix kept
 /// without its space.
 pub fn normalise_register_number(raw: &str) -> Option<String> {
+    register_number(raw, RegisterKind::Commercial.prefix())
+}
+
+/// `GsR 1234` -> `1234`: a Gesellschaftsregister number, normalised as a Handelsregister one
+/// with the prefix `GsR` instead of `HRB`.
+pub fn normalise_company_register_number(raw: &str) -> Option<String> {
+    register_number(raw, RegisterKind::Company.prefix())
+}
+
+/// The number only: a leading `prefix` (any case) dropped, spaces removed, 1 to 7 digits and a
+/// suffix of at most 3 letters kept upper-case.
+fn register_number(raw: &str, prefix: &str) -> Option<String> {
     let t = raw.trim();
-    let t = if t.len() >= 3 && t[..3].eq_ignore_ascii_case("HRB") {
-        &t[3..]
-    } else {
-        t
+    let t = match t.get(..prefix.len()) {
+        Some(head) if head.eq_ignore_ascii_case(prefix) => &t[prefix.len()..],
+        _ => t,
     };
     let compact: String = t.chars().filter(|c| !c.is_whitespace()).collect();
     let digits = compact.chars().take_while(char::is_ascii_digit).count();
@@ -239,13 +263,44 @@ pub fn normalise_register_number(raw: &str) -> Option<String> {
     ok.then(|| compact.to_ascii_uppercase())
 }
 
-fn commercial_register(v: Option<&Value>, e: &mut Violations) -> Option<CommercialRegister> {
-    let Some(v) = v else {
-        return Some(CommercialRegister::NotApplied);
-    };
+/// Which register a register object describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RegisterKind {
+    /// Handelsregister (UG, GmbH): `commercial_register`, numbers `HRB ...`; a company may not
+    /// have applied yet.
+    Commercial,
+    /// Gesellschaftsregister (eGbR): `company_register`, numbers `GsR ...`; an eGbR is
+    /// registered or has applied, otherwise it is a plain GbR.
+    Company,
+}
+
+impl RegisterKind {
+    fn prefix(self) -> &'static str {
+        match self {
+            RegisterKind::Commercial => "HRB",
+            RegisterKind::Company => "GsR",
+        }
+    }
+
+    fn statuses(self) -> &'static [&'static str] {
+        match self {
+            RegisterKind::Commercial => &["not-applied", "application-filed", "registered"],
+            RegisterKind::Company => &["application-filed", "registered"],
+        }
+    }
+}
+
+/// A register object (`commercial_register`, `company_register`) at `path`: its `status` and
+/// exactly the fields that status needs.
+pub(crate) fn register(
+    v: &Value,
+    path: &str,
+    kind: RegisterKind,
+    e: &mut Violations,
+) -> Option<CommercialRegister> {
     let o = object(
         v,
-        "commercial_register",
+        path,
         &[
             "status",
             "registration_application_date",
@@ -255,25 +310,30 @@ fn commercial_register(v: Option<&Value>, e: &mut Violations) -> Option<Commerci
         ],
         e,
     )?;
+    let status_path = o.path("status");
     let status: &str = o
         .req("status", e)
-        .and_then(|s| rules::string(s, "commercial_register.status", e))?;
+        .and_then(|s| rules::string(s, &status_path, e))?;
     let allowed: &[&str] = match status {
+        s if !kind.statuses().contains(&s) => {
+            let message = match kind {
+                RegisterKind::Commercial => {
+                    "must be one of: not-applied, application-filed, registered".to_owned()
+                }
+                RegisterKind::Company => "must be one of: application-filed, registered (an eGbR \
+                    is registered or has applied; a partnership without either is a gbr)"
+                    .to_owned(),
+            };
+            e.push(status_path, "invalid_value", message);
+            return None;
+        }
         "not-applied" => &[],
         "application-filed" => &["registration_application_date"],
-        "registered" => &[
+        _ => &[
             "registration_number",
             "registration_date",
             "registration_court",
         ],
-        _ => {
-            e.push(
-                "commercial_register.status",
-                "invalid_value",
-                "must be one of: not-applied, application-filed, registered",
-            );
-            return None;
-        }
     };
     for field in [
         "registration_application_date",
@@ -298,12 +358,13 @@ fn commercial_register(v: Option<&Value>, e: &mut Violations) -> Option<Commerci
             let number = o.req("registration_number", e).and_then(|v| {
                 let p = o.path("registration_number");
                 let s = rules::string(v, &p, e)?;
-                let n = normalise_register_number(s);
+                let n = register_number(s, kind.prefix());
                 if n.is_none() {
+                    let prefix = kind.prefix();
                     e.push(
                         p,
                         "invalid_register_number",
-                        "must be a register number such as HRB 12345 or 12345 B",
+                        format!("must be a register number such as {prefix} 12345 or 12345 B"),
                     );
                 }
                 n
@@ -328,7 +389,7 @@ fn valid_bic(bic: &str) -> bool {
             .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
 }
 
-fn estimates(v: &Value, e: &mut Violations) -> Option<FinancialEstimates> {
+pub(crate) fn estimates(v: &Value, e: &mut Violations) -> Option<FinancialEstimates> {
     let o = object(
         v,
         "financial_estimates",
@@ -377,25 +438,23 @@ fn estimates(v: &Value, e: &mut Violations) -> Option<FinancialEstimates> {
     })
 }
 
+/// The fields of the `vat` object.
+pub const VAT_FIELDS: &[&str] = &[
+    "regime",
+    "accounting_method",
+    "estimated_balance_type",
+    "estimated_balance_amount",
+    "return_frequency",
+    "request_vat_id",
+    "sells_via_online_marketplaces",
+    "request_reverse_charge_certificate",
+    "reverse_charge_service_type",
+];
+
 /// The VAT block and its rules (decisions in docs/decisions.md, "VAT rules"). `estimates` are
 /// needed for the thresholds; without them only the shape is checked.
 pub fn vat(v: &Value, estimates: Option<&FinancialEstimates>, e: &mut Violations) -> Option<Vat> {
-    let o = object(
-        v,
-        "vat",
-        &[
-            "regime",
-            "accounting_method",
-            "estimated_balance_type",
-            "estimated_balance_amount",
-            "return_frequency",
-            "request_vat_id",
-            "sells_via_online_marketplaces",
-            "request_reverse_charge_certificate",
-            "reverse_charge_service_type",
-        ],
-        e,
-    )?;
+    let o = object(v, "vat", VAT_FIELDS, e)?;
     let regime: Option<VatRegime> = o
         .opt("regime")
         .and_then(|v| rules::enumeration(v, "vat.regime", &["small-business", "standard"], e));
@@ -640,19 +699,29 @@ pub fn payroll(
     }
 }
 
-/// Applies every rule; `today` decides which dates are in the past. `known_tax_office` says
-/// whether a 4-digit office number is in the bundled directory.
-pub fn parse(
-    body: &Value,
-    today: Date,
-    known_tax_office: &dyn Fn(&str) -> bool,
-) -> Result<TaxRequest, Violations> {
-    let mut errs = Violations::new();
-    let Some(o) = object(body, "", TOP, &mut errs) else {
-        return Err(errs);
-    };
-    let e = &mut errs;
+/// The fields every tax registration has, whatever the legal form: who it is for, which id,
+/// office, package and environment, the signature, the name and the purpose.
+pub(crate) struct Core<L> {
+    pub company_id: Option<Uuid>,
+    pub business_address: Option<TaxAddress>,
+    pub tax_registration_id: Option<Uuid>,
+    pub tax_office_number: Option<String>,
+    pub legal_form: Option<L>,
+    pub package: Option<TaxPackage>,
+    pub signature_path: Option<SignaturePath>,
+    pub environment: Option<Environment>,
+    pub client_reference: Option<String>,
+    pub name: Option<String>,
+    pub purpose: Option<String>,
+}
 
+/// Reads the [`Core`] fields of `o`; `legal_forms` are the values `legal_form` may take.
+pub(crate) fn core<L: serde::de::DeserializeOwned>(
+    o: &Obj,
+    legal_forms: &[&str],
+    known_tax_office: &dyn Fn(&str) -> bool,
+    e: &mut Violations,
+) -> Core<L> {
     let company_id = o
         .opt("company_id")
         .and_then(|v| rules::uuid(v, "company_id", e));
@@ -690,8 +759,8 @@ pub fn parse(
             Some(s.to_string())
         }
     });
-    let legal_form: Option<KapLegalForm> = req_enum(&o, "legal_form", &["ug", "gmbh"], e);
-    let package: Option<TaxPackage> = req_enum(&o, "package", &["self", "guided"], e);
+    let legal_form: Option<L> = req_enum(o, "legal_form", legal_forms, e);
+    let package: Option<TaxPackage> = req_enum(o, "package", &["self", "guided"], e);
     let signature_path = o.req("signature_path", e).and_then(|v| {
         let s = rules::string(v, "signature_path", e)?;
         SignaturePath::parse(s)
@@ -702,47 +771,73 @@ pub fn parse(
         None => Some(Environment::default()),
         Some(v) => rules::enumeration(v, "environment", &["sandbox", "production"], e),
     };
-    let client_reference = opt_text(&o, "client_reference", 255, TextType::C, e);
-    let name = req_text(&o, "name", 120, TextType::B, e);
-    let purpose = req_text(&o, "purpose", 200, TextType::C, e);
-    let notarization = o.req("notarization_date", e).and_then(|v| {
-        let d = rules::date(v, "notarization_date", e)?;
+    let client_reference = opt_text(o, "client_reference", 255, TextType::C, e);
+    let name = req_text(o, "name", 120, TextType::B, e);
+    let purpose = req_text(o, "purpose", 200, TextType::C, e);
+    Core {
+        company_id,
+        business_address,
+        tax_registration_id,
+        tax_office_number,
+        legal_form,
+        package,
+        signature_path,
+        environment,
+        client_reference,
+        name,
+        purpose,
+    }
+}
+
+/// The founding date (`agreement`: the notarization of a corporation, the partnership
+/// agreement of a GbR), which cannot be in the future, and `operational_activity_start_date`,
+/// which cannot be before it (code `before_code`).
+pub(crate) fn founding_dates(
+    o: &Obj,
+    agreement: &str,
+    before_code: &str,
+    today: Date,
+    e: &mut Violations,
+) -> (Option<Date>, Option<Date>) {
+    let founded = o.req(agreement, e).and_then(|v| {
+        let d = rules::date(v, &o.path(agreement), e)?;
         if d > today {
-            e.push(
-                "notarization_date",
-                "not_in_past",
-                "cannot be in the future",
-            );
+            e.push(o.path(agreement), "not_in_past", "cannot be in the future");
             return None;
         }
         Some(d)
     });
-    let start = req_date(&o, "operational_activity_start_date", e).and_then(|d| {
-        if notarization.is_some_and(|n| d < n) {
+    let start = req_date(o, "operational_activity_start_date", e).and_then(|d| {
+        if founded.is_some_and(|n| d < n) {
             e.push(
-                "operational_activity_start_date",
-                "before_notarization",
-                "cannot be before notarization_date",
+                o.path("operational_activity_start_date"),
+                before_code,
+                format!("cannot be before {agreement}"),
             );
             None
         } else {
             Some(d)
         }
     });
-    let deviates = req_bool(&o, "fiscal_year_deviates_from_calendar", e);
-    let fy_start = match (deviates, o.has("fiscal_year_deviating_start_date")) {
+    (founded, start)
+}
+
+/// `fiscal_year_deviates_from_calendar` and the start date it requires (and only then allows).
+pub(crate) fn fiscal_year(o: &Obj, e: &mut Violations) -> (Option<bool>, Option<Date>) {
+    let deviates = req_bool(o, "fiscal_year_deviates_from_calendar", e);
+    let start = match (deviates, o.has("fiscal_year_deviating_start_date")) {
         (Some(true), false) => {
             e.push(
-                "fiscal_year_deviating_start_date",
+                o.path("fiscal_year_deviating_start_date"),
                 "required",
                 "is required when the fiscal year deviates from the calendar year",
             );
             None
         }
-        (Some(true), true) => req_date(&o, "fiscal_year_deviating_start_date", e),
+        (Some(true), true) => req_date(o, "fiscal_year_deviating_start_date", e),
         (Some(false), true) => {
             e.push(
-                "fiscal_year_deviating_start_date",
+                o.path("fiscal_year_deviating_start_date"),
                 "not_allowed",
                 "is only accepted when the fiscal year deviates from the calendar year",
             );
@@ -750,6 +845,176 @@ pub fn parse(
         }
         _ => None,
     };
+    (deviates, start)
+}
+
+/// The fields of an individual holder (a shareholder; a partner adds its own).
+pub(crate) const INDIVIDUAL_HOLDER_FIELDS: &[&str] = &[
+    "first_name",
+    "last_name",
+    "dob",
+    "tax_identification_number",
+    "address",
+    "share_percentage",
+];
+
+/// The fields of an entity holder (a shareholder; a partner adds its own).
+pub(crate) const ENTITY_HOLDER_FIELDS: &[&str] = &["name", "address", "share_percentage"];
+
+/// The `individuals` and `entities` arrays of a holders object (`shareholders`, `partners`),
+/// when both are arrays (absent is empty) and `min..=max` entries are in them together.
+pub(crate) fn holder_lists<'v>(
+    v: &'v Value,
+    path: &str,
+    min: usize,
+    max: usize,
+    e: &mut Violations,
+) -> Option<(&'v [Value], &'v [Value])> {
+    let s = object(v, path, &["individuals", "entities"], e)?;
+    let list = |name: &str, e: &mut Violations| -> Option<&'v [Value]> {
+        match s.opt(name) {
+            None => Some(&[]),
+            Some(Value::Array(a)) => Some(a.as_slice()),
+            Some(_) => {
+                e.push(s.path(name), "invalid_type", "must be an array");
+                None
+            }
+        }
+    };
+    let individuals = list("individuals", e);
+    let entities = list("entities", e);
+    let (Some(ind), Some(ent)) = (individuals, entities) else {
+        return None;
+    };
+    let total = ind.len() + ent.len();
+    if total < min || total > max {
+        let code = if total < min { "too_few" } else { "too_many" };
+        e.push(
+            path,
+            code,
+            format!("must have {min} to {max} {path} (individuals and entities together)"),
+        );
+        return None;
+    }
+    Some((ind, ent))
+}
+
+/// An individual holder's fields of [`INDIVIDUAL_HOLDER_FIELDS`] (the caller checks the keys).
+pub(crate) fn individual_holder(
+    x: &Obj,
+    today: Date,
+    environment: Option<Environment>,
+    e: &mut Violations,
+) -> Option<IndividualShareholder> {
+    let first = req_text(x, "first_name", 72, TextType::A, e);
+    let last = req_text(x, "last_name", 72, TextType::A, e);
+    let dob = past_date(x, "dob", today, e);
+    let tin = tax_id(x, "tax_identification_number", environment, e);
+    let addr = x
+        .req("address", e)
+        .and_then(|v| tax_address(v, &x.path("address"), e));
+    let share = percentage(x, e);
+    if x.has("tax_identification_number") && tin.is_none() {
+        return None;
+    }
+    Some(IndividualShareholder {
+        first_name: first?,
+        last_name: last?,
+        dob: dob?,
+        tax_identification_number: tin,
+        address: addr?,
+        share_percentage: share?,
+    })
+}
+
+/// An entity holder's fields of [`ENTITY_HOLDER_FIELDS`] (the caller checks the keys).
+pub(crate) fn entity_holder(x: &Obj, e: &mut Violations) -> Option<EntityShareholder> {
+    let name = req_text(x, "name", 120, TextType::B, e);
+    let addr = x
+        .req("address", e)
+        .and_then(|v| tax_address(v, &x.path("address"), e));
+    let share = percentage(x, e);
+    Some(EntityShareholder {
+        name: name?,
+        address: addr?,
+        share_percentage: share?,
+    })
+}
+
+/// Whether `shares` sum to exactly 100 (in exact decimals); if not, a violation on `path`.
+pub(crate) fn shares_sum_to_100(
+    shares: impl IntoIterator<Item = Percentage>,
+    path: &str,
+    e: &mut Violations,
+) -> bool {
+    let sum: u64 = shares.into_iter().map(|p| u64::from(p.0)).sum();
+    if sum == u64::from(Percentage::HUNDRED.0) {
+        return true;
+    }
+    e.push(
+        path,
+        "shares_do_not_sum_to_100",
+        format!(
+            "share_percentage values must sum to exactly 100 (they sum to {})",
+            Percentage(u32::try_from(sum).unwrap_or(u32::MAX)).to_decimal_string()
+        ),
+    );
+    false
+}
+
+/// The top-level `iban` (checked, in its electronic form) and `bic` (required for an IBAN
+/// outside Germany).
+pub(crate) fn bank(o: &Obj, e: &mut Violations) -> (Option<String>, Option<String>) {
+    let iban = o.opt("iban").and_then(|v| {
+        let s = rules::string(v, "iban", e)?;
+        match s.parse::<iban::Iban>() {
+            Ok(i) => Some(iban::IbanLike::electronic_str(&i).to_string()),
+            Err(_) => {
+                e.push("iban", "invalid_iban", "is not a valid IBAN");
+                None
+            }
+        }
+    });
+    let bic = o.opt("bic").and_then(|v| {
+        let s = rules::string(v, "bic", e)?.trim().to_ascii_uppercase();
+        if valid_bic(&s) {
+            Some(s)
+        } else {
+            e.push(
+                "bic",
+                "invalid_bic",
+                "must be a BIC of 8 or 11 characters (e.g. COBADEFFXXX)",
+            );
+            None
+        }
+    });
+    if let Some(i) = &iban
+        && !i.starts_with("DE")
+        && !o.has("bic")
+    {
+        e.push("bic", "required", "is required for an IBAN outside Germany");
+    }
+    (iban, bic)
+}
+
+/// Applies every rule; `today` decides which dates are in the past. `known_tax_office` says
+/// whether a 4-digit office number is in the bundled directory.
+pub fn parse(
+    body: &Value,
+    today: Date,
+    known_tax_office: &dyn Fn(&str) -> bool,
+) -> Result<TaxRequest, Violations> {
+    let mut errs = Violations::new();
+    let Some(o) = object(body, "", TOP, &mut errs) else {
+        return Err(errs);
+    };
+    let e = &mut errs;
+
+    let core: Core<KapLegalForm> = core(&o, &["ug", "gmbh"], known_tax_office, e);
+    let (legal_form, environment) = (core.legal_form, core.environment);
+    let (notarization, start) =
+        founding_dates(&o, "notarization_date", "before_notarization", today, e);
+    let (deviates, fy_start) = fiscal_year(&o, e);
     let capital = req_euros(&o, "capital", e).and_then(|c| {
         let ok = match legal_form {
             Some(KapLegalForm::Ug) => (1..=24_999).contains(&c),
@@ -886,69 +1151,14 @@ pub fn parse(
     });
 
     let shareholders = o.req("shareholders", e).and_then(|v| {
-        let s = object(v, "shareholders", &["individuals", "entities"], e)?;
-        let list = |name: &str, e: &mut Violations| -> Option<&[Value]> {
-            match s.opt(name) {
-                None => Some(&[]),
-                Some(Value::Array(a)) => Some(a.as_slice()),
-                Some(_) => {
-                    e.push(s.path(name), "invalid_type", "must be an array");
-                    None
-                }
-            }
-        };
-        let individuals_raw = list("individuals", e);
-        let entities_raw = list("entities", e);
-        let (Some(ind), Some(ent)) = (individuals_raw, entities_raw) else {
-            return None;
-        };
-        let total = ind.len() + ent.len();
-        if total == 0 || total > MAX_SHAREHOLDERS {
-            let code = if total == 0 { "too_few" } else { "too_many" };
-            e.push(
-                "shareholders",
-                code,
-                "must have 1 to 99 shareholders (individuals and entities together)",
-            );
-            return None;
-        }
+        let (ind, ent) = holder_lists(v, "shareholders", 1, MAX_SHAREHOLDERS, e)?;
         let individuals: Vec<Option<IndividualShareholder>> = ind
             .iter()
             .enumerate()
             .map(|(i, item)| {
                 let p = format!("shareholders.individuals[{i}]");
-                let x = object(
-                    item,
-                    &p,
-                    &[
-                        "first_name",
-                        "last_name",
-                        "dob",
-                        "tax_identification_number",
-                        "address",
-                        "share_percentage",
-                    ],
-                    e,
-                )?;
-                let first = req_text(&x, "first_name", 72, TextType::A, e);
-                let last = req_text(&x, "last_name", 72, TextType::A, e);
-                let dob = past_date(&x, "dob", today, e);
-                let tin = tax_id(&x, "tax_identification_number", environment, e);
-                let addr = x
-                    .req("address", e)
-                    .and_then(|v| tax_address(v, &x.path("address"), e));
-                let share = percentage(&x, e);
-                if x.has("tax_identification_number") && tin.is_none() {
-                    return None;
-                }
-                Some(IndividualShareholder {
-                    first_name: first?,
-                    last_name: last?,
-                    dob: dob?,
-                    tax_identification_number: tin,
-                    address: addr?,
-                    share_percentage: share?,
-                })
+                let x = object(item, &p, INDIVIDUAL_HOLDER_FIELDS, e)?;
+                individual_holder(&x, today, environment, e)
             })
             .collect();
         let entities: Vec<Option<EntityShareholder>> = ent
@@ -956,36 +1166,18 @@ pub fn parse(
             .enumerate()
             .map(|(i, item)| {
                 let p = format!("shareholders.entities[{i}]");
-                let x = object(item, &p, &["name", "address", "share_percentage"], e)?;
-                let name = req_text(&x, "name", 120, TextType::B, e);
-                let addr = x
-                    .req("address", e)
-                    .and_then(|v| tax_address(v, &x.path("address"), e));
-                let share = percentage(&x, e);
-                Some(EntityShareholder {
-                    name: name?,
-                    address: addr?,
-                    share_percentage: share?,
-                })
+                let x = object(item, &p, ENTITY_HOLDER_FIELDS, e)?;
+                entity_holder(&x, e)
             })
             .collect();
         let individuals: Option<Vec<_>> = individuals.into_iter().collect();
         let entities: Option<Vec<_>> = entities.into_iter().collect();
         let (individuals, entities) = (individuals?, entities?);
-        let sum: u64 = individuals
+        let shares = individuals
             .iter()
-            .map(|x| u64::from(x.share_percentage.0))
-            .chain(entities.iter().map(|x| u64::from(x.share_percentage.0)))
-            .sum();
-        if sum != u64::from(Percentage::HUNDRED.0) {
-            e.push(
-                "shareholders",
-                "shares_do_not_sum_to_100",
-                format!(
-                    "share_percentage values must sum to exactly 100 (they sum to {})",
-                    Percentage(u32::try_from(sum).unwrap_or(u32::MAX)).to_decimal_string()
-                ),
-            );
+            .map(|x| x.share_percentage)
+            .chain(entities.iter().map(|x| x.share_percentage));
+        if !shares_sum_to_100(shares, "shareholders", e) {
             return None;
         }
         Some(Shareholders {
@@ -994,36 +1186,11 @@ pub fn parse(
         })
     });
 
-    let register = commercial_register(o.opt("commercial_register"), e);
-    let iban = o.opt("iban").and_then(|v| {
-        let s = rules::string(v, "iban", e)?;
-        match s.parse::<iban::Iban>() {
-            Ok(i) => Some(iban::IbanLike::electronic_str(&i).to_string()),
-            Err(_) => {
-                e.push("iban", "invalid_iban", "is not a valid IBAN");
-                None
-            }
-        }
-    });
-    let bic = o.opt("bic").and_then(|v| {
-        let s = rules::string(v, "bic", e)?.trim().to_ascii_uppercase();
-        if valid_bic(&s) {
-            Some(s)
-        } else {
-            e.push(
-                "bic",
-                "invalid_bic",
-                "must be a BIC of 8 or 11 characters (e.g. COBADEFFXXX)",
-            );
-            None
-        }
-    });
-    if let Some(i) = &iban
-        && !i.starts_with("DE")
-        && !o.has("bic")
-    {
-        e.push("bic", "required", "is required for an IBAN outside Germany");
-    }
+    let register = match o.opt("commercial_register") {
+        None => Some(CommercialRegister::NotApplied),
+        Some(v) => register(v, "commercial_register", RegisterKind::Commercial, e),
+    };
+    let (iban, bic) = bank(&o, e);
     let financial = o
         .req("financial_estimates", e)
         .and_then(|v| estimates(v, e));
@@ -1033,13 +1200,13 @@ pub fn parse(
     let registration = (|| {
         Some(TaxRegistration {
             legal_form: legal_form?,
-            package: package?,
+            package: core.package?,
             environment: environment?,
-            signature_path: signature_path.clone()?,
-            client_reference: client_reference.clone(),
-            tax_office_number: tax_office_number.clone(),
-            name: name.clone()?,
-            purpose: purpose.clone()?,
+            signature_path: core.signature_path.clone()?,
+            client_reference: core.client_reference.clone(),
+            tax_office_number: core.tax_office_number.clone(),
+            name: core.name.clone()?,
+            purpose: core.purpose.clone()?,
             notarization_date: notarization?,
             operational_activity_start_date: start?,
             fiscal_year_deviates_from_calendar: deviates?,
@@ -1062,20 +1229,13 @@ pub fn parse(
             payroll: payroll_block.clone(),
         })
     })();
-    match registration {
-        Some(registration) if errs.is_empty() => Ok(TaxRequest {
-            company_id,
-            tax_registration_id,
-            business_address,
-            registration,
-        }),
-        _ => {
-            if errs.is_empty() {
-                errs.push("body", "invalid", "the request is invalid");
-            }
-            Err(errs)
-        }
-    }
+    let registration = errs.into_result(registration)?;
+    Ok(TaxRequest {
+        company_id: core.company_id,
+        tax_registration_id: core.tax_registration_id,
+        business_address: core.business_address,
+        registration,
+    })
 }
 
 #[cfg(test)]
@@ -1202,8 +1362,24 @@ mod tests {
             ("HRB B 12", None),
             ("12 34", Some("1234")),
             ("12345678", None),
+            // A multi-byte character where the prefix would end is no prefix (and no panic).
+            ("ÜÜ", None),
+            ("Ü1", None),
         ] {
             assert_eq!(normalise_register_number(raw).as_deref(), want, "{raw}");
+        }
+        for (raw, want) in [
+            ("GsR 1234", Some("1234")),
+            ("gsr 77 a", Some("77A")),
+            ("1234", Some("1234")),
+            ("HRB 1234", None),
+            ("GsR", None),
+        ] {
+            assert_eq!(
+                normalise_company_register_number(raw).as_deref(),
+                want,
+                "{raw}"
+            );
         }
     }
 }

@@ -572,19 +572,11 @@ pub fn parse(body: &Value, today: Date) -> Result<TradeRequest, Violations> {
         })
     };
     let registration = build();
-    match registration {
-        Some(registration) if errs.is_empty() => Ok(TradeRequest {
-            company_id,
-            registration,
-        }),
-        _ => {
-            if errs.is_empty() {
-                // Every path that yields None records why; this guards the invariant.
-                errs.push("body", "invalid", "the request is invalid");
-            }
-            Err(errs)
-        }
-    }
+    let registration = errs.into_result(registration)?;
+    Ok(TradeRequest {
+        company_id,
+        registration,
+    })
 }
 
 #[cfg(test)]

@@ -1,19 +1,21 @@
 //! ElsterXML documents for the tax registration questionnaire (Fragebogen zur steuerlichen
 //! Erfassung), the XSDs they are validated against, and the validation itself.
 //!
-//! [`write`] renders a validated [`domain::tax::TaxRegistration`] as an ElsterXML v11 envelope
-//! around `FsE_KapG`; [`validate`] checks any document against the bundled schemas with libxml2;
-//! [`write_validated`] does both. The mapping of every field is documented in `docs/elster.md`.
+//! [`write`] renders a validated [`domain::tax::TaxRegistration`] (UG, GmbH) as an ElsterXML v11
+//! envelope around `FsE_KapG`, [`write_persg`] a [`domain::gbr::GbrTaxRegistration`] (GbR,
+//! eGbR) around `FsE_PersG`; [`validate`] checks either document against the bundled schemas
+//! with libxml2; [`write_validated`] and [`write_persg_validated`] do both. The mapping of
+//! every field is documented in `docs/elster.md`.
 
 mod street;
 mod validate;
 mod write;
 
 pub use street::{HouseNumber, split_street};
-pub use validate::{ENVELOPE_XSD, KAPG_XSD, validate};
+pub use validate::{ENVELOPE_XSD, KAPG_XSD, PERSG_ENVELOPE_XSD, PERSG_XSD, validate};
 pub use write::{
-    ELSTER_NS, FSE_KAPG_NS, FSE_KAPG_VERSION, TESTMERKER_SANDBOX, XmlContext, XmlError,
-    nominal_cents, write,
+    ELSTER_NS, FSE_KAPG_NS, FSE_KAPG_VERSION, FSE_PERSG_NS, FSE_PERSG_VERSION, TESTMERKER_SANDBOX,
+    XmlContext, XmlError, nominal_cents, write, write_persg,
 };
 
 /// [`write`], then [`validate`]: the bytes only when they pass the bundled schemas.
@@ -25,6 +27,17 @@ pub fn write_validated(
     ctx: &XmlContext,
 ) -> Result<Vec<u8>, XmlError> {
     let xml = write(reg, ctx)?;
+    validate(&xml).map_err(XmlError::SchemaViolations)?;
+    Ok(xml)
+}
+
+/// [`write_persg`], then [`validate`]: the bytes only when they pass the bundled schemas (a
+/// violation is a bug, as for [`write_validated`]).
+pub fn write_persg_validated(
+    reg: &domain::gbr::GbrTaxRegistration,
+    ctx: &XmlContext,
+) -> Result<Vec<u8>, XmlError> {
+    let xml = write_persg(reg, ctx)?;
     validate(&xml).map_err(XmlError::SchemaViolations)?;
     Ok(xml)
 }

@@ -1,77 +1,187 @@
 //! Validation of ElsterXML documents against the bundled XSDs with libxml2.
 //!
-//! The envelope schema imports the `FsE_KapG` schema by a relative `schemaLocation`, which is
+//! There are two pairs of schemas: the envelope for DatenArt `KapG` with the `FsE_KapG` schema
+//! (UG, GmbH), and the envelope for DatenArt `PersG` with the `FsE_PersG` schema (GbR, eGbR).
+//! A document is checked against the pair its payload's namespace names (or, when that is
+//! neither, its `DatenArt`), so a document of one kind can never pass the other's schemas.
+//!
+//! Each envelope schema imports its payload schema by a relative `schemaLocation`, which is
 //! what `xmllint --schema crates/elster/schemas/elster-v11-fse-kapg.xsd` follows. At run time
-//! nothing is read from the file system: both schemas are compiled into the binary, and
-//! libxml2 would resolve that import against the working directory. So the run-time copy of
-//! the envelope schema drops the import and accepts any element of the `FsE_KapG` namespace
-//! in `Nutzdaten` without looking into it (`processContents="skip"`), and the `FsE_KapG`
-//! element is then validated on its own against the `FsE_KapG` schema. Together that is the
-//! same check as xmllint's.
+//! nothing is read from the file system: the schemas are compiled into the binary, and libxml2
+//! would resolve that import against the working directory. So the run-time copy of an
+//! envelope schema drops the import and accepts any element of the payload namespace in
+//! `Nutzdaten` without looking into it (`processContents="skip"`), and the payload element is
+//! then validated on its own against its schema. Together that is the same check as xmllint's.
 
 use std::cell::RefCell;
 
 use libxml::error::StructuredError;
 use libxml::parser::{Parser, ParserOptions};
 use libxml::schemas::{SchemaParserContext, SchemaValidationContext};
+use libxml::tree::Document;
 
-use crate::write::FSE_KAPG_NS;
+use crate::write::{FSE_KAPG_NS, FSE_PERSG_NS};
 
-/// The ElsterXML v11 envelope schema (imports [`KAPG_XSD`] as `fse-kapg-v202401.xsd`).
+/// The ElsterXML v11 envelope schema for DatenArt KapG (imports [`KAPG_XSD`] as
+/// `fse-kapg-v202401.xsd`).
 pub const ENVELOPE_XSD: &str = include_str!("../schemas/elster-v11-fse-kapg.xsd");
 /// The `FsE_KapG` schema, namespace `http://finkonsens.de/elster/elsterfse/kapg/v202401`.
 pub const KAPG_XSD: &str = include_str!("../schemas/fse-kapg-v202401.xsd");
+/// The ElsterXML v11 envelope schema for DatenArt PersG (imports [`PERSG_XSD`] as
+/// `fse-persg-v202401.xsd`).
+pub const PERSG_ENVELOPE_XSD: &str = include_str!("../schemas/elster-v11-fse-persg.xsd");
+/// The `FsE_PersG` schema, namespace `http://finkonsens.de/elster/elsterfse/persg/v202401`.
+pub const PERSG_XSD: &str = include_str!("../schemas/fse-persg-v202401.xsd");
 
-const IMPORT: &str = r#"<xs:import namespace="http://finkonsens.de/elster/elsterfse/kapg/v202401" schemaLocation="fse-kapg-v202401.xsd"/>"#;
-const KAPG_REF: &str = r#"<xs:element ref="kapg:FsE_KapG"/>"#;
-const KAPG_SKIP: &str = r#"<xs:any namespace="http://finkonsens.de/elster/elsterfse/kapg/v202401" processContents="skip"/>"#;
+/// One kind of questionnaire: its envelope and payload schemas and how the envelope refers to
+/// the payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Kind {
+    pub name: &'static str,
+    pub daten_art: &'static str,
+    pub namespace: &'static str,
+    pub envelope_xsd: &'static str,
+    pub payload_xsd: &'static str,
+    /// The payload schema's file name in the envelope's `xs:import`.
+    pub file: &'static str,
+    /// The envelope's reference to the payload root, e.g. `kapg:FsE_KapG`.
+    pub reference: &'static str,
+}
 
-/// The envelope schema without its file import (see the module documentation).
-pub(crate) fn standalone_envelope_xsd() -> Result<String, String> {
-    if ENVELOPE_XSD.matches(IMPORT).count() != 1 || ENVELOPE_XSD.matches(KAPG_REF).count() != 1 {
-        return Err("the envelope schema's import of FsE_KapG is not in the expected form".into());
+pub(crate) const KAPG: Kind = Kind {
+    name: "FsE_KapG",
+    daten_art: "KapG",
+    namespace: FSE_KAPG_NS,
+    envelope_xsd: ENVELOPE_XSD,
+    payload_xsd: KAPG_XSD,
+    file: "fse-kapg-v202401.xsd",
+    reference: "kapg:FsE_KapG",
+};
+
+pub(crate) const PERSG: Kind = Kind {
+    name: "FsE_PersG",
+    daten_art: "PersG",
+    namespace: FSE_PERSG_NS,
+    envelope_xsd: PERSG_ENVELOPE_XSD,
+    payload_xsd: PERSG_XSD,
+    file: "fse-persg-v202401.xsd",
+    reference: "persg:FsE_PersG",
+};
+
+const KINDS: [Kind; 2] = [KAPG, PERSG];
+
+impl Kind {
+    fn import(&self) -> String {
+        format!(
+            r#"<xs:import namespace="{}" schemaLocation="{}"/>"#,
+            self.namespace, self.file
+        )
     }
-    Ok(ENVELOPE_XSD
-        .replace(IMPORT, "")
-        .replace(KAPG_REF, KAPG_SKIP))
+
+    fn reference_element(&self) -> String {
+        format!(r#"<xs:element ref="{}"/>"#, self.reference)
+    }
+
+    pub(crate) fn skip(&self) -> String {
+        format!(
+            r#"<xs:any namespace="{}" processContents="skip"/>"#,
+            self.namespace
+        )
+    }
+
+    /// The envelope schema without its file import (see the module documentation).
+    pub(crate) fn standalone_envelope_xsd(&self) -> Result<String, String> {
+        let (import, reference) = (self.import(), self.reference_element());
+        if self.envelope_xsd.matches(&import).count() != 1
+            || self.envelope_xsd.matches(&reference).count() != 1
+        {
+            return Err(format!(
+                "the envelope schema's import of {} is not in the expected form",
+                self.name
+            ));
+        }
+        Ok(self
+            .envelope_xsd
+            .replace(&import, "")
+            .replace(&reference, &self.skip()))
+    }
 }
 
-struct Validators {
+struct Pair {
     envelope: SchemaValidationContext,
-    kapg: SchemaValidationContext,
+    payload: SchemaValidationContext,
 }
 
-impl Validators {
-    fn new() -> Result<Validators, Vec<String>> {
-        let envelope_xsd = standalone_envelope_xsd().map_err(|e| vec![e])?;
-        let compile = |xsd: &str, what: &str| {
-            let mut parser = SchemaParserContext::from_buffer(xsd);
-            SchemaValidationContext::from_parser(&mut parser).map_err(|errs| {
-                errs.iter()
-                    .map(|e| format!("bundled {what} schema: {}", message(e)))
-                    .collect::<Vec<_>>()
-            })
-        };
-        Ok(Validators {
-            envelope: compile(&envelope_xsd, "envelope")?,
-            kapg: compile(KAPG_XSD, "FsE_KapG")?,
+fn compile(xsd: &str, what: &str) -> Result<SchemaValidationContext, Vec<String>> {
+    let mut parser = SchemaParserContext::from_buffer(xsd);
+    SchemaValidationContext::from_parser(&mut parser).map_err(|errs| {
+        errs.iter()
+            .map(|e| format!("bundled {what} schema: {}", message(e)))
+            .collect::<Vec<_>>()
+    })
+}
+
+impl Pair {
+    fn new(kind: &Kind) -> Result<Pair, Vec<String>> {
+        let envelope_xsd = kind.standalone_envelope_xsd().map_err(|e| vec![e])?;
+        Ok(Pair {
+            envelope: compile(&envelope_xsd, &format!("{} envelope", kind.daten_art))?,
+            payload: compile(kind.payload_xsd, kind.name)?,
         })
     }
 }
 
+type Compiled = Result<RefCell<Pair>, Vec<String>>;
+
 thread_local! {
-    // Compiled once per thread: libxml2's schema objects must not cross threads, and a
-    // blocking-pool thread keeps its copy for the next document.
-    static VALIDATORS: Result<RefCell<Validators>, Vec<String>> =
-        Validators::new().map(RefCell::new);
+    // Compiled once per thread and kind, on first use: libxml2's schema objects must not cross
+    // threads, and a blocking-pool thread keeps its copies for the next document.
+    static KAPG_PAIR: Compiled = Pair::new(&KAPG).map(RefCell::new);
+    static PERSG_PAIR: Compiled = Pair::new(&PERSG).map(RefCell::new);
 }
 
-/// Validates an ElsterXML document against the bundled envelope and `FsE_KapG` schemas.
+/// The kind a document claims: by its payload's namespace, else by its `DatenArt` (so a wrong
+/// namespace is reported by that kind's envelope schema), else KapG.
+fn kind_of(doc: &Document) -> Kind {
+    let root = doc.get_root_element();
+    let children = |n: Option<libxml::tree::Node>, name: &str| -> Vec<libxml::tree::Node> {
+        n.into_iter()
+            .flat_map(|n| n.get_child_elements())
+            .filter(|c| c.get_name() == name)
+            .collect()
+    };
+    let payload_ns: Vec<String> = children(root.clone(), "DatenTeil")
+        .into_iter()
+        .flat_map(|n| children(Some(n), "Nutzdatenblock"))
+        .flat_map(|n| children(Some(n), "Nutzdaten"))
+        .flat_map(|n| n.get_child_elements())
+        .filter_map(|n| n.get_namespace().map(|ns| ns.get_href()))
+        .collect();
+    if let Some(kind) = KINDS
+        .iter()
+        .find(|k| payload_ns.iter().any(|ns| ns == k.namespace))
+    {
+        return *kind;
+    }
+    let daten_art: Vec<String> = children(root, "TransferHeader")
+        .into_iter()
+        .flat_map(|n| children(Some(n), "DatenArt"))
+        .map(|n| n.get_content().trim().to_owned())
+        .collect();
+    KINDS
+        .iter()
+        .find(|k| daten_art.iter().any(|d| d == k.daten_art))
+        .copied()
+        .unwrap_or(KAPG)
+}
+
+/// Validates an ElsterXML document against the bundled schemas of its kind: the KapG envelope
+/// and `FsE_KapG`, or the PersG envelope and `FsE_PersG`.
 ///
 /// `Err` holds libxml2's messages (with line numbers): the document is not well-formed, or it
 /// violates a schema. Synchronous and CPU-bound (under a millisecond for a typical document);
-/// from async code call it inside `tokio::task::spawn_blocking`. The schemas are compiled on
-/// the first call in each thread.
+/// from async code call it inside `tokio::task::spawn_blocking`. A kind's schemas are compiled
+/// on its first document in each thread.
 pub fn validate(xml: &[u8]) -> Result<(), Vec<String>> {
     let options = ParserOptions {
         recover: false,
@@ -90,39 +200,48 @@ pub fn validate(xml: &[u8]) -> Result<(), Vec<String>> {
         }
         Err(e) => return Err(vec![format!("not well-formed: {e:?}")]),
     };
-    VALIDATORS.with(|v| {
-        let v = v.as_ref().map_err(Clone::clone)?;
-        let mut v = v.borrow_mut();
-        v.envelope
-            .validate_document(&doc)
-            .map_err(|errs| errs.iter().map(message).collect::<Vec<_>>())?;
-        let payload = doc
-            .get_root_element()
-            .into_iter()
-            .flat_map(|root| root.get_child_elements())
-            .filter(|n| n.get_name() == "DatenTeil")
-            .flat_map(|n| n.get_child_elements())
-            .filter(|n| n.get_name() == "Nutzdatenblock")
-            .flat_map(|n| n.get_child_elements())
-            .filter(|n| n.get_name() == "Nutzdaten")
-            .flat_map(|n| n.get_child_elements())
-            .collect::<Vec<_>>();
-        // The envelope schema admits exactly one element of the FsE_KapG namespace here.
-        let [kapg] = payload.as_slice() else {
-            return Err(vec![format!(
-                "expected one payload element in Nutzdaten, found {}",
-                payload.len()
-            )]);
-        };
-        if kapg.get_namespace().map(|ns| ns.get_href()).as_deref() != Some(FSE_KAPG_NS) {
-            return Err(vec![format!(
-                "the payload element is not in namespace {FSE_KAPG_NS}"
-            )]);
-        }
-        v.kapg
-            .validate_node(kapg)
-            .map_err(|errs| errs.iter().map(message).collect())
-    })
+    let kind = kind_of(&doc);
+    let run = |pair: &Compiled| validate_as(&kind, pair, &doc);
+    if kind == PERSG {
+        PERSG_PAIR.with(run)
+    } else {
+        KAPG_PAIR.with(run)
+    }
+}
+
+fn validate_as(kind: &Kind, pair: &Compiled, doc: &Document) -> Result<(), Vec<String>> {
+    let pair = pair.as_ref().map_err(Clone::clone)?;
+    let mut pair = pair.borrow_mut();
+    pair.envelope
+        .validate_document(doc)
+        .map_err(|errs| errs.iter().map(message).collect::<Vec<_>>())?;
+    let payload = doc
+        .get_root_element()
+        .into_iter()
+        .flat_map(|root| root.get_child_elements())
+        .filter(|n| n.get_name() == "DatenTeil")
+        .flat_map(|n| n.get_child_elements())
+        .filter(|n| n.get_name() == "Nutzdatenblock")
+        .flat_map(|n| n.get_child_elements())
+        .filter(|n| n.get_name() == "Nutzdaten")
+        .flat_map(|n| n.get_child_elements())
+        .collect::<Vec<_>>();
+    // The envelope schema admits exactly one element of the payload namespace here.
+    let [element] = payload.as_slice() else {
+        return Err(vec![format!(
+            "expected one payload element in Nutzdaten, found {}",
+            payload.len()
+        )]);
+    };
+    if element.get_namespace().map(|ns| ns.get_href()).as_deref() != Some(kind.namespace) {
+        return Err(vec![format!(
+            "the payload element is not in namespace {}",
+            kind.namespace
+        )]);
+    }
+    pair.payload
+        .validate_node(element)
+        .map_err(|errs| errs.iter().map(message).collect())
 }
 
 fn message(e: &StructuredError) -> String {
@@ -138,13 +257,48 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_run_time_envelope_schema_refers_to_no_file() {
-        let xsd = standalone_envelope_xsd().unwrap();
-        assert!(ENVELOPE_XSD.contains("schemaLocation=\"fse-kapg-v202401.xsd\""));
-        assert!(!xsd.contains("schemaLocation"));
-        assert!(!xsd.contains("xs:include"));
-        assert!(!xsd.contains("kapg:FsE_KapG"));
-        assert!(xsd.contains(KAPG_SKIP));
-        assert!(!KAPG_XSD.contains("schemaLocation"));
+    fn the_run_time_envelope_schemas_refer_to_no_file() {
+        for kind in KINDS {
+            let xsd = kind.standalone_envelope_xsd().unwrap();
+            assert!(
+                kind.envelope_xsd
+                    .contains(&format!("schemaLocation=\"{}\"", kind.file))
+            );
+            assert!(!xsd.contains("schemaLocation"), "{}", kind.name);
+            assert!(!xsd.contains("xs:include"), "{}", kind.name);
+            assert!(!xsd.contains(kind.reference), "{}", kind.name);
+            assert!(xsd.contains(&kind.skip()), "{}", kind.name);
+            assert!(
+                !kind.payload_xsd.contains("schemaLocation"),
+                "{}",
+                kind.name
+            );
+        }
+    }
+
+    /// The PersG envelope is the KapG envelope with another DatenArt and payload: a change to
+    /// one must be made to the other.
+    #[test]
+    fn the_envelopes_differ_only_in_their_payload() {
+        let strip_comments = |s: &str| {
+            let mut out = String::new();
+            let mut rest = s;
+            while let Some(i) = rest.find("<!--") {
+                out.push_str(&rest[..i]);
+                rest = &rest[rest[i..]
+                    .find("-->")
+                    .map(|j| i + j + 3)
+                    .unwrap_or(rest.len())..];
+            }
+            out.push_str(rest);
+            out
+        };
+        let kapg = strip_comments(ENVELOPE_XSD)
+            .replace(FSE_KAPG_NS, FSE_PERSG_NS)
+            .replace("xmlns:kapg=", "xmlns:persg=")
+            .replace(KAPG.file, PERSG.file)
+            .replace(KAPG.reference, PERSG.reference)
+            .replace(r#"value="KapG""#, r#"value="PersG""#);
+        assert_eq!(kapg, strip_comments(PERSG_ENVELOPE_XSD));
     }
 }

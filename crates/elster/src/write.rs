@@ -1,10 +1,15 @@
-//! Rendering a [`TaxRegistration`] as an ElsterXML v11 document around `FsE_KapG`.
+//! Rendering a tax registration as an ElsterXML v11 document: a [`TaxRegistration`] (UG, GmbH)
+//! around `FsE_KapG`, a [`GbrTaxRegistration`] (GbR, eGbR) around `FsE_PersG`. The envelope and
+//! the blocks both questionnaires share (addresses, persons, bank account, profit, payroll,
+//! VAT) are written by the same functions.
 
 use std::io;
 
+use domain::gbr::{GbrTaxRegistration, PartnershipLegalForm};
 use domain::tax::{
-    AccountingMethod, BalanceType, CommercialRegister, FormationType, KapLegalForm, Percentage,
-    ReturnFrequency, ReverseChargeServiceType, TaxAddress, TaxRegistration, VatRegime,
+    AccountingMethod, BalanceType, CommercialRegister, FinancialEstimates, FormationType,
+    KapLegalForm, Payroll, Percentage, ReturnFrequency, ReverseChargeServiceType, TaxAddress,
+    TaxRegistration, Vat, VatRegime,
 };
 use quick_xml::Writer;
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
@@ -18,6 +23,11 @@ pub const ELSTER_NS: &str = "http://www.elster.de/elsterxml/schema/v11";
 pub const FSE_KAPG_NS: &str = "http://finkonsens.de/elster/elsterfse/kapg/v202401";
 /// The `version` attribute of `FsE_KapG`.
 pub const FSE_KAPG_VERSION: &str = "202401";
+/// Namespace of the questionnaire for partnerships (Personengesellschaften), version 202401.
+/// Not published: named after [`FSE_KAPG_NS`] (docs/elster.md).
+pub const FSE_PERSG_NS: &str = "http://finkonsens.de/elster/elsterfse/persg/v202401";
+/// The `version` attribute of `FsE_PersG`.
+pub const FSE_PERSG_VERSION: &str = "202401";
 /// `Testmerker` of a test submission: ELSTER processes it without effect.
 pub const TESTMERKER_SANDBOX: &str = "700000004";
 
@@ -79,16 +89,32 @@ impl XmlContext {
     }
 }
 
-/// The ElsterXML document of `reg`: UTF-8 with an XML declaration, indented by two spaces,
-/// byte-for-byte the same for the same input. Does not validate (see [`crate::validate`]).
+/// The ElsterXML document of `reg` (`DatenArt` KapG, `FsE_KapG`): UTF-8 with an XML
+/// declaration, indented by two spaces, byte-for-byte the same for the same input. Does not
+/// validate (see [`crate::validate`]).
 pub fn write(reg: &TaxRegistration, ctx: &XmlContext) -> Result<Vec<u8>, XmlError> {
+    document(ctx, "KapG", |x| fse_kapg(x, reg))
+}
+
+/// The ElsterXML document of a partnership (`DatenArt` PersG, `FsE_PersG`), written like
+/// [`write`]. Does not validate (see [`crate::validate`]).
+pub fn write_persg(reg: &GbrTaxRegistration, ctx: &XmlContext) -> Result<Vec<u8>, XmlError> {
+    document(ctx, "PersG", |x| fse_persg(x, reg))
+}
+
+/// The envelope with `payload` as its `Nutzdaten`.
+fn document(
+    ctx: &XmlContext,
+    daten_art: &str,
+    payload: impl FnOnce(&mut Xml) -> io::Result<()>,
+) -> Result<Vec<u8>, XmlError> {
     ctx.check()?;
     let mut x = Xml {
         w: Writer::new_with_indent(Vec::with_capacity(8 * 1024), b' ', 2),
     };
     x.w.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
     x.open_with("Elster", &[("xmlns", ELSTER_NS)])?;
-    transfer_header(&mut x, ctx)?;
+    transfer_header(&mut x, ctx, daten_art)?;
     x.open("DatenTeil")?;
     x.open("Nutzdatenblock")?;
     x.open_with("NutzdatenHeader", &[("version", "11")])?;
@@ -96,7 +122,7 @@ pub fn write(reg: &TaxRegistration, ctx: &XmlContext) -> Result<Vec<u8>, XmlErro
     x.leaf_with("Empfaenger", &[("id", "F")], &ctx.tax_office_number)?;
     x.close("NutzdatenHeader")?;
     x.open("Nutzdaten")?;
-    fse_kapg(&mut x, reg)?;
+    payload(&mut x)?;
     x.close("Nutzdaten")?;
     x.close("Nutzdatenblock")?;
     x.close("DatenTeil")?;
@@ -106,10 +132,10 @@ pub fn write(reg: &TaxRegistration, ctx: &XmlContext) -> Result<Vec<u8>, XmlErro
     Ok(out)
 }
 
-fn transfer_header(x: &mut Xml, ctx: &XmlContext) -> io::Result<()> {
+fn transfer_header(x: &mut Xml, ctx: &XmlContext, daten_art: &str) -> io::Result<()> {
     x.open_with("TransferHeader", &[("version", "11")])?;
     x.leaf("Verfahren", "ElsterFSE")?;
-    x.leaf("DatenArt", "KapG")?;
+    x.leaf("DatenArt", daten_art)?;
     x.leaf("Vorgang", "send-Auth")?;
     if ctx.sandbox {
         x.leaf("Testmerker", TESTMERKER_SANDBOX)?;
@@ -130,15 +156,8 @@ fn transfer_header(x: &mut Xml, ctx: &XmlContext) -> io::Result<()> {
 }
 
 fn fse_kapg(x: &mut Xml, reg: &TaxRegistration) -> io::Result<()> {
-    x.open_with(
-        "FsE_KapG",
-        &[("xmlns", FSE_KAPG_NS), ("version", FSE_KAPG_VERSION)],
-    )?;
     // Gründung einer Kapitalgesellschaft.
-    x.leaf("FragebogenTyp", "GRNDKPG")?;
-    x.open("Ordnungskriterium")?;
-    x.leaf("OrdNrArt", "O")?;
-    x.close("Ordnungskriterium")?;
+    questionnaire(x, "FsE_KapG", FSE_KAPG_NS, FSE_KAPG_VERSION, "GRNDKPG")?;
     allg_angaben(x, reg)?;
     gesellschafter(x, reg)?;
     x.open("Gruendung")?;
@@ -151,32 +170,26 @@ fn fse_kapg(x: &mut Xml, reg: &TaxRegistration) -> io::Result<()> {
         },
     )?;
     x.close("Gruendung")?;
-    let est = &reg.financial_estimates;
-    x.open("FestsetzungsAngaben")?;
-    x.open("Gewinn")?;
-    x.leaf("GruendJahr", &est.formation_year.profit_amount.to_string())?;
-    x.leaf("FolgeJahr", &est.following_year.profit_amount.to_string())?;
-    x.close("Gewinn")?;
-    x.close("FestsetzungsAngaben")?;
-    if let Some(p) = reg.payroll.as_ref().filter(|_| reg.has_employees) {
-        x.open("LohnberechnungsStelle")?;
-        x.leaf(
-            "AnzahlBeschaeftigteArbeitnehmer",
-            &p.employee_count.to_string(),
-        )?;
-        x.leaf(
-            "AnzahlGesellschafterBeschaeftigte",
-            &p.shareholder_employee_count.to_string(),
-        )?;
-        x.leaf("BeginnLohnzahlungen", &date(p.payroll_start_date))?;
-        x.leaf(
-            "VoraussichtlicheLohnsteuer",
-            &p.estimated_annual_wage_tax.to_string(),
-        )?;
-        x.close("LohnberechnungsStelle")?;
-    }
-    umsatzsteuer(x, reg)?;
+    festsetzung(x, &reg.financial_estimates)?;
+    lohnberechnung(x, reg.has_employees, reg.payroll.as_ref())?;
+    umsatzsteuer(x, &reg.financial_estimates, &reg.vat)?;
     x.close("FsE_KapG")
+}
+
+/// Opens the questionnaire's root and writes its type and the `Ordnungskriterium` (no tax
+/// number yet).
+fn questionnaire(
+    x: &mut Xml,
+    root: &str,
+    namespace: &str,
+    version: &str,
+    fragebogen_typ: &str,
+) -> io::Result<()> {
+    x.open_with(root, &[("xmlns", namespace), ("version", version)])?;
+    x.leaf("FragebogenTyp", fragebogen_typ)?;
+    x.open("Ordnungskriterium")?;
+    x.leaf("OrdNrArt", "O")?;
+    x.close("Ordnungskriterium")
 }
 
 fn allg_angaben(x: &mut Xml, reg: &TaxRegistration) -> io::Result<()> {
@@ -201,14 +214,7 @@ fn allg_angaben(x: &mut Xml, reg: &TaxRegistration) -> io::Result<()> {
         )?;
         x.close("Vertreter")?;
     }
-    if let Some(iban) = reg.iban.as_deref() {
-        x.open("BankKonto")?;
-        x.leaf("IBAN", &compact_upper(iban))?;
-        if let Some(bic) = reg.bic.as_deref() {
-            x.leaf("BIC", &compact_upper(bic))?;
-        }
-        x.close("BankKonto")?;
-    }
+    bank_konto(x, reg.iban.as_deref(), reg.bic.as_deref())?;
     x.open("NotarVertrag")?;
     x.leaf("DatumGVertrag", &date(reg.notarization_date))?;
     x.open("HrgAngaben")?;
@@ -257,17 +263,11 @@ fn allg_angaben(x: &mut Xml, reg: &TaxRegistration) -> io::Result<()> {
         "BeginnTaetigkeit",
         &date(reg.operational_activity_start_date),
     )?;
-    x.open("GewinnErmittlgsAngaben")?;
-    x.leaf(
-        "MerkerAbwWirtschaftsjahr",
-        bool_text(reg.fiscal_year_deviates_from_calendar),
+    gewinn_ermittlung(
+        x,
+        reg.fiscal_year_deviates_from_calendar,
+        reg.fiscal_year_deviating_start_date,
     )?;
-    if reg.fiscal_year_deviates_from_calendar
-        && let Some(start) = reg.fiscal_year_deviating_start_date
-    {
-        x.leaf("AbwWJ_ab", &date(start))?;
-    }
-    x.close("GewinnErmittlgsAngaben")?;
     x.open("HoeheGrundStammkapital")?;
     x.leaf("Grundstammkapital", &reg.capital.to_string())?;
     x.leaf("Eingezahlteskapital", &reg.paid_in_capital.to_string())?;
@@ -373,9 +373,167 @@ fn adrkette(x: &mut Xml, a: &TaxAddress) -> io::Result<()> {
     x.close("Adrkette")
 }
 
-fn umsatzsteuer(x: &mut Xml, reg: &TaxRegistration) -> io::Result<()> {
-    let est = &reg.financial_estimates;
-    let vat = &reg.vat;
+fn bank_konto(x: &mut Xml, iban: Option<&str>, bic: Option<&str>) -> io::Result<()> {
+    if let Some(iban) = iban {
+        x.open("BankKonto")?;
+        x.leaf("IBAN", &compact_upper(iban))?;
+        if let Some(bic) = bic {
+            x.leaf("BIC", &compact_upper(bic))?;
+        }
+        x.close("BankKonto")?;
+    }
+    Ok(())
+}
+
+fn gewinn_ermittlung(x: &mut Xml, deviates: bool, start: Option<Date>) -> io::Result<()> {
+    x.open("GewinnErmittlgsAngaben")?;
+    x.leaf("MerkerAbwWirtschaftsjahr", bool_text(deviates))?;
+    if deviates && let Some(start) = start {
+        x.leaf("AbwWJ_ab", &date(start))?;
+    }
+    x.close("GewinnErmittlgsAngaben")
+}
+
+fn festsetzung(x: &mut Xml, est: &FinancialEstimates) -> io::Result<()> {
+    x.open("FestsetzungsAngaben")?;
+    x.open("Gewinn")?;
+    x.leaf("GruendJahr", &est.formation_year.profit_amount.to_string())?;
+    x.leaf("FolgeJahr", &est.following_year.profit_amount.to_string())?;
+    x.close("Gewinn")?;
+    x.close("FestsetzungsAngaben")
+}
+
+/// `LohnberechnungsStelle`, only with employees.
+fn lohnberechnung(x: &mut Xml, has_employees: bool, payroll: Option<&Payroll>) -> io::Result<()> {
+    let Some(p) = payroll.filter(|_| has_employees) else {
+        return Ok(());
+    };
+    x.open("LohnberechnungsStelle")?;
+    x.leaf(
+        "AnzahlBeschaeftigteArbeitnehmer",
+        &p.employee_count.to_string(),
+    )?;
+    x.leaf(
+        "AnzahlGesellschafterBeschaeftigte",
+        &p.shareholder_employee_count.to_string(),
+    )?;
+    x.leaf("BeginnLohnzahlungen", &date(p.payroll_start_date))?;
+    x.leaf(
+        "VoraussichtlicheLohnsteuer",
+        &p.estimated_annual_wage_tax.to_string(),
+    )?;
+    x.close("LohnberechnungsStelle")
+}
+
+fn fse_persg(x: &mut Xml, reg: &GbrTaxRegistration) -> io::Result<()> {
+    // Gründung einer Personengesellschaft.
+    questionnaire(x, "FsE_PersG", FSE_PERSG_NS, FSE_PERSG_VERSION, "GRNDPG")?;
+    persg_allg_angaben(x, reg)?;
+    beteiligte(x, reg)?;
+    festsetzung(x, &reg.financial_estimates)?;
+    lohnberechnung(x, reg.has_employees, reg.payroll.as_ref())?;
+    umsatzsteuer(x, &reg.financial_estimates, &reg.vat)?;
+    x.close("FsE_PersG")
+}
+
+fn persg_allg_angaben(x: &mut Xml, reg: &GbrTaxRegistration) -> io::Result<()> {
+    x.open("AllgAngaben")?;
+    x.leaf("Firmenname", reg.name.trim())?;
+    x.leaf("SitzPersGes", reg.address.city.trim())?;
+    adrkette(x, &reg.address)?;
+    x.leaf("ArtTaet", reg.purpose.trim())?;
+    bank_konto(x, reg.iban.as_deref(), reg.bic.as_deref())?;
+    x.open("GesVertrag")?;
+    x.leaf("DatumGVertrag", &date(reg.partnership_agreement_date))?;
+    x.open("GsrAngaben")?;
+    match &reg.company_register {
+        None | Some(CommercialRegister::NotApplied) => {
+            x.leaf("GsrAntragGestellt", "false")?;
+            x.leaf("GsrEintragVorhanden", "false")?;
+        }
+        Some(CommercialRegister::ApplicationFiled {
+            registration_application_date,
+        }) => {
+            x.leaf("GsrAntragGestellt", "true")?;
+            x.leaf("TagDesAntrags", &date(*registration_application_date))?;
+            x.leaf("GsrEintragVorhanden", "false")?;
+        }
+        Some(CommercialRegister::Registered {
+            registration_number,
+            registration_date,
+            registration_court,
+        }) => {
+            x.leaf("GsrAntragGestellt", "true")?;
+            x.leaf("GsrEintragVorhanden", "true")?;
+            x.leaf("TagDerEintragung", &date(*registration_date))?;
+            x.leaf("GesellschaftsregisterGericht", registration_court.trim())?;
+            x.leaf("GsrRegisterbezeichnung", "GsR")?;
+            x.leaf("GsrRegisternummer", registration_number.trim())?;
+        }
+    }
+    x.close("GsrAngaben")?;
+    x.close("GesVertrag")?;
+    x.leaf(
+        "Rechtsform",
+        match reg.legal_form {
+            PartnershipLegalForm::Gbr => "GbR",
+            PartnershipLegalForm::Egbr => "eGbR",
+        },
+    )?;
+    x.leaf(
+        "BeginnTaetigkeit",
+        &date(reg.operational_activity_start_date),
+    )?;
+    gewinn_ermittlung(
+        x,
+        reg.fiscal_year_deviates_from_calendar,
+        reg.fiscal_year_deviating_start_date,
+    )?;
+    x.close("AllgAngaben")
+}
+
+/// The partners, individuals first, numbered 1, 2, ... across both lists.
+fn beteiligte(x: &mut Xml, reg: &GbrTaxRegistration) -> io::Result<()> {
+    x.open("Beteiligte")?;
+    let mut number = 0u32;
+    let mut open = |x: &mut Xml| -> io::Result<()> {
+        number += 1;
+        x.open("Beteiligter")?;
+        x.leaf("BeteiligtenNummer", &number.to_string())
+    };
+    let close = |x: &mut Xml, share: Percentage, managing: bool| -> io::Result<()> {
+        x.open("Beteiligung")?;
+        x.leaf("ProzentAnteil", &share.to_decimal_string())?;
+        x.close("Beteiligung")?;
+        x.leaf("MerkerGeschaeftsfuehrung", bool_text(managing))?;
+        x.close("Beteiligter")
+    };
+    for p in &reg.partners.individuals {
+        open(x)?;
+        x.open("NatPers")?;
+        nat_pers(
+            x,
+            p.first_name.trim(),
+            &p.last_name,
+            p.dob,
+            p.tax_identification_number.as_ref().map(|t| t.0.as_str()),
+            &p.address,
+        )?;
+        x.close("NatPers")?;
+        close(x, p.share_percentage, p.is_managing_partner)?;
+    }
+    for p in &reg.partners.entities {
+        open(x)?;
+        x.open("NNatPers")?;
+        x.leaf("Firmenname", p.name.trim())?;
+        adrkette(x, &p.address)?;
+        x.close("NNatPers")?;
+        close(x, p.share_percentage, p.is_managing_partner)?;
+    }
+    x.close("Beteiligte")
+}
+
+fn umsatzsteuer(x: &mut Xml, est: &FinancialEstimates, vat: &Vat) -> io::Result<()> {
     x.open("Umsatzsteuer")?;
     x.open("GesUmsatz")?;
     x.leaf("GruendJahr", &est.formation_year.revenue_amount.to_string())?;

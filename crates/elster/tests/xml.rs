@@ -1,122 +1,16 @@
 //! The written documents: validity under the bundled schemas (libxml2 and xmllint), rejection
 //! of broken documents, and the values and order of key elements read back with quick-xml.
 
+mod el;
 mod fixtures;
 
-use std::path::Path;
-use std::process::Command;
-
 use domain::tax::TaxRegistration;
+use el::{El, replace_once};
 use elster::{XmlContext, validate, write, write_validated};
 use fixtures::{ctx, gmbh, gmbh_99, ug};
-use quick_xml::events::Event;
-use quick_xml::{Reader, XmlVersion};
 
-/// A minimal element tree read back with quick-xml.
-#[derive(Debug, Default)]
-struct El {
-    name: String,
-    attrs: Vec<(String, String)>,
-    text: String,
-    children: Vec<El>,
-}
-
-impl El {
-    fn parse(xml: &[u8]) -> El {
-        let text = std::str::from_utf8(xml).expect("UTF-8");
-        let mut reader = Reader::from_str(text);
-        let mut stack = vec![El::default()];
-        loop {
-            match reader.read_event().expect("well-formed") {
-                Event::Start(s) => {
-                    let attrs = s
-                        .attributes()
-                        .map(|a| {
-                            let a = a.unwrap();
-                            let key = a.key.as_ref().to_owned();
-                            (
-                                key,
-                                a.normalized_value(XmlVersion::Explicit1_0)
-                                    .unwrap()
-                                    .into_owned(),
-                            )
-                        })
-                        .collect();
-                    let name = s.name().as_ref().to_owned();
-                    stack.push(El {
-                        name,
-                        attrs,
-                        ..El::default()
-                    });
-                }
-                Event::End(_) => {
-                    let done = stack.pop().unwrap();
-                    stack.last_mut().unwrap().children.push(done);
-                }
-                Event::Empty(_) => panic!("the writer writes no empty-element tags"),
-                Event::Text(t) => stack.last_mut().unwrap().text.push_str(&t.xml10_content()),
-                Event::GeneralRef(r) => {
-                    let name = r.xml10_content();
-                    let c = match name.as_ref() {
-                        "amp" => "&",
-                        "lt" => "<",
-                        "gt" => ">",
-                        "quot" => "\"",
-                        "apos" => "'",
-                        other => panic!("unexpected reference &{other};"),
-                    };
-                    stack.last_mut().unwrap().text.push_str(c);
-                }
-                Event::Eof => break,
-                _ => {}
-            }
-        }
-        let mut doc = stack.pop().unwrap();
-        assert_eq!(doc.children.len(), 1);
-        doc.children.pop().unwrap()
-    }
-
-    fn child(&self, name: &str) -> &El {
-        self.children
-            .iter()
-            .find(|c| c.name == name)
-            .unwrap_or_else(|| panic!("{} has no {name}", self.name))
-    }
-
-    fn all(&self, name: &str) -> Vec<&El> {
-        self.children.iter().filter(|c| c.name == name).collect()
-    }
-
-    fn has(&self, name: &str) -> bool {
-        self.children.iter().any(|c| c.name == name)
-    }
-
-    /// Follows a `/`-separated path of first children.
-    fn at(&self, path: &str) -> &El {
-        path.split('/').fold(self, |el, name| el.child(name))
-    }
-
-    fn names(&self) -> Vec<&str> {
-        self.children.iter().map(|c| c.name.as_str()).collect()
-    }
-
-    fn text(&self) -> &str {
-        self.text.trim()
-    }
-
-    fn attr(&self, name: &str) -> Option<&str> {
-        self.attrs
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    }
-
-    fn walk<'a>(&'a self, out: &mut Vec<&'a El>) {
-        out.push(self);
-        for c in &self.children {
-            c.walk(out);
-        }
-    }
+fn xmllint(doc: &[u8]) -> Result<(), String> {
+    el::xmllint(doc, "elster-v11-fse-kapg.xsd")
 }
 
 fn xml(reg: &TaxRegistration, sandbox: bool) -> Vec<u8> {
@@ -163,34 +57,6 @@ fn validation_works_on_other_threads() {
 
 // ---- xmllint ---------------------------------------------------------------------------
 
-fn envelope_xsd() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("schemas/elster-v11-fse-kapg.xsd")
-        .display()
-        .to_string()
-}
-
-/// Runs `xmllint --noout --schema <envelope.xsd> file`; `Ok` when valid, else its stderr.
-fn xmllint(doc: &[u8]) -> Result<(), String> {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("doc.xml");
-    std::fs::write(&file, doc).unwrap();
-    let out = Command::new("xmllint")
-        .arg("--noout")
-        .arg("--schema")
-        .arg(envelope_xsd())
-        .arg(&file)
-        .output()
-        .expect("xmllint is installed (libxml2-utils)");
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    if out.status.success() {
-        assert!(stderr.contains("validates"), "{stderr}");
-        Ok(())
-    } else {
-        Err(stderr)
-    }
-}
-
 #[test]
 fn every_fixture_validates_with_xmllint() {
     for (name, reg) in fixtures() {
@@ -203,15 +69,6 @@ fn every_fixture_validates_with_xmllint() {
 }
 
 // ---- broken documents are rejected ----------------------------------------------------
-
-fn replace_once(doc: &str, from: &str, to: &str) -> String {
-    assert_eq!(
-        doc.matches(from).count(),
-        1,
-        "{from:?} once in the document"
-    );
-    doc.replace(from, to)
-}
 
 /// Each case breaks the valid GmbH document in one way; both validators must reject it.
 fn broken_documents() -> Vec<(&'static str, String)> {
@@ -378,33 +235,12 @@ fn broken_documents() -> Vec<(&'static str, String)> {
 
 #[test]
 fn broken_documents_are_rejected_by_libxml2() {
-    for (what, doc) in broken_documents() {
-        match validate(doc.as_bytes()) {
-            Ok(()) => panic!("accepted: {what}"),
-            Err(errs) => {
-                assert!(!errs.is_empty(), "{what}");
-                // Rejected by the schema, not by the parser (except the one broken on purpose).
-                let parse_error = errs.iter().any(|e| e.starts_with("not well-formed"));
-                assert_eq!(parse_error, what == "not well-formed", "{what}: {errs:?}");
-            }
-        }
-    }
+    el::assert_rejected_by_libxml2(broken_documents());
 }
 
 #[test]
 fn broken_documents_are_rejected_by_xmllint() {
-    for (what, doc) in broken_documents() {
-        let err = xmllint(doc.as_bytes()).expect_err(what);
-        assert!(
-            err.contains("fails to validate") || what == "not well-formed",
-            "{what}: {err}"
-        );
-        assert_eq!(
-            err.contains("parser error"),
-            what == "not well-formed",
-            "{what}: {err}"
-        );
-    }
+    el::assert_rejected_by_xmllint(broken_documents(), "elster-v11-fse-kapg.xsd");
 }
 
 #[test]
@@ -818,18 +654,7 @@ fn ninety_nine_shareholders() {
 #[test]
 fn every_element_has_text_or_children() {
     let doc = El::parse(&xml(&gmbh(), true));
-    let mut all = Vec::new();
-    doc.walk(&mut all);
-    for el in all {
-        if el.name == "Version" {
-            continue; // Filled in by ERiC.
-        }
-        assert!(
-            !el.children.is_empty() || !el.text().is_empty(),
-            "{} is empty",
-            el.name
-        );
-    }
+    el::assert_no_empty_elements(&doc);
 }
 
 #[test]

@@ -162,6 +162,17 @@ pub fn render_trade_licence(
     trade_licence::render(reg, ctx)
 }
 
+/// Renders the German summary of a partnership's tax registration (GbR, eGbR): the same
+/// document as [`render_tax_summary`] with the partnership's sections (partnership agreement,
+/// Gesellschaftsregister, partners with their shares and who manages) and the signature of the
+/// managing partners.
+pub fn render_partnership_tax_summary(
+    reg: &domain::gbr::GbrTaxRegistration,
+    ctx: &TaxSummaryContext,
+) -> Result<Vec<u8>, RenderError> {
+    tax_summary::render_partnership(reg, ctx)
+}
+
 /// `DD.MM.YYYY`, as German forms write dates.
 pub(crate) fn format_date(d: time::Date) -> String {
     format!("{:02}.{:02}.{:04}", d.day(), u8::from(d.month()), d.year())

@@ -1,5 +1,7 @@
 //! The German summary of a tax registration ("Fragebogen zur steuerlichen Erfassung -
-//! Zusammenfassung") for a UG or GmbH.
+//! Zusammenfassung") for a UG or GmbH, and for a GbR or eGbR. The sections both have (head,
+//! register, holders, bank, estimates, VAT, payroll, signature) are written by the same
+//! functions.
 //!
 //! A4 pages in the questionnaire's order of sections, every submitted value as a labelled row
 //! (bold label left, wrapped value right), then place, date and the drawn signature. The content
@@ -9,11 +11,12 @@
 
 use domain::company::Environment;
 use domain::country::CountryCode;
+use domain::gbr::{GbrTaxRegistration, PartnershipLegalForm};
 use domain::signature::SignaturePath;
 use domain::tax::{
-    AccountingMethod, BalanceType, CommercialRegister, ConversionType, FormationType, KapLegalForm,
-    Percentage, ReturnFrequency, ReverseChargeServiceType, TaxAddress, TaxPackage, TaxRegistration,
-    VatRegime,
+    AccountingMethod, BalanceType, CommercialRegister, ConversionType, FinancialEstimates,
+    FormationType, KapLegalForm, Payroll, Percentage, ReturnFrequency, ReverseChargeServiceType,
+    TaxAddress, TaxPackage, TaxRegistration, Vat, VatRegime,
 };
 use krilla::color::rgb;
 use krilla::page::PageSettings;
@@ -300,93 +303,77 @@ fn director_name(d: &domain::tax::Director) -> String {
     }
 }
 
-fn build(reg: &TaxRegistration, ctx: &TaxSummaryContext, flow: &mut Flow) {
-    // Head.
+/// Title, the kind of company, the office, the reference and the package.
+fn head(
+    flow: &mut Flow,
+    kind: &str,
+    ctx: &TaxSummaryContext,
+    tax_office_number: Option<&str>,
+    client_reference: Option<&str>,
+    package: TaxPackage,
+) {
     flow.para(true, 16.0, BLACK, "Fragebogen zur steuerlichen Erfassung");
     flow.para(
         false,
         9.5,
         GREY,
         &format!(
-            "Zusammenfassung der Angaben \u{2013} Kapitalgesellschaft ({}), erstellt am {}",
-            legal_form(reg.legal_form),
+            "Zusammenfassung der Angaben \u{2013} {kind}, erstellt am {}",
             format_date(ctx.created_on)
         ),
     );
     flow.blocks.push(Block::Space(8.0));
-    match (&ctx.tax_office, &reg.tax_office_number) {
+    match (&ctx.tax_office, tax_office_number) {
         (Some((number, name)), _) => flow.row("Finanzamt", &format!("{name} ({number})")),
         (None, Some(number)) => flow.row("Finanzamt", &format!("Finanzamtsnummer {number}")),
         (None, None) => {}
     }
-    if let (Some((number, _)), Some(sent)) = (&ctx.tax_office, &reg.tax_office_number)
+    if let (Some((number, _)), Some(sent)) = (&ctx.tax_office, tax_office_number)
         && number != sent
     {
         flow.row("Angegebene Finanzamtsnummer", sent);
     }
-    if let Some(r) = reg
-        .client_reference
-        .as_deref()
-        .filter(|r| !r.trim().is_empty())
-    {
+    if let Some(r) = client_reference.filter(|r| !r.trim().is_empty()) {
         flow.row_with("Mandantenreferenz", r, true);
     }
     flow.row_with(
         "Leistungspaket",
-        match reg.package {
+        match package {
             TaxPackage::SelfService => "Selbstständige Übermittlung (self)",
             TaxPackage::Guided => "Begleitete Übermittlung (guided)",
         },
         true,
     );
+}
 
-    // 1. Allgemeine Angaben.
-    flow.heading("1. Allgemeine Angaben");
-    flow.row("Firma", &reg.name);
-    flow.row("Rechtsform", legal_form(reg.legal_form));
-    flow.row("Sitz / Anschrift", &address_lines(&reg.address));
-    flow.row("Gegenstand des Unternehmens", &reg.purpose);
-    flow.row(
-        "Beginn der Tätigkeit",
-        &format_date(reg.operational_activity_start_date),
-    );
-    let fiscal = if reg.fiscal_year_deviates_from_calendar {
-        match reg.fiscal_year_deviating_start_date {
+/// The rows of section 1 that every company has: seat, purpose, start, fiscal year.
+fn seat_purpose_start(
+    flow: &mut Flow,
+    seat: &TaxAddress,
+    purpose: &str,
+    start: time::Date,
+    (deviates, fiscal_start): (bool, Option<time::Date>),
+) {
+    flow.row("Sitz / Anschrift", &address_lines(seat));
+    flow.row("Gegenstand des Unternehmens", purpose);
+    flow.row("Beginn der Tätigkeit", &format_date(start));
+    flow.row("Wirtschaftsjahr", &fiscal_year(deviates, fiscal_start));
+}
+
+fn fiscal_year(deviates: bool, start: Option<time::Date>) -> String {
+    if deviates {
+        match start {
             Some(d) => format!("abweichend vom Kalenderjahr, Beginn am {}", format_date(d)),
             None => "abweichend vom Kalenderjahr".to_owned(),
         }
     } else {
         "Kalenderjahr".to_owned()
-    };
-    flow.row("Wirtschaftsjahr", &fiscal);
-    flow.row(
-        "Notarielle Beurkundung am",
-        &format_date(reg.notarization_date),
-    );
-    flow.row("Gründung", &formation(reg));
-    flow.row(
-        "Holdinggesellschaft",
-        match reg.is_holding {
-            Some(b) => yes_no(b),
-            None => "keine Angabe",
-        },
-    );
-    flow.row("Stammkapital", &euros(reg.capital));
-    flow.row("Eingezahltes Kapital", &euros(reg.paid_in_capital));
-
-    // 2. Notar.
-    flow.heading("2. Notar");
-    match &reg.notary {
-        Some(n) => {
-            flow.row("Name", &format!("{} {}", n.first_name, n.last_name));
-            flow.row("Anschrift", &address_line(&n.address));
-        }
-        None => flow.row("Notar", "keine Angabe"),
     }
+}
 
-    // 3. Handelsregister.
-    flow.heading("3. Handelsregister");
-    match &reg.commercial_register {
+/// The rows of a register status; `prefix` names the register (`HRB`, `GsR`).
+fn register_rows(flow: &mut Flow, register: &CommercialRegister, prefix: &str) {
+    match register {
         CommercialRegister::NotApplied => {
             flow.row("Status", "Eintragung noch nicht beantragt");
         }
@@ -407,106 +394,24 @@ fn build(reg: &TaxRegistration, ctx: &TaxSummaryContext, flow: &mut Flow) {
             flow.row("Status", "eingetragen");
             flow.row("Datum der Eintragung", &format_date(*registration_date));
             flow.row("Registergericht", registration_court);
-            flow.row("Registernummer", &format!("HRB {registration_number}"));
+            flow.row("Registernummer", &format!("{prefix} {registration_number}"));
         }
     }
+}
 
-    // 4. Geschäftsführer.
-    flow.heading("4. Geschäftsführer (gesetzliche Vertreter)");
-    for (i, d) in reg.directors.iter().enumerate() {
-        flow.sub_heading(&format!("Geschäftsführer/in {}", i + 1));
-        flow.row("Name", &director_name(d));
-        flow.row("Geburtsdatum", &format_date(d.dob));
-        flow.row(
-            "Steuer-IdNr.",
-            &tax_id(d.tax_identification_number.as_ref()),
-        );
-        flow.row("Anschrift", &address_line(&d.address));
-        let mut contact = Vec::new();
-        if let Some(e) = d.email.as_deref().filter(|s| !s.trim().is_empty()) {
-            contact.push(format!("E-Mail: {e}"));
-        }
-        if let Some(p) = d.phone.as_deref().filter(|s| !s.trim().is_empty()) {
-            contact.push(format!("Telefon: {p}"));
-        }
-        if !contact.is_empty() {
-            flow.row_with(
-                "Kontakt (nicht Teil der Übermittlung)",
-                &contact.join("\n"),
-                true,
-            );
-        }
-    }
-
-    // 5. Gesellschafter.
-    flow.heading("5. Gesellschafter");
-    let mut n = 0;
-    if !reg.shareholders.individuals.is_empty() {
-        flow.sub_heading("Natürliche Personen");
-        for s in &reg.shareholders.individuals {
-            n += 1;
-            flow.row(
-                &format!("{n}. Gesellschafter/in"),
-                &format!(
-                    "{} {}\ngeboren am {}, Steuer-IdNr.: {}\n{}\nAnteil: {}",
-                    s.first_name,
-                    s.last_name,
-                    format_date(s.dob),
-                    tax_id(s.tax_identification_number.as_ref()),
-                    address_line(&s.address),
-                    percent(s.share_percentage)
-                ),
-            );
-        }
-    }
-    if !reg.shareholders.entities.is_empty() {
-        flow.sub_heading("Gesellschaften");
-        for s in &reg.shareholders.entities {
-            n += 1;
-            flow.row(
-                &format!("{n}. Gesellschafter/in"),
-                &format!(
-                    "{}\n{}\nAnteil: {}",
-                    s.name,
-                    address_line(&s.address),
-                    percent(s.share_percentage)
-                ),
-            );
-        }
-    }
-    let total: u64 = reg
-        .shareholders
-        .individuals
-        .iter()
-        .map(|s| u64::from(s.share_percentage.0))
-        .chain(
-            reg.shareholders
-                .entities
-                .iter()
-                .map(|s| u64::from(s.share_percentage.0)),
-        )
-        .sum();
-    if n == 0 {
-        flow.row("Gesellschafter", "keine Angabe");
-    } else {
-        let total = Percentage(u32::try_from(total).unwrap_or(u32::MAX));
-        flow.row_with("Summe der Anteile", &percent(total), true);
-    }
-
-    // 6. Bankverbindung.
-    flow.heading("6. Bankverbindung");
+fn bank(flow: &mut Flow, n: &str, iban: Option<&str>, bic: Option<&str>) {
+    flow.heading(&format!("{n}. Bankverbindung"));
     flow.row(
         "IBAN",
-        &reg.iban
-            .as_deref()
+        &iban
             .map(iban_grouped)
             .unwrap_or_else(|| "keine Angabe".to_owned()),
     );
-    flow.row("BIC", reg.bic.as_deref().unwrap_or("keine Angabe"));
+    flow.row("BIC", bic.unwrap_or("keine Angabe"));
+}
 
-    // 7. Voraussichtliche Umsätze und Gewinne.
-    flow.heading("7. Voraussichtliche Umsätze und Gewinne");
-    let fe = &reg.financial_estimates;
+fn estimates(flow: &mut Flow, n: &str, fe: &FinancialEstimates) {
+    flow.heading(&format!("{n}. Voraussichtliche Umsätze und Gewinne"));
     flow.row(
         "Umsatz im Gründungsjahr",
         &euros(fe.formation_year.revenue_amount),
@@ -523,10 +428,10 @@ fn build(reg: &TaxRegistration, ctx: &TaxSummaryContext, flow: &mut Flow) {
         "Gewinn im Folgejahr",
         &euros(fe.following_year.profit_amount),
     );
+}
 
-    // 8. Umsatzsteuer.
-    flow.heading("8. Umsatzsteuer");
-    let vat = &reg.vat;
+fn vat(flow: &mut Flow, n: &str, vat: &Vat) {
+    flow.heading(&format!("{n}. Umsatzsteuer"));
     flow.row(
         "Gewählte Besteuerung",
         match vat.regime {
@@ -599,11 +504,12 @@ fn build(reg: &TaxRegistration, ctx: &TaxSummaryContext, flow: &mut Flow) {
         "Freistellungsbescheinigung (§\u{a0}13b\u{a0}UStG)",
         certificate,
     );
+}
 
-    // 9. Lohnsteuer.
-    flow.heading("9. Lohnsteuer");
-    flow.row("Arbeitnehmer beschäftigt", yes_no(reg.has_employees));
-    if let Some(p) = &reg.payroll {
+fn payroll(flow: &mut Flow, n: &str, has_employees: bool, payroll: Option<&Payroll>) {
+    flow.heading(&format!("{n}. Lohnsteuer"));
+    flow.row("Arbeitnehmer beschäftigt", yes_no(has_employees));
+    if let Some(p) = payroll {
         flow.row("Anzahl der Arbeitnehmer", &p.employee_count.to_string());
         flow.row(
             "davon Gesellschafter",
@@ -618,27 +524,296 @@ fn build(reg: &TaxRegistration, ctx: &TaxSummaryContext, flow: &mut Flow) {
             &format!("{} jährlich", euros(p.estimated_annual_wage_tax)),
         );
     }
+}
 
-    // Ort, Datum, Unterschrift.
+/// Place and date, and the signature with its caption: one block.
+fn signature(flow: &mut Flow, city: &str, created_on: time::Date, caption: &str) {
     flow.blocks.push(Block::Space(18.0));
     let place_date = wrap(
         flow.fonts,
         false,
-        &format!("{}, den {}", reg.address.city, format_date(ctx.created_on)),
+        &format!("{city}, den {}", format_date(created_on)),
         WIDTH,
         PLACE_SIZE,
     );
+    let caption = wrap(flow.fonts, false, caption, WIDTH, 8.0);
+    flow.blocks.push(Block::Signature {
+        place_date,
+        caption,
+    });
+}
+
+/// An individual holder's value: name, birth and tax id, address, share.
+fn person_text(
+    first_name: &str,
+    last_name: &str,
+    dob: time::Date,
+    tax_identification_number: Option<&domain::tax::TaxId>,
+    address: &TaxAddress,
+    share: Percentage,
+) -> String {
+    format!(
+        "{first_name} {last_name}\ngeboren am {}, Steuer-IdNr.: {}\n{}\nAnteil: {}",
+        format_date(dob),
+        tax_id(tax_identification_number),
+        address_line(address),
+        percent(share)
+    )
+}
+
+/// An entity holder's value: name, seat, share.
+fn entity_text(name: &str, address: &TaxAddress, share: Percentage) -> String {
+    format!(
+        "{name}\n{}\nAnteil: {}",
+        address_line(address),
+        percent(share)
+    )
+}
+
+/// Shareholders or partners, numbered across both lists, and the sum of their shares.
+fn holder_rows(
+    flow: &mut Flow,
+    individuals: &[String],
+    entities: &[String],
+    shares: impl Iterator<Item = Percentage>,
+) {
+    let mut n = 0;
+    for (heading, values) in [
+        ("Natürliche Personen", individuals),
+        ("Gesellschaften", entities),
+    ] {
+        if values.is_empty() {
+            continue;
+        }
+        flow.sub_heading(heading);
+        for value in values {
+            n += 1;
+            flow.row(&format!("{n}. Gesellschafter/in"), value);
+        }
+    }
+    if n == 0 {
+        flow.row("Gesellschafter", "keine Angabe");
+    } else {
+        let total: u64 = shares.map(|p| u64::from(p.0)).sum();
+        let total = Percentage(u32::try_from(total).unwrap_or(u32::MAX));
+        flow.row_with("Summe der Anteile", &percent(total), true);
+    }
+}
+
+fn partnership_legal_form(f: PartnershipLegalForm) -> &'static str {
+    match f {
+        PartnershipLegalForm::Gbr => "Gesellschaft bürgerlichen Rechts (GbR)",
+        PartnershipLegalForm::Egbr => "eingetragene Gesellschaft bürgerlichen Rechts (eGbR)",
+    }
+}
+
+/// The partnership's summary: its own sections 1 to 3, then the ones it shares with a
+/// corporation's.
+fn build_partnership(reg: &GbrTaxRegistration, ctx: &TaxSummaryContext, flow: &mut Flow) {
+    head(
+        flow,
+        &format!("Personengesellschaft ({})", reg.legal_form.german()),
+        ctx,
+        reg.tax_office_number.as_deref(),
+        reg.client_reference.as_deref(),
+        reg.package,
+    );
+
+    // 1. Allgemeine Angaben.
+    flow.heading("1. Allgemeine Angaben");
+    flow.row("Name der Gesellschaft", &reg.name);
+    flow.row("Rechtsform", partnership_legal_form(reg.legal_form));
+    seat_purpose_start(
+        flow,
+        &reg.address,
+        &reg.purpose,
+        reg.operational_activity_start_date,
+        (
+            reg.fiscal_year_deviates_from_calendar,
+            reg.fiscal_year_deviating_start_date,
+        ),
+    );
+    flow.row(
+        "Gesellschaftsvertrag vom",
+        &format_date(reg.partnership_agreement_date),
+    );
+
+    // 2. Gesellschaftsregister.
+    flow.heading("2. Gesellschaftsregister");
+    match &reg.company_register {
+        Some(register) => register_rows(flow, register, "GsR"),
+        None => flow.row("Status", "nicht eingetragen (GbR)"),
+    }
+
+    // 3. Gesellschafter.
+    flow.heading("3. Gesellschafter");
+    let managing = |m: bool| format!("\nGeschäftsführung und Vertretung: {}", yes_no(m));
+    let individuals: Vec<String> = reg
+        .partners
+        .individuals
+        .iter()
+        .map(|p| {
+            person_text(
+                &p.first_name,
+                &p.last_name,
+                p.dob,
+                p.tax_identification_number.as_ref(),
+                &p.address,
+                p.share_percentage,
+            ) + &managing(p.is_managing_partner)
+        })
+        .collect();
+    let entities: Vec<String> = reg
+        .partners
+        .entities
+        .iter()
+        .map(|p| {
+            entity_text(&p.name, &p.address, p.share_percentage) + &managing(p.is_managing_partner)
+        })
+        .collect();
+    holder_rows(flow, &individuals, &entities, reg.partners.shares());
+    let managers = reg.partners.managing_names();
+    flow.row("Vertretungsberechtigt", &managers.join("\n"));
+
+    bank(flow, "4", reg.iban.as_deref(), reg.bic.as_deref());
+    estimates(flow, "5", &reg.financial_estimates);
+    vat(flow, "6", &reg.vat);
+    payroll(flow, "7", reg.has_employees, reg.payroll.as_ref());
+
+    let caption = if managers.is_empty() {
+        "Unterschrift (vertretungsberechtigte Gesellschafter)".to_owned()
+    } else {
+        format!(
+            "Unterschrift vertretungsberechtigte Gesellschafter: {}",
+            managers.join(", ")
+        )
+    };
+    signature(flow, &reg.address.city, ctx.created_on, &caption);
+}
+
+fn build(reg: &TaxRegistration, ctx: &TaxSummaryContext, flow: &mut Flow) {
+    head(
+        flow,
+        &format!("Kapitalgesellschaft ({})", legal_form(reg.legal_form)),
+        ctx,
+        reg.tax_office_number.as_deref(),
+        reg.client_reference.as_deref(),
+        reg.package,
+    );
+
+    // 1. Allgemeine Angaben.
+    flow.heading("1. Allgemeine Angaben");
+    flow.row("Firma", &reg.name);
+    flow.row("Rechtsform", legal_form(reg.legal_form));
+    seat_purpose_start(
+        flow,
+        &reg.address,
+        &reg.purpose,
+        reg.operational_activity_start_date,
+        (
+            reg.fiscal_year_deviates_from_calendar,
+            reg.fiscal_year_deviating_start_date,
+        ),
+    );
+    flow.row(
+        "Notarielle Beurkundung am",
+        &format_date(reg.notarization_date),
+    );
+    flow.row("Gründung", &formation(reg));
+    flow.row(
+        "Holdinggesellschaft",
+        match reg.is_holding {
+            Some(b) => yes_no(b),
+            None => "keine Angabe",
+        },
+    );
+    flow.row("Stammkapital", &euros(reg.capital));
+    flow.row("Eingezahltes Kapital", &euros(reg.paid_in_capital));
+
+    // 2. Notar.
+    flow.heading("2. Notar");
+    match &reg.notary {
+        Some(n) => {
+            flow.row("Name", &format!("{} {}", n.first_name, n.last_name));
+            flow.row("Anschrift", &address_line(&n.address));
+        }
+        None => flow.row("Notar", "keine Angabe"),
+    }
+
+    // 3. Handelsregister.
+    flow.heading("3. Handelsregister");
+    register_rows(flow, &reg.commercial_register, "HRB");
+
+    // 4. Geschäftsführer.
+    flow.heading("4. Geschäftsführer (gesetzliche Vertreter)");
+    for (i, d) in reg.directors.iter().enumerate() {
+        flow.sub_heading(&format!("Geschäftsführer/in {}", i + 1));
+        flow.row("Name", &director_name(d));
+        flow.row("Geburtsdatum", &format_date(d.dob));
+        flow.row(
+            "Steuer-IdNr.",
+            &tax_id(d.tax_identification_number.as_ref()),
+        );
+        flow.row("Anschrift", &address_line(&d.address));
+        let mut contact = Vec::new();
+        if let Some(e) = d.email.as_deref().filter(|s| !s.trim().is_empty()) {
+            contact.push(format!("E-Mail: {e}"));
+        }
+        if let Some(p) = d.phone.as_deref().filter(|s| !s.trim().is_empty()) {
+            contact.push(format!("Telefon: {p}"));
+        }
+        if !contact.is_empty() {
+            flow.row_with(
+                "Kontakt (nicht Teil der Übermittlung)",
+                &contact.join("\n"),
+                true,
+            );
+        }
+    }
+
+    // 5. Gesellschafter.
+    flow.heading("5. Gesellschafter");
+    let individuals: Vec<String> = reg
+        .shareholders
+        .individuals
+        .iter()
+        .map(|s| {
+            person_text(
+                &s.first_name,
+                &s.last_name,
+                s.dob,
+                s.tax_identification_number.as_ref(),
+                &s.address,
+                s.share_percentage,
+            )
+        })
+        .collect();
+    let entities: Vec<String> = reg
+        .shareholders
+        .entities
+        .iter()
+        .map(|s| entity_text(&s.name, &s.address, s.share_percentage))
+        .collect();
+    let shares = reg
+        .shareholders
+        .individuals
+        .iter()
+        .map(|s| s.share_percentage)
+        .chain(reg.shareholders.entities.iter().map(|s| s.share_percentage));
+    holder_rows(flow, &individuals, &entities, shares);
+
+    bank(flow, "6", reg.iban.as_deref(), reg.bic.as_deref());
+    estimates(flow, "7", &reg.financial_estimates);
+    vat(flow, "8", &reg.vat);
+    payroll(flow, "9", reg.has_employees, reg.payroll.as_ref());
+
     let signers: Vec<String> = reg.directors.iter().map(director_name).collect();
     let caption = if signers.is_empty() {
         "Unterschrift (gesetzliche/r Vertreter/in)".to_owned()
     } else {
         format!("Unterschrift Geschäftsführung: {}", signers.join(", "))
     };
-    let caption = wrap(flow.fonts, false, &caption, WIDTH, 8.0);
-    flow.blocks.push(Block::Signature {
-        place_date,
-        caption,
-    });
+    signature(flow, &reg.address.city, ctx.created_on, &caption);
 }
 
 /// Assigns each block to a page and a y; returns per page the `(block index, y)` list.
@@ -837,23 +1012,59 @@ pub(crate) fn render(
     reg: &TaxRegistration,
     ctx: &TaxSummaryContext,
 ) -> Result<Vec<u8>, RenderError> {
+    let kind = legal_form(reg.legal_form);
+    let doc = Document {
+        name: &reg.name,
+        kind,
+        environment: reg.environment,
+        signature: &reg.signature_path,
+    };
+    render_document(&doc, ctx, |flow| build(reg, ctx, flow))
+}
+
+pub(crate) fn render_partnership(
+    reg: &GbrTaxRegistration,
+    ctx: &TaxSummaryContext,
+) -> Result<Vec<u8>, RenderError> {
+    let doc = Document {
+        name: &reg.name,
+        kind: reg.legal_form.german(),
+        environment: reg.environment,
+        signature: &reg.signature_path,
+    };
+    render_document(&doc, ctx, |flow| build_partnership(reg, ctx, flow))
+}
+
+/// What the pages of a summary need besides its blocks.
+struct Document<'a> {
+    name: &'a str,
+    /// The legal form for the metadata (`GmbH`, `GbR` ...).
+    kind: &'a str,
+    environment: Environment,
+    signature: &'a SignaturePath,
+}
+
+fn render_document(
+    doc: &Document,
+    ctx: &TaxSummaryContext,
+    build: impl FnOnce(&mut Flow),
+) -> Result<Vec<u8>, RenderError> {
     let fonts = text::fonts()?;
     let mut flow = Flow {
         fonts,
         blocks: Vec::new(),
     };
-    build(reg, ctx, &mut flow);
+    build(&mut flow);
     let blocks = flow.blocks;
     let pages = paginate(&blocks);
-    let footer_left = text::shape(&fonts.regular, &format!("{} \u{2013} {TITLE}", reg.name));
+    let footer_left = text::shape(&fonts.regular, &format!("{} \u{2013} {TITLE}", doc.name));
 
     let mut document = pdf::new_document()?;
     document.set_metadata(pdf::metadata(
-        format!("{TITLE} - {}", reg.name),
+        format!("{TITLE} - {}", doc.name),
         format!(
             "Zusammenfassung des Fragebogens zur steuerlichen Erfassung für {} ({})",
-            reg.name,
-            legal_form(reg.legal_form)
+            doc.name, doc.kind
         ),
         None,
         ctx.timestamp,
@@ -864,10 +1075,10 @@ pub(crate) fn render(
         let mut page = document.start_page_with(settings.clone());
         let mut surface = page.surface();
         for &(i, y) in placed {
-            draw_block(&mut surface, fonts, &blocks[i], y, &reg.signature_path);
+            draw_block(&mut surface, fonts, &blocks[i], y, doc.signature);
         }
         footer(&mut surface, fonts, &footer_left, p + 1, total);
-        if reg.environment == Environment::Sandbox {
+        if doc.environment == Environment::Sandbox {
             pdf::sandbox_mark(&mut surface)?;
         }
     }

@@ -498,3 +498,186 @@ fn write_examples_when_asked() {
         std::fs::write(dir.join(format!("{name}.pdf")), pdf).unwrap();
     }
 }
+
+// ---- partnerships (GbR, eGbR) ------------------------------------------------------------
+
+/// The example request of `examples/tax-registration-{name}.json`, validated by the API's
+/// parser.
+fn partnership(name: &str) -> domain::gbr::GbrTaxRegistration {
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("../../examples/tax-registration-{name}.json"));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    domain::gbr_request::parse(
+        &json,
+        date!(2026 - 01 - 10),
+        &domain::offices::is_known_tax_office,
+    )
+    .unwrap_or_else(|e| panic!("{name}: {e}"))
+    .registration
+}
+
+fn gbr_ctx() -> TaxSummaryContext {
+    TaxSummaryContext {
+        tax_office: Some(("2333".into(), "Finanzamt Lüneburg".into())),
+        created_on: timestamp().date(),
+        timestamp: timestamp(),
+    }
+}
+
+#[test]
+fn gbr_every_value_in_section_order() {
+    let reg = partnership("gbr");
+    let pdf = forms::render_partnership_tax_summary(&reg, &gbr_ctx()).unwrap();
+    let info = pdfinfo(&pdf);
+    assert!(
+        info.contains("Zusammenfassung - Heide & Partner Hofladen GbR"),
+        "{info}"
+    );
+    let text = raw_text(&pdf);
+    assert_in_order(
+        &text,
+        &[
+            "Fragebogen zur steuerlichen Erfassung",
+            "Personengesellschaft (GbR)",
+            "Finanzamt Lüneburg (2333)",
+            "Begleitete Übermittlung (guided)",
+            "Allgemeine Angaben",
+            "Name der Gesellschaft Heide & Partner Hofladen GbR",
+            "Rechtsform Gesellschaft bürgerlichen Rechts (GbR)",
+            "Am Sande 12",
+            "21335 Lüneburg",
+            "Verkauf regionaler Lebensmittel im Hofladen",
+            "Beginn der Tätigkeit 01.05.2025",
+            "Wirtschaftsjahr Kalenderjahr",
+            "Gesellschaftsvertrag vom 01.04.2025",
+            "Gesellschaftsregister",
+            "nicht eingetragen (GbR)",
+            "3. Gesellschafter",
+            "Natürliche Personen",
+            "Jana Heide",
+            "geboren am 14.06.1988, Steuer-IdNr.: 65929970489",
+            "Anteil: 33,33 %",
+            "Geschäftsführung und Vertretung: ja",
+            "Ole Brandt",
+            "Anteil: 33,33 %",
+            "Geschäftsführung und Vertretung: ja",
+            "Søren Ørsted",
+            "Nørregade 4, 1165 København, Dänemark",
+            "Anteil: 33,34 %",
+            "Geschäftsführung und Vertretung: nein",
+            "Summe der Anteile 100 %",
+            "Vertretungsberechtigt Jana Heide",
+            "Ole Brandt",
+            "4. Bankverbindung",
+            "IBAN keine Angabe",
+            "5. Voraussichtliche Umsätze und Gewinne",
+            "18.000 €",
+            "6. Umsatzsteuer",
+            "Kleinunternehmerregelung (§ 19 UStG) ja",
+            "7. Lohnsteuer",
+            "Arbeitnehmer beschäftigt nein",
+            "Lüneburg, den 20.03.2025",
+            "Unterschrift vertretungsberechtigte Gesellschafter: Jana Heide, Ole Brandt",
+        ],
+    );
+    for absent in [
+        "Stammkapital",
+        "Notar",
+        "Handelsregister",
+        "Geschäftsführer/in",
+        "Kapitalgesellschaft",
+        "Mandantenreferenz",
+        "Beginn der Lohnzahlungen",
+        "MUSTER",
+    ] {
+        assert!(!text.contains(absent), "{absent:?} in:\n{text}");
+    }
+}
+
+#[test]
+fn egbr_register_entities_payroll_and_sandbox_mark() {
+    let reg = partnership("egbr");
+    let ctx = TaxSummaryContext {
+        tax_office: Some(("5215".into(), "Finanzamt Köln-Mitte".into())),
+        ..gbr_ctx()
+    };
+    let pdf = forms::render_partnership_tax_summary(&reg, &ctx).unwrap();
+    let text = raw_text(&pdf);
+    assert_in_order(
+        &text,
+        &[
+            "Personengesellschaft (eGbR)",
+            "Finanzamt Köln-Mitte (5215)",
+            "crm-0815",
+            "Rechtsform eingetragene Gesellschaft bürgerlichen Rechts (eGbR)",
+            "Gesellschaftsvertrag vom 15.01.2025",
+            "Gesellschaftsregister",
+            "Status eingetragen",
+            "Datum der Eintragung 10.02.2025",
+            "Registergericht Amtsgericht Köln",
+            "Registernummer GsR 1234",
+            "Katharina Rhein",
+            "Anteil: 40 %",
+            "Geschäftsführung und Vertretung: ja",
+            "Paul Rhein",
+            "Anteil: 35 %",
+            "Geschäftsführung und Vertretung: nein",
+            "Gesellschaften",
+            "Rhein Verwaltungs GmbH",
+            "Hohenzollernring 55, 50672 Köln, Deutschland",
+            "Anteil: 25 %",
+            "Geschäftsführung und Vertretung: ja",
+            "Summe der Anteile 100 %",
+            "Vertretungsberechtigt Katharina Rhein",
+            "Rhein Verwaltungs GmbH",
+            "DE89 3704 0044 0532 0130 00",
+            "Voranmeldungszeitraum monatlich",
+            "Anzahl der Arbeitnehmer 2",
+            "davon Gesellschafter 0",
+            "Voraussichtliche Lohnsteuer 6.000 € jährlich",
+            "Köln, den 20.03.2025",
+            "Unterschrift vertretungsberechtigte Gesellschafter: Katharina Rhein, Rhein Verwaltungs GmbH",
+        ],
+    );
+    assert!(!text.contains("Registernummer HRB"), "{text}");
+    for p in 1..=pages(&pdf) {
+        assert!(page_text(&pdf, p).contains("MUSTER - SANDBOX"), "page {p}");
+    }
+}
+
+#[test]
+fn ninety_nine_partners_page_cleanly_and_deterministically() {
+    let mut reg = partnership("gbr");
+    let template = reg.partners.individuals[0].clone();
+    reg.partners.individuals = (1..=99)
+        .map(|i| domain::gbr::IndividualPartner {
+            first_name: format!("Vorname{i:02}"),
+            last_name: format!("Nachname{i:02}"),
+            share_percentage: pct(if i == 99 { "1.0102" } else { "1.0101" }),
+            is_managing_partner: i == 1,
+            ..template.clone()
+        })
+        .collect();
+    let pdf = forms::render_partnership_tax_summary(&reg, &gbr_ctx()).unwrap();
+    let n = pages(&pdf);
+    assert!(n >= 4, "{n} pages");
+    let words = words(&pdf);
+    for w in &words {
+        assert!(
+            w.x_min >= 50.0 && w.x_max <= 595.28 - 50.0 && w.y_max <= 841.89 - 20.0,
+            "{w:?} outside its box"
+        );
+    }
+    for i in [1usize, 50, 99] {
+        let first = format!("Vorname{i:02}");
+        let at = words.iter().position(|w| w.text == first).unwrap();
+        let flag = words[at..]
+            .iter()
+            .find(|w| w.text == "Vertretung:")
+            .expect("managing flag");
+        assert_eq!(flag.page, words[at].page, "partner {i} split across pages");
+    }
+    let again = forms::render_partnership_tax_summary(&reg, &gbr_ctx()).unwrap();
+    assert_eq!(Sha256::digest(&pdf), Sha256::digest(&again));
+}

@@ -10,7 +10,7 @@ use utoipa_swagger_ui::SwaggerUi;
 
 use crate::app::AppState;
 use crate::routes::{
-    companies, documents, health, offices, operator, sandbox, tax_registrations,
+    companies, documents, gbr_registrations, health, offices, operator, sandbox, tax_registrations,
     trade_registrations, webhooks,
 };
 
@@ -31,6 +31,7 @@ Errors carry a stable `code`, and validation errors list every broken field in `
         trade_registrations::get,
         trade_registrations::mark_submitted,
         tax_registrations::create,
+        gbr_registrations::create,
         tax_registrations::get,
         documents::content,
         offices::lookup_trade_office,
@@ -64,7 +65,7 @@ Errors carry a stable `code`, and validation errors list every broken field in `
         (name = "companies", description = "Provider and client companies, API keys"),
         (name = "trade registration", description = "Gewerbeanmeldung: GewA 1 per owner, power of attorney for `assisted`"),
         (name = "documents", description = "Document downloads through signed links"),
-        (name = "tax registration", description = "Fragebogen zur steuerlichen Erfassung (UG, GmbH): ELSTER XML validated against XSD, summary PDF"),
+        (name = "tax registration", description = "Fragebogen zur steuerlichen Erfassung (UG, GmbH; GbR, eGbR): ELSTER XML validated against XSD, summary PDF"),
         (name = "offices", description = "Which trade office and tax office receive a filing"),
         (name = "operator", description = "For the service's operators (operator keys only)"),
         (name = "webhooks", description = "Standard Webhooks: every status change of a provider's cases is POSTed \

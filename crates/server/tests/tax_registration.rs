@@ -3,9 +3,8 @@
 
 mod common;
 
-use std::process::Command;
-
-use common::{Backend, TestApp, assert_error, json, pdf_text};
+use common::case_document as doc;
+use common::{Backend, TestApp, assert_error, download, json, pdf_text};
 use domain::rule_cases::{example, tax_cases};
 use serde_json::{Value, json};
 
@@ -31,56 +30,9 @@ async fn get(app: &TestApp, key: &str, id: &str) -> Value {
     b["response"].clone()
 }
 
-async fn download(app: &TestApp, doc: &Value) -> Vec<u8> {
-    let res = app
-        .client
-        .get(doc["download_url"].as_str().unwrap())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 200);
-    res.bytes().await.unwrap().to_vec()
-}
-
-fn doc<'a>(case: &'a Value, kind: &str) -> Option<&'a Value> {
-    case["documents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["type"] == kind)
-}
-
-/// The XML is valid for the bundled schema both with libxml2 (the crate) and with xmllint.
+/// Valid for the corporation's schemas, with libxml2 and with xmllint.
 fn assert_valid_xml(xml: &[u8]) {
-    elster::validate(xml).unwrap_or_else(|e| panic!("libxml2: {e:?}"));
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("fse.xml");
-    std::fs::write(&file, xml).unwrap();
-    let schemas = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../elster/schemas");
-    let envelope = std::fs::read_dir(&schemas)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("elster-v11")
-        })
-        .expect("envelope schema");
-    let out = Command::new("xmllint")
-        .args([
-            "--noout",
-            "--schema",
-            envelope.to_str().unwrap(),
-            file.to_str().unwrap(),
-        ])
-        .output()
-        .expect("xmllint (libxml2-utils)");
-    assert!(
-        out.status.success(),
-        "xmllint: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_valid_elster_xml(xml, "elster-v11-fse-kapg.xsd");
 }
 
 fn with_office(mut v: Value, number: &str) -> Value {

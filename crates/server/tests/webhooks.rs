@@ -491,6 +491,34 @@ backend_tests! {
         assert_eq!(blocked["data"]["reason"], "sandbox simulation: Test");
     }
 
+    async fn partnership_tax_cases_produce_the_same_events(backend) {
+        let app = TestApp::spawn(backend).await.unwrap();
+        let (_, pkey) = app.provider("P").await;
+        let (_, okey) = app.operator("O").await;
+        let rx = Receiver::start(Behaviour::Ok).await;
+        let (_, secret) = endpoint(&app, &pkey, &rx.url, Some(&["tax-registration.validated", "tax-registration.rejected"])).await;
+        let (s, b) = json(app.post("/v1/tax-registration/gbr", Some(&pkey)).json(&example("egbr")).send().await.unwrap()).await;
+        assert_eq!(s, 201, "{b}");
+        let id = b["response"]["tax_registration_id"].as_str().unwrap().to_string();
+        let op = format!("/v1/operator/tax-registrations/{id}/transition");
+        let (s, g) = json(app.get(&format!("/v1/tax-registration/{id}"), Some(&pkey)).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{g}");
+        if g["response"]["tax_office"].is_null() {
+            let (s, b) = json(app.post(&format!("/v1/operator/tax-registrations/{id}/tax-office"), Some(&okey)).json(&json!({"tax_office_number": "1127"})).send().await.unwrap()).await;
+            assert_eq!(s, 200, "{b}");
+        }
+        transition(&app, &okey, op.clone(), json!({"status": "submitted"})).await;
+        transition(&app, &okey, op, json!({"status": "rejected", "reason": "Steuernummer unplausibel"})).await;
+        let got = rx.wait_for(2).await;
+        let types: Vec<String> = got.iter().map(|d| d.json()["type"].as_str().unwrap().to_string()).collect();
+        assert_eq!(types, ["tax-registration.validated", "tax-registration.rejected"]);
+        for d in &got {
+            d.verify(&secret).unwrap();
+            assert_eq!(d.json()["data"]["tax_registration_id"], id.as_str());
+        }
+        assert_eq!(got[1].json()["data"]["reason"], "Steuernummer unplausibel");
+    }
+
     async fn deliveries_check_the_target_again(backend) {
         // Registered while private targets were allowed; the next instance does not allow them.
         let first = TestApp::spawn(backend).await.unwrap();

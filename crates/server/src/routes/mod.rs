@@ -3,6 +3,7 @@
 pub mod cases;
 pub mod companies;
 pub mod documents;
+pub mod gbr_registrations;
 pub mod health;
 pub mod offices;
 pub mod operator;
@@ -47,6 +48,10 @@ pub fn authenticated(config: &Config) -> Router<Arc<AppState>> {
             post(trade_registrations::mark_submitted),
         )
         .route("/v1/tax-registration", post(tax_registrations::create))
+        .route(
+            "/v1/tax-registration/gbr",
+            post(gbr_registrations::create),
+        )
         .route(
             "/v1/tax-registration/{tax_registration_id}",
             get(tax_registrations::get),

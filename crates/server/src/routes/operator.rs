@@ -613,9 +613,11 @@ pub async fn assign_tax_office(
         .get_tax_registration(id)
         .await?
         .ok_or(ApiError::NotFound)?;
-    let mut reg: domain::tax::TaxRegistration = serde_json::from_value(case.record.clone())
-        .map_err(|e| ApiError::Internal(anyhow::anyhow!("stored record unreadable: {e}")))?;
-    reg.tax_office_number = Some(number.clone());
+    // A corporation's or a partnership's record: its XML is FsE_KapG or FsE_PersG.
+    let mut reg =
+        domain::tax::AnyTaxRegistration::from_stored(&case.legal_form, case.record.clone())
+            .map_err(|e| ApiError::Internal(anyhow::anyhow!(e)))?;
+    reg.set_tax_office_number(number.clone());
     let now = crate::routes::cases::now_micros();
     let elster = state.config.elster.clone();
     let (reg_for_docs, office) = (reg.clone(), number.clone());
@@ -625,7 +627,7 @@ pub async fn assign_tax_office(
     .await
     .map_err(|e| ApiError::Internal(anyhow::anyhow!("document generation panicked: {e}")))??;
     let (documents, written) =
-        crate::routes::tax_registrations::store_produced(&state, id, &reg.name, produced, now)
+        crate::routes::tax_registrations::store_produced(&state, id, reg.name(), produced, now)
             .await?;
     let allowed = [TaxStatus::Validated.as_str(), TaxStatus::Rejected.as_str()];
     match state

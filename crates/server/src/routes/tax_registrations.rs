@@ -1,5 +1,7 @@
 //! `POST /v1/tax-registration` (UG, GmbH) and `GET /v1/tax-registration/{id}` (api.md;
-//! decisions.md §2, §3, §7, §8).
+//! decisions.md §2, §3, §7, §8). The partnership endpoint (`routes::gbr_registrations`) parses
+//! its own payload and then goes through the same create, documents and GET as here: every step
+//! after validation works on [`AnyTaxRegistration`].
 //!
 //! A create validates every rule at once, resolves the tax office (sent, or determined from the
 //! company's seat), writes the ELSTER XML and validates it against the bundled XSD, renders the
@@ -18,8 +20,7 @@ use domain::auth::Caller;
 use domain::company::Environment;
 use domain::lifecycle::{Lifecycle, TaxStatus};
 use domain::offices::TaxOfficeLookup;
-use domain::tax::{KapLegalForm, TaxAddress, TaxPackage, TaxRegistration};
-use domain::tax_request::TaxRequest;
+use domain::tax::{AnyTaxRegistration, TaxAddress, TaxLegalForm, TaxPackage, TaxRegistration};
 use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -100,7 +101,8 @@ pub struct TaxRegistrationResponse {
     pub status: String,
     pub environment: Environment,
     pub package: TaxPackage,
-    pub legal_form: KapLegalForm,
+    /// `ug`, `gmbh`, `gbr` or `egbr`.
+    pub legal_form: TaxLegalForm,
     /// Present once known (sent, determined from the address, or assigned by an operator).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tax_office: Option<TaxOfficeView>,
@@ -111,8 +113,10 @@ pub struct TaxRegistrationResponse {
     /// The tax number (Steuernummer) the tax office issued, once completed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tax_number: Option<String>,
-    /// The request as stored, normalised (for example `registration_number` without `HRB`).
-    pub registration: TaxRegistration,
+    /// The request as stored, normalised (for example `registration_number` without `HRB` or
+    /// `GsR`): a corporation's (UG, GmbH) or a partnership's (GbR, eGbR) record, as
+    /// `legal_form` says.
+    pub registration: AnyTaxRegistration,
     pub documents: Vec<DocumentView>,
     #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
@@ -120,10 +124,34 @@ pub struct TaxRegistrationResponse {
     pub status_history: Vec<StatusHistoryEntry>,
 }
 
-fn legal_form_str(f: KapLegalForm) -> &'static str {
-    match f {
-        KapLegalForm::Ug => "ug",
-        KapLegalForm::Gmbh => "gmbh",
+/// A validated create request of either kind.
+pub(crate) struct ParsedTaxRequest {
+    pub company_id: Option<Uuid>,
+    pub tax_registration_id: Option<Uuid>,
+    /// The company to create when `company_id` is omitted.
+    pub business_address: Option<TaxAddress>,
+    pub registration: AnyTaxRegistration,
+}
+
+impl From<domain::tax_request::TaxRequest> for ParsedTaxRequest {
+    fn from(r: domain::tax_request::TaxRequest) -> Self {
+        Self {
+            company_id: r.company_id,
+            tax_registration_id: r.tax_registration_id,
+            business_address: r.business_address,
+            registration: AnyTaxRegistration::Corporation(Box::new(r.registration)),
+        }
+    }
+}
+
+impl From<domain::gbr_request::GbrTaxRequest> for ParsedTaxRequest {
+    fn from(r: domain::gbr_request::GbrTaxRequest) -> Self {
+        Self {
+            company_id: r.company_id,
+            tax_registration_id: r.tax_registration_id,
+            business_address: r.business_address,
+            registration: AnyTaxRegistration::Partnership(Box::new(r.registration)),
+        }
     }
 }
 
@@ -132,32 +160,25 @@ fn legal_form_str(f: KapLegalForm) -> &'static str {
 async fn resolve_company(
     state: &AppState,
     provider: Uuid,
-    request: &TaxRequest,
+    request: &ParsedTaxRequest,
 ) -> Result<(Uuid, Option<(Uuid, NewClientCompany)>), ApiError> {
     let reg = &request.registration;
     if let Some(id) = request.company_id {
-        cases::check_named_company(state, provider, id, reg.environment).await?;
+        cases::check_named_company(state, provider, id, reg.environment()).await?;
         return Ok((id, None));
     }
-    let address: &TaxAddress = request.business_address.as_ref().unwrap_or(&reg.address);
+    let address: &TaxAddress = request.business_address.as_ref().unwrap_or(reg.address());
     let id = Uuid::now_v7();
-    let registration_number = match &reg.commercial_register {
-        domain::tax::CommercialRegister::Registered {
-            registration_number,
-            ..
-        } => Some(registration_number.clone()),
-        _ => None,
-    };
     Ok((
         id,
         Some((
             id,
             NewClientCompany {
                 provider_id: provider,
-                name: reg.name.clone(),
-                environment: reg.environment,
-                legal_form: Some(legal_form_str(reg.legal_form).into()),
-                registration_number,
+                name: reg.name().to_owned(),
+                environment: reg.environment(),
+                legal_form: Some(reg.legal_form().as_str().into()),
+                registration_number: reg.registration_number().map(str::to_owned),
                 business_address: Some(
                     serde_json::to_value(address).map_err(|e| ApiError::Internal(e.into()))?,
                 ),
@@ -168,14 +189,17 @@ async fn resolve_company(
 
 /// The office: as sent, or determined from the seat (never guessed: an office that needs
 /// confirmation is left for an operator).
-fn resolve_tax_office(reg: &TaxRegistration) -> Result<(Option<String>, Option<Value>), ApiError> {
-    if let Some(n) = &reg.tax_office_number {
-        return Ok((Some(n.clone()), None));
+fn resolve_tax_office(
+    reg: &AnyTaxRegistration,
+) -> Result<(Option<String>, Option<Value>), ApiError> {
+    if let Some(n) = reg.tax_office_number() {
+        return Ok((Some(n.to_owned()), None));
     }
-    if !reg.address.country.is_germany() {
+    let address = reg.address();
+    if !address.country.is_germany() {
         return Ok((None, None));
     }
-    let lookup = domain::offices::tax_office_for(&reg.address.zip, &reg.address.city);
+    let lookup = domain::offices::tax_office_for(&address.zip, &address.city);
     let json = serde_json::to_value(&lookup).map_err(|e| ApiError::Internal(e.into()))?;
     Ok(match lookup {
         TaxOfficeLookup::Determined { office, .. } => (Some(office.number.to_string()), Some(json)),
@@ -189,7 +213,7 @@ pub(crate) type Produced = (&'static str, &'static str, &'static str, Vec<u8>);
 /// The ELSTER XML (validated against the bundled XSD) when the office is known, and the summary
 /// PDF. A document that fails its own schema is a server bug: 500, logged, nothing stored.
 pub(crate) fn produce(
-    reg: &TaxRegistration,
+    reg: &AnyTaxRegistration,
     id: Uuid,
     office: Option<&str>,
     elster: &crate::config::ElsterConfig,
@@ -199,26 +223,34 @@ pub(crate) fn produce(
     if let Some(number) = office {
         let ctx = elster::XmlContext {
             tax_office_number: number.to_string(),
-            sandbox: reg.environment == Environment::Sandbox,
+            sandbox: reg.environment() == Environment::Sandbox,
             hersteller_id: elster.hersteller_id.clone(),
             daten_lieferant: elster.daten_lieferant.clone(),
             nutzdaten_ticket: id.simple().to_string()[..15].to_string(),
         };
-        let xml = elster::write_validated(reg, &ctx).map_err(|e| {
+        // FsE_KapG for a corporation, FsE_PersG for a partnership.
+        let xml = match reg {
+            AnyTaxRegistration::Corporation(r) => elster::write_validated(r, &ctx),
+            AnyTaxRegistration::Partnership(r) => elster::write_persg_validated(r, &ctx),
+        }
+        .map_err(|e| {
             tracing::error!(tax_registration_id = %id, error = %e, "generated ELSTER XML is invalid");
             ApiError::Internal(anyhow::anyhow!("ELSTER XML generation failed: {e}"))
         })?;
         out.push((DOC_XML, "application/xml", "xml", xml));
     }
     let office_name = office.and_then(domain::offices::tax_office);
-    let pdf = forms::render_tax_summary(
-        reg,
-        &forms::TaxSummaryContext {
-            tax_office: office_name.map(|o| (o.number.to_string(), o.display_name())),
-            created_on: now.date(),
-            timestamp: now,
-        },
-    )
+    let summary_ctx = forms::TaxSummaryContext {
+        tax_office: office_name.map(|o| (o.number.to_string(), o.display_name())),
+        created_on: now.date(),
+        timestamp: now,
+    };
+    let pdf = match reg {
+        AnyTaxRegistration::Corporation(r) => forms::render_tax_summary(r, &summary_ctx),
+        AnyTaxRegistration::Partnership(r) => {
+            forms::render_partnership_tax_summary(r, &summary_ctx)
+        }
+    }
     .map_err(|e| ApiError::Internal(anyhow::anyhow!("summary PDF failed: {e}")))?;
     out.push((DOC_SUMMARY, "application/pdf", "pdf", pdf));
     Ok(out)
@@ -294,23 +326,37 @@ pub async fn create(
     Extension(caller): Extension<Caller>,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Response, ApiError> {
-    let Caller::Provider {
-        company_id: provider,
-    } = caller
-    else {
-        return Err(ApiError::Forbidden(
-            "only provider keys can create tax registrations".into(),
-        ));
-    };
+    let provider = provider_only(caller)?;
     let now = cases::now_micros();
     let request =
         domain::tax_request::parse(&body, now.date(), &domain::offices::is_known_tax_office)?;
+    create_case(&state, provider, request.into(), now).await
+}
+
+/// Only provider keys create tax registrations.
+pub(crate) fn provider_only(caller: Caller) -> Result<Uuid, ApiError> {
+    match caller {
+        Caller::Provider { company_id } => Ok(company_id),
+        _ => Err(ApiError::Forbidden(
+            "only provider keys can create tax registrations".into(),
+        )),
+    }
+}
+
+/// Everything after validation, for either kind: the id, the company, the office, the
+/// documents (written and XSD-validated off the async threads), and one transaction.
+pub(crate) async fn create_case(
+    state: &AppState,
+    provider: Uuid,
+    request: ParsedTaxRequest,
+    now: OffsetDateTime,
+) -> Result<Response, ApiError> {
     let id = request.tax_registration_id.unwrap_or_else(Uuid::now_v7);
     if request.tax_registration_id.is_some() && state.repo.get_tax_registration(id).await?.is_some()
     {
         return Err(duplicate_id());
     }
-    let (company_id, new_company) = resolve_company(&state, provider, &request).await?;
+    let (company_id, new_company) = resolve_company(state, provider, &request).await?;
     let reg = request.registration;
     let (office, lookup) = resolve_tax_office(&reg)?;
 
@@ -328,20 +374,20 @@ pub async fn create(
     .await
     .map_err(|e| ApiError::Internal(anyhow::anyhow!("document generation panicked: {e}")))??;
 
-    let (documents, written) = store_produced(&state, id, &reg.name, produced, now).await?;
+    let (documents, written) = store_produced(state, id, reg.name(), produced, now).await?;
     let new = NewTaxRegistration {
         id,
         new_company,
         company_id,
         provider_id: provider,
-        environment: reg.environment,
-        package: match reg.package {
+        environment: reg.environment(),
+        package: match reg.package() {
             TaxPackage::SelfService => "self".into(),
             TaxPackage::Guided => "guided".into(),
         },
-        legal_form: legal_form_str(reg.legal_form).into(),
+        legal_form: reg.legal_form().as_str().into(),
         status: TaxStatus::Validated.as_str().into(),
-        record: serde_json::to_value(&reg).map_err(|e| ApiError::Internal(e.into()))?,
+        record: reg.to_record().map_err(|e| ApiError::Internal(e.into()))?,
         tax_office_number: office.clone(),
         tax_office_lookup: lookup,
         created_at: now,
@@ -355,7 +401,7 @@ pub async fn create(
         }],
     };
     if let Err(e) = state.repo.create_tax_registration(&new).await {
-        cases::remove_files(&state, &written).await;
+        cases::remove_files(state, &written).await;
         return Err(match e {
             e if e.is_company_conflict() => ApiError::Conflict {
                 code: "COMPANY_ALREADY_REGISTERED",
@@ -366,7 +412,7 @@ pub async fn create(
         });
     }
     state.wake_webhooks();
-    tracing::info!(tax_registration_id = %id, %company_id, office = ?office, "tax registration validated");
+    tracing::info!(tax_registration_id = %id, %company_id, legal_form = reg.legal_form().as_str(), office = ?office, "tax registration validated");
     Ok(respond(
         StatusCode::CREATED,
         TaxCreateResponse {
@@ -411,8 +457,8 @@ pub async fn get(
         .await?
         .ok_or(ApiError::NotFound)?;
     cases::ensure_visible(caller, case.provider_id, case.company_id)?;
-    let registration: TaxRegistration = serde_json::from_value(case.record.clone())
-        .map_err(|e| ApiError::Internal(anyhow::anyhow!("stored record unreadable: {e}")))?;
+    let registration = AnyTaxRegistration::from_stored(&case.legal_form, case.record.clone())
+        .map_err(|e| ApiError::Internal(anyhow::anyhow!(e)))?;
     Ok(respond(
         StatusCode::OK,
         TaxRegistrationResponse {
@@ -422,8 +468,8 @@ pub async fn get(
             company_id: case.company_id,
             status: case.status.clone(),
             environment: case.environment,
-            package: registration.package,
-            legal_form: registration.legal_form,
+            package: registration.package(),
+            legal_form: registration.legal_form(),
             tax_office: case
                 .tax_office_number
                 .as_deref()

@@ -315,3 +315,52 @@ macro_rules! backend_tests {
         }
     };
 }
+
+/// The document of type `kind` of a case as read back (`documents[].type`).
+pub fn case_document<'a>(case: &'a Value, kind: &str) -> Option<&'a Value> {
+    case["documents"]
+        .as_array()
+        .expect("documents")
+        .iter()
+        .find(|d| d["type"] == kind)
+}
+
+/// Downloads a document through its signed link (no key needed).
+pub async fn download(app: &TestApp, doc: &Value) -> Vec<u8> {
+    let res = app
+        .client
+        .get(doc["download_url"].as_str().expect("download_url"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    res.bytes().await.unwrap().to_vec()
+}
+
+/// The ELSTER XML is valid for the bundled schemas with libxml2 (the elster crate) and with
+/// xmllint against `envelope`, a file of crates/elster/schemas (`elster-v11-fse-kapg.xsd` for a
+/// UG/GmbH, `elster-v11-fse-persg.xsd` for a GbR/eGbR).
+pub fn assert_valid_elster_xml(xml: &[u8], envelope: &str) {
+    elster::validate(xml).unwrap_or_else(|e| panic!("libxml2: {e:?}"));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("fse.xml");
+    std::fs::write(&file, xml).unwrap();
+    let schema = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../elster/schemas")
+        .join(envelope);
+    assert!(schema.exists(), "{}", schema.display());
+    let out = std::process::Command::new("xmllint")
+        .args([
+            "--noout",
+            "--schema",
+            schema.to_str().unwrap(),
+            file.to_str().unwrap(),
+        ])
+        .output()
+        .expect("xmllint (libxml2-utils)");
+    assert!(
+        out.status.success(),
+        "xmllint: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

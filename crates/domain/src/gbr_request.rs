@@ -1,0 +1,494 @@
+//! `POST /v1/tax-registration/gbr` (GbR and eGbR): every field rule, applied to the request
+//! JSON at once, producing the validated [`GbrTaxRegistration`].
+//!
+//! Only what is a partnership's own is written here: the partnership agreement date, the
+//! partners with their managing flag, and the eGbR's Gesellschaftsregister. Everything the UG /
+//! GmbH endpoint also has (the core fields, addresses, persons, shares, register objects, bank,
+//! estimates, VAT and payroll) is read by the same functions of [`crate::tax_request`].
+
+use serde_json::Value;
+use time::Date;
+use uuid::Uuid;
+
+use crate::Violations;
+use crate::gbr::{
+    EntityPartner, GbrTaxRegistration, IndividualPartner, Partners, PartnershipLegalForm,
+};
+use crate::rules::object;
+use crate::tax::TaxAddress;
+use crate::tax_request::{
+    Core, ENTITY_HOLDER_FIELDS, INDIVIDUAL_HOLDER_FIELDS, RegisterKind, bank, core, entity_holder,
+    estimates, fiscal_year, founding_dates, holder_lists, individual_holder, payroll, register,
+    req_bool, shares_sum_to_100, tax_address, vat,
+};
+
+/// A partnership has at least two partners.
+pub const MIN_PARTNERS: usize = 2;
+pub const MAX_PARTNERS: usize = 99;
+
+/// A validated create request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GbrTaxRequest {
+    pub company_id: Option<Uuid>,
+    pub tax_registration_id: Option<Uuid>,
+    /// The company to create when `company_id` is omitted.
+    pub business_address: Option<TaxAddress>,
+    pub registration: GbrTaxRegistration,
+}
+
+/// The top-level fields of the request (anything else is `unknown_field`).
+pub const FIELDS: &[&str] = &[
+    "company_id",
+    "business_address",
+    "tax_registration_id",
+    "tax_office_number",
+    "legal_form",
+    "package",
+    "signature_path",
+    "environment",
+    "client_reference",
+    "name",
+    "purpose",
+    "partnership_agreement_date",
+    "operational_activity_start_date",
+    "fiscal_year_deviates_from_calendar",
+    "fiscal_year_deviating_start_date",
+    "address",
+    "partners",
+    "company_register",
+    "iban",
+    "bic",
+    "financial_estimates",
+    "vat",
+    "has_employees",
+    "employee_count",
+    "shareholder_employee_count",
+    "payroll_start_date",
+    "estimated_annual_wage_tax",
+];
+
+/// The partner's own field, besides a shareholder's.
+pub const MANAGING_FLAG: &str = "is_managing_partner";
+
+/// The fields of `partners.individuals[i]`.
+pub fn individual_partner_fields() -> Vec<&'static str> {
+    [INDIVIDUAL_HOLDER_FIELDS, &[MANAGING_FLAG]].concat()
+}
+
+/// The fields of `partners.entities[i]`.
+pub fn entity_partner_fields() -> Vec<&'static str> {
+    [ENTITY_HOLDER_FIELDS, &[MANAGING_FLAG]].concat()
+}
+
+fn partners(
+    v: &Value,
+    today: Date,
+    environment: Option<crate::company::Environment>,
+    e: &mut Violations,
+) -> Option<Partners> {
+    let (ind, ent) = holder_lists(v, "partners", MIN_PARTNERS, MAX_PARTNERS, e)?;
+    let individual_fields = individual_partner_fields();
+    let entity_fields = entity_partner_fields();
+    let individuals: Vec<Option<IndividualPartner>> = ind
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let x = object(
+                item,
+                &format!("partners.individuals[{i}]"),
+                &individual_fields,
+                e,
+            )?;
+            let holder = individual_holder(&x, today, environment, e);
+            let managing = req_bool(&x, MANAGING_FLAG, e);
+            let h = holder?;
+            Some(IndividualPartner {
+                first_name: h.first_name,
+                last_name: h.last_name,
+                dob: h.dob,
+                tax_identification_number: h.tax_identification_number,
+                address: h.address,
+                share_percentage: h.share_percentage,
+                is_managing_partner: managing?,
+            })
+        })
+        .collect();
+    let entities: Vec<Option<EntityPartner>> = ent
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let x = object(item, &format!("partners.entities[{i}]"), &entity_fields, e)?;
+            let holder = entity_holder(&x, e);
+            let managing = req_bool(&x, MANAGING_FLAG, e);
+            let h = holder?;
+            Some(EntityPartner {
+                name: h.name,
+                address: h.address,
+                share_percentage: h.share_percentage,
+                is_managing_partner: managing?,
+            })
+        })
+        .collect();
+    let individuals: Option<Vec<_>> = individuals.into_iter().collect();
+    let entities: Option<Vec<_>> = entities.into_iter().collect();
+    let partners = Partners {
+        individuals: individuals?,
+        entities: entities?,
+    };
+    let shares_ok = shares_sum_to_100(partners.shares(), "partners", e);
+    let managed = !partners.managing_names().is_empty();
+    if !managed {
+        e.push(
+            "partners",
+            "no_managing_partner",
+            "at least one partner must manage the partnership (is_managing_partner: true)",
+        );
+    }
+    (shares_ok && managed).then_some(partners)
+}
+
+/// `company_register`: required for an eGbR, refused for a GbR. `Some(None)` when rightly
+/// absent, `None` when broken.
+fn company_register(
+    legal_form: Option<PartnershipLegalForm>,
+    v: Option<&Value>,
+    e: &mut Violations,
+) -> Option<Option<crate::tax::CommercialRegister>> {
+    match (legal_form, v) {
+        (Some(PartnershipLegalForm::Egbr), None) => {
+            e.push(
+                "company_register",
+                "required",
+                "is required for an eGbR: its Gesellschaftsregister status (application-filed or registered)",
+            );
+            None
+        }
+        (Some(PartnershipLegalForm::Gbr), Some(_)) => {
+            e.push(
+                "company_register",
+                "not_allowed",
+                "is only accepted for an eGbR (a GbR entered in the Gesellschaftsregister is filed with legal_form egbr)",
+            );
+            None
+        }
+        // An unknown legal form is reported already; the register's own rules still apply.
+        (_, Some(v)) => register(v, "company_register", RegisterKind::Company, e).map(Some),
+        (_, None) => Some(None),
+    }
+}
+
+/// Applies every rule; `today` decides which dates are in the past. `known_tax_office` says
+/// whether a 4-digit office number is in the bundled directory.
+pub fn parse(
+    body: &Value,
+    today: Date,
+    known_tax_office: &dyn Fn(&str) -> bool,
+) -> Result<GbrTaxRequest, Violations> {
+    let mut errs = Violations::new();
+    let Some(o) = object(body, "", FIELDS, &mut errs) else {
+        return Err(errs);
+    };
+    let e = &mut errs;
+
+    let core: Core<PartnershipLegalForm> = core(&o, &["gbr", "egbr"], known_tax_office, e);
+    let (agreement, start) = founding_dates(
+        &o,
+        "partnership_agreement_date",
+        "before_partnership_agreement",
+        today,
+        e,
+    );
+    let (deviates, fy_start) = fiscal_year(&o, e);
+    let address = o
+        .req("address", e)
+        .and_then(|v| tax_address(v, "address", e));
+    let partners = o
+        .req("partners", e)
+        .and_then(|v| partners(v, today, core.environment, e));
+    let register = company_register(core.legal_form, o.opt("company_register"), e);
+    let (iban, bic) = bank(&o, e);
+    let financial = o
+        .req("financial_estimates", e)
+        .and_then(|v| estimates(v, e));
+    let vat_block = o.req("vat", e).and_then(|v| vat(v, financial.as_ref(), e));
+    let (has_employees, payroll_block) = payroll(&o, start, e);
+
+    let registration = (|| {
+        Some(GbrTaxRegistration {
+            legal_form: core.legal_form?,
+            package: core.package?,
+            environment: core.environment?,
+            signature_path: core.signature_path.clone()?,
+            client_reference: core.client_reference.clone(),
+            tax_office_number: core.tax_office_number.clone(),
+            name: core.name.clone()?,
+            purpose: core.purpose.clone()?,
+            partnership_agreement_date: agreement?,
+            operational_activity_start_date: start?,
+            fiscal_year_deviates_from_calendar: deviates?,
+            fiscal_year_deviating_start_date: fy_start,
+            address: address.clone()?,
+            partners: partners.clone()?,
+            company_register: register.clone()?,
+            iban: iban.clone(),
+            bic: bic.clone(),
+            financial_estimates: financial?,
+            vat: vat_block.clone()?,
+            has_employees: has_employees?,
+            payroll: payroll_block.clone(),
+        })
+    })();
+    let registration = errs.into_result(registration)?;
+    Ok(GbrTaxRequest {
+        company_id: core.company_id,
+        tax_registration_id: core.tax_registration_id,
+        business_address: core.business_address,
+        registration,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gbr::PartnershipLegalForm;
+    use crate::rule_cases::{edit, example, gbr_cases};
+    use crate::tax::{AnyTaxRegistration, CommercialRegister, Percentage, TaxLegalForm};
+    use serde_json::json;
+
+    fn today() -> Date {
+        time::macros::date!(2026 - 11 - 22)
+    }
+
+    fn known(n: &str) -> bool {
+        crate::offices::is_known_tax_office(n)
+    }
+
+    fn ok(v: &Value) -> GbrTaxRegistration {
+        parse(v, today(), &known)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .registration
+    }
+
+    fn codes(v: &Value) -> Vec<(String, String)> {
+        parse(v, today(), &known)
+            .expect_err("should be refused")
+            .iter()
+            .map(|e| (e.field.clone(), e.code.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn examples_are_valid() {
+        let g = ok(&example("gbr"));
+        assert_eq!(g.legal_form, PartnershipLegalForm::Gbr);
+        assert_eq!(g.partners.len(), 3);
+        assert_eq!(g.company_register, None);
+        assert!(g.vat.small_business);
+        assert_eq!(g.payroll, None);
+        assert_eq!(
+            g.partners.managing_names(),
+            ["Jana Heide", "Ole Brandt"],
+            "the third partner does not manage"
+        );
+
+        let request = parse(&example("egbr"), today(), &known).unwrap();
+        assert!(request.business_address.is_some());
+        let e = request.registration;
+        assert_eq!(e.legal_form, PartnershipLegalForm::Egbr);
+        assert_eq!(
+            e.company_register,
+            Some(CommercialRegister::Registered {
+                registration_number: "1234".into(),
+                registration_date: time::macros::date!(2025 - 02 - 10),
+                registration_court: "Amtsgericht Köln".into(),
+            })
+        );
+        assert_eq!(
+            e.partners.managing_names(),
+            ["Katharina Rhein", "Rhein Verwaltungs GmbH"]
+        );
+        assert_eq!(e.payroll.as_ref().map(|p| p.employee_count), Some(2));
+        assert_eq!(e.iban.as_deref(), Some("DE89370400440532013000"));
+
+        // Stored as JSON and read back by its legal form.
+        for reg in [g, e] {
+            let any = AnyTaxRegistration::Partnership(Box::new(reg.clone()));
+            let form = any.legal_form();
+            assert!(form.is_partnership());
+            let back =
+                AnyTaxRegistration::from_stored(form.as_str(), any.to_record().unwrap()).unwrap();
+            assert_eq!(back, any);
+            // The wrong kind or a mismatching legal form is an error, never a silent misread.
+            assert!(AnyTaxRegistration::from_stored("gmbh", any.to_record().unwrap()).is_err());
+            let other = if form == TaxLegalForm::Gbr {
+                "egbr"
+            } else {
+                "gbr"
+            };
+            assert!(AnyTaxRegistration::from_stored(other, any.to_record().unwrap()).is_err());
+            assert!(AnyTaxRegistration::from_stored("kg", any.to_record().unwrap()).is_err());
+        }
+    }
+
+    #[test]
+    fn each_rule_names_its_field_and_code() {
+        let cases = gbr_cases();
+        // The shared UG/GmbH cases are part of the table (VAT, payroll, bank, address ...).
+        assert!(cases.iter().any(|c| c.field == "vat.return_frequency"));
+        assert!(cases.iter().any(|c| c.field == "payroll_start_date"));
+        assert!(cases.iter().any(|c| c.field == "bic"));
+        assert!(!cases.iter().any(|c| c.field.starts_with("shareholders.")));
+        for case in cases {
+            let found = codes(&case.request());
+            assert!(
+                found.contains(&(case.field.to_string(), case.code.to_string())),
+                "{} {} ({}): got {found:?}",
+                case.field,
+                case.code,
+                case.base
+            );
+        }
+    }
+
+    #[test]
+    fn shares_are_summed_in_exact_decimals() {
+        let set = |a: f64, b: f64, c: f64| {
+            let mut v = example("gbr");
+            for (i, s) in [a, b, c].into_iter().enumerate() {
+                v["partners"]["individuals"][i]["share_percentage"] = json!(s);
+            }
+            v
+        };
+        let g = ok(&set(33.33, 33.33, 33.34));
+        let total: u32 = g.partners.shares().map(|p| p.0).sum();
+        assert_eq!(total, Percentage::HUNDRED.0);
+        // 64.02 + 0.07 + 35.91 is 100 exactly; summed as f64 it is 99.99999999999999.
+        assert_ne!(64.02f64 + 0.07 + 35.91, 100.0);
+        ok(&set(64.02, 0.07, 35.91));
+        ok(&set(33.3333, 33.3333, 33.3334));
+        ok(&set(0.0001, 49.9999, 50.0));
+        for (a, b, c, sum) in [
+            (33.33, 33.33, 33.33, "99.99"),
+            (33.33, 33.33, 33.35, "100.01"),
+            (33.3333, 33.3333, 33.3333, "99.9999"),
+            (50.0, 50.0, 0.0001, "100.0001"),
+        ] {
+            let errs = parse(&set(a, b, c), today(), &known).unwrap_err();
+            let e = errs
+                .iter()
+                .find(|e| e.code == "shares_do_not_sum_to_100")
+                .unwrap_or_else(|| panic!("{a} {b} {c}: {errs}"));
+            assert_eq!(e.field, "partners");
+            assert!(
+                e.message.contains(&format!("sum to {sum})")),
+                "{}",
+                e.message
+            );
+        }
+    }
+
+    #[test]
+    fn two_to_ninety_nine_partners() {
+        let person = example("gbr")["partners"]["individuals"][0].clone();
+        let with = |n: usize| {
+            let mut v = example("gbr");
+            let people: Vec<Value> = (0..n)
+                .map(|i| {
+                    let mut p = person.clone();
+                    // 100 / n in ten-thousandths, the remainder on the first.
+                    let each = 1_000_000 / n as u32;
+                    let first = 1_000_000 - each * (n as u32 - 1);
+                    let share = Percentage(if i == 0 { first } else { each });
+                    p["share_percentage"] =
+                        serde_json::from_str(&share.to_decimal_string()).unwrap();
+                    p
+                })
+                .collect();
+            v["partners"] = json!({ "individuals": people });
+            v
+        };
+        assert_eq!(ok(&with(2)).partners.len(), 2);
+        assert_eq!(ok(&with(99)).partners.len(), 99);
+        assert!(codes(&with(1)).contains(&("partners".into(), "too_few".into())));
+        assert!(codes(&with(100)).contains(&("partners".into(), "too_many".into())));
+        // Individuals and entities count together.
+        let mut v = with(99);
+        v["partners"]["entities"] = example("egbr")["partners"]["entities"].clone();
+        v["partners"]["entities"][0]["share_percentage"] = json!(0.0001);
+        assert!(codes(&v).contains(&("partners".into(), "too_many".into())));
+    }
+
+    #[test]
+    fn an_entity_alone_may_manage() {
+        let mut v = example("egbr");
+        edit(
+            &mut v,
+            "/partners/individuals/0/is_managing_partner",
+            Some(json!(false)),
+        );
+        let e = ok(&v);
+        assert_eq!(e.partners.managing_names(), ["Rhein Verwaltungs GmbH"]);
+        edit(
+            &mut v,
+            "/partners/entities/0/is_managing_partner",
+            Some(json!(false)),
+        );
+        assert!(codes(&v).contains(&("partners".into(), "no_managing_partner".into())));
+    }
+
+    #[test]
+    fn egbr_register_application_and_normalised_numbers() {
+        let mut v = example("egbr");
+        v["company_register"] =
+            json!({"status": "application-filed", "registration_application_date": "2025-01-20"});
+        assert_eq!(
+            ok(&v).company_register,
+            Some(CommercialRegister::ApplicationFiled {
+                registration_application_date: time::macros::date!(2025 - 01 - 20)
+            })
+        );
+        for (raw, want) in [("GsR 1234", "1234"), ("gsr 77 a", "77A"), ("501", "501")] {
+            let mut v = example("egbr");
+            v["company_register"]["registration_number"] = json!(raw);
+            match ok(&v).company_register {
+                Some(CommercialRegister::Registered {
+                    registration_number,
+                    ..
+                }) => assert_eq!(registration_number, want, "{raw}"),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn every_broken_field_is_named_at_once() {
+        let mut v = example("egbr");
+        edit(&mut v, "/name", Some(json!("")));
+        edit(
+            &mut v,
+            "/partners/individuals/1/dob",
+            Some(json!("1990-13-01")),
+        );
+        edit(&mut v, "/company_register", None);
+        edit(&mut v, "/vat/accounting_method", None);
+        edit(&mut v, "/employee_count", None);
+        let found = codes(&v);
+        for want in [
+            ("name", "empty"),
+            ("partners.individuals[1].dob", "invalid_date"),
+            ("company_register", "required"),
+            ("vat.accounting_method", "required"),
+            ("employee_count", "required"),
+        ] {
+            assert!(
+                found.contains(&(want.0.to_string(), want.1.to_string())),
+                "{want:?}: {found:?}"
+            );
+        }
+        // Not an object at all.
+        assert_eq!(
+            codes(&json!([1])),
+            [("body".to_string(), "invalid_type".to_string())]
+        );
+    }
+}

@@ -1,0 +1,197 @@
+//! Test support: a minimal element tree read back with quick-xml, and xmllint.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::Command;
+
+use quick_xml::events::Event;
+use quick_xml::{Reader, XmlVersion};
+
+/// A minimal element tree read back with quick-xml.
+#[derive(Debug, Default)]
+pub struct El {
+    pub name: String,
+    pub attrs: Vec<(String, String)>,
+    pub text: String,
+    pub children: Vec<El>,
+}
+
+impl El {
+    pub fn parse(xml: &[u8]) -> El {
+        let text = std::str::from_utf8(xml).expect("UTF-8");
+        let mut reader = Reader::from_str(text);
+        let mut stack = vec![El::default()];
+        loop {
+            match reader.read_event().expect("well-formed") {
+                Event::Start(s) => {
+                    let attrs = s
+                        .attributes()
+                        .map(|a| {
+                            let a = a.unwrap();
+                            let key = a.key.as_ref().to_owned();
+                            (
+                                key,
+                                a.normalized_value(XmlVersion::Explicit1_0)
+                                    .unwrap()
+                                    .into_owned(),
+                            )
+                        })
+                        .collect();
+                    let name = s.name().as_ref().to_owned();
+                    stack.push(El {
+                        name,
+                        attrs,
+                        ..El::default()
+                    });
+                }
+                Event::End(_) => {
+                    let done = stack.pop().unwrap();
+                    stack.last_mut().unwrap().children.push(done);
+                }
+                Event::Empty(_) => panic!("the writer writes no empty-element tags"),
+                Event::Text(t) => stack.last_mut().unwrap().text.push_str(&t.xml10_content()),
+                Event::GeneralRef(r) => {
+                    let name = r.xml10_content();
+                    let c = match name.as_ref() {
+                        "amp" => "&",
+                        "lt" => "<",
+                        "gt" => ">",
+                        "quot" => "\"",
+                        "apos" => "'",
+                        other => panic!("unexpected reference &{other};"),
+                    };
+                    stack.last_mut().unwrap().text.push_str(c);
+                }
+                Event::Eof => break,
+                _ => {}
+            }
+        }
+        let mut doc = stack.pop().unwrap();
+        assert_eq!(doc.children.len(), 1);
+        doc.children.pop().unwrap()
+    }
+
+    pub fn child(&self, name: &str) -> &El {
+        self.children
+            .iter()
+            .find(|c| c.name == name)
+            .unwrap_or_else(|| panic!("{} has no {name}", self.name))
+    }
+
+    pub fn all(&self, name: &str) -> Vec<&El> {
+        self.children.iter().filter(|c| c.name == name).collect()
+    }
+
+    pub fn has(&self, name: &str) -> bool {
+        self.children.iter().any(|c| c.name == name)
+    }
+
+    /// Follows a `/`-separated path of first children.
+    pub fn at(&self, path: &str) -> &El {
+        path.split('/').fold(self, |el, name| el.child(name))
+    }
+
+    pub fn names(&self) -> Vec<&str> {
+        self.children.iter().map(|c| c.name.as_str()).collect()
+    }
+
+    pub fn text(&self) -> &str {
+        self.text.trim()
+    }
+
+    pub fn attr(&self, name: &str) -> Option<&str> {
+        self.attrs
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn walk<'a>(&'a self, out: &mut Vec<&'a El>) {
+        out.push(self);
+        for c in &self.children {
+            c.walk(out);
+        }
+    }
+}
+
+/// Runs `xmllint --noout --schema schemas/<envelope> file`; `Ok` when valid, else its stderr.
+pub fn xmllint(doc: &[u8], envelope: &str) -> Result<(), String> {
+    let schema = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("schemas")
+        .join(envelope);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("doc.xml");
+    std::fs::write(&file, doc).unwrap();
+    let out = Command::new("xmllint")
+        .arg("--noout")
+        .arg("--schema")
+        .arg(&schema)
+        .arg(&file)
+        .output()
+        .expect("xmllint is installed (libxml2-utils)");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    if out.status.success() {
+        assert!(stderr.contains("validates"), "{stderr}");
+        Ok(())
+    } else {
+        Err(stderr)
+    }
+}
+
+/// `doc` with `from`, which must occur exactly once, replaced by `to`.
+pub fn replace_once(doc: &str, from: &str, to: &str) -> String {
+    assert_eq!(
+        doc.matches(from).count(),
+        1,
+        "{from:?} once in the document"
+    );
+    doc.replace(from, to)
+}
+
+/// Each `(what, document)` is rejected by the crate's libxml2 validation: by the schema, or by
+/// the parser exactly when `what` is "not well-formed".
+pub fn assert_rejected_by_libxml2(cases: Vec<(&str, String)>) {
+    for (what, doc) in cases {
+        match elster::validate(doc.as_bytes()) {
+            Ok(()) => panic!("accepted: {what}"),
+            Err(errs) => {
+                assert!(!errs.is_empty(), "{what}");
+                let parse_error = errs.iter().any(|e| e.starts_with("not well-formed"));
+                assert_eq!(parse_error, what == "not well-formed", "{what}: {errs:?}");
+            }
+        }
+    }
+}
+
+/// Each `(what, document)` is rejected by xmllint with the envelope schema `envelope`: it fails
+/// to validate, or fails to parse exactly when `what` is "not well-formed".
+pub fn assert_rejected_by_xmllint(cases: Vec<(&str, String)>, envelope: &str) {
+    for (what, doc) in cases {
+        let err = xmllint(doc.as_bytes(), envelope).expect_err(what);
+        assert!(
+            err.contains("fails to validate") || what == "not well-formed",
+            "{what}: {err}"
+        );
+        assert_eq!(
+            err.contains("parser error"),
+            what == "not well-formed",
+            "{what}: {err}"
+        );
+    }
+}
+
+/// Every element has text or children, except `Version`, which ERiC fills in.
+pub fn assert_no_empty_elements(doc: &El) {
+    let mut all = Vec::new();
+    doc.walk(&mut all);
+    for el in all {
+        if el.name == "Version" {
+            continue; // Filled in by ERiC.
+        }
+        assert!(
+            !el.children.is_empty() || !el.text().is_empty(),
+            "{} is empty",
+            el.name
+        );
+    }
+}

@@ -1,0 +1,156 @@
+//! `POST /v1/tax-registration/gbr`: the tax registration of a partnership (GbR, eGbR).
+//!
+//! Only the parsing is the partnership's own (`domain::gbr_request`); the create itself
+//! (company, office, the FsE_PersG XML validated against its XSD, the summary PDF, the
+//! transaction, the errors) is `tax_registrations::create_case`, and the case is read back
+//! through `GET /v1/tax-registration/{id}` like a UG's or GmbH's.
+
+use std::sync::Arc;
+
+use axum::Extension;
+use axum::extract::State;
+use axum::response::Response;
+use domain::auth::Caller;
+use domain::company::Environment;
+use domain::gbr::{Partners, PartnershipLegalForm};
+use domain::tax::{
+    AccountingMethod, BalanceType, CommercialRegister, FinancialEstimates, ReturnFrequency,
+    ReverseChargeServiceType, TaxAddress, TaxPackage, VatRegime,
+};
+use serde_json::Value;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::app::AppState;
+use crate::envelope::Envelope;
+use crate::error::{ApiError, ErrorBody};
+use crate::extract::ApiJson;
+use crate::routes::cases;
+use crate::routes::tax_registrations::{self, TaxCreateResponse};
+
+/// The payload of `POST /v1/tax-registration/gbr` (GbR or eGbR). Unknown fields are refused
+/// (`unknown_field`); every broken rule is reported at once.
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)] // Describes the payload for the OpenAPI document; parsing is domain's.
+pub struct GbrTaxRegistrationRequest {
+    /// An existing client company of the caller. Unknown or another provider's: 404
+    /// `COMPANY_NOT_FOUND`; another environment: 409 `ENVIRONMENT_MISMATCH`; already having a
+    /// tax registration: 409 `COMPANY_ALREADY_REGISTERED`. Omit it to create the company.
+    pub company_id: Option<Uuid>,
+    /// The address of the company to create; only without `company_id` (defaults to `address`).
+    pub business_address: Option<TaxAddress>,
+    /// The case's id, chosen by the caller; an id in use is 409 `DUPLICATE_ID` (unless the
+    /// request is an idempotent replay).
+    pub tax_registration_id: Option<Uuid>,
+    /// 4-digit tax office number of the bundled directory; without it the office is
+    /// determined from `address` where that is certain, else an operator assigns it.
+    #[schema(example = "2333", pattern = "^[0-9]{4}$")]
+    pub tax_office_number: Option<String>,
+    pub legal_form: PartnershipLegalForm,
+    pub package: TaxPackage,
+    /// The signature of the managing partners as an SVG path.
+    #[schema(example = "M 10 20 C 20 0 30 40 40 20")]
+    pub signature_path: String,
+    /// Default `production`.
+    pub environment: Option<Environment>,
+    #[schema(max_length = 255)]
+    pub client_reference: Option<String>,
+    /// The partnership's name (DIN 91379 data type B).
+    #[schema(max_length = 120, example = "Heide & Partner Hofladen GbR")]
+    pub name: String,
+    #[schema(max_length = 200)]
+    pub purpose: String,
+    /// YYYY-MM-DD, not in the future: the date of the partnership agreement.
+    #[schema(format = Date, example = "2025-04-01")]
+    pub partnership_agreement_date: String,
+    /// YYYY-MM-DD, not before `partnership_agreement_date`.
+    #[schema(format = Date, example = "2025-05-01")]
+    pub operational_activity_start_date: String,
+    pub fiscal_year_deviates_from_calendar: bool,
+    /// YYYY-MM-DD; required when the flag is true, refused otherwise.
+    #[schema(format = Date)]
+    pub fiscal_year_deviating_start_date: Option<String>,
+    /// The partnership's seat; a street with a house number.
+    pub address: TaxAddress,
+    /// 2 to 99 partners across `individuals` and `entities`; their `share_percentage` values
+    /// (exact decimals, at most 4 places) sum to exactly 100 (`shares_do_not_sum_to_100`);
+    /// at least one has `is_managing_partner: true` (`no_managing_partner`).
+    pub partners: Partners,
+    /// Required for an eGbR (`application-filed` or `registered`, never `not-applied`),
+    /// refused for a GbR. `registration_number`: the number, a leading `GsR` is dropped.
+    pub company_register: Option<CommercialRegister>,
+    /// Checked (checksum, national format), stored without spaces.
+    pub iban: Option<String>,
+    /// 8 or 11 characters; required when the IBAN is not German.
+    pub bic: Option<String>,
+    /// Whole euros; revenue cannot be lower than profit.
+    pub financial_estimates: FinancialEstimates,
+    /// The same rules as for a UG or GmbH.
+    pub vat: VatRequest,
+    /// With `true`, the four payroll fields are required; with `false`, refused.
+    pub has_employees: bool,
+    /// At least 1.
+    pub employee_count: Option<i64>,
+    /// Employees who are partners; 0 to `employee_count`.
+    pub shareholder_employee_count: Option<i64>,
+    /// YYYY-MM-DD, not before `operational_activity_start_date`.
+    #[schema(format = Date)]
+    pub payroll_start_date: Option<String>,
+    /// Whole euros a year.
+    pub estimated_annual_wage_tax: Option<i64>,
+}
+
+/// The `vat` object as sent (the stored record adds the outcome `small_business`). Let F be the
+/// founding-year and N the following-year revenue: the small-business election is available
+/// when F <= 25,000 and N <= 100,000 euros, and then `regime` is required.
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)] // Describes the payload for the OpenAPI document; parsing is domain's.
+pub struct VatRequest {
+    /// Required when the election is available; `small-business` is refused when F <= 25,000
+    /// but N > 100,000 (`small_business_unavailable`); without effect when F > 25,000.
+    pub regime: Option<VatRegime>,
+    /// Required unless small business; `cash` only when F <= 800,000 (`cash_not_allowed`).
+    pub accounting_method: Option<AccountingMethod>,
+    /// Required unless small business.
+    pub estimated_balance_type: Option<BalanceType>,
+    /// Whole euros; required unless small business.
+    pub estimated_balance_amount: Option<i64>,
+    /// Default `quarterly`; `monthly` only for a refund above 9,000 euros, and then required.
+    pub return_frequency: Option<ReturnFrequency>,
+    pub request_vat_id: Option<bool>,
+    pub sells_via_online_marketplaces: Option<bool>,
+    pub request_reverse_charge_certificate: Option<bool>,
+    /// Required with `request_reverse_charge_certificate: true`, refused without it.
+    pub reverse_charge_service_type: Option<ReverseChargeServiceType>,
+}
+
+/// Creates a tax registration for a GbR or eGbR: validates it, generates the ELSTER XML
+/// (DatenArt `PersG`, `FsE_PersG`, validated against the service's XSD) and a German summary
+/// PDF, and stores them. The case is read with `GET /v1/tax-registration/{id}` and follows the
+/// same lifecycle as a UG's or GmbH's.
+#[utoipa::path(post, path = "/v1/tax-registration/gbr", tag = "tax registration",
+    params(("Idempotency-Key" = Option<String>, Header, description = "Makes retries safe (decisions §3)")),
+    request_body(content = GbrTaxRegistrationRequest, content_type = "application/json",
+        description = "A partnership's tax registration: partners instead of directors and shareholders; the eGbR's Gesellschaftsregister; VAT and payroll as for a UG or GmbH"),
+    responses(
+        (status = 201, description = "Validated; awaiting manual submission", body = Envelope<TaxCreateResponse>),
+        (status = 400, description = "`INVALID_JSON`", body = Envelope<ErrorBody>),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = Envelope<ErrorBody>),
+        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        (status = 404, description = "`COMPANY_NOT_FOUND`", body = Envelope<ErrorBody>),
+        (status = 409, description = "`COMPANY_ALREADY_REGISTERED`, `ENVIRONMENT_MISMATCH`, `DUPLICATE_ID` or `IDEMPOTENCY_KEY_IN_USE`", body = Envelope<ErrorBody>),
+        (status = 413, description = "`PAYLOAD_TOO_LARGE`", body = Envelope<ErrorBody>),
+        (status = 415, description = "`UNSUPPORTED_MEDIA_TYPE`", body = Envelope<ErrorBody>),
+        (status = 422, description = "`VALIDATION_FAILED` (every broken field) or `IDEMPOTENCY_KEY_REUSED`", body = Envelope<ErrorBody>),
+    ))]
+pub async fn create(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    ApiJson(body): ApiJson<Value>,
+) -> Result<Response, ApiError> {
+    let provider = tax_registrations::provider_only(caller)?;
+    let now = cases::now_micros();
+    let request =
+        domain::gbr_request::parse(&body, now.date(), &domain::offices::is_known_tax_office)?;
+    tax_registrations::create_case(&state, provider, request.into(), now).await
+}

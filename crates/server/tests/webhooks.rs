@@ -412,6 +412,10 @@ backend_tests! {
         assert!(!b.to_string().contains("whsec_"), "secrets are shown once only");
         let (s, b) = json(app.get(&format!("/v1/webhook-endpoints/{id}"), Some(&pkey)).send().await.unwrap()).await;
         assert_eq!((s, b["response"]["url"].as_str()), (200, Some(rx.url.as_str())));
+        let (s, b) = json(app.get(&format!("/v1/webhook-endpoints/{id}/deliveries?before=x&limit=0"), Some(&pkey)).send().await.unwrap()).await;
+        let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+        let fields: Vec<&str> = r["errors"].as_array().unwrap().iter().map(|e| e["field"].as_str().unwrap()).collect();
+        assert_eq!(fields, ["before", "limit"]);
         for path in [format!("/v1/webhook-endpoints/{id}"), format!("/v1/webhook-endpoints/{id}/deliveries")] {
             let (s, b) = json(app.get(&path, Some(&other)).send().await.unwrap()).await;
             assert_error(s, &b, 404, "NOT_FOUND");

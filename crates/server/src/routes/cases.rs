@@ -169,3 +169,30 @@ pub async fn move_case(
         })
     }
 }
+
+/// Reads a page's cursor (query parameter `field`, parsed by `parse`) and `limit` (1 to 500,
+/// default 100), recording what is wrong in `errs`.
+pub fn page_params<T>(
+    field: &str,
+    cursor: Option<&str>,
+    parse: impl Fn(&str) -> Option<T>,
+    limit: Option<i64>,
+    errs: &mut domain::Violations,
+) -> (Option<T>, i64) {
+    let cursor = cursor.and_then(|c| {
+        let parsed = parse(c);
+        if parsed.is_none() {
+            errs.push(
+                field,
+                "invalid_value",
+                "must be a next_cursor of an earlier page",
+            );
+        }
+        parsed
+    });
+    let limit = limit.unwrap_or(100);
+    if !(1..=500).contains(&limit) {
+        errs.push("limit", "invalid_value", "must be 1 to 500");
+    }
+    (cursor, limit)
+}

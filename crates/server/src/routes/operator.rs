@@ -99,21 +99,13 @@ async fn list<L: Lifecycle>(
         }
         parsed
     });
-    let after = q.after.as_deref().and_then(|a| {
-        let parsed = Uuid::try_parse(a).ok();
-        if parsed.is_none() {
-            errs.push(
-                "after",
-                "invalid_value",
-                "must be a next_cursor of an earlier page",
-            );
-        }
-        parsed
-    });
-    let limit = q.limit.unwrap_or(100);
-    if !(1..=500).contains(&limit) {
-        errs.push("limit", "invalid_value", "must be 1 to 500");
-    }
+    let (after, limit) = crate::routes::cases::page_params(
+        "after",
+        q.after.as_deref(),
+        |a| Uuid::try_parse(a).ok(),
+        q.limit,
+        &mut errs,
+    );
     errs.finish(())?;
     let filter = CaseFilter {
         status,

@@ -441,21 +441,13 @@ pub async fn deliveries(
 ) -> Result<Response, ApiError> {
     own_endpoint(&state, caller, id).await?;
     let mut errs = Violations::new();
-    let before = q.before.as_deref().and_then(|b| {
-        let parsed = b.parse::<i64>().ok().filter(|n| *n > 0);
-        if parsed.is_none() {
-            errs.push(
-                "before",
-                "invalid_value",
-                "must be a next_cursor of an earlier page",
-            );
-        }
-        parsed
-    });
-    let limit = q.limit.unwrap_or(100);
-    if !(1..=500).contains(&limit) {
-        errs.push("limit", "invalid_value", "must be 1 to 500");
-    }
+    let (before, limit) = crate::routes::cases::page_params(
+        "before",
+        q.before.as_deref(),
+        |b| b.parse::<i64>().ok().filter(|n| *n > 0),
+        q.limit,
+        &mut errs,
+    );
     errs.finish(())?;
     let mut rows = state
         .repo

@@ -48,6 +48,8 @@ enum Behaviour {
     Always(u16),
     /// A redirect to `/elsewhere`, which would answer 200.
     Redirect,
+    /// The first attempt of each message gets its answer after 3 s; later ones at once.
+    SlowFirst,
 }
 
 #[derive(Clone)]
@@ -89,6 +91,12 @@ impl Receiver {
                     Behaviour::Always(s) => StatusCode::from_u16(s).unwrap().into_response(),
                     Behaviour::Redirect => {
                         (StatusCode::FOUND, [("location", "/elsewhere")]).into_response()
+                    }
+                    Behaviour::SlowFirst => {
+                        if n == 1 {
+                            tokio::time::sleep(Duration::from_secs(3)).await;
+                        }
+                        StatusCode::OK.into_response()
                     }
                 }
             }
@@ -327,6 +335,30 @@ backend_tests! {
         assert_eq!(list[1]["error"], "HTTP 503");
         tokio::time::sleep(Duration::from_millis(1500)).await;
         assert_eq!(flaky.deliveries().len(), 3, "no attempt after success");
+    }
+
+    async fn a_receiver_that_does_not_answer_in_time_gets_a_retry(backend) {
+        let options = Options {
+            tweak: Box::new(|c| {
+                c.webhooks.timeout = Duration::from_secs(1);
+                c.webhooks.retry_schedule = domain::webhook::parse_retry_schedule("1").unwrap();
+            }),
+            ..Options::default()
+        };
+        let app = TestApp::spawn_with(backend, options).await.unwrap();
+        let (_, pkey) = app.provider("P").await;
+        let slow = Receiver::start(Behaviour::SlowFirst).await;
+        let (eid, _) = endpoint(&app, &pkey, &slow.url, Some(&["registration.initiated"])).await;
+        create_trade(&app, &pkey, "self").await;
+        let got = slow.wait_for(2).await;
+        assert_eq!(got[0].id(), got[1].id());
+        let (_, b) = json(app.get(&format!("/v1/webhook-endpoints/{eid}/deliveries"), Some(&pkey)).send().await.unwrap()).await;
+        let list = b["response"]["deliveries"].as_array().unwrap();
+        assert_eq!(list.len(), 2, "{b}");
+        assert_eq!(list[1]["error"], "timed out", "{}", list[1]);
+        assert!(list[1]["status_code"].is_null());
+        assert!(list[1]["duration_ms"].as_i64().unwrap() < 2500, "the timeout cut the attempt short: {}", list[1]);
+        assert_eq!(list[0]["outcome"], "delivered");
     }
 
     async fn delivery_gives_up_after_the_schedule_and_never_follows_redirects(backend) {

@@ -243,9 +243,10 @@ async fn attempt(
 
 /// A reqwest error with its causes, cut to a readable length.
 fn describe(e: &reqwest::Error) -> String {
-    let mut text = if e.is_timeout() {
-        "timed out".to_string()
-    } else if e.is_connect() {
+    if e.is_timeout() {
+        return "timed out".into();
+    }
+    let mut text = if e.is_connect() {
         "connection failed".to_string()
     } else {
         "request failed".to_string()

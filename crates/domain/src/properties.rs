@@ -49,6 +49,8 @@ fn leaf() -> impl Strategy<Value = Value> {
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
         any::<i64>().prop_map(|n| json!(n)),
+        prop::sample::select(vec![i64::MIN, i64::MAX, -1, 0]).prop_map(|n| json!(n)),
+        Just(json!(u64::MAX)),
         any::<f64>().prop_map(|f| json!(f)),
         ".{0,40}".prop_map(Value::String),
         "[0-9]{1,6}".prop_map(Value::String),

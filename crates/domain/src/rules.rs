@@ -413,7 +413,9 @@ pub fn whole_euros(v: &Value, path: &str, errs: &mut Violations) -> Option<i64> 
             .map(|f| f as i64)
     });
     match value {
-        Some(x) if x.abs() <= 999_999_999_999 => Some(x),
+        // `unsigned_abs`: `i64::MIN.abs()` overflows (a panic, or in release a negative value
+        // that would pass).
+        Some(x) if x.unsigned_abs() <= 999_999_999_999 => Some(x),
         Some(_) => {
             errs.push(path, "out_of_range", "is too large");
             None

@@ -64,6 +64,19 @@ backend_tests! {
         assert_eq!(b["response"]["cases"][0]["status"], "validated");
         let (_, b) = json(app.get("/v1/operator/tax-registrations?status=submitted", Some(&okey)).send().await.unwrap()).await;
         assert!(b["response"]["cases"].as_array().unwrap().is_empty());
+        // A caller-chosen id that sorts before every other still lists in creation order.
+        let mut early_id = example("gmbh");
+        early_id["tax_registration_id"] = json!("00000000-0000-4000-8000-000000000001");
+        let (s, b) = json(app.post("/v1/tax-registration", Some(&pkey)).json(&early_id).send().await.unwrap()).await;
+        assert_eq!(s, 201, "{b}");
+        let (_, b) = json(app.get("/v1/operator/tax-registrations", Some(&okey)).send().await.unwrap()).await;
+        let tax_ids: Vec<&str> = b["response"]["cases"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
+        assert_eq!(tax_ids.len(), 2);
+        assert_eq!(tax_ids[1], "00000000-0000-4000-8000-000000000001", "oldest first, whatever the id");
+        let (_, b) = json(app.get("/v1/operator/tax-registrations?limit=1", Some(&okey)).send().await.unwrap()).await;
+        let cursor = b["response"]["next_cursor"].as_str().unwrap().to_string();
+        let (_, b) = json(app.get(&format!("/v1/operator/tax-registrations?limit=1&after={cursor}"), Some(&okey)).send().await.unwrap()).await;
+        assert_eq!(b["response"]["cases"][0]["id"], "00000000-0000-4000-8000-000000000001");
         for path in ["/v1/operator/trade-registrations", "/v1/operator/tax-registrations"] {
             let (s, b) = json(app.get(path, Some(&pkey)).send().await.unwrap()).await;
             assert_error(s, &b, 403, "FORBIDDEN");

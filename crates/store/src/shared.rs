@@ -304,8 +304,8 @@ macro_rules! repository_impl {
             insert_new_company!(tx, &new.new_company, new.created_at);
             sqlx::query(
                 "INSERT INTO tax_registrations (id, company_id, provider_id, environment, package, \
-                 legal_form, status, record, tax_office_number, tax_office_lookup, created_at, updated_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)",
+                 legal_form, status, record, tax_office_number, tax_office_lookup, created_at, updated_at, \
+                 list_key) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12)",
             )
             .bind(new.id)
             .bind(new.company_id)
@@ -318,6 +318,7 @@ macro_rules! repository_impl {
             .bind(&new.tax_office_number)
             .bind(new.tax_office_lookup.as_ref().map(sqlx::types::Json))
             .bind(new.created_at)
+            .bind(uuid::Uuid::now_v7())
             .execute(&mut *tx)
             .await?;
             insert_children!(tx, new.id, "tax", &new.documents, &new.history);
@@ -536,10 +537,13 @@ macro_rules! repository_impl {
                      ORDER BY id LIMIT $4"
                 }
                 $crate::CaseKind::Tax => {
+                    // Callers may choose tax registration ids: the order is the insert order
+                    // (`list_key`), and the cursor (an id) stands for its row's key.
                     "SELECT id, company_id, provider_id, environment, package, status, created_at \
                      FROM tax_registrations WHERE ($1 IS NULL OR status = $1) \
-                     AND ($2 IS NULL OR environment = $2) AND ($3 IS NULL OR id > $3) \
-                     ORDER BY id LIMIT $4"
+                     AND ($2 IS NULL OR environment = $2) AND ($3 IS NULL OR list_key > \
+                     (SELECT c.list_key FROM tax_registrations c WHERE c.id = $3)) \
+                     ORDER BY list_key LIMIT $4"
                 }
             };
             let rows = sqlx::query(sql)

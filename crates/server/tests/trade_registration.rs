@@ -121,7 +121,7 @@ backend_tests! {
 
         let (s, b) = json(app.post(&path, Some(&key)).send().await.unwrap()).await;
         let r = assert_error(s, &b, 409, "INVALID_STATE_TRANSITION");
-        assert!(r["message"].as_str().unwrap().contains("submitted"), "{r}");
+        assert_eq!(r["message"], "the case is submitted; it can become completed or blocked (through an operator), and mark-submitted is only possible from form-rendered");
 
         let (_, g) = json(app.get(&format!("{PATH}/{id}"), Some(&key)).send().await.unwrap()).await;
         assert_eq!(g["response"]["status"], "submitted");

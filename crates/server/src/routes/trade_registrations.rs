@@ -915,10 +915,21 @@ pub async fn mark_submitted(
     if current != TradeStatus::FormRendered {
         return Err(ApiError::Conflict {
             code: "INVALID_STATE_TRANSITION",
-            message: format!(
-                "the case is {}; mark-submitted is only possible from form-rendered",
-                current.as_str()
-            ),
+            message: {
+                let allowed: Vec<&str> = current.next().iter().map(|s| s.as_str()).collect();
+                if allowed.is_empty() {
+                    format!(
+                        "the case is {} (final); mark-submitted is only possible from form-rendered",
+                        current.as_str()
+                    )
+                } else {
+                    format!(
+                        "the case is {}; it can become {} (through an operator), and mark-submitted is only possible from form-rendered",
+                        current.as_str(),
+                        allowed.join(" or ")
+                    )
+                }
+            },
         });
     }
     let to = current

@@ -351,5 +351,24 @@ backend_tests! {
         assert_eq!(s, 200);
         let (s, b) = json(app.post(&path, Some(&okey)).json(&json!({"tax_office_number": "1129"})).send().await.unwrap()).await;
         assert_error(s, &b, 409, "INVALID_STATE_TRANSITION");
+
+        // Rejected by the filing system (wrong office): the operator corrects the office, the
+        // XML is written again for it, and the case is resubmitted.
+        let transition = format!("/v1/operator/tax-registrations/{id}/transition");
+        let (s, b) = json(app.post(&transition, Some(&okey)).json(&json!({"status": "rejected", "reason": "Finanzamt nicht zuständig"})).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        let (s, g) = json(app.post(&path, Some(&okey)).json(&json!({"tax_office_number": "1129"})).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{g}");
+        assert_eq!(g["response"]["tax_office"]["number"], "1129");
+        let xml_docs = docs_of(&g, "tax-registration-xml");
+        assert_eq!(xml_docs.len(), 1);
+        let xml = app.client.get(xml_docs[0]["download_url"].as_str().unwrap()).send().await.unwrap().bytes().await.unwrap();
+        elster::validate(&xml).expect("valid against the XSD");
+        assert!(String::from_utf8_lossy(&xml).contains("<Empfaenger id=\"F\">1129</Empfaenger>"));
+        let (s, b) = json(app.post(&transition, Some(&okey)).json(&json!({"status": "submitted", "reason": "mit korrigiertem Finanzamt erneut gesendet"})).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        let (_, g) = json(app.get(&format!("/v1/tax-registration/{id}"), Some(&okey)).send().await.unwrap()).await;
+        let statuses: Vec<&str> = g["response"]["status_history"].as_array().unwrap().iter().map(|h| h["status"].as_str().unwrap()).collect();
+        assert_eq!(statuses, ["validated", "submitted", "rejected", "submitted"]);
     }
 }

@@ -302,6 +302,26 @@ backend_tests! {
         assert_eq!(read(&app, &pkey, "tax", &waiting).await["status"], "validated");
     }
 
+    async fn a_partnership_tax_case_follows_the_same_lifecycle(backend) {
+        let app = TestApp::spawn(backend).await.unwrap();
+        let (_, pkey) = app.provider("P").await;
+        let mut body = sandbox("gbr");
+        body["tax_office_number"] = json!("1127");
+        let (s, b) = json(app.post("/v1/tax-registration/gbr", Some(&pkey)).json(&body).send().await.unwrap()).await;
+        assert_eq!(s, 201, "{b}");
+        let id = b["response"]["tax_registration_id"].as_str().unwrap().to_string();
+        let (s, b) = go(&app, &pkey, "tax", &id, json!({"status": "submitted"})).await;
+        assert_eq!(s, 200, "{b}");
+        let (s, b) = go(&app, &pkey, "tax", &id, json!({"status": "completed"})).await;
+        assert_eq!(s, 200, "{b}");
+        let g = read(&app, &pkey, "tax", &id).await;
+        assert_eq!(g["status"], "completed");
+        assert_eq!(g["legal_form"], "gbr");
+        assert!(g["tax_number"].as_str().is_some_and(|n| !n.is_empty()), "{g}");
+        let (s, b) = go(&app, &pkey, "tax", &id, json!({"status": "rejected", "reason": "x"})).await;
+        assert_error(s, &b, 409, "INVALID_STATE_TRANSITION");
+    }
+
     async fn bad_bodies_are_refused_with_every_broken_field(backend) {
         let app = TestApp::spawn(backend).await.unwrap();
         let (_, pkey) = app.provider("P").await;

@@ -56,6 +56,7 @@ Errors carry a stable `code`, and validation errors list every broken field in `
         webhooks::deliveries,
         sandbox::transition_trade,
         sandbox::transition_tax,
+        sandbox::assign_tax_office,
     ),
     components(schemas(WebhookEvent, WebhookEventData)),
     modifiers(&BearerAuth),

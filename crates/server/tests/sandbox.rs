@@ -322,6 +322,41 @@ backend_tests! {
         assert_error(s, &b, 409, "INVALID_STATE_TRANSITION");
     }
 
+    async fn a_provider_assigns_the_tax_office_of_its_sandbox_case(backend) {
+        let app = TestApp::spawn(backend).await.unwrap();
+        let (pid, pkey) = app.provider("P").await;
+        let (_, other) = app.provider("Other").await;
+        let (_, ckey) = app.client_company(pid, "C").await;
+        let mut body = sandbox("ug");
+        body["tax_office_number"] = json!("1127");
+        let id = create(&app, &pkey, "tax", &body).await;
+        let path = format!("/v1/sandbox/tax-registration/{id}/tax-office");
+        let (s, b) = json(app.post(&path, Some(&pkey)).json(&json!({"tax_office_number": "0000"})).send().await.unwrap()).await;
+        let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+        assert_eq!(r["errors"][0]["field"], "tax_office_number");
+        let (s, b) = json(app.post(&path, Some(&pkey)).json(&json!({"tax_office_number": "1129"})).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        assert_eq!(b["response"]["tax_office"]["number"], "1129");
+        let xml_url = b["response"]["documents"].as_array().unwrap().iter().find(|d| d["type"] == "tax-registration-xml").unwrap()["download_url"].as_str().unwrap().to_string();
+        let xml = app.client.get(&xml_url).send().await.unwrap().bytes().await.unwrap();
+        elster::validate(&xml).expect("valid against the XSD");
+        assert!(String::from_utf8_lossy(&xml).contains("<Empfaenger id=\"F\">1129</Empfaenger>"));
+        let (s, b) = go(&app, &pkey, "tax", &id, json!({"status": "submitted"})).await;
+        assert_eq!(s, 200, "{b}");
+        let (s, b) = json(app.post(&path, Some(&pkey)).json(&json!({"tax_office_number": "1127"})).send().await.unwrap()).await;
+        assert_error(s, &b, 409, "INVALID_STATE_TRANSITION");
+        // Others' keys, and production cases.
+        let (s, b) = json(app.post(&path, Some(&other)).json(&json!({"tax_office_number": "1127"})).send().await.unwrap()).await;
+        assert_error(s, &b, 404, "NOT_FOUND");
+        let (s, b) = json(reqwest::Client::new().post(app.url(&path)).bearer_auth(&ckey).header("connection", "close").json(&json!({"tax_office_number": "1127"})).send().await.unwrap()).await;
+        assert_error(s, &b, 403, "FORBIDDEN");
+        let mut prod = example("ug");
+        prod["tax_office_number"] = json!("1127");
+        let prod_id = create(&app, &pkey, "tax", &prod).await;
+        let (s, b) = json(app.post(&format!("/v1/sandbox/tax-registration/{prod_id}/tax-office"), Some(&pkey)).json(&json!({"tax_office_number": "1129"})).send().await.unwrap()).await;
+        assert_error(s, &b, 404, "NOT_FOUND");
+    }
+
     async fn bad_bodies_are_refused_with_every_broken_field(backend) {
         let app = TestApp::spawn(backend).await.unwrap();
         let (_, pkey) = app.provider("P").await;

@@ -119,6 +119,10 @@ pub fn authenticated(config: &Config) -> Router<Arc<AppState>> {
             "/v1/sandbox/tax-registration/{tax_registration_id}/transition",
             post(sandbox::transition_tax),
         )
+        .route(
+            "/v1/sandbox/tax-registration/{tax_registration_id}/tax-office",
+            post(sandbox::assign_tax_office),
+        )
         .route("/v1/companies/{company_id}", get(companies::get_company))
         .route(
             "/v1/companies/{company_id}/api-keys",

@@ -592,7 +592,29 @@ pub async fn assign_tax_office(
     crate::extract::ApiJson(input): crate::extract::ApiJson<AssignTaxOfficeRequest>,
 ) -> Result<Response, ApiError> {
     operator_only(caller)?;
-    let number = input.tax_office_number.trim().to_string();
+    let case = state
+        .repo
+        .get_tax_registration(id)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    assign_office(&state, &case, &input.tax_office_number).await?;
+    crate::routes::tax_registrations::get(
+        State(state),
+        Extension(caller),
+        crate::extract::PathId(id),
+    )
+    .await
+}
+
+/// Assigns tax office `number` (checked against the directory) to a validated or rejected tax
+/// registration: its XML is written for that office and XSD-validated, the summary re-rendered,
+/// and the old files replaced in one write. Shared by the operator and the sandbox.
+pub(crate) async fn assign_office(
+    state: &Arc<AppState>,
+    case: &store::TaxRegistrationRecord,
+    number: &str,
+) -> Result<(), ApiError> {
+    let number = number.trim().to_string();
     if !domain::offices::is_known_tax_office(&number) {
         return Err(ApiError::validation(
             "tax_office_number",
@@ -600,11 +622,7 @@ pub async fn assign_tax_office(
             "is not a 4-digit office number of the tax office directory",
         ));
     }
-    let case = state
-        .repo
-        .get_tax_registration(id)
-        .await?
-        .ok_or(ApiError::NotFound)?;
+    let id = case.id;
     // A corporation's or a partnership's record: its XML is FsE_KapG or FsE_PersG.
     let mut reg =
         domain::tax::AnyTaxRegistration::from_stored(&case.legal_form, case.record.clone())
@@ -619,7 +637,7 @@ pub async fn assign_tax_office(
     .await
     .map_err(|e| ApiError::Internal(anyhow::anyhow!("document generation panicked: {e}")))??;
     let (documents, written) =
-        crate::routes::tax_registrations::store_produced(&state, id, reg.name(), produced, now)
+        crate::routes::tax_registrations::store_produced(state, id, reg.name(), produced, now)
             .await?;
     let allowed = [TaxStatus::Validated.as_str(), TaxStatus::Rejected.as_str()];
     match state
@@ -628,10 +646,10 @@ pub async fn assign_tax_office(
         .await
     {
         Ok(Some(replaced)) => {
-            crate::routes::cases::remove_files(&state, &replaced).await;
+            crate::routes::cases::remove_files(state, &replaced).await;
         }
         Ok(None) => {
-            crate::routes::cases::remove_files(&state, &written).await;
+            crate::routes::cases::remove_files(state, &written).await;
             return Err(ApiError::Conflict {
                 code: "INVALID_STATE_TRANSITION",
                 message:
@@ -640,14 +658,9 @@ pub async fn assign_tax_office(
             });
         }
         Err(e) => {
-            crate::routes::cases::remove_files(&state, &written).await;
+            crate::routes::cases::remove_files(state, &written).await;
             return Err(e.into());
         }
     }
-    crate::routes::tax_registrations::get(
-        State(state),
-        Extension(caller),
-        crate::extract::PathId(id),
-    )
-    .await
+    Ok(())
 }

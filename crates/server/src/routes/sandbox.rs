@@ -328,3 +328,41 @@ pub async fn transition_tax(
         },
     ))
 }
+
+/// Simulates the operator's office assignment on one of the caller's sandbox tax
+/// registrations (validated or rejected): the XML is written for that office, XSD-validated,
+/// and the summary re-rendered, exactly as for the operator; answers with the case. Without it a
+/// sandbox case whose office the address did not decide could never be submitted.
+#[utoipa::path(post, path = "/v1/sandbox/tax-registration/{tax_registration_id}/tax-office", tag = "sandbox",
+    operation_id = "sandbox_assign_tax_office",
+    params(
+        ("tax_registration_id" = Uuid, Path, description = "A sandbox case of the caller"),
+        ("Idempotency-Key" = Option<String>, Header, description = "Makes retries safe (decisions §3)"),
+    ),
+    request_body = crate::routes::operator::AssignTaxOfficeRequest,
+    responses(
+        (status = 200, description = "The case with its new office and documents", body = Envelope<crate::routes::tax_registrations::TaxRegistrationResponse>),
+        (status = 400, description = "`INVALID_JSON`", body = Envelope<ErrorBody>),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = Envelope<ErrorBody>),
+        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        (status = 404, description = "No sandbox case of the caller with this id; production cases answer this too (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        (status = 409, description = "`INVALID_STATE_TRANSITION`: the case is neither validated nor rejected", body = Envelope<ErrorBody>),
+        (status = 415, description = "`UNSUPPORTED_MEDIA_TYPE`", body = Envelope<ErrorBody>),
+        (status = 422, description = "`VALIDATION_FAILED`: not an office of the directory, unknown field", body = Envelope<ErrorBody>),
+    ))]
+pub async fn assign_tax_office(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    PathId(id): PathId,
+    ApiJson(input): ApiJson<crate::routes::operator::AssignTaxOfficeRequest>,
+) -> Result<Response, ApiError> {
+    let provider = sandbox_provider(caller)?;
+    let case = state
+        .repo
+        .get_tax_registration(id)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    ensure_own_sandbox_case(provider, case.provider_id, case.environment)?;
+    crate::routes::operator::assign_office(&state, &case, &input.tax_office_number).await?;
+    crate::routes::tax_registrations::get(State(state), Extension(caller), PathId(id)).await
+}

@@ -9,6 +9,7 @@
 //! is `sandbox` carry a diagonal "MUSTER - SANDBOX" mark on every page; the sample trade licence
 //! carries it always.
 
+mod flow;
 mod gewa1;
 mod pdf;
 mod pdfcheck;

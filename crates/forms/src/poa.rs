@@ -7,19 +7,11 @@
 
 use domain::trade::{Environment, Language, Owner, TradeRegistration};
 use krilla::page::PageSettings;
-use krilla::surface::Surface;
 
+use crate::flow::{Flow, Item};
 use crate::pdf::{self, A4_HEIGHT, A4_WIDTH};
-use crate::text::{self, Rect, Run};
+use crate::text;
 use crate::{PowerOfAttorneyContext, RenderError, format_date};
-
-const MARGIN_X: f32 = 62.0;
-const TOP: f32 = 56.0;
-const BOTTOM: f32 = A4_HEIGHT - 48.0;
-const WIDTH: f32 = A4_WIDTH - 2.0 * MARGIN_X;
-/// Height of the signature box.
-const SIGNATURE_HEIGHT: f32 = 52.0;
-const SIGNATURE_WIDTH: f32 = 210.0;
 
 /// The translated body for one language.
 struct Translation {
@@ -180,125 +172,8 @@ fn establishment(reg: &TradeRegistration) -> String {
     parts.join(", ")
 }
 
-/// A piece of the page, laid out top to bottom.
-enum Item {
-    /// A paragraph in the full text width.
-    Para {
-        bold: bool,
-        size: f32,
-        color: (u8, u8, u8),
-        run: Run,
-    },
-    /// A labelled row of the facts table: bold label on the left, value lines on the right.
-    Row { label: Run, lines: Vec<Run> },
-    /// Vertical space in points (scaled).
-    Space(f32),
-    /// The signature box with line and caption.
-    Signature,
-    /// A thin horizontal rule.
-    Rule,
-}
-
 const LABEL_WIDTH: f32 = 118.0;
 const BODY: f32 = 10.0;
-
-/// Runs the items at `scale`; draws when a surface is given. Returns the height used.
-fn run_items(
-    items: &[Item],
-    scale: f32,
-    fonts: &text::Fonts,
-    signature: &domain::signature::SignaturePath,
-    caption: &Run,
-    mut surface: Option<&mut Surface>,
-) -> f32 {
-    let mut y = TOP;
-    for item in items {
-        match item {
-            Item::Para {
-                bold,
-                size,
-                color,
-                run,
-            } => {
-                let face = if *bold { &fonts.bold } else { &fonts.regular };
-                y = text::paragraph(
-                    surface.as_deref_mut(),
-                    face,
-                    *size * scale,
-                    *color,
-                    MARGIN_X,
-                    WIDTH,
-                    run,
-                    y,
-                );
-            }
-            Item::Row { label, lines } => {
-                let size = 9.5 * scale;
-                let label_bottom = text::paragraph(
-                    surface.as_deref_mut(),
-                    &fonts.bold,
-                    size,
-                    (60, 60, 60),
-                    MARGIN_X,
-                    LABEL_WIDTH - 6.0,
-                    label,
-                    y,
-                );
-                let mut vy = y;
-                for line in lines {
-                    vy = text::paragraph(
-                        surface.as_deref_mut(),
-                        &fonts.regular,
-                        size,
-                        (0, 0, 0),
-                        MARGIN_X + LABEL_WIDTH,
-                        WIDTH - LABEL_WIDTH,
-                        line,
-                        vy,
-                    );
-                }
-                y = vy.max(label_bottom) + 5.0 * scale;
-            }
-            Item::Space(h) => y += h * scale,
-            Item::Rule => {
-                if let Some(s) = surface.as_deref_mut() {
-                    pdf::hline(s, MARGIN_X, MARGIN_X + WIDTH, y, (170, 170, 170));
-                }
-                y += 1.0;
-            }
-            Item::Signature => {
-                let rect = Rect {
-                    x: MARGIN_X,
-                    y,
-                    w: SIGNATURE_WIDTH,
-                    h: SIGNATURE_HEIGHT * scale,
-                };
-                if let Some(s) = surface.as_deref_mut() {
-                    pdf::draw_signature(s, signature, rect);
-                    pdf::hline(
-                        s,
-                        MARGIN_X,
-                        MARGIN_X + SIGNATURE_WIDTH,
-                        y + rect.h + 1.0,
-                        (90, 90, 90),
-                    );
-                }
-                y += rect.h + 3.0;
-                y = text::paragraph(
-                    surface.as_deref_mut(),
-                    &fonts.regular,
-                    8.0 * scale,
-                    (0, 0, 0),
-                    MARGIN_X,
-                    WIDTH,
-                    caption,
-                    y,
-                );
-            }
-        }
-    }
-    y - TOP
-}
 
 fn reason_de(reason: domain::trade::Reason) -> &'static str {
     use domain::trade::Reason::*;
@@ -428,7 +303,14 @@ pub(crate) fn render(
         ),
     });
     items.push(Item::Space(4.0));
-    items.push(Item::Signature);
+    items.push(Item::Signature {
+        path: signature,
+        caption: text::shape_in(
+            fonts,
+            false,
+            &format!("Unterschrift {} (Vollmachtgeber/in)", facts.owner_name),
+        ),
+    });
     if let Some(t) = translation(reg.client_preferred_language) {
         items.push(Item::Space(22.0));
         items.push(Item::Rule);
@@ -460,18 +342,13 @@ pub(crate) fn render(
             items.push(Item::Space(4.0));
         }
     }
-    let caption = text::shape_in(
-        fonts,
-        false,
-        &format!("Unterschrift {} (Vollmachtgeber/in)", facts.owner_name),
-    );
 
     // Shrink everything uniformly until it fits the page (long names and addresses).
-    let available = BOTTOM - TOP;
-    let mut scale = 1.0;
-    while scale > 0.4 && run_items(&items, scale, fonts, signature, &caption, None) > available {
-        scale -= 0.05;
-    }
+    let flow = Flow {
+        items,
+        label_width: LABEL_WIDTH,
+    };
+    let scale = flow.fitting_scale(fonts);
 
     let mut document = pdf::new_document()?;
     document.set_metadata(pdf::metadata(
@@ -487,14 +364,7 @@ pub(crate) fn render(
     {
         let mut page = document.start_page_with(settings);
         let mut surface = page.surface();
-        run_items(
-            &items,
-            scale,
-            fonts,
-            signature,
-            &caption,
-            Some(&mut surface),
-        );
+        flow.run(scale, fonts, Some(&mut surface));
         if reg.environment == Environment::Sandbox {
             pdf::sandbox_mark(&mut surface)?;
         }

@@ -12,105 +12,17 @@
 
 use domain::trade::{BusinessType, TradeRegistration};
 use krilla::page::PageSettings;
-use krilla::surface::Surface;
 
+use crate::flow::{Flow, Item};
 use crate::pdf::{self, A4_HEIGHT, A4_WIDTH};
-use crate::text::{self, Run};
+use crate::text;
 use crate::{RenderError, TradeLicenceContext, format_date};
 
-const MARGIN_X: f32 = 62.0;
-const TOP: f32 = 56.0;
-const BOTTOM: f32 = A4_HEIGHT - 48.0;
-const WIDTH: f32 = A4_WIDTH - 2.0 * MARGIN_X;
 const LABEL_WIDTH: f32 = 132.0;
 const BODY: f32 = 10.0;
 const GREY: (u8, u8, u8) = (70, 70, 70);
 const BLACK: (u8, u8, u8) = (0, 0, 0);
 const RED: (u8, u8, u8) = (200, 30, 30);
-
-/// A piece of the page, laid out top to bottom.
-enum Item {
-    Para {
-        bold: bool,
-        size: f32,
-        color: (u8, u8, u8),
-        run: Run,
-    },
-    /// Bold label on the left, value lines on the right.
-    Row {
-        label: Run,
-        lines: Vec<Run>,
-    },
-    Space(f32),
-    Rule,
-}
-
-/// Runs the items at `scale`; draws when a surface is given. Returns the height used.
-fn run_items(
-    items: &[Item],
-    scale: f32,
-    fonts: &text::Fonts,
-    mut surface: Option<&mut Surface>,
-) -> f32 {
-    let mut y = TOP;
-    for item in items {
-        match item {
-            Item::Para {
-                bold,
-                size,
-                color,
-                run,
-            } => {
-                let face = if *bold { &fonts.bold } else { &fonts.regular };
-                y = text::paragraph(
-                    surface.as_deref_mut(),
-                    face,
-                    *size * scale,
-                    *color,
-                    MARGIN_X,
-                    WIDTH,
-                    run,
-                    y,
-                );
-            }
-            Item::Row { label, lines } => {
-                let size = 9.5 * scale;
-                let label_bottom = text::paragraph(
-                    surface.as_deref_mut(),
-                    &fonts.bold,
-                    size,
-                    (60, 60, 60),
-                    MARGIN_X,
-                    LABEL_WIDTH - 6.0,
-                    label,
-                    y,
-                );
-                let mut vy = y;
-                for line in lines {
-                    vy = text::paragraph(
-                        surface.as_deref_mut(),
-                        &fonts.regular,
-                        size,
-                        BLACK,
-                        MARGIN_X + LABEL_WIDTH,
-                        WIDTH - LABEL_WIDTH,
-                        line,
-                        vy,
-                    );
-                }
-                y = vy.max(label_bottom) + 5.0 * scale;
-            }
-            Item::Space(h) => y += h * scale,
-            Item::Rule => {
-                if let Some(s) = surface.as_deref_mut() {
-                    pdf::hline(s, MARGIN_X, MARGIN_X + WIDTH, y, (170, 170, 170));
-                }
-                y += 1.0;
-            }
-        }
-    }
-    y - TOP
-}
 
 fn business_type_de(t: BusinessType) -> &'static str {
     match t {
@@ -281,11 +193,11 @@ pub(crate) fn render(
     ]);
 
     // Shrink everything uniformly until it fits the page (nine owners, long names).
-    let available = BOTTOM - TOP;
-    let mut scale = 1.0;
-    while scale > 0.4 && run_items(&items, scale, fonts, None) > available {
-        scale -= 0.05;
-    }
+    let flow = Flow {
+        items,
+        label_width: LABEL_WIDTH,
+    };
+    let scale = flow.fitting_scale(fonts);
 
     let mut document = pdf::new_document()?;
     document.set_metadata(pdf::metadata(
@@ -304,7 +216,7 @@ pub(crate) fn render(
     {
         let mut page = document.start_page_with(settings);
         let mut surface = page.surface();
-        run_items(&items, scale, fonts, Some(&mut surface));
+        flow.run(scale, fonts, Some(&mut surface));
         // Always: a sample licence must never pass for a real one.
         pdf::sandbox_mark(&mut surface)?;
     }

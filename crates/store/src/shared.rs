@@ -769,23 +769,29 @@ macro_rules! repository_impl {
             .bind(limit)
             .fetch_all(&self.pool)
             .await?;
+            // Each endpoint of the batch is read once, however many messages it has.
+            let mut endpoints: std::collections::HashMap<uuid::Uuid, $crate::WebhookEndpoint> =
+                std::collections::HashMap::new();
             let mut out = Vec::with_capacity(claimed.len());
             for row in &claimed {
                 let endpoint_id: uuid::Uuid = row.try_get("endpoint_id")?;
-                let endpoint = sqlx::query(
-                    "SELECT id, provider_id, url, events, secret, previous_secret, \
-                     previous_secret_expires_at, created_at FROM webhook_endpoints WHERE id = $1",
-                )
-                .bind(endpoint_id)
-                .fetch_one(&self.pool)
-                .await?;
+                if !endpoints.contains_key(&endpoint_id) {
+                    let found = sqlx::query(
+                        "SELECT id, provider_id, url, events, secret, previous_secret, \
+                         previous_secret_expires_at, created_at FROM webhook_endpoints WHERE id = $1",
+                    )
+                    .bind(endpoint_id)
+                    .fetch_one(&self.pool)
+                    .await?;
+                    endpoints.insert(endpoint_id, $crate::shared::endpoint_from_row(&found)?);
+                }
                 out.push($crate::ClaimedMessage {
                     id: row.try_get("id")?,
                     case_id: row.try_get("case_id")?,
                     event_type: row.try_get("event_type")?,
                     payload: row.try_get("payload")?,
                     attempts: row.try_get("attempts")?,
-                    endpoint: $crate::shared::endpoint_from_row(&endpoint)?,
+                    endpoint: endpoints[&endpoint_id].clone(),
                 });
             }
             Ok(out)

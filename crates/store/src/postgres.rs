@@ -12,6 +12,8 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres
 
 pub struct PostgresRepository {
     pool: PgPool,
+    /// The same pool: PostgreSQL has no single-writer lock to queue for (see `sqlite.rs`).
+    writer: PgPool,
 }
 
 impl PostgresRepository {
@@ -26,7 +28,10 @@ impl PostgresRepository {
             .connect_with(options)
             .await?;
         MIGRATOR.run(&pool).await?;
-        Ok(Self { pool })
+        Ok(Self {
+            writer: pool.clone(),
+            pool,
+        })
     }
 }
 

@@ -10,8 +10,13 @@ use crate::{Result, StoreError};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 
+/// SQLite lets one connection write at a time. Writers that race for that lock back off and
+/// sleep (the busy timeout), which under load turned into second-long stalls; so every write
+/// goes through one connection of its own (`writer`), where they queue in order, and reads use
+/// the other pool, which in WAL mode never waits for the writer.
 pub struct SqliteRepository {
     pool: SqlitePool,
+    writer: SqlitePool,
 }
 
 impl SqliteRepository {
@@ -27,13 +32,18 @@ impl SqliteRepository {
             .synchronous(SqliteSynchronous::Full)
             .busy_timeout(Duration::from_secs(10))
             .foreign_keys(true);
+        let writer = SqlitePoolOptions::new()
+            .max_connections(1)
+            .acquire_timeout(Duration::from_secs(10))
+            .connect_with(options.clone())
+            .await?;
+        MIGRATOR.run(&writer).await?;
         let pool = SqlitePoolOptions::new()
             .max_connections(8)
             .acquire_timeout(Duration::from_secs(10))
             .connect_with(options)
             .await?;
-        MIGRATOR.run(&pool).await?;
-        Ok(Self { pool })
+        Ok(Self { pool, writer })
     }
 }
 

@@ -493,6 +493,12 @@ pub trait Repository: Send + Sync + 'static {
         limit: i64,
     ) -> Result<Vec<CaseSummary>>;
 
+    /// Benchmark data: inserts `count` copies of the trade registration `template`, each with
+    /// its own client company (a copy of the template's) and a copy of the template's status
+    /// history, in transactions of a few thousand. Documents are not copied: a copy lists none.
+    /// Returns `None` when there is no such template.
+    async fn seed_trade_copies(&self, template: Uuid, count: u64) -> Result<Option<u64>>;
+
     /// Inserts or replaces a directory entry.
     async fn upsert_trade_office(&self, entry: &TradeOfficeEntry) -> Result<()>;
     async fn get_trade_office(&self, key: &str) -> Result<Option<TradeOfficeEntry>>;

@@ -227,7 +227,7 @@ macro_rules! repository_impl {
             &self,
             new: &$crate::NewTradeRegistration,
         ) -> $crate::Result<()> {
-            let mut tx = self.pool.begin().await?;
+            let mut tx = self.writer.begin().await?;
             insert_new_company!(tx, &new.new_company, new.created_at);
             sqlx::query(
                 "INSERT INTO trade_registrations (id, company_id, provider_id, environment, package, \
@@ -300,7 +300,7 @@ macro_rules! repository_impl {
             &self,
             new: &$crate::NewTaxRegistration,
         ) -> $crate::Result<()> {
-            let mut tx = self.pool.begin().await?;
+            let mut tx = self.writer.begin().await?;
             insert_new_company!(tx, &new.new_company, new.created_at);
             sqlx::query(
                 "INSERT INTO tax_registrations (id, company_id, provider_id, environment, package, \
@@ -381,7 +381,7 @@ macro_rules! repository_impl {
                     "UPDATE tax_registrations SET status = $1, updated_at = $2 WHERE id = $3 AND status = $4"
                 }
             };
-            let mut tx = self.pool.begin().await?;
+            let mut tx = self.writer.begin().await?;
             let done = sqlx::query(update)
                 .bind(&change.status)
                 .bind(change.at)
@@ -424,7 +424,7 @@ macro_rules! repository_impl {
             .bind(owner_index)
             .bind(at)
             .bind(actor)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
             Ok(())
         }
@@ -454,7 +454,7 @@ macro_rules! repository_impl {
             documents: &[$crate::DocumentRecord],
         ) -> $crate::Result<Option<Vec<String>>> {
             use sqlx::Row;
-            let mut tx = self.pool.begin().await?;
+            let mut tx = self.writer.begin().await?;
             let status: Option<String> =
                 sqlx::query("SELECT status FROM tax_registrations WHERE id = $1")
                     .bind(id)
@@ -504,7 +504,7 @@ macro_rules! repository_impl {
             id: uuid::Uuid,
             patch: &$crate::TradePatch,
         ) -> $crate::Result<bool> {
-            let mut tx = self.pool.begin().await?;
+            let mut tx = self.writer.begin().await?;
             let now = patch.updated_at.unwrap_or_else($crate::shared::now);
             let found = sqlx::query("UPDATE trade_registrations SET updated_at = $1 WHERE id = $2")
                 .bind(now)
@@ -574,6 +574,86 @@ macro_rules! repository_impl {
                 .collect()
         }
 
+        async fn seed_trade_copies(
+            &self,
+            template: uuid::Uuid,
+            count: u64,
+        ) -> $crate::Result<Option<u64>> {
+            // One statement per table and batch: the new ids come in as a VALUES list (its
+            // columns are `column1`, `column2` in both dialects), the rest is copied from the
+            // template's rows by the database itself.
+            const BATCH: u64 = 4000;
+            let company: Option<uuid::Uuid> =
+                sqlx::query_scalar("SELECT company_id FROM trade_registrations WHERE id = $1")
+                    .bind(template)
+                    .fetch_optional(&self.pool)
+                    .await?;
+            let Some(company) = company else {
+                return Ok(None);
+            };
+            let mut done = 0u64;
+            while done < count {
+                let n = (count - done).min(BATCH);
+                let ids: Vec<(uuid::Uuid, uuid::Uuid)> = (0..n)
+                    .map(|_| (uuid::Uuid::now_v7(), uuid::Uuid::now_v7()))
+                    .collect();
+                let values = (0..n)
+                    .map(|i| format!("(${}, ${})", 2 * i + 2, 2 * i + 3))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let statements = [
+                    (
+                        company,
+                        format!(
+                            "INSERT INTO companies (id, kind, name, provider_id, environment, \
+                             legal_form, registration_number, business_address, created_at) \
+                             SELECT v.column1, c.kind, c.name, c.provider_id, c.environment, \
+                             c.legal_form, c.registration_number, c.business_address, c.created_at \
+                             FROM (VALUES {values}) AS v CROSS JOIN companies c WHERE c.id = $1"
+                        ),
+                    ),
+                    (
+                        template,
+                        format!(
+                            "INSERT INTO trade_registrations (id, company_id, provider_id, \
+                             environment, package, status, record, price_cents, city_fee_cents, \
+                             is_paid, trade_office, trade_office_candidates, source_product, \
+                             created_at, updated_at) \
+                             SELECT v.column2, v.column1, t.provider_id, t.environment, t.package, \
+                             t.status, t.record, t.price_cents, t.city_fee_cents, t.is_paid, \
+                             t.trade_office, t.trade_office_candidates, t.source_product, \
+                             t.created_at, t.updated_at \
+                             FROM (VALUES {values}) AS v CROSS JOIN trade_registrations t \
+                             WHERE t.id = $1"
+                        ),
+                    ),
+                    (
+                        template,
+                        format!(
+                            "INSERT INTO status_history (case_id, case_kind, status, \
+                             previous_status, actor, reason, at) \
+                             SELECT v.column2, h.case_kind, h.status, h.previous_status, h.actor, \
+                             h.reason, h.at \
+                             FROM (VALUES {values}) AS v CROSS JOIN status_history h \
+                             WHERE h.case_id = $1 ORDER BY v.column2, h.seq"
+                        ),
+                    ),
+                ];
+                let mut tx = self.writer.begin().await?;
+                for (first, sql) in &statements {
+                    // The SQL is built here from constants and placeholder numbers only.
+                    let mut q = sqlx::query(sqlx::AssertSqlSafe(sql.as_str())).bind(*first);
+                    for (company_id, case_id) in &ids {
+                        q = q.bind(*company_id).bind(*case_id);
+                    }
+                    q.execute(&mut *tx).await?;
+                }
+                tx.commit().await?;
+                done += n;
+            }
+            Ok(Some(done))
+        }
+
         async fn upsert_trade_office(&self, e: &$crate::TradeOfficeEntry) -> $crate::Result<()> {
             sqlx::query(
                 "INSERT INTO trade_offices (key, name, address, email, phone, website, updated_at) \
@@ -588,7 +668,7 @@ macro_rules! repository_impl {
             .bind(&e.phone)
             .bind(&e.website)
             .bind(e.updated_at)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
             Ok(())
         }
@@ -649,7 +729,7 @@ macro_rules! repository_impl {
             .bind(e.events.clone().map(sqlx::types::Json))
             .bind(&e.secret)
             .bind(e.created_at)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
             Ok(())
         }
@@ -693,7 +773,7 @@ macro_rules! repository_impl {
             id: uuid::Uuid,
             at: time::OffsetDateTime,
         ) -> $crate::Result<bool> {
-            let mut tx = self.pool.begin().await?;
+            let mut tx = self.writer.begin().await?;
             let done = sqlx::query(
                 "UPDATE webhook_endpoints SET deleted_at = $1 WHERE id = $2 AND deleted_at IS NULL",
             )
@@ -730,7 +810,7 @@ macro_rules! repository_impl {
             .bind(previous_expires_at)
             .bind(secret)
             .bind(id)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
             Ok(done.rows_affected() == 1)
         }
@@ -767,7 +847,7 @@ macro_rules! repository_impl {
             .bind(lease_until_us)
             .bind(now_us)
             .bind(limit)
-            .fetch_all(&self.pool)
+            .fetch_all(&self.writer)
             .await?;
             // Each endpoint of the batch is read once, however many messages it has.
             let mut endpoints: std::collections::HashMap<uuid::Uuid, $crate::WebhookEndpoint> =
@@ -802,7 +882,7 @@ macro_rules! repository_impl {
             a: &$crate::WebhookAttempt,
             outcome: $crate::AttemptOutcome,
         ) -> $crate::Result<()> {
-            let mut tx = self.pool.begin().await?;
+            let mut tx = self.writer.begin().await?;
             let (state, next_us, finished) = match outcome {
                 $crate::AttemptOutcome::Delivered => ("delivered", None, Some(a.at)),
                 $crate::AttemptOutcome::RetryAt(us) => ("pending", Some(us), None),
@@ -905,7 +985,7 @@ macro_rules! repository_impl {
             .bind(company.id)
             .bind(&company.name)
             .bind(company.created_at)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
             Ok(company)
         }
@@ -934,7 +1014,7 @@ macro_rules! repository_impl {
             .bind(&company.registration_number)
             .bind(company.business_address.clone().map(sqlx::types::Json))
             .bind(company.created_at)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
             Ok(company)
         }
@@ -986,7 +1066,7 @@ macro_rules! repository_impl {
                 .bind(op.id)
                 .bind(&op.name)
                 .bind(op.created_at)
-                .execute(&self.pool)
+                .execute(&self.writer)
                 .await?;
             Ok(op)
         }
@@ -1019,7 +1099,7 @@ macro_rules! repository_impl {
             .bind(key.operator_id)
             .bind(key.created_at)
             .bind(key.revoked_at)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
             Ok(())
         }
@@ -1058,7 +1138,7 @@ macro_rules! repository_impl {
             )
             .bind(at)
             .bind(prefix)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
             Ok(done.rows_affected() == 1)
         }
@@ -1082,7 +1162,7 @@ macro_rules! repository_impl {
                 .bind(key)
                 .bind(request_hash)
                 .bind(times.now)
-                .execute(&self.pool)
+                .execute(&self.writer)
                 .await?;
                 if inserted.rows_affected() == 1 {
                     return Ok($crate::IdempotencyClaim::Claimed);
@@ -1108,7 +1188,7 @@ macro_rules! repository_impl {
                     .bind(scope)
                     .bind(key)
                     .bind(created_at)
-                    .execute(&self.pool)
+                    .execute(&self.writer)
                     .await?;
                     continue;
                 }
@@ -1146,7 +1226,7 @@ macro_rules! repository_impl {
             .bind(body)
             .bind(scope)
             .bind(key)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
             Ok(())
         }
@@ -1157,7 +1237,7 @@ macro_rules! repository_impl {
             )
             .bind(scope)
             .bind(key)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
             Ok(())
         }

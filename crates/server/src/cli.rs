@@ -54,6 +54,18 @@ pub enum Command {
     /// The bundled reference data (postal codes, municipality register, tax offices): editions,
     /// licences and how to refresh them from a newer edition.
     Data,
+    /// Benchmark data: insert COUNT copies of an existing trade registration, each with its own
+    /// client company and the template's status history (documents are not copied). For load
+    /// tests on a large database; never run it against production data.
+    #[command(name = "seed-trade-copies")]
+    SeedTradeCopies {
+        /// The trade registration to copy.
+        #[arg(long)]
+        from: uuid::Uuid,
+        /// How many copies.
+        #[arg(long)]
+        count: u64,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -256,6 +268,14 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
         }
         Command::Data => {
             print(crate::directory::data_sources());
+        }
+        Command::SeedTradeCopies { from, count } => {
+            let repo = open_store(&cli.common).await?;
+            let started = std::time::Instant::now();
+            let Some(inserted) = repo.seed_trade_copies(from, count).await? else {
+                return Err(anyhow::anyhow!("no trade registration {from}").into());
+            };
+            print(json!({"inserted": inserted, "seconds": started.elapsed().as_secs_f64()}));
         }
         Command::Keys(KeysCommand::Revoke { prefix }) => {
             let prefix = match domain::auth::parse_key(&prefix) {

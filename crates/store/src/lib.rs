@@ -279,8 +279,13 @@ pub struct TradeRegistrationRecord {
     pub trade_office_candidates: Option<serde_json::Value>,
     pub source_product: Option<String>,
     pub created_at: OffsetDateTime,
+    /// The client company's current name and legal form (read with the case).
+    pub company_name: Option<String>,
+    pub company_legal_form: Option<String>,
     pub documents: Vec<DocumentRecord>,
     pub history: Vec<StatusChange>,
+    /// Owners whose identity an operator verified: (owner index, when), by owner index.
+    pub identity_verifications: Vec<(i32, OffsetDateTime)>,
 }
 
 /// A provider's webhook endpoint.

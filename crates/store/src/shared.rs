@@ -173,38 +173,14 @@ macro_rules! insert_new_company {
 
 /// A case's documents and status history, oldest first.
 macro_rules! read_children {
-    ($pool:expr, $id:expr) => {{
+    ($row:expr, $case_id:expr) => {{
         use sqlx::Row;
-        let history = sqlx::query(
-            "SELECT status, previous_status, actor, reason, at FROM status_history \
-             WHERE case_id = $1 ORDER BY seq",
+        let history: String = $row.try_get("history_json")?;
+        let documents: String = $row.try_get("documents_json")?;
+        (
+            $crate::shared::documents_from_json(&documents, $case_id)?,
+            $crate::shared::history_from_json(&history)?,
         )
-        .bind($id)
-        .fetch_all(&$pool)
-        .await?
-        .into_iter()
-        .map(|h| {
-            Ok($crate::StatusChange {
-                status: h.try_get("status")?,
-                previous_status: h.try_get("previous_status")?,
-                actor: h.try_get("actor")?,
-                reason: h.try_get("reason")?,
-                at: h.try_get("at")?,
-            })
-        })
-        .collect::<$crate::Result<Vec<_>>>()?;
-        let documents = sqlx::query(
-            "SELECT id, case_id, case_kind, owner_index, doc_type, name, storage_key, content_type, \
-             size, sha256, created_at FROM documents WHERE case_id = $1 \
-             ORDER BY created_at, owner_index, doc_type",
-        )
-        .bind($id)
-        .fetch_all(&$pool)
-        .await?
-        .iter()
-        .map($crate::shared::document_from_row)
-        .collect::<$crate::Result<Vec<_>>>()?;
-        (documents, history)
     }};
 }
 
@@ -214,7 +190,7 @@ macro_rules! read_children {
 /// `$skip_locked` is the dialect's row-locking clause for the webhook claim (empty for SQLite,
 /// whose writers are serialised anyway).
 macro_rules! repository_impl {
-    ($repo:ty, $backend:literal, $skip_locked:literal, { $($own:tt)* }) => {
+    ($repo:ty, $backend:literal, $skip_locked:literal, $children:literal, { $($own:tt)* }) => {
     #[async_trait::async_trait]
     impl $crate::Repository for $repo {
         fn backend(&self) -> &'static str {
@@ -259,11 +235,17 @@ macro_rules! repository_impl {
             id: uuid::Uuid,
         ) -> $crate::Result<Option<$crate::TradeRegistrationRecord>> {
             use sqlx::Row;
-            let row = sqlx::query(
-                "SELECT id, company_id, provider_id, environment, package, status, record, price_cents, \
-                 city_fee_cents, is_paid, trade_office, trade_office_candidates, source_product, \
-                 created_at FROM trade_registrations WHERE id = $1",
-            )
+            // One statement: the history, documents and identity verifications come along as
+            // JSON arrays (`$children`), and the company's name and legal form by a join.
+            let row = sqlx::query(concat!(
+                "SELECT t.id, t.company_id, t.provider_id, t.environment, t.package, t.status, \
+                 t.record, t.price_cents, t.city_fee_cents, t.is_paid, t.trade_office, \
+                 t.trade_office_candidates, t.source_product, t.created_at, \
+                 c.name AS company_name, c.legal_form AS company_legal_form, ",
+                $children,
+                " FROM trade_registrations t LEFT JOIN companies c ON c.id = t.company_id \
+                 WHERE t.id = $1"
+            ))
             .bind(id)
             .fetch_optional(&self.pool)
             .await?;
@@ -273,7 +255,8 @@ macro_rules! repository_impl {
             let office: Option<sqlx::types::Json<serde_json::Value>> = row.try_get("trade_office")?;
             let candidates: Option<sqlx::types::Json<serde_json::Value>> =
                 row.try_get("trade_office_candidates")?;
-            let (documents, history) = read_children!(self.pool, id);
+            let (documents, history) = read_children!(row, id);
+            let verified: String = row.try_get("verified_json")?;
             Ok(Some($crate::TradeRegistrationRecord {
                 id: row.try_get("id")?,
                 company_id: row.try_get("company_id")?,
@@ -291,8 +274,11 @@ macro_rules! repository_impl {
                 trade_office_candidates: candidates.map(|j| j.0),
                 source_product: row.try_get("source_product")?,
                 created_at: row.try_get("created_at")?,
+                company_name: row.try_get("company_name")?,
+                company_legal_form: row.try_get("company_legal_form")?,
                 documents,
                 history,
+                identity_verifications: $crate::shared::verifications_from_json(&verified)?,
             }))
         }
 
@@ -331,10 +317,13 @@ macro_rules! repository_impl {
             id: uuid::Uuid,
         ) -> $crate::Result<Option<$crate::TaxRegistrationRecord>> {
             use sqlx::Row;
-            let row = sqlx::query(
-                "SELECT id, company_id, provider_id, environment, package, legal_form, status, record, \
-                 tax_office_number, tax_office_lookup, tax_number, created_at FROM tax_registrations WHERE id = $1",
-            )
+            let row = sqlx::query(concat!(
+                "SELECT t.id, t.company_id, t.provider_id, t.environment, t.package, t.legal_form, \
+                 t.status, t.record, t.tax_office_number, t.tax_office_lookup, t.tax_number, \
+                 t.created_at, ",
+                $children,
+                " FROM tax_registrations t WHERE t.id = $1"
+            ))
             .bind(id)
             .fetch_optional(&self.pool)
             .await?;
@@ -343,7 +332,7 @@ macro_rules! repository_impl {
             let record: sqlx::types::Json<serde_json::Value> = row.try_get("record")?;
             let lookup: Option<sqlx::types::Json<serde_json::Value>> =
                 row.try_get("tax_office_lookup")?;
-            let (documents, history) = read_children!(self.pool, id);
+            let (documents, history) = read_children!(row, id);
             Ok(Some($crate::TaxRegistrationRecord {
                 id: row.try_get("id")?,
                 company_id: row.try_get("company_id")?,
@@ -1330,4 +1319,108 @@ where
         previous_secret_expires_at: row.try_get("previous_secret_expires_at")?,
         created_at: row.try_get("created_at")?,
     })
+}
+
+/// The status history as the `history_json` column gives it: `[[status, previous_status, actor,
+/// reason, at], ...]` in order.
+pub(crate) fn history_from_json(json: &str) -> crate::Result<Vec<crate::StatusChange>> {
+    type Row = (String, Option<String>, String, Option<String>, String);
+    let rows: Vec<Row> = serde_json::from_str(json).map_err(corrupt_json)?;
+    rows.into_iter()
+        .map(|(status, previous_status, actor, reason, at)| {
+            Ok(crate::StatusChange {
+                status,
+                previous_status,
+                actor,
+                reason,
+                at: timestamp(&at)?,
+            })
+        })
+        .collect()
+}
+
+/// The documents as the `documents_json` column gives them: `[[id (hex), case_kind,
+/// owner_index, doc_type, name, storage_key, content_type, size, sha256 (hex), created_at],
+/// ...]`.
+pub(crate) fn documents_from_json(
+    json: &str,
+    case_id: uuid::Uuid,
+) -> crate::Result<Vec<crate::DocumentRecord>> {
+    type Row = (
+        String,
+        String,
+        Option<i32>,
+        String,
+        String,
+        String,
+        String,
+        i64,
+        String,
+        String,
+    );
+    let rows: Vec<Row> = serde_json::from_str(json).map_err(corrupt_json)?;
+    rows.into_iter()
+        .map(
+            |(
+                id,
+                case_kind,
+                owner_index,
+                doc_type,
+                name,
+                storage_key,
+                content_type,
+                size,
+                sha,
+                at,
+            )| {
+                Ok(crate::DocumentRecord {
+                    id: uuid::Uuid::try_parse(&id).map_err(|e| {
+                        crate::StoreError::Corrupt(format!("document id {id:?}: {e}"))
+                    })?,
+                    case_id,
+                    case_kind,
+                    owner_index,
+                    doc_type,
+                    name,
+                    storage_key,
+                    content_type,
+                    size,
+                    sha256: from_hex(&sha)?,
+                    created_at: timestamp(&at)?,
+                })
+            },
+        )
+        .collect()
+}
+
+/// Identity verifications as the `verified_json` column gives them: `[[owner_index,
+/// verified_at], ...]`.
+pub(crate) fn verifications_from_json(
+    json: &str,
+) -> crate::Result<Vec<(i32, time::OffsetDateTime)>> {
+    let rows: Vec<(i32, String)> = serde_json::from_str(json).map_err(corrupt_json)?;
+    rows.into_iter()
+        .map(|(i, at)| Ok((i, timestamp(&at)?)))
+        .collect()
+}
+
+fn corrupt_json(e: serde_json::Error) -> crate::StoreError {
+    crate::StoreError::Corrupt(format!("child rows unreadable: {e}"))
+}
+
+/// RFC 3339, as SQLite stores timestamps (sqlx) and PostgreSQL writes them in JSON.
+fn timestamp(text: &str) -> crate::Result<time::OffsetDateTime> {
+    time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339)
+        .map_err(|e| crate::StoreError::Corrupt(format!("timestamp {text:?}: {e}")))
+}
+
+fn from_hex(text: &str) -> crate::Result<Vec<u8>> {
+    let bad = || crate::StoreError::Corrupt(format!("hex {text:?}"));
+    if text.len() % 2 != 0 {
+        return Err(bad());
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2).ok_or_else(bad)?, 16).map_err(|_| bad()))
+        .collect()
 }

@@ -47,4 +47,14 @@ impl SqliteRepository {
     }
 }
 
-repository_impl!(SqliteRepository, "sqlite", "", {});
+// The children of a case (`t`) as JSON arrays in one statement (see `read_children!`).
+repository_impl!(
+    SqliteRepository,
+    "sqlite",
+    "",
+    "\
+    (SELECT json_group_array(json_array(status, previous_status, actor, reason, at) ORDER BY seq) FROM status_history WHERE case_id = t.id) AS history_json, \
+    (SELECT json_group_array(json_array(lower(hex(id)), case_kind, owner_index, doc_type, name, storage_key, content_type, size, lower(hex(sha256)), created_at) ORDER BY created_at, owner_index, doc_type) FROM documents WHERE case_id = t.id) AS documents_json, \
+    (SELECT json_group_array(json_array(owner_index, verified_at) ORDER BY owner_index) FROM identity_verifications WHERE case_id = t.id) AS verified_json",
+    {}
+);

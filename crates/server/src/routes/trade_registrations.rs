@@ -747,11 +747,10 @@ pub async fn get(
     cases::ensure_visible(caller, case.provider_id, case.company_id)?;
     let reg: TradeRegistration = serde_json::from_value(case.record.clone())
         .map_err(|e| ApiError::Internal(anyhow::anyhow!("stored record unreadable: {e}")))?;
-    let company = state.repo.get_company(case.company_id).await?;
-    let verified = state.repo.identity_verifications(case.id).await?;
-    let legal_form = company
-        .as_ref()
-        .and_then(|c| c.legal_form.clone())
+    let verified = &case.identity_verifications;
+    let legal_form = case
+        .company_legal_form
+        .clone()
         .or_else(|| {
             serde_json::to_value(reg.legal_form)
                 .ok()
@@ -770,10 +769,7 @@ pub async fn get(
         operational_activity_start_date: iso(reg.operational_activity_start_date),
         establishment_type: reg.establishment_type,
         acquisition_type: reg.acquisition_type,
-        name: company
-            .as_ref()
-            .map(|c| c.name.clone())
-            .unwrap_or(reg.name.clone()),
+        name: case.company_name.clone().unwrap_or(reg.name.clone()),
         legal_form,
         registration_number: reg.registration_number.clone(),
         business_type: reg.business_type.clone(),

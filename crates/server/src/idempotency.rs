@@ -5,6 +5,11 @@
 //! key with another request is 422 `IDEMPOTENCY_KEY_REUSED`; same key while the first request is
 //! still running is 409 `IDEMPOTENCY_KEY_IN_USE`. Keys are scoped to the calling company (or
 //! operator). Responses with a 5xx status are not kept, so a retry runs again.
+//!
+//! The case creates complete their key themselves, in the transaction that writes the case
+//! ([`prepare`], [`store::IdempotentAnswer`]): were it completed afterwards, a crash between the
+//! two would leave a case whose key still looks in flight, and once that claim counted as
+//! abandoned a retry would create the case a second time.
 
 use std::sync::Arc;
 
@@ -28,6 +33,54 @@ pub const REPLAYED_HEADER: &str = "idempotent-replayed";
 const MAX_KEY_LEN: usize = 255;
 /// Largest response body kept for replay.
 const MAX_STORED_RESPONSE: usize = 4 * 1024 * 1024;
+
+/// The claim a request runs under, in its extensions, for handlers that complete the key in their
+/// own transaction (the creates; see [`store::IdempotentAnswer`]).
+#[derive(Debug, Clone)]
+pub struct Claim {
+    pub scope: Uuid,
+    pub key: String,
+}
+
+/// Marks a response whose handler settled the claim itself (completed it with the case, or found
+/// it taken over): the layer neither completes nor releases it.
+#[derive(Debug, Clone, Copy)]
+pub struct Settled;
+
+/// A create's answer, serialised once before its transaction: the answer to commit with the
+/// case (when the request has a key) and the response to send are the same bytes.
+pub fn prepare<T: serde::Serialize>(
+    claim: Option<&Claim>,
+    status: StatusCode,
+    body: T,
+) -> Result<(Option<store::IdempotentAnswer>, Response), ApiError> {
+    let bytes = serde_json::to_vec(&crate::envelope::Envelope { response: body })
+        .map_err(|e| ApiError::Internal(e.into()))?;
+    let answer = claim.map(|c| store::IdempotentAnswer {
+        scope: c.scope,
+        key: c.key.clone(),
+        status: status.as_u16(),
+        body: bytes.clone(),
+    });
+    let mut res = (
+        status,
+        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        bytes,
+    )
+        .into_response();
+    if claim.is_some() {
+        res.extensions_mut().insert(Settled);
+    }
+    Ok((answer, res))
+}
+
+/// The answer when a create's claim was taken over by another request before it committed
+/// (it ran past the abandon time): nothing was written, and the key is the other request's.
+pub fn claim_lost() -> Response {
+    let mut res = ApiError::IdempotencyKeyInUse.into_response();
+    res.extensions_mut().insert(Settled);
+    res
+}
 
 /// The multipart boundary of a content type, if any.
 fn boundary(content_type: &str) -> Option<&str> {
@@ -234,7 +287,7 @@ async fn handle(state: Arc<AppState>, req: Request, next: Next) -> Result<Respon
         .get::<Caller>()
         .ok_or_else(|| ApiError::Internal(anyhow::anyhow!("idempotency layer without caller")))?;
 
-    let (parts, body) = req.into_parts();
+    let (mut parts, body) = req.into_parts();
     let content_type = parts
         .headers
         .get(CONTENT_TYPE)
@@ -279,7 +332,15 @@ async fn handle(state: Arc<AppState>, req: Request, next: Next) -> Result<Respon
     let mut guard = ClaimGuard {
         claim: Some((state.repo.clone(), scope, key.clone())),
     };
+    parts.extensions.insert(Claim {
+        scope,
+        key: key.clone(),
+    });
     let res = next.run(Request::from_parts(parts, body.into_body())).await;
+    if res.extensions().get::<Settled>().is_some() {
+        guard.disarm();
+        return Ok(res);
+    }
     let (res_parts, res_body) = res.into_parts();
     let bytes = match to_bytes(res_body, MAX_STORED_RESPONSE).await {
         Ok(b) => b,

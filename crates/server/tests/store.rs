@@ -55,6 +55,7 @@ fn new_case(provider: Uuid, company: Uuid, new_company: bool) -> NewTradeRegistr
             StatusChange { status: "initiated".into(), previous_status: None, actor: format!("provider:{provider}"), reason: None, at: now },
             StatusChange { status: "form-rendered".into(), previous_status: Some("initiated".into()), actor: "system".into(), reason: None, at: now },
         ],
+        idempotency: None,
     }
 }
 
@@ -96,6 +97,7 @@ fn new_tax_case(provider: Uuid, company: Uuid, id: Uuid) -> store::NewTaxRegistr
             reason: None,
             at: now,
         }],
+        idempotency: None,
     }
 }
 
@@ -205,6 +207,51 @@ backend_tests! {
             }
         }
         assert_eq!(ok, 1, "exactly one create wins");
+    }
+
+    async fn a_create_completes_its_idempotency_key_in_its_own_transaction(backend) {
+        use store::{IdempotencyClaim, IdempotencyTimes, IdempotentAnswer, StoreError};
+        let app = TestApp::spawn(backend).await.unwrap();
+        let (provider, _) = app.provider("P").await;
+        let repo = &app.state.repo;
+        let now = time::OffsetDateTime::now_utc();
+        let times = IdempotencyTimes { now, ttl: time::Duration::hours(24), abandon_after: time::Duration::seconds(90) };
+        let answer = |key: &str| IdempotentAnswer { scope: provider, key: key.into(), status: 201, body: format!("{{\"response\":{{\"key\":\"{key}\"}}}}").into_bytes() };
+
+        // Trade: the create itself completes the claim; no separate step is needed for a replay,
+        // not even once an unfinished claim would count as abandoned (a crash right after the
+        // commit cannot lead to a second case).
+        assert_eq!(repo.claim_idempotency_key(provider, "t", b"hash-t", times).await.unwrap(), IdempotencyClaim::Claimed);
+        let mut case = new_case(provider, Uuid::now_v7(), true);
+        case.idempotency = Some(answer("t"));
+        repo.create_trade_registration(&case).await.unwrap();
+        let later = IdempotencyTimes { now: now + time::Duration::minutes(10), ..times };
+        let replay = IdempotencyClaim::Replay { status: 201, body: answer("t").body };
+        assert_eq!(repo.claim_idempotency_key(provider, "t", b"hash-t", later).await.unwrap(), replay);
+
+        // Tax: the same.
+        assert_eq!(repo.claim_idempotency_key(provider, "x", b"hash-x", times).await.unwrap(), IdempotencyClaim::Claimed);
+        let (company, _) = app.client_company(provider, "C").await;
+        let mut tax = new_tax_case(provider, company, Uuid::now_v7());
+        tax.idempotency = Some(answer("x"));
+        repo.create_tax_registration(&tax).await.unwrap();
+        let replay = IdempotencyClaim::Replay { status: 201, body: answer("x").body };
+        assert_eq!(repo.claim_idempotency_key(provider, "x", b"hash-x", later).await.unwrap(), replay);
+
+        // A claim that is not in flight (never made, or taken over meanwhile): nothing is written.
+        let company = Uuid::now_v7();
+        let mut lost = new_case(provider, company, true);
+        lost.idempotency = Some(answer("never-claimed"));
+        let err = repo.create_trade_registration(&lost).await.unwrap_err();
+        assert!(matches!(err, StoreError::IdempotencyClaimLost), "{err}");
+        assert_eq!(repo.get_trade_registration(lost.id).await.unwrap(), None);
+        assert_eq!(repo.get_company(company).await.unwrap(), None);
+        let (other, _) = app.client_company(provider, "D").await;
+        let mut lost = new_tax_case(provider, other, Uuid::now_v7());
+        lost.idempotency = Some(answer("t"));
+        let err = repo.create_tax_registration(&lost).await.unwrap_err();
+        assert!(matches!(err, StoreError::IdempotencyClaimLost), "{err}");
+        assert_eq!(repo.get_tax_registration(lost.id).await.unwrap(), None);
     }
 
     async fn a_failed_create_leaves_nothing(backend) {

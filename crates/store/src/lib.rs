@@ -40,6 +40,10 @@ pub enum StoreError {
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),
+    /// A create carried an [`IdempotentAnswer`] for a key that is no longer claimed by its
+    /// request (the claim expired and another request took it over); nothing was written.
+    #[error("the idempotency key is no longer claimed by this request")]
+    IdempotencyClaimLost,
 }
 
 impl From<sqlx::Error> for StoreError {
@@ -149,6 +153,9 @@ pub struct NewTradeRegistration {
     pub created_at: OffsetDateTime,
     pub documents: Vec<DocumentRecord>,
     pub history: Vec<StatusChange>,
+    /// The answer to keep for the request's `Idempotency-Key`, when it has one: written in the
+    /// create's own transaction.
+    pub idempotency: Option<IdempotentAnswer>,
 }
 
 /// Everything a tax registration create writes, in one transaction.
@@ -171,6 +178,9 @@ pub struct NewTaxRegistration {
     pub created_at: OffsetDateTime,
     pub documents: Vec<DocumentRecord>,
     pub history: Vec<StatusChange>,
+    /// The answer to keep for the request's `Idempotency-Key`, when it has one: written in the
+    /// create's own transaction.
+    pub idempotency: Option<IdempotentAnswer>,
 }
 
 /// A tax registration as stored.
@@ -387,6 +397,18 @@ pub enum IdempotencyClaim {
     Mismatch,
     /// The key was used with this request before: replay its response.
     Replay { status: u16, body: Vec<u8> },
+}
+
+/// The answer of a create made under an `Idempotency-Key`, completed in the create's own
+/// transaction: the case and the answer a retry replays commit together. (Completing the key
+/// afterwards leaves a window in which a crash keeps the case but leaves the key in flight; once
+/// that claim is presumed abandoned, a retry would create the case a second time.)
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdempotentAnswer {
+    pub scope: Uuid,
+    pub key: String,
+    pub status: u16,
+    pub body: Vec<u8>,
 }
 
 /// How long idempotency records live, and after how long an unfinished one is presumed

@@ -152,6 +152,30 @@ macro_rules! apply_trade_patch {
     }};
 }
 
+/// Completes the create's idempotency claim inside transaction `$tx` with the answer a retry
+/// replays (see [`crate::IdempotentAnswer`]); a claim that is no longer in flight fails the
+/// create, which rolls it back.
+macro_rules! complete_claim {
+    ($tx:ident, $answer:expr) => {
+        if let Some(a) = $answer {
+            let a: &$crate::IdempotentAnswer = a;
+            let done = sqlx::query(
+                "UPDATE idempotency_keys SET state = 'done', response_status = $1, response_body = $2 \
+                 WHERE scope = $3 AND key = $4 AND state = 'in-flight'",
+            )
+            .bind(i32::from(a.status))
+            .bind(&a.body)
+            .bind(a.scope)
+            .bind(&a.key)
+            .execute(&mut *$tx)
+            .await?;
+            if done.rows_affected() != 1 {
+                return Err($crate::StoreError::IdempotencyClaimLost);
+            }
+        }
+    };
+}
+
 /// Inserts the client company a case creates, inside transaction `$tx`.
 macro_rules! insert_new_company {
     ($tx:ident, $new_company:expr, $created_at:expr) => {
@@ -226,6 +250,7 @@ macro_rules! repository_impl {
             .execute(&mut *tx)
             .await?;
             insert_children!(tx, new.id, "trade", &new.documents, &new.history);
+            complete_claim!(tx, &new.idempotency);
             tx.commit().await?;
             Ok(())
         }
@@ -308,6 +333,7 @@ macro_rules! repository_impl {
             .execute(&mut *tx)
             .await?;
             insert_children!(tx, new.id, "tax", &new.documents, &new.history);
+            complete_claim!(tx, &new.idempotency);
             tx.commit().await?;
             Ok(())
         }

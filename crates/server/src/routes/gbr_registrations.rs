@@ -146,11 +146,13 @@ pub struct VatRequest {
 pub async fn create(
     State(state): State<Arc<AppState>>,
     Extension(caller): Extension<Caller>,
+    claim: Option<Extension<crate::idempotency::Claim>>,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Response, ApiError> {
     let provider = tax_registrations::provider_only(caller)?;
     let now = cases::now_micros();
     let request =
         domain::gbr_request::parse(&body, now.date(), &domain::offices::is_known_tax_office)?;
-    tax_registrations::create_case(&state, provider, request.into(), now).await
+    let claim = claim.map(|Extension(c)| c);
+    tax_registrations::create_case(&state, provider, request.into(), now, claim.as_ref()).await
 }

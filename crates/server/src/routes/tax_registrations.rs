@@ -33,6 +33,7 @@ use crate::app::AppState;
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{ApiJson, PathId};
+use crate::idempotency::Claim;
 use crate::routes::cases;
 use crate::routes::trade_registrations::{DocumentView, StatusHistoryEntry};
 
@@ -324,13 +325,15 @@ fn display_name(doc_type: &str, company: &str, ext: &str) -> String {
 pub async fn create(
     State(state): State<Arc<AppState>>,
     Extension(caller): Extension<Caller>,
+    claim: Option<Extension<Claim>>,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Response, ApiError> {
     let provider = provider_only(caller)?;
     let now = cases::now_micros();
     let request =
         domain::tax_request::parse(&body, now.date(), &domain::offices::is_known_tax_office)?;
-    create_case(&state, provider, request.into(), now).await
+    let claim = claim.map(|Extension(c)| c);
+    create_case(&state, provider, request.into(), now, claim.as_ref()).await
 }
 
 /// Only provider keys create tax registrations.
@@ -344,12 +347,14 @@ pub(crate) fn provider_only(caller: Caller) -> Result<Uuid, ApiError> {
 }
 
 /// Everything after validation, for either kind: the id, the company, the office, the
-/// documents (written and XSD-validated off the async threads), and one transaction.
+/// documents (written and XSD-validated off the async threads), and one transaction, which
+/// under an `Idempotency-Key` also completes `claim` with the answer.
 pub(crate) async fn create_case(
     state: &AppState,
     provider: Uuid,
     request: ParsedTaxRequest,
     now: OffsetDateTime,
+    claim: Option<&Claim>,
 ) -> Result<Response, ApiError> {
     let id = request.tax_registration_id.unwrap_or_else(Uuid::now_v7);
     if request.tax_registration_id.is_some() && state.repo.get_tax_registration(id).await?.is_some()
@@ -375,6 +380,22 @@ pub(crate) async fn create_case(
     .map_err(|e| ApiError::Internal(anyhow::anyhow!("document generation panicked: {e}")))??;
 
     let (documents, written) = store_produced(state, id, reg.name(), produced, now).await?;
+    let (answer, response) = crate::idempotency::prepare(
+        claim,
+        StatusCode::CREATED,
+        TaxCreateResponse {
+            result: Outcome::Success,
+            message: if office.is_some() {
+                "tax registration validated; awaiting manual submission to the tax office".into()
+            } else {
+                "tax registration validated; awaiting the assignment of the tax office and manual submission".into()
+            },
+            tax_registration_id: id,
+            company_id,
+            status: TaxStatus::Validated.as_str().into(),
+            timestamp: now,
+        },
+    )?;
     let new = NewTaxRegistration {
         id,
         new_company,
@@ -399,35 +420,23 @@ pub(crate) async fn create_case(
             reason: None,
             at: now,
         }],
+        idempotency: answer,
     };
     if let Err(e) = state.repo.create_tax_registration(&new).await {
         cases::remove_files(state, &written).await;
-        return Err(match e {
-            e if e.is_company_conflict() => ApiError::Conflict {
+        return match e {
+            store::StoreError::IdempotencyClaimLost => Ok(crate::idempotency::claim_lost()),
+            e if e.is_company_conflict() => Err(ApiError::Conflict {
                 code: "COMPANY_ALREADY_REGISTERED",
                 message: "this company already has a tax registration".into(),
-            },
-            store::StoreError::Conflict(_) => duplicate_id(),
-            other => other.into(),
-        });
+            }),
+            store::StoreError::Conflict(_) => Err(duplicate_id()),
+            other => Err(other.into()),
+        };
     }
     state.wake_webhooks();
     tracing::info!(tax_registration_id = %id, %company_id, legal_form = reg.legal_form().as_str(), office = ?office, "tax registration validated");
-    Ok(respond(
-        StatusCode::CREATED,
-        TaxCreateResponse {
-            result: Outcome::Success,
-            message: if office.is_some() {
-                "tax registration validated; awaiting manual submission to the tax office".into()
-            } else {
-                "tax registration validated; awaiting the assignment of the tax office and manual submission".into()
-            },
-            tax_registration_id: id,
-            company_id,
-            status: TaxStatus::Validated.as_str().into(),
-            timestamp: now,
-        },
-    ))
+    Ok(response)
 }
 
 fn duplicate_id() -> ApiError {

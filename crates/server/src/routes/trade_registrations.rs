@@ -380,6 +380,7 @@ pub async fn create(
             "only provider keys can create trade registrations".into(),
         ));
     };
+    let claim = req.extensions().get::<crate::idempotency::Claim>().cloned();
     let received = receive(&state, req).await?;
     let value: Value = serde_json::from_slice(&received.data).map_err(|e| {
         ApiError::InvalidJson(format!(
@@ -459,50 +460,6 @@ pub async fn create(
         Package::SelfService => ("self", state.config.price_self_cents),
         Package::Assisted => ("assisted", state.config.price_assisted_cents),
     };
-    let new = NewTradeRegistration {
-        id: case_id,
-        new_company,
-        company_id,
-        provider_id: provider,
-        environment: reg.environment,
-        package: package.into(),
-        status: status.into(),
-        record: serde_json::to_value(&reg).map_err(|e| ApiError::Internal(e.into()))?,
-        price_cents,
-        trade_office,
-        trade_office_candidates,
-        created_at: now,
-        documents: documents.clone(),
-        history: vec![
-            StatusChange {
-                status: TradeStatus::Initiated.as_str().into(),
-                previous_status: None,
-                actor: format!("provider:{provider}"),
-                reason: None,
-                at: now,
-            },
-            StatusChange {
-                status: status.into(),
-                previous_status: Some(TradeStatus::Initiated.as_str().into()),
-                actor: "system".into(),
-                reason: None,
-                at: now,
-            },
-        ],
-    };
-    if let Err(e) = state.repo.create_trade_registration(&new).await {
-        cases::remove_files(&state, &written).await;
-        if e.is_company_conflict() {
-            return Err(ApiError::Conflict {
-                code: "COMPANY_ALREADY_REGISTERED",
-                message: "this company already has a trade registration".into(),
-            });
-        }
-        return Err(e.into());
-    }
-    state.wake_webhooks();
-    tracing::info!(trade_registration_id = %case_id, %company_id, status, "trade registration created");
-
     let unix = now.unix_timestamp();
     let link = |d: &DocumentRecord| OwnerDocument {
         id: d.id,
@@ -530,7 +487,10 @@ pub async fn create(
             }
         })
         .collect();
-    Ok(respond(
+    // The answer is made before the transaction: under an Idempotency-Key it commits with the
+    // case (store::IdempotentAnswer).
+    let (answer, response) = crate::idempotency::prepare(
+        claim.as_ref(),
         StatusCode::CREATED,
         CreateResponse {
             result: Outcome::Success,
@@ -551,7 +511,55 @@ pub async fn create(
             client_preferred_language: reg.client_preferred_language,
             timestamp: now,
         },
-    ))
+    )?;
+    let new = NewTradeRegistration {
+        id: case_id,
+        new_company,
+        company_id,
+        provider_id: provider,
+        environment: reg.environment,
+        package: package.into(),
+        status: status.into(),
+        record: serde_json::to_value(&reg).map_err(|e| ApiError::Internal(e.into()))?,
+        price_cents,
+        trade_office,
+        trade_office_candidates,
+        created_at: now,
+        documents,
+        history: vec![
+            StatusChange {
+                status: TradeStatus::Initiated.as_str().into(),
+                previous_status: None,
+                actor: format!("provider:{provider}"),
+                reason: None,
+                at: now,
+            },
+            StatusChange {
+                status: status.into(),
+                previous_status: Some(TradeStatus::Initiated.as_str().into()),
+                actor: "system".into(),
+                reason: None,
+                at: now,
+            },
+        ],
+        idempotency: answer,
+    };
+    if let Err(e) = state.repo.create_trade_registration(&new).await {
+        cases::remove_files(&state, &written).await;
+        if e.is_company_conflict() {
+            return Err(ApiError::Conflict {
+                code: "COMPANY_ALREADY_REGISTERED",
+                message: "this company already has a trade registration".into(),
+            });
+        }
+        if matches!(e, store::StoreError::IdempotencyClaimLost) {
+            return Ok(crate::idempotency::claim_lost());
+        }
+        return Err(e.into());
+    }
+    state.wake_webhooks();
+    tracing::info!(trade_registration_id = %case_id, %company_id, status, "trade registration created");
+    Ok(response)
 }
 
 /// Determines the receiving trade office from the establishment's address (domain::offices);

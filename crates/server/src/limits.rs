@@ -136,7 +136,11 @@ impl KeyRateLimiter {
             return;
         }
         *last = Instant::now();
-        // A bucket that is full again is the same as no bucket.
+        self.sweep();
+    }
+
+    /// Drops the buckets that are full again (the same as no bucket) and frees their memory.
+    fn sweep(&self) {
         self.limiter.retain_recent();
         self.limiter.shrink_to_fit();
     }
@@ -158,4 +162,49 @@ pub async fn rate_limit(State(state): State<Arc<AppState>>, req: Request, next: 
         return ApiError::RateLimited { retry_after_secs }.into_response();
     }
     next.run(req).await
+}
+
+#[cfg(test)]
+mod tests {
+    use std::num::NonZeroU32;
+
+    use super::*;
+
+    fn limiter(per_second: u32, burst: u32) -> KeyRateLimiter {
+        KeyRateLimiter::new(RateLimit {
+            per_second: NonZeroU32::new(per_second).unwrap(),
+            burst: NonZeroU32::new(burst).unwrap(),
+        })
+    }
+
+    #[test]
+    fn burst_then_whole_seconds_to_wait() {
+        let l = limiter(1, 2);
+        assert_eq!(l.check("a"), Ok(()));
+        assert_eq!(l.check("a"), Ok(()));
+        assert_eq!(l.check("a"), Err(1));
+        assert_eq!(l.check("b"), Ok(()));
+        // One token every 10 s: the wait is rounded up, never 0.
+        let slow = KeyRateLimiter {
+            limiter: governor::RateLimiter::dashmap(
+                Quota::with_period(Duration::from_secs(10)).unwrap(),
+            ),
+            clock: DefaultClock::default(),
+            last_sweep: std::sync::Mutex::new(Instant::now()),
+        };
+        assert_eq!(slow.check("a"), Ok(()));
+        assert!(matches!(slow.check("a"), Err(9..=10)));
+    }
+
+    #[test]
+    fn idle_keys_are_swept() {
+        let l = limiter(1000, 1);
+        for key in ["a", "b", "c"] {
+            assert_eq!(l.check(key), Ok(()));
+        }
+        assert_eq!(l.tracked_keys(), 3);
+        std::thread::sleep(Duration::from_millis(20));
+        l.sweep();
+        assert_eq!(l.tracked_keys(), 0);
+    }
 }

@@ -1,5 +1,5 @@
 //! Storage faults, made for real against the running app: a read-only documents directory
-//! (`chattr +i`), an SQLite database whose write lock another connection holds, a PostgreSQL
+//! (`chattr +i`), a full documents disk (a small tmpfs), an SQLite database whose write lock another connection holds, a PostgreSQL
 //! server that drops and refuses connections (a TCP proxy in the test that is cut and
 //! restored), and a PostgreSQL database that turns read-only. Each time: while the fault lasts,
 //! a create is answered 503 `SERVICE_UNAVAILABLE` (with `Retry-After` and a request id) and no
@@ -179,6 +179,88 @@ backend_tests! {
     }
 }
 
+// --- The documents disk is full ---------------------------------------------------------------
+
+/// A small tmpfs mounted for the test, unmounted on drop.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    fn mount(dir: &Path, size: &str) -> Result<Self, String> {
+        std::fs::create_dir_all(dir).unwrap();
+        let out = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir)
+            .output()
+            .map_err(|e| format!("mount cannot run: {e}"))?;
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
+        }
+        Ok(Tmpfs(dir.to_path_buf()))
+    }
+
+    /// Writes a file until the filesystem is full.
+    fn fill(&self) -> PathBuf {
+        use std::io::Write;
+        let path = self.0.join("filler");
+        let mut f = std::fs::File::create(&path).unwrap();
+        let block = vec![0u8; 64 * 1024];
+        while f.write_all(&block).and_then(|()| f.flush()).is_ok() {}
+        path
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn full_documents_disk_is_503_and_passes() {
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let docs = dir.path().join("small-disk");
+    let disk = match Tmpfs::mount(&docs, "8m") {
+        Ok(d) => d,
+        Err(why) => {
+            eprintln!("skipped: cannot mount a tmpfs here: {why}");
+            return;
+        }
+    };
+    let url = common::fresh_database(Backend::Sqlite, dir.path())
+        .await
+        .unwrap();
+    let docs_for_app = docs.clone();
+    let app = TestApp::spawn_on(
+        url,
+        dir,
+        Options {
+            tweak: Box::new(move |c| c.storage.documents_dir = docs_for_app),
+            ..Default::default()
+        },
+    )
+    .await;
+    let (_, key) = app.provider("Plattform GmbH").await;
+    let (_, operator) = app.operator("Ops").await;
+    let (s, b, _) = create(&app, &key, None).await;
+    assert_eq!(s, 201, "{b}");
+    let files = files_in(&docs);
+
+    let filler = disk.fill();
+    let (s, b, retry) = create(&app, &key, None).await;
+    assert_unavailable(s, &b, retry);
+    assert_eq!(listed_cases(&app, &operator).await, 1);
+    assert_eq!(files_in(&docs), files + 1, "only the filler is new");
+
+    std::fs::remove_file(filler).unwrap();
+    let (s, b, _) = create(&app, &key, None).await;
+    assert_eq!(s, 201, "after space was freed: {b}");
+    assert_eq!(listed_cases(&app, &operator).await, 2);
+    drop(app);
+}
+
 // --- SQLite: another connection holds the write lock ----------------------------------------
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -210,6 +292,7 @@ async fn sqlite_write_lock_is_503_and_nothing_is_left() {
     let started = Instant::now();
     let (s, b, retry) = create(&app, &key, None).await;
     assert_unavailable(s, &b, retry);
+    eprintln!("write lock held: 503 after {:?}", started.elapsed());
     assert!(
         started.elapsed() < DB_TIMEOUT + Duration::from_secs(4),
         "503 only after {:?}",
@@ -372,6 +455,7 @@ async fn postgres_going_away_is_503_within_the_timeout_and_recovers() {
         let started = Instant::now();
         let (s, b, retry) = create(&app, &key, None).await;
         assert_unavailable(s, &b, retry);
+        eprintln!("database down: 503 after {:?}", started.elapsed());
         assert!(
             started.elapsed() < DB_TIMEOUT + Duration::from_secs(4),
             "503 only after {:?}",

@@ -552,10 +552,19 @@ impl Config {
                 "FILING_BODY_READ_TIMEOUT_SECS",
                 &serve.body_read_timeout_secs,
             )?),
-            max_concurrent_uploads: parse_positive(
+            max_concurrent_uploads: match parse_positive(
                 "FILING_MAX_CONCURRENT_UPLOADS",
                 &serve.max_concurrent_uploads,
-            )?,
+            )? {
+                n @ 1..=100_000 => n,
+                _ => {
+                    return Err(bad(
+                        "FILING_MAX_CONCURRENT_UPLOADS",
+                        &serve.max_concurrent_uploads,
+                        "expected a whole number from 1 to 100000",
+                    ));
+                }
+            },
             rate_limit: parse_rate_limit(
                 &serve.rate_limit_per_second,
                 serve.rate_limit_burst.as_deref(),
@@ -719,6 +728,13 @@ mod tests {
             (
                 ServeArgs {
                     max_concurrent_uploads: "0".into(),
+                    ..Default::default()
+                },
+                "FILING_MAX_CONCURRENT_UPLOADS",
+            ),
+            (
+                ServeArgs {
+                    max_concurrent_uploads: "3000000000000000000".into(),
                     ..Default::default()
                 },
                 "FILING_MAX_CONCURRENT_UPLOADS",

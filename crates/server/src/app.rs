@@ -35,6 +35,10 @@ pub struct AppState {
     pub config: Config,
     /// Wakes this instance's webhook worker when a request has written events.
     pub webhook_wake: tokio::sync::Notify,
+    /// One permit per upload (multipart request) this instance serves at a time.
+    pub upload_slots: Arc<tokio::sync::Semaphore>,
+    /// The per-key token buckets; `None` when rate limiting is off.
+    pub rate_limiter: Option<crate::limits::KeyRateLimiter>,
 }
 
 impl AppState {
@@ -55,7 +59,11 @@ pub async fn build_state(config: Config) -> anyhow::Result<Arc<AppState>> {
             config.storage.data_dir.display()
         )
     })?;
-    let repo = store::connect(&config.storage.database_url)
+    let pool = store::PoolSettings {
+        acquire_timeout: config.db_timeout,
+        busy_timeout: config.db_timeout,
+    };
+    let repo = store::connect_with(&config.storage.database_url, pool)
         .await
         .context("cannot open the database")?;
     let documents = DocumentStore::local(&config.storage.documents_dir)?;
@@ -78,6 +86,8 @@ pub async fn build_state(config: Config) -> anyhow::Result<Arc<AppState>> {
         repo,
         documents,
         links,
+        upload_slots: Arc::new(tokio::sync::Semaphore::new(config.max_concurrent_uploads)),
+        rate_limiter: crate::limits::rate_limiter(config.rate_limit),
         config,
         webhook_wake: tokio::sync::Notify::new(),
     }))
@@ -90,10 +100,20 @@ pub fn router(state: Arc<AppState>, extra: Option<Router<Arc<AppState>>>) -> Rou
     if let Some(extra) = extra {
         api = api.merge(extra);
     }
+    // Run in the reverse order: the key first, then its rate, then an upload slot, and only
+    // then is the body read (by the idempotency layer or the handler).
     let api = api
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             crate::idempotency::layer,
+        ))
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::limits::upload_slots,
+        ))
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::limits::rate_limit,
         ))
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
@@ -109,6 +129,10 @@ pub fn router(state: Arc<AppState>, extra: Option<Router<Arc<AppState>>>) -> Rou
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
             state.config.request_timeout,
+        ))
+        .layer(middleware::from_fn_with_state(
+            state.config.body_read_timeout,
+            crate::limits::body_deadline,
         ))
         .layer(CatchPanicLayer::custom(on_panic))
         .layer(middleware::from_fn(envelope_errors))
@@ -163,6 +187,7 @@ async fn envelope_errors(req: Request, next: Next) -> Response {
                     ApiError::UnsupportedMediaType("unsupported content type".into())
                 }
                 StatusCode::REQUEST_TIMEOUT => ApiError::Timeout,
+                StatusCode::SERVICE_UNAVAILABLE => ApiError::Unavailable("503 from a layer".into()),
                 StatusCode::UNAUTHORIZED => ApiError::Unauthorized("a valid API key is required"),
                 s if s.is_server_error() => {
                     ApiError::Internal(anyhow::anyhow!("unexpected {s} from a layer"))
@@ -193,53 +218,106 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    let grace = state.config.shutdown_timeout;
+    let options = ServeOptions::from_config(&state.config);
     let worker = if state.config.webhooks.worker {
         Some(crate::webhooks::spawn_worker(state.clone())?)
     } else {
         tracing::info!("webhook worker disabled on this instance (FILING_WEBHOOK_WORKER=false)");
         None
     };
-    let served = serve_router(router(state, None), listener, grace, shutdown).await;
+    let served = serve_router(router(state, None), listener, options, shutdown).await;
     if let Some(w) = worker {
         w.stop().await;
     }
     served
 }
 
-/// Serves a built router (see [`router`]) until `shutdown`, draining for at most `grace`.
+/// How connections are served.
+#[derive(Debug, Clone, Copy)]
+pub struct ServeOptions {
+    /// How long shutdown waits for in-flight requests.
+    pub shutdown_grace: std::time::Duration,
+    /// How long a client may take to send a request's headers (and how long an idle
+    /// keep-alive connection is kept); the connection is closed after it.
+    pub header_read_timeout: std::time::Duration,
+}
+
+impl ServeOptions {
+    pub fn from_config(config: &Config) -> Self {
+        Self {
+            shutdown_grace: config.shutdown_timeout,
+            header_read_timeout: config.header_read_timeout,
+        }
+    }
+}
+
+/// Serves a built router (see [`router`]) over HTTP/1.1 until `shutdown`, then stops accepting
+/// and drains the open connections for at most `options.shutdown_grace`.
+///
+/// hyper's own connection builder rather than `axum::serve`, for the header read timeout
+/// (slowloris): a client that has not sent complete headers within it is disconnected.
 pub async fn serve_router(
     app: Router,
     listener: TcpListener,
-    grace: std::time::Duration,
+    options: ServeOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    let (signalled_tx, signalled_rx) = tokio::sync::oneshot::channel::<()>();
-    // Without TCP_NODELAY a response written in more than one segment (a document download)
-    // waited for the client's delayed ACK: 40 ms per download under load.
-    use axum::serve::ListenerExt;
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
-        }
-    });
-    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
-        shutdown.await;
-        tracing::info!("shutting down: draining in-flight requests");
-        let _ = signalled_tx.send(());
-    });
-    let deadline = async move {
-        if signalled_rx.await.is_ok() {
-            tokio::time::sleep(grace).await;
-        } else {
-            std::future::pending::<()>().await;
-        }
-    };
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use hyper_util::server::graceful::GracefulShutdown;
+    use hyper_util::service::TowerToHyperService;
+
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(options.header_read_timeout);
+    let graceful = GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _peer)) => stream,
+                Err(e) => {
+                    accept_failed(e).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        // Without TCP_NODELAY a response written in more than one segment (a document
+        // download) waited for the client's delayed ACK: 40 ms per download under load.
+        let _ = stream.set_nodelay(true);
+        let conn =
+            http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone()));
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                tracing::debug!(error = %e, "connection closed with an error");
+            }
+        });
+    }
+    drop(listener);
+    tracing::info!("shutting down: draining in-flight requests");
+    let grace = options.shutdown_grace;
     tokio::select! {
-        result = server => result?,
-        () = deadline => tracing::warn!(?grace, "shutdown timeout reached; dropping remaining requests"),
+        () = graceful.shutdown() => {}
+        () = tokio::time::sleep(grace) => {
+            tracing::warn!(?grace, "shutdown timeout reached; dropping remaining requests");
+        }
     }
     Ok(())
+}
+
+/// A failed `accept`: a connection that died before it was accepted is skipped; anything else
+/// (out of file descriptors) is logged and waited out for a second, not spun on.
+async fn accept_failed(e: std::io::Error) {
+    use std::io::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::ConnectionAborted | ErrorKind::ConnectionRefused | ErrorKind::ConnectionReset
+    ) {
+        return;
+    }
+    tracing::error!(error = %e, "accept failed; retrying in 1 s");
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

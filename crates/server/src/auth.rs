@@ -75,8 +75,21 @@ pub async fn issue_key(
     Ok(key)
 }
 
+/// The prefix (`rfs_<role>_<key id>`) of the key a request was authenticated with, put into
+/// the request extensions next to the [`Caller`]: what rate limits count per key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyPrefix(pub String);
+
 /// Resolves a bearer token to its caller, or the 401 reason.
 pub async fn resolve(repo: &dyn Repository, header: Option<&str>) -> Result<Caller, ApiError> {
+    resolve_key(repo, header).await.map(|(caller, _)| caller)
+}
+
+/// [`resolve`], also returning the key's prefix.
+pub async fn resolve_key(
+    repo: &dyn Repository,
+    header: Option<&str>,
+) -> Result<(Caller, KeyPrefix), ApiError> {
     let header = header.ok_or(ApiError::Unauthorized(
         "send the API key as Authorization: Bearer <key>",
     ))?;
@@ -96,7 +109,7 @@ pub async fn resolve(repo: &dyn Repository, header: Option<&str>) -> Result<Call
         return Err(UNKNOWN);
     }
     let corrupt = || ApiError::Internal(anyhow::anyhow!("key {} has no owner", record.prefix));
-    Ok(match record.kind {
+    let caller = match record.kind {
         KeyKind::Provider => Caller::Provider {
             company_id: record.company_id.ok_or_else(corrupt)?,
         },
@@ -107,11 +120,13 @@ pub async fn resolve(repo: &dyn Repository, header: Option<&str>) -> Result<Call
         KeyKind::Operator => Caller::Operator {
             operator_id: record.operator_id.ok_or_else(corrupt)?,
         },
-    })
+    };
+    Ok((caller, KeyPrefix(record.prefix)))
 }
 
-/// Middleware: every route behind it needs a valid key; the [`Caller`] is put into the request
-/// extensions for handlers and the idempotency layer.
+/// Middleware: every route behind it needs a valid key; the [`Caller`] (and the
+/// [`KeyPrefix`]) is put into the request extensions for handlers, the rate limit and the
+/// idempotency layer.
 pub async fn require_key(
     State(state): State<Arc<AppState>>,
     mut req: Request,
@@ -121,8 +136,9 @@ pub async fn require_key(
         .headers()
         .get(AUTHORIZATION)
         .map(|v| v.to_str().unwrap_or(""));
-    let caller = resolve(state.repo.as_ref(), header).await?;
+    let (caller, prefix) = resolve_key(state.repo.as_ref(), header).await?;
     req.extensions_mut().insert(caller);
+    req.extensions_mut().insert(prefix);
     Ok(next.run(req).await)
 }
 

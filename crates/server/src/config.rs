@@ -2,6 +2,7 @@
 //! flag), validated once at start with a message naming the variable that is wrong.
 
 use std::net::SocketAddr;
+use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -137,6 +138,33 @@ pub struct ServeArgs {
     /// `false` runs this instance without the webhook delivery worker (others deliver).
     #[arg(long, env = "FILING_WEBHOOK_WORKER", default_value = "true")]
     pub webhook_worker: String,
+
+    /// Longest time a request waits for the database (a pooled connection, reconnecting, or
+    /// with SQLite another writer's lock) before it is answered 503, in seconds.
+    #[arg(long, env = "FILING_DB_TIMEOUT_SECS", default_value = "5")]
+    pub db_timeout_secs: String,
+
+    /// Longest time a client may take to send a request's headers, in seconds; also how long
+    /// an idle keep-alive connection stays open. The connection is closed after it.
+    #[arg(long, env = "FILING_HEADER_READ_TIMEOUT_SECS", default_value = "10")]
+    pub header_read_timeout_secs: String,
+
+    /// Longest time a client may take to send a whole request body, in seconds (408 after it).
+    #[arg(long, env = "FILING_BODY_READ_TIMEOUT_SECS", default_value = "30")]
+    pub body_read_timeout_secs: String,
+
+    /// Multipart requests (uploads) served at the same time; one more is answered 503.
+    #[arg(long, env = "FILING_MAX_CONCURRENT_UPLOADS", default_value = "16")]
+    pub max_concurrent_uploads: String,
+
+    /// Requests per second each API key may make on average (a token bucket per key);
+    /// 0 turns rate limiting off (the default, for development).
+    #[arg(long, env = "FILING_RATE_LIMIT_PER_SECOND", default_value = "0")]
+    pub rate_limit_per_second: String,
+
+    /// Requests an API key may make at once before the rate applies. Default: the rate.
+    #[arg(long, env = "FILING_RATE_LIMIT_BURST")]
+    pub rate_limit_burst: Option<String>,
 }
 
 impl Default for ServeArgs {
@@ -157,6 +185,12 @@ impl Default for ServeArgs {
             webhook_allow_private_targets: "false".into(),
             webhook_timeout_secs: "15".into(),
             webhook_worker: "true".into(),
+            db_timeout_secs: "5".into(),
+            header_read_timeout_secs: "10".into(),
+            body_read_timeout_secs: "30".into(),
+            max_concurrent_uploads: "16".into(),
+            rate_limit_per_second: "0".into(),
+            rate_limit_burst: None,
         }
     }
 }
@@ -209,6 +243,20 @@ pub struct Config {
     pub price_self_cents: i64,
     pub price_assisted_cents: i64,
     pub webhooks: WebhookConfig,
+    /// How long a request waits for the database before 503.
+    pub db_timeout: Duration,
+    pub header_read_timeout: Duration,
+    pub body_read_timeout: Duration,
+    pub max_concurrent_uploads: usize,
+    /// `None`: no rate limiting.
+    pub rate_limit: Option<RateLimit>,
+}
+
+/// A token bucket per API key: `burst` requests at once, refilled at `per_second`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimit {
+    pub per_second: NonZeroU32,
+    pub burst: NonZeroU32,
 }
 
 /// How webhooks are delivered.
@@ -343,6 +391,40 @@ fn parse_positive<T: std::str::FromStr + PartialOrd + Default>(
     }
 }
 
+/// The rate limit of `FILING_RATE_LIMIT_PER_SECOND` and `FILING_RATE_LIMIT_BURST`; `None`
+/// when the rate is 0.
+fn parse_rate_limit(
+    per_second: &str,
+    burst: Option<&str>,
+) -> Result<Option<RateLimit>, ConfigError> {
+    const VAR: &str = "FILING_RATE_LIMIT_PER_SECOND";
+    let rate: u32 = per_second.trim().parse().map_err(|_| {
+        bad(
+            VAR,
+            per_second,
+            "expected a whole number (0 turns limiting off)",
+        )
+    })?;
+    let Some(per_second) = NonZeroU32::new(rate) else {
+        return Ok(None);
+    };
+    let burst = match burst.map(str::trim).filter(|b| !b.is_empty()) {
+        None => per_second,
+        Some(b) => b
+            .parse::<u32>()
+            .ok()
+            .and_then(NonZeroU32::new)
+            .ok_or_else(|| {
+                bad(
+                    "FILING_RATE_LIMIT_BURST",
+                    b,
+                    "expected a whole number above 0",
+                )
+            })?,
+    };
+    Ok(Some(RateLimit { per_second, burst }))
+}
+
 impl Config {
     /// The largest body any route takes (a trade registration with a signed PDF per owner):
     /// what the idempotency layer may need to read.
@@ -458,6 +540,35 @@ impl Config {
                 worker: parse_bool("FILING_WEBHOOK_WORKER", &serve.webhook_worker)?,
                 poll_interval: Duration::from_secs(1),
             },
+            db_timeout: Duration::from_secs(parse_positive(
+                "FILING_DB_TIMEOUT_SECS",
+                &serve.db_timeout_secs,
+            )?),
+            header_read_timeout: Duration::from_secs(parse_positive(
+                "FILING_HEADER_READ_TIMEOUT_SECS",
+                &serve.header_read_timeout_secs,
+            )?),
+            body_read_timeout: Duration::from_secs(parse_positive(
+                "FILING_BODY_READ_TIMEOUT_SECS",
+                &serve.body_read_timeout_secs,
+            )?),
+            max_concurrent_uploads: match parse_positive(
+                "FILING_MAX_CONCURRENT_UPLOADS",
+                &serve.max_concurrent_uploads,
+            )? {
+                n @ 1..=100_000 => n,
+                _ => {
+                    return Err(bad(
+                        "FILING_MAX_CONCURRENT_UPLOADS",
+                        &serve.max_concurrent_uploads,
+                        "expected a whole number from 1 to 100000",
+                    ));
+                }
+            },
+            rate_limit: parse_rate_limit(
+                &serve.rate_limit_per_second,
+                serve.rate_limit_burst.as_deref(),
+            )?,
         })
     }
 }
@@ -494,6 +605,37 @@ mod tests {
         assert_eq!(schedule, domain::webhook::DEFAULT_RETRY_SCHEDULE);
         assert!(!c.webhooks.allow_private_targets);
         assert_eq!(c.webhooks.timeout, Duration::from_secs(15));
+        assert_eq!(c.db_timeout, Duration::from_secs(5));
+        assert_eq!(c.header_read_timeout, Duration::from_secs(10));
+        assert_eq!(c.body_read_timeout, Duration::from_secs(30));
+        assert_eq!(c.max_concurrent_uploads, 16);
+        assert_eq!(c.rate_limit, None, "rate limiting is off by default");
+    }
+
+    #[test]
+    fn rate_limit_settings() {
+        let limit = |rate: &str, burst: Option<&str>| {
+            Config::from_args(
+                &common(),
+                &ServeArgs {
+                    rate_limit_per_second: rate.into(),
+                    rate_limit_burst: burst.map(Into::into),
+                    ..Default::default()
+                },
+            )
+            .map(|c| c.rate_limit.map(|r| (r.per_second.get(), r.burst.get())))
+        };
+        assert_eq!(limit("0", Some("5")), Ok(None));
+        assert_eq!(limit("10", None), Ok(Some((10, 10))));
+        assert_eq!(limit("1", Some("2")), Ok(Some((1, 2))));
+        assert_eq!(
+            limit("-1", None).unwrap_err().var,
+            "FILING_RATE_LIMIT_PER_SECOND"
+        );
+        assert_eq!(
+            limit("1", Some("0")).unwrap_err().var,
+            "FILING_RATE_LIMIT_BURST"
+        );
     }
 
     #[test]
@@ -561,6 +703,41 @@ mod tests {
                     ..Default::default()
                 },
                 "FILING_WEBHOOK_WORKER",
+            ),
+            (
+                ServeArgs {
+                    db_timeout_secs: "0".into(),
+                    ..Default::default()
+                },
+                "FILING_DB_TIMEOUT_SECS",
+            ),
+            (
+                ServeArgs {
+                    header_read_timeout_secs: "soon".into(),
+                    ..Default::default()
+                },
+                "FILING_HEADER_READ_TIMEOUT_SECS",
+            ),
+            (
+                ServeArgs {
+                    body_read_timeout_secs: "0".into(),
+                    ..Default::default()
+                },
+                "FILING_BODY_READ_TIMEOUT_SECS",
+            ),
+            (
+                ServeArgs {
+                    max_concurrent_uploads: "0".into(),
+                    ..Default::default()
+                },
+                "FILING_MAX_CONCURRENT_UPLOADS",
+            ),
+            (
+                ServeArgs {
+                    max_concurrent_uploads: "3000000000000000000".into(),
+                    ..Default::default()
+                },
+                "FILING_MAX_CONCURRENT_UPLOADS",
             ),
         ];
         for (args, var) in cases {

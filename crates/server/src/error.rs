@@ -10,6 +10,9 @@ use utoipa::ToSchema;
 
 use crate::envelope::{Envelope, Outcome};
 
+/// The `Retry-After` of a 503: storage faults and full capacity usually pass within seconds.
+pub const UNAVAILABLE_RETRY_AFTER_SECS: u64 = 2;
+
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
     #[error("{0}")]
@@ -44,8 +47,15 @@ pub enum ApiError {
     RateLimited { retry_after_secs: u64 },
     #[error("the request took too long")]
     Timeout,
+    #[error("the request body did not arrive within {secs} seconds")]
+    BodyTimeout { secs: u64 },
+    /// Storage (the database or the document store) cannot serve the request right now; the
+    /// text is logged, never shown.
     #[error("the service is temporarily unavailable")]
     Unavailable(String),
+    /// This instance is at a capacity limit (e.g. concurrent uploads); the text is shown.
+    #[error("{0}")]
+    Overloaded(&'static str),
     #[error("internal error")]
     Internal(#[from] anyhow::Error),
 }
@@ -105,8 +115,8 @@ impl ApiError {
             }
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::Timeout => StatusCode::REQUEST_TIMEOUT,
-            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Timeout | ApiError::BodyTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
+            ApiError::Unavailable(_) | ApiError::Overloaded(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -128,8 +138,8 @@ impl ApiError {
             ApiError::Validation(_) => "VALIDATION_FAILED",
             ApiError::MethodNotAllowed => "METHOD_NOT_ALLOWED",
             ApiError::RateLimited { .. } => "RATE_LIMITED",
-            ApiError::Timeout => "REQUEST_TIMEOUT",
-            ApiError::Unavailable(_) => "SERVICE_UNAVAILABLE",
+            ApiError::Timeout | ApiError::BodyTimeout { .. } => "REQUEST_TIMEOUT",
+            ApiError::Unavailable(_) | ApiError::Overloaded(_) => "SERVICE_UNAVAILABLE",
             ApiError::Internal(_) => "INTERNAL_ERROR",
         }
     }
@@ -200,6 +210,12 @@ impl IntoResponse for ApiError {
             ApiError::RateLimited { retry_after_secs } => {
                 res.headers_mut()
                     .insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
+            }
+            ApiError::Unavailable(_) | ApiError::Overloaded(_) => {
+                res.headers_mut().insert(
+                    header::RETRY_AFTER,
+                    HeaderValue::from(UNAVAILABLE_RETRY_AFTER_SECS),
+                );
             }
             _ => {}
         }

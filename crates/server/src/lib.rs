@@ -13,6 +13,7 @@ pub mod envelope;
 pub mod error;
 pub mod extract;
 pub mod idempotency;
+pub mod limits;
 pub mod links;
 pub mod openapi;
 pub mod render;

@@ -26,8 +26,18 @@ impl std::fmt::Debug for DocumentStore {
     }
 }
 
+/// Sorts an `object_store` error: I/O trouble (a read-only or full disk, a directory that is
+/// gone, a permission the process lost, an unreachable bucket) is an outage that may pass;
+/// anything else (an invalid key, an unsupported operation, a failed precondition) is a bug.
 fn unavailable(e: object_store::Error) -> StoreError {
-    StoreError::Unavailable(e.to_string())
+    use object_store::Error as E;
+    match e {
+        E::Generic { .. }
+        | E::JoinError { .. }
+        | E::PermissionDenied { .. }
+        | E::Unauthenticated { .. } => StoreError::Unavailable(e.to_string()),
+        other => StoreError::Documents(other),
+    }
 }
 
 impl DocumentStore {

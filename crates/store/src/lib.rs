@@ -44,6 +44,10 @@ pub enum StoreError {
     /// request (the claim expired and another request took it over); nothing was written.
     #[error("the idempotency key is no longer claimed by this request")]
     IdempotencyClaimLost,
+    /// The document store refused an operation for a reason that is not a passing fault
+    /// (an invalid key, an unsupported operation): a bug rather than an outage.
+    #[error("document store error: {0}")]
+    Documents(#[source] object_store::Error),
 }
 
 impl From<sqlx::Error> for StoreError {
@@ -55,12 +59,72 @@ impl From<sqlx::Error> for StoreError {
             sqlx::Error::Database(db) if db.is_foreign_key_violation() => {
                 StoreError::Conflict(db.constraint().unwrap_or(db.message()).to_string())
             }
+            sqlx::Error::Database(db) if is_unavailable(db.as_ref()) => {
+                StoreError::Unavailable(e.to_string())
+            }
             sqlx::Error::PoolTimedOut
             | sqlx::Error::PoolClosed
             | sqlx::Error::Io(_)
             | sqlx::Error::Tls(_)
             | sqlx::Error::WorkerCrashed => StoreError::Unavailable(e.to_string()),
             _ => StoreError::Database(e),
+        }
+    }
+}
+
+/// Whether a database's error says that it cannot serve the request right now (a retry later
+/// may succeed), as opposed to a statement that is wrong.
+///
+/// SQLite (primary result codes): `BUSY` and `LOCKED` (another connection held the lock past
+/// the busy timeout), `READONLY`, `IOERR`, `FULL` and `CANTOPEN`. PostgreSQL (SQLSTATE):
+/// class 08 (connection exception), class 53 (insufficient resources: disk full, out of
+/// memory, too many connections), class 58 (system error, e.g. I/O), `57P01`..`57P03`
+/// (admin or crash shutdown, cannot connect now), `57014` (statement cancelled, e.g. by a
+/// statement timeout) and `25006` (read-only transaction: a standby or a database set
+/// read-only).
+pub fn is_unavailable(db: &dyn sqlx::error::DatabaseError) -> bool {
+    let Some(code) = db.code() else {
+        return false;
+    };
+    if db.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some() {
+        const BUSY: i32 = 5;
+        const LOCKED: i32 = 6;
+        const READONLY: i32 = 8;
+        const IOERR: i32 = 10;
+        const FULL: i32 = 13;
+        const CANTOPEN: i32 = 14;
+        // Extended result codes carry the primary code in their low byte.
+        let primary = code.parse::<i32>().map(|c| c & 0xff).unwrap_or(0);
+        matches!(primary, BUSY | LOCKED | READONLY | IOERR | FULL | CANTOPEN)
+    } else if db
+        .try_downcast_ref::<sqlx::postgres::PgDatabaseError>()
+        .is_some()
+    {
+        code.starts_with("08")
+            || code.starts_with("53")
+            || code.starts_with("58")
+            || matches!(&*code, "57P01" | "57P02" | "57P03" | "57014" | "25006")
+    } else {
+        false
+    }
+}
+
+/// How long a request waits for the database before it is answered with
+/// [`StoreError::Unavailable`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolSettings {
+    /// Longest wait for a connection from the pool, including (re)connecting to a database
+    /// that refuses connections: sqlx retries until this runs out.
+    pub acquire_timeout: std::time::Duration,
+    /// SQLite only: longest wait for a lock another connection holds (`busy_timeout`).
+    pub busy_timeout: std::time::Duration,
+}
+
+impl Default for PoolSettings {
+    fn default() -> Self {
+        Self {
+            acquire_timeout: std::time::Duration::from_secs(5),
+            busy_timeout: std::time::Duration::from_secs(5),
         }
     }
 }
@@ -585,12 +649,17 @@ impl StoreError {
 }
 
 /// Opens the database named by `url` (`sqlite://...` or `postgres://...`) and applies pending
-/// migrations.
+/// migrations, with the default [`PoolSettings`].
 pub async fn connect(url: &str) -> Result<Arc<dyn Repository>> {
+    connect_with(url, PoolSettings::default()).await
+}
+
+/// [`connect`] with explicit timeouts.
+pub async fn connect_with(url: &str, settings: PoolSettings) -> Result<Arc<dyn Repository>> {
     if url.starts_with("sqlite:") {
-        Ok(Arc::new(SqliteRepository::connect(url).await?))
+        Ok(Arc::new(SqliteRepository::connect(url, settings).await?))
     } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-        Ok(Arc::new(PostgresRepository::connect(url).await?))
+        Ok(Arc::new(PostgresRepository::connect(url, settings).await?))
     } else {
         Err(StoreError::Config(format!(
             "expected a sqlite:// or postgres:// URL, got {:?}",

@@ -1,12 +1,11 @@
 //! The embedded default: one SQLite file in write-ahead-log mode.
 
 use std::str::FromStr;
-use std::time::Duration;
 
 use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
-use crate::{Result, StoreError};
+use crate::{PoolSettings, Result, StoreError};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 
@@ -23,24 +22,25 @@ impl SqliteRepository {
     /// Opens (creating when missing) the database file and applies migrations.
     ///
     /// `synchronous = FULL`: a write the API acknowledged survives a power loss, not only a
-    /// process crash.
-    pub async fn connect(url: &str) -> Result<Self> {
+    /// process crash. A write that waits longer than `settings.busy_timeout` for another
+    /// connection's lock fails with `SQLITE_BUSY` ([`StoreError::Unavailable`]).
+    pub async fn connect(url: &str, settings: PoolSettings) -> Result<Self> {
         let options = SqliteConnectOptions::from_str(url)
             .map_err(|e| StoreError::Config(e.to_string()))?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Full)
-            .busy_timeout(Duration::from_secs(10))
+            .busy_timeout(settings.busy_timeout)
             .foreign_keys(true);
         let writer = SqlitePoolOptions::new()
             .max_connections(1)
-            .acquire_timeout(Duration::from_secs(10))
+            .acquire_timeout(settings.acquire_timeout)
             .connect_with(options.clone())
             .await?;
         MIGRATOR.run(&writer).await?;
         let pool = SqlitePoolOptions::new()
             .max_connections(8)
-            .acquire_timeout(Duration::from_secs(10))
+            .acquire_timeout(settings.acquire_timeout)
             .connect_with(options)
             .await?;
         Ok(Self { pool, writer })

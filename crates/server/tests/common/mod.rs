@@ -122,7 +122,7 @@ impl TestApp {
         config.webhooks.poll_interval = std::time::Duration::from_millis(50);
         (options.tweak)(&mut config);
         let state = server::app::build_state(config).await.expect("state");
-        let grace = state.config.shutdown_timeout;
+        let serve_options = server::app::ServeOptions::from_config(&state.config);
         let router = server::app::router(state.clone(), options.extra_routes);
         let worker = state
             .config
@@ -131,7 +131,7 @@ impl TestApp {
             .then(|| server::webhooks::spawn_worker(state.clone()).expect("webhook worker"));
         let (tx, rx) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
-            server::app::serve_router(router, listener, grace, async {
+            server::app::serve_router(router, listener, serve_options, async {
                 let _ = rx.await;
             })
             .await

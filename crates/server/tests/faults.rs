@@ -1,0 +1,539 @@
+//! Storage faults, made for real against the running app: a read-only documents directory
+//! (`chattr +i`), a full documents disk (a small tmpfs), an SQLite database whose write lock another connection holds, a PostgreSQL
+//! server that drops and refuses connections (a TCP proxy in the test that is cut and
+//! restored), and a PostgreSQL database that turns read-only. Each time: while the fault lasts,
+//! a create is answered 503 `SERVICE_UNAVAILABLE` (with `Retry-After` and a request id) and no
+//! half case or stray file is left; once it clears, the same request succeeds without
+//! restarting the app.
+
+mod common;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{Backend, Options, TestApp, assert_error, json};
+use domain::rule_cases::example;
+use serde_json::Value;
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
+use tokio::task::AbortHandle;
+
+const PATH: &str = "/v1/trade-registration";
+
+/// The database timeout the tests configure: a request waits this long for a connection or a
+/// lock before it is answered 503.
+const DB_TIMEOUT: Duration = Duration::from_secs(1);
+
+fn short_db_timeout() -> Options {
+    Options {
+        tweak: Box::new(|c| c.db_timeout = DB_TIMEOUT),
+        ..Default::default()
+    }
+}
+
+/// Status, body and `Retry-After` of a trade registration create (the `self` example, which
+/// creates its client company in the same transaction).
+async fn create(
+    app: &TestApp,
+    key: &str,
+    idempotency_key: Option<&str>,
+) -> (u16, Value, Option<u64>) {
+    let mut rb = app.post(PATH, Some(key)).json(&example("self"));
+    if let Some(k) = idempotency_key {
+        rb = rb.header("idempotency-key", k);
+    }
+    let res = rb.send().await.expect("the app answers");
+    let retry_after = res.headers().get("retry-after").map(|v| {
+        v.to_str()
+            .unwrap()
+            .parse::<u64>()
+            .expect("Retry-After in seconds")
+    });
+    let (status, body) = json(res).await;
+    (status, body, retry_after)
+}
+
+fn assert_unavailable(status: u16, body: &Value, retry_after: Option<u64>) {
+    let r = assert_error(status, body, 503, "SERVICE_UNAVAILABLE");
+    let message = r["message"].as_str().unwrap();
+    assert!(
+        !message.contains("sqlx") && !message.contains("error:"),
+        "internals leak: {message}"
+    );
+    assert!(
+        retry_after.is_some_and(|s| s >= 1),
+        "503 without Retry-After"
+    );
+}
+
+/// Trade registrations as the operator API lists them.
+async fn listed_cases(app: &TestApp, operator_key: &str) -> usize {
+    let (s, b) = json(
+        app.get(
+            "/v1/operator/trade-registrations?limit=100",
+            Some(operator_key),
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(s, 200, "{b}");
+    b["response"]["cases"].as_array().unwrap().len()
+}
+
+fn files_in(dir: &Path) -> usize {
+    if !dir.exists() {
+        return 0;
+    }
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                files_in(&e.path())
+            } else {
+                1
+            }
+        })
+        .sum()
+}
+
+fn documents_dir(app: &TestApp) -> PathBuf {
+    app.state.config.storage.documents_dir.clone()
+}
+
+// --- The documents directory turns read-only -------------------------------------------------
+
+/// `chattr -R +i` on a directory tree, undone on drop (even when the test fails, so the
+/// temporary folder can be removed).
+struct Immutable(PathBuf);
+
+impl Immutable {
+    /// `None` (with the reason) when this filesystem or sandbox cannot make it read-only for
+    /// root.
+    fn set(dir: &Path) -> Result<Self, String> {
+        let out = std::process::Command::new("chattr")
+            .args(["-R", "+i"])
+            .arg(dir)
+            .output()
+            .map_err(|e| format!("chattr cannot run: {e}"))?;
+        let guard = Immutable(dir.to_path_buf());
+        if !out.status.success() {
+            return Err(format!(
+                "chattr +i failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        // Root ignores permission bits but not the immutable flag; check that it took.
+        let probe = dir.join("probe");
+        if std::fs::create_dir(&probe).is_ok() {
+            let _ = std::fs::remove_dir(&probe);
+            return Err("the immutable flag does not stop root here".into());
+        }
+        Ok(guard)
+    }
+}
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("chattr")
+            .args(["-R", "-i"])
+            .arg(&self.0)
+            .status();
+    }
+}
+
+backend_tests! {
+    async fn read_only_documents_directory_is_503_and_passes(backend) {
+        let app = TestApp::spawn(backend).await.expect("backend available");
+        let (_, key) = app.provider("Plattform GmbH").await;
+        let (_, operator) = app.operator("Ops").await;
+        let (s, b, _) = create(&app, &key, None).await;
+        assert_eq!(s, 201, "{b}");
+        let docs = documents_dir(&app);
+        let files = files_in(&docs);
+        assert!(files > 0);
+
+        let guard = match Immutable::set(&docs) {
+            Ok(g) => g,
+            Err(why) => {
+                eprintln!("skipped: cannot make the documents directory read-only: {why}");
+                return;
+            }
+        };
+        let (s, b, retry) = create(&app, &key, None).await;
+        assert_unavailable(s, &b, retry);
+        // Nothing of the failed create: no case, no file; what was stored still reads.
+        assert_eq!(listed_cases(&app, &operator).await, 1);
+        assert_eq!(files_in(&docs), files);
+        let (s, _) = json(app.get("/healthz", None).send().await.unwrap()).await;
+        assert_eq!(s, 200, "the database is fine");
+
+        drop(guard);
+        let (s, b, _) = create(&app, &key, None).await;
+        assert_eq!(s, 201, "after the fault: {b}");
+        assert_eq!(listed_cases(&app, &operator).await, 2);
+        assert!(files_in(&docs) > files);
+    }
+}
+
+// --- The documents disk is full ---------------------------------------------------------------
+
+/// A small tmpfs mounted for the test, unmounted on drop.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    fn mount(dir: &Path, size: &str) -> Result<Self, String> {
+        std::fs::create_dir_all(dir).unwrap();
+        let out = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir)
+            .output()
+            .map_err(|e| format!("mount cannot run: {e}"))?;
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
+        }
+        Ok(Tmpfs(dir.to_path_buf()))
+    }
+
+    /// Writes a file until the filesystem is full.
+    fn fill(&self) -> PathBuf {
+        use std::io::Write;
+        let path = self.0.join("filler");
+        let mut f = std::fs::File::create(&path).unwrap();
+        let block = vec![0u8; 64 * 1024];
+        while f.write_all(&block).and_then(|()| f.flush()).is_ok() {}
+        path
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn full_documents_disk_is_503_and_passes() {
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let docs = dir.path().join("small-disk");
+    let disk = match Tmpfs::mount(&docs, "8m") {
+        Ok(d) => d,
+        Err(why) => {
+            eprintln!("skipped: cannot mount a tmpfs here: {why}");
+            return;
+        }
+    };
+    let url = common::fresh_database(Backend::Sqlite, dir.path())
+        .await
+        .unwrap();
+    let docs_for_app = docs.clone();
+    let app = TestApp::spawn_on(
+        url,
+        dir,
+        Options {
+            tweak: Box::new(move |c| c.storage.documents_dir = docs_for_app),
+            ..Default::default()
+        },
+    )
+    .await;
+    let (_, key) = app.provider("Plattform GmbH").await;
+    let (_, operator) = app.operator("Ops").await;
+    let (s, b, _) = create(&app, &key, None).await;
+    assert_eq!(s, 201, "{b}");
+    let files = files_in(&docs);
+
+    let filler = disk.fill();
+    let (s, b, retry) = create(&app, &key, None).await;
+    assert_unavailable(s, &b, retry);
+    assert_eq!(listed_cases(&app, &operator).await, 1);
+    assert_eq!(files_in(&docs), files + 1, "only the filler is new");
+
+    std::fs::remove_file(filler).unwrap();
+    let (s, b, _) = create(&app, &key, None).await;
+    assert_eq!(s, 201, "after space was freed: {b}");
+    assert_eq!(listed_cases(&app, &operator).await, 2);
+    drop(app);
+}
+
+// --- SQLite: another connection holds the write lock ----------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_write_lock_is_503_and_nothing_is_left() {
+    use sqlx::Connection;
+    let app = TestApp::spawn_with(Backend::Sqlite, short_db_timeout())
+        .await
+        .unwrap();
+    let (_, key) = app.provider("Plattform GmbH").await;
+    let (_, operator) = app.operator("Ops").await;
+    let (s, b, _) = create(&app, &key, None).await;
+    assert_eq!(s, 201, "{b}");
+    let first = b["response"]["trade_registration_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let docs = documents_dir(&app);
+    let files = files_in(&docs);
+
+    // Another process-like connection takes the write lock and keeps it.
+    let mut locker = sqlx::SqliteConnection::connect(&app.database_url)
+        .await
+        .unwrap();
+    sqlx::raw_sql("BEGIN EXCLUSIVE")
+        .execute(&mut locker)
+        .await
+        .unwrap();
+
+    let started = Instant::now();
+    let (s, b, retry) = create(&app, &key, None).await;
+    assert_unavailable(s, &b, retry);
+    eprintln!("write lock held: 503 after {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < DB_TIMEOUT + Duration::from_secs(4),
+        "503 only after {:?}",
+        started.elapsed()
+    );
+    // With an Idempotency-Key the claim itself cannot be written: 503 too, and no claim stays
+    // behind to block the retry.
+    let (s, b, retry) = create(&app, &key, Some("retry-me")).await;
+    assert_unavailable(s, &b, retry);
+
+    // The PDFs it had written are gone again; reads still work (WAL) and show no half case.
+    assert_eq!(
+        files_in(&docs),
+        files,
+        "files of the failed create were left"
+    );
+    assert_eq!(listed_cases(&app, &operator).await, 1);
+    let (s, _) = json(
+        app.get(&format!("{PATH}/{first}"), Some(&key))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(s, 200);
+
+    sqlx::raw_sql("ROLLBACK")
+        .execute(&mut locker)
+        .await
+        .unwrap();
+    let (s, b, _) = create(&app, &key, Some("retry-me")).await;
+    assert_eq!(s, 201, "after the lock is released: {b}");
+    let (s, b, _) = create(&app, &key, None).await;
+    assert_eq!(s, 201, "{b}");
+    assert_eq!(listed_cases(&app, &operator).await, 3);
+}
+
+// --- PostgreSQL: the server goes away --------------------------------------------------------
+
+/// A TCP proxy between the app and PostgreSQL that can be cut (open connections dropped, new
+/// ones refused: nothing listens) and restored on the same port.
+struct Proxy {
+    addr: SocketAddr,
+    target: SocketAddr,
+    accept: Mutex<Option<AbortHandle>>,
+    conns: Arc<Mutex<Vec<AbortHandle>>>,
+}
+
+impl Proxy {
+    async fn start(target: SocketAddr) -> Arc<Self> {
+        let listener = Self::bind("127.0.0.1:0".parse().unwrap());
+        let proxy = Arc::new(Proxy {
+            addr: listener.local_addr().unwrap(),
+            target,
+            accept: Mutex::new(None),
+            conns: Arc::new(Mutex::new(Vec::new())),
+        });
+        proxy.serve(listener);
+        proxy
+    }
+
+    fn bind(addr: SocketAddr) -> TcpListener {
+        let socket = TcpSocket::new_v4().unwrap();
+        socket.set_reuseaddr(true).unwrap();
+        socket.bind(addr).unwrap();
+        socket.listen(64).unwrap()
+    }
+
+    fn serve(&self, listener: TcpListener) {
+        let target = self.target;
+        let conns = self.conns.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((mut client, _)) = listener.accept().await else {
+                    continue;
+                };
+                let handle = tokio::spawn(async move {
+                    if let Ok(mut server) = TcpStream::connect(target).await {
+                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                    }
+                });
+                conns.lock().unwrap().push(handle.abort_handle());
+            }
+        });
+        *self.accept.lock().unwrap() = Some(task.abort_handle());
+    }
+
+    /// Stops listening and drops every open connection.
+    async fn cut(&self) {
+        if let Some(a) = self.accept.lock().unwrap().take() {
+            a.abort();
+        }
+        for c in self.conns.lock().unwrap().drain(..) {
+            c.abort();
+        }
+        // Let the aborted tasks drop their sockets.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(
+            TcpStream::connect(self.addr).await.is_err(),
+            "the cut proxy still accepts"
+        );
+    }
+
+    fn restore(&self) {
+        self.serve(Self::bind(self.addr));
+    }
+}
+
+/// The same database URL with another host and port.
+fn via(url: &str, addr: SocketAddr) -> String {
+    let mut u = url::Url::parse(url).unwrap();
+    u.set_host(Some(&addr.ip().to_string())).unwrap();
+    u.set_port(Some(addr.port())).unwrap();
+    u.to_string()
+}
+
+fn pg_server(url: &str) -> SocketAddr {
+    let u = url::Url::parse(url).unwrap();
+    let host = u.host_str().unwrap_or("127.0.0.1");
+    let host = if host == "localhost" {
+        "127.0.0.1"
+    } else {
+        host
+    };
+    format!("{host}:{}", u.port().unwrap_or(5432))
+        .parse()
+        .unwrap()
+}
+
+async fn count_rows(direct_url: &str, table: &str) -> i64 {
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(direct_url).await.unwrap();
+    sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(format!("SELECT count(*) FROM {table}")))
+        .fetch_one(&mut conn)
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_going_away_is_503_within_the_timeout_and_recovers() {
+    if common::pg_base_url().is_none() {
+        eprintln!("skipped: TEST_DATABASE_URL is not set");
+        return;
+    }
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let direct = common::fresh_database(Backend::Postgres, dir.path())
+        .await
+        .unwrap();
+    let proxy = Proxy::start(pg_server(&direct)).await;
+    let app = TestApp::spawn_on(via(&direct, proxy.addr), dir, short_db_timeout()).await;
+    let (_, key) = app.provider("Plattform GmbH").await;
+    let (_, operator) = app.operator("Ops").await;
+    let (s, b, _) = create(&app, &key, None).await;
+    assert_eq!(s, 201, "{b}");
+    let files = files_in(&documents_dir(&app));
+
+    proxy.cut().await;
+    for _ in 0..2 {
+        // The pooled connections are dead and new ones are refused.
+        let started = Instant::now();
+        let (s, b, retry) = create(&app, &key, None).await;
+        assert_unavailable(s, &b, retry);
+        eprintln!("database down: 503 after {:?}", started.elapsed());
+        assert!(
+            started.elapsed() < DB_TIMEOUT + Duration::from_secs(4),
+            "503 only after {:?}",
+            started.elapsed()
+        );
+    }
+    let (s, b) = json(app.get("/healthz", None).send().await.unwrap()).await;
+    assert_error(s, &b, 503, "SERVICE_UNAVAILABLE");
+    assert_eq!(count_rows(&direct, "trade_registrations").await, 1);
+    assert_eq!(files_in(&documents_dir(&app)), files);
+
+    // The server is back: the pool reconnects by itself.
+    proxy.restore();
+    let (s, b, _) = create(&app, &key, None).await;
+    assert_eq!(s, 201, "after the outage: {b}");
+    let (s, _) = json(app.get("/healthz", None).send().await.unwrap()).await;
+    assert_eq!(s, 200);
+    assert_eq!(listed_cases(&app, &operator).await, 2);
+}
+
+/// Sets `default_transaction_read_only` of the database and ends its sessions (waiting for
+/// them to go), so the app's next connections get the new setting, as after a failover.
+async fn set_read_only(direct_url: &str, on: bool) {
+    use sqlx::Connection;
+    let name = url::Url::parse(direct_url)
+        .unwrap()
+        .path()
+        .trim_start_matches('/')
+        .to_string();
+    let mut admin = sqlx::PgConnection::connect(&common::pg_base_url().unwrap())
+        .await
+        .unwrap();
+    let value = if on { "on" } else { "off" };
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "ALTER DATABASE {name} SET default_transaction_read_only = {value}"
+    )))
+    .execute(&mut admin)
+    .await
+    .unwrap();
+    sqlx::query(
+        "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity \
+         WHERE datname = $1 AND pid <> pg_backend_pid()",
+    )
+    .bind(&name)
+    .execute(&mut admin)
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_read_only_is_503_and_leaves_no_files() {
+    if common::pg_base_url().is_none() {
+        eprintln!("skipped: TEST_DATABASE_URL is not set");
+        return;
+    }
+    let app = TestApp::spawn_with(Backend::Postgres, short_db_timeout())
+        .await
+        .unwrap();
+    let (_, key) = app.provider("Plattform GmbH").await;
+    let (_, operator) = app.operator("Ops").await;
+    let (s, b, _) = create(&app, &key, None).await;
+    assert_eq!(s, 201, "{b}");
+    let docs = documents_dir(&app);
+    let files = files_in(&docs);
+
+    set_read_only(&app.database_url, true).await;
+    // Reads work, so the create gets as far as writing its PDFs; the transaction is refused.
+    let (s, b, retry) = create(&app, &key, None).await;
+    assert_unavailable(s, &b, retry);
+    assert_eq!(
+        files_in(&docs),
+        files,
+        "files of the failed create were left"
+    );
+    assert_eq!(listed_cases(&app, &operator).await, 1);
+
+    set_read_only(&app.database_url, false).await;
+    let (s, b, _) = create(&app, &key, None).await;
+    assert_eq!(s, 201, "after the fault: {b}");
+    assert_eq!(listed_cases(&app, &operator).await, 2);
+}

@@ -1,0 +1,384 @@
+//! Slow and abusive clients, over real sockets: headers that never end, bodies that trickle,
+//! more uploads at once than allowed, and one API key calling faster than its rate.
+
+mod common;
+
+use std::num::NonZeroU32;
+use std::time::{Duration, Instant};
+
+use common::{Backend, Options, TestApp, assert_error, json};
+use domain::rule_cases::example;
+use reqwest::multipart::Form;
+use serde_json::Value;
+use server::config::{Config, RateLimit};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+async fn app_with(tweak: impl FnOnce(&mut Config) + Send + 'static) -> TestApp {
+    TestApp::spawn_with(
+        Backend::Sqlite,
+        Options {
+            tweak: Box::new(tweak),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap()
+}
+
+/// A response read off a raw socket: status, lower-case headers and body.
+struct RawResponse {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl RawResponse {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
+            panic!(
+                "body is not JSON ({e}): {:?}",
+                String::from_utf8_lossy(&self.body)
+            )
+        })
+    }
+}
+
+/// Reads one HTTP/1.1 response (with a `content-length`) from `stream`.
+async fn read_response(stream: &mut (impl AsyncReadExt + Unpin)) -> RawResponse {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let head_end = loop {
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        let n = stream.read(&mut chunk).await.expect("read the response");
+        assert!(
+            n > 0,
+            "connection closed before a response: {:?}",
+            String::from_utf8_lossy(&buf)
+        );
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    let head = String::from_utf8(buf[..head_end].to_vec()).unwrap();
+    let mut lines = head.split("\r\n");
+    let status = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let len: usize = headers
+        .iter()
+        .find(|(n, _)| n == "content-length")
+        .map(|(_, v)| v.parse().unwrap())
+        .expect("content-length");
+    let mut body = buf[head_end..].to_vec();
+    while body.len() < len {
+        let n = stream.read(&mut chunk).await.expect("read the body");
+        assert!(n > 0, "connection closed inside the body");
+        body.extend_from_slice(&chunk[..n]);
+    }
+    body.truncate(len);
+    RawResponse {
+        status,
+        headers,
+        body,
+    }
+}
+
+/// Reads until the server closes the connection (or `limit` passes); how long that took.
+async fn wait_for_close(stream: &mut TcpStream, limit: Duration) -> Duration {
+    let started = Instant::now();
+    let mut chunk = [0u8; 1024];
+    loop {
+        match tokio::time::timeout(limit, stream.read(&mut chunk)).await {
+            Err(_) => panic!("the connection was still open after {limit:?}"),
+            Ok(Ok(0)) | Ok(Err(_)) => return started.elapsed(),
+            Ok(Ok(_)) => {} // a response (e.g. 408 from hyper); keep reading until the close
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headers_that_never_end_are_cut_off() {
+    let app = app_with(|c| c.header_read_timeout = Duration::from_secs(1)).await;
+
+    // Half a request, then nothing.
+    let mut slow = TcpStream::connect(app.addr).await.unwrap();
+    slow.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        .await
+        .unwrap();
+    let took = wait_for_close(&mut slow, Duration::from_secs(10)).await;
+    assert!(
+        took >= Duration::from_millis(800) && took < Duration::from_secs(5),
+        "closed after {took:?}"
+    );
+
+    // A connection that sends nothing at all goes the same way.
+    let mut idle = TcpStream::connect(app.addr).await.unwrap();
+    let took = wait_for_close(&mut idle, Duration::from_secs(10)).await;
+    assert!(took < Duration::from_secs(5), "closed after {took:?}");
+
+    // A client that sends its headers in time is served.
+    let mut ok = TcpStream::connect(app.addr).await.unwrap();
+    ok.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    assert_eq!(read_response(&mut ok).await.status, 200);
+}
+
+/// Sends the head of a request whose body is `total` bytes, then `first` of them, then one
+/// byte every 200 ms (in a task) while reading the response.
+async fn trickle(app: &TestApp, head: String, first: &[u8], total: usize) -> RawResponse {
+    let stream = TcpStream::connect(app.addr).await.unwrap();
+    let (mut rd, mut wr) = stream.into_split();
+    wr.write_all(head.as_bytes()).await.unwrap();
+    wr.write_all(first).await.unwrap();
+    let remaining = total - first.len();
+    let writer = tokio::spawn(async move {
+        for _ in 0..remaining {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            if wr.write_all(b" ").await.is_err() {
+                break;
+            }
+        }
+        wr
+    });
+    let res = tokio::time::timeout(Duration::from_secs(10), read_response(&mut rd))
+        .await
+        .expect("an answer before the body was complete");
+    writer.abort();
+    res
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trickled_body_is_408_wherever_it_is_read() {
+    let app = app_with(|c| c.body_read_timeout = Duration::from_secs(1)).await;
+    let (_, key) = app.provider("Plattform GmbH").await;
+    let json_body = example("self").to_string();
+    let boundary = "XyZzY";
+    let multipart_start =
+        format!("--{boundary}\r\nContent-Disposition: form-data; name=\"data\"\r\n\r\n{{");
+    // (path, content type, extra header, first bytes): the trade route reads JSON itself, the
+    // tax route through the JSON extractor, the idempotency layer spools the body first, and
+    // multipart is parsed part by part.
+    let cases: Vec<(&str, String, &str, Vec<u8>)> = vec![
+        (
+            "/v1/trade-registration",
+            "application/json".into(),
+            "",
+            json_body.as_bytes()[..20].to_vec(),
+        ),
+        (
+            "/v1/tax-registration",
+            "application/json".into(),
+            "",
+            b"{\"legal_form\"".to_vec(),
+        ),
+        (
+            "/v1/tax-registration",
+            "application/json".into(),
+            "Idempotency-Key: slow-1\r\n",
+            b"{".to_vec(),
+        ),
+        (
+            "/v1/trade-registration",
+            format!("multipart/form-data; boundary={boundary}"),
+            "",
+            multipart_start.into_bytes(),
+        ),
+    ];
+    for (path, content_type, extra, first) in cases {
+        let total = first.len() + 1000;
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n\
+             Content-Type: {content_type}\r\n{extra}Content-Length: {total}\r\n\r\n"
+        );
+        let started = Instant::now();
+        let res = trickle(&app, head, &first, total).await;
+        let took = started.elapsed();
+        let body = res.json();
+        let r = assert_error(res.status, &body, 408, "REQUEST_TIMEOUT");
+        assert_eq!(res.header("x-request-id"), r["request_id"].as_str());
+        assert!(
+            r["message"].as_str().unwrap().contains("body"),
+            "{path}: {body}"
+        );
+        assert!(
+            took >= Duration::from_millis(900) && took < Duration::from_secs(5),
+            "{path}: 408 after {took:?}"
+        );
+    }
+    // Nothing was created by any of them.
+    let cases = app
+        .state
+        .repo
+        .list_cases(store::CaseKind::Trade, &Default::default(), None, 10)
+        .await
+        .unwrap();
+    assert!(cases.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_upload_more_than_allowed_is_refused_until_one_ends() {
+    let app = app_with(|c| c.max_concurrent_uploads = 2).await;
+    let (_, key) = app.provider("Plattform GmbH").await;
+
+    // Two uploads that send their headers and then stall.
+    let mut stalled = Vec::new();
+    for _ in 0..2 {
+        let mut s = TcpStream::connect(app.addr).await.unwrap();
+        s.write_all(
+            format!(
+                "POST /v1/trade-registration HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n\
+                 Content-Type: multipart/form-data; boundary=b0\r\nContent-Length: 100000\r\n\r\n--b0\r\n"
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+        stalled.push(s);
+    }
+    let slots = &app.state.upload_slots;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while slots.available_permits() > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the stalled uploads never took their slots"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    let upload = || {
+        app.post("/v1/trade-registration", Some(&key))
+            .multipart(Form::new().text("data", example("self").to_string()))
+            .send()
+    };
+    let res = upload().await.unwrap();
+    let retry_after: u64 = res.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(retry_after >= 1);
+    let (s, b) = json(res).await;
+    assert_error(s, &b, 503, "SERVICE_UNAVAILABLE");
+    assert!(
+        b["response"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("uploads"),
+        "{b}"
+    );
+
+    // Requests that upload nothing are not affected.
+    let (s, b) = json(
+        app.post("/v1/trade-registration", Some(&key))
+            .json(&example("self"))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(s, 201, "{b}");
+
+    // The stalled clients give up; their slots come back.
+    drop(stalled);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while slots.available_permits() < 2 {
+        assert!(Instant::now() < deadline, "the slots were not given back");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (s, b) = json(upload().await.unwrap()).await;
+    assert_eq!(s, 201, "{b}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_key_has_its_own_rate() {
+    let app = app_with(|c| {
+        c.rate_limit = Some(RateLimit {
+            per_second: NonZeroU32::new(1).unwrap(),
+            burst: NonZeroU32::new(2).unwrap(),
+        })
+    })
+    .await;
+    let (a, key_a) = app.provider("A GmbH").await;
+    let (b, key_b) = app.provider("B GmbH").await;
+    let get = |id: uuid::Uuid, key: &str| {
+        let rb = app.get(&format!("/v1/companies/{id}"), Some(key));
+        async move { rb.send().await.unwrap() }
+    };
+
+    // The burst of 2 passes, the next is refused (unless the machine was so slow that a token
+    // came back meanwhile).
+    let started = Instant::now();
+    let mut passed = 0;
+    let res = loop {
+        let res = get(a, &key_a).await;
+        if res.status() == 429 {
+            break res;
+        }
+        assert_eq!(res.status(), 200);
+        passed += 1;
+        assert!(passed <= 10, "never limited");
+    };
+    assert!(passed >= 2, "limited after {passed}");
+    if started.elapsed() < Duration::from_secs(1) {
+        assert_eq!(passed, 2);
+    }
+    let retry_after: u64 = res.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(retry_after >= 1, "Retry-After {retry_after}");
+    let (s, body) = json(res).await;
+    assert_error(s, &body, 429, "RATE_LIMITED");
+
+    // Another key is not affected, and requests without a key are not counted (401 each).
+    assert_eq!(get(b, &key_b).await.status(), 200);
+    for _ in 0..5 {
+        let (s, body) = json(
+            app.get(&format!("/v1/companies/{a}"), None)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_error(s, &body, 401, "UNAUTHORIZED");
+    }
+
+    // After waiting as told, the key may call again.
+    tokio::time::sleep(Duration::from_secs(retry_after)).await;
+    assert_eq!(get(a, &key_a).await.status(), 200);
+    assert_eq!(app.state.rate_limiter.as_ref().unwrap().tracked_keys(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rate_limiting_is_off_by_default() {
+    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
+    assert!(app.state.rate_limiter.is_none());
+    let (a, key) = app.provider("A GmbH").await;
+    for _ in 0..20 {
+        let res = app
+            .get(&format!("/v1/companies/{a}"), Some(&key))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200);
+    }
+}

@@ -39,6 +39,8 @@ pub struct AppState {
     pub upload_slots: Arc<tokio::sync::Semaphore>,
     /// The per-key token buckets; `None` when rate limiting is off.
     pub rate_limiter: Option<crate::limits::KeyRateLimiter>,
+    /// API key records read recently (see [`crate::auth::KeyCache`]).
+    pub keys: crate::auth::KeyCache,
 }
 
 impl AppState {
@@ -82,6 +84,7 @@ pub async fn build_state(config: Config) -> anyhow::Result<Arc<AppState>> {
         municipalities = stats.municipalities,
         "office indexes built"
     );
+    let keys = crate::auth::KeyCache::new(config.key_cache);
     Ok(Arc::new(AppState {
         repo,
         documents,
@@ -90,6 +93,7 @@ pub async fn build_state(config: Config) -> anyhow::Result<Arc<AppState>> {
         rate_limiter: crate::limits::rate_limiter(config.rate_limit),
         config,
         webhook_wake: tokio::sync::Notify::new(),
+        keys,
     }))
 }
 

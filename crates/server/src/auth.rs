@@ -80,14 +80,71 @@ pub async fn issue_key(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyPrefix(pub String);
 
-/// Resolves a bearer token to its caller, or the 401 reason.
-pub async fn resolve(repo: &dyn Repository, header: Option<&str>) -> Result<Caller, ApiError> {
-    resolve_key(repo, header).await.map(|(caller, _)| caller)
+/// Key records by prefix, each trusted for `ttl` (`FILING_KEY_CACHE_SECS`): a key revoked with
+/// `filing keys revoke` stops working on running instances within that time. Every request
+/// still hashes its token and compares it with the record, so only the lookup is saved (one of
+/// the two statements of a case read). Unknown prefixes are not remembered.
+#[derive(Default)]
+pub struct KeyCache {
+    ttl: std::time::Duration,
+    entries:
+        std::sync::RwLock<std::collections::HashMap<String, (ApiKeyRecord, std::time::Instant)>>,
 }
 
-/// [`resolve`], also returning the key's prefix.
+impl KeyCache {
+    pub fn new(ttl: std::time::Duration) -> Self {
+        Self {
+            ttl,
+            entries: Default::default(),
+        }
+    }
+
+    /// At most this many keys are remembered; beyond it the cache starts afresh.
+    const MAX: usize = 10_000;
+
+    async fn find(
+        &self,
+        repo: &dyn Repository,
+        prefix: &str,
+    ) -> Result<Option<ApiKeyRecord>, store::StoreError> {
+        if let Some((record, at)) = self
+            .entries
+            .read()
+            .ok()
+            .and_then(|m| m.get(prefix).cloned())
+            && at.elapsed() < self.ttl
+        {
+            return Ok(Some(record));
+        }
+        let found = repo.find_api_key(prefix).await?;
+        if self.ttl.is_zero() {
+            return Ok(found);
+        }
+        if let (Some(record), Ok(mut map)) = (&found, self.entries.write()) {
+            if map.len() >= Self::MAX {
+                map.clear();
+            }
+            map.insert(
+                prefix.to_string(),
+                (record.clone(), std::time::Instant::now()),
+            );
+        }
+        Ok(found)
+    }
+}
+
+/// Resolves a bearer token to its caller, or the 401 reason (reading the key from the
+/// database, not from a cache).
+pub async fn resolve(repo: &dyn Repository, header: Option<&str>) -> Result<Caller, ApiError> {
+    resolve_key(repo, &KeyCache::default(), header)
+        .await
+        .map(|(caller, _)| caller)
+}
+
+/// [`resolve`] through `cache`, also returning the key's prefix.
 pub async fn resolve_key(
     repo: &dyn Repository,
+    cache: &KeyCache,
     header: Option<&str>,
 ) -> Result<(Caller, KeyPrefix), ApiError> {
     let header = header.ok_or(ApiError::Unauthorized(
@@ -103,7 +160,7 @@ pub async fn resolve_key(
     };
     let parsed = parse_key(token).ok_or(ApiError::Unauthorized("the API key is malformed"))?;
     const UNKNOWN: ApiError = ApiError::Unauthorized("the API key is unknown or revoked");
-    let record = repo.find_api_key(parsed.prefix).await?.ok_or(UNKNOWN)?;
+    let record = cache.find(repo, parsed.prefix).await?.ok_or(UNKNOWN)?;
     let matches: bool = hash_key(token).ct_eq(&record.hash).into();
     if !matches || record.revoked_at.is_some() || record.kind != parsed.kind {
         return Err(UNKNOWN);
@@ -136,7 +193,7 @@ pub async fn require_key(
         .headers()
         .get(AUTHORIZATION)
         .map(|v| v.to_str().unwrap_or(""));
-    let (caller, prefix) = resolve_key(state.repo.as_ref(), header).await?;
+    let (caller, prefix) = resolve_key(state.repo.as_ref(), &state.keys, header).await?;
     req.extensions_mut().insert(caller);
     req.extensions_mut().insert(prefix);
     Ok(next.run(req).await)

@@ -144,6 +144,12 @@ pub struct ServeArgs {
     #[arg(long, env = "FILING_DB_TIMEOUT_SECS", default_value = "5")]
     pub db_timeout_secs: String,
 
+    /// How long an API key read from the database is trusted before it is read again, in
+    /// seconds: a key revoked with `filing keys revoke` stops working on running instances
+    /// within this time. 0 reads the key on every request.
+    #[arg(long, env = "FILING_KEY_CACHE_SECS", default_value = "5")]
+    pub key_cache_secs: String,
+
     /// Longest time a client may take to send a request's headers, in seconds; also how long
     /// an idle keep-alive connection stays open. The connection is closed after it.
     #[arg(long, env = "FILING_HEADER_READ_TIMEOUT_SECS", default_value = "10")]
@@ -186,6 +192,7 @@ impl Default for ServeArgs {
             webhook_timeout_secs: "15".into(),
             webhook_worker: "true".into(),
             db_timeout_secs: "5".into(),
+            key_cache_secs: "5".into(),
             header_read_timeout_secs: "10".into(),
             body_read_timeout_secs: "30".into(),
             max_concurrent_uploads: "16".into(),
@@ -245,6 +252,8 @@ pub struct Config {
     pub webhooks: WebhookConfig,
     /// How long a request waits for the database before 503.
     pub db_timeout: Duration,
+    /// How long a key record is trusted without reading it again (zero: never).
+    pub key_cache: Duration,
     pub header_read_timeout: Duration,
     pub body_read_timeout: Duration,
     pub max_concurrent_uploads: usize,
@@ -543,6 +552,15 @@ impl Config {
             db_timeout: Duration::from_secs(parse_positive(
                 "FILING_DB_TIMEOUT_SECS",
                 &serve.db_timeout_secs,
+            )?),
+            key_cache: Duration::from_secs(serve.key_cache_secs.trim().parse::<u64>().map_err(
+                |_| {
+                    bad(
+                        "FILING_KEY_CACHE_SECS",
+                        &serve.key_cache_secs,
+                        "must be a whole number of seconds (0 turns the cache off)",
+                    )
+                },
             )?),
             header_read_timeout: Duration::from_secs(parse_positive(
                 "FILING_HEADER_READ_TIMEOUT_SECS",

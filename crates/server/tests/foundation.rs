@@ -100,6 +100,30 @@ backend_tests! {
         assert_error(s, &b, 401, "UNAUTHORIZED");
     }
 
+    async fn a_revoked_key_works_until_its_cached_record_expires(backend) {
+        // Production default: key records are trusted for FILING_KEY_CACHE_SECS (5 s); 1 s here.
+        let app = TestApp::spawn_with(backend, Options {
+            tweak: Box::new(|c| c.key_cache = Duration::from_secs(1)),
+            ..Default::default()
+        }).await.unwrap();
+        let (company, key) = app.provider("Acme").await;
+        let path = format!("/v1/companies/{company}");
+        let (s, b) = json(app.get(&path, Some(&key)).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        let parsed = domain::auth::parse_key(&key).unwrap();
+        // The cache saves the lookup, never the check of the secret.
+        let wrong_secret = format!("{}_{}", parsed.prefix, "Z".repeat(32));
+        let res = app.get(&path, None).header("authorization", format!("Bearer {wrong_secret}")).send().await.unwrap();
+        let (s, b) = json(res).await;
+        assert_error(s, &b, 401, "UNAUTHORIZED");
+        assert!(app.state.repo.revoke_api_key(parsed.prefix, time::OffsetDateTime::now_utc()).await.unwrap());
+        let (s, b) = json(app.get(&path, Some(&key)).send().await.unwrap()).await;
+        assert_eq!(s, 200, "still cached: {b}");
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+        let (s, b) = json(app.get(&path, Some(&key)).send().await.unwrap()).await;
+        assert_error(s, &b, 401, "UNAUTHORIZED");
+    }
+
     async fn unknown_routes_and_methods_are_enveloped(backend) {
         let app = app(backend).await;
         let res = app.get("/v1/nothing-here", None).header("x-request-id", "my-trace-1").send().await.unwrap();

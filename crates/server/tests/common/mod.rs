@@ -120,6 +120,8 @@ impl TestApp {
         // Receivers in tests listen on 127.0.0.1; a short poll keeps webhook tests quick.
         config.webhooks.allow_private_targets = true;
         config.webhooks.poll_interval = std::time::Duration::from_millis(50);
+        // Revocation takes effect at once in tests; `foundation.rs` tests the key cache itself.
+        config.key_cache = std::time::Duration::ZERO;
         (options.tweak)(&mut config);
         let state = server::app::build_state(config).await.expect("state");
         let serve_options = server::app::ServeOptions::from_config(&state.config);

@@ -1,7 +1,8 @@
-//! Property tests (proptest): the request decoders, the signature path check and the DIN 91379
-//! check take any input without panicking, and what they accept is stable. CI runs the default
-//! number of cases (256 per property); `PROPTEST_CASES=100000 cargo test -p domain properties`
-//! runs longer.
+//! Property tests (proptest): the request decoders (trade, UG/GmbH tax and GbR tax), the
+//! signature path check and the DIN 91379 check take any input without panicking, and what they
+//! accept is stable. CI runs the default number of cases (256 per property) inside
+//! `cargo test`; proptest reads `PROPTEST_CASES`, so `PROPTEST_CASES=100000 cargo test -p domain
+//! properties` runs longer.
 
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
@@ -42,6 +43,13 @@ const KEYS: &[&str] = &[
     "package",
     "company_id",
     "business_address",
+    "partners",
+    "individuals",
+    "entities",
+    "is_managing_partner",
+    "partnership_agreement_date",
+    "company_register",
+    "status",
 ];
 
 fn leaf() -> impl Strategy<Value = Value> {
@@ -140,6 +148,28 @@ fn violations_are_named(v: &crate::Violations) {
     }
 }
 
+/// The examples the mutations start from are valid, so a mutation reaches the rules behind the
+/// first one it breaks rather than stopping at the shape.
+#[test]
+fn unmutated_examples_are_accepted() {
+    let today = date!(2026 - 11 - 23);
+    let office = |_: &str| true;
+    for name in ["self", "assisted"] {
+        assert!(
+            crate::trade_request::parse(&example(name), today).is_ok(),
+            "{name}"
+        );
+    }
+    for name in ["gmbh", "ug"] {
+        let r = crate::tax_request::parse(&example(name), today, &office);
+        assert!(r.is_ok(), "{name}: {:?}", r.err());
+    }
+    for name in ["gbr", "egbr"] {
+        let r = crate::gbr_request::parse(&example(name), today, &office);
+        assert!(r.is_ok(), "{name}: {:?}", r.err());
+    }
+}
+
 proptest! {
     #[test]
     fn trade_decoder_takes_anything(doc in prop_oneof![arb_json(), mutated("self"), mutated("assisted")]) {
@@ -151,6 +181,13 @@ proptest! {
     #[test]
     fn tax_decoder_takes_anything(doc in prop_oneof![arb_json(), mutated("gmbh"), mutated("ug")]) {
         if let Err(v) = crate::tax_request::parse(&doc, date!(2026 - 11 - 23), &|n: &str| n == "2742") {
+            violations_are_named(&v);
+        }
+    }
+
+    #[test]
+    fn gbr_decoder_takes_anything(doc in prop_oneof![arb_json(), mutated("gbr"), mutated("egbr")]) {
+        if let Err(v) = crate::gbr_request::parse(&doc, date!(2026 - 11 - 23), &|n: &str| n == "2742") {
             violations_are_named(&v);
         }
     }

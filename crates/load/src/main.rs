@@ -258,7 +258,7 @@ async fn bench_setup(args: &Args, setup: &server::Setup, backend: Backend) -> an
                 scenario,
                 Scenario::TradeSelf | Scenario::TradeAssisted | Scenario::TaxGmbh
             ) {
-                cases += m.requests - m.errors;
+                cases += m.ok;
             }
             let name = format!("{scenario:?}");
             println!(

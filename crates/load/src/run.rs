@@ -27,7 +27,10 @@ pub struct Call {
 /// What one run measured.
 #[derive(Debug, Clone)]
 pub struct Measured {
+    /// Answers received (expected or not).
     pub requests: u64,
+    /// Answers with the expected status.
+    pub ok: u64,
     pub errors: u64,
     pub seconds: f64,
     pub p50_ms: f64,
@@ -100,6 +103,7 @@ pub async fn run(
         tasks.push(tokio::spawn(async move {
             let mut latencies: Vec<u32> = Vec::with_capacity(1 << 16);
             let mut errors = 0u64;
+            let mut ok = 0u64;
             let mut first_error = None;
             let mut sender = None;
             while Instant::now() < deadline {
@@ -119,7 +123,10 @@ pub async fn run(
                 let outcome = send(s, addr, &call).await;
                 let micros = t0.elapsed().as_micros().min(u128::from(u32::MAX)) as u32;
                 match outcome {
-                    Ok((status, _)) if status == call.expect => latencies.push(micros),
+                    Ok((status, _)) if status == call.expect => {
+                        latencies.push(micros);
+                        ok += 1;
+                    }
                     Ok((status, body)) => {
                         latencies.push(micros);
                         errors += 1;
@@ -135,15 +142,17 @@ pub async fn run(
                     }
                 }
             }
-            (latencies, errors, first_error)
+            (latencies, ok, errors, first_error)
         }));
     }
     let mut all = Vec::new();
     let mut errors = 0;
+    let mut ok = 0;
     let mut first_error = None;
     for t in tasks {
-        let (l, e, f) = t.await?;
+        let (l, o, e, f) = t.await?;
         all.extend(l);
+        ok += o;
         errors += e;
         if first_error.is_none() {
             first_error = f;
@@ -160,6 +169,7 @@ pub async fn run(
     };
     Ok(Measured {
         requests: all.len() as u64,
+        ok,
         errors,
         seconds,
         p50_ms: pct(0.50),

@@ -29,7 +29,10 @@ impl Setup {
             .env("FILING_LOG", "warn")
             .env("FILING_OPERATOR_NAME", "Muster Gründungsservice GmbH")
             .env("FILING_OPERATOR_ADDRESS", "Friedrichstraße 1, 10117 Berlin")
-            .env("RUST_BACKTRACE", "0");
+            .env("RUST_BACKTRACE", "0")
+            // The default of 16 simultaneous uploads would refuse part of the 32-connection
+            // multipart run with 503: measure the create path, not the guard.
+            .env("FILING_MAX_CONCURRENT_UPLOADS", "64");
         cmd
     }
 

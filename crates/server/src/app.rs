@@ -21,7 +21,7 @@ use tower_http::trace::{DefaultOnResponse, TraceLayer};
 
 use crate::config::Config;
 use crate::envelope::Envelope;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::{ApiError, ErrorBody, ErrorCode};
 use crate::extract::is_json;
 use crate::links::LinkSigner;
 
@@ -200,7 +200,7 @@ async fn envelope_errors(req: Request, next: Next) -> Response {
             };
             let mut body = err.body();
             if status == StatusCode::BAD_REQUEST {
-                body.code = "BAD_REQUEST".into();
+                body.code = ErrorCode::BadRequest;
             }
             body
         }

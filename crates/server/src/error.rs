@@ -12,6 +12,70 @@ use crate::envelope::{Envelope, Outcome};
 
 /// The `Retry-After` of a 503: storage faults and full capacity usually pass within seconds.
 pub const UNAVAILABLE_RETRY_AFTER_SECS: u64 = 2;
+/// Declares [`ErrorCode`] with the list of all its values, so nothing can add a code without it
+/// reaching the OpenAPI document (the `code` enum of `ErrorBody`) and the test that compares the
+/// document with docs/decisions.md (tests/openapi.rs).
+macro_rules! error_codes {
+    ($($variant:ident = $code:literal => $status:ident,)*) => {
+        /// Stable machine-readable code of an error answer (docs/decisions.md, "Errors").
+        /// Serialised as `as_str` (the variant name in SCREAMING_SNAKE_CASE; a test compares).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, ToSchema)]
+        #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+        pub enum ErrorCode {
+            $($variant,)*
+        }
+
+        impl ErrorCode {
+            /// Every code, in declaration order.
+            pub const ALL: &[ErrorCode] = &[$(ErrorCode::$variant,)*];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$variant => $code,)*
+                }
+            }
+
+            /// The one HTTP status that answers with this code.
+            pub fn status(self) -> StatusCode {
+                match self {
+                    $(ErrorCode::$variant => StatusCode::$status,)*
+                }
+            }
+        }
+    };
+}
+
+error_codes! {
+    InvalidJson = "INVALID_JSON" => BAD_REQUEST,
+    InvalidMultipart = "INVALID_MULTIPART" => BAD_REQUEST,
+    BadRequest = "BAD_REQUEST" => BAD_REQUEST,
+    Unauthorized = "UNAUTHORIZED" => UNAUTHORIZED,
+    Forbidden = "FORBIDDEN" => FORBIDDEN,
+    InvalidDownloadLink = "INVALID_DOWNLOAD_LINK" => FORBIDDEN,
+    NotFound = "NOT_FOUND" => NOT_FOUND,
+    CompanyNotFound = "COMPANY_NOT_FOUND" => NOT_FOUND,
+    MethodNotAllowed = "METHOD_NOT_ALLOWED" => METHOD_NOT_ALLOWED,
+    RequestTimeout = "REQUEST_TIMEOUT" => REQUEST_TIMEOUT,
+    CompanyAlreadyRegistered = "COMPANY_ALREADY_REGISTERED" => CONFLICT,
+    EnvironmentMismatch = "ENVIRONMENT_MISMATCH" => CONFLICT,
+    InvalidStateTransition = "INVALID_STATE_TRANSITION" => CONFLICT,
+    DuplicateId = "DUPLICATE_ID" => CONFLICT,
+    WebhookEndpointLimit = "WEBHOOK_ENDPOINT_LIMIT" => CONFLICT,
+    IdempotencyKeyInUse = "IDEMPOTENCY_KEY_IN_USE" => CONFLICT,
+    PayloadTooLarge = "PAYLOAD_TOO_LARGE" => PAYLOAD_TOO_LARGE,
+    UnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE" => UNSUPPORTED_MEDIA_TYPE,
+    ValidationFailed = "VALIDATION_FAILED" => UNPROCESSABLE_ENTITY,
+    IdempotencyKeyReused = "IDEMPOTENCY_KEY_REUSED" => UNPROCESSABLE_ENTITY,
+    RateLimited = "RATE_LIMITED" => TOO_MANY_REQUESTS,
+    InternalError = "INTERNAL_ERROR" => INTERNAL_SERVER_ERROR,
+    ServiceUnavailable = "SERVICE_UNAVAILABLE" => SERVICE_UNAVAILABLE,
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -30,7 +94,7 @@ pub enum ApiError {
     #[error("no company with this id")]
     CompanyNotFound,
     #[error("{message}")]
-    Conflict { code: &'static str, message: String },
+    Conflict { code: ErrorCode, message: String },
     #[error("a request with this Idempotency-Key is still being processed")]
     IdempotencyKeyInUse,
     #[error("this Idempotency-Key was used with a different request")]
@@ -64,8 +128,8 @@ pub enum ApiError {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct ErrorBody {
     pub result: Outcome,
-    /// Stable machine-readable code, e.g. `VALIDATION_FAILED`.
-    pub code: String,
+    /// Stable machine-readable code, e.g. `VALIDATION_FAILED` (docs/decisions.md, "Error codes").
+    pub code: ErrorCode,
     pub message: String,
     /// Every broken field rule (validation errors only).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -102,45 +166,29 @@ impl ApiError {
     }
 
     pub fn status(&self) -> StatusCode {
-        match self {
-            ApiError::InvalidJson(_) | ApiError::InvalidMultipart(_) => StatusCode::BAD_REQUEST,
-            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
-            ApiError::Forbidden(_) | ApiError::InvalidDownloadLink => StatusCode::FORBIDDEN,
-            ApiError::NotFound | ApiError::CompanyNotFound => StatusCode::NOT_FOUND,
-            ApiError::Conflict { .. } | ApiError::IdempotencyKeyInUse => StatusCode::CONFLICT,
-            ApiError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            ApiError::Validation(_) | ApiError::IdempotencyKeyReused => {
-                StatusCode::UNPROCESSABLE_ENTITY
-            }
-            ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-            ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::Timeout | ApiError::BodyTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
-            ApiError::Unavailable(_) | ApiError::Overloaded(_) => StatusCode::SERVICE_UNAVAILABLE,
-            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
-        }
+        self.code().status()
     }
 
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            ApiError::InvalidJson(_) => "INVALID_JSON",
-            ApiError::InvalidMultipart(_) => "INVALID_MULTIPART",
-            ApiError::Unauthorized(_) => "UNAUTHORIZED",
-            ApiError::Forbidden(_) => "FORBIDDEN",
-            ApiError::InvalidDownloadLink => "INVALID_DOWNLOAD_LINK",
-            ApiError::NotFound => "NOT_FOUND",
-            ApiError::CompanyNotFound => "COMPANY_NOT_FOUND",
-            ApiError::Conflict { code, .. } => code,
-            ApiError::IdempotencyKeyInUse => "IDEMPOTENCY_KEY_IN_USE",
-            ApiError::IdempotencyKeyReused => "IDEMPOTENCY_KEY_REUSED",
-            ApiError::PayloadTooLarge(_) => "PAYLOAD_TOO_LARGE",
-            ApiError::UnsupportedMediaType(_) => "UNSUPPORTED_MEDIA_TYPE",
-            ApiError::Validation(_) => "VALIDATION_FAILED",
-            ApiError::MethodNotAllowed => "METHOD_NOT_ALLOWED",
-            ApiError::RateLimited { .. } => "RATE_LIMITED",
-            ApiError::Timeout | ApiError::BodyTimeout { .. } => "REQUEST_TIMEOUT",
-            ApiError::Unavailable(_) | ApiError::Overloaded(_) => "SERVICE_UNAVAILABLE",
-            ApiError::Internal(_) => "INTERNAL_ERROR",
+            ApiError::InvalidJson(_) => ErrorCode::InvalidJson,
+            ApiError::InvalidMultipart(_) => ErrorCode::InvalidMultipart,
+            ApiError::Unauthorized(_) => ErrorCode::Unauthorized,
+            ApiError::Forbidden(_) => ErrorCode::Forbidden,
+            ApiError::InvalidDownloadLink => ErrorCode::InvalidDownloadLink,
+            ApiError::NotFound => ErrorCode::NotFound,
+            ApiError::CompanyNotFound => ErrorCode::CompanyNotFound,
+            ApiError::Conflict { code, .. } => *code,
+            ApiError::IdempotencyKeyInUse => ErrorCode::IdempotencyKeyInUse,
+            ApiError::IdempotencyKeyReused => ErrorCode::IdempotencyKeyReused,
+            ApiError::PayloadTooLarge(_) => ErrorCode::PayloadTooLarge,
+            ApiError::UnsupportedMediaType(_) => ErrorCode::UnsupportedMediaType,
+            ApiError::Validation(_) => ErrorCode::ValidationFailed,
+            ApiError::MethodNotAllowed => ErrorCode::MethodNotAllowed,
+            ApiError::RateLimited { .. } => ErrorCode::RateLimited,
+            ApiError::Timeout | ApiError::BodyTimeout { .. } => ErrorCode::RequestTimeout,
+            ApiError::Unavailable(_) | ApiError::Overloaded(_) => ErrorCode::ServiceUnavailable,
+            ApiError::Internal(_) => ErrorCode::InternalError,
         }
     }
 
@@ -160,7 +208,7 @@ impl ApiError {
     pub fn body(&self) -> ErrorBody {
         ErrorBody {
             result: Outcome::Error,
-            code: self.code().to_string(),
+            code: self.code(),
             message: self.public_message(),
             errors: match self {
                 ApiError::Validation(v) => Some(v.iter().cloned().map(Into::into).collect()),

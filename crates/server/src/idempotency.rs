@@ -273,7 +273,11 @@ async fn handle(state: Arc<AppState>, req: Request, next: Next) -> Result<Respon
     let key = raw_key
         .to_str()
         .ok()
-        .filter(|k| !k.is_empty() && k.len() <= MAX_KEY_LEN)
+        // Visible ASCII only (`openapi::IDEMPOTENCY_KEY_PATTERN`): a space or tab inside a
+        // key is refused rather than taken as part of it.
+        .filter(|k| {
+            !k.is_empty() && k.len() <= MAX_KEY_LEN && k.bytes().all(|b| b.is_ascii_graphic())
+        })
         .ok_or_else(|| {
             ApiError::validation(
                 "Idempotency-Key",

@@ -58,8 +58,14 @@ Errors carry a stable `code`, and validation errors list every broken field in `
         sandbox::transition_tax,
         sandbox::assign_tax_office,
     ),
-    components(schemas(WebhookEvent, WebhookEventData)),
-    modifiers(&BearerAuth),
+    components(schemas(
+        WebhookEvent,
+        WebhookEventData,
+        domain::lifecycle::TradeStatus,
+        domain::lifecycle::TaxStatus,
+        trade_registrations::SignedPdf,
+    )),
+    modifiers(&BearerAuth, &CommonResponses, &LinkOperationIds),
     security(("bearer" = [])),
     tags(
         (name = "health", description = "Liveness"),
@@ -123,6 +129,273 @@ impl Modify for BearerAuth {
                 .into(),
         );
         components.add_security_scheme("bearer", SecurityScheme::Http(scheme));
+    }
+}
+
+/// What every operation can answer besides its own responses, declared here once rather than on
+/// each route: the generic errors (decisions.md §2 and docs/decisions.md, "Error codes") as
+/// `#/components/responses/...`, each with the one error envelope schema; and on every
+/// authenticated POST the `Idempotency-Key` header the idempotency layer reads
+/// (crate::idempotency), with its 409 and 422. A route's own entry for a status wins (it names
+/// the codes that route gives); 401, 408, 413, 415, 429, 500 and 503 are never the route's.
+struct CommonResponses;
+
+/// One shared error response: (status, component name, description, applies to).
+struct Generic {
+    status: &'static str,
+    name: &'static str,
+    description: &'static str,
+    applies: fn(&OperationFacts) -> bool,
+}
+
+/// What decides which generic responses an operation can give.
+struct OperationFacts {
+    authenticated: bool,
+    has_body: bool,
+    has_input: bool,
+    idempotent_post: bool,
+}
+
+const GENERIC: &[Generic] = &[
+    Generic {
+        status: "400",
+        name: "BadRequest",
+        description: "`INVALID_JSON` (the body is not well-formed JSON), `INVALID_MULTIPART` (a multipart \
+body that cannot be read) or `BAD_REQUEST` (a request the framework cannot read at all)",
+        applies: |_| true,
+    },
+    Generic {
+        status: "401",
+        name: "Unauthorized",
+        description: "`UNAUTHORIZED`: the API key is missing, malformed, unknown or revoked \
+(with `WWW-Authenticate: Bearer`)",
+        applies: |o| o.authenticated,
+    },
+    Generic {
+        status: "408",
+        name: "RequestTimeout",
+        description: "`REQUEST_TIMEOUT`: the request took longer than `FILING_REQUEST_TIMEOUT_SECS`",
+        applies: |_| true,
+    },
+    Generic {
+        status: "409",
+        name: "IdempotencyKeyInUse",
+        description: "`IDEMPOTENCY_KEY_IN_USE`: a request with this `Idempotency-Key` is still running",
+        applies: |o| o.idempotent_post,
+    },
+    Generic {
+        status: "413",
+        name: "PayloadTooLarge",
+        description: "`PAYLOAD_TOO_LARGE`: the body (or a file part) is larger than allowed",
+        applies: |o| o.has_body,
+    },
+    Generic {
+        status: "415",
+        name: "UnsupportedMediaType",
+        description: "`UNSUPPORTED_MEDIA_TYPE`: the body is not of a content type this operation takes",
+        applies: |o| o.has_body,
+    },
+    Generic {
+        status: "422",
+        name: "ValidationFailed",
+        description: "`VALIDATION_FAILED` (every broken field rule in `errors`) or, with an \
+`Idempotency-Key`, `IDEMPOTENCY_KEY_REUSED`",
+        applies: |o| o.has_input,
+    },
+    Generic {
+        status: "429",
+        name: "RateLimited",
+        description: "`RATE_LIMITED`: too many requests; retry after `Retry-After` seconds",
+        applies: |_| true,
+    },
+    Generic {
+        status: "500",
+        name: "InternalError",
+        description: "`INTERNAL_ERROR`: a bug; the message holds no internals, `request_id` finds the log",
+        applies: |_| true,
+    },
+    Generic {
+        status: "503",
+        name: "ServiceUnavailable",
+        description: "`SERVICE_UNAVAILABLE`: storage is unreachable; nothing was kept, retry later",
+        applies: |_| true,
+    },
+];
+
+/// The statuses no route documents itself: their meaning is the same everywhere.
+const ALWAYS_GENERIC: &[&str] = &["401", "408", "413", "415", "429", "500", "503"];
+
+/// The `Idempotency-Key` header of every authenticated POST (decisions.md §3).
+pub const IDEMPOTENCY_KEY_PATTERN: &str = "^[!-~]{1,255}$";
+
+impl Modify for CommonResponses {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::path::{Parameter, ParameterIn};
+        use utoipa::openapi::schema::{Object, Type};
+        use utoipa::openapi::{ContentBuilder, Ref, RefOr, Required, ResponseBuilder};
+
+        let envelope = || {
+            ContentBuilder::new()
+                .schema(Some(Ref::from_schema_name("Envelope_ErrorBody")))
+                .build()
+        };
+        let components = openapi.components.get_or_insert_with(Default::default);
+        for g in GENERIC {
+            let mut response = ResponseBuilder::new()
+                .description(g.description)
+                .content("application/json", envelope());
+            match g.status {
+                "401" => {
+                    response = response.header(
+                        "WWW-Authenticate",
+                        utoipa::openapi::HeaderBuilder::new()
+                            .schema(Object::with_type(Type::String))
+                            .description(Some("`Bearer`"))
+                            .build(),
+                    );
+                }
+                "429" => {
+                    response = response.header(
+                        "Retry-After",
+                        utoipa::openapi::HeaderBuilder::new()
+                            .schema(Object::with_type(Type::Integer))
+                            .description(Some("Seconds to wait before retrying"))
+                            .build(),
+                    );
+                }
+                _ => {}
+            }
+            components
+                .responses
+                .insert(g.name.to_string(), RefOr::T(response.build()));
+        }
+
+        let idempotency_key = Parameter::builder()
+            .name("Idempotency-Key")
+            .parameter_in(ParameterIn::Header)
+            .required(Required::False)
+            .description(Some(
+                "Makes retries safe (decisions.md §3): 1 to 255 visible ASCII characters, unique \
+per request; the same key with the same request within 24 hours replays the first answer",
+            ))
+            .schema(Some(
+                utoipa::openapi::ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .min_length(Some(1))
+                    .max_length(Some(255))
+                    .pattern(Some(IDEMPOTENCY_KEY_PATTERN)),
+            ))
+            .build();
+
+        for item in openapi.paths.paths.values_mut() {
+            let ops = [
+                (&mut item.get, false),
+                (&mut item.put, false),
+                (&mut item.post, true),
+                (&mut item.delete, false),
+                (&mut item.patch, false),
+            ];
+            for (op, is_post) in ops {
+                let Some(op) = op.as_mut() else { continue };
+                // `security(())` on a route marks it public.
+                let authenticated = !op
+                    .security
+                    .as_ref()
+                    .is_some_and(|s| s.iter().all(|r| r == &Default::default()));
+                if is_post && authenticated {
+                    let params = op.parameters.get_or_insert_with(Vec::new);
+                    if !params.iter().any(|p| p.name == "Idempotency-Key") {
+                        params.push(idempotency_key.clone());
+                    }
+                }
+                let facts = OperationFacts {
+                    authenticated,
+                    has_body: op.request_body.is_some(),
+                    has_input: op.request_body.is_some()
+                        || op.parameters.as_ref().is_some_and(|ps| {
+                            ps.iter().any(|p| p.parameter_in != ParameterIn::Path)
+                        }),
+                    idempotent_post: is_post && authenticated,
+                };
+                for g in GENERIC {
+                    if !(g.applies)(&facts) {
+                        continue;
+                    }
+                    let responses = &mut op.responses.responses;
+                    if ALWAYS_GENERIC.contains(&g.status) || !responses.contains_key(g.status) {
+                        responses.insert(
+                            g.status.to_string(),
+                            RefOr::Ref(Ref::from_response_name(g.name)),
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// utoipa 5.5 writes a response link's operation as `operation_id`, which no reader knows; the
+/// specification's name is `operationId`. Moves it there (a test checks every link).
+struct LinkOperationIds;
+
+impl Modify for LinkOperationIds {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::RefOr;
+        for item in openapi.paths.paths.values_mut() {
+            for op in [
+                &mut item.get,
+                &mut item.put,
+                &mut item.post,
+                &mut item.delete,
+                &mut item.patch,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                for response in op.responses.responses.values_mut() {
+                    let RefOr::T(response) = response else {
+                        continue;
+                    };
+                    for link in response.links.values_mut() {
+                        let RefOr::T(link) = link else { continue };
+                        if link.operation_id.is_empty() {
+                            continue;
+                        }
+                        let id = std::mem::take(&mut link.operation_id);
+                        link.extensions
+                            .get_or_insert_with(Default::default)
+                            .insert("operationId".into(), id.into());
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Complete, valid request bodies for the document (the files in `examples/`, in the sandbox):
+/// integrators can send them as they are, and schemathesis's first phase does, so later steps
+/// work on real cases.
+pub mod examples {
+    use serde_json::Value;
+
+    fn sandbox(json: &str) -> Value {
+        let mut v: Value = serde_json::from_str(json).expect("examples/ hold valid JSON");
+        v["environment"] = "sandbox".into();
+        v
+    }
+
+    pub fn trade_registration() -> Value {
+        sandbox(include_str!(
+            "../../../examples/trade-registration-self.json"
+        ))
+    }
+
+    pub fn tax_registration() -> Value {
+        sandbox(include_str!("../../../examples/tax-registration-gmbh.json"))
+    }
+
+    pub fn gbr_tax_registration() -> Value {
+        sandbox(include_str!("../../../examples/tax-registration-egbr.json"))
     }
 }
 

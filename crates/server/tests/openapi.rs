@@ -1,6 +1,13 @@
 //! The OpenAPI document is generated from the code; this snapshot makes every API change visible
 //! in review (`cargo insta review` after an intended change).
 
+mod common;
+
+use std::collections::BTreeSet;
+
+use common::{Backend, TestApp};
+use server::error::{ApiError, ErrorCode};
+
 #[test]
 fn openapi_document_snapshot() {
     let doc = server::openapi::document();
@@ -23,6 +30,13 @@ fn every_error_code_is_documented() {
                 "{method} {path} documents no response"
             );
             for (status, r) in responses {
+                let r = match r["$ref"].as_str() {
+                    Some(name) => {
+                        let name = name.strip_prefix("#/components/responses/").unwrap();
+                        &doc["components"]["responses"][name]
+                    }
+                    None => r,
+                };
                 assert!(
                     r["description"].as_str().is_some_and(|d| !d.is_empty()),
                     "{method} {path} {status} has no description"
@@ -99,4 +113,275 @@ fn gbr_request_schema_matches_the_parser() {
     for status in ["201", "403", "404", "409", "422"] {
         assert!(post["responses"][status].is_object(), "{status}");
     }
+}
+
+/// One error of every `ApiError` variant. The match below does not compile when a variant is
+/// added, so a new kind of error cannot miss this test.
+fn one_of_each_error() -> Vec<ApiError> {
+    let all = vec![
+        ApiError::InvalidJson("x".into()),
+        ApiError::InvalidMultipart("x".into()),
+        ApiError::Unauthorized("x"),
+        ApiError::Forbidden("x".into()),
+        ApiError::InvalidDownloadLink,
+        ApiError::NotFound,
+        ApiError::CompanyNotFound,
+        ApiError::Conflict {
+            code: ErrorCode::InvalidStateTransition,
+            message: "x".into(),
+        },
+        ApiError::IdempotencyKeyInUse,
+        ApiError::IdempotencyKeyReused,
+        ApiError::PayloadTooLarge("x".into()),
+        ApiError::UnsupportedMediaType("x".into()),
+        ApiError::validation("f", "required", "is required"),
+        ApiError::MethodNotAllowed,
+        ApiError::RateLimited {
+            retry_after_secs: 1,
+        },
+        ApiError::Timeout,
+        ApiError::BodyTimeout { secs: 30 },
+        ApiError::Unavailable("x".into()),
+        ApiError::Overloaded("x"),
+        ApiError::Internal(anyhow::anyhow!("x")),
+    ];
+    for e in &all {
+        match e {
+            ApiError::InvalidJson(_)
+            | ApiError::InvalidMultipart(_)
+            | ApiError::Unauthorized(_)
+            | ApiError::Forbidden(_)
+            | ApiError::InvalidDownloadLink
+            | ApiError::NotFound
+            | ApiError::CompanyNotFound
+            | ApiError::Conflict { .. }
+            | ApiError::IdempotencyKeyInUse
+            | ApiError::IdempotencyKeyReused
+            | ApiError::PayloadTooLarge(_)
+            | ApiError::UnsupportedMediaType(_)
+            | ApiError::Validation(_)
+            | ApiError::MethodNotAllowed
+            | ApiError::RateLimited { .. }
+            | ApiError::Timeout
+            | ApiError::BodyTimeout { .. }
+            | ApiError::Unavailable(_)
+            | ApiError::Overloaded(_)
+            | ApiError::Internal(_) => {}
+        }
+    }
+    all
+}
+
+/// The rows `| status | CODE | when |` of the code table in docs/decisions.md ("Errors").
+fn decisions_table() -> Vec<(u16, String)> {
+    const DECISIONS: &str = include_str!("../../../docs/decisions.md");
+    let section = DECISIONS
+        .split("\n## ")
+        .find(|s| s.starts_with("Errors\n"))
+        .expect("docs/decisions.md has a section \"Errors\"");
+    section
+        .lines()
+        .filter_map(|line| {
+            let cells: Vec<&str> = line.trim().split('|').map(str::trim).collect();
+            // ["", status, code, when, ""]
+            let status = cells.get(1)?.parse::<u16>().ok()?;
+            Some((status, cells.get(2)?.to_string()))
+        })
+        .collect()
+}
+
+/// Every error code the service can answer with is in the served document (the enum of
+/// `ErrorBody.code`), every code of docs/decisions.md's table is one of them with the same
+/// status, and every generic error response of the document uses the one error envelope.
+#[tokio::test]
+async fn every_error_code_is_in_the_served_document() {
+    let app = TestApp::spawn(Backend::Sqlite).await.expect("sqlite");
+    let res = app.get("/openapi.json", None).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    let doc: serde_json::Value = res.json().await.unwrap();
+    let schemas = &doc["components"]["schemas"];
+    assert_eq!(
+        schemas["ErrorBody"]["properties"]["code"]["$ref"], "#/components/schemas/ErrorCode",
+        "ErrorBody.code names the code enum"
+    );
+    let documented: BTreeSet<String> = schemas["ErrorCode"]["enum"]
+        .as_array()
+        .expect("ErrorCode is an enum")
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+
+    // What the code can produce.
+    let all: BTreeSet<String> = ErrorCode::ALL
+        .iter()
+        .map(|c| c.as_str().to_string())
+        .collect();
+    assert_eq!(documented, all, "document vs ErrorCode::ALL");
+    for c in ErrorCode::ALL {
+        assert_eq!(serde_json::to_value(c).unwrap(), c.as_str());
+    }
+    for e in one_of_each_error() {
+        let code = e.code();
+        assert!(documented.contains(code.as_str()), "{code} not documented");
+        assert_eq!(e.status(), code.status(), "{code}");
+        // What goes over the wire is the documented string.
+        let body = serde_json::to_value(e.body()).unwrap();
+        assert_eq!(body["code"], code.as_str());
+    }
+
+    // What docs/decisions.md promises.
+    let table = decisions_table();
+    let in_table: BTreeSet<String> = table.iter().map(|(_, c)| c.clone()).collect();
+    assert_eq!(in_table, all, "docs/decisions.md's table vs ErrorCode::ALL");
+    assert_eq!(in_table.len(), table.len(), "a code listed twice");
+    for (status, code) in &table {
+        let known = ErrorCode::ALL.iter().find(|c| c.as_str() == code).unwrap();
+        assert_eq!(known.status().as_u16(), *status, "{code}");
+    }
+
+    // The generic responses are declared once and all use the error envelope.
+    let responses = doc["components"]["responses"]
+        .as_object()
+        .expect("responses");
+    for status in [
+        "400", "401", "408", "413", "415", "422", "429", "500", "503",
+    ] {
+        let (name, r) = responses
+            .iter()
+            .find(|(_, r)| {
+                r["description"].as_str().is_some_and(|d| {
+                    ErrorCode::ALL
+                        .iter()
+                        .any(|c| c.status().as_str() == status && d.contains(c.as_str()))
+                })
+            })
+            .unwrap_or_else(|| panic!("no shared response for {status}"));
+        assert_eq!(
+            r["content"]["application/json"]["schema"]["$ref"],
+            "#/components/schemas/Envelope_ErrorBody",
+            "{name}"
+        );
+    }
+    // Every operation documents the generic statuses that apply to it.
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            let public = op["security"]
+                .as_array()
+                .is_some_and(|s| s.iter().all(|r| r.as_object().unwrap().is_empty()));
+            let mut want = vec!["400", "408", "429", "500", "503"];
+            if !public {
+                want.push("401");
+            }
+            if op.get("requestBody").is_some() {
+                want.extend(["413", "415", "422"]);
+            }
+            if method == "post" && !public {
+                want.extend(["409", "422"]);
+                assert!(
+                    op["parameters"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .any(|p| p["name"] == "Idempotency-Key" && p["in"] == "header"),
+                    "{method} {path} lacks Idempotency-Key"
+                );
+            }
+            for status in want {
+                assert!(
+                    op["responses"][status].is_object(),
+                    "{method} {path} does not document {status}"
+                );
+            }
+        }
+    }
+    app.stop().await;
+}
+
+/// Every `$ref` of the document names a component that exists (schemathesis skips the parts of
+/// a schema behind a dangling reference, so such a part would go untested).
+#[test]
+fn every_reference_resolves() {
+    fn refs(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                if let Some(r) = m.get("$ref").and_then(|r| r.as_str()) {
+                    out.push(r.to_string());
+                }
+                m.values().for_each(|c| refs(c, out));
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|c| refs(c, out)),
+            _ => {}
+        }
+    }
+    let doc = serde_json::to_value(server::openapi::document()).unwrap();
+    let mut all = Vec::new();
+    refs(&doc, &mut all);
+    assert!(all.len() > 100, "the document uses references");
+    for r in all {
+        let pointer = r.strip_prefix('#').expect("local reference");
+        assert!(doc.pointer(pointer).is_some(), "dangling reference {r}");
+    }
+}
+
+/// The documented webhook event types are the ones the service knows.
+#[test]
+fn webhook_event_types_are_the_services() {
+    let doc = serde_json::to_value(server::openapi::document()).unwrap();
+    let documented: Vec<&str> = doc["components"]["schemas"]["WebhookEventType"]["enum"]
+        .as_array()
+        .expect("WebhookEventType is an enum")
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(documented, domain::webhook::EVENT_TYPES);
+}
+
+/// Operation ids are unique (the specification requires it; clients generated from the
+/// document name their methods after them), and every response link names one by the
+/// specification's `operationId` and fills parameters the target has.
+#[test]
+fn operation_ids_are_unique_and_links_resolve() {
+    let doc = serde_json::to_value(server::openapi::document()).unwrap();
+    let mut ids: std::collections::BTreeMap<String, &serde_json::Value> = Default::default();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            let id = op["operationId"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{method} {path} has no operationId"));
+            assert!(
+                ids.insert(id.to_string(), op).is_none(),
+                "operationId {id} twice"
+            );
+        }
+    }
+    let mut links = 0;
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            for (status, r) in op["responses"].as_object().unwrap() {
+                let Some(ls) = r["links"].as_object() else {
+                    continue;
+                };
+                for (name, link) in ls {
+                    links += 1;
+                    let at = format!("{method} {path} {status} {name}");
+                    assert!(link.get("operation_id").is_none(), "{at}: operation_id");
+                    let target = link["operationId"]
+                        .as_str()
+                        .and_then(|id| ids.get(id))
+                        .unwrap_or_else(|| panic!("{at}: no such operationId"));
+                    for param in link["parameters"].as_object().unwrap().keys() {
+                        assert!(
+                            target["parameters"]
+                                .as_array()
+                                .unwrap()
+                                .iter()
+                                .any(|p| p["name"] == param.as_str()),
+                            "{at}: the target has no parameter {param}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(links >= 9, "the creates link to their cases");
 }

@@ -1442,7 +1442,7 @@ fn timestamp(text: &str) -> crate::Result<time::OffsetDateTime> {
 
 fn from_hex(text: &str) -> crate::Result<Vec<u8>> {
     let bad = || crate::StoreError::Corrupt(format!("hex {text:?}"));
-    if text.len() % 2 != 0 {
+    if !text.len().is_multiple_of(2) {
         return Err(bad());
     }
     (0..text.len())

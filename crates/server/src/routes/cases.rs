@@ -8,7 +8,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::app::AppState;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 use crate::routes::trade_registrations::{DocumentView, StatusHistoryEntry};
 
 /// Decisions §1: the provider that created a case, the client company it is for, and operators
@@ -42,7 +42,7 @@ pub async fn check_named_company(
         .ok_or(ApiError::CompanyNotFound)?;
     if company.environment != Some(environment) {
         return Err(ApiError::Conflict {
-            code: "ENVIRONMENT_MISMATCH",
+            code: ErrorCode::EnvironmentMismatch,
             message: format!(
                 "the company is a {} company; the request is for {}",
                 company.environment.map(Environment::as_str).unwrap_or("?"),
@@ -96,6 +96,32 @@ pub fn now_micros() -> OffsetDateTime {
         .unwrap_or(t)
 }
 
+/// `true` for a `multipart/form-data` content type.
+pub fn is_multipart(headers: &axum::http::HeaderMap) -> bool {
+    headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("multipart/form-data")
+        })
+}
+
+/// A `multipart/form-data` body to read part by part: another content type is 415, a
+/// multipart content type without a usable boundary 400 `INVALID_MULTIPART`.
+pub async fn multipart(req: axum::extract::Request) -> Result<axum::extract::Multipart, ApiError> {
+    use axum::extract::FromRequest;
+    if !is_multipart(req.headers()) {
+        return Err(ApiError::UnsupportedMediaType(
+            "send multipart/form-data".into(),
+        ));
+    }
+    axum::extract::Multipart::from_request(req, &())
+        .await
+        .map_err(|e| ApiError::InvalidMultipart(format!("not a multipart body: {e}")))
+}
+
 /// A multipart error as an answer: over the body limit is 413, anything else 400.
 pub fn multipart_error(e: axum::extract::multipart::MultipartError) -> ApiError {
     if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
@@ -139,7 +165,7 @@ pub fn checked_transition<L: domain::lifecycle::Lifecycle>(
     to: L,
 ) -> Result<L, ApiError> {
     current.transition(to).map_err(|e| ApiError::Conflict {
-        code: "INVALID_STATE_TRANSITION",
+        code: ErrorCode::InvalidStateTransition,
         message: e.to_string(),
     })
 }
@@ -164,7 +190,7 @@ pub async fn move_case(
         Ok(())
     } else {
         Err(ApiError::Conflict {
-            code: "INVALID_STATE_TRANSITION",
+            code: ErrorCode::InvalidStateTransition,
             message: "the case changed status meanwhile; read it again".into(),
         })
     }

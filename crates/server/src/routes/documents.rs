@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use serde::Deserialize;
@@ -14,6 +14,7 @@ use uuid::Uuid;
 use crate::app::AppState;
 use crate::envelope::Envelope;
 use crate::error::{ApiError, ErrorBody};
+use crate::extract::ApiQuery;
 
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct LinkParams {
@@ -67,7 +68,7 @@ pub fn content_disposition(name: &str) -> HeaderValue {
 pub async fn content(
     State(state): State<Arc<AppState>>,
     Path(raw_id): Path<String>,
-    Query(params): Query<LinkParams>,
+    ApiQuery(params): ApiQuery<LinkParams>,
 ) -> Result<Response, ApiError> {
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
     let id = Uuid::parse_str(&raw_id).map_err(|_| ApiError::InvalidDownloadLink)?;

@@ -129,18 +129,20 @@ pub struct VatRequest {
 /// PDF, and stores them. The case is read with `GET /v1/tax-registration/{id}` and follows the
 /// same lifecycle as a UG's or GmbH's.
 #[utoipa::path(post, path = "/v1/tax-registration/gbr", tag = "tax registration",
-    params(("Idempotency-Key" = Option<String>, Header, description = "Makes retries safe (decisions §3)")),
-    request_body(content = GbrTaxRegistrationRequest, content_type = "application/json",
+    operation_id = "create_gbr_tax_registration",
+    request_body(content((GbrTaxRegistrationRequest = "application/json", example = json!(crate::openapi::examples::gbr_tax_registration()))),
         description = "A partnership's tax registration: partners instead of directors and shareholders; the eGbR's Gesellschaftsregister; VAT and payroll as for a UG or GmbH"),
     responses(
-        (status = 201, description = "Validated; awaiting manual submission", body = Envelope<TaxCreateResponse>),
+        (status = 201, description = "Validated; awaiting manual submission", body = Envelope<TaxCreateResponse>,
+        links(
+            ("GetTaxRegistration" = (operation_id = "get_tax_registration", parameters(("tax_registration_id" = "$response.body#/response/tax_registration_id")))),
+            ("SandboxTransition" = (operation_id = "sandbox_transition_tax", parameters(("tax_registration_id" = "$response.body#/response/tax_registration_id")))),
+            ("SandboxAssignTaxOffice" = (operation_id = "sandbox_assign_tax_office", parameters(("tax_registration_id" = "$response.body#/response/tax_registration_id")))),
+        )),
         (status = 400, description = "`INVALID_JSON`", body = Envelope<ErrorBody>),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = Envelope<ErrorBody>),
         (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
         (status = 404, description = "`COMPANY_NOT_FOUND`", body = Envelope<ErrorBody>),
         (status = 409, description = "`COMPANY_ALREADY_REGISTERED`, `ENVIRONMENT_MISMATCH`, `DUPLICATE_ID` or `IDEMPOTENCY_KEY_IN_USE`", body = Envelope<ErrorBody>),
-        (status = 413, description = "`PAYLOAD_TOO_LARGE`", body = Envelope<ErrorBody>),
-        (status = 415, description = "`UNSUPPORTED_MEDIA_TYPE`", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED` (every broken field) or `IDEMPOTENCY_KEY_REUSED`", body = Envelope<ErrorBody>),
     ))]
 pub async fn create(

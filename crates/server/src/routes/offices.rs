@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use axum::Extension;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use domain::Violations;
@@ -19,20 +19,24 @@ use utoipa::{IntoParams, ToSchema};
 use crate::app::AppState;
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::ApiJson;
+use crate::extract::{ApiJson, ApiQuery};
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct AddressQuery {
     /// German postal code (5 digits).
+    #[param(value_type = String, required = true, pattern = "^[0-9]{5}$")]
     pub zip: Option<String>,
-    /// City; decides between municipalities that share the postal code.
+    /// City; decides between municipalities that share the postal code (at most 72 characters,
+    /// no control characters).
+    #[param(max_length = 72, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")]
     pub city: Option<String>,
 }
 
 fn address(q: &AddressQuery) -> Result<(String, String), ApiError> {
     let mut errs = Violations::new();
-    let zip = q.zip.as_deref().unwrap_or("").trim();
+    // Checked as sent (the document's pattern), not trimmed first.
+    let zip = q.zip.as_deref().unwrap_or("");
     if zip.is_empty() {
         errs.push("zip", "required", "is required");
     } else if !(zip.len() == 5 && zip.bytes().all(|b| b.is_ascii_digit())) {
@@ -42,7 +46,7 @@ fn address(q: &AddressQuery) -> Result<(String, String), ApiError> {
             "must be a German postal code of 5 digits",
         );
     }
-    let city = q.city.as_deref().unwrap_or("").trim();
+    let city = q.city.as_deref().unwrap_or("");
     if city.chars().count() > 72 || city.chars().any(char::is_control) {
         errs.push(
             "city",
@@ -50,7 +54,7 @@ fn address(q: &AddressQuery) -> Result<(String, String), ApiError> {
             "must be at most 72 printable characters",
         );
     }
-    errs.finish((zip.to_string(), city.to_string()))
+    errs.finish((zip.to_string(), city.trim().to_string()))
         .map_err(ApiError::Validation)
 }
 
@@ -141,12 +145,11 @@ pub struct TradeOfficeLookupResponse {
 #[utoipa::path(get, path = "/v1/trade-offices", tag = "offices", params(AddressQuery),
     responses(
         (status = 200, description = "The office, the candidates, or `not_found`", body = Envelope<TradeOfficeLookupResponse>),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED`: zip missing or not 5 digits", body = Envelope<ErrorBody>),
     ))]
 pub async fn lookup_trade_office(
     State(state): State<Arc<AppState>>,
-    Query(q): Query<AddressQuery>,
+    ApiQuery(q): ApiQuery<AddressQuery>,
 ) -> Result<Response, ApiError> {
     let (zip, city) = address(&q)?;
     let repo = state.repo.as_ref();
@@ -200,10 +203,9 @@ pub struct TaxOfficeLookupResponse {
 #[utoipa::path(get, path = "/v1/tax-offices", tag = "offices", params(AddressQuery),
     responses(
         (status = 200, description = "The office, or why a person must confirm it", body = Envelope<TaxOfficeLookupResponse>),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED`: zip missing or not 5 digits", body = Envelope<ErrorBody>),
     ))]
-pub async fn lookup_tax_office(Query(q): Query<AddressQuery>) -> Result<Response, ApiError> {
+pub async fn lookup_tax_office(ApiQuery(q): ApiQuery<AddressQuery>) -> Result<Response, ApiError> {
     let (zip, city) = address(&q)?;
     let lookup = domain::offices::tax_office_for(&zip, &city);
     let message = match &lookup {
@@ -236,10 +238,9 @@ pub struct TaxOfficeResponse {
 
 /// A tax office of the bundled directory by its 4-digit number.
 #[utoipa::path(get, path = "/v1/tax-offices/{number}", tag = "offices",
-    params(("number" = String, Path, description = "4-digit office number (BUFA)")),
+    params(("number" = String, Path, description = "4-digit office number (BUFA)", pattern = "^[0-9]{4}$")),
     responses(
         (status = 200, description = "The office", body = Envelope<TaxOfficeResponse>),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = Envelope<ErrorBody>),
         (status = 404, description = "No office with this number (`NOT_FOUND`)", body = Envelope<ErrorBody>),
     ))]
 pub async fn get_tax_office(Path(number): Path<String>) -> Result<Response, ApiError> {
@@ -380,9 +381,10 @@ pub struct DirectoryPage {
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct PageQuery {
-    /// The `next_cursor` of the previous page.
+    /// The `next_cursor` of the previous page (an office key).
     pub after: Option<String>,
     /// 1 to 500, default 100.
+    #[param(minimum = 1, maximum = 500)]
     pub limit: Option<i64>,
 }
 
@@ -395,7 +397,7 @@ pub struct PageQuery {
 pub async fn list_directory(
     State(state): State<Arc<AppState>>,
     Extension(caller): Extension<Caller>,
-    Query(q): Query<PageQuery>,
+    ApiQuery(q): ApiQuery<PageQuery>,
 ) -> Result<Response, ApiError> {
     operator_only(caller)?;
     let limit = q.limit.unwrap_or(100);
@@ -429,7 +431,7 @@ pub async fn list_directory(
 
 /// Reads one directory entry.
 #[utoipa::path(get, path = "/v1/operator/trade-offices/{key}", tag = "operator",
-    params(("key" = String, Path, description = "8-digit AGS or 9-digit Gemeindeverband key")),
+    params(("key" = String, Path, description = "8-digit AGS or 9-digit Gemeindeverband key", pattern = "^[0-9]{8,9}$")),
     responses(
         (status = 200, description = "The entry", body = Envelope<DirectoryEntryResponse>),
         (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
@@ -458,7 +460,7 @@ pub async fn get_directory_entry(
 
 /// Creates or replaces a directory entry.
 #[utoipa::path(put, path = "/v1/operator/trade-offices/{key}", tag = "operator",
-    params(("key" = String, Path, description = "8-digit AGS or 9-digit Gemeindeverband key")),
+    params(("key" = String, Path, description = "8-digit AGS or 9-digit Gemeindeverband key", pattern = "^[0-9]{8,9}$")),
     request_body = TradeOfficeInput,
     responses(
         (status = 200, description = "The stored entry", body = Envelope<DirectoryEntryResponse>),

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use axum::Extension;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use domain::Violations;
@@ -14,12 +14,13 @@ use domain::lifecycle::{Lifecycle, TaxStatus, TradeStatus};
 use serde::{Deserialize, Serialize};
 use store::{CaseFilter, CaseKind};
 use time::OffsetDateTime;
-use utoipa::{IntoParams, ToSchema};
+use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::app::AppState;
 use crate::envelope::{Envelope, Outcome, respond};
-use crate::error::{ApiError, ErrorBody};
+use crate::error::{ApiError, ErrorBody, ErrorCode};
+use crate::extract::ApiQuery;
 use crate::routes::transitions::{
     self, Actor, Moved, TaxTransitionRequest, TradeTransitionRequest,
 };
@@ -31,16 +32,12 @@ pub fn operator_only(caller: Caller) -> Result<(), ApiError> {
     }
 }
 
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
+/// The query of the case lists (documented on each route, whose statuses differ).
+#[derive(Debug, Deserialize)]
 pub struct CaseQuery {
-    /// Only cases in this status.
     pub status: Option<String>,
-    /// `sandbox` or `production`.
     pub environment: Option<String>,
-    /// The `next_cursor` of the previous page.
     pub after: Option<String>,
-    /// 1 to 500, default 100.
     pub limit: Option<i64>,
 }
 
@@ -146,7 +143,13 @@ async fn list<L: Lifecycle>(
 }
 
 /// Trade registrations to work on, oldest first, filtered by status and environment.
-#[utoipa::path(get, path = "/v1/operator/trade-registrations", tag = "operator", params(CaseQuery),
+#[utoipa::path(get, path = "/v1/operator/trade-registrations", tag = "operator",
+    params(
+        ("status" = Option<TradeStatus>, Query, description = "Only cases in this status"),
+        ("environment" = Option<Environment>, Query, description = "Only cases of this environment"),
+        ("after" = Option<Uuid>, Query, description = "The `next_cursor` of the previous page"),
+        ("limit" = Option<i64>, Query, description = "1 to 500, default 100", minimum = 1, maximum = 500),
+    ),
     responses(
         (status = 200, description = "A page of cases", body = Envelope<CasePage>),
         (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
@@ -155,13 +158,19 @@ async fn list<L: Lifecycle>(
 pub async fn list_trade(
     State(state): State<Arc<AppState>>,
     Extension(caller): Extension<Caller>,
-    Query(q): Query<CaseQuery>,
+    ApiQuery(q): ApiQuery<CaseQuery>,
 ) -> Result<Response, ApiError> {
     list::<TradeStatus>(&state, caller, CaseKind::Trade, q).await
 }
 
 /// Tax registrations to work on, oldest first, filtered by status and environment.
-#[utoipa::path(get, path = "/v1/operator/tax-registrations", tag = "operator", params(CaseQuery),
+#[utoipa::path(get, path = "/v1/operator/tax-registrations", tag = "operator",
+    params(
+        ("status" = Option<TaxStatus>, Query, description = "Only cases in this status"),
+        ("environment" = Option<Environment>, Query, description = "Only cases of this environment"),
+        ("after" = Option<Uuid>, Query, description = "The `next_cursor` of the previous page"),
+        ("limit" = Option<i64>, Query, description = "1 to 500, default 100", minimum = 1, maximum = 500),
+    ),
     responses(
         (status = 200, description = "A page of cases", body = Envelope<CasePage>),
         (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
@@ -170,7 +179,7 @@ pub async fn list_trade(
 pub async fn list_tax(
     State(state): State<Arc<AppState>>,
     Extension(caller): Extension<Caller>,
-    Query(q): Query<CaseQuery>,
+    ApiQuery(q): ApiQuery<CaseQuery>,
 ) -> Result<Response, ApiError> {
     list::<TaxStatus>(&state, caller, CaseKind::Tax, q).await
 }
@@ -246,25 +255,26 @@ pub struct LicenceResponse {
 /// added as a `trade-licence` document and the case becomes `completed`, in one step.
 #[utoipa::path(post, path = "/v1/operator/trade-registrations/{trade_registration_id}/trade-licence", tag = "operator",
     params(("trade_registration_id" = Uuid, Path, description = "The case")),
-    request_body(content_type = "multipart/form-data", description = "Part `file`: the issued trade licence as PDF"),
+    request_body(content = TradeLicenceUpload, content_type = "multipart/form-data", description = "Part `file`: the issued trade licence as PDF"),
     responses(
         (status = 200, description = "Completed", body = Envelope<LicenceResponse>),
         (status = 400, description = "`INVALID_MULTIPART`", body = Envelope<ErrorBody>),
         (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
         (status = 404, description = "No such case (`NOT_FOUND`)", body = Envelope<ErrorBody>),
         (status = 409, description = "`INVALID_STATE_TRANSITION`: only a submitted case can be completed", body = Envelope<ErrorBody>),
-        (status = 413, description = "`PAYLOAD_TOO_LARGE`", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED`: no `file` part, or not a PDF", body = Envelope<ErrorBody>),
     ))]
 pub async fn upload_trade_licence(
     State(state): State<Arc<AppState>>,
     Extension(caller): Extension<Caller>,
     crate::extract::PathId(id): crate::extract::PathId,
-    mut multipart: axum::extract::Multipart,
+    req: axum::extract::Request,
 ) -> Result<Response, ApiError> {
     let Caller::Operator { operator_id } = caller else {
         return Err(ApiError::Forbidden("operator keys only".into()));
     };
+    // Another content type is 415, as on every body (the framework's extractor said 400).
+    let mut multipart = crate::routes::cases::multipart(req).await?;
     let limit = state.config.max_upload_bytes;
     let mut file: Option<bytes::Bytes> = None;
     while let Some(mut field) = multipart
@@ -347,16 +357,48 @@ pub async fn upload_trade_licence(
 /// An operator's changes to a trade registration (every field optional).
 #[derive(Debug, ToSchema)]
 #[allow(dead_code)]
+#[serde(deny_unknown_fields)]
 pub struct TradePatchRequest {
-    /// The receiving office: `key` of a directory entry, and the establishment's 8-digit
-    /// municipality key. Clears the candidates of an ambiguous address.
-    #[schema(value_type = Option<Object>, example = json!({"key": "072355007", "municipality_key": "07235001"}))]
-    trade_office: Option<serde_json::Value>,
-    /// The trade office's fee in euros, e.g. 26.00.
+    /// The receiving office. Clears the candidates of an ambiguous address.
+    #[schema(example = json!({"key": "072355007", "municipality_key": "07235001"}))]
+    trade_office: Option<TradeOfficeAssignment>,
+    /// The trade office's fee in euros and cents, e.g. 26.00 (at most 2 decimals).
+    #[schema(minimum = 0, maximum = 999999999.99, multiple_of = 0.01)]
     city_fee: Option<f64>,
     is_paid: Option<bool>,
     /// `gbr` when another product of the provider spawned the case; `null` clears it.
+    #[schema(value_type = Option<SourceProduct>)]
     source_product: Option<String>,
+}
+
+/// Which office receives a trade registration.
+#[derive(Debug, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct TradeOfficeAssignment {
+    /// The key of an entry of the trade office directory (`/v1/operator/trade-offices`).
+    #[schema(pattern = "^[0-9]{8,9}$")]
+    key: String,
+    /// The establishment's 8-digit municipality key (AGS) of the register.
+    #[schema(pattern = "^[0-9]{8}$")]
+    municipality_key: String,
+}
+
+/// The product that spawned a case.
+#[derive(Debug, ToSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+pub enum SourceProduct {
+    Gbr,
+}
+
+/// The multipart body of the licence upload.
+#[derive(Debug, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct TradeLicenceUpload {
+    /// The trade licence as issued, a PDF.
+    file: crate::routes::trade_registrations::SignedPdf,
 }
 
 /// Sets the receiving trade office, the city fee, the payment state and the source product of
@@ -482,7 +524,7 @@ pub struct IdentityResponse {
 #[utoipa::path(post, path = "/v1/operator/trade-registrations/{trade_registration_id}/owners/{owner_index}/identity-verified", tag = "operator",
     params(
         ("trade_registration_id" = Uuid, Path, description = "The case"),
-        ("owner_index" = usize, Path, description = "The owner, counted from 0 in creation order"),
+        ("owner_index" = usize, Path, description = "The owner, counted from 0 in creation order", minimum = 0, maximum = 8),
     ),
     responses(
         (status = 200, description = "Recorded", body = Envelope<IdentityResponse>),
@@ -569,7 +611,8 @@ pub async fn transition_tax(
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AssignTaxOfficeRequest {
-    /// 4-digit tax office number of the bundled directory.
+    /// 4-digit tax office number of the bundled directory (`GET /v1/tax-offices/{number}`).
+    #[schema(pattern = "^[0-9]{4}$")]
     pub tax_office_number: String,
 }
 
@@ -651,7 +694,7 @@ pub(crate) async fn assign_office(
         Ok(None) => {
             crate::routes::cases::remove_files(state, &written).await;
             return Err(ApiError::Conflict {
-                code: "INVALID_STATE_TRANSITION",
+                code: ErrorCode::InvalidStateTransition,
                 message:
                     "the tax office can only be assigned while the case is validated or rejected"
                         .into(),

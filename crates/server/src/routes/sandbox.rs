@@ -85,17 +85,14 @@ pub struct SandboxTradeTransitionResponse {
     operation_id = "sandbox_transition_trade",
     params(
         ("trade_registration_id" = Uuid, Path, description = "A sandbox case of the caller"),
-        ("Idempotency-Key" = Option<String>, Header, description = "Makes retries safe (decisions §3)"),
     ),
     request_body = TradeTransitionRequest,
     responses(
         (status = 200, description = "Moved", body = Envelope<SandboxTradeTransitionResponse>),
         (status = 400, description = "`INVALID_JSON`", body = Envelope<ErrorBody>),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = Envelope<ErrorBody>),
         (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
         (status = 404, description = "No sandbox case of the caller with this id; production cases answer this too (`NOT_FOUND`)", body = Envelope<ErrorBody>),
         (status = 409, description = "`INVALID_STATE_TRANSITION`: the message names the current status and the allowed ones", body = Envelope<ErrorBody>),
-        (status = 415, description = "`UNSUPPORTED_MEDIA_TYPE`", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED`: unknown status, `blocked` without a reason, unknown field", body = Envelope<ErrorBody>),
     ))]
 pub async fn transition_trade(
@@ -272,17 +269,14 @@ pub struct SandboxTaxTransitionResponse {
     operation_id = "sandbox_transition_tax",
     params(
         ("tax_registration_id" = Uuid, Path, description = "A sandbox case of the caller"),
-        ("Idempotency-Key" = Option<String>, Header, description = "Makes retries safe (decisions §3)"),
     ),
     request_body = TaxTransitionRequest,
     responses(
         (status = 200, description = "Moved", body = Envelope<SandboxTaxTransitionResponse>),
         (status = 400, description = "`INVALID_JSON`", body = Envelope<ErrorBody>),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = Envelope<ErrorBody>),
         (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
         (status = 404, description = "No sandbox case of the caller with this id; production cases answer this too (`NOT_FOUND`)", body = Envelope<ErrorBody>),
         (status = 409, description = "`INVALID_STATE_TRANSITION`: the message names the current status and the allowed ones (also: submitting without an assigned tax office)", body = Envelope<ErrorBody>),
-        (status = 415, description = "`UNSUPPORTED_MEDIA_TYPE`", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED`: unknown status, `rejected` without a reason, a malformed tax number, unknown field", body = Envelope<ErrorBody>),
     ))]
 pub async fn transition_tax(
@@ -337,17 +331,14 @@ pub async fn transition_tax(
     operation_id = "sandbox_assign_tax_office",
     params(
         ("tax_registration_id" = Uuid, Path, description = "A sandbox case of the caller"),
-        ("Idempotency-Key" = Option<String>, Header, description = "Makes retries safe (decisions §3)"),
     ),
     request_body = crate::routes::operator::AssignTaxOfficeRequest,
     responses(
         (status = 200, description = "The case with its new office and documents", body = Envelope<crate::routes::tax_registrations::TaxRegistrationResponse>),
         (status = 400, description = "`INVALID_JSON`", body = Envelope<ErrorBody>),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = Envelope<ErrorBody>),
         (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
         (status = 404, description = "No sandbox case of the caller with this id; production cases answer this too (`NOT_FOUND`)", body = Envelope<ErrorBody>),
         (status = 409, description = "`INVALID_STATE_TRANSITION`: the case is neither validated nor rejected", body = Envelope<ErrorBody>),
-        (status = 415, description = "`UNSUPPORTED_MEDIA_TYPE`", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED`: not an office of the directory, unknown field", body = Envelope<ErrorBody>),
     ))]
 pub async fn assign_tax_office(

@@ -31,7 +31,7 @@ use uuid::Uuid;
 
 use crate::app::AppState;
 use crate::envelope::{Envelope, Outcome, respond};
-use crate::error::{ApiError, ErrorBody};
+use crate::error::{ApiError, ErrorBody, ErrorCode};
 use crate::extract::{ApiJson, PathId};
 use crate::idempotency::Claim;
 use crate::routes::cases;
@@ -308,18 +308,20 @@ fn display_name(doc_type: &str, company: &str, ext: &str) -> String {
 /// (validated against the service's XSD) and a German summary PDF, and stores them. The
 /// XML then awaits manual submission to the tax office.
 #[utoipa::path(post, path = "/v1/tax-registration", tag = "tax registration",
-    params(("Idempotency-Key" = Option<String>, Header, description = "Makes retries safe (decisions §3)")),
-    request_body(content = TaxRegistration, content_type = "application/json",
+    operation_id = "create_tax_registration",
+    request_body(content((TaxRegistration = "application/json", example = json!(crate::openapi::examples::tax_registration()))),
         description = "The payload of api.md (UG or GmbH); `company_id` or `business_address`, `tax_registration_id` and `tax_office_number` are optional, the bank and payroll fields top-level"),
     responses(
-        (status = 201, description = "Validated; awaiting manual submission", body = Envelope<TaxCreateResponse>),
+        (status = 201, description = "Validated; awaiting manual submission", body = Envelope<TaxCreateResponse>,
+        links(
+            ("GetTaxRegistration" = (operation_id = "get_tax_registration", parameters(("tax_registration_id" = "$response.body#/response/tax_registration_id")))),
+            ("SandboxTransition" = (operation_id = "sandbox_transition_tax", parameters(("tax_registration_id" = "$response.body#/response/tax_registration_id")))),
+            ("SandboxAssignTaxOffice" = (operation_id = "sandbox_assign_tax_office", parameters(("tax_registration_id" = "$response.body#/response/tax_registration_id")))),
+        )),
         (status = 400, description = "`INVALID_JSON`", body = Envelope<ErrorBody>),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = Envelope<ErrorBody>),
         (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
         (status = 404, description = "`COMPANY_NOT_FOUND`", body = Envelope<ErrorBody>),
         (status = 409, description = "`COMPANY_ALREADY_REGISTERED`, `ENVIRONMENT_MISMATCH`, `DUPLICATE_ID` or `IDEMPOTENCY_KEY_IN_USE`", body = Envelope<ErrorBody>),
-        (status = 413, description = "`PAYLOAD_TOO_LARGE`", body = Envelope<ErrorBody>),
-        (status = 415, description = "`UNSUPPORTED_MEDIA_TYPE`", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED` (every broken field) or `IDEMPOTENCY_KEY_REUSED`", body = Envelope<ErrorBody>),
     ))]
 pub async fn create(
@@ -427,7 +429,7 @@ pub(crate) async fn create_case(
         return match e {
             store::StoreError::IdempotencyClaimLost => Ok(crate::idempotency::claim_lost()),
             e if e.is_company_conflict() => Err(ApiError::Conflict {
-                code: "COMPANY_ALREADY_REGISTERED",
+                code: ErrorCode::CompanyAlreadyRegistered,
                 message: "this company already has a tax registration".into(),
             }),
             store::StoreError::Conflict(_) => Err(duplicate_id()),
@@ -441,7 +443,7 @@ pub(crate) async fn create_case(
 
 fn duplicate_id() -> ApiError {
     ApiError::Conflict {
-        code: "DUPLICATE_ID",
+        code: ErrorCode::DuplicateId,
         message: "a tax registration with this tax_registration_id exists".into(),
     }
 }
@@ -449,10 +451,10 @@ fn duplicate_id() -> ApiError {
 /// Reads a tax registration: the provider that created it, the client company it is for, and
 /// operators may; anyone else gets 404.
 #[utoipa::path(get, path = "/v1/tax-registration/{tax_registration_id}", tag = "tax registration",
+    operation_id = "get_tax_registration",
     params(("tax_registration_id" = Uuid, Path, description = "As returned by the create")),
     responses(
         (status = 200, description = "The tax registration with fresh download links", body = Envelope<TaxRegistrationResponse>),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = Envelope<ErrorBody>),
         (status = 404, description = "No such case visible to the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
     ))]
 pub async fn get(

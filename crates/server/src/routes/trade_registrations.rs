@@ -11,9 +11,8 @@ use std::sync::Arc;
 
 use axum::Extension;
 use axum::body::Bytes;
-use axum::extract::{FromRequest, Multipart, Request, State};
+use axum::extract::{Request, State};
 use axum::http::StatusCode;
-use axum::http::header::CONTENT_TYPE;
 use axum::response::Response;
 use domain::Violations;
 use domain::auth::Caller;
@@ -35,7 +34,7 @@ use uuid::Uuid;
 
 use crate::app::AppState;
 use crate::envelope::{Envelope, Outcome, respond};
-use crate::error::{ApiError, ErrorBody};
+use crate::error::{ApiError, ErrorBody, ErrorCode};
 use crate::extract::{PathId, is_json};
 use crate::routes::cases;
 use crate::routes::offices::TradeOfficeView;
@@ -50,17 +49,6 @@ pub const DOC_POA: &str = "power-of-attorney";
 struct Received {
     data: Bytes,
     files: Vec<(String, Bytes)>,
-}
-
-fn is_multipart(req: &Request) -> bool {
-    req.headers()
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| {
-            v.trim_start()
-                .to_ascii_lowercase()
-                .starts_with("multipart/form-data")
-        })
 }
 
 async fn receive(state: &AppState, req: Request) -> Result<Received, ApiError> {
@@ -79,15 +67,13 @@ async fn receive(state: &AppState, req: Request) -> Result<Received, ApiError> {
             files: Vec::new(),
         });
     }
-    if !is_multipart(&req) {
+    if !cases::is_multipart(req.headers()) {
         return Err(ApiError::UnsupportedMediaType(
             "send application/json, or multipart/form-data with a `data` part and the signed PDFs"
                 .into(),
         ));
     }
-    let mut mp = Multipart::from_request(req, &())
-        .await
-        .map_err(|e| ApiError::InvalidMultipart(format!("not a multipart body: {e}")))?;
+    let mut mp = cases::multipart(req).await?;
     let mut data = None;
     let mut files: Vec<(String, Bytes)> = Vec::new();
     let mut parts = 0;
@@ -350,22 +336,23 @@ async fn resolve_company(
 /// `multipart/form-data` with the payload in the part `data` and one signed GewA 1 PDF per
 /// `owners[i].documents.gewa_1.file`.
 #[utoipa::path(post, path = "/v1/trade-registration", tag = "trade registration",
-    params(("Idempotency-Key" = Option<String>, Header, description = "Makes retries safe (decisions §3)")),
+    operation_id = "create_trade_registration",
     request_body(content(
-        (TradeRegistrationRequest = "application/json"),
-        (TradeRegistrationRequest = "multipart/form-data"),
+        (TradeRegistrationRequest = "application/json", example = json!(crate::openapi::examples::trade_registration())),
+        (TradeRegistrationMultipart = "multipart/form-data", encoding(("data" = (content_type = "application/json")))),
     ), description = "The payload; as multipart, the JSON goes into the part `data` and each signed PDF into the part its owner's `documents.gewa_1.file` names"),
     responses(
-        (status = 201, description = "Created: every document is stored", body = Envelope<CreateResponse>),
+        (status = 201, description = "Created: every document is stored", body = Envelope<CreateResponse>,
+        links(
+            ("GetTradeRegistration" = (operation_id = "get_trade_registration", parameters(("trade_registration_id" = "$response.body#/response/trade_registration_id")))),
+            ("MarkSubmitted" = (operation_id = "mark_submitted", parameters(("trade_registration_id" = "$response.body#/response/trade_registration_id")))),
+            ("SandboxTransition" = (operation_id = "sandbox_transition_trade", parameters(("trade_registration_id" = "$response.body#/response/trade_registration_id")))),
+        )),
         (status = 400, description = "`INVALID_JSON` or `INVALID_MULTIPART`", body = Envelope<ErrorBody>),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = Envelope<ErrorBody>),
         (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
         (status = 404, description = "`COMPANY_NOT_FOUND`", body = Envelope<ErrorBody>),
         (status = 409, description = "`COMPANY_ALREADY_REGISTERED`, `ENVIRONMENT_MISMATCH` or `IDEMPOTENCY_KEY_IN_USE`", body = Envelope<ErrorBody>),
-        (status = 413, description = "`PAYLOAD_TOO_LARGE`: a file over the upload limit or a body over the limit", body = Envelope<ErrorBody>),
-        (status = 415, description = "`UNSUPPORTED_MEDIA_TYPE`", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED` (every broken field) or `IDEMPOTENCY_KEY_REUSED`", body = Envelope<ErrorBody>),
-        (status = 503, description = "`SERVICE_UNAVAILABLE`: storage is unreachable; nothing was kept", body = Envelope<ErrorBody>),
     ))]
 pub async fn create(
     State(state): State<Arc<AppState>>,
@@ -548,7 +535,7 @@ pub async fn create(
         cases::remove_files(&state, &written).await;
         if e.is_company_conflict() {
             return Err(ApiError::Conflict {
-                code: "COMPANY_ALREADY_REGISTERED",
+                code: ErrorCode::CompanyAlreadyRegistered,
                 message: "this company already has a trade registration".into(),
             });
         }
@@ -601,9 +588,65 @@ fn to_json<T: Serialize>(v: &T) -> Result<Value, ApiError> {
 pub struct TradeRegistrationRequest {
     /// An existing client company of the caller (omit to create one).
     company_id: Option<Uuid>,
-    #[schema(inline)]
+    /// The registration's fields sit next to `company_id` (api.md), not under a key of their own.
+    #[serde(flatten)]
     registration: TradeRegistration,
 }
+
+/// The multipart form of the create request: the payload as JSON in the part `data`, and one
+/// signed GewA 1 (PDF) per owner in the part its `documents.gewa_1.file` names (1 to 100
+/// letters, digits, `-`, `_`, `.`); at most 10 parts. Written by hand: utoipa's derive cannot
+/// state the part names (`propertyNames`).
+pub struct TradeRegistrationMultipart;
+
+impl utoipa::PartialSchema for TradeRegistrationMultipart {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, Type};
+        ObjectBuilder::new()
+            .description(Some(
+                "The payload as JSON in the part `data`, and one signed GewA 1 (PDF) per owner in \
+the part its `documents.gewa_1.file` names",
+            ))
+            .property(
+                "data",
+                utoipa::openapi::Ref::from_schema_name("TradeRegistrationRequest"),
+            )
+            .required("data")
+            .additional_properties(Some(
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .format(Some(SchemaFormat::KnownFormat(KnownFormat::Binary))),
+            ))
+            .property_names(Some(
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .pattern(Some("^[A-Za-z0-9._-]{1,100}$")),
+            ))
+            .max_properties(Some(MAX_PARTS))
+            .into()
+    }
+}
+
+impl ToSchema for TradeRegistrationMultipart {
+    fn schemas(
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        schemas.push((
+            TradeRegistrationRequest::name().into_owned(),
+            <TradeRegistrationRequest as utoipa::PartialSchema>::schema(),
+        ));
+        <TradeRegistrationRequest as ToSchema>::schemas(schemas);
+    }
+}
+
+/// A PDF file part.
+#[derive(Debug, ToSchema)]
+#[schema(value_type = String, format = Binary)]
+#[allow(dead_code)]
+pub struct SignedPdf(Vec<u8>);
 
 /// An owner as read back (signatures are not returned).
 #[derive(Debug, Serialize, ToSchema)]
@@ -736,10 +779,10 @@ fn iso(d: time::Date) -> String {
 /// Reads a trade registration: the provider that created it, the client company it is for,
 /// and operators may; anyone else gets 404.
 #[utoipa::path(get, path = "/v1/trade-registration/{trade_registration_id}", tag = "trade registration",
+    operation_id = "get_trade_registration",
     params(("trade_registration_id" = Uuid, Path, description = "As returned by the create")),
     responses(
         (status = 200, description = "The trade registration, with fresh download links", body = Envelope<TradeRegistrationResponse>),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = Envelope<ErrorBody>),
         (status = 404, description = "No such case visible to the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
     ))]
 pub async fn get(
@@ -863,7 +906,6 @@ pub struct TransitionResponse {
     request_body(content = Option<MarkSubmittedRequest>, content_type = "application/json"),
     responses(
         (status = 200, description = "Now submitted", body = Envelope<TransitionResponse>),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = Envelope<ErrorBody>),
         (status = 403, description = "Not the provider's key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
         (status = 404, description = "No such case visible to the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
         (status = 409, description = "`INVALID_STATE_TRANSITION`: the message names the current status and the allowed ones", body = Envelope<ErrorBody>),
@@ -876,15 +918,7 @@ pub async fn mark_submitted(
     headers: axum::http::HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let input: MarkSubmittedRequest = if body.is_empty() {
-        MarkSubmittedRequest::default()
-    } else if is_json(&headers) {
-        crate::extract::decode_json(&body)?
-    } else {
-        return Err(ApiError::UnsupportedMediaType(
-            "send no body, or an application/json body".into(),
-        ));
-    };
+    let input: MarkSubmittedRequest = crate::extract::decode_optional_json(&headers, &body)?;
     let reason = match input.reason {
         None => None,
         Some(r) => {
@@ -918,7 +952,7 @@ pub async fn mark_submitted(
     // submitted, from initiated, is the create's own step).
     if current != TradeStatus::FormRendered {
         return Err(ApiError::Conflict {
-            code: "INVALID_STATE_TRANSITION",
+            code: ErrorCode::InvalidStateTransition,
             message: {
                 let allowed: Vec<&str> = current.next().iter().map(|s| s.as_str()).collect();
                 if allowed.is_empty() {

@@ -15,7 +15,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::app::AppState;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 use crate::routes::cases;
 
 /// Document type of the issued trade licence.
@@ -67,7 +67,8 @@ pub struct Moved<L> {
 pub struct TradeTransitionRequest {
     /// `submitted` (filed with the trade office, or unblocked) or `blocked` (the trade office asks
     /// for more; a reason is required). `completed` comes with the trade licence upload (in the
-    /// sandbox: with a generated sample licence).
+    /// sandbox: with a generated sample licence). A status the case cannot move to is 409.
+    #[schema(value_type = TradeStatus)]
     pub status: String,
     /// For the history, and for `blocked` what is missing (at most 500 characters).
     #[serde(default)]
@@ -270,6 +271,7 @@ pub async fn complete_trade_with_licence(
 pub struct TaxTransitionRequest {
     /// `submitted` (sent to the tax office, or resent after a rejection), `completed` (with
     /// `tax_number`) or `rejected` (with the filing system's message as `reason`).
+    #[schema(value_type = TaxTarget)]
     pub status: String,
     #[serde(default)]
     pub reason: Option<String>,
@@ -277,6 +279,16 @@ pub struct TaxTransitionRequest {
     /// (in the sandbox optional: a demo number is generated).
     #[serde(default)]
     pub tax_number: Option<String>,
+}
+
+/// The statuses a tax step can ask for (`validated` is where a case starts, never a target).
+#[derive(Debug, ToSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+pub enum TaxTarget {
+    Submitted,
+    Completed,
+    Rejected,
 }
 
 /// A tax step whose request passed every rule.
@@ -377,7 +389,7 @@ pub async fn move_tax(
     let to = cases::checked_transition(current, step.target)?;
     if to == TaxStatus::Submitted && case.tax_office_number.is_none() {
         return Err(ApiError::Conflict {
-            code: "INVALID_STATE_TRANSITION",
+            code: ErrorCode::InvalidStateTransition,
             message: "no tax office is assigned yet, so there is no XML to submit".into(),
         });
     }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Extension;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use domain::Violations;
@@ -19,8 +19,8 @@ use uuid::Uuid;
 
 use crate::app::AppState;
 use crate::envelope::{Envelope, Outcome, respond};
-use crate::error::{ApiError, ErrorBody};
-use crate::extract::{ApiJson, PathId};
+use crate::error::{ApiError, ErrorBody, ErrorCode};
+use crate::extract::{ApiJson, ApiQuery, PathId};
 use crate::webhooks::target;
 
 /// Endpoints one provider may have.
@@ -53,13 +53,48 @@ async fn own_endpoint(
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateEndpointRequest {
-    /// Where events are POSTed: an http(s) URL of a public host (at most 2048 characters).
-    #[schema(example = "https://platform.example.com/hooks/filing")]
+    /// Where events are POSTed: an http(s) URL of a public host (at most 2048 characters, no
+    /// spaces, no `#fragment`), taken as sent.
+    #[schema(
+        example = "https://platform.example.com/hooks/filing",
+        format = "uri",
+        max_length = 2048,
+        pattern = "^[hH][tT][tT][pP][sS]?://[^\\s#]+$"
+    )]
     pub url: String,
-    /// Event types to receive; omit (or null) for every event, including types added later.
+    /// Event types to receive (at least one; a repeated one counts once); omit (or null) for
+    /// every event, including types added later.
     #[serde(default)]
-    #[schema(example = json!(["registration.submitted", "registration.completed"]))]
+    #[schema(
+        value_type = Option<Vec<WebhookEventType>>,
+        min_items = 1,
+        example = json!(["registration.submitted", "registration.completed"])
+    )]
     pub events: Option<Vec<String>>,
+}
+
+/// A webhook event type (`domain::webhook::EVENT_TYPES`; a test keeps the two equal).
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)]
+pub enum WebhookEventType {
+    #[schema(rename = "registration.initiated")]
+    RegistrationInitiated,
+    #[schema(rename = "registration.form-rendered")]
+    RegistrationFormRendered,
+    #[schema(rename = "registration.submitted")]
+    RegistrationSubmitted,
+    #[schema(rename = "registration.completed")]
+    RegistrationCompleted,
+    #[schema(rename = "registration.blocked")]
+    RegistrationBlocked,
+    #[schema(rename = "tax-registration.validated")]
+    TaxRegistrationValidated,
+    #[schema(rename = "tax-registration.submitted")]
+    TaxRegistrationSubmitted,
+    #[schema(rename = "tax-registration.completed")]
+    TaxRegistrationCompleted,
+    #[schema(rename = "tax-registration.rejected")]
+    TaxRegistrationRejected,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -141,15 +176,13 @@ pub struct DeletedEndpoint {
 /// Registers an endpoint. Every later status change of the provider's cases (trade and tax,
 /// sandbox and production) is delivered to it, signed with the returned secret.
 #[utoipa::path(post, path = "/v1/webhook-endpoints", tag = "webhooks",
-    params(("Idempotency-Key" = Option<String>, Header, description = "Makes retries safe (decisions §3)")),
+    operation_id = "create_webhook_endpoint",
     request_body = CreateEndpointRequest,
     responses(
         (status = 201, description = "The endpoint and its secret (shown once)", body = Envelope<CreatedEndpoint>),
         (status = 400, description = "`INVALID_JSON`", body = Envelope<ErrorBody>),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = Envelope<ErrorBody>),
         (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
         (status = 409, description = "`WEBHOOK_ENDPOINT_LIMIT` (20 per provider) or `IDEMPOTENCY_KEY_IN_USE`", body = Envelope<ErrorBody>),
-        (status = 415, description = "A body that is not JSON", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED`: a URL that is not http(s) or names a private address, unknown event types; or `IDEMPOTENCY_KEY_REUSED`", body = Envelope<ErrorBody>),
     ))]
 pub async fn create(
@@ -160,7 +193,8 @@ pub async fn create(
     let me = provider_only(caller)?;
     let mut errs = Violations::new();
     let allow_private = state.config.webhooks.allow_private_targets;
-    let url = req.url.trim().to_string();
+    // As sent: the document's pattern allows no surrounding spaces, so none are trimmed away.
+    let url = req.url;
     match target::check_url(&url, allow_private) {
         Ok(parsed) => {
             if !allow_private && let Some(problem) = resolves_privately(&parsed).await {
@@ -201,7 +235,7 @@ pub async fn create(
     errs.finish(())?;
     if state.repo.list_webhook_endpoints(me).await?.len() >= MAX_ENDPOINTS {
         return Err(ApiError::Conflict {
-            code: "WEBHOOK_ENDPOINT_LIMIT",
+            code: ErrorCode::WebhookEndpointLimit,
             message: format!(
                 "a provider can have at most {MAX_ENDPOINTS} webhook endpoints; delete one first"
             ),
@@ -249,9 +283,9 @@ async fn resolves_privately(url: &reqwest::Url) -> Option<String> {
 
 /// The caller's endpoints, oldest first (secrets are not shown).
 #[utoipa::path(get, path = "/v1/webhook-endpoints", tag = "webhooks",
+    operation_id = "list_webhook_endpoints",
     responses(
         (status = 200, description = "The provider's endpoints", body = Envelope<EndpointList>),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = Envelope<ErrorBody>),
         (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
     ))]
 pub async fn list(
@@ -279,10 +313,10 @@ pub async fn list(
 
 /// One endpoint of the caller.
 #[utoipa::path(get, path = "/v1/webhook-endpoints/{endpoint_id}", tag = "webhooks",
+    operation_id = "get_webhook_endpoint",
     params(("endpoint_id" = Uuid, Path, description = "The endpoint's id")),
     responses(
         (status = 200, description = "The endpoint", body = Envelope<EndpointResponse>),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = Envelope<ErrorBody>),
         (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
         (status = 404, description = "No such endpoint of the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
     ))]
@@ -304,10 +338,10 @@ pub async fn get(
 
 /// Deletes an endpoint; its undelivered messages are given up.
 #[utoipa::path(delete, path = "/v1/webhook-endpoints/{endpoint_id}", tag = "webhooks",
+    operation_id = "delete_webhook_endpoint",
     params(("endpoint_id" = Uuid, Path, description = "The endpoint's id")),
     responses(
         (status = 200, description = "Deleted", body = Envelope<DeletedEndpoint>),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = Envelope<ErrorBody>),
         (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
         (status = 404, description = "No such endpoint of the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
     ))]
@@ -339,13 +373,12 @@ pub async fn delete(
 /// the old secret (two space-separated signatures), so receivers can switch without losing
 /// a delivery.
 #[utoipa::path(post, path = "/v1/webhook-endpoints/{endpoint_id}/rotate-secret", tag = "webhooks",
+    operation_id = "rotate_webhook_secret",
     params(
         ("endpoint_id" = Uuid, Path, description = "The endpoint's id"),
-        ("Idempotency-Key" = Option<String>, Header, description = "Makes retries safe (decisions §3)"),
     ),
     responses(
         (status = 200, description = "The new secret (shown once)", body = Envelope<RotatedSecret>),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = Envelope<ErrorBody>),
         (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
         (status = 404, description = "No such endpoint of the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
     ))]
@@ -376,9 +409,11 @@ pub async fn rotate_secret(
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct DeliveryQuery {
-    /// The `next_cursor` of the previous page.
+    /// The `next_cursor` of the previous page (a positive integer).
+    #[param(pattern = "^[1-9][0-9]{0,17}$")]
     pub before: Option<String>,
     /// 1 to 500, default 100.
+    #[param(minimum = 1, maximum = 500)]
     pub limit: Option<i64>,
 }
 
@@ -425,10 +460,10 @@ pub struct DeliveryPage {
 
 /// Delivery attempts to an endpoint, newest first.
 #[utoipa::path(get, path = "/v1/webhook-endpoints/{endpoint_id}/deliveries", tag = "webhooks",
+    operation_id = "list_webhook_deliveries",
     params(("endpoint_id" = Uuid, Path, description = "The endpoint's id"), DeliveryQuery),
     responses(
         (status = 200, description = "A page of attempts", body = Envelope<DeliveryPage>),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = Envelope<ErrorBody>),
         (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
         (status = 404, description = "No such endpoint of the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED`: bad cursor or limit", body = Envelope<ErrorBody>),
@@ -437,7 +472,7 @@ pub async fn deliveries(
     State(state): State<Arc<AppState>>,
     Extension(caller): Extension<Caller>,
     PathId(id): PathId,
-    Query(q): Query<DeliveryQuery>,
+    ApiQuery(q): ApiQuery<DeliveryQuery>,
 ) -> Result<Response, ApiError> {
     own_endpoint(&state, caller, id).await?;
     let mut errs = Violations::new();

@@ -30,8 +30,17 @@ impl std::fmt::Debug for LinkSigner {
     }
 }
 
-/// Reads the signing secret kept in the data folder, generating it on first start. Creation is
-/// atomic (`create_new`), so instances starting together on one folder agree on one secret.
+/// An empty secret file older than this is the debris of a crash (see
+/// [`load_or_create_secret`]), not a file another instance is writing.
+const EMPTY_SECRET_STALE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Reads the signing secret kept in the data folder, generating it on first start.
+///
+/// The secret is written and synced under a temporary name and then hard-linked to its final
+/// name, which fails if the name exists: instances starting together on one folder agree on one
+/// secret, and the final file is never seen empty or half-written. (Earlier versions created the
+/// final file first and wrote it after; a crash in between left an empty file that every later
+/// start waited on forever. An empty file older than a few seconds is removed and replaced.)
 pub fn load_or_create_secret(data_dir: &Path) -> std::io::Result<Vec<u8>> {
     use std::io::Write;
     let path = data_dir.join(SECRET_FILE);
@@ -43,8 +52,22 @@ pub fn load_or_create_secret(data_dir: &Path) -> std::io::Result<Vec<u8>> {
                 });
             }
             Ok(_) => {
-                // Another instance is writing it right now.
-                std::thread::sleep(std::time::Duration::from_millis(20));
+                let age = std::fs::metadata(&path)
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    .unwrap_or_default();
+                if age > EMPTY_SECRET_STALE {
+                    tracing::warn!(path = %path.display(), "removing an empty signing secret left by a crash");
+                    match std::fs::remove_file(&path) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(e) => return Err(e),
+                    }
+                } else {
+                    // An instance of an earlier version is writing it right now.
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
                 continue;
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -52,6 +75,7 @@ pub fn load_or_create_secret(data_dir: &Path) -> std::io::Result<Vec<u8>> {
         }
         let mut secret = vec![0u8; 32];
         rand::rng().fill_bytes(&mut secret);
+        let staging = data_dir.join(format!(".{SECRET_FILE}.{}.tmp", Uuid::new_v4().simple()));
         let mut options = std::fs::OpenOptions::new();
         options.write(true).create_new(true);
         #[cfg(unix)]
@@ -59,10 +83,16 @@ pub fn load_or_create_secret(data_dir: &Path) -> std::io::Result<Vec<u8>> {
             use std::os::unix::fs::OpenOptionsExt;
             options.mode(0o600);
         }
-        match options.open(&path) {
-            Ok(mut f) => {
-                f.write_all(URL_SAFE_NO_PAD.encode(&secret).as_bytes())?;
-                f.sync_all()?;
+        let written = options.open(&staging).and_then(|mut f| {
+            f.write_all(URL_SAFE_NO_PAD.encode(&secret).as_bytes())?;
+            f.sync_all()
+        });
+        let linked = written.and_then(|()| std::fs::hard_link(&staging, &path));
+        let _ = std::fs::remove_file(&staging);
+        match linked {
+            Ok(()) => {
+                // The new name must survive a power loss too.
+                std::fs::File::open(data_dir)?.sync_all()?;
                 return Ok(secret);
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
@@ -162,5 +192,38 @@ mod tests {
                 .mode();
             assert_eq!(mode & 0o777, 0o600);
         }
+        // No staging file is left behind.
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, [std::ffi::OsString::from(SECRET_FILE)]);
+    }
+
+    #[test]
+    fn an_empty_secret_left_by_a_crash_is_replaced_not_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(SECRET_FILE);
+        let f = std::fs::File::create(&path).unwrap();
+        f.set_modified(std::time::SystemTime::now() - 2 * EMPTY_SECRET_STALE)
+            .unwrap();
+        drop(f);
+        let started = std::time::Instant::now();
+        let secret = load_or_create_secret(dir.path()).unwrap();
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+        assert_eq!(secret.len(), 32);
+        assert_eq!(load_or_create_secret(dir.path()).unwrap(), secret);
+    }
+
+    #[test]
+    fn instances_starting_together_agree_on_one_secret() {
+        let dir = tempfile::tempdir().unwrap();
+        let secrets: Vec<Vec<u8>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8)
+                .map(|_| s.spawn(|| load_or_create_secret(dir.path()).unwrap()))
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(secrets.iter().all(|s| s == &secrets[0]), "{secrets:?}");
     }
 }

@@ -133,15 +133,8 @@ impl KeyCache {
     }
 }
 
-/// Resolves a bearer token to its caller, or the 401 reason (reading the key from the
-/// database, not from a cache).
-pub async fn resolve(repo: &dyn Repository, header: Option<&str>) -> Result<Caller, ApiError> {
-    resolve_key(repo, &KeyCache::default(), header)
-        .await
-        .map(|(caller, _)| caller)
-}
-
-/// [`resolve`] through `cache`, also returning the key's prefix.
+/// Resolves a bearer token to its caller and the key's prefix (through `cache`), or the 401
+/// reason.
 pub async fn resolve_key(
     repo: &dyn Repository,
     cache: &KeyCache,

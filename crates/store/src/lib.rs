@@ -556,8 +556,6 @@ pub trait Repository: Send + Sync + 'static {
         at: OffsetDateTime,
         actor: &str,
     ) -> Result<()>;
-    /// `(owner index, verified at)` of a trade registration's verified owners.
-    async fn identity_verifications(&self, case_id: Uuid) -> Result<Vec<(i32, OffsetDateTime)>>;
 
     /// Assigns the tax office of a tax registration in `allowed_statuses` and replaces its
     /// documents of the types in `documents` with these, atomically. Returns the storage keys

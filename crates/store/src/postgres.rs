@@ -46,7 +46,8 @@ repository_impl!(
     "FOR UPDATE SKIP LOCKED",
     "\
     (SELECT coalesce(json_agg(json_build_array(status, previous_status, actor, reason, at) ORDER BY seq), '[]')::text FROM status_history WHERE case_id = t.id) AS history_json, \
-    (SELECT coalesce(json_agg(json_build_array(replace(id::text, '-', ''), case_kind, owner_index, doc_type, name, storage_key, content_type, size, encode(sha256, 'hex'), created_at) ORDER BY created_at, owner_index, doc_type), '[]')::text FROM documents WHERE case_id = t.id) AS documents_json, \
-    (SELECT coalesce(json_agg(json_build_array(owner_index, verified_at) ORDER BY owner_index), '[]')::text FROM identity_verifications WHERE case_id = t.id) AS verified_json",
+    (SELECT coalesce(json_agg(json_build_array(replace(id::text, '-', ''), case_kind, owner_index, doc_type, name, storage_key, content_type, size, encode(sha256, 'hex'), created_at) ORDER BY created_at, owner_index, doc_type), '[]')::text FROM documents WHERE case_id = t.id) AS documents_json",
+    // Only trade cases have identity verifications.
+    "(SELECT coalesce(json_agg(json_build_array(owner_index, verified_at) ORDER BY owner_index), '[]')::text FROM identity_verifications WHERE case_id = t.id) AS verified_json",
     {}
 );

@@ -214,7 +214,7 @@ macro_rules! read_children {
 /// `$skip_locked` is the dialect's row-locking clause for the webhook claim (empty for SQLite,
 /// whose writers are serialised anyway).
 macro_rules! repository_impl {
-    ($repo:ty, $backend:literal, $skip_locked:literal, $children:literal, { $($own:tt)* }) => {
+    ($repo:ty, $backend:literal, $skip_locked:literal, $children:literal, $verified:literal, { $($own:tt)* }) => {
     #[async_trait::async_trait]
     impl $crate::Repository for $repo {
         fn backend(&self) -> &'static str {
@@ -268,6 +268,8 @@ macro_rules! repository_impl {
                  t.trade_office_candidates, t.source_product, t.created_at, \
                  c.name AS company_name, c.legal_form AS company_legal_form, ",
                 $children,
+                ", ",
+                $verified,
                 " FROM trade_registrations t LEFT JOIN companies c ON c.id = t.company_id \
                  WHERE t.id = $1"
             ))
@@ -442,23 +444,6 @@ macro_rules! repository_impl {
             .execute(&self.writer)
             .await?;
             Ok(())
-        }
-
-        async fn identity_verifications(
-            &self,
-            case_id: uuid::Uuid,
-        ) -> $crate::Result<Vec<(i32, time::OffsetDateTime)>> {
-            use sqlx::Row;
-            sqlx::query(
-                "SELECT owner_index, verified_at FROM identity_verifications WHERE case_id = $1 \
-                 ORDER BY owner_index",
-            )
-            .bind(case_id)
-            .fetch_all(&self.pool)
-            .await?
-            .iter()
-            .map(|r| Ok((r.try_get("owner_index")?, r.try_get("verified_at")?)))
-            .collect()
         }
 
         async fn assign_tax_office(

@@ -5,7 +5,7 @@
 //! rule, and lets static labels be shaped once per process.
 
 use std::ops::Range;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock, RwLock};
 
 use krilla::geom::{Point, Transform};
 use krilla::surface::Surface;
@@ -27,6 +27,52 @@ pub(crate) struct Face {
     pub font: Font,
     pub shaper: rustybuzz::Face<'static>,
     pub units_per_em: f32,
+    /// Shape plans by segment properties. Building a plan (collecting and compiling the font's
+    /// features) took a third of the shaping time when `rustybuzz::shape` did it on every call;
+    /// text here is left-to-right in a handful of scripts (Latin, Greek, Cyrillic; DIN 91379),
+    /// so the list stays short.
+    plans: RwLock<Vec<PlanEntry>>,
+}
+
+type PlanEntry = (
+    rustybuzz::Direction,
+    rustybuzz::Script,
+    Option<rustybuzz::Language>,
+    Arc<rustybuzz::ShapePlan>,
+);
+
+impl Face {
+    /// The plan for a buffer's (guessed) segment properties, compiled on first use.
+    fn plan(&self, buffer: &rustybuzz::UnicodeBuffer) -> Arc<rustybuzz::ShapePlan> {
+        let (direction, script, language) =
+            (buffer.direction(), buffer.script(), buffer.language());
+        let find = |plans: &[PlanEntry]| {
+            plans
+                .iter()
+                .find(|(d, s, l, _)| *d == direction && *s == script && *l == language)
+                .map(|(_, _, _, p)| p.clone())
+        };
+        if let Some(plan) = find(&self.plans.read().unwrap_or_else(|e| e.into_inner())) {
+            return plan;
+        }
+        let mut plans = self.plans.write().unwrap_or_else(|e| e.into_inner());
+        if let Some(plan) = find(&plans) {
+            return plan;
+        }
+        // `script()` reads a buffer without a script (digits and punctuation only) as UNKNOWN,
+        // which `guess_segment_properties` never sets; such a buffer is planned without one,
+        // as `rustybuzz::shape` would.
+        let plan_script = (script != rustybuzz::script::UNKNOWN).then_some(script);
+        let plan = Arc::new(rustybuzz::ShapePlan::new(
+            &self.shaper,
+            direction,
+            plan_script,
+            language.as_ref(),
+            &[],
+        ));
+        plans.push((direction, script, language, plan.clone()));
+        plan
+    }
 }
 
 pub(crate) struct Fonts {
@@ -42,6 +88,7 @@ fn load(data: &'static [u8]) -> Option<Face> {
         font,
         shaper,
         units_per_em,
+        plans: RwLock::new(Vec::new()),
     })
 }
 
@@ -90,7 +137,8 @@ pub(crate) fn shape(face: &Face, text: &str) -> Run {
     buffer.push_str(&text);
     buffer.set_direction(rustybuzz::Direction::LeftToRight);
     buffer.guess_segment_properties();
-    let output = rustybuzz::shape(&face.shaper, &[], buffer);
+    let plan = face.plan(&buffer);
+    let output = rustybuzz::shape_with_plan(&face.shaper, &plan, buffer);
     let upem = face.units_per_em;
     let infos = output.glyph_infos();
     let positions = output.glyph_positions();
@@ -459,4 +507,50 @@ pub(crate) fn paragraph(
 /// Shapes once; the fit loop lays the same runs out at several sizes.
 pub(crate) fn shape_in(fonts: &Fonts, bold: bool, content: &str) -> Run {
     shape(if bold { &fonts.bold } else { &fonts.regular }, content)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The cached plans shape exactly as `rustybuzz::shape` (which plans on every call) does, for
+    /// each script DIN 91379 brings and for text without a script of its own.
+    #[test]
+    fn cached_plans_shape_like_rustybuzz() {
+        let fonts = fonts().unwrap();
+        let samples = [
+            "Gewerbeanmeldung für Jürgen Łukasz Ðorđević",
+            "Ελληνικά Ονόματα",
+            "Кириллица Ёлкин",
+            "12345 / 2026-11-23",
+            "",
+            "Mixed Ωmega and Жук, fi ffl",
+            "Nguyễn Thị Minh Khai: A\u{0308}",
+        ];
+        for face in [&fonts.regular, &fonts.bold] {
+            // Twice: the second round reads the plans the first one compiled.
+            for _ in 0..2 {
+                for text in samples {
+                    let mut buffer = rustybuzz::UnicodeBuffer::new();
+                    buffer.push_str(text);
+                    buffer.set_direction(rustybuzz::Direction::LeftToRight);
+                    let expected = rustybuzz::shape(&face.shaper, &[], buffer);
+                    let run = shape(face, text);
+                    let upem = face.units_per_em;
+                    let ids: Vec<u32> = run.glyphs.iter().map(|g| g.glyph_id.to_u32()).collect();
+                    let expected_ids: Vec<u32> =
+                        expected.glyph_infos().iter().map(|i| i.glyph_id).collect();
+                    assert_eq!(ids, expected_ids, "{text:?}");
+                    let advances: Vec<f32> = run.glyphs.iter().map(|g| g.x_advance).collect();
+                    let expected_advances: Vec<f32> = expected
+                        .glyph_positions()
+                        .iter()
+                        .map(|p| p.x_advance as f32 / upem)
+                        .collect();
+                    assert_eq!(advances, expected_advances, "{text:?}");
+                }
+            }
+            assert!(face.plans.read().unwrap().len() >= 3, "one plan per script");
+        }
+    }
 }

@@ -47,8 +47,8 @@ fn new_case(provider: Uuid, company: Uuid, new_company: bool) -> NewTradeRegistr
             name: "GewA 1 - Erika Mustermann.pdf".into(),
             storage_key: format!("trade/{id}/gewa1-0.pdf"),
             content_type: "application/pdf".into(),
-            size: 1234,
-            sha256: vec![7; 32],
+            size: Some(1234),
+            sha256: Some(vec![7; 32]),
             created_at: now,
         }],
         history: vec![
@@ -86,8 +86,8 @@ fn new_tax_case(provider: Uuid, company: Uuid, id: Uuid) -> store::NewTaxRegistr
             name: "Fragebogen.xml".into(),
             storage_key: format!("tax/{id}/fse.xml"),
             content_type: "application/xml".into(),
-            size: 10,
-            sha256: vec![1; 32],
+            size: Some(10),
+            sha256: Some(vec![1; 32]),
             created_at: now,
         }],
         history: vec![StatusChange {

@@ -41,6 +41,44 @@ fn with_office(mut v: Value, number: &str) -> Value {
 }
 
 backend_tests! {
+    async fn summary_is_rendered_on_first_download_and_kept(backend) {
+        use sha2::{Digest, Sha256};
+        let app = app(backend).await;
+        let (_, key) = app.provider("P").await;
+        let (s, b) = post(&app, &key, &with_office(example("gmbh"), "1127")).await;
+        assert_eq!(s, 201, "{b}");
+        let id = b["response"]["tax_registration_id"].as_str().unwrap().to_string();
+        let case = get(&app, &key, &id).await;
+        let summary = doc(&case, "tax-registration-summary").expect("listed at once").clone();
+        let doc_id: uuid::Uuid = summary["id"].as_str().unwrap().parse().unwrap();
+
+        // Recorded with the case, not rendered: no size, no digest, no file.
+        let record = app.state.repo.get_document(doc_id).await.unwrap().expect("recorded");
+        assert_eq!((record.size, record.sha256.as_ref()), (None, None));
+        assert!(app.state.documents.get(&record.storage_key).await.unwrap().is_none());
+
+        // Four first downloads at once render the same bytes (rendering is deterministic).
+        let (a, b2, c, d) = tokio::join!(
+            download(&app, &summary),
+            download(&app, &summary),
+            download(&app, &summary),
+            download(&app, &summary)
+        );
+        assert!(a == b2 && a == c && a == d, "concurrent first downloads differ");
+        let text = pdf_text(&a);
+        assert!(text.contains("Mustermann Software GmbH"), "{text}");
+        assert!(text.contains("Finanzamt"), "{text}");
+
+        // The file and its size and digest are kept; later downloads read that file.
+        let record = app.state.repo.get_document(doc_id).await.unwrap().unwrap();
+        assert_eq!(record.size, Some(a.len() as i64));
+        assert_eq!(record.sha256.as_deref(), Some(Sha256::digest(&a).as_slice()));
+        let stored = app.state.documents.get(&record.storage_key).await.unwrap().expect("file");
+        assert_eq!(stored.as_ref(), a.as_slice());
+        assert!(!app.state.repo.record_rendered(doc_id, 1, &[0; 32]).await.unwrap(), "recorded once");
+        assert_eq!(download(&app, &summary).await, a);
+    }
+
     async fn gmbh_with_an_office_gets_a_valid_xml_and_summary(backend) {
         let app = app(backend).await;
         let (_, key) = app.provider("P").await;

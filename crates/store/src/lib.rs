@@ -180,8 +180,10 @@ pub struct DocumentRecord {
     /// Key in the document store.
     pub storage_key: String,
     pub content_type: String,
-    pub size: i64,
-    pub sha256: Vec<u8>,
+    /// The file's size and SHA-256 digest; both `None` while the file is not rendered yet (the
+    /// tax summary is rendered on its first download, see [`Repository::record_rendered`]).
+    pub size: Option<i64>,
+    pub sha256: Option<Vec<u8>>,
     pub created_at: OffsetDateTime,
 }
 
@@ -528,6 +530,10 @@ pub trait Repository: Send + Sync + 'static {
     async fn create_trade_registration(&self, new: &NewTradeRegistration) -> Result<()>;
     async fn get_trade_registration(&self, id: Uuid) -> Result<Option<TradeRegistrationRecord>>;
     async fn get_document(&self, id: Uuid) -> Result<Option<DocumentRecord>>;
+    /// Records the size and digest of a document rendered after its case was written (the file
+    /// is already in the document store). `false` when the document is gone or was recorded
+    /// already (a concurrent first download won; its file has the same bytes).
+    async fn record_rendered(&self, id: Uuid, size: i64, sha256: &[u8]) -> Result<bool>;
 
     /// Writes the case, its new company (if any), documents and history atomically. A company
     /// that already has a tax registration fails with a [`StoreError::Conflict`] naming

@@ -718,6 +718,23 @@ macro_rules! repository_impl {
             .await?;
             row.as_ref().map($crate::shared::document_from_row).transpose()
         }
+
+        async fn record_rendered(
+            &self,
+            id: uuid::Uuid,
+            size: i64,
+            sha256: &[u8],
+        ) -> $crate::Result<bool> {
+            let done = sqlx::query(
+                "UPDATE documents SET size = $1, sha256 = $2 WHERE id = $3 AND size IS NULL",
+            )
+            .bind(size)
+            .bind(sha256)
+            .bind(id)
+            .execute(&self.writer)
+            .await?;
+            Ok(done.rows_affected() == 1)
+        }
         async fn create_webhook_endpoint(&self, e: &$crate::WebhookEndpoint) -> $crate::Result<()> {
             sqlx::query(
                 "INSERT INTO webhook_endpoints (id, provider_id, url, events, secret, created_at) \
@@ -1259,8 +1276,8 @@ where
     for<'r> uuid::Uuid: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
     for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
     for<'r> Option<i32>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> Vec<u8>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> Option<i64>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> Option<Vec<u8>>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
     for<'r> time::OffsetDateTime: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
 {
     Ok(crate::DocumentRecord {
@@ -1352,7 +1369,7 @@ pub(crate) fn history_from_json(json: &str) -> crate::Result<Vec<crate::StatusCh
 
 /// The documents as the `documents_json` column gives them: `[[id (hex), case_kind,
 /// owner_index, doc_type, name, storage_key, content_type, size, sha256 (hex), created_at],
-/// ...]`.
+/// ...]`; size and sha256 are null for a document not rendered yet.
 pub(crate) fn documents_from_json(
     json: &str,
     case_id: uuid::Uuid,
@@ -1365,8 +1382,8 @@ pub(crate) fn documents_from_json(
         String,
         String,
         String,
-        i64,
-        String,
+        Option<i64>,
+        Option<String>,
         String,
     );
     let rows: Vec<Row> = serde_json::from_str(json).map_err(corrupt_json)?;
@@ -1396,7 +1413,7 @@ pub(crate) fn documents_from_json(
                     storage_key,
                     content_type,
                     size,
-                    sha256: from_hex(&sha)?,
+                    sha256: sha.as_deref().map(from_hex).transpose()?,
                     created_at: timestamp(&at)?,
                 })
             },

@@ -3,11 +3,12 @@
 
 use std::sync::Arc;
 
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use serde::Deserialize;
+use sha2::{Digest, Sha256};
 use utoipa::IntoParams;
 use uuid::Uuid;
 
@@ -86,6 +87,11 @@ pub async fn content(
         .get_document(id)
         .await?
         .ok_or(ApiError::NotFound)?;
+    if doc.size.is_none() {
+        let bytes = render_recorded(&state, &doc).await?;
+        let size = bytes.len() as u64;
+        return Ok(file_response(&doc, size, Body::from(bytes)));
+    }
     let (size, stream) = state
         .documents
         .stream(&doc.storage_key)
@@ -96,7 +102,44 @@ pub async fn content(
                 doc.storage_key
             ))
         })?;
-    let mut res = Response::new(Body::from_stream(stream));
+    Ok(file_response(&doc, size, Body::from_stream(stream)))
+}
+
+/// A document recorded before its file existed (the tax summary): rendered from the stored
+/// case, written to the document store, and then its size and digest recorded, so later
+/// downloads read the file. A concurrent first download renders the same bytes (rendering is
+/// deterministic) and writes the same file; whichever records first wins.
+async fn render_recorded(state: &AppState, doc: &store::DocumentRecord) -> Result<Bytes, ApiError> {
+    if doc.doc_type != crate::routes::tax_registrations::DOC_SUMMARY {
+        return Err(ApiError::Internal(anyhow::anyhow!(
+            "document {} ({}) has no file and cannot be rendered",
+            doc.id,
+            doc.doc_type
+        )));
+    }
+    let case = state
+        .repo
+        .get_tax_registration(doc.case_id)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let at = doc.created_at;
+    let bytes = tokio::task::spawn_blocking(move || {
+        crate::routes::tax_registrations::render_summary(&case, at)
+    })
+    .await
+    .map_err(|e| ApiError::Internal(anyhow::anyhow!("summary rendering panicked: {e}")))??;
+    let bytes = Bytes::from(bytes);
+    let sha256 = Sha256::digest(&bytes);
+    state.documents.put(&doc.storage_key, bytes.clone()).await?;
+    state
+        .repo
+        .record_rendered(doc.id, bytes.len() as i64, &sha256)
+        .await?;
+    Ok(bytes)
+}
+
+fn file_response(doc: &store::DocumentRecord, size: u64, body: Body) -> Response {
+    let mut res = Response::new(body);
     *res.status_mut() = StatusCode::OK;
     let h = res.headers_mut();
     h.insert(
@@ -114,7 +157,7 @@ pub async fn content(
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
     );
-    Ok(res)
+    res
 }
 
 #[cfg(test)]

@@ -675,7 +675,7 @@ pub(crate) async fn assign_office(
     let elster = state.config.elster.clone();
     let (reg_for_docs, office) = (reg.clone(), number.clone());
     let produced = tokio::task::spawn_blocking(move || {
-        crate::routes::tax_registrations::produce(&reg_for_docs, id, Some(&office), &elster, now)
+        crate::routes::tax_registrations::produce(&reg_for_docs, id, Some(&office), &elster)
     })
     .await
     .map_err(|e| ApiError::Internal(anyhow::anyhow!("document generation panicked: {e}")))??;

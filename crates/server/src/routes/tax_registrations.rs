@@ -4,8 +4,9 @@
 //! after validation works on [`AnyTaxRegistration`].
 //!
 //! A create validates every rule at once, resolves the tax office (sent, or determined from the
-//! company's seat), writes the ELSTER XML and validates it against the bundled XSD, renders the
-//! German summary PDF, stores both files, and then writes the case in one transaction. When no
+//! company's seat), writes the ELSTER XML and validates it against the bundled XSD, stores it,
+//! and then writes the case in one transaction, with the record of the German summary PDF,
+//! which is rendered from the stored case on its first download (`routes::documents`). When no
 //! office can be determined the case is still validated and waits for an operator to assign
 //! one; its XML is written then.
 
@@ -211,14 +212,15 @@ fn resolve_tax_office(
 /// A generated file: document type, content type, file extension, bytes.
 pub(crate) type Produced = (&'static str, &'static str, &'static str, Vec<u8>);
 
-/// The ELSTER XML (validated against the bundled XSD) when the office is known, and the summary
-/// PDF. A document that fails its own schema is a server bug: 500, logged, nothing stored.
+/// The ELSTER XML (validated against the bundled XSD) when the office is known. A document that
+/// fails its own schema is a server bug: 500, logged, nothing stored. The summary PDF is not
+/// produced here: it is recorded with the case and rendered on its first download
+/// ([`render_summary`]).
 pub(crate) fn produce(
     reg: &AnyTaxRegistration,
     id: Uuid,
     office: Option<&str>,
     elster: &crate::config::ElsterConfig,
-    now: OffsetDateTime,
 ) -> Result<Vec<Produced>, ApiError> {
     let mut out = Vec::new();
     if let Some(number) = office {
@@ -240,21 +242,37 @@ pub(crate) fn produce(
         })?;
         out.push((DOC_XML, "application/xml", "xml", xml));
     }
-    let office_name = office.and_then(domain::offices::tax_office);
+    Ok(out)
+}
+
+/// The German summary PDF of a tax registration as it stands in `case`, dated `at` (when its
+/// document was recorded). Rendering is deterministic: the same case and time give the same
+/// bytes, so concurrent first downloads store identical files.
+pub(crate) fn render_summary(
+    case: &store::TaxRegistrationRecord,
+    at: OffsetDateTime,
+) -> Result<Vec<u8>, ApiError> {
+    let mut reg = AnyTaxRegistration::from_stored(&case.legal_form, case.record.clone())
+        .map_err(|e| ApiError::Internal(anyhow::anyhow!(e)))?;
+    let office = case.tax_office_number.as_deref();
+    if let Some(number) = office {
+        // As the XML: the office the case is filed with (sent, determined or assigned).
+        reg.set_tax_office_number(number.to_string());
+    }
     let summary_ctx = forms::TaxSummaryContext {
-        tax_office: office_name.map(|o| (o.number.to_string(), o.display_name())),
-        created_on: now.date(),
-        timestamp: now,
+        tax_office: office
+            .and_then(domain::offices::tax_office)
+            .map(|o| (o.number.to_string(), o.display_name())),
+        created_on: at.date(),
+        timestamp: at,
     };
-    let pdf = match reg {
+    match &reg {
         AnyTaxRegistration::Corporation(r) => forms::render_tax_summary(r, &summary_ctx),
         AnyTaxRegistration::Partnership(r) => {
             forms::render_partnership_tax_summary(r, &summary_ctx)
         }
     }
-    .map_err(|e| ApiError::Internal(anyhow::anyhow!("summary PDF failed: {e}")))?;
-    out.push((DOC_SUMMARY, "application/pdf", "pdf", pdf));
-    Ok(out)
+    .map_err(|e| ApiError::Internal(anyhow::anyhow!("summary PDF failed: {e}")))
 }
 
 /// Writes generated files to the document store; on a failure the ones written are removed.
@@ -287,11 +305,26 @@ pub(crate) async fn store_produced(
             name: display_name(doc_type, company, ext),
             storage_key: key,
             content_type: content_type.into(),
-            size,
-            sha256,
+            size: Some(size),
+            sha256: Some(sha256),
             created_at: now,
         });
     }
+    // The summary: recorded now, rendered on its first download.
+    let doc_id = Uuid::now_v7();
+    documents.push(DocumentRecord {
+        id: doc_id,
+        case_id: id,
+        case_kind: "tax".into(),
+        owner_index: None,
+        doc_type: DOC_SUMMARY.into(),
+        name: display_name(DOC_SUMMARY, company, "pdf"),
+        storage_key: format!("tax/{id}/{doc_id}.pdf"),
+        content_type: "application/pdf".into(),
+        size: None,
+        sha256: None,
+        created_at: now,
+    });
     Ok((documents, written))
 }
 
@@ -305,8 +338,8 @@ fn display_name(doc_type: &str, company: &str, ext: &str) -> String {
 }
 
 /// Creates a tax registration for a UG or GmbH: validates it, generates the ELSTER XML
-/// (validated against the service's XSD) and a German summary PDF, and stores them. The
-/// XML then awaits manual submission to the tax office.
+/// (validated against the service's XSD) and stores it; the German summary PDF is listed at once
+/// and rendered on its first download. The XML then awaits manual submission to the tax office.
 #[utoipa::path(post, path = "/v1/tax-registration", tag = "tax registration",
     operation_id = "create_tax_registration",
     request_body(content((TaxRegistration = "application/json", example = json!(crate::openapi::examples::tax_registration()))),
@@ -375,7 +408,6 @@ pub(crate) async fn create_case(
             id,
             office_for_docs.as_deref(),
             &elster_config,
-            now,
         )
     })
     .await

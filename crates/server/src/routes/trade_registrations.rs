@@ -429,8 +429,8 @@ pub async fn create(
             name: display_name(p.doc_type, &owner.first_name, &owner.last_name),
             storage_key: key,
             content_type: "application/pdf".into(),
-            size,
-            sha256,
+            size: Some(size),
+            sha256: Some(sha256),
             created_at: now,
         });
     }

@@ -234,11 +234,11 @@ pub async fn complete_trade_with_licence(
         name,
         storage_key: key.clone(),
         content_type: "application/pdf".into(),
-        size: file.len() as i64,
-        sha256: {
+        size: Some(file.len() as i64),
+        sha256: Some({
             use sha2::Digest;
             sha2::Sha256::digest(&file).to_vec()
-        },
+        }),
         created_at: cases::now_micros(),
     };
     state.documents.put(&key, file).await?;

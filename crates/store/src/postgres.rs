@@ -37,6 +37,14 @@ impl PostgresRepository {
             pool,
         })
     }
+
+    /// PostgreSQL reads always go through the pool (no on-thread path, see `sqlite.rs`).
+    fn trade_on_thread(
+        &self,
+        _id: uuid::Uuid,
+    ) -> Option<Result<Option<crate::TradeRegistrationRecord>>> {
+        None
+    }
 }
 
 // The children of a case (`t`) as JSON arrays in one statement (see `read_children!`).

@@ -208,6 +208,24 @@ macro_rules! read_children {
     }};
 }
 
+/// The one statement that reads a trade registration with its company, history, documents and
+/// identity verifications (`$children`, `$verified`: the dialect's JSON subqueries).
+macro_rules! trade_select {
+    ($children:literal, $verified:literal) => {
+        concat!(
+            "SELECT t.id, t.company_id, t.provider_id, t.environment, t.package, t.status, \
+             t.record, t.price_cents, t.city_fee_cents, t.is_paid, t.trade_office, \
+             t.trade_office_candidates, t.source_product, t.created_at, \
+             c.name AS company_name, c.legal_form AS company_legal_form, ",
+            $children,
+            ", ",
+            $verified,
+            " FROM trade_registrations t LEFT JOIN companies c ON c.id = t.company_id \
+             WHERE t.id = $1"
+        )
+    };
+}
+
 /// Implements [`crate::Repository`] for a repository struct with a `pool` field: the
 /// dialect-independent methods written here, followed by the dialect's own (`$($own)*`).
 /// (The whole impl is generated here because `#[async_trait]` must see every method.)
@@ -259,54 +277,12 @@ macro_rules! repository_impl {
             &self,
             id: uuid::Uuid,
         ) -> $crate::Result<Option<$crate::TradeRegistrationRecord>> {
-            use sqlx::Row;
-            // One statement: the history, documents and identity verifications come along as
-            // JSON arrays (`$children`), and the company's name and legal form by a join.
-            let row = sqlx::query(concat!(
-                "SELECT t.id, t.company_id, t.provider_id, t.environment, t.package, t.status, \
-                 t.record, t.price_cents, t.city_fee_cents, t.is_paid, t.trade_office, \
-                 t.trade_office_candidates, t.source_product, t.created_at, \
-                 c.name AS company_name, c.legal_form AS company_legal_form, ",
-                $children,
-                ", ",
-                $verified,
-                " FROM trade_registrations t LEFT JOIN companies c ON c.id = t.company_id \
-                 WHERE t.id = $1"
-            ))
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
-            let Some(row) = row else { return Ok(None) };
-            let environment: String = row.try_get("environment")?;
-            let record: sqlx::types::Json<serde_json::Value> = row.try_get("record")?;
-            let office: Option<sqlx::types::Json<serde_json::Value>> = row.try_get("trade_office")?;
-            let candidates: Option<sqlx::types::Json<serde_json::Value>> =
-                row.try_get("trade_office_candidates")?;
-            let (documents, history) = read_children!(row, id);
-            let verified: String = row.try_get("verified_json")?;
-            Ok(Some($crate::TradeRegistrationRecord {
-                id: row.try_get("id")?,
-                company_id: row.try_get("company_id")?,
-                provider_id: row.try_get("provider_id")?,
-                environment: domain::company::Environment::parse(&environment).ok_or_else(|| {
-                    $crate::StoreError::Corrupt(format!("unknown environment {environment:?}"))
-                })?,
-                package: row.try_get("package")?,
-                status: row.try_get("status")?,
-                record: record.0,
-                price_cents: row.try_get("price_cents")?,
-                city_fee_cents: row.try_get("city_fee_cents")?,
-                is_paid: row.try_get("is_paid")?,
-                trade_office: office.map(|j| j.0),
-                trade_office_candidates: candidates.map(|j| j.0),
-                source_product: row.try_get("source_product")?,
-                created_at: row.try_get("created_at")?,
-                company_name: row.try_get("company_name")?,
-                company_legal_form: row.try_get("company_legal_form")?,
-                documents,
-                history,
-                identity_verifications: $crate::shared::verifications_from_json(&verified)?,
-            }))
+            // The dialect may answer on the calling thread (SQLite: `read_trade_on_thread`);
+            // otherwise, or when it cannot right now, through the pool.
+            if let Some(done) = self.trade_on_thread(id) {
+                return done;
+            }
+            self.trade_pooled(id).await
         }
 
         async fn create_tax_registration(
@@ -1259,6 +1235,56 @@ macro_rules! repository_impl {
             Ok(())
         }
     }
+
+    impl $repo {
+        /// The statement of a trade registration read, in this dialect.
+        pub(crate) const TRADE_SELECT: &'static str = trade_select!($children, $verified);
+
+        /// A trade registration read through the pool: one statement, the children as JSON.
+        pub(crate) async fn trade_pooled(
+            &self,
+            id: uuid::Uuid,
+        ) -> $crate::Result<Option<$crate::TradeRegistrationRecord>> {
+            use sqlx::Row;
+            // One statement: the history, documents and identity verifications come along as
+            // JSON arrays (`$children`), and the company's name and legal form by a join.
+            let row = sqlx::query(Self::TRADE_SELECT)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+            let Some(row) = row else { return Ok(None) };
+            let environment: String = row.try_get("environment")?;
+            let record: sqlx::types::Json<serde_json::Value> = row.try_get("record")?;
+            let office: Option<sqlx::types::Json<serde_json::Value>> = row.try_get("trade_office")?;
+            let candidates: Option<sqlx::types::Json<serde_json::Value>> =
+                row.try_get("trade_office_candidates")?;
+            let (documents, history) = read_children!(row, id);
+            let verified: String = row.try_get("verified_json")?;
+            Ok(Some($crate::TradeRegistrationRecord {
+                id: row.try_get("id")?,
+                company_id: row.try_get("company_id")?,
+                provider_id: row.try_get("provider_id")?,
+                environment: domain::company::Environment::parse(&environment).ok_or_else(|| {
+                    $crate::StoreError::Corrupt(format!("unknown environment {environment:?}"))
+                })?,
+                package: row.try_get("package")?,
+                status: row.try_get("status")?,
+                record: record.0,
+                price_cents: row.try_get("price_cents")?,
+                city_fee_cents: row.try_get("city_fee_cents")?,
+                is_paid: row.try_get("is_paid")?,
+                trade_office: office.map(|j| j.0),
+                trade_office_candidates: candidates.map(|j| j.0),
+                source_product: row.try_get("source_product")?,
+                created_at: row.try_get("created_at")?,
+                company_name: row.try_get("company_name")?,
+                company_legal_form: row.try_get("company_legal_form")?,
+                documents,
+                history,
+                identity_verifications: $crate::shared::verifications_from_json(&verified)?,
+            }))
+        }
+    }
     };
 }
 
@@ -1437,7 +1463,7 @@ fn corrupt_json(e: serde_json::Error) -> crate::StoreError {
 }
 
 /// RFC 3339, as SQLite stores timestamps (sqlx) and PostgreSQL writes them in JSON.
-fn timestamp(text: &str) -> crate::Result<time::OffsetDateTime> {
+pub(crate) fn timestamp(text: &str) -> crate::Result<time::OffsetDateTime> {
     time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339)
         .map_err(|e| crate::StoreError::Corrupt(format!("timestamp {text:?}: {e}")))
 }

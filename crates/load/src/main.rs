@@ -32,7 +32,7 @@ enum Backend {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Scenario {
-    /// `GET /healthz`: the ceiling of the machine (no database, no auth).
+    /// `GET /healthz`: the ceiling of the machine (one `SELECT 1`, no key).
     Healthz,
     /// `GET /v1/trade-registration/{id}`.
     TradeGet,

@@ -284,47 +284,43 @@ pub(crate) async fn store_produced(
     produced: Vec<Produced>,
     now: OffsetDateTime,
 ) -> Result<(Vec<DocumentRecord>, Vec<String>), ApiError> {
+    // A record of a file under `tax/{id}/`; `content` (size, digest) is `None` for the summary,
+    // which is recorded now and rendered on its first download.
+    let record =
+        |doc_type: &str, content_type: &str, ext: &str, content: Option<(i64, Vec<u8>)>| {
+            let doc_id = Uuid::now_v7();
+            let (size, sha256) = content.unzip();
+            DocumentRecord {
+                id: doc_id,
+                case_id: id,
+                case_kind: "tax".into(),
+                owner_index: None,
+                doc_type: doc_type.into(),
+                name: display_name(doc_type, company, ext),
+                storage_key: format!("tax/{id}/{doc_id}.{ext}"),
+                content_type: content_type.into(),
+                size,
+                sha256,
+                created_at: now,
+            }
+        };
     let mut documents = Vec::new();
     let mut written = Vec::new();
     for (doc_type, content_type, ext, bytes) in produced {
-        let doc_id = Uuid::now_v7();
-        let key = format!("tax/{id}/{doc_id}.{ext}");
-        let sha256 = Sha256::digest(&bytes).to_vec();
-        let size = bytes.len() as i64;
-        if let Err(e) = state.documents.put(&key, Bytes::from(bytes)).await {
+        let content = (bytes.len() as i64, Sha256::digest(&bytes).to_vec());
+        let doc = record(doc_type, content_type, ext, Some(content));
+        if let Err(e) = state
+            .documents
+            .put(&doc.storage_key, Bytes::from(bytes))
+            .await
+        {
             cases::remove_files(state, &written).await;
             return Err(e.into());
         }
-        written.push(key.clone());
-        documents.push(DocumentRecord {
-            id: doc_id,
-            case_id: id,
-            case_kind: "tax".into(),
-            owner_index: None,
-            doc_type: doc_type.into(),
-            name: display_name(doc_type, company, ext),
-            storage_key: key,
-            content_type: content_type.into(),
-            size: Some(size),
-            sha256: Some(sha256),
-            created_at: now,
-        });
+        written.push(doc.storage_key.clone());
+        documents.push(doc);
     }
-    // The summary: recorded now, rendered on its first download.
-    let doc_id = Uuid::now_v7();
-    documents.push(DocumentRecord {
-        id: doc_id,
-        case_id: id,
-        case_kind: "tax".into(),
-        owner_index: None,
-        doc_type: DOC_SUMMARY.into(),
-        name: display_name(DOC_SUMMARY, company, "pdf"),
-        storage_key: format!("tax/{id}/{doc_id}.pdf"),
-        content_type: "application/pdf".into(),
-        size: None,
-        sha256: None,
-        created_at: now,
-    });
+    documents.push(record(DOC_SUMMARY, "application/pdf", "pdf", None));
     Ok((documents, written))
 }
 

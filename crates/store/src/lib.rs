@@ -10,6 +10,7 @@ mod shared;
 pub mod documents;
 mod postgres;
 mod sqlite;
+mod sqlite_write;
 
 use std::sync::Arc;
 
@@ -36,6 +37,10 @@ pub enum StoreError {
     Config(String),
     #[error("database error: {0}")]
     Database(#[source] sqlx::Error),
+    /// An error of the SQLite writes made without sqlx (`sqlite_write.rs`) that is neither a
+    /// conflict nor unavailability.
+    #[error("database error: {0}")]
+    Embedded(#[source] rusqlite::Error),
     #[error("migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("stored data is corrupt: {0}")]

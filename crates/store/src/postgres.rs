@@ -45,6 +45,14 @@ impl PostgresRepository {
     ) -> Option<Result<Option<crate::TradeRegistrationRecord>>> {
         None
     }
+
+    /// PostgreSQL creates always go through sqlx (no direct path, see `sqlite.rs`).
+    async fn create_direct(
+        &self,
+        _case: impl FnOnce() -> crate::sqlite_write::NewCase,
+    ) -> Option<Result<()>> {
+        None
+    }
 }
 
 // The children of a case (`t`) as JSON arrays in one statement (see `read_children!`).

@@ -4,39 +4,32 @@
 macro_rules! insert_children {
     ($tx:ident, $case_id:expr, $kind:expr, $documents:expr, $history:expr) => {
         for d in $documents {
-            sqlx::query(
-                "INSERT INTO documents (id, case_id, case_kind, owner_index, doc_type, name, \
-                 storage_key, content_type, size, sha256, created_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-            )
-            .bind(d.id)
-            .bind(d.case_id)
-            .bind(&d.case_kind)
-            .bind(d.owner_index)
-            .bind(&d.doc_type)
-            .bind(&d.name)
-            .bind(&d.storage_key)
-            .bind(&d.content_type)
-            .bind(d.size)
-            .bind(&d.sha256)
-            .bind(d.created_at)
-            .execute(&mut *$tx)
-            .await?;
+            sqlx::query($crate::shared::INSERT_DOCUMENT)
+                .bind(d.id)
+                .bind(d.case_id)
+                .bind(&d.case_kind)
+                .bind(d.owner_index)
+                .bind(&d.doc_type)
+                .bind(&d.name)
+                .bind(&d.storage_key)
+                .bind(&d.content_type)
+                .bind(d.size)
+                .bind(&d.sha256)
+                .bind(d.created_at)
+                .execute(&mut *$tx)
+                .await?;
         }
         for h in $history {
-            sqlx::query(
-                "INSERT INTO status_history (case_id, case_kind, status, previous_status, actor, reason, at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
-            )
-            .bind($case_id)
-            .bind($kind)
-            .bind(&h.status)
-            .bind(&h.previous_status)
-            .bind(&h.actor)
-            .bind(&h.reason)
-            .bind(h.at)
-            .execute(&mut *$tx)
-            .await?;
+            sqlx::query($crate::shared::INSERT_HISTORY)
+                .bind($case_id)
+                .bind($kind)
+                .bind(&h.status)
+                .bind(&h.previous_status)
+                .bind(&h.actor)
+                .bind(&h.reason)
+                .bind(h.at)
+                .execute(&mut *$tx)
+                .await?;
         }
         emit_events!($tx, $case_id, $kind, $history);
     };
@@ -50,65 +43,33 @@ macro_rules! emit_events {
         use sqlx::Row;
         let history: &[$crate::StatusChange] = $history;
         let kind: &str = $kind;
-        if history
-            .iter()
-            .any(|h| domain::webhook::event_type(kind, &h.status).is_some())
-        {
-            let case_query = if kind == "tax" {
-                "SELECT c.provider_id, c.company_id, c.environment, \
-                 c.record ->> 'client_reference' AS client_reference, e.id AS endpoint_id, e.events \
-                 FROM tax_registrations c JOIN webhook_endpoints e \
-                 ON e.provider_id = c.provider_id AND e.deleted_at IS NULL WHERE c.id = $1 \
-                 ORDER BY e.created_at, e.id"
-            } else {
-                "SELECT c.provider_id, c.company_id, c.environment, \
-                 c.record ->> 'client_reference' AS client_reference, e.id AS endpoint_id, e.events \
-                 FROM trade_registrations c JOIN webhook_endpoints e \
-                 ON e.provider_id = c.provider_id AND e.deleted_at IS NULL WHERE c.id = $1 \
-                 ORDER BY e.created_at, e.id"
-            };
-            let rows = sqlx::query(case_query)
+        if $crate::shared::has_events(kind, history) {
+            let rows = sqlx::query($crate::shared::event_targets_query(kind))
                 .bind($case_id)
                 .fetch_all(&mut *$tx)
                 .await?;
-            for h in history {
-                for row in &rows {
-                    let events: Option<sqlx::types::Json<Vec<String>>> = row.try_get("events")?;
-                    let environment: String = row.try_get("environment")?;
-                    let client_reference: Option<String> = row.try_get("client_reference")?;
-                    let event = domain::webhook::CaseEvent {
-                        case_kind: kind,
-                        case_id: $case_id,
-                        company_id: row.try_get("company_id")?,
-                        status: &h.status,
-                        previous_status: h.previous_status.as_deref(),
-                        environment: &environment,
-                        client_reference: client_reference.as_deref(),
-                        reason: h.reason.as_deref(),
-                        at: h.at,
-                    };
-                    let (Some(event_type), Some(body)) = (event.event_type(), event.body()) else {
-                        continue;
-                    };
-                    if !domain::webhook::subscribed(events.as_ref().map(|e| e.0.as_slice()), event_type) {
-                        continue;
-                    }
-                    let endpoint_id: uuid::Uuid = row.try_get("endpoint_id")?;
-                    sqlx::query(
-                        "INSERT INTO webhook_messages (id, endpoint_id, case_id, event_type, payload, \
-                         state, attempts, next_attempt_us, created_at) \
-                         VALUES ($1, $2, $3, $4, $5, 'pending', 0, $6, $7)",
-                    )
-                    .bind(uuid::Uuid::now_v7())
-                    .bind(endpoint_id)
+            let mut targets = Vec::with_capacity(rows.len());
+            for row in &rows {
+                let events: Option<sqlx::types::Json<Vec<String>>> = row.try_get("events")?;
+                targets.push($crate::shared::EventTarget {
+                    endpoint_id: row.try_get("endpoint_id")?,
+                    events: events.map(|e| e.0),
+                    company_id: row.try_get("company_id")?,
+                    environment: row.try_get("environment")?,
+                    client_reference: row.try_get("client_reference")?,
+                });
+            }
+            for m in $crate::shared::event_messages(kind, $case_id, history, &targets) {
+                sqlx::query($crate::shared::INSERT_WEBHOOK_MESSAGE)
+                    .bind(m.id)
+                    .bind(m.endpoint_id)
                     .bind($case_id)
-                    .bind(event_type)
-                    .bind(body)
-                    .bind($crate::micros(h.at))
-                    .bind(h.at)
+                    .bind(m.event_type)
+                    .bind(m.body)
+                    .bind(m.next_attempt_us)
+                    .bind(m.at)
                     .execute(&mut *$tx)
                     .await?;
-                }
             }
         }
     }};
@@ -159,16 +120,13 @@ macro_rules! complete_claim {
     ($tx:ident, $answer:expr) => {
         if let Some(a) = $answer {
             let a: &$crate::IdempotentAnswer = a;
-            let done = sqlx::query(
-                "UPDATE idempotency_keys SET state = 'done', response_status = $1, response_body = $2 \
-                 WHERE scope = $3 AND key = $4 AND state = 'in-flight'",
-            )
-            .bind(i32::from(a.status))
-            .bind(&a.body)
-            .bind(a.scope)
-            .bind(&a.key)
-            .execute(&mut *$tx)
-            .await?;
+            let done = sqlx::query($crate::shared::COMPLETE_CLAIM)
+                .bind(i32::from(a.status))
+                .bind(&a.body)
+                .bind(a.scope)
+                .bind(&a.key)
+                .execute(&mut *$tx)
+                .await?;
             if done.rows_affected() != 1 {
                 return Err($crate::StoreError::IdempotencyClaimLost);
             }
@@ -245,14 +203,13 @@ macro_rules! repository_impl {
             &self,
             new: &$crate::NewTradeRegistration,
         ) -> $crate::Result<()> {
+            // The dialect may write the whole case in one go (SQLite: `create_direct`).
+            if let Some(done) = self.create_direct(|| $crate::sqlite_write::NewCase::Trade(Box::new(new.clone()))).await {
+                return done;
+            }
             let mut tx = self.writer.begin().await?;
             insert_new_company!(tx, &new.new_company, new.created_at);
-            sqlx::query(
-                "INSERT INTO trade_registrations (id, company_id, provider_id, environment, package, \
-                 status, record, price_cents, is_paid, trade_office, trade_office_candidates, \
-                 created_at, updated_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)",
-            )
+            sqlx::query($crate::shared::INSERT_TRADE)
             .bind(new.id)
             .bind(new.company_id)
             .bind(new.provider_id)
@@ -289,13 +246,12 @@ macro_rules! repository_impl {
             &self,
             new: &$crate::NewTaxRegistration,
         ) -> $crate::Result<()> {
+            if let Some(done) = self.create_direct(|| $crate::sqlite_write::NewCase::Tax(Box::new(new.clone()))).await {
+                return done;
+            }
             let mut tx = self.writer.begin().await?;
             insert_new_company!(tx, &new.new_company, new.created_at);
-            sqlx::query(
-                "INSERT INTO tax_registrations (id, company_id, provider_id, environment, package, \
-                 legal_form, status, record, tax_office_number, tax_office_lookup, created_at, updated_at, \
-                 list_key) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12)",
-            )
+            sqlx::query($crate::shared::INSERT_TAX)
             .bind(new.id)
             .bind(new.company_id)
             .bind(new.provider_id)
@@ -1293,6 +1249,131 @@ macro_rules! repository_impl {
 pub(crate) const INSERT_CLIENT_COMPANY: &str = "INSERT INTO companies (id, kind, name, provider_id, \
      environment, legal_form, registration_number, business_address, created_at) \
      VALUES ($1, 'client', $2, $3, $4, $5, $6, $7, $8)";
+
+// The statements of a case create, written once for both dialects and both SQLite paths (sqlx
+// here, rusqlite in `sqlite_write.rs`); each comment names the values in bind order.
+
+/// id, company id, provider id, environment, package, status, record (JSON), price (cents),
+/// is paid, trade office (JSON), candidates (JSON), created at (also `updated_at`).
+pub(crate) const INSERT_TRADE: &str = "INSERT INTO trade_registrations (id, company_id, \
+     provider_id, environment, package, status, record, price_cents, is_paid, trade_office, \
+     trade_office_candidates, created_at, updated_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)";
+
+/// id, company id, provider id, environment, package, legal form, status, record (JSON), tax
+/// office number, tax office lookup (JSON), created at (also `updated_at`), list key.
+pub(crate) const INSERT_TAX: &str = "INSERT INTO tax_registrations (id, company_id, provider_id, \
+     environment, package, legal_form, status, record, tax_office_number, tax_office_lookup, \
+     created_at, updated_at, list_key) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12)";
+
+/// The fields of a [`crate::DocumentRecord`] in declaration order.
+pub(crate) const INSERT_DOCUMENT: &str = "INSERT INTO documents (id, case_id, case_kind, \
+     owner_index, doc_type, name, storage_key, content_type, size, sha256, created_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
+
+/// case id, case kind, then the fields of a [`crate::StatusChange`] in declaration order.
+pub(crate) const INSERT_HISTORY: &str = "INSERT INTO status_history (case_id, case_kind, status, \
+     previous_status, actor, reason, at) VALUES ($1, $2, $3, $4, $5, $6, $7)";
+
+/// The fields of an [`EventMessage`]: id, endpoint id, case id, event type, body, next attempt
+/// (µs), created at.
+pub(crate) const INSERT_WEBHOOK_MESSAGE: &str = "INSERT INTO webhook_messages (id, endpoint_id, \
+     case_id, event_type, payload, state, attempts, next_attempt_us, created_at) \
+     VALUES ($1, $2, $3, $4, $5, 'pending', 0, $6, $7)";
+
+/// The fields of an [`crate::IdempotentAnswer`]: status, body, scope, key. Completes the claim
+/// only while it is still this request's (`state = 'in-flight'`).
+pub(crate) const COMPLETE_CLAIM: &str = "UPDATE idempotency_keys SET state = 'done', \
+     response_status = $1, response_body = $2 \
+     WHERE scope = $3 AND key = $4 AND state = 'in-flight'";
+
+/// The case's company and the endpoints of its provider that may receive its events (binds:
+/// case id), in the order their messages are written; columns as in [`EventTarget`].
+pub(crate) fn event_targets_query(kind: &str) -> &'static str {
+    if kind == "tax" {
+        "SELECT c.company_id, c.environment, \
+         c.record ->> 'client_reference' AS client_reference, e.id AS endpoint_id, e.events \
+         FROM tax_registrations c JOIN webhook_endpoints e \
+         ON e.provider_id = c.provider_id AND e.deleted_at IS NULL WHERE c.id = $1 \
+         ORDER BY e.created_at, e.id"
+    } else {
+        "SELECT c.company_id, c.environment, \
+         c.record ->> 'client_reference' AS client_reference, e.id AS endpoint_id, e.events \
+         FROM trade_registrations c JOIN webhook_endpoints e \
+         ON e.provider_id = c.provider_id AND e.deleted_at IS NULL WHERE c.id = $1 \
+         ORDER BY e.created_at, e.id"
+    }
+}
+
+/// Whether any of these status changes has a webhook event (otherwise the outbox is skipped).
+pub(crate) fn has_events(kind: &str, history: &[crate::StatusChange]) -> bool {
+    history
+        .iter()
+        .any(|h| domain::webhook::event_type(kind, &h.status).is_some())
+}
+
+/// A row of [`event_targets_query`].
+pub(crate) struct EventTarget {
+    pub endpoint_id: uuid::Uuid,
+    /// The event types the endpoint subscribed to; `None` for all.
+    pub events: Option<Vec<String>>,
+    pub company_id: uuid::Uuid,
+    pub environment: String,
+    pub client_reference: Option<String>,
+}
+
+/// A webhook message to write in the transaction of its status change (the outbox).
+pub(crate) struct EventMessage {
+    pub id: uuid::Uuid,
+    pub endpoint_id: uuid::Uuid,
+    pub event_type: &'static str,
+    /// The exact text that is signed and sent.
+    pub body: String,
+    pub next_attempt_us: i64,
+    pub at: time::OffsetDateTime,
+}
+
+/// The messages of a case's status changes: one per change that has an event and per target
+/// that subscribed to it, changes first, then targets in the given order.
+pub(crate) fn event_messages(
+    kind: &str,
+    case_id: uuid::Uuid,
+    history: &[crate::StatusChange],
+    targets: &[EventTarget],
+) -> Vec<EventMessage> {
+    let mut messages = Vec::new();
+    for h in history {
+        for t in targets {
+            let event = domain::webhook::CaseEvent {
+                case_kind: kind,
+                case_id,
+                company_id: t.company_id,
+                status: &h.status,
+                previous_status: h.previous_status.as_deref(),
+                environment: &t.environment,
+                client_reference: t.client_reference.as_deref(),
+                reason: h.reason.as_deref(),
+                at: h.at,
+            };
+            let (Some(event_type), Some(body)) = (event.event_type(), event.body()) else {
+                continue;
+            };
+            if !domain::webhook::subscribed(t.events.as_deref(), event_type) {
+                continue;
+            }
+            messages.push(EventMessage {
+                id: uuid::Uuid::now_v7(),
+                endpoint_id: t.endpoint_id,
+                event_type,
+                body,
+                next_attempt_us: crate::micros(h.at),
+                at: h.at,
+            });
+        }
+    }
+    messages
+}
 
 /// A `documents` row, read the same way in both dialects.
 pub(crate) fn document_from_row<R>(row: &R) -> crate::Result<crate::DocumentRecord>

@@ -5,6 +5,7 @@ use std::str::FromStr;
 use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
+use crate::sqlite_write::{DirectWriter, NewCase};
 use crate::{PoolSettings, Result, StoreError, TradeRegistrationRecord};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
@@ -20,10 +21,15 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite")
 /// read is therefore made on the calling thread through `readers` (rusqlite on the same SQLite
 /// library), which cannot wait: a reader that would have to (`SQLITE_BUSY`, rare in WAL mode)
 /// gives way to the pool.
+///
+/// Case creates, the hottest writes, likewise run as one transaction on a blocking thread
+/// through rusqlite (`direct`, see `sqlite_write.rs`) instead of one hand-off per statement;
+/// they hold the `writer` pool's only connection meanwhile, so writes still queue in one line.
 pub struct SqliteRepository {
     pool: SqlitePool,
     writer: SqlitePool,
     readers: Option<Readers>,
+    direct: Option<std::sync::Arc<DirectWriter>>,
 }
 
 /// Read-only connections used synchronously, at most `MAX_IDLE` kept; `None` for an in-memory
@@ -92,15 +98,46 @@ impl SqliteRepository {
             .connect_with(options.clone())
             .await?;
         let path = options.get_filename();
-        let readers = (!path.as_os_str().is_empty() && path != std::path::Path::new(":memory:"))
-            .then(|| Readers {
-                path: path.to_path_buf(),
-                idle: std::sync::Mutex::new(Vec::new()),
-            });
+        let on_disk = !path.as_os_str().is_empty() && path != std::path::Path::new(":memory:");
+        let readers = on_disk.then(|| Readers {
+            path: path.to_path_buf(),
+            idle: std::sync::Mutex::new(Vec::new()),
+        });
+        let direct = on_disk.then(|| {
+            std::sync::Arc::new(DirectWriter::new(path.to_path_buf(), settings.busy_timeout))
+        });
         Ok(Self {
             pool,
             writer,
             readers,
+            direct,
+        })
+    }
+
+    /// Writes a new case in one transaction on a blocking thread (`None` for an in-memory
+    /// database: the caller writes through sqlx). The writer pool's one connection is held
+    /// until the transaction has ended, also when the caller stops waiting, so no sqlx write
+    /// runs meanwhile and none has to wait for SQLite's lock.
+    async fn create_direct(&self, case: impl FnOnce() -> NewCase) -> Option<Result<()>> {
+        let direct = self.direct.clone()?;
+        let turn = match self.writer.acquire().await {
+            Ok(c) => c,
+            Err(e) => return Some(Err(e.into())),
+        };
+        let case = case();
+        let done = tokio::task::spawn_blocking(move || {
+            let out = direct.create(&case);
+            drop(turn);
+            out
+        })
+        .await;
+        Some(match done {
+            Ok(out) => out,
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            // Only when the runtime shuts down.
+            Err(e) => Err(StoreError::Unavailable(format!(
+                "SQLite write not run: {e}"
+            ))),
         })
     }
 
@@ -227,17 +264,9 @@ mod tests {
         t.replace_nanosecond(t.nanosecond() / 1000 * 1000).unwrap()
     }
 
-    /// The on-thread read decodes every column exactly as the pooled (sqlx) read does, sees
-    /// writes committed after its connection was opened, and answers `None` for a missing id.
-    #[tokio::test]
-    async fn on_thread_read_matches_the_pooled_read() {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}", dir.path().join("t.db").display());
-        let repo = SqliteRepository::connect(&url, PoolSettings::default())
-            .await
-            .unwrap();
-        assert!(repo.readers.is_some());
-        let provider = repo.create_provider("P").await.unwrap().id;
+    /// A trade case with a new company, a rendered and a pending document, and a status
+    /// change with an event; Unicode, quotes and JSON in every text column that takes them.
+    fn trade_case(provider: Uuid) -> NewTradeRegistration {
         let (id, company) = (Uuid::now_v7(), Uuid::now_v7());
         let now = micros(time::OffsetDateTime::now_utc());
         let document = |doc_type: &str, owner: i32, rendered: bool| DocumentRecord {
@@ -253,7 +282,7 @@ mod tests {
             sha256: rendered.then(|| vec![0xab; 32]),
             created_at: now,
         };
-        let new = NewTradeRegistration {
+        NewTradeRegistration {
             id,
             new_company: Some((
                 company,
@@ -271,7 +300,7 @@ mod tests {
             environment: domain::company::Environment::Sandbox,
             package: "assisted".into(),
             status: "submitted".into(),
-            record: json!({"name": "Müller", "owners": [{"first_name": "Ærøskøbing\u{0301}"}], "n": 1.5}),
+            record: json!({"name": "Müller", "client_reference": "Ref «7»", "owners": [{"first_name": "Ærøskøbing\u{0301}"}], "n": 1.5}),
             price_cents: 4900,
             trade_office: Some(json!({"key": "11000000", "name": "Berlin"})),
             trade_office_candidates: Some(json!([{"key": "1"}, {"key": "2"}])),
@@ -288,7 +317,22 @@ mod tests {
                 at: now,
             }],
             idempotency: None,
-        };
+        }
+    }
+
+    /// The on-thread read decodes every column exactly as the pooled (sqlx) read does, sees
+    /// writes committed after its connection was opened, and answers `None` for a missing id.
+    #[tokio::test]
+    async fn on_thread_read_matches_the_pooled_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("t.db").display());
+        let repo = SqliteRepository::connect(&url, PoolSettings::default())
+            .await
+            .unwrap();
+        assert!(repo.readers.is_some());
+        let provider = repo.create_provider("P").await.unwrap().id;
+        let new = trade_case(provider);
+        let id = new.id;
         // A reader connection exists before the write: it must still see the new case.
         assert!(matches!(repo.trade_on_thread(id), Some(Ok(None))));
         repo.create_trade_registration(&new).await.unwrap();
@@ -341,5 +385,283 @@ mod tests {
         );
         drop(blocker);
         assert!(matches!(readers.trade(id), Some(Ok(None))));
+    }
+
+    /// Every row of `table` in insertion order, each column as SQLite holds it (type and
+    /// value), without the columns in `random` (fresh ids the create draws itself).
+    fn dump(
+        path: &std::path::Path,
+        table: &str,
+        random: &[&str],
+    ) -> Vec<Vec<(String, rusqlite::types::Value)>> {
+        let conn = rusqlite::Connection::open(path).unwrap();
+        let mut statement = conn
+            .prepare(&format!("SELECT * FROM {table} ORDER BY rowid"))
+            .unwrap();
+        let names: Vec<String> = statement
+            .column_names()
+            .iter()
+            .map(|n| n.to_string())
+            .collect();
+        statement
+            .query_map([], |row| {
+                Ok(names
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, n)| !random.contains(&n.as_str()))
+                    .map(|(i, n)| (n.clone(), row.get::<_, rusqlite::types::Value>(i).unwrap()))
+                    .collect())
+            })
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    }
+
+    /// Creates through rusqlite (`create_direct`) and through sqlx (the path PostgreSQL and
+    /// in-memory databases take) write identical rows: same types, same encodings, same outbox
+    /// messages, the same completed idempotency record.
+    #[tokio::test]
+    async fn direct_and_sqlx_creates_write_identical_rows() {
+        use crate::{
+            IdempotencyClaim, IdempotencyTimes, IdempotentAnswer, NewTaxRegistration,
+            WebhookEndpoint,
+        };
+        let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+        let paths: Vec<_> = dirs.iter().map(|d| d.path().join("t.db")).collect();
+        let mut repos = Vec::new();
+        for path in &paths {
+            let url = format!("sqlite://{}", path.display());
+            repos.push(
+                SqliteRepository::connect(&url, PoolSettings::default())
+                    .await
+                    .unwrap(),
+            );
+        }
+        repos[1].direct = None;
+        assert!(repos[0].direct.is_some());
+
+        // The same provider (copied row for row) and the same endpoint in both databases.
+        let provider = repos[0].create_provider("Plattform «P»").await.unwrap().id;
+        let copy = rusqlite::Connection::open(&paths[1]).unwrap();
+        copy.execute("ATTACH DATABASE ?1 AS a", [paths[0].to_str().unwrap()])
+            .unwrap();
+        copy.execute("INSERT INTO companies SELECT * FROM a.companies", [])
+            .unwrap();
+        drop(copy);
+        let now = micros(time::OffsetDateTime::now_utc());
+        let endpoint = |id: Uuid, events: Option<Vec<String>>| WebhookEndpoint {
+            id,
+            provider_id: provider,
+            url: "https://hooks.example.com/filing".into(),
+            events,
+            secret: "whsec_c2VjcmV0".into(),
+            previous_secret: None,
+            previous_secret_expires_at: None,
+            created_at: now,
+        };
+        let all = endpoint(Uuid::now_v7(), None);
+        let tax_only = endpoint(
+            Uuid::now_v7(),
+            Some(vec!["tax-registration.submitted".into()]),
+        );
+        let times = IdempotencyTimes {
+            now,
+            ttl: time::Duration::hours(24),
+            abandon_after: time::Duration::minutes(5),
+        };
+
+        let mut trade = trade_case(provider);
+        trade.idempotency = Some(IdempotentAnswer {
+            scope: provider,
+            key: "key-ä".into(),
+            status: 201,
+            body: b"{\"id\":1}".to_vec(),
+        });
+        let tax_id = Uuid::now_v7();
+        let tax = NewTaxRegistration {
+            id: tax_id,
+            new_company: trade.new_company.clone().map(|(_, c)| (Uuid::now_v7(), c)),
+            company_id: Uuid::nil(),
+            provider_id: provider,
+            environment: domain::company::Environment::Production,
+            package: "standard".into(),
+            legal_form: "gmbh".into(),
+            status: "submitted".into(),
+            record: json!({"client_reference": "T-1", "directors": [{"name": "Zoë"}]}),
+            tax_office_number: Some("1116".into()),
+            tax_office_lookup: None,
+            created_at: now,
+            documents: trade
+                .documents
+                .iter()
+                .map(|d| DocumentRecord {
+                    id: Uuid::now_v7(),
+                    case_id: tax_id,
+                    case_kind: "tax".into(),
+                    owner_index: None,
+                    storage_key: format!("tax/{tax_id}/{}.pdf", d.doc_type),
+                    ..d.clone()
+                })
+                .collect(),
+            history: trade.history.clone(),
+            idempotency: None,
+        };
+        let tax = NewTaxRegistration {
+            company_id: tax.new_company.as_ref().unwrap().0,
+            ..tax
+        };
+        for repo in &repos {
+            repo.create_webhook_endpoint(&all).await.unwrap();
+            repo.create_webhook_endpoint(&tax_only).await.unwrap();
+            let claim = repo
+                .claim_idempotency_key(provider, "key-ä", b"hash", times)
+                .await
+                .unwrap();
+            assert!(matches!(claim, IdempotencyClaim::Claimed), "{claim:?}");
+            repo.create_trade_registration(&trade).await.unwrap();
+            repo.create_tax_registration(&tax).await.unwrap();
+        }
+
+        let tables: [(&str, &[&str]); 7] = [
+            ("companies", &[]),
+            ("trade_registrations", &[]),
+            ("tax_registrations", &["list_key"]),
+            ("documents", &[]),
+            ("status_history", &[]),
+            ("webhook_messages", &["id"]),
+            ("idempotency_keys", &[]),
+        ];
+        for (table, random) in tables {
+            let (direct, pooled) = (
+                dump(&paths[0], table, random),
+                dump(&paths[1], table, random),
+            );
+            assert!(!direct.is_empty(), "{table} is empty");
+            assert_eq!(direct, pooled, "{table}");
+        }
+        // The outbox: the trade event for one endpoint, the tax event for both.
+        assert_eq!(dump(&paths[0], "webhook_messages", &[]).len(), 3);
+        let keys = dump(&paths[0], "idempotency_keys", &[]);
+        assert!(keys[0].contains(&("state".into(), rusqlite::types::Value::Text("done".into()))));
+        // And what was written directly reads back through sqlx as it was given.
+        // (Documents are read in the order created, owner, type.)
+        let sorted = |mut d: Vec<DocumentRecord>| {
+            d.sort_by(|a, b| a.doc_type.cmp(&b.doc_type));
+            d
+        };
+        let read = repos[0].trade_pooled(trade.id).await.unwrap().unwrap();
+        assert_eq!(
+            (read.record, read.documents, read.history),
+            (
+                trade.record.clone(),
+                sorted(trade.documents.clone()),
+                trade.history.clone()
+            )
+        );
+        let read = repos[0]
+            .get_tax_registration(tax_id)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (read.record, read.documents),
+            (tax.record.clone(), sorted(tax.documents.clone()))
+        );
+    }
+
+    /// The direct path refuses as the sqlx path does and leaves nothing behind: a duplicate id
+    /// is a conflict naming the column, a second trade case of a company the company conflict,
+    /// a claim another request took over `IdempotencyClaimLost`; its connection is durable
+    /// (`synchronous = FULL`) and enforces foreign keys.
+    #[tokio::test]
+    async fn direct_creates_refuse_like_sqlx() {
+        use crate::{IdempotentAnswer, StoreError};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let url = format!("sqlite://{}", path.display());
+        let repo = SqliteRepository::connect(&url, PoolSettings::default())
+            .await
+            .unwrap();
+        assert_eq!(repo.direct.as_ref().unwrap().settings(), (2, 1));
+        let provider = repo.create_provider("P").await.unwrap().id;
+        let first = trade_case(provider);
+        repo.create_trade_registration(&first).await.unwrap();
+        let count = |table: &str| dump(&path, table, &[]).len();
+        let before: Vec<usize> = [
+            "companies",
+            "trade_registrations",
+            "documents",
+            "status_history",
+        ]
+        .map(count)
+        .to_vec();
+
+        let other_company = trade_case(provider).new_company;
+        let same_id = NewTradeRegistration {
+            company_id: other_company.as_ref().unwrap().0,
+            new_company: other_company,
+            documents: vec![],
+            ..first.clone()
+        };
+        let e = repo.create_trade_registration(&same_id).await.unwrap_err();
+        assert!(
+            matches!(&e, StoreError::Conflict(c) if c.contains("trade_registrations.id")),
+            "{e:?}"
+        );
+
+        let same_company = NewTradeRegistration {
+            id: Uuid::now_v7(),
+            new_company: None,
+            documents: vec![],
+            ..first.clone()
+        };
+        let e = repo
+            .create_trade_registration(&same_company)
+            .await
+            .unwrap_err();
+        assert!(e.is_company_conflict(), "{e:?}");
+
+        let unknown_company = NewTradeRegistration {
+            id: Uuid::now_v7(),
+            new_company: None,
+            company_id: Uuid::now_v7(),
+            documents: vec![],
+            ..first.clone()
+        };
+        let e = repo
+            .create_trade_registration(&unknown_company)
+            .await
+            .unwrap_err();
+        assert!(matches!(e, StoreError::Conflict(_)), "{e:?}");
+
+        let unclaimed = NewTradeRegistration {
+            idempotency: Some(IdempotentAnswer {
+                scope: provider,
+                key: "never-claimed".into(),
+                status: 201,
+                body: vec![],
+            }),
+            ..trade_case(provider)
+        };
+        let e = repo
+            .create_trade_registration(&unclaimed)
+            .await
+            .unwrap_err();
+        assert!(matches!(e, StoreError::IdempotencyClaimLost), "{e:?}");
+
+        let after: Vec<usize> = [
+            "companies",
+            "trade_registrations",
+            "documents",
+            "status_history",
+        ]
+        .map(count)
+        .to_vec();
+        assert_eq!(before, after, "a refused create left rows");
+        // The connection is still usable after the refusals.
+        repo.create_trade_registration(&trade_case(provider))
+            .await
+            .unwrap();
+        assert_eq!(count("trade_registrations"), 2);
     }
 }

@@ -1,0 +1,355 @@
+//! SQLite case creates in one go on a blocking thread, through rusqlite.
+//!
+//! sqlx hands every statement of a transaction to its connection's worker thread and waits for
+//! the answer; a tax create (begin, company, case, two documents, history, webhook targets,
+//! commit) paid for eight such round trips, about a third of the server's CPU under create
+//! load. Here the whole transaction runs on one blocking-pool thread with one hand-off. The
+//! statements are the ones the sqlx path runs (`shared.rs`), bound with the encodings sqlx
+//! uses for SQLite (ids as 16-byte blobs, timestamps as RFC 3339 text, JSON as text), so both
+//! paths write identical rows (tested below) and everything else reads them through sqlx.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OpenFlags, ToSql, Transaction, TransactionBehavior};
+use time::format_description::well_known::Rfc3339;
+
+use crate::shared::{
+    COMPLETE_CLAIM, EventTarget, INSERT_CLIENT_COMPANY, INSERT_DOCUMENT, INSERT_HISTORY,
+    INSERT_TAX, INSERT_TRADE, INSERT_WEBHOOK_MESSAGE,
+};
+use crate::{
+    DocumentRecord, IdempotentAnswer, NewClientCompany, NewTaxRegistration, NewTradeRegistration,
+    Result, StatusChange, StoreError,
+};
+
+/// A case create, owned so that it can move to a blocking thread.
+pub(crate) enum NewCase {
+    Trade(Box<NewTradeRegistration>),
+    Tax(Box<NewTaxRegistration>),
+}
+
+/// The one read-write rusqlite connection (opened on first use, and again after a failure).
+/// Callers hold the sqlx writer's only connection while they use it, so it never competes with
+/// the sqlx writes for SQLite's write lock.
+pub(crate) struct DirectWriter {
+    path: PathBuf,
+    busy_timeout: Duration,
+    conn: Mutex<Option<Connection>>,
+}
+
+impl DirectWriter {
+    pub(crate) fn new(path: PathBuf, busy_timeout: Duration) -> Self {
+        Self {
+            path,
+            busy_timeout,
+            conn: Mutex::new(None),
+        }
+    }
+
+    /// The same settings as the sqlx connections (`SqliteRepository::connect`): a write the
+    /// API acknowledged survives a power loss (`synchronous = FULL`; the WAL journal mode is
+    /// the database file's own), foreign keys are enforced.
+    fn open(&self) -> rusqlite::Result<Connection> {
+        let conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.busy_timeout(self.busy_timeout)?;
+        conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")?;
+        Ok(conn)
+    }
+
+    /// Writes the case in one transaction (blocking: call it on a blocking thread). A failed
+    /// write rolls back; after any failure but a refused write (conflict, lost claim) the
+    /// connection is closed and the next create opens a fresh one.
+    pub(crate) fn create(&self, case: &NewCase) -> Result<()> {
+        let mut slot = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
+            *slot = Some(self.open().map_err(store_error)?);
+        }
+        let Some(conn) = slot.as_mut() else {
+            unreachable!("opened above")
+        };
+        let out = write_case(conn, case);
+        if matches!(
+            out,
+            Err(StoreError::Unavailable(_) | StoreError::Embedded(_) | StoreError::Corrupt(_))
+        ) {
+            *slot = None;
+        }
+        out
+    }
+
+    /// The connection's `(synchronous, foreign_keys)` settings, for tests.
+    #[cfg(test)]
+    pub(crate) fn settings(&self) -> (i64, i64) {
+        let conn = self.open().unwrap();
+        let get = |p: &str| {
+            conn.query_row(&format!("PRAGMA {p}"), [], |r| r.get(0))
+                .unwrap()
+        };
+        (get("synchronous"), get("foreign_keys"))
+    }
+}
+
+fn write_case(conn: &mut Connection, case: &NewCase) -> Result<()> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(store_error)?;
+    let (id, kind, documents, history, idempotency) = match case {
+        NewCase::Trade(t) => {
+            let record = json(&t.record)?;
+            let office = t.trade_office.as_ref().map(json).transpose()?;
+            let candidates = t.trade_office_candidates.as_ref().map(json).transpose()?;
+            let at = timestamp(t.created_at)?;
+            let args: [&dyn ToSql; 12] = [
+                &uuid(&t.id),
+                &uuid(&t.company_id),
+                &uuid(&t.provider_id),
+                &t.environment.as_str(),
+                &t.package,
+                &t.status,
+                &record,
+                &t.price_cents,
+                &false,
+                &office,
+                &candidates,
+                &at,
+            ];
+            insert_company(&tx, t.new_company.as_ref(), t.created_at)?;
+            execute(&tx, INSERT_TRADE, &args)?;
+            (t.id, "trade", &t.documents, &t.history, &t.idempotency)
+        }
+        NewCase::Tax(t) => {
+            let record = json(&t.record)?;
+            let lookup = t.tax_office_lookup.as_ref().map(json).transpose()?;
+            let at = timestamp(t.created_at)?;
+            let list_key = uuid::Uuid::now_v7();
+            let args: [&dyn ToSql; 12] = [
+                &uuid(&t.id),
+                &uuid(&t.company_id),
+                &uuid(&t.provider_id),
+                &t.environment.as_str(),
+                &t.package,
+                &t.legal_form,
+                &t.status,
+                &record,
+                &t.tax_office_number,
+                &lookup,
+                &at,
+                &uuid(&list_key),
+            ];
+            insert_company(&tx, t.new_company.as_ref(), t.created_at)?;
+            execute(&tx, INSERT_TAX, &args)?;
+            (t.id, "tax", &t.documents, &t.history, &t.idempotency)
+        }
+    };
+    insert_documents(&tx, documents)?;
+    insert_history(&tx, id, kind, history)?;
+    emit_events(&tx, id, kind, history)?;
+    complete_claim(&tx, idempotency.as_ref())?;
+    tx.commit().map_err(store_error)
+}
+
+fn insert_company(
+    tx: &Transaction<'_>,
+    company: Option<&(uuid::Uuid, NewClientCompany)>,
+    created_at: time::OffsetDateTime,
+) -> Result<()> {
+    let Some((id, c)) = company else {
+        return Ok(());
+    };
+    let address = c.business_address.as_ref().map(json).transpose()?;
+    let args: [&dyn ToSql; 8] = [
+        &uuid(id),
+        &c.name,
+        &uuid(&c.provider_id),
+        &c.environment.as_str(),
+        &c.legal_form,
+        &c.registration_number,
+        &address,
+        &timestamp(created_at)?,
+    ];
+    execute(tx, INSERT_CLIENT_COMPANY, &args).map(drop)
+}
+
+fn insert_documents(tx: &Transaction<'_>, documents: &[DocumentRecord]) -> Result<()> {
+    for d in documents {
+        let args: [&dyn ToSql; 11] = [
+            &uuid(&d.id),
+            &uuid(&d.case_id),
+            &d.case_kind,
+            &d.owner_index,
+            &d.doc_type,
+            &d.name,
+            &d.storage_key,
+            &d.content_type,
+            &d.size,
+            &d.sha256,
+            &timestamp(d.created_at)?,
+        ];
+        execute(tx, INSERT_DOCUMENT, &args)?;
+    }
+    Ok(())
+}
+
+fn insert_history(
+    tx: &Transaction<'_>,
+    case_id: uuid::Uuid,
+    kind: &str,
+    history: &[StatusChange],
+) -> Result<()> {
+    for h in history {
+        let args: [&dyn ToSql; 7] = [
+            &uuid(&case_id),
+            &kind,
+            &h.status,
+            &h.previous_status,
+            &h.actor,
+            &h.reason,
+            &timestamp(h.at)?,
+        ];
+        execute(tx, INSERT_HISTORY, &args)?;
+    }
+    Ok(())
+}
+
+/// The outbox, as `emit_events!` writes it on the sqlx path.
+fn emit_events(
+    tx: &Transaction<'_>,
+    case_id: uuid::Uuid,
+    kind: &str,
+    history: &[StatusChange],
+) -> Result<()> {
+    if !crate::shared::has_events(kind, history) {
+        return Ok(());
+    }
+    let mut statement = tx
+        .prepare_cached(crate::shared::event_targets_query(kind))
+        .map_err(store_error)?;
+    statement
+        .raw_bind_parameter("$1", uuid(&case_id))
+        .map_err(store_error)?;
+    let mut rows = statement.raw_query();
+    let mut targets = Vec::new();
+    while let Some(row) = rows.next().map_err(store_error)? {
+        let corrupt =
+            |what: &str| StoreError::Corrupt(format!("webhook target of {case_id}: {what}"));
+        let text = |name: &str| -> Result<Option<String>> {
+            match row.get_ref(name).map_err(store_error)? {
+                ValueRef::Null => Ok(None),
+                ValueRef::Text(t) => Ok(Some(String::from_utf8_lossy(t).into_owned())),
+                _ => Err(corrupt(name)),
+            }
+        };
+        let id = |name: &str| -> Result<uuid::Uuid> {
+            match row.get_ref(name).map_err(store_error)? {
+                ValueRef::Blob(b) => uuid::Uuid::from_slice(b).map_err(|_| corrupt(name)),
+                _ => Err(corrupt(name)),
+            }
+        };
+        let events = text("events")?
+            .map(|t| serde_json::from_str::<Vec<String>>(&t).map_err(|_| corrupt("events")))
+            .transpose()?;
+        targets.push(EventTarget {
+            endpoint_id: id("endpoint_id")?,
+            events,
+            company_id: id("company_id")?,
+            environment: text("environment")?.ok_or_else(|| corrupt("environment"))?,
+            client_reference: text("client_reference")?,
+        });
+    }
+    drop(rows);
+    drop(statement);
+    for m in crate::shared::event_messages(kind, case_id, history, &targets) {
+        let args: [&dyn ToSql; 7] = [
+            &uuid(&m.id),
+            &uuid(&m.endpoint_id),
+            &uuid(&case_id),
+            &m.event_type,
+            &m.body,
+            &m.next_attempt_us,
+            &timestamp(m.at)?,
+        ];
+        execute(tx, INSERT_WEBHOOK_MESSAGE, &args)?;
+    }
+    Ok(())
+}
+
+fn complete_claim(tx: &Transaction<'_>, answer: Option<&IdempotentAnswer>) -> Result<()> {
+    let Some(a) = answer else {
+        return Ok(());
+    };
+    let args: [&dyn ToSql; 4] = [&i32::from(a.status), &a.body, &uuid(&a.scope), &a.key];
+    if execute(tx, COMPLETE_CLAIM, &args)? != 1 {
+        return Err(StoreError::IdempotencyClaimLost);
+    }
+    Ok(())
+}
+
+/// Runs `sql` with `args` bound to `$1`, `$2`, ... (by name, as sqlx binds them) and answers
+/// the number of rows changed.
+fn execute(tx: &Transaction<'_>, sql: &str, args: &[&dyn ToSql]) -> Result<usize> {
+    const NAMES: [&str; 16] = [
+        "$1", "$2", "$3", "$4", "$5", "$6", "$7", "$8", "$9", "$10", "$11", "$12", "$13", "$14",
+        "$15", "$16",
+    ];
+    let mut statement = tx.prepare_cached(sql).map_err(store_error)?;
+    for (name, value) in NAMES.iter().zip(args) {
+        statement
+            .raw_bind_parameter(*name, value)
+            .map_err(store_error)?;
+    }
+    statement.raw_execute().map_err(store_error)
+}
+
+/// An id as sqlx stores it in SQLite: its 16 bytes.
+fn uuid(id: &uuid::Uuid) -> &[u8] {
+    id.as_bytes().as_slice()
+}
+
+/// A timestamp as sqlx stores it in SQLite: RFC 3339 text.
+fn timestamp(t: time::OffsetDateTime) -> Result<String> {
+    t.format(&Rfc3339)
+        .map_err(|e| StoreError::Corrupt(format!("timestamp {t}: {e}")))
+}
+
+/// JSON as sqlx stores it in SQLite (`Json<T>`): its compact text.
+fn json(value: &serde_json::Value) -> Result<String> {
+    serde_json::to_string(value).map_err(|e| StoreError::Corrupt(format!("JSON: {e}")))
+}
+
+/// The same classification as `From<sqlx::Error>`: constraint violations are conflicts
+/// (named by SQLite's message, as sqlx names them), the result codes of
+/// [`crate::is_unavailable`] are unavailability.
+pub(crate) fn store_error(e: rusqlite::Error) -> StoreError {
+    use rusqlite::ErrorCode;
+    const SQLITE_CONSTRAINT_FOREIGNKEY: i32 = 787;
+    const SQLITE_CONSTRAINT_PRIMARYKEY: i32 = 1555;
+    const SQLITE_CONSTRAINT_UNIQUE: i32 = 2067;
+    match &e {
+        rusqlite::Error::SqliteFailure(f, message) => match f.code {
+            ErrorCode::ConstraintViolation
+                if matches!(
+                    f.extended_code,
+                    SQLITE_CONSTRAINT_FOREIGNKEY
+                        | SQLITE_CONSTRAINT_PRIMARYKEY
+                        | SQLITE_CONSTRAINT_UNIQUE
+                ) =>
+            {
+                StoreError::Conflict(message.clone().unwrap_or_else(|| e.to_string()))
+            }
+            ErrorCode::DatabaseBusy
+            | ErrorCode::DatabaseLocked
+            | ErrorCode::ReadOnly
+            | ErrorCode::SystemIoFailure
+            | ErrorCode::DiskFull
+            | ErrorCode::CannotOpen => StoreError::Unavailable(e.to_string()),
+            _ => StoreError::Embedded(e),
+        },
+        _ => StoreError::Embedded(e),
+    }
+}

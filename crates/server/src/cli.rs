@@ -54,6 +54,9 @@ pub enum Command {
     /// The bundled reference data (postal codes, municipality register, tax offices): editions,
     /// licences and how to refresh them from a newer edition.
     Data,
+    /// Document files (the document store).
+    #[command(subcommand)]
+    Documents(DocumentsCommand),
     /// Benchmark data: insert COUNT copies of an existing trade registration, each with its own
     /// client company and the template's status history (documents are not copied). For load
     /// tests on a large database; never run it against production data.
@@ -65,6 +68,27 @@ pub enum Command {
         /// How many copies.
         #[arg(long)]
         count: u64,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DocumentsCommand {
+    /// Remove the files no document record names: those of creates killed between writing
+    /// their files and committing (a failed create removes its own), and unfinished staging
+    /// files. Prints {"checked", "kept", "removed", "staging_removed", "dry_run"}. Safe while
+    /// servers run as long as --older-than is longer than any request (a create writes its
+    /// files before its record); run it from cron, e.g. daily.
+    Sweep {
+        /// Only files last written more than this many seconds ago (at least 600 unless
+        /// --force).
+        #[arg(long, default_value_t = 3600)]
+        older_than: u64,
+        /// List what would be removed, remove nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Allow --older-than below 600 s: only when no server is running on this storage.
+        #[arg(long)]
+        force: bool,
     },
 }
 
@@ -268,6 +292,46 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
         }
         Command::Data => {
             print(crate::directory::data_sources());
+        }
+        Command::Documents(DocumentsCommand::Sweep {
+            older_than,
+            dry_run,
+            force,
+        }) => {
+            if older_than < 600 && !force {
+                return Err(anyhow::anyhow!(
+                    "--older-than {older_than} could remove the files of a create still in \
+                     progress; use at least 600, or --force when no server runs"
+                )
+                .into());
+            }
+            let storage = cli.common.storage()?;
+            let repo = open_store(&cli.common).await?;
+            let documents = store::documents::DocumentStore::local(&storage.documents_dir)?;
+            let cutoff = time::OffsetDateTime::now_utc()
+                - time::Duration::seconds(i64::try_from(older_than).unwrap_or(i64::MAX / 2));
+            let keys = documents.keys_written_before(cutoff).await?;
+            let mut removed = Vec::new();
+            for key in &keys {
+                if !repo.storage_key_known(key).await? {
+                    if !dry_run {
+                        documents.delete(key).await?;
+                    }
+                    removed.push(key.clone());
+                }
+            }
+            let staging_removed = if dry_run {
+                0
+            } else {
+                documents.remove_staging_before(cutoff).await?
+            };
+            print(json!({
+                "checked": keys.len(),
+                "kept": keys.len() - removed.len(),
+                "removed": removed,
+                "staging_removed": staging_removed,
+                "dry_run": dry_run,
+            }));
         }
         Command::SeedTradeCopies { from, count } => {
             let repo = open_store(&cli.common).await?;

@@ -30,6 +30,19 @@ fn filing(dir: &std::path::Path, database_url: &str, args: &[&str]) -> (i32, Str
     )
 }
 
+/// Files below `dir`, at any depth.
+fn walkdir_count(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| {
+            let p = e.path();
+            if p.is_dir() { walkdir_count(&p) } else { 1 }
+        })
+        .sum()
+}
+
 /// The one JSON object a command printed on stdout.
 fn one_object(stdout: &str) -> Value {
     let lines: Vec<&str> = stdout.lines().collect();
@@ -68,6 +81,72 @@ backend_tests! {
         let v = one_object(&out);
         assert_eq!(v["data_sets"].as_array().unwrap().len(), 3);
         assert!(v["refresh"].as_str().unwrap().contains("refresh.py"));
+    }
+
+    async fn documents_sweep_removes_only_files_no_record_names(backend) {
+        let dir = Arc::new(tempfile::tempdir().unwrap());
+        let url = fresh_database(backend, dir.path()).await.unwrap();
+        let app = TestApp::spawn_on(url.clone(), dir.clone(), Options::default()).await;
+        let (_, key) = app.provider("P").await;
+        let (s, b) = json(
+            app.post("/v1/trade-registration", Some(&key))
+                .json(&domain::rule_cases::example("self"))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(s, 201, "{b}");
+        let id = b["response"]["trade_registration_id"].as_str().unwrap().to_string();
+        let docs_dir = app.state.config.storage.documents_dir.clone();
+        let count_files = || walkdir_count(&docs_dir);
+        let recorded = count_files();
+        assert!(recorded >= 1);
+        // Debris of a create killed after writing its files: an orphan, and an unfinished
+        // staging file beside a recorded document.
+        let orphan = format!("trade/{}/trade-licence-application-0.pdf", uuid::Uuid::now_v7());
+        std::fs::create_dir_all(docs_dir.join(&orphan).parent().unwrap()).unwrap();
+        std::fs::write(docs_dir.join(&orphan), b"%PDF-1.7 orphan").unwrap();
+        let staging = docs_dir.join(format!("trade/{id}/half.pdf#12"));
+        std::fs::write(&staging, b"%PDF-1.7 half").unwrap();
+
+        // Files younger than a request could still be a create in progress.
+        let (code, out, err) = filing(dir.path(), &url, &["documents", "sweep", "--older-than", "0"]);
+        assert_eq!(code, 1, "{out}");
+        assert!(err.contains("--force"), "{err}");
+        let (code, out, err) = filing(dir.path(), &url, &["documents", "sweep"]);
+        assert_eq!(code, 0, "{err}");
+        let v = one_object(&out);
+        assert_eq!((v["checked"].as_u64(), v["removed"].as_array().map(Vec::len)), (Some(0), Some(0)), "{v}");
+        assert_eq!(count_files(), recorded + 2);
+
+        let (code, out, err) = filing(dir.path(), &url, &["documents", "sweep", "--older-than", "0", "--force", "--dry-run"]);
+        assert_eq!(code, 0, "{err}");
+        let v = one_object(&out);
+        assert_eq!(v["removed"], serde_json::json!([orphan]), "{v}");
+        assert_eq!(v["dry_run"], true);
+        assert_eq!(count_files(), recorded + 2, "a dry run removed files");
+
+        let (code, out, err) = filing(dir.path(), &url, &["documents", "sweep", "--older-than", "0", "--force"]);
+        assert_eq!(code, 0, "{err}");
+        let v = one_object(&out);
+        assert_eq!(v["removed"], serde_json::json!([orphan]), "{v}");
+        assert_eq!(v["staging_removed"], 1, "{v}");
+        assert_eq!(v["checked"].as_u64(), Some(recorded as u64 + 1), "{v}");
+        assert_eq!(v["kept"].as_u64(), Some(recorded as u64), "{v}");
+        assert!(!docs_dir.join(&orphan).exists() && !staging.exists());
+        assert_eq!(count_files(), recorded);
+
+        // The case's own documents are untouched and download whole.
+        let (s, case) = json(app.get(&format!("/v1/trade-registration/{id}"), Some(&key)).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{case}");
+        let documents = case["response"]["documents"].as_array().unwrap();
+        assert_eq!(documents.len(), recorded);
+        for doc in documents {
+            let bytes = common::download(&app, doc).await;
+            let end = bytes.len().saturating_sub(8);
+            assert!(bytes.starts_with(b"%PDF-") && bytes[end..].windows(5).any(|w| w == b"%%EOF"));
+        }
     }
 
     async fn cli_prints_usable_keys_while_the_server_runs(backend) {

@@ -1078,6 +1078,30 @@ async fn run(backend: Backend) {
         settings.rounds
     );
     server.kill().await;
+
+    // The debris goes with `filing documents sweep` (no server runs now, so every file is
+    // old enough): afterwards each file is a document of a listed case, and each of those
+    // documents still has its file (the checks above downloaded all of them).
+    let swept = deployment
+        .cli(&["documents", "sweep", "--older-than", "0", "--force"])
+        .await;
+    let (after, staging_after) = debris(&deployment);
+    println!(
+        "{backend:?}: the sweep removed {} unowned files and {} staging files",
+        swept["removed"].as_array().map_or(0, Vec::len),
+        swept["staging_removed"]
+    );
+    assert_eq!(staging_after, 0, "staging files left: {swept}");
+    assert_eq!(
+        (after, swept["kept"].as_u64()),
+        (tally.documents, Some(tally.documents as u64)),
+        "files after the sweep vs. documents of the listed cases: {swept}"
+    );
+    assert_eq!(
+        swept["removed"].as_array().map_or(0, Vec::len) + staging,
+        files - after,
+        "{swept}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -115,6 +115,55 @@ impl DocumentStore {
         }
     }
 
+    /// The keys of the objects last written before `cutoff`, in no particular order.
+    pub async fn keys_written_before(&self, cutoff: time::OffsetDateTime) -> Result<Vec<String>> {
+        let mut listing = self.inner.list(None);
+        let mut keys = Vec::new();
+        while let Some(meta) = listing.next().await {
+            let meta = meta.map_err(unavailable)?;
+            if meta.last_modified.timestamp_micros() < crate::micros(cutoff) {
+                keys.push(meta.location.to_string());
+            }
+        }
+        Ok(keys)
+    }
+
+    /// Local backend: removes the staging files of writes that never finished (`name#N`, left
+    /// by a process killed mid-write; listings skip them) last changed before `cutoff`, and
+    /// answers how many. Other backends have none (an unfinished S3 upload is not an object).
+    pub async fn remove_staging_before(&self, cutoff: time::OffsetDateTime) -> Result<usize> {
+        let Some(root) = self.local_root.clone() else {
+            return Ok(0);
+        };
+        let cutoff = std::time::SystemTime::from(cutoff);
+        tokio::task::spawn_blocking(move || {
+            fn walk(
+                dir: &std::path::Path,
+                cutoff: std::time::SystemTime,
+            ) -> std::io::Result<usize> {
+                let mut removed = 0;
+                for entry in std::fs::read_dir(dir)? {
+                    let entry = entry?;
+                    let kind = entry.file_type()?;
+                    if kind.is_dir() {
+                        removed += walk(&entry.path(), cutoff)?;
+                    } else if kind.is_file()
+                        && is_staging(&entry.file_name().to_string_lossy())
+                        && entry.metadata()?.modified()? < cutoff
+                    {
+                        std::fs::remove_file(entry.path())?;
+                        removed += 1;
+                    }
+                }
+                Ok(removed)
+            }
+            walk(&root, cutoff)
+        })
+        .await
+        .map_err(|e| StoreError::Unavailable(e.to_string()))?
+        .map_err(|e| StoreError::Unavailable(format!("cannot clean staging files: {e}")))
+    }
+
     /// Removes the object; removing a missing one is not an error.
     pub async fn delete(&self, key: &str) -> Result<()> {
         match self.inner.delete(&Path::from(key)).await {
@@ -122,6 +171,12 @@ impl DocumentStore {
             Err(e) => Err(unavailable(e)),
         }
     }
+}
+
+/// `object_store`'s local staging file name: the target's name, `#`, digits.
+fn is_staging(name: &str) -> bool {
+    name.rsplit_once('#')
+        .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 #[cfg(test)]
@@ -145,5 +200,42 @@ mod tests {
         store.delete("a/b.pdf").await.unwrap();
         store.delete("a/b.pdf").await.unwrap();
         assert_eq!(store.get("a/b.pdf").await.unwrap(), None);
+    }
+
+    /// The sweep's two listings: finished objects by age, and unfinished local staging files
+    /// (which the listing never shows), removed only when old enough.
+    #[tokio::test]
+    async fn listing_by_age_and_staging_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("docs");
+        let store = DocumentStore::local(&root).unwrap();
+        store
+            .put("trade/a/x.pdf", Bytes::from_static(b"x"))
+            .await
+            .unwrap();
+        store
+            .put("tax/b/y.xml", Bytes::from_static(b"y"))
+            .await
+            .unwrap();
+        std::fs::write(root.join("trade/a/z.pdf#17"), b"half").unwrap();
+        std::fs::write(root.join("trade/a/notes#draft.pdf"), b"a real name").unwrap();
+        let past = time::OffsetDateTime::now_utc() - time::Duration::minutes(1);
+        let future = time::OffsetDateTime::now_utc() + time::Duration::minutes(1);
+
+        assert!(store.keys_written_before(past).await.unwrap().is_empty());
+        let mut keys = store.keys_written_before(future).await.unwrap();
+        keys.sort();
+        assert_eq!(
+            keys,
+            ["tax/b/y.xml", "trade/a/notes#draft.pdf", "trade/a/x.pdf"]
+        );
+
+        assert_eq!(store.remove_staging_before(past).await.unwrap(), 0);
+        assert!(root.join("trade/a/z.pdf#17").exists());
+        assert_eq!(store.remove_staging_before(future).await.unwrap(), 1);
+        assert!(!root.join("trade/a/z.pdf#17").exists());
+        assert!(root.join("trade/a/notes#draft.pdf").exists());
+        assert!(root.join("trade/a/x.pdf").exists());
+        assert!(is_staging("a.pdf#1") && !is_staging("a#b") && !is_staging("a#"));
     }
 }

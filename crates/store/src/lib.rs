@@ -540,6 +540,10 @@ pub trait Repository: Send + Sync + 'static {
     /// already (a concurrent first download won; its file has the same bytes).
     async fn record_rendered(&self, id: Uuid, size: i64, sha256: &[u8]) -> Result<bool>;
 
+    /// Whether a document record names this storage key (its file may still be unwritten: a
+    /// document rendered on first download).
+    async fn storage_key_known(&self, key: &str) -> Result<bool>;
+
     /// Writes the case, its new company (if any), documents and history atomically. A company
     /// that already has a tax registration fails with a [`StoreError::Conflict`] naming
     /// `company_id`; an id in use with one naming the primary key.

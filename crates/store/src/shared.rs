@@ -667,6 +667,16 @@ macro_rules! repository_impl {
             .await?;
             Ok(done.rows_affected() == 1)
         }
+
+        async fn storage_key_known(&self, key: &str) -> $crate::Result<bool> {
+            let found: Option<i32> =
+                sqlx::query_scalar("SELECT 1 FROM documents WHERE storage_key = $1")
+                    .bind(key)
+                    .fetch_optional(&self.pool)
+                    .await?;
+            Ok(found.is_some())
+        }
+
         async fn create_webhook_endpoint(&self, e: &$crate::WebhookEndpoint) -> $crate::Result<()> {
             sqlx::query(
                 "INSERT INTO webhook_endpoints (id, provider_id, url, events, secret, created_at) \

@@ -664,4 +664,90 @@ mod tests {
             .unwrap();
         assert_eq!(count("trade_registrations"), 2);
     }
+
+    /// Migration 0009 rebuilds `documents` (SQLite cannot drop NOT NULL in place): on a
+    /// database that has rows from before it, every row comes through unchanged, the index and
+    /// the unique storage key are back, and the new CHECK holds size and digest together.
+    #[tokio::test]
+    async fn migration_0009_keeps_existing_documents() {
+        use sqlx::ConnectOptions;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let url = format!("sqlite://{}", path.display());
+        let options = SqliteConnectOptions::from_str(&url)
+            .unwrap()
+            .create_if_missing(true);
+        {
+            let mut conn = options.connect().await.unwrap();
+            let before = sqlx::migrate::Migrator {
+                migrations: std::borrow::Cow::Owned(
+                    MIGRATOR
+                        .migrations
+                        .iter()
+                        .filter(|m| m.version < 9)
+                        .cloned()
+                        .collect(),
+                ),
+                ..sqlx::migrate::Migrator::DEFAULT
+            };
+            assert_eq!(before.migrations.len(), 8);
+            before.run(&mut conn).await.unwrap();
+        }
+        let old = rusqlite::Connection::open(&path).unwrap();
+        for i in 0..3u8 {
+            old.execute(
+                "INSERT INTO documents (id, case_id, case_kind, owner_index, doc_type, name, \
+                 storage_key, content_type, size, sha256, created_at) \
+                 VALUES (?1, ?2, 'trade', ?3, 'gewa-1', ?4, ?5, 'application/pdf', ?6, ?7, ?8)",
+                rusqlite::params![
+                    vec![i; 16],
+                    vec![7u8; 16],
+                    i64::from(i),
+                    format!("GewA 1 – Jürgen {i}.pdf"),
+                    format!("trade/x/{i}.pdf"),
+                    1000 + i64::from(i),
+                    vec![i; 32],
+                    "2026-01-02T03:04:05.123456Z",
+                ],
+            )
+            .unwrap();
+        }
+        let rows_before = dump(&path, "documents", &[]);
+        assert_eq!(rows_before.len(), 3);
+        drop(old);
+
+        let repo = SqliteRepository::connect(&url, PoolSettings::default())
+            .await
+            .unwrap();
+        assert_eq!(dump(&path, "documents", &[]), rows_before);
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let index: String = conn
+            .query_row(
+                "SELECT sql FROM sqlite_master WHERE name = 'documents_case'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert!(index.contains("documents (case_id)"), "{index}");
+        let insert = |key: &str, size: Option<i64>, digest: Option<Vec<u8>>| {
+            conn.execute(
+                "INSERT INTO documents (id, case_id, case_kind, doc_type, name, storage_key, \
+                 content_type, size, sha256, created_at) \
+                 VALUES (randomblob(16), randomblob(16), 'tax', 't', 'n', ?1, 'application/pdf', ?2, ?3, 'x')",
+                rusqlite::params![key, size, digest],
+            )
+        };
+        assert!(
+            insert("trade/x/0.pdf", Some(1), Some(vec![1])).is_err(),
+            "storage key not unique"
+        );
+        assert!(insert("a", Some(1), None).is_err(), "size without digest");
+        assert!(
+            insert("b", None, Some(vec![1])).is_err(),
+            "digest without size"
+        );
+        insert("c", None, None).unwrap();
+        insert("d", Some(1), Some(vec![1])).unwrap();
+        drop(repo);
+    }
 }

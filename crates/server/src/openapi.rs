@@ -217,7 +217,8 @@ body that cannot be read) or `BAD_REQUEST` (a request the framework cannot read 
     Generic {
         status: "503",
         name: "ServiceUnavailable",
-        description: "`SERVICE_UNAVAILABLE`: storage is unreachable; nothing was kept, retry later",
+        description: "`SERVICE_UNAVAILABLE`: storage is unreachable, or too many uploads are in progress; \
+nothing was kept, retry after `Retry-After` seconds",
         applies: |_| true,
     },
 ];
@@ -254,7 +255,7 @@ impl Modify for CommonResponses {
                             .build(),
                     );
                 }
-                "429" => {
+                "429" | "503" => {
                     response = response.header(
                         "Retry-After",
                         utoipa::openapi::HeaderBuilder::new()

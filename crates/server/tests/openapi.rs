@@ -262,6 +262,33 @@ async fn every_error_code_is_in_the_served_document() {
             "{name}"
         );
     }
+    // The headers an error is sent with are declared on its documented response
+    // (`Retry-After` on 429 and 503, `WWW-Authenticate` on 401).
+    for e in one_of_each_error() {
+        use axum::response::IntoResponse;
+        let code = e.code().as_str().to_string();
+        let Some((name, r)) = responses.iter().find(|(_, r)| {
+            r["description"]
+                .as_str()
+                .is_some_and(|d| d.contains(&format!("`{code}`")))
+        }) else {
+            continue; // a route's own response, documented with the route
+        };
+        let sent = e.into_response();
+        let declared: BTreeSet<String> = r["headers"]
+            .as_object()
+            .map(|h| h.keys().map(|k| k.to_ascii_lowercase()).collect())
+            .unwrap_or_default();
+        for header in sent.headers().keys() {
+            if header == "content-type" || header == "content-length" {
+                continue;
+            }
+            assert!(
+                declared.contains(header.as_str()),
+                "{code} is sent with {header}, which {name} does not declare"
+            );
+        }
+    }
     // Every operation documents the generic statuses that apply to it.
     for (path, item) in doc["paths"].as_object().unwrap() {
         for (method, op) in item.as_object().unwrap() {

@@ -52,6 +52,34 @@ impl AppState {
 }
 
 /// Opens storage (creating the data folder, applying migrations) and loads the signing secret.
+/// Opens the database, waiting up to `wait` while it cannot be reached (it may start after
+/// us: a container, a failover), with pauses of 1, 2, 4 ... up to 15 s between attempts. Any
+/// other failure (a wrong password, a failing migration) is final at once.
+async fn connect_waiting(
+    url: &str,
+    settings: store::PoolSettings,
+    wait: std::time::Duration,
+) -> Result<Arc<dyn store::Repository>, store::StoreError> {
+    let deadline = tokio::time::Instant::now() + wait;
+    let mut pause = std::time::Duration::from_secs(1);
+    loop {
+        match store::connect_with(url, settings).await {
+            Err(store::StoreError::Unavailable(e)) if tokio::time::Instant::now() < deadline => {
+                let left = deadline - tokio::time::Instant::now();
+                tracing::warn!(
+                    error = %e,
+                    retry_in_secs = pause.min(left).as_secs_f64(),
+                    gives_up_in_secs = left.as_secs(),
+                    "the database cannot be reached yet"
+                );
+                tokio::time::sleep(pause.min(left)).await;
+                pause = (pause * 2).min(std::time::Duration::from_secs(15));
+            }
+            done => return done,
+        }
+    }
+}
+
 pub async fn build_state(config: Config) -> anyhow::Result<Arc<AppState>> {
     use anyhow::Context;
     crate::webhooks::install_tls();
@@ -65,7 +93,13 @@ pub async fn build_state(config: Config) -> anyhow::Result<Arc<AppState>> {
         acquire_timeout: config.db_timeout,
         busy_timeout: config.db_timeout,
     };
-    let repo = store::connect_with(&config.storage.database_url, pool)
+    // A SQLite file is local: there is nothing to wait for.
+    let wait = if config.storage.database_url.starts_with("sqlite:") {
+        std::time::Duration::ZERO
+    } else {
+        config.db_startup_wait
+    };
+    let repo = connect_waiting(&config.storage.database_url, pool, wait)
         .await
         .context("cannot open the database")?;
     let documents = DocumentStore::local(&config.storage.documents_dir)?;

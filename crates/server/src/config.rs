@@ -144,6 +144,12 @@ pub struct ServeArgs {
     #[arg(long, env = "FILING_DB_TIMEOUT_SECS", default_value = "5")]
     pub db_timeout_secs: String,
 
+    /// How long `serve` keeps trying to reach the database at start (it may come up after the
+    /// service), in seconds; 0 gives up at the first failure. Only unreachability is waited
+    /// out: a wrong password or a failing migration ends the start at once.
+    #[arg(long, env = "FILING_DB_STARTUP_WAIT_SECS", default_value = "60")]
+    pub db_startup_wait_secs: String,
+
     /// How long an API key read from the database is trusted before it is read again, in
     /// seconds: a key revoked with `filing keys revoke` stops working on running instances
     /// within this time. 0 reads the key on every request.
@@ -192,6 +198,7 @@ impl Default for ServeArgs {
             webhook_timeout_secs: "15".into(),
             webhook_worker: "true".into(),
             db_timeout_secs: "5".into(),
+            db_startup_wait_secs: "60".into(),
             key_cache_secs: "5".into(),
             header_read_timeout_secs: "10".into(),
             body_read_timeout_secs: "30".into(),
@@ -252,6 +259,8 @@ pub struct Config {
     pub webhooks: WebhookConfig,
     /// How long a request waits for the database before 503.
     pub db_timeout: Duration,
+    /// How long the start waits for an unreachable database.
+    pub db_startup_wait: Duration,
     /// How long a key record is trusted without reading it again (zero: never).
     pub key_cache: Duration,
     pub header_read_timeout: Duration,
@@ -553,6 +562,21 @@ impl Config {
                 "FILING_DB_TIMEOUT_SECS",
                 &serve.db_timeout_secs,
             )?),
+            db_startup_wait: Duration::from_secs(
+                serve
+                    .db_startup_wait_secs
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|s| *s <= 86_400)
+                    .ok_or_else(|| {
+                        bad(
+                            "FILING_DB_STARTUP_WAIT_SECS",
+                            &serve.db_startup_wait_secs,
+                            "must be a whole number of seconds up to 86400 (0: do not wait)",
+                        )
+                    })?,
+            ),
             key_cache: Duration::from_secs(serve.key_cache_secs.trim().parse::<u64>().map_err(
                 |_| {
                     bad(
@@ -624,6 +648,7 @@ mod tests {
         assert!(!c.webhooks.allow_private_targets);
         assert_eq!(c.webhooks.timeout, Duration::from_secs(15));
         assert_eq!(c.db_timeout, Duration::from_secs(5));
+        assert_eq!(c.db_startup_wait, Duration::from_secs(60));
         assert_eq!(c.header_read_timeout, Duration::from_secs(10));
         assert_eq!(c.body_read_timeout, Duration::from_secs(30));
         assert_eq!(c.max_concurrent_uploads, 16);
@@ -728,6 +753,20 @@ mod tests {
                     ..Default::default()
                 },
                 "FILING_DB_TIMEOUT_SECS",
+            ),
+            (
+                ServeArgs {
+                    db_startup_wait_secs: "86401".into(),
+                    ..Default::default()
+                },
+                "FILING_DB_STARTUP_WAIT_SECS",
+            ),
+            (
+                ServeArgs {
+                    db_startup_wait_secs: "-1".into(),
+                    ..Default::default()
+                },
+                "FILING_DB_STARTUP_WAIT_SECS",
             ),
             (
                 ServeArgs {

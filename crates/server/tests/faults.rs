@@ -431,6 +431,97 @@ async fn count_rows(direct_url: &str, table: &str) -> i64 {
         .unwrap()
 }
 
+/// `filing serve` started while PostgreSQL cannot be reached yet keeps trying (saying so) and
+/// serves once the database is there; with `FILING_DB_STARTUP_WAIT_SECS=0` it gives up at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_not_up_yet_at_start_is_waited_for() {
+    if common::pg_base_url().is_none() {
+        eprintln!("skipped: TEST_DATABASE_URL is not set");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let direct = common::fresh_database(Backend::Postgres, dir.path())
+        .await
+        .unwrap();
+    let proxy = Proxy::start(pg_server(&direct)).await;
+    proxy.cut().await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let serve = |wait: &str, log: &Path| {
+        let log = std::fs::File::create(log).unwrap();
+        tokio::process::Command::new(env!("CARGO_BIN_EXE_filing"))
+            .arg("serve")
+            .current_dir(dir.path())
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("FILING_DATA_DIR", dir.path().join("data"))
+            .env("DATABASE_URL", via(&direct, proxy.addr))
+            .env("FILING_LISTEN", format!("127.0.0.1:{port}"))
+            .env("FILING_DB_TIMEOUT_SECS", "1")
+            .env("FILING_DB_STARTUP_WAIT_SECS", wait)
+            .env("FILING_LOG", "warn")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(log)
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap()
+    };
+    let healthz = format!("http://127.0.0.1:{port}/healthz");
+    server::webhooks::install_tls();
+    let client = reqwest::Client::new();
+
+    // No wait: the start fails, naming the database.
+    let log = dir.path().join("no-wait.log");
+    let mut child = serve("0", &log);
+    let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
+        .await
+        .expect("gave up within 20 s")
+        .unwrap();
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(!status.success());
+    assert!(text.contains("cannot open the database"), "{text}");
+
+    // Waiting: the process stays up, says why, and serves once the database is reachable.
+    let log = dir.path().join("wait.log");
+    let mut child = serve("60", &log);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(child.try_wait().unwrap().is_none(), "exited while waiting");
+    assert!(
+        client.get(&healthz).send().await.is_err(),
+        "listens without a database"
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("cannot be reached yet"), "{text}");
+    proxy.restore();
+    let started = Instant::now();
+    loop {
+        if let Ok(r) = client.get(&healthz).send().await {
+            assert_eq!(r.status(), 200);
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "not serving 30 s after the database came back: {}",
+            std::fs::read_to_string(&log).unwrap()
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "exited: {}",
+            std::fs::read_to_string(&log).unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    eprintln!(
+        "serving {:?} after the database came back",
+        started.elapsed()
+    );
+    child.kill().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_going_away_is_503_within_the_timeout_and_recovers() {
     if common::pg_base_url().is_none() {

@@ -358,6 +358,9 @@ pub struct TradeRegistrationRecord {
     pub is_paid: bool,
     pub trade_office: Option<serde_json::Value>,
     pub trade_office_candidates: Option<serde_json::Value>,
+    /// The directory's entry (name and contact data) for `trade_office`'s key, read with the
+    /// case; `None` when the directory has none.
+    pub trade_office_entry: Option<TradeOfficeEntry>,
     pub source_product: Option<String>,
     pub created_at: OffsetDateTime,
     /// The client company's current name and legal form (read with the case).

@@ -166,19 +166,24 @@ macro_rules! read_children {
     }};
 }
 
-/// The one statement that reads a trade registration with its company, history, documents and
-/// identity verifications (`$children`, `$verified`: the dialect's JSON subqueries).
+/// The one statement that reads a trade registration with its company, history, documents,
+/// identity verifications (`$children`, `$verified`: the dialect's JSON subqueries) and the
+/// directory entry of its trade office (`office_*`, NULL when the directory has none).
 macro_rules! trade_select {
     ($children:literal, $verified:literal) => {
         concat!(
             "SELECT t.id, t.company_id, t.provider_id, t.environment, t.package, t.status, \
              t.record, t.price_cents, t.city_fee_cents, t.is_paid, t.trade_office, \
              t.trade_office_candidates, t.source_product, t.created_at, \
-             c.name AS company_name, c.legal_form AS company_legal_form, ",
+             c.name AS company_name, c.legal_form AS company_legal_form, \
+             o.key AS office_key, o.name AS office_name, o.address AS office_address, \
+             o.email AS office_email, o.phone AS office_phone, o.website AS office_website, \
+             o.updated_at AS office_updated_at, ",
             $children,
             ", ",
             $verified,
             " FROM trade_registrations t LEFT JOIN companies c ON c.id = t.company_id \
+             LEFT JOIN trade_offices o ON o.key = (t.trade_office ->> 'key') \
              WHERE t.id = $1"
         )
     };
@@ -1226,6 +1231,19 @@ macro_rules! repository_impl {
                 row.try_get("trade_office_candidates")?;
             let (documents, history) = read_children!(row, id);
             let verified: String = row.try_get("verified_json")?;
+            let office_key: Option<String> = row.try_get("office_key")?;
+            let office_entry = match office_key {
+                Some(key) => Some($crate::TradeOfficeEntry {
+                    key,
+                    name: row.try_get("office_name")?,
+                    address: row.try_get("office_address")?,
+                    email: row.try_get("office_email")?,
+                    phone: row.try_get("office_phone")?,
+                    website: row.try_get("office_website")?,
+                    updated_at: row.try_get("office_updated_at")?,
+                }),
+                None => None,
+            };
             Ok(Some($crate::TradeRegistrationRecord {
                 id: row.try_get("id")?,
                 company_id: row.try_get("company_id")?,
@@ -1241,6 +1259,7 @@ macro_rules! repository_impl {
                 is_paid: row.try_get("is_paid")?,
                 trade_office: office.map(|j| j.0),
                 trade_office_candidates: candidates.map(|j| j.0),
+                trade_office_entry: office_entry,
                 source_product: row.try_get("source_product")?,
                 created_at: row.try_get("created_at")?,
                 company_name: row.try_get("company_name")?,

@@ -229,6 +229,18 @@ fn trade_from_row(row: &rusqlite::Row<'_>, id: uuid::Uuid) -> Result<TradeRegist
         is_paid: int("is_paid")?.ok_or_else(|| corrupt("is_paid", &"NULL"))? != 0,
         trade_office: json("trade_office")?,
         trade_office_candidates: json("trade_office_candidates")?,
+        trade_office_entry: match text("office_key")? {
+            Some(key) => Some(crate::TradeOfficeEntry {
+                key: key.to_string(),
+                name: required("office_name")?.to_string(),
+                address: text("office_address")?.map(str::to_string),
+                email: text("office_email")?.map(str::to_string),
+                phone: text("office_phone")?.map(str::to_string),
+                website: text("office_website")?.map(str::to_string),
+                updated_at: crate::shared::timestamp(required("office_updated_at")?)?,
+            }),
+            None => None,
+        },
         source_product: text("source_product")?.map(str::to_string),
         created_at: crate::shared::timestamp(required("created_at")?)?,
         company_name: text("company_name")?.map(str::to_string),
@@ -333,6 +345,17 @@ mod tests {
         let provider = repo.create_provider("P").await.unwrap().id;
         let new = trade_case(provider);
         let id = new.id;
+        // The directory has an entry for the case's office: it is read with the case.
+        let entry = crate::TradeOfficeEntry {
+            key: "11000000".into(),
+            name: "Bezirksamt Mitte – Gewerbeamt".into(),
+            address: Some("Müllerstraße 146, 13353 Berlin".into()),
+            email: None,
+            phone: Some("+49 30 9018-0".into()),
+            website: None,
+            updated_at: micros(time::OffsetDateTime::now_utc()),
+        };
+        repo.upsert_trade_office(&entry).await.unwrap();
         // A reader connection exists before the write: it must still see the new case.
         assert!(matches!(repo.trade_on_thread(id), Some(Ok(None))));
         repo.create_trade_registration(&new).await.unwrap();
@@ -348,6 +371,7 @@ mod tests {
         assert_eq!(record.identity_verifications.len(), 1);
         assert_eq!(record.documents.len(), 2);
         assert_eq!(record.company_name.as_deref(), Some("Müller & Söhne GmbH"));
+        assert_eq!(record.trade_office_entry, Some(entry));
         // And through the trait, which takes the on-thread path.
         assert_eq!(repo.get_trade_registration(id).await.unwrap(), pooled);
     }

@@ -13,7 +13,7 @@ use domain::auth::Caller;
 use domain::offices::{TaxOfficeLookup, TradeOfficeLookup, TradeOfficeRef};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use store::{Repository, TradeOfficeEntry};
+use store::TradeOfficeEntry;
 use utoipa::{IntoParams, ToSchema};
 
 use crate::app::AppState;
@@ -116,13 +116,10 @@ impl TradeOfficeView {
         self
     }
 
-    /// Reads a stored determination back and enriches it from the directory.
-    pub async fn enrich(value: &Value, repo: &dyn Repository) -> Result<Option<Self>, ApiError> {
-        let Ok(view) = serde_json::from_value::<TradeOfficeView>(value.clone()) else {
-            return Ok(None);
-        };
-        let entry = repo.get_trade_office(&view.key).await?;
-        Ok(Some(view.with_directory(entry)))
+    /// A stored determination as it was stored (`None` when it does not read as one); the
+    /// directory's data comes with the case ([`store::TradeRegistrationRecord::trade_office_entry`]).
+    pub fn stored(value: &Value) -> Option<Self> {
+        serde_json::from_value::<TradeOfficeView>(value.clone()).ok()
     }
 }
 

@@ -175,10 +175,11 @@ async fn complete_with_sample_licence(
         .map_err(|e| ApiError::Internal(anyhow::anyhow!("stored record unreadable: {e}")))?;
     let now = cases::now_micros();
     let mut patch = TradePatch::default();
-    let determined = match &case.trade_office {
-        Some(v) => TradeOfficeView::enrich(v, state.repo.as_ref()).await?,
-        None => None,
-    };
+    let determined = case
+        .trade_office
+        .as_ref()
+        .and_then(TradeOfficeView::stored)
+        .map(|view| view.with_directory(case.trade_office_entry.clone()));
     let office = match determined {
         Some(office) => office,
         None => {

@@ -858,10 +858,12 @@ pub async fn get(
                 has_employment_restrictions: o.has_employment_restrictions,
             })
             .collect(),
-        trade_office: match &case.trade_office {
-            Some(v) => TradeOfficeView::enrich(v, state.repo.as_ref()).await?,
-            None => None,
-        },
+        // The directory entry came with the case (one statement).
+        trade_office: case
+            .trade_office
+            .as_ref()
+            .and_then(TradeOfficeView::stored)
+            .map(|view| view.with_directory(case.trade_office_entry.clone())),
         trade_office_candidates: case
             .trade_office_candidates
             .as_ref()

@@ -276,6 +276,17 @@ mod tests {
         t.replace_nanosecond(t.nanosecond() / 1000 * 1000).unwrap()
     }
 
+    /// A repository on a new database file: (its folder, the file, the repository).
+    async fn file_repo() -> (tempfile::TempDir, std::path::PathBuf, SqliteRepository) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let url = format!("sqlite://{}", path.display());
+        let repo = SqliteRepository::connect(&url, PoolSettings::default())
+            .await
+            .unwrap();
+        (dir, path, repo)
+    }
+
     /// A trade case with a new company, a rendered and a pending document, and a status
     /// change with an event; Unicode, quotes and JSON in every text column that takes them.
     fn trade_case(provider: Uuid) -> NewTradeRegistration {
@@ -336,11 +347,7 @@ mod tests {
     /// writes committed after its connection was opened, and answers `None` for a missing id.
     #[tokio::test]
     async fn on_thread_read_matches_the_pooled_read() {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}", dir.path().join("t.db").display());
-        let repo = SqliteRepository::connect(&url, PoolSettings::default())
-            .await
-            .unwrap();
+        let (_dir, _, repo) = file_repo().await;
         assert!(repo.readers.is_some());
         let provider = repo.create_provider("P").await.unwrap().id;
         let new = trade_case(provider);
@@ -380,12 +387,7 @@ mod tests {
     /// on-thread read does not wait but gives way (`None`), and reads again once it is free.
     #[tokio::test]
     async fn a_busy_database_sends_the_read_to_the_pool() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.db");
-        let url = format!("sqlite://{}", path.display());
-        let repo = SqliteRepository::connect(&url, PoolSettings::default())
-            .await
-            .unwrap();
+        let (_dir, path, repo) = file_repo().await;
         repo.pool.close().await;
         repo.writer.close().await;
         let readers = Readers {
@@ -600,25 +602,22 @@ mod tests {
     #[tokio::test]
     async fn direct_creates_refuse_like_sqlx() {
         use crate::{IdempotentAnswer, StoreError};
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.db");
-        let url = format!("sqlite://{}", path.display());
-        let repo = SqliteRepository::connect(&url, PoolSettings::default())
-            .await
-            .unwrap();
+        let (_dir, path, repo) = file_repo().await;
         assert_eq!(repo.direct.as_ref().unwrap().settings(), (2, 1));
         let provider = repo.create_provider("P").await.unwrap().id;
         let first = trade_case(provider);
         repo.create_trade_registration(&first).await.unwrap();
         let count = |table: &str| dump(&path, table, &[]).len();
-        let before: Vec<usize> = [
-            "companies",
-            "trade_registrations",
-            "documents",
-            "status_history",
-        ]
-        .map(count)
-        .to_vec();
+        let counts = || {
+            [
+                "companies",
+                "trade_registrations",
+                "documents",
+                "status_history",
+            ]
+            .map(count)
+        };
+        let before = counts();
 
         let other_company = trade_case(provider).new_company;
         let same_id = NewTradeRegistration {
@@ -673,15 +672,7 @@ mod tests {
             .unwrap_err();
         assert!(matches!(e, StoreError::IdempotencyClaimLost), "{e:?}");
 
-        let after: Vec<usize> = [
-            "companies",
-            "trade_registrations",
-            "documents",
-            "status_history",
-        ]
-        .map(count)
-        .to_vec();
-        assert_eq!(before, after, "a refused create left rows");
+        assert_eq!(before, counts(), "a refused create left rows");
         // The connection is still usable after the refusals.
         repo.create_trade_registration(&trade_case(provider))
             .await

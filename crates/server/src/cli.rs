@@ -308,8 +308,13 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
             let storage = cli.common.storage()?;
             let repo = open_store(&cli.common).await?;
             let documents = store::documents::DocumentStore::local(&storage.documents_dir)?;
-            let cutoff = time::OffsetDateTime::now_utc()
-                - time::Duration::seconds(i64::try_from(older_than).unwrap_or(i64::MAX / 2));
+            // An age beyond the representable past keeps every file.
+            let cutoff = i64::try_from(older_than)
+                .ok()
+                .and_then(|secs| {
+                    time::OffsetDateTime::now_utc().checked_sub(time::Duration::seconds(secs))
+                })
+                .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
             let keys = documents.keys_written_before(cutoff).await?;
             let mut removed = Vec::new();
             for key in &keys {

@@ -92,15 +92,7 @@ pub fn is_unavailable(db: &dyn sqlx::error::DatabaseError) -> bool {
         return false;
     };
     if db.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some() {
-        const BUSY: i32 = 5;
-        const LOCKED: i32 = 6;
-        const READONLY: i32 = 8;
-        const IOERR: i32 = 10;
-        const FULL: i32 = 13;
-        const CANTOPEN: i32 = 14;
-        // Extended result codes carry the primary code in their low byte.
-        let primary = code.parse::<i32>().map(|c| c & 0xff).unwrap_or(0);
-        matches!(primary, BUSY | LOCKED | READONLY | IOERR | FULL | CANTOPEN)
+        code.parse::<i32>().is_ok_and(sqlite_unavailable)
     } else if db
         .try_downcast_ref::<sqlx::postgres::PgDatabaseError>()
         .is_some()
@@ -112,6 +104,22 @@ pub fn is_unavailable(db: &dyn sqlx::error::DatabaseError) -> bool {
     } else {
         false
     }
+}
+
+/// The SQLite half of [`is_unavailable`], for a result code (primary or extended) from sqlx
+/// or from the rusqlite writes (`sqlite_write.rs`).
+pub(crate) fn sqlite_unavailable(code: i32) -> bool {
+    const BUSY: i32 = 5;
+    const LOCKED: i32 = 6;
+    const READONLY: i32 = 8;
+    const IOERR: i32 = 10;
+    const FULL: i32 = 13;
+    const CANTOPEN: i32 = 14;
+    // Extended result codes carry the primary code in their low byte.
+    matches!(
+        code & 0xff,
+        BUSY | LOCKED | READONLY | IOERR | FULL | CANTOPEN
+    )
 }
 
 /// How long a request waits for the database before it is answered with

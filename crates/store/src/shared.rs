@@ -166,6 +166,15 @@ macro_rules! read_children {
     }};
 }
 
+/// The columns of a `trade_offices` row (alias `o`) as [`trade_office_from_row`] reads them.
+macro_rules! office_columns {
+    () => {
+        "o.key AS office_key, o.name AS office_name, o.address AS office_address, \
+         o.email AS office_email, o.phone AS office_phone, o.website AS office_website, \
+         o.updated_at AS office_updated_at"
+    };
+}
+
 /// The one statement that reads a trade registration with its company, history, documents,
 /// identity verifications (`$children`, `$verified`: the dialect's JSON subqueries) and the
 /// directory entry of its trade office (`office_*`, NULL when the directory has none).
@@ -175,10 +184,9 @@ macro_rules! trade_select {
             "SELECT t.id, t.company_id, t.provider_id, t.environment, t.package, t.status, \
              t.record, t.price_cents, t.city_fee_cents, t.is_paid, t.trade_office, \
              t.trade_office_candidates, t.source_product, t.created_at, \
-             c.name AS company_name, c.legal_form AS company_legal_form, \
-             o.key AS office_key, o.name AS office_name, o.address AS office_address, \
-             o.email AS office_email, o.phone AS office_phone, o.website AS office_website, \
-             o.updated_at AS office_updated_at, ",
+             c.name AS company_name, c.legal_form AS company_legal_form, ",
+            office_columns!(),
+            ", ",
             $children,
             ", ",
             $verified,
@@ -614,10 +622,11 @@ macro_rules! repository_impl {
             &self,
             key: &str,
         ) -> $crate::Result<Option<$crate::TradeOfficeEntry>> {
-            let row = sqlx::query(
-                "SELECT key, name, address, email, phone, website, updated_at FROM trade_offices \
-                 WHERE key = $1",
-            )
+            let row = sqlx::query(concat!(
+                "SELECT ",
+                office_columns!(),
+                " FROM trade_offices o WHERE o.key = $1"
+            ))
             .bind(key)
             .fetch_optional(&self.pool)
             .await?;
@@ -629,10 +638,11 @@ macro_rules! repository_impl {
             after: Option<&str>,
             limit: i64,
         ) -> $crate::Result<Vec<$crate::TradeOfficeEntry>> {
-            sqlx::query(
-                "SELECT key, name, address, email, phone, website, updated_at FROM trade_offices \
-                 WHERE key > $1 ORDER BY key LIMIT $2",
-            )
+            sqlx::query(concat!(
+                "SELECT ",
+                office_columns!(),
+                " FROM trade_offices o WHERE o.key > $1 ORDER BY o.key LIMIT $2"
+            ))
             .bind(after.unwrap_or(""))
             .bind(limit)
             .fetch_all(&self.pool)
@@ -1231,17 +1241,10 @@ macro_rules! repository_impl {
                 row.try_get("trade_office_candidates")?;
             let (documents, history) = read_children!(row, id);
             let verified: String = row.try_get("verified_json")?;
+            // The directory entry, when the join found one.
             let office_key: Option<String> = row.try_get("office_key")?;
             let office_entry = match office_key {
-                Some(key) => Some($crate::TradeOfficeEntry {
-                    key,
-                    name: row.try_get("office_name")?,
-                    address: row.try_get("office_address")?,
-                    email: row.try_get("office_email")?,
-                    phone: row.try_get("office_phone")?,
-                    website: row.try_get("office_website")?,
-                    updated_at: row.try_get("office_updated_at")?,
-                }),
+                Some(_) => Some($crate::shared::trade_office_from_row(&row)?),
                 None => None,
             };
             Ok(Some($crate::TradeRegistrationRecord {
@@ -1431,7 +1434,7 @@ where
     })
 }
 
-/// A `trade_offices` row, read the same way in both dialects.
+/// A `trade_offices` row selected with [`office_columns!`], read the same way in both dialects.
 pub(crate) fn trade_office_from_row<R>(row: &R) -> crate::Result<crate::TradeOfficeEntry>
 where
     R: sqlx::Row,
@@ -1441,13 +1444,13 @@ where
     for<'r> time::OffsetDateTime: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
 {
     Ok(crate::TradeOfficeEntry {
-        key: row.try_get("key")?,
-        name: row.try_get("name")?,
-        address: row.try_get("address")?,
-        email: row.try_get("email")?,
-        phone: row.try_get("phone")?,
-        website: row.try_get("website")?,
-        updated_at: row.try_get("updated_at")?,
+        key: row.try_get("office_key")?,
+        name: row.try_get("office_name")?,
+        address: row.try_get("office_address")?,
+        email: row.try_get("office_email")?,
+        phone: row.try_get("office_phone")?,
+        website: row.try_get("office_website")?,
+        updated_at: row.try_get("office_updated_at")?,
     })
 }
 

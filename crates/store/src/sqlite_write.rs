@@ -322,34 +322,27 @@ fn json(value: &serde_json::Value) -> Result<String> {
     serde_json::to_string(value).map_err(|e| StoreError::Corrupt(format!("JSON: {e}")))
 }
 
-/// The same classification as `From<sqlx::Error>`: constraint violations are conflicts
-/// (named by SQLite's message, as sqlx names them), the result codes of
-/// [`crate::is_unavailable`] are unavailability.
+/// The same classification as `From<sqlx::Error>`: unique, primary-key and foreign-key
+/// violations are conflicts (named by SQLite's message, as sqlx names them), the result codes
+/// of [`crate::sqlite_unavailable`] are unavailability.
 pub(crate) fn store_error(e: rusqlite::Error) -> StoreError {
-    use rusqlite::ErrorCode;
     const SQLITE_CONSTRAINT_FOREIGNKEY: i32 = 787;
     const SQLITE_CONSTRAINT_PRIMARYKEY: i32 = 1555;
     const SQLITE_CONSTRAINT_UNIQUE: i32 = 2067;
     match &e {
-        rusqlite::Error::SqliteFailure(f, message) => match f.code {
-            ErrorCode::ConstraintViolation
-                if matches!(
-                    f.extended_code,
-                    SQLITE_CONSTRAINT_FOREIGNKEY
-                        | SQLITE_CONSTRAINT_PRIMARYKEY
-                        | SQLITE_CONSTRAINT_UNIQUE
-                ) =>
-            {
-                StoreError::Conflict(message.clone().unwrap_or_else(|| e.to_string()))
-            }
-            ErrorCode::DatabaseBusy
-            | ErrorCode::DatabaseLocked
-            | ErrorCode::ReadOnly
-            | ErrorCode::SystemIoFailure
-            | ErrorCode::DiskFull
-            | ErrorCode::CannotOpen => StoreError::Unavailable(e.to_string()),
-            _ => StoreError::Embedded(e),
-        },
+        rusqlite::Error::SqliteFailure(f, message)
+            if matches!(
+                f.extended_code,
+                SQLITE_CONSTRAINT_FOREIGNKEY
+                    | SQLITE_CONSTRAINT_PRIMARYKEY
+                    | SQLITE_CONSTRAINT_UNIQUE
+            ) =>
+        {
+            StoreError::Conflict(message.clone().unwrap_or_else(|| e.to_string()))
+        }
+        rusqlite::Error::SqliteFailure(f, _) if crate::sqlite_unavailable(f.extended_code) => {
+            StoreError::Unavailable(e.to_string())
+        }
         _ => StoreError::Embedded(e),
     }
 }

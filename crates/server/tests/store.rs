@@ -268,4 +268,61 @@ backend_tests! {
         assert_eq!(app.state.repo.get_company(company).await.unwrap(), None, "no company without its case");
         assert_eq!(app.state.repo.get_document(case.documents[0].id).await.unwrap(), None);
     }
+    // Every write that changes a case's children (history, documents, identity verifications)
+    // shows in the next read of the case. On PostgreSQL the read takes them from columns of the
+    // case row that triggers keep (migration 0010), so a write path the triggers missed fails
+    // here: inserts (create, transition), upserts (verification), deletes and inserts (tax
+    // office assignment) and updates (a document rendered on first download).
+    async fn every_write_to_a_case_shows_in_its_read(backend) {
+        use store::{CaseFields, CaseKind};
+        let app = TestApp::spawn(backend).await.unwrap();
+        let repo = &app.state.repo;
+        let (provider, _) = app.provider("P").await;
+        let case = new_case(provider, Uuid::now_v7(), true);
+        repo.create_trade_registration(&case).await.unwrap();
+        let at = |s: i64| case.created_at + time::Duration::seconds(s);
+
+        let change = StatusChange { status: "submitted".into(), previous_status: Some("form-rendered".into()), actor: "operator:o".into(), reason: Some("alles da".into()), at: at(1) };
+        let mut receipt = case.documents[0].clone();
+        receipt.id = Uuid::now_v7();
+        receipt.doc_type = "submission-receipt".into();
+        receipt.storage_key = format!("trade/{}/receipt.pdf", case.id);
+        receipt.created_at = at(1);
+        let moved = repo.transition_case(CaseKind::Trade, case.id, "form-rendered", &change, std::slice::from_ref(&receipt), &CaseFields::default()).await.unwrap();
+        assert!(moved);
+        repo.verify_identity(case.id, 1, at(2), "operator:o").await.unwrap();
+        repo.verify_identity(case.id, 0, at(3), "operator:o").await.unwrap();
+        repo.verify_identity(case.id, 1, at(4), "operator:o").await.unwrap();
+
+        let read = repo.get_trade_registration(case.id).await.unwrap().unwrap();
+        let mut history = case.history.clone();
+        history.push(change);
+        assert_eq!(read.history, history);
+        assert_eq!(read.documents, vec![case.documents[0].clone(), receipt]);
+        assert_eq!(read.identity_verifications, vec![(0, at(3)), (1, at(4))]);
+        assert_eq!(read.status, "submitted");
+
+        // Tax: the office assignment replaces the XML (a delete and an insert in one
+        // transaction), and the new document's size is recorded on its first download.
+        let (company, _) = app.client_company(provider, "C").await;
+        let tax = new_tax_case(provider, company, Uuid::now_v7());
+        repo.create_tax_registration(&tax).await.unwrap();
+        let mut xml = tax.documents[0].clone();
+        xml.id = Uuid::now_v7();
+        xml.storage_key = format!("tax/{}/fse-2.xml", tax.id);
+        xml.size = None;
+        xml.sha256 = None;
+        let replaced = repo.assign_tax_office(tax.id, "2742", &["validated"], std::slice::from_ref(&xml)).await.unwrap();
+        assert_eq!(replaced, Some(vec![tax.documents[0].storage_key.clone()]));
+        assert_eq!(repo.get_tax_registration(tax.id).await.unwrap().unwrap().documents, vec![xml.clone()]);
+        assert!(repo.record_rendered(xml.id, 99, &[9; 32]).await.unwrap());
+        let read = repo.get_tax_registration(tax.id).await.unwrap().unwrap();
+        xml.size = Some(99);
+        xml.sha256 = Some(vec![9; 32]);
+        assert_eq!(read.documents, vec![xml]);
+        assert_eq!(read.history, tax.history);
+        // The other case's children are untouched.
+        let trade = repo.get_trade_registration(case.id).await.unwrap().unwrap();
+        assert_eq!(trade.documents.len(), 2);
+    }
 }

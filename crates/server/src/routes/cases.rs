@@ -152,6 +152,15 @@ pub async fn read_part(
     Ok(buf.freeze())
 }
 
+/// The stored request of a trade case as its domain type, read from the record in place (no copy
+/// of the JSON tree: the copy was a tenth of a GET's CPU on PostgreSQL).
+pub fn stored_trade(
+    case: &store::TradeRegistrationRecord,
+) -> Result<domain::trade::TradeRegistration, ApiError> {
+    serde::Deserialize::deserialize(&case.record)
+        .map_err(|e| ApiError::Internal(anyhow::anyhow!("stored record unreadable: {e}")))
+}
+
 /// The stored status of a case as its lifecycle type.
 pub fn stored_status<L: domain::lifecycle::Lifecycle>(status: &str) -> Result<L, ApiError> {
     L::parse(status)

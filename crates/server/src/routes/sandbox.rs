@@ -22,7 +22,6 @@ use bytes::Bytes;
 use domain::auth::Caller;
 use domain::company::Environment;
 use domain::lifecycle::{Lifecycle, TaxStatus, TradeStatus};
-use domain::trade::TradeRegistration;
 use serde::Serialize;
 use store::{DocumentRecord, TradePatch, TradeRegistrationRecord};
 use utoipa::ToSchema;
@@ -171,8 +170,7 @@ async fn complete_with_sample_licence(
 ) -> Result<(Moved<TradeStatus>, DocumentRecord), ApiError> {
     // Nothing is rendered or filled in for a case that cannot be completed (409).
     transitions::check_completable(case)?;
-    let reg: TradeRegistration = serde_json::from_value(case.record.clone())
-        .map_err(|e| ApiError::Internal(anyhow::anyhow!("stored record unreadable: {e}")))?;
+    let reg = cases::stored_trade(case)?;
     let now = cases::now_micros();
     let mut patch = TradePatch::default();
     let determined = case

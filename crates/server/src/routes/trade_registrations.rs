@@ -796,8 +796,7 @@ pub async fn get(
         .await?
         .ok_or(ApiError::NotFound)?;
     cases::ensure_visible(caller, case.provider_id, case.company_id)?;
-    let reg: TradeRegistration = serde_json::from_value(case.record.clone())
-        .map_err(|e| ApiError::Internal(anyhow::anyhow!("stored record unreadable: {e}")))?;
+    let reg = cases::stored_trade(&case)?;
     let verified = &case.identity_verifications;
     let legal_form = case
         .company_legal_form

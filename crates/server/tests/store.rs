@@ -270,9 +270,10 @@ backend_tests! {
     }
     // Every write that changes a case's children (history, documents, identity verifications)
     // shows in the next read of the case. On PostgreSQL the read takes them from columns of the
-    // case row that triggers keep (migration 0010), so a write path the triggers missed fails
-    // here: inserts (create, transition), upserts (verification), deletes and inserts (tax
-    // office assignment) and updates (a document rendered on first download).
+    // case row that each changing transaction refreshes (migration 0010), so a write path that
+    // forgets the refresh fails here: inserts (create, transition), upserts (verification),
+    // deletes and inserts (tax office assignment), updates (a document rendered on first
+    // download) and seeded copies.
     async fn every_write_to_a_case_shows_in_its_read(backend) {
         use store::{CaseFields, CaseKind};
         let app = TestApp::spawn(backend).await.unwrap();
@@ -324,5 +325,18 @@ backend_tests! {
         // The other case's children are untouched.
         let trade = repo.get_trade_registration(case.id).await.unwrap().unwrap();
         assert_eq!(trade.documents.len(), 2);
+
+        // Seeded copies of a case (`filing seed-trade-copies`) carry its history, not its
+        // documents.
+        assert_eq!(repo.seed_trade_copies(case.id, 3).await.unwrap(), Some(3));
+        let listed = repo.list_cases(CaseKind::Trade, &store::CaseFilter::default(), Some(case.id), 10).await.unwrap();
+        assert_eq!(listed.len(), 3);
+        for copy in listed {
+            let copy = repo.get_trade_registration(copy.id).await.unwrap().unwrap();
+            assert_ne!(copy.id, case.id);
+            assert_eq!(copy.history, trade.history);
+            assert_eq!(copy.documents, vec![]);
+            assert_eq!(copy.identity_verifications, vec![]);
+        }
     }
 }

@@ -1,6 +1,9 @@
 //! Statements that read the same in SQLite and PostgreSQL, expanded into both implementations.
 
-/// Inserts a case's documents and status history inside transaction `$tx`.
+/// Inserts a case's documents and status history inside transaction `$tx`. The caller then has
+/// the dialect bring its copy of the children up to date (`children_created` for a new case,
+/// `refresh_children` otherwise: PostgreSQL keeps the arrays in `case_children`, SQLite builds
+/// them in the read).
 macro_rules! insert_children {
     ($tx:ident, $case_id:expr, $kind:expr, $documents:expr, $history:expr) => {
         for d in $documents {
@@ -179,7 +182,7 @@ macro_rules! office_columns {
 /// identity verifications (`$children`, `$verified`: the dialect's JSON subqueries) and the
 /// directory entry of its trade office (`office_*`, NULL when the directory has none).
 macro_rules! trade_select {
-    ($children:literal, $verified:literal) => {
+    ($children:literal, $verified:literal, $join:literal) => {
         concat!(
             "SELECT t.id, t.company_id, t.provider_id, t.environment, t.package, t.status, \
              t.record, t.price_cents, t.city_fee_cents, t.is_paid, t.trade_office, \
@@ -191,8 +194,9 @@ macro_rules! trade_select {
             ", ",
             $verified,
             " FROM trade_registrations t LEFT JOIN companies c ON c.id = t.company_id \
-             LEFT JOIN trade_offices o ON o.key = (t.trade_office ->> 'key') \
-             WHERE t.id = $1"
+             LEFT JOIN trade_offices o ON o.key = (t.trade_office ->> 'key')",
+            $join,
+            " WHERE t.id = $1"
         )
     };
 }
@@ -203,7 +207,7 @@ macro_rules! trade_select {
 /// `$skip_locked` is the dialect's row-locking clause for the webhook claim (empty for SQLite,
 /// whose writers are serialised anyway).
 macro_rules! repository_impl {
-    ($repo:ty, $backend:literal, $skip_locked:literal, $children:literal, $verified:literal, { $($own:tt)* }) => {
+    ($repo:ty, $backend:literal, $skip_locked:literal, $children:literal, $verified:literal, $join:literal, { $($own:tt)* }) => {
     #[async_trait::async_trait]
     impl $crate::Repository for $repo {
         fn backend(&self) -> &'static str {
@@ -238,6 +242,7 @@ macro_rules! repository_impl {
             .execute(&mut *tx)
             .await?;
             insert_children!(tx, new.id, "trade", &new.documents, &new.history);
+            Self::children_created(&mut tx, new.id, &new.documents, &new.history).await?;
             complete_claim!(tx, &new.idempotency);
             tx.commit().await?;
             Ok(())
@@ -280,6 +285,7 @@ macro_rules! repository_impl {
             .execute(&mut *tx)
             .await?;
             insert_children!(tx, new.id, "tax", &new.documents, &new.history);
+            Self::children_created(&mut tx, new.id, &new.documents, &new.history).await?;
             complete_claim!(tx, &new.idempotency);
             tx.commit().await?;
             Ok(())
@@ -295,7 +301,9 @@ macro_rules! repository_impl {
                  t.status, t.record, t.tax_office_number, t.tax_office_lookup, t.tax_number, \
                  t.created_at, ",
                 $children,
-                " FROM tax_registrations t WHERE t.id = $1"
+                " FROM tax_registrations t",
+                $join,
+                " WHERE t.id = $1"
             ))
             .bind(id)
             .fetch_optional(&self.pool)
@@ -366,6 +374,7 @@ macro_rules! repository_impl {
                 apply_trade_patch!(tx, id, patch);
             }
             insert_children!(tx, id, kind.as_str(), documents, std::slice::from_ref(change));
+            Self::refresh_children(&mut tx, &[id]).await?;
             tx.commit().await?;
             Ok(true)
         }
@@ -377,6 +386,7 @@ macro_rules! repository_impl {
             at: time::OffsetDateTime,
             actor: &str,
         ) -> $crate::Result<()> {
+            let mut tx = self.writer.begin().await?;
             sqlx::query(
                 "INSERT INTO identity_verifications (case_id, owner_index, verified_at, actor) \
                  VALUES ($1, $2, $3, $4) ON CONFLICT (case_id, owner_index) DO UPDATE SET \
@@ -386,8 +396,10 @@ macro_rules! repository_impl {
             .bind(owner_index)
             .bind(at)
             .bind(actor)
-            .execute(&self.writer)
+            .execute(&mut *tx)
             .await?;
+            Self::refresh_children(&mut tx, &[case_id]).await?;
+            tx.commit().await?;
             Ok(())
         }
 
@@ -440,6 +452,7 @@ macro_rules! repository_impl {
             }
             let no_history: &[$crate::StatusChange] = &[];
             insert_children!(tx, id, "tax", documents, no_history);
+            Self::refresh_children(&mut tx, &[id]).await?;
             tx.commit().await?;
             Ok(Some(replaced))
         }
@@ -593,6 +606,8 @@ macro_rules! repository_impl {
                     }
                     q.execute(&mut *tx).await?;
                 }
+                let cases: Vec<uuid::Uuid> = ids.iter().map(|(_, case)| *case).collect();
+                Self::refresh_children(&mut tx, &cases).await?;
                 tx.commit().await?;
                 done += n;
             }
@@ -672,15 +687,25 @@ macro_rules! repository_impl {
             size: i64,
             sha256: &[u8],
         ) -> $crate::Result<bool> {
+            use sqlx::Row;
+            let mut tx = self.writer.begin().await?;
             let done = sqlx::query(
-                "UPDATE documents SET size = $1, sha256 = $2 WHERE id = $3 AND size IS NULL",
+                "UPDATE documents SET size = $1, sha256 = $2 WHERE id = $3 AND size IS NULL \
+                 RETURNING case_id",
             )
             .bind(size)
             .bind(sha256)
             .bind(id)
-            .execute(&self.writer)
+            .fetch_optional(&mut *tx)
             .await?;
-            Ok(done.rows_affected() == 1)
+            let Some(row) = done else {
+                tx.rollback().await?;
+                return Ok(false);
+            };
+            let case_id: uuid::Uuid = row.try_get("case_id")?;
+            Self::refresh_children(&mut tx, &[case_id]).await?;
+            tx.commit().await?;
+            Ok(true)
         }
 
         async fn storage_key_known(&self, key: &str) -> $crate::Result<bool> {
@@ -1219,7 +1244,7 @@ macro_rules! repository_impl {
 
     impl $repo {
         /// The statement of a trade registration read, in this dialect.
-        pub(crate) const TRADE_SELECT: &'static str = trade_select!($children, $verified);
+        pub(crate) const TRADE_SELECT: &'static str = trade_select!($children, $verified, $join);
 
         /// A trade registration read through the pool: one statement, the children as JSON.
         pub(crate) async fn trade_pooled(
@@ -1504,6 +1529,71 @@ pub(crate) fn history_from_json(json: &str) -> crate::Result<Vec<crate::StatusCh
             })
         })
         .collect()
+}
+
+/// The JSON of [`history_from_json`], for a new case's history (PostgreSQL's `case_children`).
+pub(crate) fn history_to_json(history: &[crate::StatusChange]) -> crate::Result<String> {
+    let rows = history
+        .iter()
+        .map(|h| {
+            Ok((
+                &h.status,
+                &h.previous_status,
+                &h.actor,
+                &h.reason,
+                rfc3339(h.at)?,
+            ))
+        })
+        .collect::<crate::Result<Vec<_>>>()?;
+    serde_json::to_string(&rows).map_err(|e| crate::StoreError::Corrupt(e.to_string()))
+}
+
+/// The JSON of [`documents_from_json`], for a new case's documents (PostgreSQL's
+/// `case_children`), in the order PostgreSQL's `refresh_case_children` gives them: by creation
+/// time, owner (none last) and type (bytewise).
+pub(crate) fn documents_to_json(documents: &[crate::DocumentRecord]) -> crate::Result<String> {
+    let mut sorted: Vec<&crate::DocumentRecord> = documents.iter().collect();
+    sorted.sort_by(|a, b| {
+        (
+            a.created_at,
+            a.owner_index.is_none(),
+            a.owner_index,
+            a.doc_type.as_bytes(),
+        )
+            .cmp(&(
+                b.created_at,
+                b.owner_index.is_none(),
+                b.owner_index,
+                b.doc_type.as_bytes(),
+            ))
+    });
+    let rows = sorted
+        .into_iter()
+        .map(|d| {
+            Ok((
+                d.id.simple().to_string(),
+                &d.case_kind,
+                d.owner_index,
+                &d.doc_type,
+                &d.name,
+                &d.storage_key,
+                &d.content_type,
+                d.size,
+                d.sha256.as_deref().map(to_hex),
+                rfc3339(d.created_at)?,
+            ))
+        })
+        .collect::<crate::Result<Vec<_>>>()?;
+    serde_json::to_string(&rows).map_err(|e| crate::StoreError::Corrupt(e.to_string()))
+}
+
+fn rfc3339(at: time::OffsetDateTime) -> crate::Result<String> {
+    at.format(&time::format_description::well_known::Rfc3339)
+        .map_err(|e| crate::StoreError::Corrupt(format!("timestamp {at}: {e}")))
+}
+
+fn to_hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The documents as the `documents_json` column gives them: `[[id (hex), case_kind,

@@ -73,6 +73,24 @@ impl Readers {
 }
 
 impl SqliteRepository {
+    /// Nothing to do: SQLite builds a case's child arrays in the read (see PostgreSQL's).
+    pub(crate) async fn children_created(
+        _tx: &mut sqlx::SqliteConnection,
+        _case: uuid::Uuid,
+        _documents: &[crate::DocumentRecord],
+        _history: &[crate::StatusChange],
+    ) -> Result<()> {
+        Ok(())
+    }
+
+    /// Nothing to do: SQLite builds a case's child arrays in the read (see PostgreSQL's).
+    pub(crate) async fn refresh_children(
+        _tx: &mut sqlx::SqliteConnection,
+        _cases: &[uuid::Uuid],
+    ) -> Result<()> {
+        Ok(())
+    }
+
     /// Opens (creating when missing) the database file and applies migrations.
     ///
     /// `synchronous = FULL`: a write the API acknowledged survives a power loss, not only a
@@ -261,6 +279,8 @@ repository_impl!(
     (SELECT json_group_array(json_array(lower(hex(id)), case_kind, owner_index, doc_type, name, storage_key, content_type, size, iif(sha256 IS NULL, NULL, lower(hex(sha256))), created_at) ORDER BY created_at, owner_index, doc_type) FROM documents WHERE case_id = t.id) AS documents_json",
     // Only trade cases have identity verifications.
     "(SELECT json_group_array(json_array(owner_index, verified_at) ORDER BY owner_index) FROM identity_verifications WHERE case_id = t.id) AS verified_json",
+    // No join: the arrays are built above.
+    "",
     {}
 );
 

@@ -695,3 +695,23 @@ pub async fn connect_with(url: &str, settings: PoolSettings) -> Result<Arc<dyn R
 pub(crate) fn decode_kind(s: &str) -> Result<KeyKind> {
     KeyKind::parse(s).ok_or_else(|| StoreError::Corrupt(format!("unknown key kind {s:?}")))
 }
+
+/// The migrations of `migrator` before `version`, to build a database as an older release left
+/// it (the migration tests of both dialects).
+#[cfg(test)]
+pub(crate) fn migrations_before(
+    migrator: &sqlx::migrate::Migrator,
+    version: i64,
+) -> sqlx::migrate::Migrator {
+    sqlx::migrate::Migrator {
+        migrations: std::borrow::Cow::Owned(
+            migrator
+                .migrations
+                .iter()
+                .filter(|m| m.version < version)
+                .cloned()
+                .collect(),
+        ),
+        ..sqlx::migrate::Migrator::DEFAULT
+    }
+}

@@ -269,17 +269,7 @@ mod tests {
         };
         {
             let mut conn = PgConnection::connect(&url).await.unwrap();
-            let before = sqlx::migrate::Migrator {
-                migrations: std::borrow::Cow::Owned(
-                    MIGRATOR
-                        .migrations
-                        .iter()
-                        .filter(|m| m.version < 10)
-                        .cloned()
-                        .collect(),
-                ),
-                ..sqlx::migrate::Migrator::DEFAULT
-            };
+            let before = crate::migrations_before(&MIGRATOR, 10);
             assert_eq!(before.migrations.len(), 9);
             before.run(&mut conn).await.unwrap();
             sqlx::raw_sql(

@@ -714,17 +714,7 @@ mod tests {
             .create_if_missing(true);
         {
             let mut conn = options.connect().await.unwrap();
-            let before = sqlx::migrate::Migrator {
-                migrations: std::borrow::Cow::Owned(
-                    MIGRATOR
-                        .migrations
-                        .iter()
-                        .filter(|m| m.version < 9)
-                        .cloned()
-                        .collect(),
-                ),
-                ..sqlx::migrate::Migrator::DEFAULT
-            };
+            let before = crate::migrations_before(&MIGRATOR, 9);
             assert_eq!(before.migrations.len(), 8);
             before.run(&mut conn).await.unwrap();
         }

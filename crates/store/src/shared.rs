@@ -1587,7 +1587,9 @@ pub(crate) fn documents_to_json(documents: &[crate::DocumentRecord]) -> crate::R
     serde_json::to_string(&rows).map_err(|e| crate::StoreError::Corrupt(e.to_string()))
 }
 
-fn rfc3339(at: time::OffsetDateTime) -> crate::Result<String> {
+/// A timestamp as RFC 3339 text: how sqlx stores it in SQLite (the rusqlite writes use it too)
+/// and how [`timestamp`] reads it back from the child arrays.
+pub(crate) fn rfc3339(at: time::OffsetDateTime) -> crate::Result<String> {
     at.format(&time::format_description::well_known::Rfc3339)
         .map_err(|e| crate::StoreError::Corrupt(format!("timestamp {at}: {e}")))
 }

@@ -14,11 +14,10 @@ use std::time::Duration;
 
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, ToSql, Transaction, TransactionBehavior};
-use time::format_description::well_known::Rfc3339;
 
 use crate::shared::{
     COMPLETE_CLAIM, EventTarget, INSERT_CLIENT_COMPANY, INSERT_DOCUMENT, INSERT_HISTORY,
-    INSERT_TAX, INSERT_TRADE, INSERT_WEBHOOK_MESSAGE,
+    INSERT_TAX, INSERT_TRADE, INSERT_WEBHOOK_MESSAGE, rfc3339,
 };
 use crate::{
     DocumentRecord, IdempotentAnswer, NewClientCompany, NewTaxRegistration, NewTradeRegistration,
@@ -104,7 +103,7 @@ fn write_case(conn: &mut Connection, case: &NewCase) -> Result<()> {
             let record = json(&t.record)?;
             let office = t.trade_office.as_ref().map(json).transpose()?;
             let candidates = t.trade_office_candidates.as_ref().map(json).transpose()?;
-            let at = timestamp(t.created_at)?;
+            let at = rfc3339(t.created_at)?;
             let args: [&dyn ToSql; 12] = [
                 &uuid(&t.id),
                 &uuid(&t.company_id),
@@ -126,7 +125,7 @@ fn write_case(conn: &mut Connection, case: &NewCase) -> Result<()> {
         NewCase::Tax(t) => {
             let record = json(&t.record)?;
             let lookup = t.tax_office_lookup.as_ref().map(json).transpose()?;
-            let at = timestamp(t.created_at)?;
+            let at = rfc3339(t.created_at)?;
             let list_key = uuid::Uuid::now_v7();
             let args: [&dyn ToSql; 12] = [
                 &uuid(&t.id),
@@ -171,7 +170,7 @@ fn insert_company(
         &c.legal_form,
         &c.registration_number,
         &address,
-        &timestamp(created_at)?,
+        &rfc3339(created_at)?,
     ];
     execute(tx, INSERT_CLIENT_COMPANY, &args).map(drop)
 }
@@ -189,7 +188,7 @@ fn insert_documents(tx: &Transaction<'_>, documents: &[DocumentRecord]) -> Resul
             &d.content_type,
             &d.size,
             &d.sha256,
-            &timestamp(d.created_at)?,
+            &rfc3339(d.created_at)?,
         ];
         execute(tx, INSERT_DOCUMENT, &args)?;
     }
@@ -210,7 +209,7 @@ fn insert_history(
             &h.previous_status,
             &h.actor,
             &h.reason,
-            &timestamp(h.at)?,
+            &rfc3339(h.at)?,
         ];
         execute(tx, INSERT_HISTORY, &args)?;
     }
@@ -272,7 +271,7 @@ fn emit_events(
             &m.event_type,
             &m.body,
             &m.next_attempt_us,
-            &timestamp(m.at)?,
+            &rfc3339(m.at)?,
         ];
         execute(tx, INSERT_WEBHOOK_MESSAGE, &args)?;
     }
@@ -309,12 +308,6 @@ fn execute(tx: &Transaction<'_>, sql: &str, args: &[&dyn ToSql]) -> Result<usize
 /// An id as sqlx stores it in SQLite: its 16 bytes.
 fn uuid(id: &uuid::Uuid) -> &[u8] {
     id.as_bytes().as_slice()
-}
-
-/// A timestamp as sqlx stores it in SQLite: RFC 3339 text.
-fn timestamp(t: time::OffsetDateTime) -> Result<String> {
-    t.format(&Rfc3339)
-        .map_err(|e| StoreError::Corrupt(format!("timestamp {t}: {e}")))
 }
 
 /// JSON as sqlx stores it in SQLite (`Json<T>`): its compact text.

@@ -352,7 +352,15 @@ backend_tests! {
         create_trade(&app, &pkey, "self").await;
         let got = slow.wait_for(2).await;
         assert_eq!(got[0].id(), got[1].id());
-        let (_, b) = json(app.get(&format!("/v1/webhook-endpoints/{eid}/deliveries"), Some(&pkey)).send().await.unwrap()).await;
+        // The receiver has the second attempt before the worker has recorded its answer.
+        let mut b = Value::Null;
+        for _ in 0..100 {
+            b = json(app.get(&format!("/v1/webhook-endpoints/{eid}/deliveries"), Some(&pkey)).send().await.unwrap()).await.1;
+            if b["response"]["deliveries"].as_array().unwrap().len() >= 2 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
         let list = b["response"]["deliveries"].as_array().unwrap();
         assert_eq!(list.len(), 2, "{b}");
         assert_eq!(list[1]["error"], "timed out", "{}", list[1]);

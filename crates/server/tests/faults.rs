@@ -538,9 +538,26 @@ async fn postgres_going_away_is_503_within_the_timeout_and_recovers() {
     let (_, operator) = app.operator("Ops").await;
     let (s, b, _) = create(&app, &key, None).await;
     assert_eq!(s, 201, "{b}");
+    let case = format!(
+        "{PATH}/{}",
+        b["response"]["trade_registration_id"].as_str().unwrap()
+    );
     let files = files_in(&documents_dir(&app));
+    // Reads use connections of their own (store::postgres::ReadConnections); leave one idle.
+    let (s, b) = json(app.get(&case, Some(&key)).send().await.unwrap()).await;
+    assert_eq!(s, 200, "{b}");
 
     proxy.cut().await;
+    // The idle read connection is dead and a new one is refused.
+    let started = Instant::now();
+    let res = app.get(&case, Some(&key)).send().await.unwrap();
+    let retry = res
+        .headers()
+        .get("retry-after")
+        .map(|v| v.to_str().unwrap().parse().unwrap());
+    let (s, b) = json(res).await;
+    assert_unavailable(s, &b, retry);
+    assert!(started.elapsed() < DB_TIMEOUT + Duration::from_secs(4));
     for _ in 0..2 {
         // The pooled connections are dead and new ones are refused.
         let started = Instant::now();
@@ -560,6 +577,8 @@ async fn postgres_going_away_is_503_within_the_timeout_and_recovers() {
 
     // The server is back: the pool reconnects by itself.
     proxy.restore();
+    let (s, b) = json(app.get(&case, Some(&key)).send().await.unwrap()).await;
+    assert_eq!(s, 200, "read after the outage: {b}");
     let (s, b, _) = create(&app, &key, None).await;
     assert_eq!(s, 201, "after the outage: {b}");
     let (s, _) = json(app.get("/healthz", None).send().await.unwrap()).await;

@@ -2,6 +2,7 @@
 
 use std::str::FromStr;
 
+use futures::future::BoxFuture;
 use sqlx::PgPool;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
@@ -13,6 +14,119 @@ pub struct PostgresRepository {
     pool: PgPool,
     /// The same pool: PostgreSQL has no single-writer lock to queue for (see `sqlite.rs`).
     writer: PgPool,
+    /// Connections of their own for single-statement reads, without sqlx's pings.
+    readers: ReadConnections,
+}
+
+/// Connections for reads of one statement (a case, a document, a key), kept outside sqlx's
+/// pool: the pool pings a connection before handing it out and again, in a task of its own, when
+/// it comes back, so a read through it costs three round trips to PostgreSQL instead of one
+/// (BENCHMARKS.md: under GET load those round trips were most of the context switches).
+///
+/// Without a ping, a connection that died while idle (the server restarted, the network dropped
+/// it) is found out by the read itself: a read that fails that way on a reused connection runs
+/// again once on a newly opened one, which reads may (they change nothing). A read cancelled midway
+/// drops its connection. Waiting for a connection, connecting and the statement together are
+/// bounded by the pool's acquire timeout; past it the read is [`StoreError::Unavailable`].
+pub(crate) struct ReadConnections {
+    options: PgConnectOptions,
+    idle: std::sync::Mutex<Vec<sqlx::PgConnection>>,
+    /// At most this many connections exist (idle or in use).
+    slots: tokio::sync::Semaphore,
+    timeout: std::time::Duration,
+}
+
+impl ReadConnections {
+    /// Connections per instance, beside the pool's 16: two cores keep no more than a few
+    /// statements in flight.
+    const MAX: usize = 8;
+
+    fn new(options: PgConnectOptions, timeout: std::time::Duration) -> Self {
+        Self {
+            options,
+            idle: std::sync::Mutex::new(Vec::new()),
+            slots: tokio::sync::Semaphore::new(Self::MAX),
+            timeout,
+        }
+    }
+
+    fn take_idle(&self) -> Option<sqlx::PgConnection> {
+        self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop()
+    }
+
+    fn put_back(&self, conn: sqlx::PgConnection) {
+        self.idle
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(conn);
+    }
+
+    /// Runs `read` (one statement, no writes) on a connection of its own; see the type.
+    pub(crate) async fn run<T>(
+        &self,
+        read: impl for<'c> Fn(&'c mut sqlx::PgConnection) -> BoxFuture<'c, sqlx::Result<T>>,
+    ) -> Result<T> {
+        use sqlx::Connection;
+        let work = async {
+            let _slot = self
+                .slots
+                .acquire()
+                .await
+                .map_err(|_| StoreError::Unavailable("read connections closed".into()))?;
+            let mut retried = false;
+            loop {
+                // The second attempt takes a new connection: the other idle ones may have died
+                // with the first (a server restart ends them all).
+                let idle = if retried { None } else { self.take_idle() };
+                let (mut conn, reused) = match idle {
+                    Some(conn) => (conn, true),
+                    None => (
+                        sqlx::PgConnection::connect_with(&self.options).await?,
+                        false,
+                    ),
+                };
+                match read(&mut conn).await {
+                    Ok(value) => {
+                        self.put_back(conn);
+                        return Ok(value);
+                    }
+                    Err(e) if connection_lost(&e) => {
+                        drop(conn);
+                        if reused && !retried {
+                            retried = true;
+                            tracing::debug!(error = %e, "idle read connection was lost; reading again on a new one");
+                            continue;
+                        }
+                        return Err(e.into());
+                    }
+                    Err(e) => {
+                        self.put_back(conn);
+                        return Err(e.into());
+                    }
+                }
+            }
+        };
+        match tokio::time::timeout(self.timeout, work).await {
+            Ok(done) => done,
+            Err(_) => Err(StoreError::Unavailable(format!(
+                "no answer from PostgreSQL within {:?}",
+                self.timeout
+            ))),
+        }
+    }
+}
+
+/// Whether an error means the connection is gone (as opposed to a statement that failed on a
+/// working connection): I/O, TLS and protocol errors, SQLSTATE class 08 and `57P01`..`57P03`
+/// (the server ended the session).
+fn connection_lost(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::Protocol(_) => true,
+        sqlx::Error::Database(db) => db
+            .code()
+            .is_some_and(|c| c.starts_with("08") || matches!(&*c, "57P01" | "57P02" | "57P03")),
+        _ => false,
+    }
 }
 
 impl PostgresRepository {
@@ -64,13 +178,22 @@ impl PostgresRepository {
             .max_connections(16)
             .acquire_timeout(settings.acquire_timeout)
             .test_before_acquire(true)
-            .connect_with(options)
+            .connect_with(options.clone())
             .await?;
         MIGRATOR.run(&pool).await?;
         Ok(Self {
             writer: pool.clone(),
             pool,
+            readers: ReadConnections::new(options, settings.acquire_timeout),
         })
+    }
+
+    /// Runs a read of one statement on a connection outside the pool ([`ReadConnections`]).
+    pub(crate) async fn read<T>(
+        &self,
+        read: impl for<'c> Fn(&'c mut sqlx::PgConnection) -> BoxFuture<'c, sqlx::Result<T>>,
+    ) -> Result<T> {
+        self.readers.run(read).await
     }
 
     /// PostgreSQL reads always go through the pool (no on-thread path, see `sqlite.rs`).
@@ -317,6 +440,76 @@ mod tests {
             [(0, time::macros::datetime!(2026-01-03 0:00 UTC))]
         );
         repo.pool.close().await;
+        drop_database(&name, admin).await;
+    }
+
+    /// Ends every session of database `name` but the caller's (as a server restart would).
+    async fn end_sessions(admin: &mut PgConnection, name: &str) -> i64 {
+        let ended: Vec<bool> = sqlx::query_scalar(
+            "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity \
+             WHERE datname = $1 AND pid <> pg_backend_pid()",
+        )
+        .bind(name)
+        .fetch_all(admin)
+        .await
+        .unwrap();
+        ended.len() as i64
+    }
+
+    /// Reads run on connections kept outside the pool and never pinged: one the server ended
+    /// while it sat idle fails the read, which then runs again on a new connection. The caller
+    /// sees no error. Writes still go through the pool, which pings.
+    #[tokio::test]
+    async fn a_read_on_a_connection_the_server_ended_is_run_again() {
+        let Some((url, name, mut admin)) = fresh_database().await else {
+            return;
+        };
+        let repo = PostgresRepository::connect(&url, PoolSettings::default())
+            .await
+            .unwrap();
+        let provider = repo.create_provider("P").await.unwrap();
+        let key = crate::ApiKeyRecord {
+            prefix: "rfs_p_abc".into(),
+            hash: vec![1; 32],
+            kind: domain::auth::KeyKind::Provider,
+            company_id: Some(provider.id),
+            operator_id: None,
+            created_at: time::OffsetDateTime::now_utc(),
+            revoked_at: None,
+            company_provider_id: None,
+        };
+        repo.insert_api_key(&key).await.unwrap();
+        // Two reads at once leave two idle read connections, both of which the server ends.
+        let (a, b) = tokio::join!(
+            repo.find_api_key("rfs_p_abc"),
+            repo.get_company(provider.id)
+        );
+        assert_eq!(a.unwrap().unwrap().company_id, Some(provider.id));
+        assert_eq!(b.unwrap().unwrap().name, "P");
+        assert_eq!(repo.readers.idle.lock().unwrap().len(), 2);
+
+        assert!(end_sessions(&mut admin, &name).await >= 2);
+        for _ in 0..3 {
+            let found = repo.find_api_key("rfs_p_abc").await.unwrap();
+            assert_eq!(found.unwrap().prefix, "rfs_p_abc");
+        }
+        assert!(
+            repo.get_document(uuid::Uuid::now_v7())
+                .await
+                .unwrap()
+                .is_none()
+        );
+        // A statement that fails on a working connection is not run again, and its connection
+        // stays.
+        let before = repo.readers.idle.lock().unwrap().len();
+        let err = repo
+            .read(|c| Box::pin(sqlx::query("SELECT 1/0").execute(c)))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, StoreError::Database(_)), "{err:?}");
+        assert_eq!(repo.readers.idle.lock().unwrap().len(), before);
+        repo.pool.close().await;
+        drop(repo);
         drop_database(&name, admin).await;
     }
 }

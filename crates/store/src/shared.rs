@@ -296,7 +296,7 @@ macro_rules! repository_impl {
             id: uuid::Uuid,
         ) -> $crate::Result<Option<$crate::TaxRegistrationRecord>> {
             use sqlx::Row;
-            let row = sqlx::query(concat!(
+            const SELECT: &str = concat!(
                 "SELECT t.id, t.company_id, t.provider_id, t.environment, t.package, t.legal_form, \
                  t.status, t.record, t.tax_office_number, t.tax_office_lookup, t.tax_number, \
                  t.created_at, ",
@@ -304,10 +304,10 @@ macro_rules! repository_impl {
                 " FROM tax_registrations t",
                 $join,
                 " WHERE t.id = $1"
-            ))
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
+            );
+            let row = self
+                .read(|c| Box::pin(sqlx::query(SELECT).bind(id).fetch_optional(c)))
+                .await?;
             let Some(row) = row else { return Ok(None) };
             let environment: String = row.try_get("environment")?;
             let record: sqlx::types::Json<serde_json::Value> = row.try_get("record")?;
@@ -671,13 +671,11 @@ macro_rules! repository_impl {
             &self,
             id: uuid::Uuid,
         ) -> $crate::Result<Option<$crate::DocumentRecord>> {
-            let row = sqlx::query(
-                "SELECT id, case_id, case_kind, owner_index, doc_type, name, storage_key, content_type, \
-                 size, sha256, created_at FROM documents WHERE id = $1",
-            )
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
+            const SELECT: &str = "SELECT id, case_id, case_kind, owner_index, doc_type, name, \
+                 storage_key, content_type, size, sha256, created_at FROM documents WHERE id = $1";
+            let row = self
+                .read(|c| Box::pin(sqlx::query(SELECT).bind(id).fetch_optional(c)))
+                .await?;
             row.as_ref().map($crate::shared::document_from_row).transpose()
         }
 
@@ -1023,13 +1021,11 @@ macro_rules! repository_impl {
             id: uuid::Uuid,
         ) -> $crate::Result<Option<domain::company::Company>> {
             use sqlx::Row;
-            let row = sqlx::query(
-                "SELECT id, kind, name, provider_id, environment, legal_form, registration_number, \
-                 business_address, created_at FROM companies WHERE id = $1",
-            )
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
+            const SELECT: &str = "SELECT id, kind, name, provider_id, environment, legal_form, \
+                 registration_number, business_address, created_at FROM companies WHERE id = $1";
+            let row = self
+                .read(|c| Box::pin(sqlx::query(SELECT).bind(id).fetch_optional(c)))
+                .await?;
             let Some(row) = row else { return Ok(None) };
             let kind: String = row.try_get("kind")?;
             let environment: Option<String> = row.try_get("environment")?;
@@ -1105,14 +1101,12 @@ macro_rules! repository_impl {
 
         async fn find_api_key(&self, prefix: &str) -> $crate::Result<Option<$crate::ApiKeyRecord>> {
             use sqlx::Row;
-            let row = sqlx::query(
-                "SELECT k.prefix, k.hash, k.kind, k.company_id, k.operator_id, k.created_at, \
-                 k.revoked_at, c.provider_id AS company_provider_id \
-                 FROM api_keys k LEFT JOIN companies c ON c.id = k.company_id WHERE k.prefix = $1",
-            )
-            .bind(prefix)
-            .fetch_optional(&self.pool)
-            .await?;
+            const SELECT: &str = "SELECT k.prefix, k.hash, k.kind, k.company_id, k.operator_id, \
+                 k.created_at, k.revoked_at, c.provider_id AS company_provider_id \
+                 FROM api_keys k LEFT JOIN companies c ON c.id = k.company_id WHERE k.prefix = $1";
+            let row = self
+                .read(|c| Box::pin(sqlx::query(SELECT).bind(prefix.to_string()).fetch_optional(c)))
+                .await?;
             let Some(row) = row else { return Ok(None) };
             let kind: String = row.try_get("kind")?;
             Ok(Some($crate::ApiKeyRecord {
@@ -1254,10 +1248,9 @@ macro_rules! repository_impl {
             use sqlx::Row;
             // One statement: the history, documents and identity verifications come along as
             // JSON arrays (`$children`), and the company's name and legal form by a join.
-            let row = sqlx::query(Self::TRADE_SELECT)
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
+            let row = self
+                .read(|c| Box::pin(sqlx::query(Self::TRADE_SELECT).bind(id).fetch_optional(c)))
+                .await?;
             let Some(row) = row else { return Ok(None) };
             let environment: String = row.try_get("environment")?;
             let record: sqlx::types::Json<serde_json::Value> = row.try_get("record")?;

@@ -2,6 +2,7 @@
 
 use std::str::FromStr;
 
+use futures::future::BoxFuture;
 use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
@@ -157,6 +158,16 @@ impl SqliteRepository {
                 "SQLite write not run: {e}"
             ))),
         })
+    }
+
+    /// Runs a read of one statement on a connection of the pool (the reads of PostgreSQL use
+    /// connections of their own, see `postgres.rs`).
+    pub(crate) async fn read<T>(
+        &self,
+        read: impl for<'c> Fn(&'c mut sqlx::SqliteConnection) -> BoxFuture<'c, sqlx::Result<T>>,
+    ) -> Result<T> {
+        let mut conn = self.pool.acquire().await?;
+        Ok(read(&mut conn).await?)
     }
 
     /// A trade registration read on the calling thread; `None` when this cannot be done now

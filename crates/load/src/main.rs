@@ -96,7 +96,10 @@ struct Args {
     keep: bool,
 }
 
-#[tokio::main]
+// One thread: the tool shares the two cores with the server and PostgreSQL, and a second worker
+// only added wake-ups between its threads (a single-threaded tool measured 5-10 % more of the
+// same server, BENCHMARKS.md). One thread keeps up with 32 connections: it is mostly waiting.
+#[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let binary = match &args.server {

@@ -382,11 +382,12 @@ mod tests {
         drop_database(&name, admin).await;
     }
 
-    /// Migration 0010 on a database with cases from before it: their history, documents and
-    /// identity verifications are copied onto the case rows, so the reads (which take them from
-    /// there now) still show them. Needs `TEST_DATABASE_URL` (CI sets it).
+    /// Migrations 0010 and 0011 on a database with cases from before them: their history,
+    /// documents and identity verifications are copied into `case_children`, so the reads (which
+    /// take them from there now) still show them, and the `jsonb` record becomes `json` with the
+    /// same content. Needs `TEST_DATABASE_URL` (CI sets it).
     #[tokio::test]
-    async fn migration_0010_fills_the_children_of_existing_cases() {
+    async fn migrations_0010_and_0011_keep_existing_cases_readable() {
         let Some((url, name, admin)) = fresh_database().await else {
             return;
         };
@@ -403,7 +404,8 @@ mod tests {
                  INSERT INTO trade_registrations (id, company_id, provider_id, environment, package, \
                    status, record, price_cents, created_at, updated_at) VALUES \
                    ('00000000-0000-0000-0000-0000000000d1', '00000000-0000-0000-0000-0000000000c1', \
-                    '00000000-0000-0000-0000-0000000000a1', 'sandbox', 'self', 'submitted', '{}', 4900, \
+                    '00000000-0000-0000-0000-0000000000a1', 'sandbox', 'self', 'submitted', \
+                    '{\"name\": \"Müller & Söhne\", \"owners\": [{\"first_name\": \"Zoë\"}], \"n\": 1.5, \"ref\": null}', 4900, \
                     '2026-01-02T03:04:05Z', '2026-01-02T03:04:05Z'); \
                  INSERT INTO status_history (case_id, case_kind, status, previous_status, actor, at) VALUES \
                    ('00000000-0000-0000-0000-0000000000d1', 'trade', 'initiated', NULL, 'system', '2026-01-02T03:04:05.5Z'), \
@@ -439,6 +441,19 @@ mod tests {
             case.identity_verifications,
             [(0, time::macros::datetime!(2026-01-03 0:00 UTC))]
         );
+        // 0011: the record, stored as `jsonb` then, is `json` now and reads the same.
+        assert_eq!(
+            case.record,
+            serde_json::json!({"name": "Müller & Söhne", "owners": [{"first_name": "Zoë"}], "n": 1.5, "ref": null})
+        );
+        let types: Vec<String> = sqlx::query_scalar(
+            "SELECT data_type FROM information_schema.columns \
+             WHERE column_name = 'record' ORDER BY table_name",
+        )
+        .fetch_all(&repo.pool)
+        .await
+        .unwrap();
+        assert_eq!(types, ["json", "json"]);
         repo.pool.close().await;
         drop_database(&name, admin).await;
     }

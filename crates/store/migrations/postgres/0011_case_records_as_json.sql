@@ -6,6 +6,7 @@
 -- webhook messages' `record ->> 'client_reference'`, which `json` has too, and no index covers a
 -- record. Writes still bind `jsonb` parameters; the assignment cast stores their text.
 --
--- Rewrites both tables once, under an exclusive lock (about a minute per million cases).
+-- Rewrites both tables once, under an exclusive lock: 30 s for a million trade cases on the
+-- benchmark machine (2.4 GB of table and indexes before, 2.0 GB after).
 ALTER TABLE trade_registrations ALTER COLUMN record TYPE json USING record::json;
 ALTER TABLE tax_registrations ALTER COLUMN record TYPE json USING record::json;

@@ -1,7 +1,7 @@
 //! Storage faults, made for real against the running app: a read-only documents directory
 //! (`chattr +i`), a full documents disk (a small tmpfs), an SQLite database whose write lock another connection holds, a PostgreSQL
-//! server that drops and refuses connections (a TCP proxy in the test that is cut and
-//! restored), and a PostgreSQL database that turns read-only. Each time: while the fault lasts,
+//! server that drops and refuses connections or accepts them and never answers (a TCP proxy in
+//! the test that is cut, stalled and restored), and a PostgreSQL database that turns read-only. Each time: while the fault lasts,
 //! a create is answered 503 `SERVICE_UNAVAILABLE` (with `Retry-After` and a request id) and no
 //! half case or stray file is left; once it clears, the same request succeeds without
 //! restarting the app.
@@ -399,6 +399,20 @@ impl Proxy {
     fn restore(&self) {
         self.serve(Self::bind(self.addr));
     }
+
+    /// Drops every open connection, then accepts new ones and never answers on them (a server
+    /// that hangs, or a network that swallows packets). [`Proxy::restore`] ends it.
+    async fn stall(&self) {
+        self.cut().await;
+        let listener = Self::bind(self.addr);
+        let task = tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((socket, _)) = listener.accept().await {
+                held.push(socket);
+            }
+        });
+        *self.accept.lock().unwrap() = Some(task.abort_handle());
+    }
 }
 
 /// The same database URL with another host and port.
@@ -584,6 +598,68 @@ async fn postgres_going_away_is_503_within_the_timeout_and_recovers() {
     let (s, _) = json(app.get("/healthz", None).send().await.unwrap()).await;
     assert_eq!(s, 200);
     assert_eq!(listed_cases(&app, &operator).await, 2);
+}
+
+/// PostgreSQL that accepts connections and never answers: reads (on their own connections) and
+/// creates (through the pool) are 503 within the database timeout, not left waiting, and both
+/// work again once it answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_not_answering_is_503_within_the_timeout() {
+    if common::pg_base_url().is_none() {
+        eprintln!("skipped: TEST_DATABASE_URL is not set");
+        return;
+    }
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let direct = common::fresh_database(Backend::Postgres, dir.path())
+        .await
+        .unwrap();
+    let proxy = Proxy::start(pg_server(&direct)).await;
+    let app = TestApp::spawn_on(via(&direct, proxy.addr), dir, short_db_timeout()).await;
+    let (_, key) = app.provider("Plattform GmbH").await;
+    let (s, b, _) = create(&app, &key, None).await;
+    assert_eq!(s, 201, "{b}");
+    let case = format!(
+        "{PATH}/{}",
+        b["response"]["trade_registration_id"].as_str().unwrap()
+    );
+
+    proxy.stall().await;
+    for _ in 0..2 {
+        let started = Instant::now();
+        let res = app.get(&case, Some(&key)).send().await.unwrap();
+        let retry = res
+            .headers()
+            .get("retry-after")
+            .map(|v| v.to_str().unwrap().parse().unwrap());
+        let (s, b) = json(res).await;
+        assert_unavailable(s, &b, retry);
+        let waited = started.elapsed();
+        eprintln!("read with the database hanging: 503 after {waited:?}");
+        assert!(
+            waited >= DB_TIMEOUT / 2 && waited < DB_TIMEOUT + Duration::from_secs(3),
+            "{waited:?}"
+        );
+
+        let started = Instant::now();
+        let (s, b, retry) = create(&app, &key, None).await;
+        assert_unavailable(s, &b, retry);
+        assert!(
+            started.elapsed() < DB_TIMEOUT + Duration::from_secs(4),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+    assert_eq!(count_rows(&direct, "trade_registrations").await, 1);
+
+    if let Some(a) = proxy.accept.lock().unwrap().take() {
+        a.abort();
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    proxy.restore();
+    let (s, b) = json(app.get(&case, Some(&key)).send().await.unwrap()).await;
+    assert_eq!(s, 200, "read after the database answers again: {b}");
+    let (s, b, _) = create(&app, &key, None).await;
+    assert_eq!(s, 201, "create after the database answers again: {b}");
 }
 
 /// Sets `default_transaction_read_only` of the database and ends its sessions (waiting for

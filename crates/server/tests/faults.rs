@@ -25,9 +25,16 @@ const PATH: &str = "/v1/trade-registration";
 /// lock before it is answered 503.
 const DB_TIMEOUT: Duration = Duration::from_secs(1);
 
+/// The database timeout of [`DB_TIMEOUT`], and API keys remembered as in production: a create
+/// then authenticates from the cache during a fault and reaches its own statements (the
+/// transaction through the pool), instead of stopping at the key lookup (a read on
+/// `ReadConnections`).
 fn short_db_timeout() -> Options {
     Options {
-        tweak: Box::new(|c| c.db_timeout = DB_TIMEOUT),
+        tweak: Box::new(|c| {
+            c.db_timeout = DB_TIMEOUT;
+            c.key_cache = Duration::from_secs(300);
+        }),
         ..Default::default()
     }
 }

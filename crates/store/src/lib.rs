@@ -84,9 +84,9 @@ impl From<sqlx::Error> for StoreError {
 /// the busy timeout), `READONLY`, `IOERR`, `FULL` and `CANTOPEN`. PostgreSQL (SQLSTATE):
 /// class 08 (connection exception), class 53 (insufficient resources: disk full, out of
 /// memory, too many connections), class 58 (system error, e.g. I/O), `57P01`..`57P03`
-/// (admin or crash shutdown, cannot connect now), `57014` (statement cancelled, e.g. by a
-/// statement timeout) and `25006` (read-only transaction: a standby or a database set
-/// read-only).
+/// (admin or crash shutdown, cannot connect now), `57P05` (idle session timeout), `57014`
+/// (statement cancelled, e.g. by a statement timeout), `55P03` (lock not available within
+/// `lock_timeout`) and `25006` (read-only transaction: a standby or a database set read-only).
 pub fn is_unavailable(db: &dyn sqlx::error::DatabaseError) -> bool {
     let Some(code) = db.code() else {
         return false;
@@ -100,7 +100,10 @@ pub fn is_unavailable(db: &dyn sqlx::error::DatabaseError) -> bool {
         code.starts_with("08")
             || code.starts_with("53")
             || code.starts_with("58")
-            || matches!(&*code, "57P01" | "57P02" | "57P03" | "57014" | "25006")
+            || matches!(
+                &*code,
+                "57P01" | "57P02" | "57P03" | "57P05" | "57014" | "55P03" | "25006"
+            )
     } else {
         false
     }

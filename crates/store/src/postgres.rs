@@ -25,23 +25,44 @@ pub struct PostgresRepository {
 ///
 /// Without a ping, a connection that died while idle (the server restarted, the network dropped
 /// it) is found out by the read itself: a read that fails that way on a reused connection runs
-/// again once on a newly opened one, which reads may (they change nothing). A read cancelled midway
-/// drops its connection. Waiting for a connection, connecting and the statement together are
-/// bounded by the pool's acquire timeout; past it the read is [`StoreError::Unavailable`].
+/// again once on a newly opened one, which reads may (they change nothing). A read cancelled
+/// midway drops its connection. Like the pool, connections are replaced after
+/// [`Self::MAX_IDLE`] unused or [`Self::MAX_LIFETIME`] in all (so reads follow a failover), and
+/// connecting is retried while the server refuses (restarting, too many connections).
+///
+/// Waiting for a connection, connecting and the statement together are bounded by the pool's
+/// acquire timeout; past it the read is [`StoreError::Unavailable`]. The same bound is each
+/// connection's `statement_timeout` and `lock_timeout`, so a read given up on here does not keep
+/// a backend waiting (a lock held by a migration, say) while a new one takes its slot.
 pub(crate) struct ReadConnections {
     options: PgConnectOptions,
-    idle: std::sync::Mutex<Vec<sqlx::PgConnection>>,
+    idle: std::sync::Mutex<Vec<Idle>>,
     /// At most this many connections exist (idle or in use).
     slots: tokio::sync::Semaphore,
     timeout: std::time::Duration,
+}
+
+/// An idle read connection and its age.
+struct Idle {
+    conn: sqlx::PgConnection,
+    opened: std::time::Instant,
+    since: std::time::Instant,
 }
 
 impl ReadConnections {
     /// Connections per instance, beside the pool's 16: two cores keep no more than a few
     /// statements in flight.
     const MAX: usize = 8;
+    /// sqlx's pool defaults.
+    const MAX_IDLE: std::time::Duration = std::time::Duration::from_secs(10 * 60);
+    const MAX_LIFETIME: std::time::Duration = std::time::Duration::from_secs(30 * 60);
 
     fn new(options: PgConnectOptions, timeout: std::time::Duration) -> Self {
+        let millis = timeout.as_millis().max(1).to_string();
+        let options = options.options([
+            ("statement_timeout", millis.as_str()),
+            ("lock_timeout", millis.as_str()),
+        ]);
         Self {
             options,
             idle: std::sync::Mutex::new(Vec::new()),
@@ -50,15 +71,44 @@ impl ReadConnections {
         }
     }
 
-    fn take_idle(&self) -> Option<sqlx::PgConnection> {
-        self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop()
+    /// The most recently used idle connection that is not too old (older ones are closed).
+    fn take_idle(&self) -> Option<(sqlx::PgConnection, std::time::Instant)> {
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        while let Some(i) = idle.pop() {
+            if i.since.elapsed() < Self::MAX_IDLE && i.opened.elapsed() < Self::MAX_LIFETIME {
+                return Some((i.conn, i.opened));
+            }
+        }
+        None
     }
 
-    fn put_back(&self, conn: sqlx::PgConnection) {
+    fn put_back(&self, conn: sqlx::PgConnection, opened: std::time::Instant) {
         self.idle
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push(conn);
+            .push(Idle {
+                conn,
+                opened,
+                since: std::time::Instant::now(),
+            });
+    }
+
+    /// A new connection; while the server refuses them (starting, restarting, at its
+    /// connection limit), tried again after 10 ms, 20 ms, ... up to 1 s apart, until the caller's
+    /// timeout ends the wait.
+    async fn connect(&self) -> sqlx::Result<sqlx::PgConnection> {
+        use sqlx::Connection;
+        let mut pause = std::time::Duration::from_millis(10);
+        loop {
+            match sqlx::PgConnection::connect_with(&self.options).await {
+                Err(e) if refused_for_now(&e) => {
+                    tracing::debug!(error = %e, "PostgreSQL refused a read connection; trying again");
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(std::time::Duration::from_secs(1));
+                }
+                done => return done,
+            }
+        }
     }
 
     /// Runs `read` (one statement, no writes) on a connection of its own; see the type.
@@ -66,7 +116,6 @@ impl ReadConnections {
         &self,
         read: impl for<'c> Fn(&'c mut sqlx::PgConnection) -> BoxFuture<'c, sqlx::Result<T>>,
     ) -> Result<T> {
-        use sqlx::Connection;
         let work = async {
             let _slot = self
                 .slots
@@ -78,16 +127,13 @@ impl ReadConnections {
                 // The second attempt takes a new connection: the other idle ones may have died
                 // with the first (a server restart ends them all).
                 let idle = if retried { None } else { self.take_idle() };
-                let (mut conn, reused) = match idle {
-                    Some(conn) => (conn, true),
-                    None => (
-                        sqlx::PgConnection::connect_with(&self.options).await?,
-                        false,
-                    ),
+                let (mut conn, opened, reused) = match idle {
+                    Some((conn, opened)) => (conn, opened, true),
+                    None => (self.connect().await?, std::time::Instant::now(), false),
                 };
                 match read(&mut conn).await {
                     Ok(value) => {
-                        self.put_back(conn);
+                        self.put_back(conn, opened);
                         return Ok(value);
                     }
                     Err(e) if connection_lost(&e) => {
@@ -100,7 +146,7 @@ impl ReadConnections {
                         return Err(e.into());
                     }
                     Err(e) => {
-                        self.put_back(conn);
+                        self.put_back(conn, opened);
                         return Err(e.into());
                     }
                 }
@@ -116,16 +162,40 @@ impl ReadConnections {
     }
 }
 
+/// A database error as PostgreSQL's, if it is one.
+fn pg_error(e: &sqlx::Error) -> Option<&sqlx::postgres::PgDatabaseError> {
+    match e {
+        sqlx::Error::Database(db) => db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>(),
+        _ => None,
+    }
+}
+
 /// Whether an error means the connection is gone (as opposed to a statement that failed on a
-/// working connection): I/O, TLS and protocol errors, SQLSTATE class 08 and `57P01`..`57P03`
-/// (the server ended the session).
+/// working connection): I/O, TLS and protocol errors, SQLSTATE class 08, and any error of
+/// severity `FATAL` or `PANIC` (the server ended the session: shutdown `57P01`..`57P03`, idle
+/// session timeout `57P05`, a terminated backend, ...).
 fn connection_lost(e: &sqlx::Error) -> bool {
+    use sqlx::postgres::PgSeverity;
     match e {
         sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::Protocol(_) => true,
-        sqlx::Error::Database(db) => db
-            .code()
-            .is_some_and(|c| c.starts_with("08") || matches!(&*c, "57P01" | "57P02" | "57P03")),
-        _ => false,
+        _ => pg_error(e).is_some_and(|db| {
+            db.code().starts_with("08")
+                || matches!(db.severity(), PgSeverity::Fatal | PgSeverity::Panic)
+        }),
+    }
+}
+
+/// Whether a failed connect is worth trying again shortly, as sqlx's pool does: refused or reset
+/// (the server is not listening yet), too many connections (`53300`), starting up (`57P03`).
+fn refused_for_now(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Io(io) => matches!(
+            io.kind(),
+            std::io::ErrorKind::ConnectionRefused
+                | std::io::ErrorKind::ConnectionReset
+                | std::io::ErrorKind::ConnectionAborted
+        ),
+        _ => pg_error(e).is_some_and(|db| matches!(db.code(), "53300" | "57P03")),
     }
 }
 
@@ -479,9 +549,15 @@ mod tests {
         let Some((url, name, mut admin)) = fresh_database().await else {
             return;
         };
-        let repo = PostgresRepository::connect(&url, PoolSettings::default())
-            .await
-            .unwrap();
+        let repo = PostgresRepository::connect(
+            &url,
+            PoolSettings {
+                acquire_timeout: std::time::Duration::from_secs(1),
+                ..PoolSettings::default()
+            },
+        )
+        .await
+        .unwrap();
         let provider = repo.create_provider("P").await.unwrap();
         let key = crate::ApiKeyRecord {
             prefix: "rfs_p_abc".into(),
@@ -504,10 +580,14 @@ mod tests {
         assert_eq!(repo.readers.idle.lock().unwrap().len(), 2);
 
         assert!(end_sessions(&mut admin, &name).await >= 2);
-        for _ in 0..3 {
-            let found = repo.find_api_key("rfs_p_abc").await.unwrap();
-            assert_eq!(found.unwrap().prefix, "rfs_p_abc");
-        }
+        // Two reads at once take one dead connection each; each reads again on a new one.
+        let (a, b) = tokio::join!(
+            repo.find_api_key("rfs_p_abc"),
+            repo.get_company(provider.id)
+        );
+        assert_eq!(a.unwrap().unwrap().prefix, "rfs_p_abc");
+        assert_eq!(b.unwrap().unwrap().name, "P");
+        assert_eq!(repo.readers.idle.lock().unwrap().len(), 2);
         assert!(
             repo.get_document(uuid::Uuid::now_v7())
                 .await
@@ -523,6 +603,26 @@ mod tests {
             .unwrap_err();
         assert!(matches!(err, StoreError::Database(_)), "{err:?}");
         assert_eq!(repo.readers.idle.lock().unwrap().len(), before);
+        // ... and still works.
+        let found = repo.find_api_key("rfs_p_abc").await.unwrap();
+        assert_eq!(found.unwrap().prefix, "rfs_p_abc");
+        // A statement past the timeout (1 s here) is a storage fault (503, not 500), and the
+        // server ends it too (`statement_timeout`) instead of running it on for nobody.
+        let err = repo
+            .read(|c| Box::pin(sqlx::query("SELECT pg_sleep(5)").execute(c)))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, StoreError::Unavailable(_)), "{err:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        let sleeping: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_stat_activity \
+             WHERE datname = $1 AND state = 'active' AND query LIKE 'SELECT pg_sleep%'",
+        )
+        .bind(&name)
+        .fetch_one(&mut admin)
+        .await
+        .unwrap();
+        assert_eq!(sleeping, 0, "the abandoned statement still runs");
         repo.pool.close().await;
         drop(repo);
         drop_database(&name, admin).await;

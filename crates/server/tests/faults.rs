@@ -422,6 +422,56 @@ impl Proxy {
     }
 }
 
+/// An app on a fresh PostgreSQL database reached through a [`Proxy`], with a provider key and
+/// one trade case created (`case` is its path); `None` (skipped) without `TEST_DATABASE_URL`.
+struct Proxied {
+    app: TestApp,
+    proxy: Arc<Proxy>,
+    direct: String,
+    key: String,
+    case: String,
+}
+
+impl Proxied {
+    async fn start() -> Option<Self> {
+        if common::pg_base_url().is_none() {
+            eprintln!("skipped: TEST_DATABASE_URL is not set");
+            return None;
+        }
+        let dir = Arc::new(tempfile::tempdir().unwrap());
+        let direct = common::fresh_database(Backend::Postgres, dir.path())
+            .await
+            .unwrap();
+        let proxy = Proxy::start(pg_server(&direct)).await;
+        let app = TestApp::spawn_on(via(&direct, proxy.addr), dir, short_db_timeout()).await;
+        let (_, key) = app.provider("Plattform GmbH").await;
+        let (s, b, _) = create(&app, &key, None).await;
+        assert_eq!(s, 201, "{b}");
+        let case = format!(
+            "{PATH}/{}",
+            b["response"]["trade_registration_id"].as_str().unwrap()
+        );
+        Some(Proxied {
+            app,
+            proxy,
+            direct,
+            key,
+            case,
+        })
+    }
+}
+
+/// Status, body and `Retry-After` of a GET of `case`.
+async fn read(app: &TestApp, case: &str, key: &str) -> (u16, Value, Option<u64>) {
+    let res = app.get(case, Some(key)).send().await.unwrap();
+    let retry = res
+        .headers()
+        .get("retry-after")
+        .map(|v| v.to_str().unwrap().parse().unwrap());
+    let (s, b) = json(res).await;
+    (s, b, retry)
+}
+
 /// The same database URL with another host and port.
 fn via(url: &str, addr: SocketAddr) -> String {
     let mut u = url::Url::parse(url).unwrap();
@@ -545,24 +595,17 @@ async fn postgres_not_up_yet_at_start_is_waited_for() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_going_away_is_503_within_the_timeout_and_recovers() {
-    if common::pg_base_url().is_none() {
-        eprintln!("skipped: TEST_DATABASE_URL is not set");
+    let Some(Proxied {
+        app,
+        proxy,
+        direct,
+        key,
+        case,
+    }) = Proxied::start().await
+    else {
         return;
-    }
-    let dir = Arc::new(tempfile::tempdir().unwrap());
-    let direct = common::fresh_database(Backend::Postgres, dir.path())
-        .await
-        .unwrap();
-    let proxy = Proxy::start(pg_server(&direct)).await;
-    let app = TestApp::spawn_on(via(&direct, proxy.addr), dir, short_db_timeout()).await;
-    let (_, key) = app.provider("Plattform GmbH").await;
+    };
     let (_, operator) = app.operator("Ops").await;
-    let (s, b, _) = create(&app, &key, None).await;
-    assert_eq!(s, 201, "{b}");
-    let case = format!(
-        "{PATH}/{}",
-        b["response"]["trade_registration_id"].as_str().unwrap()
-    );
     let files = files_in(&documents_dir(&app));
     // Reads use connections of their own (store::postgres::ReadConnections); leave one idle.
     let (s, b) = json(app.get(&case, Some(&key)).send().await.unwrap()).await;
@@ -571,12 +614,7 @@ async fn postgres_going_away_is_503_within_the_timeout_and_recovers() {
     proxy.cut().await;
     // The idle read connection is dead and a new one is refused.
     let started = Instant::now();
-    let res = app.get(&case, Some(&key)).send().await.unwrap();
-    let retry = res
-        .headers()
-        .get("retry-after")
-        .map(|v| v.to_str().unwrap().parse().unwrap());
-    let (s, b) = json(res).await;
+    let (s, b, retry) = read(&app, &case, &key).await;
     assert_unavailable(s, &b, retry);
     assert!(started.elapsed() < DB_TIMEOUT + Duration::from_secs(4));
     for _ in 0..2 {
@@ -612,33 +650,21 @@ async fn postgres_going_away_is_503_within_the_timeout_and_recovers() {
 /// work again once it answers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_not_answering_is_503_within_the_timeout() {
-    if common::pg_base_url().is_none() {
-        eprintln!("skipped: TEST_DATABASE_URL is not set");
+    let Some(Proxied {
+        app,
+        proxy,
+        direct,
+        key,
+        case,
+    }) = Proxied::start().await
+    else {
         return;
-    }
-    let dir = Arc::new(tempfile::tempdir().unwrap());
-    let direct = common::fresh_database(Backend::Postgres, dir.path())
-        .await
-        .unwrap();
-    let proxy = Proxy::start(pg_server(&direct)).await;
-    let app = TestApp::spawn_on(via(&direct, proxy.addr), dir, short_db_timeout()).await;
-    let (_, key) = app.provider("Plattform GmbH").await;
-    let (s, b, _) = create(&app, &key, None).await;
-    assert_eq!(s, 201, "{b}");
-    let case = format!(
-        "{PATH}/{}",
-        b["response"]["trade_registration_id"].as_str().unwrap()
-    );
+    };
 
     proxy.stall().await;
     for _ in 0..2 {
         let started = Instant::now();
-        let res = app.get(&case, Some(&key)).send().await.unwrap();
-        let retry = res
-            .headers()
-            .get("retry-after")
-            .map(|v| v.to_str().unwrap().parse().unwrap());
-        let (s, b) = json(res).await;
+        let (s, b, retry) = read(&app, &case, &key).await;
         assert_unavailable(s, &b, retry);
         let waited = started.elapsed();
         eprintln!("read with the database hanging: 503 after {waited:?}");

@@ -252,12 +252,12 @@ macro_rules! repository_impl {
             &self,
             id: uuid::Uuid,
         ) -> $crate::Result<Option<$crate::TradeRegistrationRecord>> {
-            // The dialect may answer on the calling thread (SQLite: `read_trade_on_thread`);
-            // otherwise, or when it cannot right now, through the pool.
+            // The dialect may answer on the calling thread (SQLite: `trade_on_thread`);
+            // otherwise, or when it cannot right now, through sqlx and the dialect's `read`.
             if let Some(done) = self.trade_on_thread(id) {
                 return done;
             }
-            self.trade_pooled(id).await
+            self.trade_via_sqlx(id).await
         }
 
         async fn create_tax_registration(
@@ -1240,8 +1240,9 @@ macro_rules! repository_impl {
         /// The statement of a trade registration read, in this dialect.
         pub(crate) const TRADE_SELECT: &'static str = trade_select!($children, $verified, $join);
 
-        /// A trade registration read through the pool: one statement, the children as JSON.
-        pub(crate) async fn trade_pooled(
+        /// A trade registration read through sqlx on the dialect's `read` connections (SQLite:
+        /// its pool; PostgreSQL: `ReadConnections`): one statement, the children as JSON.
+        pub(crate) async fn trade_via_sqlx(
             &self,
             id: uuid::Uuid,
         ) -> $crate::Result<Option<$crate::TradeRegistrationRecord>> {

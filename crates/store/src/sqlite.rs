@@ -402,7 +402,7 @@ mod tests {
             .unwrap();
 
         let on_thread = repo.trade_on_thread(id).expect("answered").unwrap();
-        let pooled = repo.trade_pooled(id).await.unwrap();
+        let pooled = repo.trade_via_sqlx(id).await.unwrap();
         assert!(on_thread.is_some());
         assert_eq!(on_thread, pooled);
         let record = on_thread.unwrap();
@@ -606,7 +606,7 @@ mod tests {
             d.sort_by(|a, b| a.doc_type.cmp(&b.doc_type));
             d
         };
-        let read = repos[0].trade_pooled(trade.id).await.unwrap().unwrap();
+        let read = repos[0].trade_via_sqlx(trade.id).await.unwrap().unwrap();
         assert_eq!(
             (read.record, read.documents, read.history),
             (

@@ -42,6 +42,18 @@ fn tax_example() -> domain::tax::TaxRegistration {
     serde_json::from_value(v).expect("example fits the model")
 }
 
+/// Owner names for `gewa1_varied`, each with letters the others lack.
+const NAMES: [(&str, &str); 8] = [
+    ("Ömer", "Yılmaz"),
+    ("Zoë", "Kowalczyk"),
+    ("Jürgen", "Quast"),
+    ("Łucja", "Wróbel"),
+    ("Bjørn", "Håkansson"),
+    ("Fatoş", "Çelik"),
+    ("Vítězslav", "Dvořák"),
+    ("Ægidius", "Þórsson"),
+];
+
 fn bench(c: &mut Criterion) {
     let timestamp = time::macros::datetime!(2025-03-20 09:30:00 UTC);
     let own = example("trade-registration-self");
@@ -72,6 +84,24 @@ fn bench(c: &mut Criterion) {
     };
     c.bench_function("gewa1", |b| {
         b.iter(|| forms::render_gewa1(&own, 0, &gewa1_ctx).expect("renders"))
+    });
+    // The same form for owners with different names, in turn: every document needs a different
+    // set of value glyphs, as in production, so nothing can be reused from the previous render.
+    let varied: Vec<TradeRegistration> = NAMES
+        .iter()
+        .map(|(first, last)| {
+            let mut reg = own.clone();
+            reg.owners[0].first_name = (*first).into();
+            reg.owners[0].last_name = (*last).into();
+            reg
+        })
+        .collect();
+    let mut turn = 0usize;
+    c.bench_function("gewa1_varied", |b| {
+        b.iter(|| {
+            turn = (turn + 1) % varied.len();
+            forms::render_gewa1(&varied[turn], 0, &gewa1_ctx).expect("renders")
+        })
     });
     c.bench_function("power_of_attorney", |b| {
         b.iter(|| forms::render_power_of_attorney(&assisted, 1, &poa_ctx).expect("renders"))

@@ -314,7 +314,13 @@ mod tests {
             eprintln!("TEST_DATABASE_URL is not set: skipped");
             return None;
         };
-        let name = format!("filing_t_{}", uuid::Uuid::new_v4().simple());
+        // The process id lets the server tests drop it if this test dies before it does
+        // (`drop_databases_of_ended_runs` in `crates/server/tests/common`).
+        let name = format!(
+            "filing_t_{}_{}",
+            std::process::id(),
+            uuid::Uuid::new_v4().simple()
+        );
         let mut admin = sqlx::PgConnection::connect(&base).await.unwrap();
         sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
             .execute(&mut admin)

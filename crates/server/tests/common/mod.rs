@@ -27,17 +27,23 @@ pub fn pg_base_url() -> Option<String> {
 }
 
 /// A database URL of its own for one test: an SQLite file in `dir`, or a new PostgreSQL
-/// database (`filing_t_<uuid>`) on the test server. `None` when PostgreSQL is not configured.
+/// database (`filing_t_<pid>_<uuid>`) on the test server. `None` when PostgreSQL is not
+/// configured.
 pub async fn fresh_database(backend: Backend, dir: &std::path::Path) -> Option<String> {
     match backend {
         Backend::Sqlite => Some(format!("sqlite://{}", dir.join("filing.db").display())),
         Backend::Postgres => {
             use sqlx::Connection;
             let base = pg_base_url()?;
-            let name = format!("filing_t_{}", Uuid::new_v4().simple());
+            let name = format!(
+                "filing_t_{}_{}",
+                std::process::id(),
+                Uuid::new_v4().simple()
+            );
             let mut conn = sqlx::PgConnection::connect(&base)
                 .await
                 .expect("TEST_DATABASE_URL must reach a PostgreSQL server");
+            drop_databases_of_ended_runs(&mut conn).await;
             sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
                 .execute(&mut conn)
                 .await
@@ -55,6 +61,41 @@ pub async fn fresh_database(backend: Backend, dir: &std::path::Path) -> Option<S
             };
             Some(format!("{server}/{name}{query}"))
         }
+    }
+}
+
+/// Drops, once per test process, the test databases whose process has ended.
+///
+/// A test's database outlives the test: servers of several `TestApp`s share it, and `Drop` can't
+/// wait for PostgreSQL. The name carries the creating process's id instead, so the next run
+/// removes what earlier runs (passed, failed or killed) left, and never a database that a test
+/// process running beside it still uses. Names without a process id come from older test
+/// binaries. Linux only: elsewhere there is no `/proc` to ask, and nothing is dropped.
+async fn drop_databases_of_ended_runs(conn: &mut sqlx::PgConnection) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static SWEPT: AtomicBool = AtomicBool::new(false);
+    if !cfg!(target_os = "linux") || SWEPT.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    let names: Vec<String> =
+        sqlx::query_scalar("SELECT datname FROM pg_database WHERE datname LIKE 'filing\\_t\\_%'")
+            .fetch_all(&mut *conn)
+            .await
+            .expect("list test databases");
+    for name in names {
+        let pid = name
+            .strip_prefix("filing_t_")
+            .and_then(|rest| rest.split_once('_'))
+            .and_then(|(pid, _)| pid.parse::<u32>().ok());
+        if pid.is_some_and(|pid| std::path::Path::new(&format!("/proc/{pid}")).exists()) {
+            continue;
+        }
+        // Another process may be dropping it at the same moment; either way it goes.
+        let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"
+        )))
+        .execute(&mut *conn)
+        .await;
     }
 }
 

@@ -80,6 +80,27 @@ async fn connect_waiting(
     }
 }
 
+/// The document store the configuration names: the local folder, or the S3 bucket, which must
+/// answer (wrong endpoint, credentials or bucket name stop the start with the reason).
+pub async fn open_documents(
+    storage: &crate::config::StorageConfig,
+) -> anyhow::Result<DocumentStore> {
+    use anyhow::Context;
+    match &storage.documents_s3 {
+        None => Ok(DocumentStore::local(&storage.documents_dir)?),
+        Some(s3) => {
+            // object_store talks to the bucket through reqwest and rustls, as webhooks do.
+            crate::webhooks::install_tls();
+            let documents = DocumentStore::s3(s3)?;
+            documents
+                .check()
+                .await
+                .with_context(|| format!("cannot reach the document bucket {:?}", s3.bucket))?;
+            Ok(documents)
+        }
+    }
+}
+
 pub async fn build_state(config: Config) -> anyhow::Result<Arc<AppState>> {
     use anyhow::Context;
     crate::webhooks::install_tls();
@@ -102,7 +123,7 @@ pub async fn build_state(config: Config) -> anyhow::Result<Arc<AppState>> {
     let repo = connect_waiting(&config.storage.database_url, pool, wait)
         .await
         .context("cannot open the database")?;
-    let documents = DocumentStore::local(&config.storage.documents_dir)?;
+    let documents = open_documents(&config.storage).await?;
     let secret = match &config.signing_secret {
         Some(s) => s.as_bytes().to_vec(),
         None => crate::links::load_or_create_secret(&config.storage.data_dir)

@@ -307,7 +307,7 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
             }
             let storage = cli.common.storage()?;
             let repo = open_store(&cli.common).await?;
-            let documents = store::documents::DocumentStore::local(&storage.documents_dir)?;
+            let documents = crate::app::open_documents(&storage).await?;
             // An age beyond the representable past keeps every file.
             let cutoff = i64::try_from(older_than)
                 .ok()

@@ -23,6 +23,21 @@ pub struct CommonArgs {
     #[arg(long, env = "FILING_DOCUMENTS_DIR", global = true)]
     pub documents_dir: Option<PathBuf>,
 
+    /// Store documents in an S3 bucket instead of a directory: `s3://BUCKET[/PREFIX]`.
+    /// Credentials, region and endpoint come from the AWS variables (`AWS_ACCESS_KEY_ID`,
+    /// `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`, `AWS_ENDPOINT`, `AWS_ALLOW_HTTP`).
+    #[arg(long, env = "FILING_DOCUMENTS_URL", global = true)]
+    pub documents_url: Option<String>,
+
+    /// Bound on one request to the document bucket, retries included (seconds).
+    #[arg(
+        long,
+        env = "FILING_DOCUMENTS_TIMEOUT_SECS",
+        default_value = "30",
+        global = true
+    )]
+    pub documents_timeout_secs: String,
+
     /// Log format: `text` or `json`.
     #[arg(long, env = "FILING_LOG_FORMAT", default_value = "text", global = true)]
     pub log_format: String,
@@ -238,6 +253,8 @@ pub struct StorageConfig {
     pub data_dir: PathBuf,
     pub database_url: String,
     pub documents_dir: PathBuf,
+    /// Set when documents live in an S3 bucket; `documents_dir` is then unused.
+    pub documents_s3: Option<store::documents::S3Settings>,
 }
 
 /// Validated settings of the whole service.
@@ -377,12 +394,54 @@ impl CommonArgs {
             .documents_dir
             .clone()
             .unwrap_or_else(|| self.data_dir.join("documents"));
+        let documents_s3 = match &self.documents_url {
+            None => None,
+            Some(_) if self.documents_dir.is_some() => {
+                return Err(bad(
+                    "FILING_DOCUMENTS_URL",
+                    self.documents_url.as_deref().unwrap_or_default(),
+                    "set either FILING_DOCUMENTS_DIR or FILING_DOCUMENTS_URL, not both",
+                ));
+            }
+            Some(url) => Some(s3_settings(url, &self.documents_timeout_secs)?),
+        };
         Ok(StorageConfig {
             data_dir: self.data_dir.clone(),
             database_url,
             documents_dir,
+            documents_s3,
         })
     }
+}
+
+/// `s3://BUCKET[/PREFIX]`: a bucket name as S3 allows them (3 to 63 lower-case letters, digits,
+/// dots and hyphens), and an optional key prefix.
+fn s3_settings(url: &str, timeout_secs: &str) -> Result<store::documents::S3Settings, ConfigError> {
+    let expected = "expected s3://BUCKET or s3://BUCKET/PREFIX";
+    let rest = url
+        .strip_prefix("s3://")
+        .ok_or_else(|| bad("FILING_DOCUMENTS_URL", url, expected))?;
+    let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+    let bucket_ok = (3..=63).contains(&bucket.len())
+        && bucket
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'.' || b == b'-');
+    if !bucket_ok {
+        return Err(bad("FILING_DOCUMENTS_URL", url, expected));
+    }
+    let timeout = Duration::from_secs(parse_positive(
+        "FILING_DOCUMENTS_TIMEOUT_SECS",
+        timeout_secs,
+    )?);
+    Ok(store::documents::S3Settings {
+        bucket: bucket.to_owned(),
+        prefix: prefix.trim_matches('/').to_owned(),
+        endpoint: None,
+        region: None,
+        credentials: None,
+        allow_http: false,
+        timeout,
+    })
 }
 
 /// Hides a password in a database URL before it is printed.
@@ -624,11 +683,66 @@ mod tests {
             data_dir: "./data".into(),
             database_url: None,
             documents_dir: None,
+            documents_url: None,
+            documents_timeout_secs: "30".into(),
             log_format: "text".into(),
             log: "info".into(),
             operator_name: DEFAULT_OPERATOR_NAME.into(),
             operator_address: DEFAULT_OPERATOR_ADDRESS.into(),
         }
+    }
+
+    #[test]
+    fn a_documents_url_names_a_bucket_and_a_prefix() {
+        let with = |url: &str| CommonArgs {
+            documents_url: Some(url.into()),
+            ..common()
+        };
+        let s3 = with("s3://filing-docs/prod/eu/").storage().unwrap();
+        let s3 = s3.documents_s3.expect("S3 settings");
+        assert_eq!(
+            (s3.bucket.as_str(), s3.prefix.as_str()),
+            ("filing-docs", "prod/eu")
+        );
+        assert_eq!(s3.timeout, Duration::from_secs(30));
+        assert!(s3.credentials.is_none() && s3.endpoint.is_none() && !s3.allow_http);
+        let s3 = with("s3://my.bucket-1")
+            .storage()
+            .unwrap()
+            .documents_s3
+            .unwrap();
+        assert_eq!(
+            (s3.bucket.as_str(), s3.prefix.as_str()),
+            ("my.bucket-1", "")
+        );
+        assert!(common().storage().unwrap().documents_s3.is_none());
+
+        for bad in [
+            "s3://",
+            "s3://ab",
+            "s3://Upper",
+            "s3://under_score/x",
+            "https://b.example/x",
+            "bucket",
+        ] {
+            let e = with(bad).storage().unwrap_err().to_string();
+            assert!(
+                e.contains("FILING_DOCUMENTS_URL") && e.contains("s3://BUCKET"),
+                "{bad}: {e}"
+            );
+        }
+        let both = CommonArgs {
+            documents_dir: Some("/srv/docs".into()),
+            ..with("s3://filing-docs")
+        };
+        let e = both.storage().unwrap_err().to_string();
+        assert!(e.contains("not both"), "{e}");
+        let zero = CommonArgs {
+            documents_timeout_secs: "0".into(),
+            ..with("s3://filing-docs")
+        };
+        let e = zero.storage().unwrap_err().to_string();
+        assert!(e.contains("FILING_DOCUMENTS_TIMEOUT_SECS"), "{e}");
     }
 
     #[test]

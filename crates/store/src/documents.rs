@@ -26,6 +26,40 @@ impl std::fmt::Debug for DocumentStore {
     }
 }
 
+/// An S3 bucket for documents (see [`DocumentStore::s3`]).
+#[derive(Clone)]
+pub struct S3Settings {
+    pub bucket: String,
+    /// Key prefix inside the bucket ("" for none).
+    pub prefix: String,
+    /// Another endpoint than AWS's (MinIO, Ceph, a test server), e.g. `http://127.0.0.1:9000`.
+    pub endpoint: Option<String>,
+    pub region: Option<String>,
+    /// Access key id and secret; otherwise from the environment.
+    pub credentials: Option<(String, String)>,
+    /// Allow a plain `http://` endpoint (local S3-compatible servers).
+    pub allow_http: bool,
+    /// Bound on each request, retries included.
+    pub timeout: std::time::Duration,
+}
+
+impl std::fmt::Debug for S3Settings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("S3Settings")
+            .field("bucket", &self.bucket)
+            .field("prefix", &self.prefix)
+            .field("endpoint", &self.endpoint)
+            .field("region", &self.region)
+            .field(
+                "credentials",
+                &self.credentials.as_ref().map(|(id, _)| (id, "***")),
+            )
+            .field("allow_http", &self.allow_http)
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
 /// Sorts an `object_store` error: I/O trouble (a read-only or full disk, a directory that is
 /// gone, a permission the process lost, an unreachable bucket) is an outage that may pass;
 /// anything else (an invalid key, an unsupported operation, a failed precondition) is a bug.
@@ -53,6 +87,67 @@ impl DocumentStore {
             inner: Arc::new(fs),
             local_root: Some(dir.to_path_buf()),
         })
+    }
+
+    /// Documents as objects in an S3 bucket (AWS or any S3-compatible service), below
+    /// `settings.prefix`. What `settings` leaves unset comes from the usual `AWS_*` environment
+    /// variables (credentials, region, endpoint), as the AWS tools read them.
+    ///
+    /// Every request is bounded by `settings.timeout`, retries included, so a bucket that does
+    /// not answer makes a request fail as unavailable (503) rather than hang. An S3 `PUT` is
+    /// atomic and durable when it is acknowledged, so `put` needs nothing more.
+    pub fn s3(settings: &S3Settings) -> Result<Self> {
+        use object_store::aws::AmazonS3Builder;
+        let mut builder = AmazonS3Builder::from_env()
+            .with_bucket_name(&settings.bucket)
+            .with_client_options(
+                object_store::ClientOptions::new()
+                    .with_timeout(settings.timeout)
+                    .with_connect_timeout(settings.timeout)
+                    .with_allow_http(settings.allow_http),
+            )
+            .with_retry(object_store::RetryConfig {
+                backoff: object_store::BackoffConfig::default(),
+                max_retries: 3,
+                retry_timeout: settings.timeout,
+            });
+        if let Some(endpoint) = &settings.endpoint {
+            builder = builder.with_endpoint(endpoint);
+        }
+        if let Some(region) = &settings.region {
+            builder = builder.with_region(region);
+        }
+        if let Some((id, secret)) = &settings.credentials {
+            builder = builder
+                .with_access_key_id(id)
+                .with_secret_access_key(secret);
+        }
+        if settings.allow_http {
+            builder = builder.with_allow_http(true);
+        }
+        let s3 = builder.build().map_err(StoreError::Documents)?;
+        let inner: Arc<dyn ObjectStore> = match settings.prefix.trim_matches('/') {
+            "" => Arc::new(s3),
+            prefix => Arc::new(object_store::prefix::PrefixStore::new(s3, prefix)),
+        };
+        Ok(Self::from_object_store(inner))
+    }
+
+    /// Whether the store answers: lists a folder that is never written. For a bucket this
+    /// checks the endpoint, the credentials and the bucket's existence at start-up, where a
+    /// mistake is cheap (a missing bucket answers a listing with "not found").
+    pub async fn check(&self) -> Result<()> {
+        match self
+            .inner
+            .list_with_delimiter(Some(&Path::from(".filing-check")))
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e @ object_store::Error::NotFound { .. }) => {
+                Err(StoreError::Unavailable(format!("no such bucket: {e}")))
+            }
+            Err(e) => Err(StoreError::Unavailable(e.to_string())),
+        }
     }
 
     /// Any other `object_store` backend (S3, in-memory for tests).

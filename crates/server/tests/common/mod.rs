@@ -99,6 +99,85 @@ async fn drop_databases_of_ended_runs(conn: &mut sqlx::PgConnection) {
     }
 }
 
+/// The S3-compatible server tests use, when `TEST_S3_ENDPOINT` is set (`.ci/run` starts
+/// moto's, from PyPI, on 127.0.0.1:5900).
+pub fn s3_endpoint() -> Option<String> {
+    // The tests' own S3 requests use reqwest with rustls, which needs the provider.
+    server::webhooks::install_tls();
+    std::env::var("TEST_S3_ENDPOINT")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .map(|s| s.trim_end_matches('/').to_owned())
+}
+
+/// A new, empty bucket of its own for one test, on `endpoint` (the S3 test server, or a proxy
+/// in front of it), with documents below `docs/`. `None` when S3 is not configured.
+pub async fn fresh_bucket(endpoint: &str) -> Option<store::documents::S3Settings> {
+    let server = s3_endpoint()?;
+    let bucket = format!("filing-t-{}", Uuid::new_v4().simple());
+    let res = reqwest::Client::new()
+        .put(format!("{server}/{bucket}"))
+        .send()
+        .await
+        .expect("TEST_S3_ENDPOINT must reach an S3-compatible server");
+    assert!(res.status().is_success(), "create bucket: {}", res.status());
+    Some(store::documents::S3Settings {
+        bucket,
+        prefix: "docs".into(),
+        endpoint: Some(endpoint.to_owned()),
+        region: Some("us-east-1".into()),
+        credentials: Some(("test".into(), "test".into())),
+        allow_http: true,
+        timeout: std::time::Duration::from_secs(5),
+    })
+}
+
+/// The objects in a test bucket as `(key, ETag)`, sorted by key: `ListObjectsV2` straight
+/// against the S3 server (listing needs no signature there, reading an object does). For a
+/// plain `PUT` the ETag is the MD5 of the bytes, which [`md5_hex`] gives for a download.
+pub async fn bucket_objects(bucket: &str) -> Vec<(String, String)> {
+    let server = s3_endpoint().expect("TEST_S3_ENDPOINT");
+    let xml = reqwest::get(format!("{server}/{bucket}?list-type=2"))
+        .await
+        .expect("list bucket")
+        .text()
+        .await
+        .unwrap();
+    let field = |entry: &str, name: &str| {
+        let open = format!("<{name}>");
+        let close = format!("</{name}>");
+        entry
+            .split_once(&open)
+            .and_then(|(_, rest)| rest.split_once(&close))
+            .map(|(v, _)| v.replace("&quot;", "").replace('"', ""))
+            .unwrap_or_default()
+    };
+    let mut objects: Vec<(String, String)> = xml
+        .split("<Contents>")
+        .skip(1)
+        .map(|entry| (field(entry, "Key"), field(entry, "ETag")))
+        .collect();
+    objects.sort();
+    objects
+}
+
+/// The keys of [`bucket_objects`].
+pub async fn bucket_keys(bucket: &str) -> Vec<String> {
+    bucket_objects(bucket)
+        .await
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect()
+}
+
+pub fn md5_hex(bytes: &[u8]) -> String {
+    use md5::Digest;
+    md5::Md5::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 pub struct TestApp {
     pub addr: SocketAddr,
     pub base: String,
@@ -144,6 +223,8 @@ impl TestApp {
             data_dir: dir.path().join("data"),
             database_url: Some(database_url.clone()),
             documents_dir: None,
+            documents_url: None,
+            documents_timeout_secs: "30".into(),
             log_format: "text".into(),
             log: "warn".into(),
             operator_name: "Muster Filing GmbH".into(),

@@ -1,0 +1,209 @@
+//! Documents in an S3 bucket (`FILING_DOCUMENTS_URL=s3://BUCKET/PREFIX`), against a real
+//! S3-compatible server: moto's, from PyPI, which `.ci/run` starts and names in
+//! `TEST_S3_ENDPOINT`. Each test makes a bucket of its own; without the variable they are skipped,
+//! as the PostgreSQL tests are without `TEST_DATABASE_URL`.
+//!
+//! The bucket outage (a proxy in front of the server that is cut and stalled) is in `faults.rs`.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{
+    Backend, Options, TestApp, bucket_keys, bucket_objects, fresh_bucket, json, md5_hex, pdf_text,
+    s3_endpoint,
+};
+use domain::rule_cases::example;
+use reqwest::multipart::{Form, Part};
+use serde_json::json;
+
+/// An app whose documents live in a fresh bucket, and the bucket's name.
+async fn app_on_bucket(backend: Backend) -> Option<(TestApp, String)> {
+    let Some(endpoint) = s3_endpoint() else {
+        eprintln!("skipped: TEST_S3_ENDPOINT is not set");
+        return None;
+    };
+    let settings = fresh_bucket(&endpoint).await?;
+    let bucket = settings.bucket.clone();
+    let app = TestApp::spawn_with(
+        backend,
+        Options {
+            tweak: Box::new(move |c| c.storage.documents_s3 = Some(settings)),
+            ..Default::default()
+        },
+    )
+    .await?;
+    Some((app, bucket))
+}
+
+/// Every file below `dir`, recursively.
+fn local_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .flat_map(|e| {
+            let p = e.path();
+            if p.is_dir() { local_files(&p) } else { vec![p] }
+        })
+        .collect()
+}
+
+async fn download(app: &TestApp, url: &str) -> (u16, Vec<u8>) {
+    let res = app.client.get(url).send().await.unwrap();
+    (res.status().as_u16(), res.bytes().await.unwrap().to_vec())
+}
+
+/// The key of the object in the bucket whose ETag (MD5) matches `bytes`.
+async fn key_holding(bucket: &str, bytes: &[u8]) -> Option<String> {
+    let md5 = md5_hex(bytes);
+    bucket_objects(bucket)
+        .await
+        .into_iter()
+        .find(|(_, etag)| *etag == md5)
+        .map(|(key, _)| key)
+}
+
+backend_tests! {
+    async fn documents_are_written_to_and_served_from_the_bucket(backend) {
+        let Some((app, bucket)) = app_on_bucket(backend).await else { return };
+        let (_, key) = app.provider("Plattform GmbH").await;
+        assert!(bucket_keys(&bucket).await.is_empty());
+
+        // A generated GewA 1.
+        let (s, b) = json(app.post("/v1/trade-registration", Some(&key)).json(&example("self")).send().await.unwrap()).await;
+        assert_eq!(s, 201, "{b}");
+        let keys = bucket_keys(&bucket).await;
+        assert_eq!(keys.len(), 1, "{keys:?}");
+        assert!(keys[0].starts_with("docs/"), "below the configured prefix: {keys:?}");
+        let url = b["response"]["owners"][0]["documents"]["gewa_1"]["download_url"].as_str().unwrap();
+        let (s, pdf) = download(&app, url).await;
+        assert_eq!(s, 200);
+        assert_eq!(key_holding(&bucket, &pdf).await.as_ref(), Some(&keys[0]), "served from the bucket");
+        assert!(pdf_text(&pdf).contains("Gewerbe-Anmeldung"));
+
+        // An uploaded signed PDF, two generated GewA 1 and powers of attorney.
+        let signed = {
+            let (s, pdf) = download(&app, url).await;
+            assert_eq!(s, 200);
+            pdf
+        };
+        let mut data = example("assisted");
+        data["owners"][0]["documents"] = json!({"gewa_1": {"file": "signed0"}});
+        data["owners"][0]["signatures"].as_object_mut().unwrap().remove("gewa_1");
+        let form = Form::new().text("data", data.to_string()).part(
+            "signed0",
+            Part::bytes(signed.clone()).file_name("signed0.pdf").mime_str("application/pdf").unwrap(),
+        );
+        let (s, b) = json(app.post("/v1/trade-registration", Some(&key)).multipart(form).send().await.unwrap()).await;
+        assert_eq!(s, 201, "{b}");
+        let keys = bucket_keys(&bucket).await;
+        // Owner 0: the upload and a power of attorney; owner 1: a GewA 1 and a power of attorney.
+        assert_eq!(keys.len(), 1 + 4, "{keys:?}");
+        let owners = b["response"]["owners"].as_array().unwrap();
+        let (s, got) = download(&app, owners[0]["documents"]["gewa_1"]["download_url"].as_str().unwrap()).await;
+        assert_eq!((s, &got), (200, &signed), "the upload is stored as sent");
+        for owner in owners {
+            for doc in ["gewa_1", "power_of_attorney"] {
+                let (s, got) = download(&app, owner["documents"][doc]["download_url"].as_str().unwrap()).await;
+                assert_eq!(s, 200, "{owner}");
+                assert!(key_holding(&bucket, &got).await.is_some(), "{doc} of {owner} is in the bucket");
+            }
+        }
+
+        // The tax registration's XML, written at the create, and its summary PDF, written on
+        // its first download.
+        let mut gmbh = example("gmbh");
+        gmbh["tax_office_number"] = json!("1127");
+        let (s, b) = json(app.post("/v1/tax-registration", Some(&key)).json(&gmbh).send().await.unwrap()).await;
+        assert_eq!(s, 201, "{b}");
+        assert_eq!(bucket_keys(&bucket).await.len(), 6);
+        let id = b["response"]["tax_registration_id"].as_str().unwrap();
+        let (_, case) = json(app.get(&format!("/v1/tax-registration/{id}"), Some(&key)).send().await.unwrap()).await;
+        let docs = case["response"]["documents"].as_array().unwrap();
+        assert_eq!(docs.len(), 2, "{docs:?}");
+        for doc in docs {
+            let (s, got) = download(&app, doc["download_url"].as_str().unwrap()).await;
+            assert_eq!(s, 200, "{doc}");
+            assert!(key_holding(&bucket, &got).await.is_some(), "{doc} is in the bucket");
+        }
+        assert_eq!(bucket_keys(&bucket).await.len(), 7);
+
+        // Nothing went to the local documents folder.
+        let local = local_files(&app.state.config.storage.documents_dir);
+        assert!(local.is_empty(), "{local:?}");
+    }
+}
+
+/// A bucket that does not exist, or an endpoint that does not answer, stops the start with the
+/// reason instead of failing the first create.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_bucket_or_unreachable_endpoint_stops_the_start() {
+    let Some(endpoint) = s3_endpoint() else {
+        eprintln!("skipped: TEST_S3_ENDPOINT is not set");
+        return;
+    };
+    let mut settings = fresh_bucket(&endpoint).await.unwrap();
+    settings.bucket = format!("{}-missing", settings.bucket);
+    let error = start_error(settings.clone()).await;
+    assert!(
+        error.contains("cannot reach the document bucket"),
+        "{error}"
+    );
+    assert!(error.contains("NoSuchBucket"), "{error}");
+
+    // Nothing listens on the port a closed listener had.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    settings.endpoint = Some(format!("http://{closed}"));
+    settings.timeout = std::time::Duration::from_secs(1);
+    let error = start_error(settings).await;
+    assert!(
+        error.contains("cannot reach the document bucket"),
+        "{error}"
+    );
+}
+
+async fn start_error(settings: store::documents::S3Settings) -> String {
+    use server::config::{CommonArgs, Config, ServeArgs};
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let url = common::fresh_database(Backend::Sqlite, dir.path())
+        .await
+        .unwrap();
+    let common = CommonArgs {
+        data_dir: dir.path().join("data"),
+        database_url: Some(url),
+        documents_dir: None,
+        documents_url: Some(format!("s3://{}/docs", settings.bucket)),
+        documents_timeout_secs: "1".into(),
+        log_format: "text".into(),
+        log: "warn".into(),
+        operator_name: "Muster Filing GmbH".into(),
+        operator_address: "Beispielweg 5, 10117 Berlin".into(),
+    };
+    let mut config = Config::from_args(&common, &ServeArgs::default()).expect("valid config");
+    assert_eq!(
+        config
+            .storage
+            .documents_s3
+            .as_ref()
+            .map(|s| (s.bucket.as_str(), s.prefix.as_str())),
+        Some((settings.bucket.as_str(), "docs")),
+        "FILING_DOCUMENTS_URL is read"
+    );
+    config.storage.documents_s3 = Some(settings);
+    let started = std::time::Instant::now();
+    let error = match server::app::build_state(config).await {
+        Ok(_) => panic!("the app started without its bucket"),
+        Err(e) => format!("{e:#}"),
+    };
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "took {:?}",
+        started.elapsed()
+    );
+    error
+}

@@ -1,7 +1,8 @@
 //! Storage faults, made for real against the running app: a read-only documents directory
 //! (`chattr +i`), a full documents disk (a small tmpfs), an SQLite database whose write lock another connection holds, a PostgreSQL
 //! server that drops and refuses connections or accepts them and never answers (a TCP proxy in
-//! the test that is cut, stalled and restored), and a PostgreSQL database that turns read-only. Each time: while the fault lasts,
+//! the test that is cut, stalled and restored), a PostgreSQL database that turns read-only, and
+//! a document bucket (S3) that is cut and stalled the same way. Each time: while the fault lasts,
 //! a create is answered 503 `SERVICE_UNAVAILABLE` (with `Retry-After` and a request id) and no
 //! half case or stray file is left; once it clears, the same request succeeds without
 //! restarting the app.
@@ -403,7 +404,14 @@ impl Proxy {
         );
     }
 
-    fn restore(&self) {
+    /// Listens and forwards again on the same port, after a cut or a stall.
+    async fn restore(&self) {
+        let accepting = self.accept.lock().unwrap().take();
+        if let Some(a) = accepting {
+            a.abort();
+            // Let the aborted task release the port and the connections it held.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
         self.serve(Self::bind(self.addr));
     }
 
@@ -567,7 +575,7 @@ async fn postgres_not_up_yet_at_start_is_waited_for() {
     );
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(text.contains("cannot be reached yet"), "{text}");
-    proxy.restore();
+    proxy.restore().await;
     let started = Instant::now();
     loop {
         if let Ok(r) = client.get(&healthz).send().await {
@@ -635,7 +643,7 @@ async fn postgres_going_away_is_503_within_the_timeout_and_recovers() {
     assert_eq!(files_in(&documents_dir(&app)), files);
 
     // The server is back: the pool reconnects by itself.
-    proxy.restore();
+    proxy.restore().await;
     let (s, b) = json(app.get(&case, Some(&key)).send().await.unwrap()).await;
     assert_eq!(s, 200, "read after the outage: {b}");
     let (s, b, _) = create(&app, &key, None).await;
@@ -684,11 +692,7 @@ async fn postgres_not_answering_is_503_within_the_timeout() {
     }
     assert_eq!(count_rows(&direct, "trade_registrations").await, 1);
 
-    if let Some(a) = proxy.accept.lock().unwrap().take() {
-        a.abort();
-    }
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    proxy.restore();
+    proxy.restore().await;
     let (s, b) = json(app.get(&case, Some(&key)).send().await.unwrap()).await;
     assert_eq!(s, 200, "read after the database answers again: {b}");
     let (s, b, _) = create(&app, &key, None).await;
@@ -755,4 +759,94 @@ async fn postgres_read_only_is_503_and_leaves_no_files() {
     let (s, b, _) = create(&app, &key, None).await;
     assert_eq!(s, 201, "after the fault: {b}");
     assert_eq!(listed_cases(&app, &operator).await, 2);
+}
+
+// --- The document bucket goes away ------------------------------------------------------------
+
+/// Documents in an S3 bucket reached through a [`Proxy`] (skipped without `TEST_S3_ENDPOINT`):
+/// while the bucket is unreachable, and while it accepts connections and never answers, creates
+/// and downloads are 503 within the configured bound, no case is left without its documents, and
+/// both work again once it is back, without a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn document_bucket_going_away_is_503_and_recovers() {
+    let Some(endpoint) = common::s3_endpoint() else {
+        eprintln!("skipped: TEST_S3_ENDPOINT is not set");
+        return;
+    };
+    let target = endpoint
+        .strip_prefix("http://")
+        .expect("an http:// test endpoint")
+        .parse::<SocketAddr>()
+        .expect("TEST_S3_ENDPOINT as http://IP:PORT");
+    let proxy = Proxy::start(target).await;
+    let mut settings = common::fresh_bucket(&format!("http://{}", proxy.addr))
+        .await
+        .unwrap();
+    const BOUND: Duration = Duration::from_secs(2);
+    settings.timeout = BOUND;
+    let bucket = settings.bucket.clone();
+    let app = TestApp::spawn_with(
+        Backend::Sqlite,
+        Options {
+            tweak: Box::new(move |c| c.storage.documents_s3 = Some(settings)),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let (_, key) = app.provider("Plattform GmbH").await;
+    let (_, operator) = app.operator("Ops").await;
+    let (s, b, _) = create(&app, &key, None).await;
+    assert_eq!(s, 201, "{b}");
+    let link = b["response"]["owners"][0]["documents"]["gewa_1"]["download_url"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let download = |link: String| {
+        let client = app.client.clone();
+        async move {
+            let res = client.get(link).send().await.unwrap();
+            let status = res.status().as_u16();
+            let retry_after = res.headers().get("retry-after").is_some();
+            (status, res.bytes().await.unwrap(), retry_after)
+        }
+    };
+    let (s, pdf, _) = download(link.clone()).await;
+    assert_eq!(s, 200);
+
+    for fault in ["refused", "not answering"] {
+        if fault == "refused" {
+            proxy.cut().await;
+        } else {
+            proxy.stall().await;
+        }
+        let started = Instant::now();
+        let (s, b, retry) = create(&app, &key, None).await;
+        assert_unavailable(s, &b, retry);
+        let took = started.elapsed();
+        eprintln!("bucket {fault}: create 503 after {took:?}");
+        assert!(
+            took < BOUND + Duration::from_secs(3),
+            "{fault}: 503 after {took:?}"
+        );
+        let started = Instant::now();
+        let (s, _, retry_after) = download(link.clone()).await;
+        assert_eq!((s, retry_after), (503, true), "{fault}: download");
+        assert!(started.elapsed() < BOUND + Duration::from_secs(3));
+        assert_eq!(
+            listed_cases(&app, &operator).await,
+            1,
+            "{fault}: no case without documents"
+        );
+        let (s, _) = json(app.get("/healthz", None).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{fault}: the database is fine");
+        proxy.restore().await;
+    }
+
+    let (s, b, _) = create(&app, &key, None).await;
+    assert_eq!(s, 201, "after the outage: {b}");
+    assert_eq!(listed_cases(&app, &operator).await, 2);
+    let (s, again, _) = download(link).await;
+    assert_eq!((s, again), (200, pdf));
+    assert_eq!(common::bucket_keys(&bucket).await.len(), 2);
 }

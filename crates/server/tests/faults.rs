@@ -785,15 +785,9 @@ async fn document_bucket_going_away_is_503_and_recovers() {
     const BOUND: Duration = Duration::from_secs(2);
     settings.timeout = BOUND;
     let bucket = settings.bucket.clone();
-    let app = TestApp::spawn_with(
-        Backend::Sqlite,
-        Options {
-            tweak: Box::new(move |c| c.storage.documents_s3 = Some(settings)),
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap();
+    let app = TestApp::spawn_with(Backend::Sqlite, common::on_bucket(settings))
+        .await
+        .unwrap();
     let (_, key) = app.provider("Plattform GmbH").await;
     let (_, operator) = app.operator("Ops").await;
     let (s, b, _) = create(&app, &key, None).await;

@@ -10,7 +10,7 @@ mod common;
 use std::sync::Arc;
 
 use common::{
-    Backend, Options, TestApp, bucket_keys, bucket_objects, fresh_bucket, json, md5_hex, pdf_text,
+    Backend, TestApp, bucket_keys, bucket_objects, fresh_bucket, json, md5_hex, pdf_text,
     s3_endpoint,
 };
 use domain::rule_cases::example;
@@ -25,14 +25,7 @@ async fn app_on_bucket(backend: Backend) -> Option<(TestApp, String)> {
     };
     let settings = fresh_bucket(&endpoint).await?;
     let bucket = settings.bucket.clone();
-    let app = TestApp::spawn_with(
-        backend,
-        Options {
-            tweak: Box::new(move |c| c.storage.documents_s3 = Some(settings)),
-            ..Default::default()
-        },
-    )
-    .await?;
+    let app = TestApp::spawn_with(backend, common::on_bucket(settings)).await?;
     Some((app, bucket))
 }
 

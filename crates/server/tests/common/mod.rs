@@ -132,6 +132,14 @@ pub async fn fresh_bucket(endpoint: &str) -> Option<store::documents::S3Settings
     })
 }
 
+/// App options that keep the documents in the bucket of `settings`.
+pub fn on_bucket(settings: store::documents::S3Settings) -> Options {
+    Options {
+        tweak: Box::new(move |c| c.storage.documents_s3 = Some(settings)),
+        ..Default::default()
+    }
+}
+
 /// The objects in a test bucket as `(key, ETag)`, sorted by key: `ListObjectsV2` straight
 /// against the S3 server (listing needs no signature there, reading an object does). For a
 /// plain `PUT` the ETag is the MD5 of the bytes, which [`md5_hex`] gives for a download.

@@ -315,14 +315,18 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
                     time::OffsetDateTime::now_utc().checked_sub(time::Duration::seconds(secs))
                 })
                 .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
-            let keys = documents.keys_written_before(cutoff).await?;
+            // Key by key as the listing arrives: only the keys removed are kept in memory.
+            let mut keys = documents.keys_written_before(cutoff);
+            let mut checked = 0usize;
             let mut removed = Vec::new();
-            for key in &keys {
-                if !repo.storage_key_known(key).await? {
+            while let Some(key) = futures::StreamExt::next(&mut keys).await {
+                let key = key?;
+                checked += 1;
+                if !repo.storage_key_known(&key).await? {
                     if !dry_run {
-                        documents.delete(key).await?;
+                        documents.delete(&key).await?;
                     }
-                    removed.push(key.clone());
+                    removed.push(key);
                 }
             }
             let staging_removed = if dry_run {
@@ -331,8 +335,8 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
                 documents.remove_staging_before(cutoff).await?
             };
             print(json!({
-                "checked": keys.len(),
-                "kept": keys.len() - removed.len(),
+                "checked": checked,
+                "kept": checked - removed.len(),
                 "removed": removed,
                 "staging_removed": staging_removed,
                 "dry_run": dry_run,

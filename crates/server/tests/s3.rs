@@ -200,3 +200,58 @@ async fn start_error(settings: store::documents::S3Settings) -> String {
     );
     error
 }
+
+/// `filing documents sweep` on a bucket, configured as an operator would: the bucket URL and
+/// the `AWS_*` variables the README lists, nothing else. It removes the object no record names
+/// and keeps the case's document.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sweep_reads_the_aws_variables_and_cleans_the_bucket() {
+    let Some((app, bucket)) = app_on_bucket(Backend::Sqlite).await else {
+        return;
+    };
+    let (_, key) = app.provider("Plattform GmbH").await;
+    let (s, b) = json(
+        app.post("/v1/trade-registration", Some(&key))
+            .json(&example("self"))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(s, 201, "{b}");
+    let orphan = format!("trade/{}/orphan.pdf", uuid::Uuid::now_v7());
+    app.state
+        .documents
+        .put(&orphan, bytes::Bytes::from_static(b"%PDF-1.7 orphan"))
+        .await
+        .unwrap();
+    assert_eq!(bucket_keys(&bucket).await.len(), 2);
+
+    let endpoint = s3_endpoint().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_filing"))
+        .args(["documents", "sweep", "--older-than", "0", "--force"])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("FILING_DATA_DIR", app.dir.path().join("data"))
+        .env("DATABASE_URL", &app.database_url)
+        .env("FILING_DOCUMENTS_URL", format!("s3://{bucket}/docs"))
+        .env("AWS_ENDPOINT", &endpoint)
+        .env("AWS_ALLOW_HTTP", "true")
+        .env("AWS_REGION", "us-east-1")
+        .env("AWS_ACCESS_KEY_ID", "test")
+        .env("AWS_SECRET_ACCESS_KEY", "test")
+        .output()
+        .expect("run filing");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
+    assert_eq!(v["checked"], 2, "{v}");
+    assert_eq!(v["removed"], json!([orphan]), "{v}");
+    let left = bucket_keys(&bucket).await;
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert!(!left[0].ends_with("orphan.pdf"), "{left:?}");
+}

@@ -97,14 +97,20 @@ impl DocumentStore {
     /// not answer makes a request fail as unavailable (503) rather than hang. An S3 `PUT` is
     /// atomic and durable when it is acknowledged, so `put` needs nothing more.
     pub fn s3(settings: &S3Settings) -> Result<Self> {
-        use object_store::aws::AmazonS3Builder;
+        use object_store::ClientConfigKey;
+        use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
+        // The timeouts are set key by key: `with_client_options` would replace the client
+        // options read from the environment (`AWS_ALLOW_HTTP`, proxies) with defaults.
+        let timeout = format!("{}ms", settings.timeout.as_millis());
         let mut builder = AmazonS3Builder::from_env()
             .with_bucket_name(&settings.bucket)
-            .with_client_options(
-                object_store::ClientOptions::new()
-                    .with_timeout(settings.timeout)
-                    .with_connect_timeout(settings.timeout)
-                    .with_allow_http(settings.allow_http),
+            .with_config(
+                AmazonS3ConfigKey::Client(ClientConfigKey::Timeout),
+                &timeout,
+            )
+            .with_config(
+                AmazonS3ConfigKey::Client(ClientConfigKey::ConnectTimeout),
+                &timeout,
             )
             .with_retry(object_store::RetryConfig {
                 backoff: object_store::BackoffConfig::default(),
@@ -210,17 +216,25 @@ impl DocumentStore {
         }
     }
 
-    /// The keys of the objects last written before `cutoff`, in no particular order.
-    pub async fn keys_written_before(&self, cutoff: time::OffsetDateTime) -> Result<Vec<String>> {
-        let mut listing = self.inner.list(None);
-        let mut keys = Vec::new();
-        while let Some(meta) = listing.next().await {
-            let meta = meta.map_err(unavailable)?;
-            if meta.last_modified.timestamp_micros() < crate::micros(cutoff) {
-                keys.push(meta.location.to_string());
-            }
-        }
-        Ok(keys)
+    /// The keys of the objects last written before `cutoff`, in no particular order, as the
+    /// listing pages arrive: a sweep of a large bucket holds one page at a time, not every key.
+    pub fn keys_written_before(
+        &self,
+        cutoff: time::OffsetDateTime,
+    ) -> BoxStream<'static, Result<String>> {
+        let cutoff = crate::micros(cutoff);
+        self.inner
+            .list(None)
+            .filter_map(move |meta| {
+                std::future::ready(match meta {
+                    Ok(m) if m.last_modified.timestamp_micros() < cutoff => {
+                        Some(Ok(m.location.to_string()))
+                    }
+                    Ok(_) => None,
+                    Err(e) => Some(Err(unavailable(e))),
+                })
+            })
+            .boxed()
     }
 
     /// Local backend: removes the staging files of writes that never finished (`name#N`, left
@@ -317,8 +331,12 @@ mod tests {
         let past = time::OffsetDateTime::now_utc() - time::Duration::minutes(1);
         let future = time::OffsetDateTime::now_utc() + time::Duration::minutes(1);
 
-        assert!(store.keys_written_before(past).await.unwrap().is_empty());
-        let mut keys = store.keys_written_before(future).await.unwrap();
+        async fn listed(store: &DocumentStore, cutoff: time::OffsetDateTime) -> Vec<String> {
+            let all: Vec<Result<String>> = store.keys_written_before(cutoff).collect().await;
+            all.into_iter().collect::<Result<_>>().unwrap()
+        }
+        assert!(listed(&store, past).await.is_empty());
+        let mut keys = listed(&store, future).await;
         keys.sort();
         assert_eq!(
             keys,

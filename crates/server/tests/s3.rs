@@ -77,11 +77,19 @@ backend_tests! {
         assert!(pdf_text(&pdf).contains("Gewerbe-Anmeldung"));
 
         // An uploaded signed PDF, two generated GewA 1 and powers of attorney.
+        // A PDF of its own (not a copy of a stored one), so that finding it in the bucket by
+        // its MD5 finds the upload.
         let signed = {
-            let (s, pdf) = download(&app, url).await;
-            assert_eq!(s, 200);
-            pdf
+            let reg: domain::trade::TradeRegistration = serde_json::from_value(example("self")).unwrap();
+            let ctx = forms::Gewa1Context {
+                trade_office_name: None,
+                municipality_key: None,
+                created_on: time::macros::date!(2025 - 01 - 02),
+                timestamp: time::macros::datetime!(2025-01-02 0:00 UTC),
+            };
+            forms::render_gewa1(&reg, 0, &ctx).unwrap()
         };
+        assert!(key_holding(&bucket, &signed).await.is_none());
         let mut data = example("assisted");
         data["owners"][0]["documents"] = json!({"gewa_1": {"file": "signed0"}});
         data["owners"][0]["signatures"].as_object_mut().unwrap().remove("gewa_1");
@@ -97,6 +105,7 @@ backend_tests! {
         let owners = b["response"]["owners"].as_array().unwrap();
         let (s, got) = download(&app, owners[0]["documents"]["gewa_1"]["download_url"].as_str().unwrap()).await;
         assert_eq!((s, &got), (200, &signed), "the upload is stored as sent");
+        assert!(key_holding(&bucket, &signed).await.is_some(), "the upload is in the bucket");
         for owner in owners {
             for doc in ["gewa_1", "power_of_attorney"] {
                 let (s, got) = download(&app, owner["documents"][doc]["download_url"].as_str().unwrap()).await;
@@ -254,4 +263,47 @@ async fn the_sweep_reads_the_aws_variables_and_cleans_the_bucket() {
     let left = bucket_keys(&bucket).await;
     assert_eq!(left.len(), 1, "{left:?}");
     assert!(!left[0].ends_with("orphan.pdf"), "{left:?}");
+}
+
+/// A bucket deleted while the app runs is the document store being unavailable (503 with
+/// `Retry-After`, nothing created), not a server error; once it is back, creates work again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bucket_deleted_under_the_app_is_503_until_it_is_back() {
+    let Some((app, bucket)) = app_on_bucket(Backend::Sqlite).await else {
+        return;
+    };
+    let (_, key) = app.provider("Plattform GmbH").await;
+    let server = s3_endpoint().unwrap();
+    let http = reqwest::Client::new();
+    let res = http
+        .delete(format!("{server}/{bucket}"))
+        .send()
+        .await
+        .unwrap();
+    assert!(res.status().is_success(), "delete bucket: {}", res.status());
+
+    let create = || async {
+        let res = app
+            .post("/v1/trade-registration", Some(&key))
+            .json(&example("self"))
+            .send()
+            .await
+            .unwrap();
+        let retry_after = res.headers().contains_key("retry-after");
+        let (s, b) = json(res).await;
+        (s, b, retry_after)
+    };
+    let (s, b, retry_after) = create().await;
+    common::assert_error(s, &b, 503, "SERVICE_UNAVAILABLE");
+    assert!(retry_after, "{b}");
+
+    let res = http.put(format!("{server}/{bucket}")).send().await.unwrap();
+    assert!(
+        res.status().is_success(),
+        "recreate bucket: {}",
+        res.status()
+    );
+    let (s, b, _) = create().await;
+    assert_eq!(s, 201, "{b}");
+    assert_eq!(bucket_keys(&bucket).await.len(), 1);
 }

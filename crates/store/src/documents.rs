@@ -18,6 +18,9 @@ pub struct DocumentStore {
     /// For the local backend: its root, so writes can be flushed to disk before they are
     /// acknowledged.
     local_root: Option<std::path::PathBuf>,
+    /// For a bucket: the most one operation may take, retries included (a download's body
+    /// instead stops after this long without data).
+    bound: Option<std::time::Duration>,
 }
 
 impl std::fmt::Debug for DocumentStore {
@@ -60,6 +63,23 @@ impl std::fmt::Debug for S3Settings {
     }
 }
 
+/// The outcome of a bounded store operation that did not succeed.
+enum Bounded {
+    Store(object_store::Error),
+    TimedOut(std::time::Duration),
+}
+
+impl From<Bounded> for StoreError {
+    fn from(e: Bounded) -> Self {
+        match e {
+            Bounded::Store(e) => unavailable(e),
+            Bounded::TimedOut(bound) => StoreError::Unavailable(format!(
+                "the document store did not answer within {bound:?}"
+            )),
+        }
+    }
+}
+
 /// Sorts an `object_store` error: I/O trouble (a read-only or full disk, a directory that is
 /// gone, a permission the process lost, an unreachable bucket) is an outage that may pass;
 /// anything else (an invalid key, an unsupported operation, a failed precondition) is a bug.
@@ -86,6 +106,7 @@ impl DocumentStore {
         Ok(Self {
             inner: Arc::new(fs),
             local_root: Some(dir.to_path_buf()),
+            bound: None,
         })
     }
 
@@ -93,23 +114,28 @@ impl DocumentStore {
     /// `settings.prefix`. What `settings` leaves unset comes from the usual `AWS_*` environment
     /// variables (credentials, region, endpoint), as the AWS tools read them.
     ///
-    /// Every request is bounded by `settings.timeout`, retries included, so a bucket that does
-    /// not answer makes a request fail as unavailable (503) rather than hang. An S3 `PUT` is
-    /// atomic and durable when it is acknowledged, so `put` needs nothing more.
+    /// Each operation (write, read up to the first byte, listing page, delete) is bounded by
+    /// `settings.timeout`, `object_store`'s retries included, so a bucket that does not answer
+    /// makes a request fail as unavailable (503) rather than hang. A download's body is not
+    /// bounded in total (50 MB on a slow link may take long) but stops after `settings.timeout`
+    /// without data. An S3 `PUT` is atomic and, on AWS, durable when acknowledged, so `put`
+    /// needs nothing more.
     pub fn s3(settings: &S3Settings) -> Result<Self> {
         use object_store::ClientConfigKey;
         use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
-        // The timeouts are set key by key: `with_client_options` would replace the client
-        // options read from the environment (`AWS_ALLOW_HTTP`, proxies) with defaults.
+        // Set key by key: `with_client_options` would replace the client options read from the
+        // environment (`AWS_ALLOW_HTTP`, proxies) with defaults. reqwest's `timeout` covers the
+        // whole body, so it is only a backstop here; `read_timeout` catches a stalled body.
         let timeout = format!("{}ms", settings.timeout.as_millis());
         let mut builder = AmazonS3Builder::from_env()
             .with_bucket_name(&settings.bucket)
+            .with_config(AmazonS3ConfigKey::Client(ClientConfigKey::Timeout), "1h")
             .with_config(
-                AmazonS3ConfigKey::Client(ClientConfigKey::Timeout),
+                AmazonS3ConfigKey::Client(ClientConfigKey::ConnectTimeout),
                 &timeout,
             )
             .with_config(
-                AmazonS3ConfigKey::Client(ClientConfigKey::ConnectTimeout),
+                AmazonS3ConfigKey::Client(ClientConfigKey::ReadTimeout),
                 &timeout,
             )
             .with_retry(object_store::RetryConfig {
@@ -136,23 +162,41 @@ impl DocumentStore {
             "" => Arc::new(s3),
             prefix => Arc::new(object_store::prefix::PrefixStore::new(s3, prefix)),
         };
-        Ok(Self::from_object_store(inner))
+        Ok(Self {
+            bound: Some(settings.timeout),
+            ..Self::from_object_store(inner)
+        })
+    }
+
+    /// Runs one store operation within the bucket's bound (no bound for the local folder).
+    async fn bounded<T>(
+        &self,
+        op: impl std::future::Future<Output = object_store::Result<T>>,
+    ) -> std::result::Result<T, Bounded> {
+        match self.bound {
+            None => op.await.map_err(Bounded::Store),
+            Some(bound) => match tokio::time::timeout(bound, op).await {
+                Ok(r) => r.map_err(Bounded::Store),
+                Err(_) => Err(Bounded::TimedOut(bound)),
+            },
+        }
     }
 
     /// Whether the store answers: lists a folder that is never written. For a bucket this
     /// checks the endpoint, the credentials and the bucket's existence at start-up, where a
     /// mistake is cheap (a missing bucket answers a listing with "not found").
     pub async fn check(&self) -> Result<()> {
+        let check = Path::from(".filing-check");
         match self
-            .inner
-            .list_with_delimiter(Some(&Path::from(".filing-check")))
+            .bounded(self.inner.list_with_delimiter(Some(&check)))
             .await
         {
             Ok(_) => Ok(()),
-            Err(e @ object_store::Error::NotFound { .. }) => {
+            Err(Bounded::Store(e @ object_store::Error::NotFound { .. })) => {
                 Err(StoreError::Unavailable(format!("no such bucket: {e}")))
             }
-            Err(e) => Err(StoreError::Unavailable(e.to_string())),
+            Err(Bounded::Store(e)) => Err(StoreError::Unavailable(e.to_string())),
+            Err(e) => Err(e.into()),
         }
     }
 
@@ -161,6 +205,7 @@ impl DocumentStore {
         Self {
             inner,
             local_root: None,
+            bound: None,
         }
     }
 
@@ -168,10 +213,20 @@ impl DocumentStore {
     /// backend, durably: the file and its folder are flushed to disk before this returns, so an
     /// acknowledged document survives a power loss.
     pub async fn put(&self, key: &str, bytes: Bytes) -> Result<()> {
-        self.inner
-            .put(&Path::from(key), PutPayload::from(bytes))
+        let path = Path::from(key);
+        match self
+            .bounded(self.inner.put(&path, PutPayload::from(bytes)))
             .await
-            .map_err(unavailable)?;
+        {
+            Ok(_) => {}
+            // A write that finds no bucket (deleted, or a 409 while it is being recreated) is
+            // the store being unavailable, not a request to answer with a 500.
+            Err(Bounded::Store(
+                e @ (object_store::Error::NotFound { .. }
+                | object_store::Error::AlreadyExists { .. }),
+            )) => return Err(StoreError::Unavailable(e.to_string())),
+            Err(e) => return Err(e.into()),
+        }
         if let Some(root) = &self.local_root {
             let file = root.join(key);
             tokio::task::spawn_blocking(move || -> std::io::Result<()> {
@@ -190,10 +245,12 @@ impl DocumentStore {
 
     /// The whole object; `None` when there is none under that key.
     pub async fn get(&self, key: &str) -> Result<Option<Bytes>> {
-        match self.inner.get(&Path::from(key)).await {
-            Ok(r) => Ok(Some(r.bytes().await.map_err(unavailable)?)),
-            Err(object_store::Error::NotFound { .. }) => Ok(None),
-            Err(e) => Err(unavailable(e)),
+        let path = Path::from(key);
+        let read = async { self.inner.get(&path).await?.bytes().await };
+        match self.bounded(read).await {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(Bounded::Store(object_store::Error::NotFound { .. })) => Ok(None),
+            Err(e) => Err(e.into()),
         }
     }
 
@@ -202,7 +259,8 @@ impl DocumentStore {
         &self,
         key: &str,
     ) -> Result<Option<(u64, BoxStream<'static, std::io::Result<Bytes>>)>> {
-        match self.inner.get(&Path::from(key)).await {
+        let path = Path::from(key);
+        match self.bounded(self.inner.get(&path)).await {
             Ok(r) => {
                 let size = r.meta.size;
                 let stream = r
@@ -211,8 +269,8 @@ impl DocumentStore {
                     .boxed();
                 Ok(Some((size, stream)))
             }
-            Err(object_store::Error::NotFound { .. }) => Ok(None),
-            Err(e) => Err(unavailable(e)),
+            Err(Bounded::Store(object_store::Error::NotFound { .. })) => Ok(None),
+            Err(e) => Err(e.into()),
         }
     }
 
@@ -275,9 +333,10 @@ impl DocumentStore {
 
     /// Removes the object; removing a missing one is not an error.
     pub async fn delete(&self, key: &str) -> Result<()> {
-        match self.inner.delete(&Path::from(key)).await {
-            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-            Err(e) => Err(unavailable(e)),
+        let path = Path::from(key);
+        match self.bounded(self.inner.delete(&path)).await {
+            Ok(()) | Err(Bounded::Store(object_store::Error::NotFound { .. })) => Ok(()),
+            Err(e) => Err(e.into()),
         }
     }
 }

@@ -345,7 +345,8 @@ async fn sqlite_write_lock_is_503_and_nothing_is_left() {
 struct Proxy {
     addr: SocketAddr,
     target: SocketAddr,
-    accept: Mutex<Option<AbortHandle>>,
+    /// The task accepting connections (forwarding them, or holding them during a stall).
+    accept: Mutex<Option<tokio::task::JoinHandle<()>>>,
     conns: Arc<Mutex<Vec<AbortHandle>>>,
 }
 
@@ -385,14 +386,22 @@ impl Proxy {
                 conns.lock().unwrap().push(handle.abort_handle());
             }
         });
-        *self.accept.lock().unwrap() = Some(task.abort_handle());
+        *self.accept.lock().unwrap() = Some(task);
+    }
+
+    /// Ends the accepting task and waits until it is gone, with its listener and whatever
+    /// connections it held.
+    async fn stop_accepting(&self) {
+        let accepting = self.accept.lock().unwrap().take();
+        if let Some(task) = accepting {
+            task.abort();
+            let _ = task.await;
+        }
     }
 
     /// Stops listening and drops every open connection.
     async fn cut(&self) {
-        if let Some(a) = self.accept.lock().unwrap().take() {
-            a.abort();
-        }
+        self.stop_accepting().await;
         for c in self.conns.lock().unwrap().drain(..) {
             c.abort();
         }
@@ -406,12 +415,7 @@ impl Proxy {
 
     /// Listens and forwards again on the same port, after a cut or a stall.
     async fn restore(&self) {
-        let accepting = self.accept.lock().unwrap().take();
-        if let Some(a) = accepting {
-            a.abort();
-            // Let the aborted task release the port and the connections it held.
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        self.stop_accepting().await;
         self.serve(Self::bind(self.addr));
     }
 
@@ -426,7 +430,7 @@ impl Proxy {
                 held.push(socket);
             }
         });
-        *self.accept.lock().unwrap() = Some(task.abort_handle());
+        *self.accept.lock().unwrap() = Some(task);
     }
 }
 

@@ -394,6 +394,11 @@ impl CommonArgs {
             .documents_dir
             .clone()
             .unwrap_or_else(|| self.data_dir.join("documents"));
+        // Checked even without a bucket, so a typo doesn't wait for the day one is configured.
+        let documents_timeout = Duration::from_secs(parse_positive(
+            "FILING_DOCUMENTS_TIMEOUT_SECS",
+            &self.documents_timeout_secs,
+        )?);
         let documents_s3 = match &self.documents_url {
             None => None,
             Some(_) if self.documents_dir.is_some() => {
@@ -403,7 +408,7 @@ impl CommonArgs {
                     "set either FILING_DOCUMENTS_DIR or FILING_DOCUMENTS_URL, not both",
                 ));
             }
-            Some(url) => Some(s3_settings(url, &self.documents_timeout_secs)?),
+            Some(url) => Some(s3_settings(url, documents_timeout)?),
         };
         Ok(StorageConfig {
             data_dir: self.data_dir.clone(),
@@ -416,7 +421,7 @@ impl CommonArgs {
 
 /// `s3://BUCKET[/PREFIX]`: a bucket name as S3 allows them (3 to 63 lower-case letters, digits,
 /// dots and hyphens), and an optional key prefix.
-fn s3_settings(url: &str, timeout_secs: &str) -> Result<store::documents::S3Settings, ConfigError> {
+fn s3_settings(url: &str, timeout: Duration) -> Result<store::documents::S3Settings, ConfigError> {
     let expected = "expected s3://BUCKET or s3://BUCKET/PREFIX";
     let rest = url
         .strip_prefix("s3://")
@@ -429,10 +434,6 @@ fn s3_settings(url: &str, timeout_secs: &str) -> Result<store::documents::S3Sett
     if !bucket_ok {
         return Err(bad("FILING_DOCUMENTS_URL", url, expected));
     }
-    let timeout = Duration::from_secs(parse_positive(
-        "FILING_DOCUMENTS_TIMEOUT_SECS",
-        timeout_secs,
-    )?);
     Ok(store::documents::S3Settings {
         bucket: bucket.to_owned(),
         prefix: prefix.trim_matches('/').to_owned(),
@@ -737,12 +738,18 @@ mod tests {
         };
         let e = both.storage().unwrap_err().to_string();
         assert!(e.contains("not both"), "{e}");
-        let zero = CommonArgs {
-            documents_timeout_secs: "0".into(),
-            ..with("s3://filing-docs")
-        };
-        let e = zero.storage().unwrap_err().to_string();
-        assert!(e.contains("FILING_DOCUMENTS_TIMEOUT_SECS"), "{e}");
+        for timeout in ["0", "soon"] {
+            // Checked with or without a bucket.
+            for url in [Some("s3://filing-docs".to_owned()), None] {
+                let args = CommonArgs {
+                    documents_timeout_secs: timeout.into(),
+                    documents_url: url,
+                    ..common()
+                };
+                let e = args.storage().unwrap_err().to_string();
+                assert!(e.contains("FILING_DOCUMENTS_TIMEOUT_SECS"), "{e}");
+            }
+        }
     }
 
     #[test]

@@ -340,14 +340,18 @@ async fn sqlite_write_lock_is_503_and_nothing_is_left() {
 
 // --- PostgreSQL: the server goes away --------------------------------------------------------
 
-/// A TCP proxy between the app and PostgreSQL that can be cut (open connections dropped, new
-/// ones refused: nothing listens) and restored on the same port.
+/// A TCP proxy between the app and PostgreSQL (or the S3 test server) that can be cut (open
+/// connections dropped, new ones refused: nothing listens) and restored on the same port, or
+/// slowed down.
 struct Proxy {
     addr: SocketAddr,
     target: SocketAddr,
     /// The task accepting connections (forwarding them, or holding them during a stall).
     accept: Mutex<Option<tokio::task::JoinHandle<()>>>,
     conns: Arc<Mutex<Vec<AbortHandle>>>,
+    /// For new connections: the server's answers pass in pieces of this many bytes with this
+    /// pause after each (a slow link); `None` forwards at full speed.
+    throttle: Arc<Mutex<Option<(usize, Duration)>>>,
 }
 
 impl Proxy {
@@ -358,6 +362,7 @@ impl Proxy {
             target,
             accept: Mutex::new(None),
             conns: Arc::new(Mutex::new(Vec::new())),
+            throttle: Arc::new(Mutex::new(None)),
         });
         proxy.serve(listener);
         proxy
@@ -373,14 +378,37 @@ impl Proxy {
     fn serve(&self, listener: TcpListener) {
         let target = self.target;
         let conns = self.conns.clone();
+        let throttle = self.throttle.clone();
         let task = tokio::spawn(async move {
             loop {
                 let Ok((mut client, _)) = listener.accept().await else {
                     continue;
                 };
+                let throttle = *throttle.lock().unwrap();
                 let handle = tokio::spawn(async move {
-                    if let Ok(mut server) = TcpStream::connect(target).await {
-                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                    let Ok(mut server) = TcpStream::connect(target).await else {
+                        return;
+                    };
+                    match throttle {
+                        None => {
+                            let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                        }
+                        Some((piece, pause)) => {
+                            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                            let (mut client_read, mut client_write) = client.into_split();
+                            let (mut server_read, mut server_write) = server.into_split();
+                            let upstream = tokio::spawn(async move {
+                                let _ = tokio::io::copy(&mut client_read, &mut server_write).await;
+                            });
+                            let mut buf = vec![0u8; piece];
+                            while let Ok(n) = server_read.read(&mut buf).await {
+                                if n == 0 || client_write.write_all(&buf[..n]).await.is_err() {
+                                    break;
+                                }
+                                tokio::time::sleep(pause).await;
+                            }
+                            upstream.abort();
+                        }
                     }
                 });
                 conns.lock().unwrap().push(handle.abort_handle());
@@ -411,6 +439,11 @@ impl Proxy {
             TcpStream::connect(self.addr).await.is_err(),
             "the cut proxy still accepts"
         );
+    }
+
+    /// New connections pass the server's answers `piece` bytes at a time, pausing after each.
+    fn throttle(&self, piece: usize, pause: Duration) {
+        *self.throttle.lock().unwrap() = Some((piece, pause));
     }
 
     /// Listens and forwards again on the same port, after a cut or a stall.
@@ -811,6 +844,20 @@ async fn document_bucket_going_away_is_503_and_recovers() {
     };
     let (s, pdf, _) = download(link.clone()).await;
     assert_eq!(s, 200);
+
+    // A slow bucket that keeps sending: the download takes longer than the bound and still
+    // arrives whole (the bound is per operation and, for a body, per silence).
+    proxy.throttle(16 * 1024, Duration::from_millis(300));
+    proxy.cut().await;
+    proxy.restore().await;
+    let started = Instant::now();
+    let (s, slow, _) = download(link.clone()).await;
+    let took = started.elapsed();
+    eprintln!("slow bucket: {} bytes in {took:?}", slow.len());
+    assert_eq!(s, 200);
+    assert!(took > BOUND, "the download was not slowed down: {took:?}");
+    assert_eq!(slow, pdf, "a slow download arrives whole");
+    *proxy.throttle.lock().unwrap() = None;
 
     for fault in ["refused", "not answering"] {
         if fault == "refused" {

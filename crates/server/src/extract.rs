@@ -265,6 +265,26 @@ impl<S: Send + Sync> FromRequestParts<S> for PathId {
     }
 }
 
+/// Two UUIDs from the path (a resource below another), with [`PathId`]'s rule: anything that
+/// is not a UUID is the same 404 as an unknown id.
+#[derive(Debug, Clone, Copy)]
+pub struct PathIds(pub Uuid, pub Uuid);
+
+impl<S: Send + Sync> FromRequestParts<S> for PathIds {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let axum::extract::Path((a, b)): axum::extract::Path<(String, String)> =
+            axum::extract::Path::from_request_parts(parts, state)
+                .await
+                .map_err(|_| ApiError::NotFound)?;
+        match (Uuid::parse_str(&a), Uuid::parse_str(&b)) {
+            (Ok(a), Ok(b)) => Ok(PathIds(a, b)),
+            _ => Err(ApiError::NotFound),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -337,6 +337,79 @@ backend_tests! {
         assert_eq!(flaky.deliveries().len(), 3, "no attempt after success");
     }
 
+    async fn a_message_given_up_on_can_be_retried_once_more(backend) {
+        // Two attempts (now, and 1 s later), both refused; the third gets 204.
+        let app = TestApp::spawn_with(backend, schedule("1")).await.unwrap();
+        let (provider, pkey) = app.provider("P").await;
+        let flaky = Receiver::start(Behaviour::FailFirst(2)).await;
+        let (eid, secret) = endpoint(&app, &pkey, &flaky.url, Some(&["registration.initiated"])).await;
+        create_trade(&app, &pkey, "self").await;
+        let got = flaky.wait_for(1).await;
+        let mid = got[0].id();
+        let retry = |eid: &str, mid: &str, key: &str| {
+            let req = app.post(&format!("/v1/webhook-endpoints/{eid}/messages/{mid}/retry"), Some(key));
+            async move { json(req.send().await.unwrap()).await }
+        };
+        // Still in its schedule: already queued, nothing changes.
+        let (s, b) = retry(&eid, &mid, &pkey).await;
+        assert_eq!(s, 202, "{b}");
+        assert_eq!(b["response"]["message_status"], "pending");
+        assert_eq!(b["response"]["message_id"], mid.as_str());
+
+        let deliveries = |eid: String| {
+            let req = app.get(&format!("/v1/webhook-endpoints/{eid}/deliveries"), Some(&pkey));
+            async move {
+                let (_, b) = json(req.send().await.unwrap()).await;
+                b["response"]["deliveries"].as_array().unwrap().clone()
+            }
+        };
+        let mut list = Vec::new();
+        for _ in 0..100 {
+            list = deliveries(eid.clone()).await;
+            if list.first().is_some_and(|d| d["message_status"] == "failed") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(list.len(), 2, "{list:?}");
+        assert_eq!(list[0]["message_status"], "failed", "{list:?}");
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        assert_eq!(flaky.deliveries().len(), 2, "nothing after giving up");
+
+        let (s, b) = retry(&eid, &mid, &pkey).await;
+        assert_eq!(s, 202, "{b}");
+        let got = flaky.wait_for(3).await;
+        assert_eq!(got[2].id(), mid, "the same message, the same webhook-id");
+        got[2].verify(&secret).unwrap();
+        assert_eq!(got[2].body, got[0].body);
+        for _ in 0..100 {
+            list = deliveries(eid.clone()).await;
+            if list.len() == 3 && list[0]["message_status"] == "delivered" {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let summary: Vec<(i64, &str)> = list.iter().map(|d| (d["attempt"].as_i64().unwrap(), d["outcome"].as_str().unwrap())).collect();
+        assert_eq!(summary, vec![(3, "delivered"), (2, "failed"), (1, "retrying")]);
+
+        // Delivered: nothing to retry.
+        let (s, b) = retry(&eid, &mid, &pkey).await;
+        assert_error(s, &b, 409, "WEBHOOK_MESSAGE_DELIVERED");
+        // Unknown, malformed, another endpoint's or another provider's: the same 404.
+        let (other_eid, _) = endpoint(&app, &pkey, &flaky.url, None).await;
+        let (_, other_pkey) = app.provider("Q").await;
+        let unknown = uuid::Uuid::now_v7().to_string();
+        for (e, m, k) in [(&eid, &unknown, &pkey), (&eid, &"not-a-uuid".to_string(), &pkey), (&other_eid, &mid, &pkey), (&eid, &mid, &other_pkey)] {
+            let (s, b) = retry(e, m, k).await;
+            assert_error(s, &b, 404, "NOT_FOUND");
+        }
+        // Only provider keys manage webhooks.
+        let (_, ckey) = app.client_company(provider, "Kunde GmbH").await;
+        let (s, b) = retry(&eid, &mid, &ckey).await;
+        assert_error(s, &b, 403, "FORBIDDEN");
+        assert_eq!(flaky.deliveries().len(), 3);
+    }
+
     async fn a_receiver_that_does_not_answer_in_time_gets_a_retry(backend) {
         let options = Options {
             tweak: Box::new(|c| {

@@ -659,6 +659,16 @@ pub trait Repository: Send + Sync + 'static {
         attempt: &WebhookAttempt,
         outcome: AttemptOutcome,
     ) -> Result<()>;
+    /// Puts a `failed` message of `endpoint_id` back in the queue, due at `now_us`, for one
+    /// more attempt (its attempt count is kept, so a failure ends it again). Answers the
+    /// message's state before the call, `None` when the endpoint has no such message; only a
+    /// `failed` message changes.
+    async fn retry_webhook_message(
+        &self,
+        endpoint_id: Uuid,
+        message_id: Uuid,
+        now_us: i64,
+    ) -> Result<Option<String>>;
     /// An endpoint's attempts, newest first, before `before_seq` (exclusive), at most `limit`.
     async fn list_webhook_attempts(
         &self,

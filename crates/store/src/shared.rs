@@ -915,6 +915,34 @@ macro_rules! repository_impl {
             Ok(())
         }
 
+        async fn retry_webhook_message(
+            &self,
+            endpoint_id: uuid::Uuid,
+            message_id: uuid::Uuid,
+            now_us: i64,
+        ) -> $crate::Result<Option<String>> {
+            let mut tx = self.writer.begin().await?;
+            let state: Option<String> = sqlx::query_scalar(
+                "SELECT state FROM webhook_messages WHERE id = $1 AND endpoint_id = $2",
+            )
+            .bind(message_id)
+            .bind(endpoint_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+            if state.as_deref() == Some("failed") {
+                sqlx::query(
+                    "UPDATE webhook_messages SET state = 'pending', next_attempt_us = $1, \
+                     finished_at = NULL, locked_until_us = NULL WHERE id = $2 AND state = 'failed'",
+                )
+                .bind(now_us)
+                .bind(message_id)
+                .execute(&mut *tx)
+                .await?;
+            }
+            tx.commit().await?;
+            Ok(state)
+        }
+
         async fn list_webhook_attempts(
             &self,
             endpoint_id: uuid::Uuid,

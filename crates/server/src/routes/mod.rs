@@ -112,6 +112,10 @@ pub fn authenticated(config: &Config) -> Router<Arc<AppState>> {
             get(webhooks::deliveries),
         )
         .route(
+            "/v1/webhook-endpoints/{endpoint_id}/messages/{message_id}/retry",
+            post(webhooks::retry_message),
+        )
+        .route(
             "/v1/sandbox/trade-registration/{trade_registration_id}/transition",
             post(sandbox::transition_trade),
         )

@@ -1,5 +1,5 @@
 //! Webhook endpoints of a provider (decisions.md §6): register, list, read, delete, rotate the
-//! secret, and read the delivery attempts. Provider keys only; a client company's or an
+//! secret, read the delivery attempts and retry a message that was given up. Provider keys only; a client company's or an
 //! operator's key is refused with 403.
 
 use std::sync::Arc;
@@ -20,7 +20,7 @@ use uuid::Uuid;
 use crate::app::AppState;
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody, ErrorCode};
-use crate::extract::{ApiJson, ApiQuery, PathId};
+use crate::extract::{ApiJson, ApiQuery, PathId, PathIds};
 use crate::webhooks::target;
 
 /// Endpoints one provider may have.
@@ -516,6 +516,71 @@ pub async fn deliveries(
             message: format!("{} delivery attempts", deliveries.len()),
             deliveries,
             next_cursor,
+        },
+    ))
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RetryAnswer {
+    pub result: Outcome,
+    pub message: String,
+    pub message_id: Uuid,
+    /// Always `pending`: the message is queued for an attempt.
+    #[schema(example = "pending")]
+    pub message_status: String,
+}
+
+/// Queues a message the service gave up on (`failed` after its retry schedule) for one more
+/// attempt now; if that fails too, it is `failed` again. A message still `pending` is already
+/// queued (202, nothing changes); a `delivered` one is 409. The attempt shows in the deliveries
+/// list like any other; within its case the message goes before the case's later pending ones.
+#[utoipa::path(post, path = "/v1/webhook-endpoints/{endpoint_id}/messages/{message_id}/retry",
+    tag = "webhooks",
+    operation_id = "retry_webhook_message",
+    params(
+        ("endpoint_id" = Uuid, Path, description = "The endpoint's id"),
+        ("message_id" = Uuid, Path, description = "The message's id (`message_id` in the deliveries list, the `webhook-id` header of its attempts)"),
+    ),
+    responses(
+        (status = 202, description = "Queued for an attempt", body = Envelope<RetryAnswer>),
+        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        (status = 404, description = "No such endpoint of the caller, or no such message of the endpoint (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        (status = 409, description = "`WEBHOOK_MESSAGE_DELIVERED`: the receiver already accepted it", body = Envelope<ErrorBody>),
+    ))]
+pub async fn retry_message(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    PathIds(endpoint_id, message_id): PathIds,
+) -> Result<Response, ApiError> {
+    own_endpoint(&state, caller, endpoint_id).await?;
+    let now = crate::routes::cases::now_micros();
+    let before = state
+        .repo
+        .retry_webhook_message(endpoint_id, message_id, store::micros(now))
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let message = match before.as_str() {
+        "failed" => {
+            state.wake_webhooks();
+            "queued for one more attempt now"
+        }
+        "pending" => "already queued; its next attempt is in the deliveries list",
+        _ => {
+            return Err(ApiError::Conflict {
+                code: ErrorCode::WebhookMessageDelivered,
+                message: format!(
+                    "message {message_id} was delivered: the receiver accepted it, there is nothing to retry"
+                ),
+            });
+        }
+    };
+    Ok(respond(
+        StatusCode::ACCEPTED,
+        RetryAnswer {
+            result: Outcome::Success,
+            message: message.into(),
+            message_id,
+            message_status: "pending".into(),
         },
     ))
 }

@@ -463,7 +463,13 @@ pub struct DeliveryPage {
     operation_id = "list_webhook_deliveries",
     params(("endpoint_id" = Uuid, Path, description = "The endpoint's id"), DeliveryQuery),
     responses(
-        (status = 200, description = "A page of attempts", body = Envelope<DeliveryPage>),
+        (status = 200, description = "A page of attempts", body = Envelope<DeliveryPage>,
+        links(
+            ("RetryMessage" = (operation_id = "retry_webhook_message", parameters(
+                ("endpoint_id" = "$request.path.endpoint_id"),
+                ("message_id" = "$response.body#/response/deliveries/0/message_id"),
+            ))),
+        )),
         (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
         (status = 404, description = "No such endpoint of the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED`: bad cursor or limit", body = Envelope<ErrorBody>),

@@ -150,6 +150,11 @@ pub struct ServeArgs {
     #[arg(long, env = "FILING_WEBHOOK_TIMEOUT_SECS", default_value = "15")]
     pub webhook_timeout_secs: String,
 
+    /// Seals webhook secrets in the database: base64 of 32 random bytes (`openssl rand -base64
+    /// 32`). Without it secrets are stored as they are. Every instance needs the same value.
+    #[arg(long, env = "FILING_WEBHOOK_SECRETS_KEY", hide_env_values = true)]
+    pub webhook_secrets_key: Option<String>,
+
     /// `false` runs this instance without the webhook delivery worker (others deliver).
     #[arg(long, env = "FILING_WEBHOOK_WORKER", default_value = "true")]
     pub webhook_worker: String,
@@ -211,6 +216,7 @@ impl Default for ServeArgs {
             webhook_retry_schedule: "5,300,1800,7200,18000,36000,36000".into(),
             webhook_allow_private_targets: "false".into(),
             webhook_timeout_secs: "15".into(),
+            webhook_secrets_key: None,
             webhook_worker: "true".into(),
             db_timeout_secs: "5".into(),
             db_startup_wait_secs: "60".into(),
@@ -306,6 +312,8 @@ pub struct WebhookConfig {
     /// How often an idle worker looks for due messages (events of this instance wake it at
     /// once; this bounds the delay for retries and for events written by other instances).
     pub poll_interval: Duration,
+    /// Seals endpoint secrets at rest; `None` stores them as they are.
+    pub secrets_key: Option<crate::webhooks::SealingKey>,
 }
 
 fn parse_bool(var: &'static str, value: &str) -> Result<bool, ConfigError> {
@@ -617,6 +625,16 @@ impl Config {
                 )?),
                 worker: parse_bool("FILING_WEBHOOK_WORKER", &serve.webhook_worker)?,
                 poll_interval: Duration::from_secs(1),
+                secrets_key: match &serve.webhook_secrets_key {
+                    None => None,
+                    Some(v) => Some(crate::webhooks::SealingKey::parse(v).ok_or_else(|| {
+                        bad(
+                            "FILING_WEBHOOK_SECRETS_KEY",
+                            "***",
+                            "expected base64 of exactly 32 bytes, e.g. from `openssl rand -base64 32`",
+                        )
+                    })?),
+                },
             },
             db_timeout: Duration::from_secs(parse_positive(
                 "FILING_DB_TIMEOUT_SECS",
@@ -860,6 +878,23 @@ mod tests {
                     ..Default::default()
                 },
                 "FILING_WEBHOOK_TIMEOUT_SECS",
+            ),
+            (
+                ServeArgs {
+                    // 31 bytes.
+                    webhook_secrets_key: Some(
+                        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==".into(),
+                    ),
+                    ..Default::default()
+                },
+                "FILING_WEBHOOK_SECRETS_KEY",
+            ),
+            (
+                ServeArgs {
+                    webhook_secrets_key: Some("not base64!".into()),
+                    ..Default::default()
+                },
+                "FILING_WEBHOOK_SECRETS_KEY",
             ),
             (
                 ServeArgs {

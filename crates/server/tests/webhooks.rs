@@ -410,6 +410,70 @@ backend_tests! {
         assert_eq!(flaky.deliveries().len(), 3);
     }
 
+    async fn secrets_are_sealed_at_rest_when_a_key_is_set(backend) {
+        use base64::Engine;
+        let key = base64::engine::general_purpose::STANDARD.encode([42u8; 32]);
+        let sealing = server::webhooks::SealingKey::parse(&key).unwrap();
+        let with_key = move || {
+            let sealing = sealing.clone();
+            Options { tweak: Box::new(move |c| c.webhooks.secrets_key = Some(sealing)), ..Default::default() }
+        };
+        let app = TestApp::spawn_with(backend, with_key()).await.unwrap();
+        let (_, pkey) = app.provider("P").await;
+        let receiver = Receiver::start(Behaviour::Ok).await;
+        let (eid, secret) = endpoint(&app, &pkey, &receiver.url, Some(&["registration.initiated"])).await;
+        let id: uuid::Uuid = eid.parse().unwrap();
+        let stored = app.state.repo.get_webhook_endpoint(id).await.unwrap().unwrap();
+        assert!(stored.secret.starts_with("sealed:v1:"), "{}", stored.secret);
+        assert!(!stored.secret.contains(secret.trim_start_matches("whsec_")));
+
+        // Deliveries are signed with the secret the provider was shown.
+        create_trade(&app, &pkey, "self").await;
+        receiver.wait_for(1).await[0].verify(&secret).unwrap();
+        // A rotation seals the new one; during the overlap both signatures verify.
+        let (s, b) = json(app.post(&format!("/v1/webhook-endpoints/{eid}/rotate-secret"), Some(&pkey)).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        let new_secret = b["response"]["secret"].as_str().unwrap().to_string();
+        let stored = app.state.repo.get_webhook_endpoint(id).await.unwrap().unwrap();
+        assert!(stored.secret.starts_with("sealed:v1:") && stored.previous_secret.as_deref().is_some_and(|p| p.starts_with("sealed:v1:")));
+        create_trade(&app, &pkey, "assisted").await;
+        let got = receiver.wait_for(2).await;
+        got[1].verify(&new_secret).unwrap();
+        got[1].verify(&secret).unwrap();
+
+        // An instance without the key cannot sign: the attempt fails and says why.
+        let (url, dir) = (app.database_url.clone(), app.dir.clone());
+        app.stop().await;
+        let keyless = TestApp::spawn_on(url.clone(), dir.clone(), Options::default()).await;
+        let case = create_trade(&keyless, &pkey, "self").await;
+        let mut error = String::new();
+        for _ in 0..100 {
+            let (_, b) = json(keyless.get(&format!("/v1/webhook-endpoints/{eid}/deliveries"), Some(&pkey)).send().await.unwrap()).await;
+            if let Some(d) = b["response"]["deliveries"].as_array().unwrap().iter().find(|d| d["case_id"] == case.as_str()) {
+                error = d["error"].as_str().unwrap_or_default().to_string();
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(error.contains("FILING_WEBHOOK_SECRETS_KEY"), "{error:?}");
+        assert_eq!(receiver.deliveries().len(), 2, "nothing unsigned went out");
+        keyless.stop().await;
+        // With the key back, the same message is delivered on its next attempt.
+        let again = TestApp::spawn_on(url, dir, {
+            let mut o = with_key();
+            let tweak = std::mem::replace(&mut o.tweak, Box::new(|_| {}));
+            o.tweak = Box::new(move |c| {
+                tweak(c);
+                c.webhooks.retry_schedule = domain::webhook::parse_retry_schedule("1").unwrap();
+            });
+            o
+        })
+        .await;
+        let got = receiver.wait_for(3).await;
+        got[2].verify(&new_secret).unwrap();
+        again.stop().await;
+    }
+
     async fn a_receiver_that_does_not_answer_in_time_gets_a_retry(backend) {
         let options = Options {
             tweak: Box::new(|c| {

@@ -241,12 +241,15 @@ pub async fn create(
             ),
         });
     }
+    let id = Uuid::now_v7();
+    let secret = crate::webhooks::new_secret();
+    let key = state.config.webhooks.secrets_key.as_ref();
     let endpoint = WebhookEndpoint {
-        id: Uuid::now_v7(),
+        id,
         provider_id: me,
         url,
         events,
-        secret: crate::webhooks::new_secret(),
+        secret: crate::webhooks::seal(key, id, &secret),
         previous_secret: None,
         previous_secret_expires_at: None,
         created_at: crate::routes::cases::now_micros(),
@@ -259,7 +262,7 @@ pub async fn create(
             result: Outcome::Success,
             message: "webhook endpoint created; the secret is shown only once".into(),
             endpoint: EndpointView::new(&endpoint, endpoint.created_at),
-            secret: endpoint.secret.clone(),
+            secret,
         },
     ))
 }
@@ -389,8 +392,9 @@ pub async fn rotate_secret(
 ) -> Result<Response, ApiError> {
     own_endpoint(&state, caller, id).await?;
     let secret = crate::webhooks::new_secret();
+    let sealed = crate::webhooks::seal(state.config.webhooks.secrets_key.as_ref(), id, &secret);
     let until = crate::routes::cases::now_micros() + ROTATION_OVERLAP;
-    if !state.repo.rotate_webhook_secret(id, &secret, until).await? {
+    if !state.repo.rotate_webhook_secret(id, &sealed, until).await? {
         return Err(ApiError::NotFound);
     }
     tracing::info!(endpoint_id = %id, "webhook secret rotated");

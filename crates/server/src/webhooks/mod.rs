@@ -21,6 +21,7 @@ use sha2::Sha256;
 use store::{AttemptOutcome, ClaimedMessage, WebhookAttempt, WebhookEndpoint};
 use time::OffsetDateTime;
 use tokio::sync::watch;
+use uuid::Uuid;
 
 use crate::app::AppState;
 use crate::config::WebhookConfig;
@@ -29,6 +30,84 @@ use crate::config::WebhookConfig;
 const BATCH: i64 = 32;
 /// Longest error text kept per attempt.
 const MAX_ERROR_LEN: usize = 500;
+
+/// The key that seals endpoint secrets at rest (`FILING_WEBHOOK_SECRETS_KEY`): ChaCha20-Poly1305
+/// with the endpoint's id as associated data, so a sealed secret opens only on its own row.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SealingKey([u8; 32]);
+
+impl std::fmt::Debug for SealingKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SealingKey(***)")
+    }
+}
+
+/// How a sealed secret is stored: this prefix, then base64 of nonce and ciphertext.
+const SEALED: &str = "sealed:v1:";
+
+impl SealingKey {
+    /// Base64 of exactly 32 bytes.
+    pub fn parse(text: &str) -> Option<Self> {
+        B64.decode(text.trim())
+            .ok()?
+            .try_into()
+            .ok()
+            .map(SealingKey)
+    }
+
+    fn cipher(&self) -> chacha20poly1305::ChaCha20Poly1305 {
+        use chacha20poly1305::KeyInit;
+        chacha20poly1305::ChaCha20Poly1305::new((&self.0).into())
+    }
+}
+
+/// The secret as it is stored for `endpoint`: sealed with `key`, or as it is without one.
+pub fn seal(key: Option<&SealingKey>, endpoint: Uuid, secret: &str) -> String {
+    use chacha20poly1305::aead::{Aead, Payload};
+    let Some(key) = key else {
+        return secret.to_owned();
+    };
+    let nonce: [u8; 12] = rand::random();
+    let sealed = key
+        .cipher()
+        .encrypt(
+            (&nonce).into(),
+            Payload {
+                msg: secret.as_bytes(),
+                aad: endpoint.as_bytes(),
+            },
+        )
+        .expect("ChaCha20-Poly1305 seals any secret of ours");
+    let mut bytes = nonce.to_vec();
+    bytes.extend_from_slice(&sealed);
+    format!("{SEALED}{}", B64.encode(bytes))
+}
+
+/// The secret of a stored value: opened with `key` when sealed (`None` without the key, with
+/// another key, or for another endpoint's row), taken as it is otherwise (stored before a key
+/// was set).
+pub fn open(key: Option<&SealingKey>, endpoint: Uuid, stored: &str) -> Option<String> {
+    use chacha20poly1305::aead::{Aead, Payload};
+    let Some(sealed) = stored.strip_prefix(SEALED) else {
+        return Some(stored.to_owned());
+    };
+    let bytes = B64.decode(sealed).ok()?;
+    if bytes.len() < 12 {
+        return None;
+    }
+    let (nonce, ciphertext) = bytes.split_at(12);
+    let plain = key?
+        .cipher()
+        .decrypt(
+            nonce.into(),
+            Payload {
+                msg: ciphertext,
+                aad: endpoint.as_bytes(),
+            },
+        )
+        .ok()?;
+    String::from_utf8(plain).ok()
+}
 
 /// A new endpoint secret: `whsec_` and 32 random bytes in base64.
 pub fn new_secret() -> String {
@@ -213,7 +292,27 @@ async fn attempt(
     };
     let msg_id = m.id.to_string();
     let timestamp = now.unix_timestamp();
-    let Some(signature) = signature_header(&m.endpoint, now, &msg_id, timestamp, &m.payload) else {
+    let key = state.config.webhooks.secrets_key.as_ref();
+    let mut endpoint = m.endpoint.clone();
+    let opened = open(key, endpoint.id, &endpoint.secret);
+    let Some(secret) = opened else {
+        tracing::error!(endpoint_id = %endpoint.id, "cannot open the endpoint's sealed secret");
+        return (
+            None,
+            Some(
+                "the endpoint's secret is sealed and cannot be opened: FILING_WEBHOOK_SECRETS_KEY \
+                 is missing or not the key it was sealed with"
+                    .into(),
+            ),
+        );
+    };
+    endpoint.secret = secret;
+    // A previous secret that cannot be opened only loses its extra signature.
+    endpoint.previous_secret = endpoint
+        .previous_secret
+        .as_deref()
+        .and_then(|p| open(key, endpoint.id, p));
+    let Some(signature) = signature_header(&endpoint, now, &msg_id, timestamp, &m.payload) else {
         return (None, Some("the endpoint's secret is unreadable".into()));
     };
     let sent = client
@@ -282,6 +381,47 @@ mod tests {
         )
         .unwrap();
         assert_eq!(sig, "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=");
+    }
+
+    #[test]
+    fn sealed_secrets_open_only_with_their_key_and_on_their_row() {
+        let key = SealingKey::parse(&B64.encode([7u8; 32])).unwrap();
+        let other = SealingKey::parse(&B64.encode([8u8; 32])).unwrap();
+        let (row, another_row) = (Uuid::now_v7(), Uuid::now_v7());
+        let secret = new_secret();
+        let sealed = seal(Some(&key), row, &secret);
+        assert!(sealed.starts_with("sealed:v1:"), "{sealed}");
+        assert!(!sealed.contains(secret.trim_start_matches("whsec_")));
+        assert_ne!(
+            sealed,
+            seal(Some(&key), row, &secret),
+            "a fresh nonce every time"
+        );
+        assert_eq!(
+            open(Some(&key), row, &sealed).as_deref(),
+            Some(secret.as_str())
+        );
+        assert_eq!(open(Some(&other), row, &sealed), None, "another key");
+        assert_eq!(
+            open(Some(&key), another_row, &sealed),
+            None,
+            "copied to another row"
+        );
+        assert_eq!(open(None, row, &sealed), None, "no key");
+        let mut tampered = sealed.clone();
+        tampered.replace_range(tampered.len() - 4.., "AAAA");
+        assert_eq!(open(Some(&key), row, &tampered), None);
+        // Stored before a key was set: as it is, with or without a key.
+        assert_eq!(seal(None, row, &secret), secret);
+        assert_eq!(
+            open(Some(&key), row, &secret).as_deref(),
+            Some(secret.as_str())
+        );
+        assert_eq!(open(None, row, &secret).as_deref(), Some(secret.as_str()));
+        // Keys are exactly 32 bytes of base64.
+        assert!(SealingKey::parse(&B64.encode([1u8; 31])).is_none());
+        assert!(SealingKey::parse("not base64").is_none());
+        assert_eq!(format!("{key:?}"), "SealingKey(***)");
     }
 
     #[test]

@@ -322,6 +322,14 @@ async fn handle(state: Arc<AppState>, req: Request, next: Next) -> Result<Respon
         IdempotencyClaim::InFlight => return Err(ApiError::IdempotencyKeyInUse),
         IdempotencyClaim::Mismatch => return Err(ApiError::IdempotencyKeyReused),
         IdempotencyClaim::Replay { status, body } => {
+            let sealing = state.config.webhooks.secrets_key.as_ref();
+            let body = crate::webhooks::open_bytes(sealing, &stored_aad(scope, &key), &body)
+                .ok_or_else(|| {
+                    ApiError::Internal(anyhow::anyhow!(
+                        "the stored answer of this idempotency key is sealed and cannot be \
+                         opened: FILING_WEBHOOK_SECRETS_KEY is missing or another key"
+                    ))
+                })?;
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
             let mut res = (status, body).into_response();
             res.headers_mut()
@@ -359,13 +367,27 @@ async fn handle(state: Arc<AppState>, req: Request, next: Next) -> Result<Respon
     if res_parts.status.is_server_error() {
         state.repo.release_idempotency_key(scope, &key).await?;
     } else {
+        // The answers of webhook endpoint creates and rotations carry the new secret; with a
+        // sealing key, no stored answer is readable from the database alone.
+        let stored = crate::webhooks::seal_bytes(
+            state.config.webhooks.secrets_key.as_ref(),
+            &stored_aad(scope, &key),
+            &bytes,
+        );
         state
             .repo
-            .complete_idempotency_key(scope, &key, res_parts.status.as_u16(), &bytes)
+            .complete_idempotency_key(scope, &key, res_parts.status.as_u16(), &stored)
             .await?;
     }
     guard.disarm();
     Ok(Response::from_parts(res_parts, Body::from(bytes)))
+}
+
+/// What a stored answer is bound to: its caller and key.
+fn stored_aad(scope: Uuid, key: &str) -> Vec<u8> {
+    let mut aad = scope.as_bytes().to_vec();
+    aad.extend_from_slice(key.as_bytes());
+    aad
 }
 
 #[cfg(test)]

@@ -195,6 +195,19 @@ async fn transition(app: &TestApp, key: &str, path: String, body: Value) {
     assert_eq!(s, 200, "{path}: {b}");
 }
 
+/// The response bodies kept for idempotent replay, straight from the database.
+async fn stored_answers(url: &str) -> Vec<Vec<u8>> {
+    use sqlx::Connection;
+    let sql = "SELECT response_body FROM idempotency_keys WHERE response_body IS NOT NULL";
+    if url.starts_with("sqlite:") {
+        let mut c = sqlx::SqliteConnection::connect(url).await.unwrap();
+        sqlx::query_scalar(sql).fetch_all(&mut c).await.unwrap()
+    } else {
+        let mut c = sqlx::PgConnection::connect(url).await.unwrap();
+        sqlx::query_scalar(sql).fetch_all(&mut c).await.unwrap()
+    }
+}
+
 fn schedule(secs: &'static str) -> Options {
     Options {
         tweak: Box::new(move |c| {
@@ -426,6 +439,21 @@ backend_tests! {
         let stored = app.state.repo.get_webhook_endpoint(id).await.unwrap().unwrap();
         assert!(stored.secret.starts_with("sealed:v1:"), "{}", stored.secret);
         assert!(!stored.secret.contains(secret.trim_start_matches("whsec_")));
+
+        // Stored answers for idempotent replay carry the secret too: sealed as well, and a
+        // replay shows the same secret.
+        let create = || app.post("/v1/webhook-endpoints", Some(&pkey)).header("idempotency-key", "ep-1").json(&json!({"url": receiver.url, "events": ["registration.completed"]}));
+        let (s, first) = json(create().send().await.unwrap()).await;
+        assert_eq!(s, 201, "{first}");
+        let (s, replay) = json(create().send().await.unwrap()).await;
+        assert_eq!((s, &replay["response"]["secret"]), (201, &first["response"]["secret"]));
+        let shown = first["response"]["secret"].as_str().unwrap().trim_start_matches("whsec_").to_string();
+        let answers = stored_answers(&app.database_url).await;
+        assert!(!answers.is_empty());
+        for a in &answers {
+            assert!(a.starts_with(b"sealed:v1:"), "{}", String::from_utf8_lossy(a));
+            assert!(!String::from_utf8_lossy(a).contains(&shown));
+        }
 
         // Deliveries are signed with the secret the provider was shown.
         create_trade(&app, &pkey, "self").await;

@@ -660,9 +660,10 @@ pub trait Repository: Send + Sync + 'static {
         outcome: AttemptOutcome,
     ) -> Result<()>;
     /// Puts a `failed` message of `endpoint_id` back in the queue, due at `now_us`, for one
-    /// more attempt (its attempt count is kept, so a failure ends it again). Answers the
-    /// message's state before the call, `None` when the endpoint has no such message; only a
-    /// `failed` message changes.
+    /// more attempt (its attempt count is kept, so a failure ends it again). Answers
+    /// `requeued` when it did, otherwise the message's state (`pending`, `delivered`, or
+    /// `failed` when its endpoint has been deleted), `None` when the endpoint has no such
+    /// message.
     async fn retry_webhook_message(
         &self,
         endpoint_id: Uuid,

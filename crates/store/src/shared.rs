@@ -929,18 +929,27 @@ macro_rules! repository_impl {
             .bind(endpoint_id)
             .fetch_optional(&mut *tx)
             .await?;
-            if state.as_deref() == Some("failed") {
-                sqlx::query(
+            let mut answer = state;
+            if answer.as_deref() == Some("failed") {
+                // Not when the endpoint was deleted meanwhile (which gave up its messages), nor
+                // when another retry got there first.
+                let moved = sqlx::query(
                     "UPDATE webhook_messages SET state = 'pending', next_attempt_us = $1, \
-                     finished_at = NULL, locked_until_us = NULL WHERE id = $2 AND state = 'failed'",
+                     finished_at = NULL, locked_until_us = NULL \
+                     WHERE id = $2 AND state = 'failed' AND endpoint_id IN \
+                     (SELECT id FROM webhook_endpoints WHERE deleted_at IS NULL)",
                 )
                 .bind(now_us)
                 .bind(message_id)
                 .execute(&mut *tx)
-                .await?;
+                .await?
+                .rows_affected();
+                if moved == 1 {
+                    answer = Some("requeued".into());
+                }
             }
             tx.commit().await?;
-            Ok(state)
+            Ok(answer)
         }
 
         async fn list_webhook_attempts(

@@ -570,11 +570,13 @@ pub async fn retry_message(
         .await?
         .ok_or(ApiError::NotFound)?;
     let message = match before.as_str() {
-        "failed" => {
+        "requeued" => {
             state.wake_webhooks();
             "queued for one more attempt now"
         }
         "pending" => "already queued; its next attempt is in the deliveries list",
+        // The endpoint was deleted between the check above and the retry.
+        "failed" => return Err(ApiError::NotFound),
         _ => {
             return Err(ApiError::Conflict {
                 code: ErrorCode::WebhookMessageDelivered,

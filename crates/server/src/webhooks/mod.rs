@@ -61,52 +61,57 @@ impl SealingKey {
     }
 }
 
-/// The secret as it is stored for `endpoint`: sealed with `key`, or as it is without one.
-pub fn seal(key: Option<&SealingKey>, endpoint: Uuid, secret: &str) -> String {
+/// `bytes` as they are stored: sealed with `key` (`sealed:v1:` and base64 of nonce and
+/// ciphertext, `aad` bound to it), or as they are without one.
+pub fn seal_bytes(key: Option<&SealingKey>, aad: &[u8], bytes: &[u8]) -> Vec<u8> {
     use chacha20poly1305::aead::{Aead, Payload};
     let Some(key) = key else {
-        return secret.to_owned();
+        return bytes.to_vec();
     };
     let nonce: [u8; 12] = rand::random();
     let sealed = key
         .cipher()
-        .encrypt(
-            (&nonce).into(),
-            Payload {
-                msg: secret.as_bytes(),
-                aad: endpoint.as_bytes(),
-            },
-        )
-        .expect("ChaCha20-Poly1305 seals any secret of ours");
-    let mut bytes = nonce.to_vec();
-    bytes.extend_from_slice(&sealed);
-    format!("{SEALED}{}", B64.encode(bytes))
+        .encrypt((&nonce).into(), Payload { msg: bytes, aad })
+        .expect("ChaCha20-Poly1305 seals anything of ours");
+    let mut raw = nonce.to_vec();
+    raw.extend_from_slice(&sealed);
+    format!("{SEALED}{}", B64.encode(raw)).into_bytes()
 }
 
-/// The secret of a stored value: opened with `key` when sealed (`None` without the key, with
-/// another key, or for another endpoint's row), taken as it is otherwise (stored before a key
-/// was set).
-pub fn open(key: Option<&SealingKey>, endpoint: Uuid, stored: &str) -> Option<String> {
+/// The bytes of a stored value: opened with `key` when sealed (`None` without the key, with
+/// another key, or with other associated data), taken as they are otherwise (stored before a
+/// key was set).
+pub fn open_bytes(key: Option<&SealingKey>, aad: &[u8], stored: &[u8]) -> Option<Vec<u8>> {
     use chacha20poly1305::aead::{Aead, Payload};
-    let Some(sealed) = stored.strip_prefix(SEALED) else {
-        return Some(stored.to_owned());
+    let Some(sealed) = stored.strip_prefix(SEALED.as_bytes()) else {
+        return Some(stored.to_vec());
     };
-    let bytes = B64.decode(sealed).ok()?;
-    if bytes.len() < 12 {
+    let raw = B64.decode(sealed).ok()?;
+    if raw.len() < 12 {
         return None;
     }
-    let (nonce, ciphertext) = bytes.split_at(12);
-    let plain = key?
-        .cipher()
+    let (nonce, ciphertext) = raw.split_at(12);
+    key?.cipher()
         .decrypt(
             nonce.into(),
             Payload {
                 msg: ciphertext,
-                aad: endpoint.as_bytes(),
+                aad,
             },
         )
-        .ok()?;
-    String::from_utf8(plain).ok()
+        .ok()
+}
+
+/// The secret as it is stored for `endpoint`: sealed with `key` (the endpoint's id as
+/// associated data, so it opens on its own row only), or as it is without one.
+pub fn seal(key: Option<&SealingKey>, endpoint: Uuid, secret: &str) -> String {
+    String::from_utf8(seal_bytes(key, endpoint.as_bytes(), secret.as_bytes()))
+        .expect("sealed values are ASCII, unsealed ones the secret itself")
+}
+
+/// The secret of a stored value (see [`open_bytes`]).
+pub fn open(key: Option<&SealingKey>, endpoint: Uuid, stored: &str) -> Option<String> {
+    String::from_utf8(open_bytes(key, endpoint.as_bytes(), stored.as_bytes())?).ok()
 }
 
 /// A new endpoint secret: `whsec_` and 32 random bytes in base64.

@@ -423,6 +423,36 @@ backend_tests! {
         assert_eq!(flaky.deliveries().len(), 3);
     }
 
+    async fn a_retried_message_that_fails_again_is_failed_again(backend) {
+        let app = TestApp::spawn_with(backend, schedule("1")).await.unwrap();
+        let (_, pkey) = app.provider("P").await;
+        let down = Receiver::start(Behaviour::Always(500)).await;
+        let (eid, _) = endpoint(&app, &pkey, &down.url, Some(&["registration.initiated"])).await;
+        create_trade(&app, &pkey, "self").await;
+        let mid = down.wait_for(1).await[0].id();
+        let failed_after = |n: usize| {
+            let req = || app.get(&format!("/v1/webhook-endpoints/{eid}/deliveries"), Some(&pkey));
+            async move {
+                for _ in 0..100 {
+                    let (_, b) = json(req().send().await.unwrap()).await;
+                    let list = b["response"]["deliveries"].as_array().unwrap().clone();
+                    if list.len() == n && list[0]["message_status"] == "failed" {
+                        return list;
+                    }
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                panic!("not failed after {n} attempts");
+            }
+        };
+        failed_after(2).await;
+        let (s, b) = json(app.post(&format!("/v1/webhook-endpoints/{eid}/messages/{mid}/retry"), Some(&pkey)).send().await.unwrap()).await;
+        assert_eq!(s, 202, "{b}");
+        let list = failed_after(3).await;
+        assert_eq!((list[0]["attempt"].as_i64(), list[0]["outcome"].as_str()), (Some(3), Some("failed")));
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        assert_eq!(down.deliveries().len(), 3, "one attempt per retry, no new schedule");
+    }
+
     async fn secrets_are_sealed_at_rest_when_a_key_is_set(backend) {
         use base64::Engine;
         let key = base64::engine::general_purpose::STANDARD.encode([42u8; 32]);

@@ -14,13 +14,8 @@ use serde_json::Value;
 const BIN: &str = env!("CARGO_BIN_EXE_filing");
 
 fn filing(dir: &std::path::Path, database_url: &str, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(BIN)
+    let out = common::filing_command(dir, database_url)
         .args(args)
-        .current_dir(dir)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("FILING_DATA_DIR", dir.join("data"))
-        .env("DATABASE_URL", database_url)
         .output()
         .expect("run filing");
     (
@@ -32,15 +27,7 @@ fn filing(dir: &std::path::Path, database_url: &str, args: &[&str]) -> (i32, Str
 
 /// Files below `dir`, at any depth.
 fn walkdir_count(dir: &std::path::Path) -> usize {
-    std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| {
-            let p = e.path();
-            if p.is_dir() { walkdir_count(&p) } else { 1 }
-        })
-        .sum()
+    common::files_below(dir).len()
 }
 
 /// The one JSON object a command printed on stdout.

@@ -92,20 +92,7 @@ async fn listed_cases(app: &TestApp, operator_key: &str) -> usize {
 }
 
 fn files_in(dir: &Path) -> usize {
-    if !dir.exists() {
-        return 0;
-    }
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| {
-            let e = e.unwrap();
-            if e.file_type().unwrap().is_dir() {
-                files_in(&e.path())
-            } else {
-                1
-            }
-        })
-        .sum()
+    common::files_below(dir).len()
 }
 
 fn documents_dir(app: &TestApp) -> PathBuf {

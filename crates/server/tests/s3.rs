@@ -29,20 +29,6 @@ async fn app_on_bucket(backend: Backend) -> Option<(TestApp, String)> {
     Some((app, bucket))
 }
 
-/// Every file below `dir`, recursively.
-fn local_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .flat_map(|e| {
-            let p = e.path();
-            if p.is_dir() { local_files(&p) } else { vec![p] }
-        })
-        .collect()
-}
-
 async fn download(app: &TestApp, url: &str) -> (u16, Vec<u8>) {
     let res = app.client.get(url).send().await.unwrap();
     (res.status().as_u16(), res.bytes().await.unwrap().to_vec())
@@ -133,7 +119,7 @@ backend_tests! {
         assert_eq!(bucket_keys(&bucket).await.len(), 7);
 
         // Nothing went to the local documents folder.
-        let local = local_files(&app.state.config.storage.documents_dir);
+        let local = common::files_below(&app.state.config.storage.documents_dir);
         assert!(local.is_empty(), "{local:?}");
     }
 }
@@ -237,12 +223,8 @@ async fn the_sweep_reads_the_aws_variables_and_cleans_the_bucket() {
     assert_eq!(bucket_keys(&bucket).await.len(), 2);
 
     let endpoint = s3_endpoint().unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_filing"))
+    let out = common::filing_command(app.dir.path(), &app.database_url)
         .args(["documents", "sweep", "--older-than", "0", "--force"])
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("FILING_DATA_DIR", app.dir.path().join("data"))
-        .env("DATABASE_URL", &app.database_url)
         .env("FILING_DOCUMENTS_URL", format!("s3://{bucket}/docs"))
         .env("AWS_ENDPOINT", &endpoint)
         .env("AWS_ALLOW_HTTP", "true")

@@ -184,7 +184,8 @@ impl DocumentStore {
 
     /// Whether the store answers: lists a folder that is never written. For a bucket this
     /// checks the endpoint, the credentials and the bucket's existence at start-up, where a
-    /// mistake is cheap (a missing bucket answers a listing with "not found").
+    /// mistake is cheap; the error carries the service's reason (`NoSuchBucket`,
+    /// `AccessDenied`, a refused connection).
     pub async fn check(&self) -> Result<()> {
         let check = Path::from(".filing-check");
         match self
@@ -192,9 +193,6 @@ impl DocumentStore {
             .await
         {
             Ok(_) => Ok(()),
-            Err(Bounded::Store(e @ object_store::Error::NotFound { .. })) => {
-                Err(StoreError::Unavailable(format!("no such bucket: {e}")))
-            }
             Err(Bounded::Store(e)) => Err(StoreError::Unavailable(e.to_string())),
             Err(e) => Err(e.into()),
         }

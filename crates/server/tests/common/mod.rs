@@ -19,6 +19,32 @@ pub enum Backend {
     Postgres,
 }
 
+/// Every file below `dir`, at any depth (none when `dir` does not exist).
+pub fn files_below(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .flat_map(|e| {
+            let p = e.path();
+            if p.is_dir() { files_below(&p) } else { vec![p] }
+        })
+        .collect()
+}
+
+/// The `filing` binary as an operator runs it: in `dir`, with `<dir>/data` and `database_url`
+/// and nothing else from the test's environment (add what a test needs).
+pub fn filing_command(dir: &std::path::Path, database_url: &str) -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_filing"));
+    command
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("FILING_DATA_DIR", dir.join("data"))
+        .env("DATABASE_URL", database_url);
+    command
+}
+
 /// The PostgreSQL server tests use, when `TEST_DATABASE_URL` is set.
 pub fn pg_base_url() -> Option<String> {
     std::env::var("TEST_DATABASE_URL")

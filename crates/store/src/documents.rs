@@ -97,9 +97,12 @@ fn unavailable(e: object_store::Error) -> StoreError {
 impl DocumentStore {
     /// Documents as files below `dir` (created when missing).
     pub fn local(dir: &std::path::Path) -> Result<Self> {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            StoreError::Unavailable(format!("cannot create {}: {e}", dir.display()))
-        })?;
+        let to_flush = dirs_to_flush(dir);
+        std::fs::create_dir_all(dir)
+            .and_then(|()| flush_dirs(&to_flush))
+            .map_err(|e| {
+                StoreError::Unavailable(format!("cannot create {}: {e}", dir.display()))
+            })?;
         let fs = object_store::local::LocalFileSystem::new_with_prefix(dir)
             .map_err(unavailable)?
             .with_automatic_cleanup(true);
@@ -208,10 +211,23 @@ impl DocumentStore {
     }
 
     /// Writes the whole object atomically (readers see all of it or nothing) and, on the local
-    /// backend, durably: the file and its folder are flushed to disk before this returns, so an
-    /// acknowledged document survives a power loss.
+    /// backend, durably: the file, its folder and the folder above every folder the write
+    /// created are flushed to disk before this returns, so an acknowledged document survives a
+    /// power loss.
     pub async fn put(&self, key: &str, bytes: Bytes) -> Result<()> {
         let path = Path::from(key);
+        // The folders this write will create (a new case's folder): each is an entry in the
+        // folder above it, which must reach the disk too, or a power loss can take the new
+        // folder, and the acknowledged file in it, away.
+        let to_flush = match &self.local_root {
+            Some(root) => {
+                let file = root.join(key);
+                tokio::task::spawn_blocking(move || dirs_to_flush(&file))
+                    .await
+                    .map_err(|e| StoreError::Unavailable(e.to_string()))?
+            }
+            None => Vec::new(),
+        };
         match self
             .bounded(self.inner.put(&path, PutPayload::from(bytes)))
             .await
@@ -229,10 +245,7 @@ impl DocumentStore {
             let file = root.join(key);
             tokio::task::spawn_blocking(move || -> std::io::Result<()> {
                 std::fs::File::open(&file)?.sync_all()?;
-                if let Some(parent) = file.parent() {
-                    std::fs::File::open(parent)?.sync_all()?;
-                }
-                Ok(())
+                flush_dirs(&to_flush)
             })
             .await
             .map_err(|e| StoreError::Unavailable(e.to_string()))?
@@ -339,6 +352,35 @@ impl DocumentStore {
     }
 }
 
+/// The folders to flush after creating `path` (a file or a folder), found before creating it,
+/// innermost first: `path`'s parent, which gains its entry, and for each ancestor that does not
+/// exist yet (and will be created with it), the folder above, which gains that one's entry.
+fn dirs_to_flush(path: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut dirs = Vec::new();
+    let mut cur = path;
+    while let Some(parent) = cur.parent() {
+        let parent = if parent.as_os_str().is_empty() {
+            std::path::Path::new(".")
+        } else {
+            parent
+        };
+        dirs.push(parent.to_path_buf());
+        if parent.exists() {
+            break;
+        }
+        cur = parent;
+    }
+    dirs
+}
+
+/// `fsync` of each folder, in order.
+fn flush_dirs(dirs: &[std::path::PathBuf]) -> std::io::Result<()> {
+    for dir in dirs {
+        std::fs::File::open(dir)?.sync_all()?;
+    }
+    Ok(())
+}
+
 /// `object_store`'s local staging file name: the target's name, `#`, digits.
 fn is_staging(name: &str) -> bool {
     name.rsplit_once('#')
@@ -366,6 +408,39 @@ mod tests {
         store.delete("a/b.pdf").await.unwrap();
         store.delete("a/b.pdf").await.unwrap();
         assert_eq!(store.get("a/b.pdf").await.unwrap(), None);
+    }
+
+    /// A file in a new case folder needs the case folder (its entry) and the kind's folder
+    /// (the case folder's entry) flushed; one in an existing folder only that folder; a
+    /// store in a new folder tree every folder up to the first that existed.
+    #[test]
+    fn folders_flushed_after_a_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("docs");
+        std::fs::create_dir_all(root.join("trade/old")).unwrap();
+        assert_eq!(
+            dirs_to_flush(&root.join("trade/new/a.pdf")),
+            [root.join("trade/new"), root.join("trade")]
+        );
+        assert_eq!(
+            dirs_to_flush(&root.join("trade/old/a.pdf")),
+            [root.join("trade/old")]
+        );
+        assert_eq!(
+            dirs_to_flush(&root.join("tax/new/a.xml")),
+            [root.join("tax/new"), root.join("tax"), root.clone()]
+        );
+        assert_eq!(
+            dirs_to_flush(&dir.path().join("x/y")),
+            [dir.path().join("x"), dir.path().to_path_buf()]
+        );
+        assert_eq!(
+            dirs_to_flush(std::path::Path::new("relative-dir-that-is-not-there/docs")),
+            [
+                std::path::PathBuf::from("relative-dir-that-is-not-there"),
+                std::path::PathBuf::from(".")
+            ]
+        );
     }
 
     /// The sweep's two listings: finished objects by age, and unfinished local staging files

@@ -57,6 +57,9 @@ pub enum Command {
     /// Document files (the document store).
     #[command(subcommand)]
     Documents(DocumentsCommand),
+    /// Webhook endpoints.
+    #[command(subcommand)]
+    Webhooks(WebhooksCommand),
     /// Benchmark data: insert COUNT copies of an existing trade registration, each with its own
     /// client company and the template's status history (documents are not copied). For load
     /// tests on a large database; never run it against production data.
@@ -90,6 +93,16 @@ pub enum DocumentsCommand {
         #[arg(long)]
         force: bool,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WebhooksCommand {
+    /// Seal every stored endpoint secret with FILING_WEBHOOK_SECRETS_KEY: after a change of
+    /// key (the one before in FILING_WEBHOOK_SECRETS_OLD_KEYS), when sealing is turned on
+    /// (plain secrets get sealed), or off (no current key: the old keys unseal). Safe while
+    /// servers run. Prints {"endpoints", "resealed", "unchanged", "unreadable"}; exits 1 when
+    /// a secret opens with none of the keys (listed under "unreadable", left as it is).
+    Reseal,
 }
 
 #[derive(Debug, Subcommand)]
@@ -292,6 +305,25 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
         }
         Command::Data => {
             print(crate::directory::data_sources());
+        }
+        Command::Webhooks(WebhooksCommand::Reseal) => {
+            let keys = crate::config::sealing_keys(&cli.serve)?;
+            let repo = open_store(&cli.common).await?;
+            let report = crate::webhooks::reseal_all(repo.as_ref(), &keys).await?;
+            print(json!({
+                "endpoints": report.endpoints,
+                "resealed": report.resealed,
+                "unchanged": report.unchanged,
+                "unreadable": report.unreadable,
+            }));
+            if !report.unreadable.is_empty() {
+                return Err(anyhow::anyhow!(
+                    "{} endpoint secret(s) open with none of the keys in \
+                     FILING_WEBHOOK_SECRETS_KEY and FILING_WEBHOOK_SECRETS_OLD_KEYS",
+                    report.unreadable.len()
+                )
+                .into());
+            }
         }
         Command::Documents(DocumentsCommand::Sweep {
             older_than,

@@ -155,6 +155,12 @@ pub struct ServeArgs {
     #[arg(long, env = "FILING_WEBHOOK_SECRETS_KEY", hide_env_values = true)]
     pub webhook_secrets_key: Option<String>,
 
+    /// Keys that sealed webhook secrets before `FILING_WEBHOOK_SECRETS_KEY` changed, comma
+    /// separated: they only open. Keep them until `filing webhooks reseal` has run and stored
+    /// idempotent answers (24 hours) have expired.
+    #[arg(long, env = "FILING_WEBHOOK_SECRETS_OLD_KEYS", hide_env_values = true)]
+    pub webhook_secrets_old_keys: Option<String>,
+
     /// `false` runs this instance without the webhook delivery worker (others deliver).
     #[arg(long, env = "FILING_WEBHOOK_WORKER", default_value = "true")]
     pub webhook_worker: String,
@@ -217,6 +223,7 @@ impl Default for ServeArgs {
             webhook_allow_private_targets: "false".into(),
             webhook_timeout_secs: "15".into(),
             webhook_secrets_key: None,
+            webhook_secrets_old_keys: None,
             webhook_worker: "true".into(),
             db_timeout_secs: "5".into(),
             db_startup_wait_secs: "60".into(),
@@ -312,8 +319,38 @@ pub struct WebhookConfig {
     /// How often an idle worker looks for due messages (events of this instance wake it at
     /// once; this bounds the delay for retries and for events written by other instances).
     pub poll_interval: Duration,
-    /// Seals endpoint secrets at rest; `None` stores them as they are.
-    pub secrets_key: Option<crate::webhooks::SealingKey>,
+    /// Seal endpoint secrets (and stored idempotent answers) at rest; without a current key
+    /// they are stored as they are.
+    pub sealing: crate::webhooks::SealingKeys,
+}
+
+/// `FILING_WEBHOOK_SECRETS_KEY` and `FILING_WEBHOOK_SECRETS_OLD_KEYS`.
+pub fn sealing_keys(serve: &ServeArgs) -> Result<crate::webhooks::SealingKeys, ConfigError> {
+    use crate::webhooks::SealingKey;
+    const HOW: &str = "expected base64 of exactly 32 bytes, e.g. from `openssl rand -base64 32`";
+    let current = match &serve.webhook_secrets_key {
+        None => None,
+        Some(v) => Some(
+            SealingKey::parse(v).ok_or_else(|| bad("FILING_WEBHOOK_SECRETS_KEY", "***", HOW))?,
+        ),
+    };
+    let mut old = Vec::new();
+    for (i, v) in serve
+        .webhook_secrets_old_keys
+        .iter()
+        .flat_map(|v| v.split(','))
+        .filter(|v| !v.trim().is_empty())
+        .enumerate()
+    {
+        old.push(SealingKey::parse(v).ok_or_else(|| {
+            bad(
+                "FILING_WEBHOOK_SECRETS_OLD_KEYS",
+                "***",
+                format!("key {} of the list: {HOW}", i + 1),
+            )
+        })?);
+    }
+    Ok(crate::webhooks::SealingKeys { current, old })
 }
 
 fn parse_bool(var: &'static str, value: &str) -> Result<bool, ConfigError> {
@@ -625,16 +662,7 @@ impl Config {
                 )?),
                 worker: parse_bool("FILING_WEBHOOK_WORKER", &serve.webhook_worker)?,
                 poll_interval: Duration::from_secs(1),
-                secrets_key: match &serve.webhook_secrets_key {
-                    None => None,
-                    Some(v) => Some(crate::webhooks::SealingKey::parse(v).ok_or_else(|| {
-                        bad(
-                            "FILING_WEBHOOK_SECRETS_KEY",
-                            "***",
-                            "expected base64 of exactly 32 bytes, e.g. from `openssl rand -base64 32`",
-                        )
-                    })?),
-                },
+                sealing: sealing_keys(serve)?,
             },
             db_timeout: Duration::from_secs(parse_positive(
                 "FILING_DB_TIMEOUT_SECS",
@@ -895,6 +923,15 @@ mod tests {
                     ..Default::default()
                 },
                 "FILING_WEBHOOK_SECRETS_KEY",
+            ),
+            (
+                ServeArgs {
+                    webhook_secrets_old_keys: Some(
+                        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=,short".into(),
+                    ),
+                    ..Default::default()
+                },
+                "FILING_WEBHOOK_SECRETS_OLD_KEYS",
             ),
             (
                 ServeArgs {

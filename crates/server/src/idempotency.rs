@@ -322,12 +322,13 @@ async fn handle(state: Arc<AppState>, req: Request, next: Next) -> Result<Respon
         IdempotencyClaim::InFlight => return Err(ApiError::IdempotencyKeyInUse),
         IdempotencyClaim::Mismatch => return Err(ApiError::IdempotencyKeyReused),
         IdempotencyClaim::Replay { status, body } => {
-            let sealing = state.config.webhooks.secrets_key.as_ref();
+            let sealing = &state.config.webhooks.sealing;
             let body = crate::webhooks::open_bytes(sealing, &stored_aad(scope, &key), &body)
                 .ok_or_else(|| {
                     ApiError::Internal(anyhow::anyhow!(
                         "the stored answer of this idempotency key is sealed and cannot be \
-                         opened: FILING_WEBHOOK_SECRETS_KEY is missing or another key"
+                         opened: neither FILING_WEBHOOK_SECRETS_KEY nor \
+                         FILING_WEBHOOK_SECRETS_OLD_KEYS holds its key"
                     ))
                 })?;
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
@@ -370,7 +371,7 @@ async fn handle(state: Arc<AppState>, req: Request, next: Next) -> Result<Respon
         // The answers of webhook endpoint creates and rotations carry the new secret; with a
         // sealing key, no stored answer is readable from the database alone.
         let stored = crate::webhooks::seal_bytes(
-            state.config.webhooks.secrets_key.as_ref(),
+            &state.config.webhooks.sealing,
             &stored_aad(scope, &key),
             &bytes,
         );

@@ -146,6 +146,38 @@ backend_tests! {
         assert_eq!(ok, 1);
     }
 
+    async fn endpoint_secrets_are_replaced_only_while_unchanged(backend) {
+        let app = TestApp::spawn(backend).await.unwrap();
+        let (provider, _) = app.provider("P").await;
+        let repo = &app.state.repo;
+        let now = time::OffsetDateTime::now_utc().replace_nanosecond(0).unwrap();
+        let mut ids = Vec::new();
+        for (secret, deleted) in [("s1", false), ("s2", true)] {
+            let endpoint = store::WebhookEndpoint { id: Uuid::now_v7(), provider_id: provider, url: "https://example.com/hook".into(), events: None, secret: secret.into(), previous_secret: None, previous_secret_expires_at: None, created_at: now };
+            repo.create_webhook_endpoint(&endpoint).await.unwrap();
+            if deleted {
+                assert!(repo.delete_webhook_endpoint(endpoint.id, now).await.unwrap());
+            }
+            ids.push(endpoint.id);
+        }
+        assert!(repo.rotate_webhook_secret(ids[0], "s1b", now).await.unwrap());
+        let mut all = repo.webhook_endpoint_secrets().await.unwrap();
+        all.sort_by_key(|s| s.endpoint_id);
+        let stored = |id, secret: &str, previous: Option<&str>| store::StoredSecrets { endpoint_id: id, secret: secret.into(), previous_secret: previous.map(Into::into) };
+        assert_eq!(all, [stored(ids[0], "s1b", Some("s1")), stored(ids[1], "s2", None)], "deleted endpoints included");
+
+        // A rotation between the read and the write wins: the stale replacement changes nothing.
+        assert!(repo.rotate_webhook_secret(ids[0], "s1c", now).await.unwrap());
+        assert!(!repo.replace_webhook_endpoint_secrets(&all[0], &stored(ids[0], "x", Some("y"))).await.unwrap());
+        let fresh = stored(ids[0], "s1c", Some("s1b"));
+        assert!(repo.replace_webhook_endpoint_secrets(&fresh, &stored(ids[0], "x", Some("y"))).await.unwrap());
+        // An endpoint without a previous secret (a NULL) is matched too.
+        assert!(repo.replace_webhook_endpoint_secrets(&all[1], &stored(ids[1], "z", None)).await.unwrap());
+        let mut all = repo.webhook_endpoint_secrets().await.unwrap();
+        all.sort_by_key(|s| s.endpoint_id);
+        assert_eq!(all, [stored(ids[0], "x", Some("y")), stored(ids[1], "z", None)]);
+    }
+
     async fn trade_office_directory_upserts_and_pages(backend) {
         let app = TestApp::spawn(backend).await.unwrap();
         let repo = &app.state.repo;

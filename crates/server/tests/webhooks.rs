@@ -459,7 +459,7 @@ backend_tests! {
         let sealing = server::webhooks::SealingKey::parse(&key).unwrap();
         let with_key = move || {
             let sealing = sealing.clone();
-            Options { tweak: Box::new(move |c| c.webhooks.secrets_key = Some(sealing)), ..Default::default() }
+            Options { tweak: Box::new(move |c| c.webhooks.sealing = server::webhooks::SealingKeys::new(sealing)), ..Default::default() }
         };
         let app = TestApp::spawn_with(backend, with_key()).await.unwrap();
         let (_, pkey) = app.provider("P").await;
@@ -530,6 +530,87 @@ backend_tests! {
         let got = receiver.wait_for(3).await;
         got[2].verify(&new_secret).unwrap();
         again.stop().await;
+    }
+
+    // A change of sealing key: the new key with the old one beside it serves at once,
+    // `filing webhooks reseal` moves every stored secret to the new key, after which the old
+    // key can go; a run with a key that opens nothing changes nothing and says so.
+    async fn the_sealing_key_changes_with_reseal(backend) {
+        use base64::Engine;
+        use server::webhooks::{SealingKey, SealingKeys, open};
+        let b64 = |byte: u8| base64::engine::general_purpose::STANDARD.encode([byte; 32]);
+        let key = |byte: u8| SealingKey::parse(&b64(byte)).unwrap();
+        let keys = |current: u8, old: Vec<u8>| SealingKeys { current: Some(key(current)), old: old.into_iter().map(key).collect() };
+        let with = |k: SealingKeys| Options {
+            tweak: Box::new(move |c| {
+                c.webhooks.sealing = k;
+                c.webhooks.retry_schedule = domain::webhook::parse_retry_schedule("1").unwrap();
+            }),
+            ..Default::default()
+        };
+        let app = TestApp::spawn_with(backend, with(keys(1, vec![]))).await.unwrap();
+        let (_, pkey) = app.provider("P").await;
+        let receiver = Receiver::start(Behaviour::Ok).await;
+        let (rotated, first) = endpoint(&app, &pkey, &receiver.url, Some(&["registration.initiated"])).await;
+        let (s, b) = json(app.post(&format!("/v1/webhook-endpoints/{rotated}/rotate-secret"), Some(&pkey)).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        let second = b["response"]["secret"].as_str().unwrap().to_string();
+        let (other_endpoint, _) = endpoint(&app, &pkey, &receiver.url, Some(&["registration.completed"])).await;
+        let (url, dir) = (app.database_url.clone(), app.dir.clone());
+        app.stop().await;
+
+        // The new key, the old one beside it: secrets sealed with the old key still sign.
+        let during = TestApp::spawn_on(url.clone(), dir.clone(), with(keys(2, vec![1]))).await;
+        create_trade(&during, &pkey, "self").await;
+        let got = receiver.wait_for(1).await;
+        got[0].verify(&second).unwrap();
+        got[0].verify(&first).unwrap();
+        during.stop().await;
+
+        let reseal = |env: &[(&str, String)]| {
+            let mut command = common::filing_command(dir.path(), &url);
+            command.args(["webhooks", "reseal"]).envs(env.iter().map(|(k, v)| (*k, v.as_str())));
+            let out = command.output().unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+            let report: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|_| panic!("{stdout} {}", String::from_utf8_lossy(&out.stderr)));
+            (out.status.code(), report, String::from_utf8_lossy(&out.stderr).to_string())
+        };
+        let new_with_old = [("FILING_WEBHOOK_SECRETS_KEY", b64(2)), ("FILING_WEBHOOK_SECRETS_OLD_KEYS", b64(1))];
+        let (code, report, err) = reseal(&new_with_old);
+        assert_eq!(code, Some(0), "{err}");
+        assert_eq!(report, json!({"endpoints": 2, "resealed": 2, "unchanged": 0, "unreadable": []}));
+        let repo = store::connect(&url).await.unwrap();
+        let row = repo.get_webhook_endpoint(rotated.parse().unwrap()).await.unwrap().unwrap();
+        let id = row.id;
+        let previous = row.previous_secret.clone().unwrap();
+        assert_eq!(open(&keys(2, vec![]), id, &row.secret).as_deref(), Some(second.as_str()));
+        assert_eq!(open(&keys(2, vec![]), id, &previous).as_deref(), Some(first.as_str()));
+        assert_eq!(open(&keys(1, vec![]), id, &row.secret), None, "still opens with the old key");
+        assert_eq!(open(&keys(1, vec![]), id, &previous), None, "previous secret not re-sealed");
+        let other = repo.get_webhook_endpoint(other_endpoint.parse().unwrap()).await.unwrap().unwrap();
+        assert!(open(&keys(2, vec![]), other.id, &other.secret).is_some());
+        // A second run finds nothing to do.
+        let (code, report, err) = reseal(&new_with_old);
+        assert_eq!((code, &report["resealed"], &report["unchanged"]), (Some(0), &json!(0), &json!(2)), "{err}");
+
+        // A key that opens nothing: reported, nothing changed, exit 1.
+        let (code, report, err) = reseal(&[("FILING_WEBHOOK_SECRETS_KEY", b64(3))]);
+        assert_eq!(code, Some(1), "{report}");
+        assert!(err.contains("FILING_WEBHOOK_SECRETS_OLD_KEYS"), "{err}");
+        let mut unreadable: Vec<String> = report["unreadable"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
+        unreadable.sort();
+        let mut expected = vec![rotated.clone(), other_endpoint.clone()];
+        expected.sort();
+        assert_eq!(unreadable, expected);
+        let unchanged = repo.get_webhook_endpoint(id).await.unwrap().unwrap();
+        assert_eq!((&unchanged.secret, &unchanged.previous_secret), (&row.secret, &row.previous_secret));
+
+        // The old key is gone: deliveries are still signed.
+        let after = TestApp::spawn_on(url.clone(), dir.clone(), with(keys(2, vec![]))).await;
+        create_trade(&after, &pkey, "self").await;
+        let got = receiver.wait_for(2).await;
+        got[1].verify(&second).unwrap();
+        after.stop().await;
     }
 
     async fn a_receiver_that_does_not_answer_in_time_gets_a_retry(backend) {

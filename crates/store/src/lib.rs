@@ -399,6 +399,14 @@ pub struct WebhookEndpoint {
     pub created_at: OffsetDateTime,
 }
 
+/// An endpoint's secrets as stored (sealed or not).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredSecrets {
+    pub endpoint_id: Uuid,
+    pub secret: String,
+    pub previous_secret: Option<String>,
+}
+
 /// A message the worker has leased for one delivery attempt, with its endpoint.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClaimedMessage {
@@ -642,6 +650,16 @@ pub trait Repository: Send + Sync + 'static {
         id: Uuid,
         secret: &str,
         previous_expires_at: OffsetDateTime,
+    ) -> Result<bool>;
+    /// Every endpoint's stored secrets, deleted endpoints included (for re-sealing them with
+    /// another key).
+    async fn webhook_endpoint_secrets(&self) -> Result<Vec<StoredSecrets>>;
+    /// Stores `new` as the endpoint's secrets if they are still `old`; `false` when they
+    /// changed in between (a rotation), so the caller can read them again.
+    async fn replace_webhook_endpoint_secrets(
+        &self,
+        old: &StoredSecrets,
+        new: &StoredSecrets,
     ) -> Result<bool>;
     /// Leases up to `limit` due messages until `lease_until_us`: pending, due at `now_us`, not
     /// leased by another worker, and the oldest pending one of their case at their endpoint

@@ -812,6 +812,44 @@ macro_rules! repository_impl {
             Ok(done.rows_affected() == 1)
         }
 
+        async fn webhook_endpoint_secrets(&self) -> $crate::Result<Vec<$crate::StoredSecrets>> {
+            use sqlx::Row;
+            let rows = sqlx::query(
+                "SELECT id, secret, previous_secret FROM webhook_endpoints ORDER BY id",
+            )
+            .fetch_all(&self.pool)
+            .await?;
+            rows.iter()
+                .map(|r| {
+                    Ok($crate::StoredSecrets {
+                        endpoint_id: r.try_get("id")?,
+                        secret: r.try_get("secret")?,
+                        previous_secret: r.try_get("previous_secret")?,
+                    })
+                })
+                .collect()
+        }
+
+        async fn replace_webhook_endpoint_secrets(
+            &self,
+            old: &$crate::StoredSecrets,
+            new: &$crate::StoredSecrets,
+        ) -> $crate::Result<bool> {
+            // An empty previous secret never exists, so it stands for none in the comparison.
+            let done = sqlx::query(
+                "UPDATE webhook_endpoints SET secret = $1, previous_secret = $2 \
+                 WHERE id = $3 AND secret = $4 AND COALESCE(previous_secret, '') = $5",
+            )
+            .bind(&new.secret)
+            .bind(&new.previous_secret)
+            .bind(old.endpoint_id)
+            .bind(&old.secret)
+            .bind(old.previous_secret.as_deref().unwrap_or(""))
+            .execute(&self.writer)
+            .await?;
+            Ok(done.rows_affected() == 1)
+        }
+
         async fn claim_webhook_messages(
             &self,
             now_us: i64,

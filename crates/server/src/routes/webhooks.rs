@@ -243,7 +243,7 @@ pub async fn create(
     }
     let id = Uuid::now_v7();
     let secret = crate::webhooks::new_secret();
-    let key = state.config.webhooks.secrets_key.as_ref();
+    let key = &state.config.webhooks.sealing;
     let endpoint = WebhookEndpoint {
         id,
         provider_id: me,
@@ -392,7 +392,7 @@ pub async fn rotate_secret(
 ) -> Result<Response, ApiError> {
     own_endpoint(&state, caller, id).await?;
     let secret = crate::webhooks::new_secret();
-    let sealed = crate::webhooks::seal(state.config.webhooks.secrets_key.as_ref(), id, &secret);
+    let sealed = crate::webhooks::seal(&state.config.webhooks.sealing, id, &secret);
     let until = crate::routes::cases::now_micros() + ROTATION_OVERLAP;
     if !state.repo.rotate_webhook_secret(id, &sealed, until).await? {
         return Err(ApiError::NotFound);

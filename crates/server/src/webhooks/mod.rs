@@ -61,11 +61,41 @@ impl SealingKey {
     }
 }
 
-/// `bytes` as they are stored: sealed with `key` (`sealed:v1:` and base64 of nonce and
-/// ciphertext, `aad` bound to it), or as they are without one.
-pub fn seal_bytes(key: Option<&SealingKey>, aad: &[u8], bytes: &[u8]) -> Vec<u8> {
+/// The keys that seal stored secrets: `current` (`FILING_WEBHOOK_SECRETS_KEY`) seals and opens;
+/// `old` (`FILING_WEBHOOK_SECRETS_OLD_KEYS`) only opens, while a change of key is under way
+/// (`filing webhooks reseal` moves every stored secret to the current key).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SealingKeys {
+    pub current: Option<SealingKey>,
+    pub old: Vec<SealingKey>,
+}
+
+impl SealingKeys {
+    /// Only `key`, no old ones.
+    pub fn new(key: SealingKey) -> Self {
+        Self {
+            current: Some(key),
+            old: Vec::new(),
+        }
+    }
+}
+
+/// How [`reseal_bytes`] found a stored value.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Resealed {
+    /// Already as the current key would store it (sealed with it, or plain without one).
+    Current,
+    /// Stored anew: sealed with the current key, or plain when there is none.
+    Changed(Vec<u8>),
+    /// Sealed with a key that is not among the keys.
+    Unreadable,
+}
+
+/// `bytes` as they are stored: sealed with the current key (`sealed:v1:` and base64 of nonce
+/// and ciphertext, `aad` bound to it), or as they are without one.
+pub fn seal_bytes(keys: &SealingKeys, aad: &[u8], bytes: &[u8]) -> Vec<u8> {
     use chacha20poly1305::aead::{Aead, Payload};
-    let Some(key) = key else {
+    let Some(key) = &keys.current else {
         return bytes.to_vec();
     };
     let nonce: [u8; 12] = rand::random();
@@ -78,40 +108,140 @@ pub fn seal_bytes(key: Option<&SealingKey>, aad: &[u8], bytes: &[u8]) -> Vec<u8>
     format!("{SEALED}{}", B64.encode(raw)).into_bytes()
 }
 
-/// The bytes of a stored value: opened with `key` when sealed (`None` without the key, with
-/// another key, or with other associated data), taken as they are otherwise (stored before a
-/// key was set).
-pub fn open_bytes(key: Option<&SealingKey>, aad: &[u8], stored: &[u8]) -> Option<Vec<u8>> {
+/// The bytes of a stored value and whether the current key opened them: opened with the current
+/// key or else an old one when sealed (`None` without a key that opens it, or with other
+/// associated data), taken as they are otherwise (stored before a key was set).
+fn open_with(keys: &SealingKeys, aad: &[u8], stored: &[u8]) -> Option<(Vec<u8>, bool)> {
     use chacha20poly1305::aead::{Aead, Payload};
     let Some(sealed) = stored.strip_prefix(SEALED.as_bytes()) else {
-        return Some(stored.to_vec());
+        return Some((stored.to_vec(), keys.current.is_none()));
     };
     let raw = B64.decode(sealed).ok()?;
     if raw.len() < 12 {
         return None;
     }
     let (nonce, ciphertext) = raw.split_at(12);
-    key?.cipher()
-        .decrypt(
-            nonce.into(),
-            Payload {
+    keys.current
+        .iter()
+        .chain(&keys.old)
+        .enumerate()
+        .find_map(|(i, key)| {
+            let payload = Payload {
                 msg: ciphertext,
                 aad,
-            },
-        )
-        .ok()
+            };
+            let opened = key.cipher().decrypt(nonce.into(), payload).ok()?;
+            Some((opened, i == 0 && keys.current.is_some()))
+        })
 }
 
-/// The secret as it is stored for `endpoint`: sealed with `key` (the endpoint's id as
+/// The bytes of a stored value (see `open_with`).
+pub fn open_bytes(keys: &SealingKeys, aad: &[u8], stored: &[u8]) -> Option<Vec<u8>> {
+    open_with(keys, aad, stored).map(|(bytes, _)| bytes)
+}
+
+/// A stored value as the current key stores it (see [`Resealed`]).
+pub fn reseal_bytes(keys: &SealingKeys, aad: &[u8], stored: &[u8]) -> Resealed {
+    match open_with(keys, aad, stored) {
+        None => Resealed::Unreadable,
+        Some((_, true)) => Resealed::Current,
+        Some((bytes, false)) => Resealed::Changed(seal_bytes(keys, aad, &bytes)),
+    }
+}
+
+/// The secret as it is stored for `endpoint`: sealed with the current key (the endpoint's id as
 /// associated data, so it opens on its own row only), or as it is without one.
-pub fn seal(key: Option<&SealingKey>, endpoint: Uuid, secret: &str) -> String {
-    String::from_utf8(seal_bytes(key, endpoint.as_bytes(), secret.as_bytes()))
+pub fn seal(keys: &SealingKeys, endpoint: Uuid, secret: &str) -> String {
+    String::from_utf8(seal_bytes(keys, endpoint.as_bytes(), secret.as_bytes()))
         .expect("sealed values are ASCII, unsealed ones the secret itself")
 }
 
 /// The secret of a stored value (see [`open_bytes`]).
-pub fn open(key: Option<&SealingKey>, endpoint: Uuid, stored: &str) -> Option<String> {
-    String::from_utf8(open_bytes(key, endpoint.as_bytes(), stored.as_bytes())?).ok()
+pub fn open(keys: &SealingKeys, endpoint: Uuid, stored: &str) -> Option<String> {
+    String::from_utf8(open_bytes(keys, endpoint.as_bytes(), stored.as_bytes())?).ok()
+}
+
+/// What [`reseal_all`] did.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct ResealReport {
+    pub endpoints: usize,
+    pub resealed: usize,
+    pub unchanged: usize,
+    /// Endpoints whose secret (or previous secret) opens with none of the keys; left as
+    /// they are.
+    pub unreadable: Vec<Uuid>,
+}
+
+/// Stores every endpoint's secrets (deleted endpoints' too) as the current key seals them. An
+/// endpoint rotated in between is read again; one whose secret opens with none of the keys is
+/// reported and left alone.
+pub async fn reseal_all(
+    repo: &dyn store::Repository,
+    keys: &SealingKeys,
+) -> store::Result<ResealReport> {
+    let mut report = ResealReport::default();
+    let mut todo = repo.webhook_endpoint_secrets().await?;
+    report.endpoints = todo.len();
+    // A rotation racing us stores values sealed with some instance's current key; a few
+    // rounds settle it, and more would mean instances disagree on the key.
+    for _ in 0..5 {
+        let mut raced = Vec::new();
+        for stored in todo {
+            let aad = stored.endpoint_id.as_bytes();
+            let secret = reseal_bytes(keys, aad, stored.secret.as_bytes());
+            let previous = stored
+                .previous_secret
+                .as_deref()
+                .map(|p| (reseal_bytes(keys, aad, p.as_bytes()), p));
+            let unchanged = secret == Resealed::Current
+                && previous
+                    .as_ref()
+                    .is_none_or(|(p, _)| *p == Resealed::Current);
+            // `None`: unreadable.
+            let text = |r: Resealed, was: &str| match r {
+                Resealed::Changed(bytes) => String::from_utf8(bytes).ok(),
+                Resealed::Current => Some(was.to_owned()),
+                Resealed::Unreadable => None,
+            };
+            let secret = text(secret, &stored.secret);
+            let previous_secret = match previous {
+                Some((p, was)) => text(p, was).map(Some),
+                None => Some(None),
+            };
+            let (Some(secret), Some(previous_secret)) = (secret, previous_secret) else {
+                report.unreadable.push(stored.endpoint_id);
+                continue;
+            };
+            if unchanged {
+                report.unchanged += 1;
+                continue;
+            }
+            let new = store::StoredSecrets {
+                endpoint_id: stored.endpoint_id,
+                secret,
+                previous_secret,
+            };
+            if repo.replace_webhook_endpoint_secrets(&stored, &new).await? {
+                report.resealed += 1;
+            } else {
+                raced.push(stored.endpoint_id);
+            }
+        }
+        if raced.is_empty() {
+            return Ok(report);
+        }
+        todo = repo
+            .webhook_endpoint_secrets()
+            .await?
+            .into_iter()
+            .filter(|s| raced.contains(&s.endpoint_id))
+            .collect();
+    }
+    Err(store::StoreError::Unavailable(
+        "endpoint secrets kept changing while being re-sealed: do all instances have the same \
+         FILING_WEBHOOK_SECRETS_KEY?"
+            .into(),
+    ))
 }
 
 /// A new endpoint secret: `whsec_` and 32 random bytes in base64.
@@ -297,7 +427,7 @@ async fn attempt(
     };
     let msg_id = m.id.to_string();
     let timestamp = now.unix_timestamp();
-    let key = state.config.webhooks.secrets_key.as_ref();
+    let key = &state.config.webhooks.sealing;
     let mut endpoint = m.endpoint.clone();
     let opened = open(key, endpoint.id, &endpoint.secret);
     let Some(secret) = opened else {
@@ -305,8 +435,9 @@ async fn attempt(
         return (
             None,
             Some(
-                "the endpoint's secret is sealed and cannot be opened: FILING_WEBHOOK_SECRETS_KEY \
-                 is missing or not the key it was sealed with"
+                "the endpoint's secret is sealed and cannot be opened: neither \
+                 FILING_WEBHOOK_SECRETS_KEY nor FILING_WEBHOOK_SECRETS_OLD_KEYS holds the key it \
+                 was sealed with"
                     .into(),
             ),
         );
@@ -392,41 +523,99 @@ mod tests {
     fn sealed_secrets_open_only_with_their_key_and_on_their_row() {
         let key = SealingKey::parse(&B64.encode([7u8; 32])).unwrap();
         let other = SealingKey::parse(&B64.encode([8u8; 32])).unwrap();
+        let (keys, others, none) = (
+            SealingKeys::new(key.clone()),
+            SealingKeys::new(other),
+            SealingKeys::default(),
+        );
         let (row, another_row) = (Uuid::now_v7(), Uuid::now_v7());
         let secret = new_secret();
-        let sealed = seal(Some(&key), row, &secret);
+        let sealed = seal(&keys, row, &secret);
         assert!(sealed.starts_with("sealed:v1:"), "{sealed}");
         assert!(!sealed.contains(secret.trim_start_matches("whsec_")));
         assert_ne!(
             sealed,
-            seal(Some(&key), row, &secret),
+            seal(&keys, row, &secret),
             "a fresh nonce every time"
         );
+        assert_eq!(open(&keys, row, &sealed).as_deref(), Some(secret.as_str()));
+        assert_eq!(open(&others, row, &sealed), None, "another key");
         assert_eq!(
-            open(Some(&key), row, &sealed).as_deref(),
-            Some(secret.as_str())
-        );
-        assert_eq!(open(Some(&other), row, &sealed), None, "another key");
-        assert_eq!(
-            open(Some(&key), another_row, &sealed),
+            open(&keys, another_row, &sealed),
             None,
             "copied to another row"
         );
-        assert_eq!(open(None, row, &sealed), None, "no key");
+        assert_eq!(open(&none, row, &sealed), None, "no key");
         let mut tampered = sealed.clone();
         tampered.replace_range(tampered.len() - 4.., "AAAA");
-        assert_eq!(open(Some(&key), row, &tampered), None);
+        assert_eq!(open(&keys, row, &tampered), None);
         // Stored before a key was set: as it is, with or without a key.
-        assert_eq!(seal(None, row, &secret), secret);
-        assert_eq!(
-            open(Some(&key), row, &secret).as_deref(),
-            Some(secret.as_str())
-        );
-        assert_eq!(open(None, row, &secret).as_deref(), Some(secret.as_str()));
+        assert_eq!(seal(&none, row, &secret), secret);
+        assert_eq!(open(&keys, row, &secret).as_deref(), Some(secret.as_str()));
+        assert_eq!(open(&none, row, &secret).as_deref(), Some(secret.as_str()));
         // Keys are exactly 32 bytes of base64.
         assert!(SealingKey::parse(&B64.encode([1u8; 31])).is_none());
         assert!(SealingKey::parse("not base64").is_none());
         assert_eq!(format!("{key:?}"), "SealingKey(***)");
+    }
+
+    /// A change of key: the new key seals, the old one still opens what it sealed, and
+    /// `reseal_bytes` moves a value to the new key (or out of sealing, with no current key).
+    #[test]
+    fn old_keys_open_and_reseal_moves_values_to_the_current_key() {
+        let old = SealingKey::parse(&B64.encode([7u8; 32])).unwrap();
+        let new = SealingKey::parse(&B64.encode([9u8; 32])).unwrap();
+        let before = SealingKeys::new(old.clone());
+        let during = SealingKeys {
+            current: Some(new.clone()),
+            old: vec![old.clone()],
+        };
+        let after = SealingKeys::new(new);
+        let row = Uuid::now_v7();
+        let aad = row.as_bytes();
+        let sealed_old = seal_bytes(&before, aad, b"whsec_x");
+        assert_eq!(
+            open_bytes(&during, aad, &sealed_old).as_deref(),
+            Some(&b"whsec_x"[..])
+        );
+        assert_eq!(open_bytes(&after, aad, &sealed_old), None);
+
+        let Resealed::Changed(moved) = reseal_bytes(&during, aad, &sealed_old) else {
+            panic!("an old key's value is sealed again");
+        };
+        assert_eq!(
+            open_bytes(&after, aad, &moved).as_deref(),
+            Some(&b"whsec_x"[..])
+        );
+        assert_eq!(
+            open_bytes(&before, aad, &moved),
+            None,
+            "not with the old key any more"
+        );
+        assert_eq!(reseal_bytes(&during, aad, &moved), Resealed::Current);
+        // A plain value gets sealed; an unknown key's value is reported, not replaced.
+        let Resealed::Changed(sealed_plain) = reseal_bytes(&after, aad, b"whsec_y") else {
+            panic!("a plain value is sealed");
+        };
+        assert_eq!(
+            open_bytes(&after, aad, &sealed_plain).as_deref(),
+            Some(&b"whsec_y"[..])
+        );
+        assert_eq!(reseal_bytes(&before, aad, &moved), Resealed::Unreadable);
+        assert_eq!(
+            reseal_bytes(&during, Uuid::now_v7().as_bytes(), &moved),
+            Resealed::Unreadable
+        );
+        // Without a current key, old keys unseal: the value is stored as it is.
+        let unsealing = SealingKeys {
+            current: None,
+            old: vec![old],
+        };
+        assert_eq!(
+            reseal_bytes(&unsealing, aad, &sealed_old),
+            Resealed::Changed(b"whsec_x".to_vec())
+        );
+        assert_eq!(reseal_bytes(&unsealing, aad, b"whsec_x"), Resealed::Current);
     }
 
     #[test]

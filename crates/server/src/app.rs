@@ -82,8 +82,12 @@ async fn connect_waiting(
 
 /// The document store the configuration names: the local folder, or the S3 bucket, which must
 /// answer (wrong endpoint, credentials or bucket name stop the start with the reason).
+///
+/// `wait`: how long to keep trying while the bucket cannot be reached at all (see
+/// `DocumentStore::check_waiting`).
 pub async fn open_documents(
     storage: &crate::config::StorageConfig,
+    wait: std::time::Duration,
 ) -> anyhow::Result<DocumentStore> {
     use anyhow::Context;
     match &storage.documents_s3 {
@@ -93,7 +97,7 @@ pub async fn open_documents(
             crate::webhooks::install_tls();
             let documents = DocumentStore::s3(s3)?;
             documents
-                .check()
+                .check_waiting(wait)
                 .await
                 .with_context(|| format!("cannot reach the document bucket {:?}", s3.bucket))?;
             Ok(documents)
@@ -123,7 +127,8 @@ pub async fn build_state(config: Config) -> anyhow::Result<Arc<AppState>> {
     let repo = connect_waiting(&config.storage.database_url, pool, wait)
         .await
         .context("cannot open the database")?;
-    let documents = open_documents(&config.storage).await?;
+    // An S3 bucket (MinIO beside us, say) may come up after the service, as the database may.
+    let documents = open_documents(&config.storage, config.db_startup_wait).await?;
     let secret = match &config.signing_secret {
         Some(s) => s.as_bytes().to_vec(),
         None => crate::links::load_or_create_secret(&config.storage.data_dir)

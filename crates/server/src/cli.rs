@@ -339,7 +339,7 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
             }
             let storage = cli.common.storage()?;
             let repo = open_store(&cli.common).await?;
-            let documents = crate::app::open_documents(&storage).await?;
+            let documents = crate::app::open_documents(&storage, std::time::Duration::ZERO).await?;
             // An age beyond the representable past keeps every file.
             let cutoff = i64::try_from(older_than)
                 .ok()

@@ -170,9 +170,10 @@ pub struct ServeArgs {
     #[arg(long, env = "FILING_DB_TIMEOUT_SECS", default_value = "5")]
     pub db_timeout_secs: String,
 
-    /// How long `serve` keeps trying to reach the database at start (it may come up after the
-    /// service), in seconds; 0 gives up at the first failure. Only unreachability is waited
-    /// out: a wrong password or a failing migration ends the start at once.
+    /// How long `serve` keeps trying to reach the database, and an S3 bucket for documents, at
+    /// start (they may come up after the service), in seconds; 0 gives up at the first failure.
+    /// Only unreachability is waited out: a wrong password, a failing migration or a missing
+    /// bucket ends the start at once.
     #[arg(long, env = "FILING_DB_STARTUP_WAIT_SECS", default_value = "60")]
     pub db_startup_wait_secs: String,
 
@@ -289,7 +290,7 @@ pub struct Config {
     pub webhooks: WebhookConfig,
     /// How long a request waits for the database before 503.
     pub db_timeout: Duration,
-    /// How long the start waits for an unreachable database.
+    /// How long the start waits for an unreachable database or bucket.
     pub db_startup_wait: Duration,
     /// How long a key record is trusted without reading it again (zero: never).
     pub key_cache: Duration,

@@ -134,7 +134,8 @@ async fn a_missing_bucket_or_unreachable_endpoint_stops_the_start() {
     };
     let mut settings = fresh_bucket(&endpoint).await.unwrap();
     settings.bucket = format!("{}-missing", settings.bucket);
-    let error = start_error(settings.clone()).await;
+    // A refusal is final: not waited out, however long the start may wait.
+    let error = start_error(settings.clone(), std::time::Duration::from_secs(60)).await;
     assert!(
         error.contains("cannot reach the document bucket"),
         "{error}"
@@ -148,16 +149,78 @@ async fn a_missing_bucket_or_unreachable_endpoint_stops_the_start() {
         .unwrap();
     settings.endpoint = Some(format!("http://{closed}"));
     settings.timeout = std::time::Duration::from_secs(1);
-    let error = start_error(settings).await;
+    let error = start_error(settings, std::time::Duration::ZERO).await;
     assert!(
         error.contains("cannot reach the document bucket"),
         "{error}"
     );
 }
 
-async fn start_error(settings: store::documents::S3Settings) -> String {
-    use server::config::{CommonArgs, Config, ServeArgs};
+/// A bucket service that comes up after the service (containers starting together): the start
+/// waits for it, as it waits for PostgreSQL, and then serves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bucket_that_comes_up_later_is_waited_for_at_start() {
+    let Some(endpoint) = s3_endpoint() else {
+        eprintln!("skipped: TEST_S3_ENDPOINT is not set");
+        return;
+    };
+    let mut settings = fresh_bucket(&endpoint).await.unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let late = listener.local_addr().unwrap();
+    drop(listener);
+    settings.endpoint = Some(format!("http://{late}"));
+    settings.timeout = std::time::Duration::from_secs(1);
+    // In 2 s, a forwarder to the S3 server opens on the endpoint's port.
+    let target = endpoint
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+    let forwarder = tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+        let listener = tokio::net::TcpListener::bind(late).await.unwrap();
+        loop {
+            let (mut inbound, _) = listener.accept().await.unwrap();
+            let target = target.clone();
+            tokio::spawn(async move {
+                let mut outbound = tokio::net::TcpStream::connect(&target).await.unwrap();
+                let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+            });
+        }
+    });
     let dir = Arc::new(tempfile::tempdir().unwrap());
+    let mut config = s3_config(&dir, &settings).await;
+    config.db_startup_wait = std::time::Duration::from_secs(30);
+    let started = std::time::Instant::now();
+    let state = server::app::build_state(config)
+        .await
+        .expect("started once the bucket answered");
+    assert!(
+        started.elapsed() >= std::time::Duration::from_secs(2),
+        "started before the bucket could answer: {:?}",
+        started.elapsed()
+    );
+    state
+        .documents
+        .put(
+            "trade/x/late.pdf",
+            axum::body::Bytes::from_static(b"%PDF-late"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        bucket_keys(&settings.bucket).await,
+        ["docs/trade/x/late.pdf"]
+    );
+    forwarder.abort();
+}
+
+/// The configuration of an app on SQLite in `dir` with its documents in the bucket of
+/// `settings`, read the way `serve` reads it.
+async fn s3_config(
+    dir: &tempfile::TempDir,
+    settings: &store::documents::S3Settings,
+) -> server::config::Config {
+    use server::config::{CommonArgs, Config, ServeArgs};
     let url = common::fresh_database(Backend::Sqlite, dir.path())
         .await
         .unwrap();
@@ -182,7 +245,14 @@ async fn start_error(settings: store::documents::S3Settings) -> String {
         Some((settings.bucket.as_str(), "docs")),
         "FILING_DOCUMENTS_URL is read"
     );
-    config.storage.documents_s3 = Some(settings);
+    config.storage.documents_s3 = Some(settings.clone());
+    config
+}
+
+async fn start_error(settings: store::documents::S3Settings, wait: std::time::Duration) -> String {
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let mut config = s3_config(&dir, &settings).await;
+    config.db_startup_wait = wait;
     let started = std::time::Instant::now();
     let error = match server::app::build_state(config).await {
         Ok(_) => panic!("the app started without its bucket"),

@@ -80,6 +80,28 @@ impl From<Bounded> for StoreError {
     }
 }
 
+/// Whether the store could not be reached at all: our bound ran out, or the error comes from
+/// the transport (connecting, sending, waiting) rather than from an answer of the service.
+fn unreachable_store(e: &Bounded) -> bool {
+    match e {
+        Bounded::TimedOut(_) => true,
+        Bounded::Store(e) => {
+            let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+            while let Some(cur) = source {
+                if let Some(http) = cur.downcast_ref::<object_store::client::HttpError>() {
+                    use object_store::client::HttpErrorKind as K;
+                    return matches!(
+                        http.kind(),
+                        K::Connect | K::Request | K::Timeout | K::Interrupted
+                    );
+                }
+                source = cur.source();
+            }
+            false
+        }
+    }
+}
+
 /// Sorts an `object_store` error: I/O trouble (a read-only or full disk, a directory that is
 /// gone, a permission the process lost, an unreachable bucket) is an outage that may pass;
 /// anything else (an invalid key, an unsupported operation, a failed precondition) is a bug.
@@ -190,14 +212,44 @@ impl DocumentStore {
     /// mistake is cheap; the error carries the service's reason (`NoSuchBucket`,
     /// `AccessDenied`, a refused connection).
     pub async fn check(&self) -> Result<()> {
+        self.check_waiting(std::time::Duration::ZERO).await
+    }
+
+    /// [`check`](Self::check), trying again for up to `wait` while the store cannot be reached
+    /// at all (a refused or failed connection, no answer in time): a bucket service may come up
+    /// after us. A store that answers with a refusal (no such bucket, access denied) fails at
+    /// once: waiting would not change it. Pauses of 1, 2, 4 ... 15 s, a warning each time.
+    pub async fn check_waiting(&self, wait: std::time::Duration) -> Result<()> {
         let check = Path::from(".filing-check");
-        match self
-            .bounded(self.inner.list_with_delimiter(Some(&check)))
-            .await
-        {
-            Ok(_) => Ok(()),
-            Err(Bounded::Store(e)) => Err(StoreError::Unavailable(e.to_string())),
-            Err(e) => Err(e.into()),
+        let deadline = tokio::time::Instant::now() + wait;
+        let mut pause = std::time::Duration::from_secs(1);
+        loop {
+            let e = match self
+                .bounded(self.inner.list_with_delimiter(Some(&check)))
+                .await
+            {
+                Ok(_) => return Ok(()),
+                Err(e) => e,
+            };
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            if left.is_zero() || !unreachable_store(&e) {
+                return Err(match e {
+                    Bounded::Store(e) => StoreError::Unavailable(e.to_string()),
+                    e => e.into(),
+                });
+            }
+            let error = match &e {
+                Bounded::Store(e) => e.to_string(),
+                Bounded::TimedOut(bound) => format!("no answer within {bound:?}"),
+            };
+            tracing::warn!(
+                %error,
+                retry_in_secs = pause.min(left).as_secs_f64(),
+                gives_up_in_secs = left.as_secs(),
+                "the document store cannot be reached yet"
+            );
+            tokio::time::sleep(pause.min(left)).await;
+            pause = (pause * 2).min(std::time::Duration::from_secs(15));
         }
     }
 

@@ -98,11 +98,17 @@ pub enum DocumentsCommand {
 #[derive(Debug, Subcommand)]
 pub enum WebhooksCommand {
     /// Seal every stored endpoint secret with FILING_WEBHOOK_SECRETS_KEY: after a change of
-    /// key (the one before in FILING_WEBHOOK_SECRETS_OLD_KEYS), when sealing is turned on
-    /// (plain secrets get sealed), or off (no current key: the old keys unseal). Safe while
-    /// servers run. Prints {"endpoints", "resealed", "unchanged", "unreadable"}; exits 1 when
-    /// a secret opens with none of the keys (listed under "unreadable", left as it is).
-    Reseal,
+    /// key (the one before in FILING_WEBHOOK_SECRETS_OLD_KEYS), or when sealing is turned on
+    /// (plain secrets get sealed). Safe while servers run. Prints {"endpoints", "resealed",
+    /// "unchanged", "unreadable"}; exits 1 when a secret opens with none of the keys (listed
+    /// under "unreadable"; what can be opened is resealed, the rest left as it is).
+    Reseal {
+        /// Turn sealing off: without FILING_WEBHOOK_SECRETS_KEY, store every secret as it is
+        /// (opened with FILING_WEBHOOK_SECRETS_OLD_KEYS). Required then, so that a missing key
+        /// cannot unseal by mistake.
+        #[arg(long)]
+        unseal: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -306,8 +312,25 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
         Command::Data => {
             print(crate::directory::data_sources());
         }
-        Command::Webhooks(WebhooksCommand::Reseal) => {
+        Command::Webhooks(WebhooksCommand::Reseal { unseal }) => {
             let keys = crate::config::sealing_keys(&cli.serve)?;
+            match (keys.current.is_some(), unseal) {
+                (false, false) => {
+                    return Err(anyhow::anyhow!(
+                        "FILING_WEBHOOK_SECRETS_KEY is not set: that would store every secret \
+                         unsealed; pass --unseal if that is what you want"
+                    )
+                    .into());
+                }
+                (true, true) => {
+                    return Err(anyhow::anyhow!(
+                        "--unseal stores secrets as they are, but FILING_WEBHOOK_SECRETS_KEY is \
+                         set: unset it, or drop --unseal to seal with it"
+                    )
+                    .into());
+                }
+                _ => {}
+            }
             let repo = open_store(&cli.common).await?;
             let report = crate::webhooks::reseal_all(repo.as_ref(), &keys).await?;
             print(json!({

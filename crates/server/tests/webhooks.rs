@@ -572,7 +572,8 @@ backend_tests! {
             command.args(["webhooks", "reseal"]).envs(env.iter().map(|(k, v)| (*k, v.as_str())));
             let out = command.output().unwrap();
             let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-            let report: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|_| panic!("{stdout} {}", String::from_utf8_lossy(&out.stderr)));
+            // A refusal before any work prints nothing.
+            let report: Value = if stdout.trim().is_empty() { Value::Null } else { serde_json::from_str(stdout.trim()).unwrap_or_else(|_| panic!("{stdout}")) };
             (out.status.code(), report, String::from_utf8_lossy(&out.stderr).to_string())
         };
         let new_with_old = [("FILING_WEBHOOK_SECRETS_KEY", b64(2)), ("FILING_WEBHOOK_SECRETS_OLD_KEYS", b64(1))];
@@ -611,6 +612,19 @@ backend_tests! {
         let got = receiver.wait_for(2).await;
         got[1].verify(&second).unwrap();
         after.stop().await;
+
+        // Turning sealing off takes an explicit --unseal; a key left out by mistake does not.
+        let (code, report, err) = reseal(&[("FILING_WEBHOOK_SECRETS_OLD_KEYS", b64(2))]);
+        assert_eq!(code, Some(1), "{report}");
+        assert!(err.contains("--unseal"), "{err}");
+        let still = repo.get_webhook_endpoint(id).await.unwrap().unwrap();
+        assert!(still.secret.starts_with("sealed:v1:"), "{}", still.secret);
+        let mut command = common::filing_command(dir.path(), &url);
+        command.args(["webhooks", "reseal", "--unseal"]).env("FILING_WEBHOOK_SECRETS_OLD_KEYS", b64(2));
+        let out = command.output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let plain = repo.get_webhook_endpoint(id).await.unwrap().unwrap();
+        assert_eq!((plain.secret.as_str(), plain.previous_secret.as_deref()), (second.as_str(), Some(first.as_str())));
     }
 
     async fn a_receiver_that_does_not_answer_in_time_gets_a_retry(backend) {

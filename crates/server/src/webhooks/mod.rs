@@ -167,8 +167,8 @@ pub struct ResealReport {
     pub endpoints: usize,
     pub resealed: usize,
     pub unchanged: usize,
-    /// Endpoints whose secret (or previous secret) opens with none of the keys; left as
-    /// they are.
+    /// Endpoints whose secret or previous secret opens with none of the keys: what does not
+    /// open is left as it is, what does is resealed.
     pub unreadable: Vec<Uuid>,
 }
 
@@ -193,29 +193,30 @@ pub async fn reseal_all(
                 .previous_secret
                 .as_deref()
                 .map(|p| (reseal_bytes(keys, aad, p.as_bytes()), p));
-            let unchanged = secret == Resealed::Current
-                && previous
+            let unreadable = secret == Resealed::Unreadable
+                || previous
                     .as_ref()
-                    .is_none_or(|(p, _)| *p == Resealed::Current);
-            // `None`: unreadable.
-            let text = |r: Resealed, was: &str| match r {
-                Resealed::Changed(bytes) => String::from_utf8(bytes).ok(),
-                Resealed::Current => Some(was.to_owned()),
-                Resealed::Unreadable => None,
-            };
-            let secret = text(secret, &stored.secret);
-            let previous_secret = match previous {
-                Some((p, was)) => text(p, was).map(Some),
-                None => Some(None),
-            };
-            let (Some(secret), Some(previous_secret)) = (secret, previous_secret) else {
+                    .is_some_and(|(p, _)| *p == Resealed::Unreadable);
+            let changed = matches!(secret, Resealed::Changed(_))
+                || previous
+                    .as_ref()
+                    .is_some_and(|(p, _)| matches!(p, Resealed::Changed(_)));
+            if unreadable && !report.unreadable.contains(&stored.endpoint_id) {
                 report.unreadable.push(stored.endpoint_id);
-                continue;
-            };
-            if unchanged {
-                report.unchanged += 1;
+            }
+            if !changed {
+                if !unreadable {
+                    report.unchanged += 1;
+                }
                 continue;
             }
+            // What opens is resealed; what does not stays as it is (and is reported).
+            let text = |r: Resealed, was: &str| match r {
+                Resealed::Changed(bytes) => String::from_utf8(bytes).unwrap_or_else(|_| was.into()),
+                Resealed::Current | Resealed::Unreadable => was.to_owned(),
+            };
+            let secret = text(secret, &stored.secret);
+            let previous_secret = previous.map(|(p, was)| text(p, was));
             let new = store::StoredSecrets {
                 endpoint_id: stored.endpoint_id,
                 secret,

@@ -844,7 +844,37 @@ async fn document_bucket_going_away_is_503_and_recovers() {
     assert_eq!(s, 200);
     assert!(took > BOUND, "the download was not slowed down: {took:?}");
     assert_eq!(slow, pdf, "a slow download arrives whole");
+
+    // A bucket that stops sending halfway through a download: the answer's head is out, so the
+    // download ends cut short (the client sees a broken body, never a complete-looking file)
+    // once the bound passes without data, instead of hanging.
+    proxy.throttle(32 * 1024, Duration::from_secs(3600));
+    proxy.cut().await;
+    proxy.restore().await;
+    let started = Instant::now();
+    let res = app.client.get(link.clone()).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    let body = res.bytes().await;
+    let took = started.elapsed();
+    eprintln!(
+        "bucket stalled mid-body: {:?} after {took:?}",
+        body.as_ref().map(|b| b.len())
+    );
+    assert!(
+        body.is_err(),
+        "a stalled download looked complete: {:?} bytes",
+        body.map(|b| b.len())
+    );
+    assert!(
+        took >= BOUND && took < BOUND + Duration::from_secs(3),
+        "cut after {took:?}"
+    );
     *proxy.throttle.lock().unwrap() = None;
+    // Connections opened while throttled stay so: drop them.
+    proxy.cut().await;
+    proxy.restore().await;
+    let (s, whole, _) = download(link.clone()).await;
+    assert_eq!((s, whole), (200, pdf.clone()), "the next download is whole");
 
     for fault in ["refused", "not answering"] {
         if fault == "refused" {

@@ -157,9 +157,22 @@ async fn a_missing_bucket_or_unreachable_endpoint_stops_the_start() {
 }
 
 /// A bucket service that comes up after the service (containers starting together): the start
-/// waits for it, as it waits for PostgreSQL, and then serves.
+/// waits for it, as it waits for PostgreSQL, and then serves. First nothing listens; then, in
+/// the second test, a service that answers 503 while it initialises (as MinIO does).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bucket_that_comes_up_later_is_waited_for_at_start() {
+    late_bucket(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bucket_that_answers_503_while_starting_is_waited_for() {
+    late_bucket(true).await;
+}
+
+/// For its first 2 s the bucket's endpoint refuses connections (`unavailable`: answers every
+/// request with 503), then forwards to the S3 test server; the start must wait and succeed.
+async fn late_bucket(unavailable: bool) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let Some(endpoint) = s3_endpoint() else {
         eprintln!("skipped: TEST_S3_ENDPOINT is not set");
         return;
@@ -170,18 +183,32 @@ async fn a_bucket_that_comes_up_later_is_waited_for_at_start() {
     drop(listener);
     settings.endpoint = Some(format!("http://{late}"));
     settings.timeout = std::time::Duration::from_secs(1);
-    // In 2 s, a forwarder to the S3 server opens on the endpoint's port.
     let target = endpoint
         .trim_start_matches("http://")
         .trim_end_matches('/')
         .to_string();
+    let begin = tokio::time::Instant::now();
+    let up_at = begin + std::time::Duration::from_secs(2);
     let forwarder = tokio::spawn(async move {
-        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+        if !unavailable {
+            tokio::time::sleep_until(up_at).await;
+        }
         let listener = tokio::net::TcpListener::bind(late).await.unwrap();
         loop {
             let (mut inbound, _) = listener.accept().await.unwrap();
             let target = target.clone();
             tokio::spawn(async move {
+                if tokio::time::Instant::now() < up_at {
+                    let mut head = [0u8; 4096];
+                    let _ = inbound.read(&mut head).await;
+                    let _ = inbound
+                        .write_all(
+                            b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\
+                              connection: close\r\n\r\n",
+                        )
+                        .await;
+                    return;
+                }
                 let mut outbound = tokio::net::TcpStream::connect(&target).await.unwrap();
                 let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
             });
@@ -190,14 +217,13 @@ async fn a_bucket_that_comes_up_later_is_waited_for_at_start() {
     let dir = Arc::new(tempfile::tempdir().unwrap());
     let mut config = s3_config(&dir, &settings).await;
     config.db_startup_wait = std::time::Duration::from_secs(30);
-    let started = std::time::Instant::now();
     let state = server::app::build_state(config)
         .await
         .expect("started once the bucket answered");
     assert!(
-        started.elapsed() >= std::time::Duration::from_secs(2),
+        begin.elapsed() >= std::time::Duration::from_secs(2),
         "started before the bucket could answer: {:?}",
-        started.elapsed()
+        begin.elapsed()
     );
     state
         .documents

@@ -80,9 +80,14 @@ impl From<Bounded> for StoreError {
     }
 }
 
-/// Whether the store could not be reached at all: our bound ran out, or the error comes from
-/// the transport (connecting, sending, waiting) rather than from an answer of the service.
+/// Whether the store could not be reached, or not serve yet: our bound ran out, the error
+/// comes from the transport (connecting, sending, waiting), or the service answered with a
+/// status that says "later" (5xx, 429, 408: a MinIO still initialising answers 503). Other
+/// answers (403, `NoSuchBucket`) are final.
 fn unreachable_store(e: &Bounded) -> bool {
+    /// How `object_store` (0.14) words an answer's status; its error type is not public, so
+    /// the status is read from the text of that one error in the chain.
+    const STATUS: &str = "Server returned non-2xx status code: ";
     match e {
         Bounded::TimedOut(_) => true,
         Bounded::Store(e) => {
@@ -94,6 +99,10 @@ fn unreachable_store(e: &Bounded) -> bool {
                         http.kind(),
                         K::Connect | K::Request | K::Timeout | K::Interrupted
                     );
+                }
+                if let Some(rest) = cur.to_string().strip_prefix(STATUS) {
+                    let status: u16 = rest.get(..3).and_then(|s| s.parse().ok()).unwrap_or(0);
+                    return status >= 500 || status == 429 || status == 408;
                 }
                 source = cur.source();
             }

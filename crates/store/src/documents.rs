@@ -18,6 +18,10 @@ pub struct DocumentStore {
     /// For the local backend: its root, so writes can be flushed to disk before they are
     /// acknowledged.
     local_root: Option<std::path::PathBuf>,
+    /// Local backend: the folders directly below the root (`trade/`, `tax/`) whose entry in
+    /// the root this process has flushed (or found flushed), so that only the first write into
+    /// each pays for flushing the root.
+    flushed_tops: Arc<std::sync::Mutex<std::collections::HashSet<std::path::PathBuf>>>,
     /// For a bucket: the most one operation may take, retries included (a download's body
     /// instead stops after this long without data).
     bound: Option<std::time::Duration>,
@@ -128,7 +132,12 @@ fn unavailable(e: object_store::Error) -> StoreError {
 impl DocumentStore {
     /// Documents as files below `dir` (created when missing).
     pub fn local(dir: &std::path::Path) -> Result<Self> {
-        let to_flush = dirs_to_flush(dir);
+        // Only what this creates: the folder above an existing one may not even be readable.
+        let to_flush = if dir.exists() {
+            Vec::new()
+        } else {
+            dirs_created_by(dir)
+        };
         std::fs::create_dir_all(dir)
             .and_then(|()| flush_dirs(&to_flush))
             .map_err(|e| {
@@ -140,6 +149,7 @@ impl DocumentStore {
         Ok(Self {
             inner: Arc::new(fs),
             local_root: Some(dir.to_path_buf()),
+            flushed_tops: Arc::default(),
             bound: None,
         })
     }
@@ -267,27 +277,28 @@ impl DocumentStore {
         Self {
             inner,
             local_root: None,
+            flushed_tops: Arc::default(),
             bound: None,
         }
     }
 
     /// Writes the whole object atomically (readers see all of it or nothing) and, on the local
-    /// backend, durably: the file, its folder and the folder above every folder the write
-    /// created are flushed to disk before this returns, so an acknowledged document survives a
-    /// power loss.
+    /// backend, durably: the file, its folder and the folders whose entries the write created
+    /// are flushed to disk before this returns (see `dirs_to_flush`), so an acknowledged
+    /// document survives a power loss.
     pub async fn put(&self, key: &str, bytes: Bytes) -> Result<()> {
         let path = Path::from(key);
         // The folders this write will create (a new case's folder): each is an entry in the
         // folder above it, which must reach the disk too, or a power loss can take the new
         // folder, and the acknowledged file in it, away.
-        let to_flush = match &self.local_root {
+        let (to_flush, top) = match &self.local_root {
             Some(root) => {
-                let file = root.join(key);
-                tokio::task::spawn_blocking(move || dirs_to_flush(&file))
+                let (file, root, tops) = (root.join(key), root.clone(), self.flushed_tops.clone());
+                tokio::task::spawn_blocking(move || dirs_to_flush(&file, &root, &tops))
                     .await
                     .map_err(|e| StoreError::Unavailable(e.to_string()))?
             }
-            None => Vec::new(),
+            None => (Vec::new(), None),
         };
         match self
             .bounded(self.inner.put(&path, PutPayload::from(bytes)))
@@ -311,6 +322,12 @@ impl DocumentStore {
             .await
             .map_err(|e| StoreError::Unavailable(e.to_string()))?
             .map_err(|e| StoreError::Unavailable(format!("cannot flush {key}: {e}")))?;
+            if let Some(top) = top {
+                self.flushed_tops
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .insert(top);
+            }
         }
         Ok(())
     }
@@ -413,10 +430,10 @@ impl DocumentStore {
     }
 }
 
-/// The folders to flush after creating `path` (a file or a folder), found before creating it,
-/// innermost first: `path`'s parent, which gains its entry, and for each ancestor that does not
-/// exist yet (and will be created with it), the folder above, which gains that one's entry.
-fn dirs_to_flush(path: &std::path::Path) -> Vec<std::path::PathBuf> {
+/// The folders to flush after creating the folder `path`, found before creating it, innermost
+/// first: `path`'s parent, which gains its entry, and for each ancestor that does not exist yet
+/// (and will be created with it), the folder above, which gains that one's entry.
+fn dirs_created_by(path: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut dirs = Vec::new();
     let mut cur = path;
     while let Some(parent) = cur.parent() {
@@ -432,6 +449,51 @@ fn dirs_to_flush(path: &std::path::Path) -> Vec<std::path::PathBuf> {
         cur = parent;
     }
     dirs
+}
+
+/// The folders to flush after writing `file` below `root`, found before the write, innermost
+/// first, and the folder directly below the root to record in `tops` once they are flushed.
+///
+/// - The file's folder, always (it gains the file's entry).
+/// - Each folder the write creates (a new case's folder) is an entry in the folder above,
+///   which is flushed too.
+/// - A folder directly below the root (`trade/`) that the write creates, or that exists but
+///   is not in `tops`, has its entry in the root flushed as well. Existence alone is not enough
+///   there: another write may have just created `trade/` and not flushed the root yet, or
+///   `object_store`'s cleanup may have removed an empty `trade/` that two writes now recreate.
+///   A write that finds it missing takes it out of `tops`, so a write that sees it recreated
+///   flushes the root itself. Once flushed, `tops` spares later writes the root's flush.
+fn dirs_to_flush(
+    file: &std::path::Path,
+    root: &std::path::Path,
+    tops: &std::sync::Mutex<std::collections::HashSet<std::path::PathBuf>>,
+) -> (Vec<std::path::PathBuf>, Option<std::path::PathBuf>) {
+    let mut dirs = Vec::new();
+    let mut cur = file;
+    while let Some(parent) = cur.parent() {
+        dirs.push(parent.to_path_buf());
+        if parent == root || !parent.starts_with(root) {
+            break;
+        }
+        let exists = parent.exists();
+        if parent.parent() == Some(root) {
+            let mut known = tops
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if !exists {
+                known.remove(parent);
+            } else if known.contains(parent) {
+                break;
+            }
+            dirs.push(root.to_path_buf());
+            return (dirs, Some(parent.to_path_buf()));
+        }
+        if exists {
+            break;
+        }
+        cur = parent;
+    }
+    (dirs, None)
 }
 
 /// `fsync` of each folder, in order.
@@ -479,24 +541,47 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("docs");
         std::fs::create_dir_all(root.join("trade/old")).unwrap();
+        let tops = std::sync::Mutex::new(std::collections::HashSet::new());
+        let plan = |key: &str| dirs_to_flush(&root.join(key), &root, &tops);
+        let (trade, tax) = (root.join("trade"), root.join("tax"));
+        // A new case folder in a kind's folder not known to be flushed: up to the root.
         assert_eq!(
-            dirs_to_flush(&root.join("trade/new/a.pdf")),
-            [root.join("trade/new"), root.join("trade")]
+            plan("trade/new/a.pdf"),
+            (
+                vec![root.join("trade/new"), trade.clone(), root.clone()],
+                Some(trade.clone())
+            )
         );
+        // Once it is known (`put` records it after flushing): no more root.
+        tops.lock().unwrap().insert(trade.clone());
         assert_eq!(
-            dirs_to_flush(&root.join("trade/old/a.pdf")),
-            [root.join("trade/old")]
+            plan("trade/new/a.pdf"),
+            (vec![root.join("trade/new"), trade.clone()], None)
         );
+        // An existing case folder: only it.
         assert_eq!(
-            dirs_to_flush(&root.join("tax/new/a.xml")),
-            [root.join("tax/new"), root.join("tax"), root.clone()]
+            plan("trade/old/a.pdf"),
+            (vec![root.join("trade/old")], None)
         );
+        // A kind's folder the write creates, even one recorded before (removed since by the
+        // cleanup of empty folders): up to the root, and no longer recorded.
+        tops.lock().unwrap().insert(tax.clone());
         assert_eq!(
-            dirs_to_flush(&dir.path().join("x/y")),
+            plan("tax/new/a.xml"),
+            (
+                vec![root.join("tax/new"), tax.clone(), root.clone()],
+                Some(tax.clone())
+            )
+        );
+        assert!(!tops.lock().unwrap().contains(&tax));
+        assert_eq!(plan("top.pdf"), (vec![root.clone()], None));
+        // The store's own folder at start: up to the first folder that exists.
+        assert_eq!(
+            dirs_created_by(&dir.path().join("x/y")),
             [dir.path().join("x"), dir.path().to_path_buf()]
         );
         assert_eq!(
-            dirs_to_flush(std::path::Path::new("relative-dir-that-is-not-there/docs")),
+            dirs_created_by(std::path::Path::new("relative-dir-that-is-not-there/docs")),
             [
                 std::path::PathBuf::from("relative-dir-that-is-not-there"),
                 std::path::PathBuf::from(".")

@@ -168,7 +168,8 @@ pub struct ResealReport {
     pub resealed: usize,
     pub unchanged: usize,
     /// Endpoints whose secret or previous secret opens with none of the keys: what does not
-    /// open is left as it is, what does is resealed.
+    /// open is left as it is, what does is resealed (such an endpoint counts under `resealed`
+    /// as well, so the counts can add up to more than `endpoints`).
     pub unreadable: Vec<Uuid>,
 }
 
@@ -201,11 +202,12 @@ pub async fn reseal_all(
                 || previous
                     .as_ref()
                     .is_some_and(|(p, _)| matches!(p, Resealed::Changed(_)));
-            if unreadable && !report.unreadable.contains(&stored.endpoint_id) {
-                report.unreadable.push(stored.endpoint_id);
-            }
+            // Counted from the reading that ends an endpoint's turn (nothing to change, or the
+            // write went through), not from one a concurrent rotation made stale.
             if !changed {
-                if !unreadable {
+                if unreadable {
+                    report.unreadable.push(stored.endpoint_id);
+                } else {
                     report.unchanged += 1;
                 }
                 continue;
@@ -224,6 +226,9 @@ pub async fn reseal_all(
             };
             if repo.replace_webhook_endpoint_secrets(&stored, &new).await? {
                 report.resealed += 1;
+                if unreadable {
+                    report.unreadable.push(stored.endpoint_id);
+                }
             } else {
                 raced.push(stored.endpoint_id);
             }

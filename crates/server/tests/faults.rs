@@ -854,7 +854,10 @@ async fn document_bucket_going_away_is_503_and_recovers() {
     let started = Instant::now();
     let res = app.client.get(link.clone()).send().await.unwrap();
     assert_eq!(res.status(), 200);
-    let body = res.bytes().await;
+    // A regression would hang here: bounded, so that it fails instead.
+    let body = tokio::time::timeout(BOUND * 5, res.bytes())
+        .await
+        .expect("the stalled download never ended");
     let took = started.elapsed();
     eprintln!(
         "bucket stalled mid-body: {:?} after {took:?}",

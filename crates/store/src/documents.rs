@@ -132,20 +132,25 @@ fn unavailable(e: object_store::Error) -> StoreError {
 impl DocumentStore {
     /// Documents as files below `dir` (created when missing).
     pub fn local(dir: &std::path::Path) -> Result<Self> {
-        // Only what this creates: the folder above an existing one may not even be readable.
-        let to_flush = if dir.exists() {
-            Vec::new()
-        } else {
-            dirs_created_by(dir)
-        };
+        // The folder's entry, and those of the folders created with it. For a folder that
+        // exists, only in case an earlier start stopped before flushing it, and best effort:
+        // the folder above may not even be readable.
+        let existed = dir.exists();
+        let to_flush = dirs_created_by(dir);
         std::fs::create_dir_all(dir)
-            .and_then(|()| flush_dirs(&to_flush))
+            .and_then(|()| match flush_dirs(&to_flush) {
+                Err(_) if existed => Ok(()),
+                flushed => flushed,
+            })
             .map_err(|e| {
                 StoreError::Unavailable(format!("cannot create {}: {e}", dir.display()))
             })?;
         let fs = object_store::local::LocalFileSystem::new_with_prefix(dir)
             .map_err(unavailable)?
-            .with_automatic_cleanup(true);
+            // Not object_store's cleanup, which removes every emptied folder up to the root:
+            // `delete` removes an emptied case folder only, so `trade/` and `tax/` stay once
+            // created, and their entries in the root stay flushed (see `dirs_to_flush`).
+            .with_automatic_cleanup(false);
         Ok(Self {
             inner: Arc::new(fs),
             local_root: Some(dir.to_path_buf()),
@@ -292,12 +297,7 @@ impl DocumentStore {
         // folder above it, which must reach the disk too, or a power loss can take the new
         // folder, and the acknowledged file in it, away.
         let (to_flush, top) = match &self.local_root {
-            Some(root) => {
-                let (file, root, tops) = (root.join(key), root.clone(), self.flushed_tops.clone());
-                tokio::task::spawn_blocking(move || dirs_to_flush(&file, &root, &tops))
-                    .await
-                    .map_err(|e| StoreError::Unavailable(e.to_string()))?
-            }
+            Some(root) => dirs_to_flush(&root.join(key), root, &self.flushed_tops),
             None => (Vec::new(), None),
         };
         match self
@@ -421,12 +421,30 @@ impl DocumentStore {
     }
 
     /// Removes the object; removing a missing one is not an error.
+    /// On the local backend, an emptied case folder (two levels or more below the root) goes
+    /// too; the folders directly below the root never do.
     pub async fn delete(&self, key: &str) -> Result<()> {
         let path = Path::from(key);
         match self.bounded(self.inner.delete(&path)).await {
-            Ok(()) | Err(Bounded::Store(object_store::Error::NotFound { .. })) => Ok(()),
-            Err(e) => Err(e.into()),
+            Ok(()) | Err(Bounded::Store(object_store::Error::NotFound { .. })) => {}
+            Err(e) => return Err(e.into()),
         }
+        if let Some(root) = &self.local_root {
+            let file = root.join(key);
+            let root = root.clone();
+            // Best effort: a folder that is not empty (or gone) stays as it is.
+            let _ = tokio::task::spawn_blocking(move || {
+                if let Some(folder) = file.parent()
+                    && folder.starts_with(&root)
+                    && folder != root
+                    && folder.parent() != Some(root.as_path())
+                {
+                    let _ = std::fs::remove_dir(folder);
+                }
+            })
+            .await;
+        }
+        Ok(())
     }
 }
 
@@ -451,18 +469,17 @@ fn dirs_created_by(path: &std::path::Path) -> Vec<std::path::PathBuf> {
     dirs
 }
 
-/// The folders to flush after writing `file` below `root`, found before the write, innermost
-/// first, and the folder directly below the root to record in `tops` once they are flushed.
+/// The folders to flush after writing `file` below `root`, innermost first, and the folder
+/// directly below the root to record in `tops` once they are flushed.
 ///
-/// - The file's folder, always (it gains the file's entry).
-/// - Each folder the write creates (a new case's folder) is an entry in the folder above,
-///   which is flushed too.
-/// - A folder directly below the root (`trade/`) that the write creates, or that exists but
-///   is not in `tops`, has its entry in the root flushed as well. Existence alone is not enough
-///   there: another write may have just created `trade/` and not flushed the root yet, or
-///   `object_store`'s cleanup may have removed an empty `trade/` that two writes now recreate.
-///   A write that finds it missing takes it out of `tops`, so a write that sees it recreated
-///   flushes the root itself. Once flushed, `tops` spares later writes the root's flush.
+/// - Every folder from the file's up to the one directly below the root: each holds the entry
+///   of the one below, which this write may have created (a new case's folder, or one
+///   recreated after `delete` removed it empty). Whether it did cannot be told safely from the
+///   outside (another write may have created it a moment ago and not flushed yet), so they are
+///   flushed every time: for a document in `trade/<case>/`, the case folder and `trade/`.
+/// - The root, which holds the entries of `trade/` and `tax/`, once per process and folder:
+///   those are never removed while the service runs (`delete` leaves them), so once their
+///   entry is flushed it stays so.
 fn dirs_to_flush(
     file: &std::path::Path,
     root: &std::path::Path,
@@ -471,24 +488,21 @@ fn dirs_to_flush(
     let mut dirs = Vec::new();
     let mut cur = file;
     while let Some(parent) = cur.parent() {
-        dirs.push(parent.to_path_buf());
-        if parent == root || !parent.starts_with(root) {
+        if !parent.starts_with(root) {
             break;
         }
-        let exists = parent.exists();
+        dirs.push(parent.to_path_buf());
+        if parent == root {
+            break;
+        }
         if parent.parent() == Some(root) {
-            let mut known = tops
+            let known = tops
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if !exists {
-                known.remove(parent);
-            } else if known.contains(parent) {
-                break;
+            if !known.contains(parent) {
+                dirs.push(root.to_path_buf());
+                return (dirs, Some(parent.to_path_buf()));
             }
-            dirs.push(root.to_path_buf());
-            return (dirs, Some(parent.to_path_buf()));
-        }
-        if exists {
             break;
         }
         cur = parent;
@@ -531,49 +545,68 @@ mod tests {
         store.delete("a/b.pdf").await.unwrap();
         store.delete("a/b.pdf").await.unwrap();
         assert_eq!(store.get("a/b.pdf").await.unwrap(), None);
+        // A folder directly below the root stays when emptied; an emptied case folder goes,
+        // one that still holds a file stays.
+        assert!(dir.path().join("docs/a").is_dir());
+        for key in ["trade/c1/x.pdf", "trade/c2/x.pdf", "trade/c2/y.pdf"] {
+            store
+                .put(key, Bytes::from_static(b"%PDF-1.7"))
+                .await
+                .unwrap();
+        }
+        store.delete("trade/c1/x.pdf").await.unwrap();
+        store.delete("trade/c2/x.pdf").await.unwrap();
+        assert!(!dir.path().join("docs/trade/c1").exists());
+        assert!(dir.path().join("docs/trade/c2/y.pdf").exists());
+        store.delete("trade/c2/y.pdf").await.unwrap();
+        assert!(!dir.path().join("docs/trade/c2").exists());
+        assert!(dir.path().join("docs/trade").is_dir());
+        // A write into a case folder removed meanwhile recreates it.
+        store
+            .put("trade/c1/z.pdf", Bytes::from_static(b"%PDF-1.7"))
+            .await
+            .unwrap();
+        assert!(dir.path().join("docs/trade/c1/z.pdf").exists());
     }
 
-    /// A file in a new case folder needs the case folder (its entry) and the kind's folder
-    /// (the case folder's entry) flushed; one in an existing folder only that folder; a
-    /// store in a new folder tree every folder up to the first that existed.
+    /// Every folder from the file's up to the kind's folder is flushed on each write; the root
+    /// once per kind's folder; the store's own folder at start up to the first that existed.
     #[test]
     fn folders_flushed_after_a_write() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("docs");
-        std::fs::create_dir_all(root.join("trade/old")).unwrap();
         let tops = std::sync::Mutex::new(std::collections::HashSet::new());
         let plan = |key: &str| dirs_to_flush(&root.join(key), &root, &tops);
-        let (trade, tax) = (root.join("trade"), root.join("tax"));
-        // A new case folder in a kind's folder not known to be flushed: up to the root.
+        let trade = root.join("trade");
+        // The first write into `trade/`: the case folder, `trade/` and the root.
         assert_eq!(
-            plan("trade/new/a.pdf"),
+            plan("trade/c/a.pdf"),
             (
-                vec![root.join("trade/new"), trade.clone(), root.clone()],
+                vec![root.join("trade/c"), trade.clone(), root.clone()],
                 Some(trade.clone())
             )
         );
-        // Once it is known (`put` records it after flushing): no more root.
+        // Once `put` has recorded `trade/` as flushed: the case folder and `trade/`, whether
+        // the case folder is new or not (nothing on disk is consulted).
         tops.lock().unwrap().insert(trade.clone());
         assert_eq!(
-            plan("trade/new/a.pdf"),
-            (vec![root.join("trade/new"), trade.clone()], None)
+            plan("trade/c/a.pdf"),
+            (vec![root.join("trade/c"), trade.clone()], None)
         );
-        // An existing case folder: only it.
         assert_eq!(
-            plan("trade/old/a.pdf"),
-            (vec![root.join("trade/old")], None)
-        );
-        // A kind's folder the write creates, even one recorded before (removed since by the
-        // cleanup of empty folders): up to the root, and no longer recorded.
-        tops.lock().unwrap().insert(tax.clone());
-        assert_eq!(
-            plan("tax/new/a.xml"),
+            plan("trade/c/d/a.pdf"),
             (
-                vec![root.join("tax/new"), tax.clone(), root.clone()],
-                Some(tax.clone())
+                vec![root.join("trade/c/d"), root.join("trade/c"), trade.clone()],
+                None
             )
         );
-        assert!(!tops.lock().unwrap().contains(&tax));
+        assert_eq!(
+            plan("tax/c/a.xml"),
+            (
+                vec![root.join("tax/c"), root.join("tax"), root.clone()],
+                Some(root.join("tax"))
+            )
+        );
         assert_eq!(plan("top.pdf"), (vec![root.clone()], None));
         // The store's own folder at start: up to the first folder that exists.
         assert_eq!(

@@ -189,6 +189,8 @@ async fn late_bucket(unavailable: bool) {
         .to_string();
     let begin = tokio::time::Instant::now();
     let up_at = begin + std::time::Duration::from_secs(2);
+    let refused = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let refusals = refused.clone();
     let forwarder = tokio::spawn(async move {
         if !unavailable {
             tokio::time::sleep_until(up_at).await;
@@ -196,9 +198,10 @@ async fn late_bucket(unavailable: bool) {
         let listener = tokio::net::TcpListener::bind(late).await.unwrap();
         loop {
             let (mut inbound, _) = listener.accept().await.unwrap();
-            let target = target.clone();
+            let (target, refusals) = (target.clone(), refusals.clone());
             tokio::spawn(async move {
                 if tokio::time::Instant::now() < up_at {
+                    refusals.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     let mut head = [0u8; 4096];
                     let _ = inbound.read(&mut head).await;
                     let _ = inbound
@@ -225,6 +228,10 @@ async fn late_bucket(unavailable: bool) {
         "started before the bucket could answer: {:?}",
         begin.elapsed()
     );
+    if unavailable {
+        // The start really met the 503s (and waited them out), not only a slow answer.
+        assert!(refused.load(std::sync::atomic::Ordering::SeqCst) > 0);
+    }
     state
         .documents
         .put(

@@ -195,6 +195,33 @@ async fn transition(app: &TestApp, key: &str, path: String, body: Value) {
     assert_eq!(s, 200, "{path}: {b}");
 }
 
+/// `filing webhooks reseal` run as an operator would, with `env` and `args`: its exit code, the
+/// JSON report it printed (null when it refused before any work) and its standard error.
+fn reseal_cli(
+    dir: &std::path::Path,
+    url: &str,
+    env: &[(&str, String)],
+    args: &[&str],
+) -> (Option<i32>, Value, String) {
+    let mut command = common::filing_command(dir, url);
+    command
+        .args(["webhooks", "reseal"])
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())));
+    let out = command.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let report: Value = if stdout.trim().is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(stdout.trim()).unwrap_or_else(|_| panic!("{stdout}"))
+    };
+    (
+        out.status.code(),
+        report,
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
 /// The response bodies kept for idempotent replay, straight from the database.
 async fn stored_answers(url: &str) -> Vec<Vec<u8>> {
     use sqlx::Connection;
@@ -567,15 +594,7 @@ backend_tests! {
         got[0].verify(&first).unwrap();
         during.stop().await;
 
-        let reseal = |env: &[(&str, String)]| {
-            let mut command = common::filing_command(dir.path(), &url);
-            command.args(["webhooks", "reseal"]).envs(env.iter().map(|(k, v)| (*k, v.as_str())));
-            let out = command.output().unwrap();
-            let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-            // A refusal before any work prints nothing.
-            let report: Value = if stdout.trim().is_empty() { Value::Null } else { serde_json::from_str(stdout.trim()).unwrap_or_else(|_| panic!("{stdout}")) };
-            (out.status.code(), report, String::from_utf8_lossy(&out.stderr).to_string())
-        };
+        let reseal = |env: &[(&str, String)]| reseal_cli(dir.path(), &url, env, &[]);
         let new_with_old = [("FILING_WEBHOOK_SECRETS_KEY", b64(2)), ("FILING_WEBHOOK_SECRETS_OLD_KEYS", b64(1))];
         let (code, report, err) = reseal(&new_with_old);
         assert_eq!(code, Some(0), "{err}");
@@ -619,12 +638,53 @@ backend_tests! {
         assert!(err.contains("--unseal"), "{err}");
         let still = repo.get_webhook_endpoint(id).await.unwrap().unwrap();
         assert!(still.secret.starts_with("sealed:v1:"), "{}", still.secret);
-        let mut command = common::filing_command(dir.path(), &url);
-        command.args(["webhooks", "reseal", "--unseal"]).env("FILING_WEBHOOK_SECRETS_OLD_KEYS", b64(2));
-        let out = command.output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let (code, _, err) = reseal_cli(dir.path(), &url, &[("FILING_WEBHOOK_SECRETS_KEY", b64(2)), ("FILING_WEBHOOK_SECRETS_OLD_KEYS", b64(2))], &["--unseal"]);
+        assert_eq!(code, Some(1), "--unseal with a current key");
+        assert!(err.contains("--unseal"), "{err}");
+        assert!(repo.get_webhook_endpoint(id).await.unwrap().unwrap().secret.starts_with("sealed:v1:"));
+        let (code, _, err) = reseal_cli(dir.path(), &url, &[("FILING_WEBHOOK_SECRETS_OLD_KEYS", b64(2))], &["--unseal"]);
+        assert_eq!(code, Some(0), "{err}");
         let plain = repo.get_webhook_endpoint(id).await.unwrap().unwrap();
         assert_eq!((plain.secret.as_str(), plain.previous_secret.as_deref()), (second.as_str(), Some(first.as_str())));
+    }
+
+    // An endpoint whose previous secret no key opens (sealed with a key dropped since): its
+    // current secret still moves to the new key, the endpoint is reported, and what no key
+    // opens stays as it was.
+    async fn a_reseal_keeps_what_no_key_opens_and_reseals_the_rest(backend) {
+        use base64::Engine;
+        use server::webhooks::{SealingKey, SealingKeys, open};
+        let b64 = |byte: u8| base64::engine::general_purpose::STANDARD.encode([byte; 32]);
+        let key = |byte: u8| SealingKey::parse(&b64(byte)).unwrap();
+        let with = |k: SealingKeys| Options { tweak: Box::new(move |c| c.webhooks.sealing = k), ..Default::default() };
+        let app = TestApp::spawn_with(backend, with(SealingKeys::new(key(1)))).await.unwrap();
+        let (_, pkey) = app.provider("P").await;
+        let (eid, first) = endpoint(&app, &pkey, "https://example.com/hook", None).await;
+        let (url, dir) = (app.database_url.clone(), app.dir.clone());
+        app.stop().await;
+        // Rotated under key 2: the previous secret keeps key 1's sealing.
+        let app = TestApp::spawn_on(url.clone(), dir.clone(), with(SealingKeys { current: Some(key(2)), old: vec![key(1)] })).await;
+        let (s, b) = json(app.post(&format!("/v1/webhook-endpoints/{eid}/rotate-secret"), Some(&pkey)).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        let second = b["response"]["secret"].as_str().unwrap().to_string();
+        let repo = app.state.repo.clone();
+        let id: uuid::Uuid = eid.parse().unwrap();
+        let before = repo.get_webhook_endpoint(id).await.unwrap().unwrap();
+        app.stop().await;
+
+        // Key 1 is gone from the configuration.
+        let keys = [("FILING_WEBHOOK_SECRETS_KEY", b64(3)), ("FILING_WEBHOOK_SECRETS_OLD_KEYS", b64(2))];
+        let (code, report, err) = reseal_cli(dir.path(), &url, &keys, &[]);
+        assert_eq!(code, Some(1), "{err}");
+        assert_eq!(report, json!({"endpoints": 1, "resealed": 1, "unchanged": 0, "unreadable": [eid]}));
+        let after = store::connect(&url).await.unwrap().get_webhook_endpoint(id).await.unwrap().unwrap();
+        assert_eq!(open(&SealingKeys::new(key(3)), id, &after.secret).as_deref(), Some(second.as_str()));
+        assert_eq!(after.previous_secret, before.previous_secret, "what no key opens is kept");
+        assert_eq!(open(&SealingKeys::new(key(1)), id, after.previous_secret.as_deref().unwrap()).as_deref(), Some(first.as_str()));
+        // Again: nothing left to move, still reported.
+        let (code, report, _) = reseal_cli(dir.path(), &url, &keys, &[]);
+        assert_eq!(code, Some(1));
+        assert_eq!(report, json!({"endpoints": 1, "resealed": 0, "unchanged": 0, "unreadable": [eid]}));
     }
 
     async fn a_receiver_that_does_not_answer_in_time_gets_a_retry(backend) {

@@ -51,40 +51,42 @@ impl AppState {
     }
 }
 
-/// Opens storage (creating the data folder, applying migrations) and loads the signing secret.
-/// Opens the database, waiting up to `wait` while it cannot be reached (it may start after
-/// us: a container, a failover), with pauses of 1, 2, 4 ... up to 15 s between attempts. Any
-/// other failure (a wrong password, a failing migration) is final at once.
-async fn connect_waiting(
-    url: &str,
-    settings: store::PoolSettings,
+/// Runs `attempt` until it succeeds, fails in a way `may_pass` calls final, or `wait` has
+/// passed: pauses of 1, 2, 4 ... up to 15 s between attempts, a warning naming `what` each time.
+/// For what the start depends on and may come up after us (a container, a failover).
+async fn retry_at_start<T, E: std::fmt::Display>(
+    what: &str,
     wait: std::time::Duration,
-) -> Result<Arc<dyn store::Repository>, store::StoreError> {
+    mut attempt: impl AsyncFnMut() -> Result<T, E>,
+    may_pass: impl Fn(&E) -> bool,
+) -> Result<T, E> {
     let deadline = tokio::time::Instant::now() + wait;
     let mut pause = std::time::Duration::from_secs(1);
     loop {
-        match store::connect_with(url, settings).await {
-            Err(store::StoreError::Unavailable(e)) if tokio::time::Instant::now() < deadline => {
-                let left = deadline - tokio::time::Instant::now();
-                tracing::warn!(
-                    error = %e,
-                    retry_in_secs = pause.min(left).as_secs_f64(),
-                    gives_up_in_secs = left.as_secs(),
-                    "the database cannot be reached yet"
-                );
-                tokio::time::sleep(pause.min(left)).await;
-                pause = (pause * 2).min(std::time::Duration::from_secs(15));
-            }
-            done => return done,
+        let e = match attempt().await {
+            Ok(done) => return Ok(done),
+            Err(e) => e,
+        };
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        if left.is_zero() || !may_pass(&e) {
+            return Err(e);
         }
+        tracing::warn!(
+            error = %e,
+            retry_in_secs = pause.min(left).as_secs_f64(),
+            gives_up_in_secs = left.as_secs(),
+            "{what} cannot be reached yet"
+        );
+        tokio::time::sleep(pause.min(left)).await;
+        pause = (pause * 2).min(std::time::Duration::from_secs(15));
     }
 }
 
 /// The document store the configuration names: the local folder, or the S3 bucket, which must
 /// answer (wrong endpoint, credentials or bucket name stop the start with the reason).
 ///
-/// `wait`: how long to keep trying while the bucket cannot be reached at all (see
-/// `DocumentStore::check_waiting`).
+/// `wait`: how long to keep trying while the bucket cannot be reached or answers "later" (see
+/// `DocumentStore::check`).
 pub async fn open_documents(
     storage: &crate::config::StorageConfig,
     wait: std::time::Duration,
@@ -96,15 +98,21 @@ pub async fn open_documents(
             // object_store talks to the bucket through reqwest and rustls, as webhooks do.
             crate::webhooks::install_tls();
             let documents = DocumentStore::s3(s3)?;
-            documents
-                .check_waiting(wait)
-                .await
-                .with_context(|| format!("cannot reach the document bucket {:?}", s3.bucket))?;
+            retry_at_start(
+                "the document store",
+                wait,
+                async || documents.check().await,
+                |e| e.may_pass,
+            )
+            .await
+            .map_err(|e| e.error)
+            .with_context(|| format!("cannot reach the document bucket {:?}", s3.bucket))?;
             Ok(documents)
         }
     }
 }
 
+/// Opens storage (creating the data folder, applying migrations) and loads the signing secret.
 pub async fn build_state(config: Config) -> anyhow::Result<Arc<AppState>> {
     use anyhow::Context;
     crate::webhooks::install_tls();
@@ -124,9 +132,15 @@ pub async fn build_state(config: Config) -> anyhow::Result<Arc<AppState>> {
     } else {
         config.db_startup_wait
     };
-    let repo = connect_waiting(&config.storage.database_url, pool, wait)
-        .await
-        .context("cannot open the database")?;
+    // Only unreachability is waited out: a wrong password or a failing migration is final.
+    let repo = retry_at_start(
+        "the database",
+        wait,
+        async || store::connect_with(&config.storage.database_url, pool).await,
+        |e| matches!(e, store::StoreError::Unavailable(_)),
+    )
+    .await
+    .context("cannot open the database")?;
     // An S3 bucket (MinIO beside us, say) may come up after the service, as the database may.
     let documents = open_documents(&config.storage, config.db_startup_wait).await?;
     let secret = match &config.signing_secret {

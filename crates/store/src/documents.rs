@@ -84,11 +84,31 @@ impl From<Bounded> for StoreError {
     }
 }
 
+/// A failed [`DocumentStore::check`].
+#[derive(Debug)]
+pub struct CheckFailure {
+    pub error: StoreError,
+    /// Whether trying again later may succeed (see `may_pass`).
+    pub may_pass: bool,
+}
+
+impl std::fmt::Display for CheckFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl std::error::Error for CheckFailure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.error.source()
+    }
+}
+
 /// Whether the store could not be reached, or not serve yet: our bound ran out, the error
 /// comes from the transport (connecting, sending, waiting), or the service answered with a
 /// status that says "later" (5xx, 429, 408: a MinIO still initialising answers 503). Other
 /// answers (403, `NoSuchBucket`) are final.
-fn unreachable_store(e: &Bounded) -> bool {
+fn may_pass(e: &Bounded) -> bool {
     /// How `object_store` (0.14) words an answer's status; its error type is not public, so
     /// the status is read from the text of that one error in the chain.
     const STATUS: &str = "Server returned non-2xx status code: ";
@@ -234,46 +254,22 @@ impl DocumentStore {
     /// Whether the store answers: lists a folder that is never written. For a bucket this
     /// checks the endpoint, the credentials and the bucket's existence at start-up, where a
     /// mistake is cheap; the error carries the service's reason (`NoSuchBucket`,
-    /// `AccessDenied`, a refused connection).
-    pub async fn check(&self) -> Result<()> {
-        self.check_waiting(std::time::Duration::ZERO).await
-    }
-
-    /// [`check`](Self::check), trying again for up to `wait` while the store cannot be reached
-    /// at all (a refused or failed connection, no answer in time): a bucket service may come up
-    /// after us. A store that answers with a refusal (no such bucket, access denied) fails at
-    /// once: waiting would not change it. Pauses of 1, 2, 4 ... 15 s, a warning each time.
-    pub async fn check_waiting(&self, wait: std::time::Duration) -> Result<()> {
+    /// `AccessDenied`, a refused connection) and whether trying again later may succeed (the
+    /// store could not be reached, or answered "later"), for the start to wait on.
+    pub async fn check(&self) -> std::result::Result<(), CheckFailure> {
         let check = Path::from(".filing-check");
-        let deadline = tokio::time::Instant::now() + wait;
-        let mut pause = std::time::Duration::from_secs(1);
-        loop {
-            let e = match self
-                .bounded(self.inner.list_with_delimiter(Some(&check)))
-                .await
-            {
-                Ok(_) => return Ok(()),
-                Err(e) => e,
-            };
-            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            if left.is_zero() || !unreachable_store(&e) {
-                return Err(match e {
+        match self
+            .bounded(self.inner.list_with_delimiter(Some(&check)))
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e) => Err(CheckFailure {
+                may_pass: may_pass(&e),
+                error: match e {
                     Bounded::Store(e) => StoreError::Unavailable(e.to_string()),
                     e => e.into(),
-                });
-            }
-            let error = match &e {
-                Bounded::Store(e) => e.to_string(),
-                Bounded::TimedOut(bound) => format!("no answer within {bound:?}"),
-            };
-            tracing::warn!(
-                %error,
-                retry_in_secs = pause.min(left).as_secs_f64(),
-                gives_up_in_secs = left.as_secs(),
-                "the document store cannot be reached yet"
-            );
-            tokio::time::sleep(pause.min(left)).await;
-            pause = (pause * 2).min(std::time::Duration::from_secs(15));
+                },
+            }),
         }
     }
 
@@ -293,8 +289,8 @@ impl DocumentStore {
     /// document survives a power loss.
     pub async fn put(&self, key: &str, bytes: Bytes) -> Result<()> {
         let path = Path::from(key);
-        // The folders this write will create (a new case's folder): each is an entry in the
-        // folder above it, which must reach the disk too, or a power loss can take the new
+        // The folders on the way to the file hold the entries this write may create (a new
+        // case's folder): they must reach the disk too, or a power loss can take the new
         // folder, and the acknowledged file in it, away.
         let (to_flush, top) = match &self.local_root {
             Some(root) => dirs_to_flush(&root.join(key), root, &self.flushed_tops),

@@ -195,6 +195,17 @@ async fn transition(app: &TestApp, key: &str, path: String, body: Value) {
     assert_eq!(s, 200, "{path}: {b}");
 }
 
+/// A sealing key of 32 bytes `byte`, as the variables take it (base64).
+fn b64(byte: u8) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode([byte; 32])
+}
+
+/// The sealing key of [`b64`].
+fn key(byte: u8) -> server::webhooks::SealingKey {
+    server::webhooks::SealingKey::parse(&b64(byte)).unwrap()
+}
+
 /// `filing webhooks reseal` run as an operator would, with `env` and `args`: its exit code, the
 /// JSON report it printed (null when it refused before any work) and its standard error.
 fn reseal_cli(
@@ -563,10 +574,7 @@ backend_tests! {
     // `filing webhooks reseal` moves every stored secret to the new key, after which the old
     // key can go; a run with a key that opens nothing changes nothing and says so.
     async fn the_sealing_key_changes_with_reseal(backend) {
-        use base64::Engine;
-        use server::webhooks::{SealingKey, SealingKeys, open};
-        let b64 = |byte: u8| base64::engine::general_purpose::STANDARD.encode([byte; 32]);
-        let key = |byte: u8| SealingKey::parse(&b64(byte)).unwrap();
+        use server::webhooks::{SealingKeys, open};
         let keys = |current: u8, old: Vec<u8>| SealingKeys { current: Some(key(current)), old: old.into_iter().map(key).collect() };
         let with = |k: SealingKeys| Options {
             tweak: Box::new(move |c| {
@@ -652,10 +660,7 @@ backend_tests! {
     // current secret still moves to the new key, the endpoint is reported, and what no key
     // opens stays as it was.
     async fn a_reseal_keeps_what_no_key_opens_and_reseals_the_rest(backend) {
-        use base64::Engine;
-        use server::webhooks::{SealingKey, SealingKeys, open};
-        let b64 = |byte: u8| base64::engine::general_purpose::STANDARD.encode([byte; 32]);
-        let key = |byte: u8| SealingKey::parse(&b64(byte)).unwrap();
+        use server::webhooks::{SealingKeys, open};
         let with = |k: SealingKeys| Options { tweak: Box::new(move |c| c.webhooks.sealing = k), ..Default::default() };
         let app = TestApp::spawn_with(backend, with(SealingKeys::new(key(1)))).await.unwrap();
         let (_, pkey) = app.provider("P").await;

@@ -174,8 +174,8 @@ pub struct ResealReport {
 }
 
 /// Stores every endpoint's secrets (deleted endpoints' too) as the current key seals them. An
-/// endpoint rotated in between is read again; one whose secret opens with none of the keys is
-/// reported and left alone.
+/// endpoint rotated in between is read again; a secret that opens with none of the keys is
+/// left as it is and its endpoint reported.
 pub async fn reseal_all(
     repo: &dyn store::Repository,
     keys: &SealingKeys,
@@ -189,19 +189,23 @@ pub async fn reseal_all(
         let mut raced = Vec::new();
         for stored in todo {
             let aad = stored.endpoint_id.as_bytes();
-            let secret = reseal_bytes(keys, aad, stored.secret.as_bytes());
-            let previous = stored
-                .previous_secret
-                .as_deref()
-                .map(|p| (reseal_bytes(keys, aad, p.as_bytes()), p));
-            let unreadable = secret == Resealed::Unreadable
-                || previous
-                    .as_ref()
-                    .is_some_and(|(p, _)| *p == Resealed::Unreadable);
-            let changed = matches!(secret, Resealed::Changed(_))
-                || previous
-                    .as_ref()
-                    .is_some_and(|(p, _)| matches!(p, Resealed::Changed(_)));
+            // A stored value as the current key stores it, whether that changed it, and whether
+            // no key opened it (then it stays as it is, and is reported).
+            let reseal = |was: &str| match reseal_bytes(keys, aad, was.as_bytes()) {
+                Resealed::Changed(bytes) => (
+                    String::from_utf8(bytes).unwrap_or_else(|_| was.into()),
+                    true,
+                    false,
+                ),
+                Resealed::Current => (was.to_owned(), false, false),
+                Resealed::Unreadable => (was.to_owned(), false, true),
+            };
+            let (secret, mut changed, mut unreadable) = reseal(&stored.secret);
+            let previous_secret = stored.previous_secret.as_deref().map(|p| {
+                let (text, c, u) = reseal(p);
+                (changed, unreadable) = (changed || c, unreadable || u);
+                text
+            });
             // Counted from the reading that ends an endpoint's turn (nothing to change, or the
             // write went through), not from one a concurrent rotation made stale.
             if !changed {
@@ -212,13 +216,6 @@ pub async fn reseal_all(
                 }
                 continue;
             }
-            // What opens is resealed; what does not stays as it is (and is reported).
-            let text = |r: Resealed, was: &str| match r {
-                Resealed::Changed(bytes) => String::from_utf8(bytes).unwrap_or_else(|_| was.into()),
-                Resealed::Current | Resealed::Unreadable => was.to_owned(),
-            };
-            let secret = text(secret, &stored.secret);
-            let previous_secret = previous.map(|(p, was)| text(p, was));
             let new = store::StoredSecrets {
                 endpoint_id: stored.endpoint_id,
                 secret,

@@ -14,15 +14,8 @@ use serde_json::Value;
 const BIN: &str = env!("CARGO_BIN_EXE_filing");
 
 fn filing(dir: &std::path::Path, database_url: &str, args: &[&str]) -> (i32, String, String) {
-    let out = common::filing_command(dir, database_url)
-        .args(args)
-        .output()
-        .expect("run filing");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let (code, out, err) = common::output_of(common::filing_command(dir, database_url).args(args));
+    (code.unwrap_or(-1), out, err)
 }
 
 /// Files below `dir`, at any depth.

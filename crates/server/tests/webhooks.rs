@@ -219,18 +219,13 @@ fn reseal_cli(
         .args(["webhooks", "reseal"])
         .args(args)
         .envs(env.iter().map(|(k, v)| (*k, v.as_str())));
-    let out = command.output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let (code, stdout, stderr) = common::output_of(&mut command);
     let report: Value = if stdout.trim().is_empty() {
         Value::Null
     } else {
         serde_json::from_str(stdout.trim()).unwrap_or_else(|_| panic!("{stdout}"))
     };
-    (
-        out.status.code(),
-        report,
-        String::from_utf8_lossy(&out.stderr).to_string(),
-    )
+    (code, report, stderr)
 }
 
 /// The response bodies kept for idempotent replay, straight from the database.

@@ -45,6 +45,17 @@ pub fn filing_command(dir: &std::path::Path, database_url: &str) -> std::process
     command
 }
 
+/// Runs `command` to its end: its exit code (`None` when a signal ended it), standard output
+/// and standard error.
+pub fn output_of(command: &mut std::process::Command) -> (Option<i32>, String, String) {
+    let out = command.output().expect("run filing");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// The PostgreSQL server tests use, when `TEST_DATABASE_URL` is set.
 pub fn pg_base_url() -> Option<String> {
     std::env::var("TEST_DATABASE_URL")

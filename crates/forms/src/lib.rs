@@ -4,11 +4,14 @@
 //! The trade registration renderers read the validated [`TradeRegistration`] model from `domain::trade`, are
 //! synchronous, pure (no I/O: fonts and the form geometry are compiled in) and thread-safe, so
 //! the server can call them from `spawn_blocking`. Output is PDF/A-2b, A4, with one embedded
-//! font family (Noto Sans, subset per document), and deterministic: the same input and context
+//! font family (Noto Sans, subset per document; the GewA 1 adds subsets prepared once per
+//! process, see `direct.rs`), and deterministic: the same input and context
 //! (including `timestamp`) give the same bytes. Documents of a registration whose `environment`
 //! is `sandbox` carry a diagonal "MUSTER - SANDBOX" mark on every page; the sample trade licence
 //! carries it always.
 
+mod canvas;
+mod direct;
 mod flow;
 mod gewa1;
 mod pdf;
@@ -110,7 +113,8 @@ pub enum RenderError {
     /// The embedded font could not be loaded (a build defect, not an input problem).
     #[error("the embedded font could not be loaded")]
     Font,
-    /// krilla refused to write the PDF (for example a PDF/A validation error).
+    /// The PDF could not be written: krilla refused it (for example a PDF/A validation error),
+    /// or a font could not be subset.
     #[error("PDF generation failed: {0}")]
     Pdf(String),
 }

@@ -6,11 +6,12 @@ use krilla::configure::{Archival, ConfigurationBuilder};
 use krilla::geom::{PathBuilder, Transform};
 use krilla::metadata::{DateTime, Metadata};
 use krilla::num::NormalizedF32;
-use krilla::paint::{Fill, LineCap, LineJoin, Stroke};
+use krilla::paint::{Fill, Stroke};
 use krilla::surface::Surface;
 use krilla::{Document, SerializeSettings};
 
 use crate::RenderError;
+use crate::canvas::{Canvas, Pen, Seg};
 use crate::text::{self, Rect};
 
 /// A4 in PDF points.
@@ -33,6 +34,11 @@ pub(crate) fn new_document() -> Result<Document, RenderError> {
     Ok(Document::new_with(settings))
 }
 
+/// Document language, creator and producer in the metadata of every document.
+pub(crate) const LANGUAGE: &str = "de-DE";
+pub(crate) const CREATOR: &str = "Registration Filing Service";
+pub(crate) const PRODUCER: &str = "Registration Filing Service forms";
+
 /// Metadata with a fixed creation date (deterministic output for the same input and timestamp).
 pub(crate) fn metadata(
     title: String,
@@ -53,9 +59,9 @@ pub(crate) fn metadata(
     let mut m = Metadata::new()
         .title(title)
         .description(subject)
-        .language("de-DE".to_owned())
-        .creator("Registration Filing Service".to_owned())
-        .producer("Registration Filing Service forms (krilla)".to_owned())
+        .language(LANGUAGE.to_owned())
+        .creator(CREATOR.to_owned())
+        .producer(format!("{PRODUCER} (krilla)"))
         .creation_date(date);
     if let Some(author) = author {
         m = m.authors(vec![author]);
@@ -78,18 +84,18 @@ pub(crate) fn fill(color: rgb::Color) -> Fill {
 }
 
 /// The visible "MUSTER - SANDBOX" mark, diagonally across the page, drawn last.
-pub(crate) fn sandbox_mark(surface: &mut Surface) -> Result<(), RenderError> {
+pub(crate) fn sandbox_mark<C: Canvas + ?Sized>(canvas: &mut C) -> Result<(), RenderError> {
     let fonts = text::fonts()?;
-    let run = text::shape(&fonts.bold, "MUSTER - SANDBOX");
+    let run = text::shape(&fonts.bold, SANDBOX_MARK);
     let size = 64.0;
     let width = run.width_em() * size;
     let angle = -(A4_HEIGHT.atan2(A4_WIDTH)).to_degrees();
-    surface.push_transform(&Transform::from_translate(A4_WIDTH / 2.0, A4_HEIGHT / 2.0));
-    surface.push_transform(&Transform::from_rotate(angle));
-    surface.push_opacity(NormalizedF32::new(0.35).unwrap_or(NormalizedF32::ONE));
-    surface.set_fill(Some(fill(rgb::Color::new(200, 30, 30))));
+    canvas.push_transform(&Transform::from_translate(A4_WIDTH / 2.0, A4_HEIGHT / 2.0));
+    canvas.push_transform(&Transform::from_rotate(angle));
+    canvas.push_opacity(0.35);
+    canvas.set_fill_rgb(SANDBOX_RED);
     text::draw_run(
-        surface,
+        canvas,
         &fonts.bold,
         &run,
         -width / 2.0,
@@ -97,19 +103,16 @@ pub(crate) fn sandbox_mark(surface: &mut Surface) -> Result<(), RenderError> {
         size,
         1.0,
     );
-    surface.pop();
-    surface.pop();
-    surface.pop();
+    canvas.pop();
+    canvas.pop();
+    canvas.pop();
     // A horizontal banner in the top margin as well: readable by text extraction, which cannot
     // follow the diagonal mark.
-    let banner = text::shape(
-        &fonts.bold,
-        "MUSTER - SANDBOX \u{2013} Testdokument, nicht zur Einreichung",
-    );
+    let banner = text::shape(&fonts.bold, SANDBOX_BANNER);
     let size = 7.5;
-    surface.set_fill(Some(fill(rgb::Color::new(200, 30, 30))));
+    canvas.set_fill_rgb(SANDBOX_RED);
     text::draw_run(
-        surface,
+        canvas,
         &fonts.bold,
         &banner,
         (A4_WIDTH - banner.width_em() * size) / 2.0,
@@ -119,6 +122,12 @@ pub(crate) fn sandbox_mark(surface: &mut Surface) -> Result<(), RenderError> {
     );
     Ok(())
 }
+
+/// The texts of the sandbox mark (bold), for fonts prepared ahead of a document.
+pub(crate) const SANDBOX_MARK: &str = "MUSTER - SANDBOX";
+pub(crate) const SANDBOX_BANNER: &str =
+    "MUSTER - SANDBOX \u{2013} Testdokument, nicht zur Einreichung";
+const SANDBOX_RED: (u8, u8, u8) = (200, 30, 30);
 
 /// Margin between a signature's bounding box and the box it is drawn into, in points.
 pub(crate) const SIGNATURE_MARGIN: f32 = 2.5;
@@ -154,7 +163,7 @@ pub(crate) fn signature_transform(sig: &SignaturePath, rect: Rect) -> (f64, f64,
 }
 
 /// Draws a signature as vector strokes scaled into `rect` (see [`signature_transform`]).
-pub(crate) fn draw_signature(surface: &mut Surface, sig: &SignaturePath, rect: Rect) {
+pub(crate) fn draw_signature<C: Canvas + ?Sized>(canvas: &mut C, sig: &SignaturePath, rect: Rect) {
     let (s, dx, dy) = signature_transform(sig, rect);
     let b = sig.bounding_box();
     let p = |pt: domain::signature::Point| {
@@ -163,47 +172,41 @@ pub(crate) fn draw_signature(surface: &mut Surface, sig: &SignaturePath, rect: R
             ((pt.y - b.min_y) * s + dy) as f32,
         )
     };
-    let mut builder = PathBuilder::new();
+    let mut path = Vec::with_capacity(sig.segments().len() + 1);
     let mut open = false;
     for seg in sig.segments() {
         match *seg {
             Segment::MoveTo(a) => {
                 let (x, y) = p(a);
-                builder.move_to(x, y);
+                path.push(Seg::MoveTo(x, y));
                 open = true;
             }
             Segment::LineTo(a) => {
                 let (x, y) = p(a);
                 if !open {
-                    builder.move_to(x, y);
+                    path.push(Seg::MoveTo(x, y));
                     open = true;
                 }
-                builder.line_to(x, y);
+                path.push(Seg::LineTo(x, y));
             }
             Segment::CubicTo(a, b, c) => {
                 let ((x1, y1), (x2, y2), (x, y)) = (p(a), p(b), p(c));
                 if !open {
-                    builder.move_to(x1, y1);
+                    path.push(Seg::MoveTo(x1, y1));
                     open = true;
                 }
-                builder.cubic_to(x1, y1, x2, y2, x, y);
+                path.push(Seg::CubicTo(x1, y1, x2, y2, x, y));
             }
-            Segment::Close => builder.close(),
+            Segment::Close => path.push(Seg::Close),
         }
     }
-    let Some(path) = builder.finish() else {
-        return;
-    };
-    surface.set_fill(None);
-    surface.set_stroke(Some(Stroke {
-        paint: rgb::Color::new(16, 32, 110).into(),
-        width: SIGNATURE_STROKE,
-        line_cap: LineCap::Round,
-        line_join: LineJoin::Round,
-        ..Default::default()
-    }));
-    surface.draw_path(&path);
-    surface.set_stroke(None);
+    canvas.stroke(
+        &path,
+        Pen {
+            rgb: (16, 32, 110),
+            width: SIGNATURE_STROKE,
+        },
+    );
 }
 
 /// A thin (0.6 pt) horizontal rule from `x0` to `x1` at `y`.

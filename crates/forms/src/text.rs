@@ -7,11 +7,11 @@
 use std::ops::Range;
 use std::sync::{Arc, OnceLock, RwLock};
 
-use krilla::geom::{Point, Transform};
 use krilla::surface::Surface;
 use krilla::text::{Font, GlyphId, KrillaGlyph};
 
 use crate::RenderError;
+use crate::canvas::Canvas;
 
 static REGULAR_TTF: &[u8] = include_bytes!("../fonts/NotoSans-Regular.ttf");
 static BOLD_TTF: &[u8] = include_bytes!("../fonts/NotoSans-Bold.ttf");
@@ -25,6 +25,10 @@ pub(crate) const LINE_HEIGHT: f32 = ASCENT + DESCENT;
 
 pub(crate) struct Face {
     pub font: Font,
+    /// The font file, for subsetting outside krilla ([`crate::direct`]).
+    pub data: &'static [u8],
+    /// The PostScript name, e.g. `NotoSans-Regular`.
+    pub postscript_name: String,
     pub shaper: rustybuzz::Face<'static>,
     pub units_per_em: f32,
     /// Shape plans by segment properties. Building a plan (collecting and compiling the font's
@@ -84,8 +88,15 @@ fn load(data: &'static [u8]) -> Option<Face> {
     let font = Font::new(data.into(), 0)?;
     let shaper = rustybuzz::Face::from_slice(data, 0)?;
     let units_per_em = shaper.units_per_em() as f32;
+    let postscript_name = shaper
+        .names()
+        .into_iter()
+        .filter(|n| n.name_id == rustybuzz::ttf_parser::name_id::POST_SCRIPT_NAME)
+        .find_map(|n| n.to_string())?;
     Some(Face {
         font,
+        data,
+        postscript_name,
         shaper,
         units_per_em,
         plans: RwLock::new(Vec::new()),
@@ -220,8 +231,8 @@ impl Run {
 }
 
 /// Draws a run with its left baseline point at `(x, y)`, compressed horizontally by `squash`.
-pub(crate) fn draw_run(
-    surface: &mut Surface,
+pub(crate) fn draw_run<C: Canvas + ?Sized>(
+    canvas: &mut C,
     face: &Face,
     run: &Run,
     x: f32,
@@ -229,29 +240,8 @@ pub(crate) fn draw_run(
     size: f32,
     squash: f32,
 ) {
-    if run.glyphs.is_empty() {
-        return;
-    }
-    if (squash - 1.0).abs() < 1e-4 {
-        surface.draw_glyphs(
-            Point::from_xy(x, y),
-            &run.glyphs,
-            face.font.clone(),
-            &run.text,
-            size,
-            false,
-        );
-    } else {
-        surface.push_transform(&Transform::from_row(squash, 0.0, 0.0, 1.0, x, y));
-        surface.draw_glyphs(
-            Point::from_xy(0.0, 0.0),
-            &run.glyphs,
-            face.font.clone(),
-            &run.text,
-            size,
-            false,
-        );
-        surface.pop();
+    if !run.glyphs.is_empty() {
+        canvas.glyphs(face, run, x, y, size, squash);
     }
 }
 
@@ -423,8 +413,8 @@ fn wrap_all(paragraphs: &[Run], width: f32, size: f32) -> Option<Vec<Run>> {
 }
 
 /// Draws laid-out lines left-aligned in `rect`.
-pub(crate) fn draw_laid(
-    surface: &mut Surface,
+pub(crate) fn draw_laid<C: Canvas + ?Sized>(
+    canvas: &mut C,
     face: &Face,
     laid: &Laid,
     rect: Rect,
@@ -437,12 +427,18 @@ pub(crate) fn draw_laid(
     };
     for (i, line) in laid.lines.iter().enumerate() {
         let baseline = top + (i as f32 * LINE_HEIGHT + ASCENT) * laid.size;
-        draw_run(surface, face, line, rect.x, baseline, laid.size, 1.0);
+        draw_run(canvas, face, line, rect.x, baseline, laid.size, 1.0);
     }
 }
 
 /// Shapes, fits and draws `text` (hard line breaks with `\n`) in `rect`.
-pub(crate) fn fill_box(surface: &mut Surface, face: &Face, text: &str, rect: Rect, fit: Fit) {
+pub(crate) fn fill_box<C: Canvas + ?Sized>(
+    canvas: &mut C,
+    face: &Face,
+    text: &str,
+    rect: Rect,
+    fit: Fit,
+) {
     let paragraphs: Vec<Run> = text
         .split('\n')
         .filter(|p| !p.trim().is_empty())
@@ -452,7 +448,7 @@ pub(crate) fn fill_box(surface: &mut Surface, face: &Face, text: &str, rect: Rec
         return;
     }
     let laid = layout(&paragraphs, rect, fit);
-    draw_laid(surface, face, &laid, rect, fit.valign);
+    draw_laid(canvas, face, &laid, rect, fit.valign);
 }
 
 /// Wraps `text` into `width` at `size` and draws it (when a surface is given) from `y` down.

@@ -6,13 +6,13 @@
 
 use std::sync::OnceLock;
 
-use krilla::color::rgb;
-use krilla::geom::{Path, PathBuilder, Transform};
-use krilla::surface::Surface;
+use krilla::geom::Transform;
 
 use crate::RenderError;
-use crate::pdf::fill;
-use crate::text::{self, Face, Rect, Run};
+use crate::canvas::Canvas;
+use crate::direct::{Page, Preparer, Template};
+use crate::pdf;
+use crate::text::{self, Face, Rect};
 
 /// Gazette points to A4 points.
 pub(crate) const SCALE: f32 = 1.2;
@@ -79,117 +79,70 @@ const RULE: (u8, u8, u8) = (128, 128, 128);
 const LABEL: (u8, u8, u8) = (64, 64, 64);
 const WHITE: (u8, u8, u8) = (255, 255, 255);
 
-fn color((r, g, b): (u8, u8, u8)) -> rgb::Color {
-    rgb::Color::new(r, g, b)
-}
-
-struct PreparedLabel {
-    bold: bool,
-    run: Run,
-    x: f32,
-    y: f32,
-    size: f32,
-    squash: f32,
-}
-
-struct PreparedPage {
-    grey: Option<Path>,
-    white: Option<Path>,
-    rules: Option<Path>,
-    labels: Vec<PreparedLabel>,
-}
-
-/// One path of many rectangles, in gazette coordinates with y pointing down from
-/// [`GAZETTE_TOP`] (short numbers in the content stream); drawn under [`gazette_transform`].
-fn rect_path(rects: &[[f32; 4]]) -> Option<Path> {
-    let mut builder = PathBuilder::new();
-    for r in rects {
+/// Rectangles in gazette coordinates with y pointing down from [`GAZETTE_TOP`] (short numbers
+/// in the content stream), drawn under [`gazette_transform`].
+fn gazette_rects(rects: &'static [[f32; 4]]) -> impl Iterator<Item = [f32; 4]> {
+    rects.iter().map(|r| {
         let top = ((GAZETTE_TOP - r[1] - r[3]) * 100.0).round() / 100.0;
-        if let Some(kr) = krilla::geom::Rect::from_xywh(r[0], top, r[2], r[3]) {
-            builder.push_rect(kr);
-        }
-    }
-    builder.finish()
+        [r[0], top, r[2], r[3]]
+    })
 }
 
-/// Maps the coordinates of [`rect_path`] onto the A4 page.
+/// Maps the coordinates of [`gazette_rects`] onto the A4 page.
 fn gazette_transform() -> Transform {
     Transform::from_row(SCALE, 0.0, 0.0, SCALE, OFFSET_X, OFFSET_Y)
 }
 
-fn prepare(geometry: &PageGeometry) -> Result<PreparedPage, RenderError> {
+/// Draws the static form of one page: shading, white value areas, rules, labels.
+fn draw_static(page: &mut Page, geometry: &PageGeometry) -> Result<(), RenderError> {
     let fonts = text::fonts()?;
-    let labels = geometry
-        .labels
-        .iter()
-        .map(|l| {
-            let bold = matches!(l.style, Style::Bold | Style::Heading | Style::Title);
-            let face: &Face = if bold { &fonts.bold } else { &fonts.regular };
-            let run = text::shape(face, l.text);
-            let size = gazette_size(l.style) * SCALE;
-            // Ink width of Noto Sans is about the advance width less ~0.1 em of side bearings.
-            let natural = (run.width_em() - 0.1) * size;
-            let target = l.width * SCALE;
-            let squash = if l.text.chars().count() > 3 && natural > target && natural > 0.0 {
-                target / natural
-            } else {
-                1.0
-            };
-            let (x, y) = to_page(l.x, l.base);
-            PreparedLabel {
-                bold,
-                run,
-                // Shift left by the first glyph's typical left side bearing (~0.05 em).
-                x: x - 0.05 * size * squash,
-                y,
-                size,
-                squash,
-            }
-        })
-        .collect();
-    Ok(PreparedPage {
-        grey: rect_path(geometry.grey),
-        white: rect_path(geometry.white),
-        rules: rect_path(geometry.rules),
-        labels,
-    })
-}
-
-fn prepared(page: usize) -> Result<&'static PreparedPage, RenderError> {
-    static PAGES: OnceLock<Result<[PreparedPage; 2], RenderError>> = OnceLock::new();
-    let pages = PAGES
-        .get_or_init(|| {
-            Ok([
-                prepare(&super::geometry::PAGE1)?,
-                prepare(&super::geometry::PAGE2)?,
-            ])
-        })
-        .as_ref()
-        .map_err(Clone::clone)?;
-    pages.get(page).ok_or(RenderError::Font)
-}
-
-/// Draws the static form of page `page` (0 or 1).
-pub(crate) fn draw_static(surface: &mut Surface, page: usize) -> Result<(), RenderError> {
-    let prepared = prepared(page)?;
-    let fonts = text::fonts()?;
-    surface.set_stroke(None);
-    surface.push_transform(&gazette_transform());
-    for (path, color) in [
-        (&prepared.grey, SHADING),
-        (&prepared.white, WHITE),
-        (&prepared.rules, RULE),
+    page.push_transform(&gazette_transform());
+    for (rects, color) in [
+        (geometry.grey, SHADING),
+        (geometry.white, WHITE),
+        (geometry.rules, RULE),
     ] {
-        if let Some(path) = path {
-            surface.set_fill(Some(fill(super::layout::color(color))));
-            surface.draw_path(path);
-        }
+        page.set_fill_rgb(color);
+        page.fill_rects(gazette_rects(rects));
     }
-    surface.pop();
-    surface.set_fill(Some(fill(color(LABEL))));
-    for l in &prepared.labels {
-        let face = if l.bold { &fonts.bold } else { &fonts.regular };
-        text::draw_run(surface, face, &l.run, l.x, l.y, l.size, l.squash);
+    page.pop();
+    page.set_fill_rgb(LABEL);
+    for l in geometry.labels {
+        let bold = matches!(l.style, Style::Bold | Style::Heading | Style::Title);
+        let face: &Face = if bold { &fonts.bold } else { &fonts.regular };
+        let run = text::shape(face, l.text);
+        let size = gazette_size(l.style) * SCALE;
+        // Ink width of Noto Sans is about the advance width less ~0.1 em of side bearings.
+        let natural = (run.width_em() - 0.1) * size;
+        let target = l.width * SCALE;
+        let squash = if l.text.chars().count() > 3 && natural > target && natural > 0.0 {
+            target / natural
+        } else {
+            1.0
+        };
+        let (x, y) = to_page(l.x, l.base);
+        // Shift left by the first glyph's typical left side bearing (~0.05 em).
+        text::draw_run(page, face, &run, x - 0.05 * size * squash, y, size, squash);
     }
     Ok(())
+}
+
+/// The two pages of the static form, with the fonts of their labels, the check mark and the
+/// sandbox mark; prepared on first use.
+pub(crate) fn template() -> Result<&'static Template, RenderError> {
+    static TEMPLATE: OnceLock<Result<Template, RenderError>> = OnceLock::new();
+    TEMPLATE
+        .get_or_init(|| {
+            let fonts = text::fonts()?;
+            let mut preparer = Preparer::new()?;
+            for geometry in [&super::geometry::PAGE1, &super::geometry::PAGE2] {
+                preparer.page(|page| draw_static(page, geometry))?;
+            }
+            for text in [super::CHECK_MARK, pdf::SANDBOX_MARK, pdf::SANDBOX_BANNER] {
+                preparer.include(&fonts.bold, text)?;
+            }
+            preparer.finish()
+        })
+        .as_ref()
+        .map_err(Clone::clone)
 }

@@ -3,17 +3,15 @@
 mod geometry;
 pub(crate) mod layout;
 
+use crate::canvas::Canvas;
+use crate::direct::{Document, Info, Page};
+use crate::pdf;
+use crate::text::{self, Fit, Rect, VAlign};
+use crate::{Gewa1Context, RenderError, format_date};
 use domain::trade::{
     AcquisitionType, BusinessType, Environment, EstablishmentType, Gender, LegalForm, Owner,
     Reason, TradeRegistration,
 };
-use krilla::color::rgb;
-use krilla::page::PageSettings;
-use krilla::surface::Surface;
-
-use crate::pdf::{self, A4_HEIGHT, A4_WIDTH};
-use crate::text::{self, Fit, Rect, VAlign};
-use crate::{Gewa1Context, RenderError, format_date};
 use layout::rect;
 
 /// Box of a value field: left, bottom, right, top in gazette points (see [`layout`]).
@@ -81,6 +79,8 @@ const F32: GBox = (18.5, 66.0, 86.5, 77.0);
 /// Field 33: the column under "Unterschrift", from the top of its white strip to the form's
 /// bottom rule.
 pub(crate) const F33: GBox = (103.0, 33.0, 222.5, 77.0);
+
+const BLACK: (u8, u8, u8) = (0, 0, 0);
 
 /// Value font sizes: preferred and minimum before wrapping (points on A4).
 const FIT: Fit = Fit {
@@ -151,27 +151,30 @@ fn to_rect(b: GBox) -> Rect {
     rect(b.0, b.1, b.2, b.3)
 }
 
-struct Writer<'a, 's> {
-    surface: &'a mut Surface<'s>,
+/// What a check box is ticked with (bold).
+pub(crate) const CHECK_MARK: &str = "X";
+
+struct Writer<'a, 'p> {
+    page: &'a mut Page<'p>,
     fonts: &'static text::Fonts,
 }
 
 impl Writer<'_, '_> {
     fn value(&mut self, b: GBox, value: &str, fit: Fit) {
         let r = to_rect(b).inset(1.8, 0.6);
-        self.surface.set_fill(Some(pdf::fill(rgb::Color::black())));
-        text::fill_box(self.surface, &self.fonts.regular, value, r, fit);
+        self.page.set_fill_rgb(BLACK);
+        text::fill_box(self.page, &self.fonts.regular, value, r, fit);
     }
 
     fn check(&mut self, b: GBox) {
         let r = to_rect(b);
-        let run = text::shape(&self.fonts.bold, "X");
+        let run = text::shape(&self.fonts.bold, CHECK_MARK);
         let size = (r.h * 0.8).min(10.0);
         let w = run.width_em() * size;
         let baseline = r.y + r.h / 2.0 + 0.36 * size;
-        self.surface.set_fill(Some(pdf::fill(rgb::Color::black())));
+        self.page.set_fill_rgb(BLACK);
         text::draw_run(
-            self.surface,
+            self.page,
             &self.fonts.bold,
             &run,
             r.x + (r.w - w) / 2.0,
@@ -275,27 +278,12 @@ pub(crate) fn render(
         .as_ref()
         .ok_or(RenderError::MissingSignature(index))?;
     let fonts = text::fonts()?;
-
-    let mut document = pdf::new_document()?;
-    let full_name = format!("{} {}", owner.first_name, owner.last_name);
-    document.set_metadata(pdf::metadata(
-        format!("GewA 1 - {full_name}"),
-        format!("Gewerbe-Anmeldung (GewA 1) für {}", reg.name),
-        Some(full_name.clone()),
-        ctx.timestamp,
-    ));
+    let mut document = Document::new(layout::template()?);
     let sandbox = reg.environment == Environment::Sandbox;
-    let settings = PageSettings::from_wh(A4_WIDTH, A4_HEIGHT).ok_or(RenderError::Font)?;
 
     // Page 1.
-    {
-        let mut page = document.start_page_with(settings.clone());
-        let mut surface = page.surface();
-        layout::draw_static(&mut surface, 0)?;
-        let mut w = Writer {
-            surface: &mut surface,
-            fonts,
-        };
+    document.page(|page| {
+        let mut w = Writer { page, fonts };
         if let Some(office) = &ctx.trade_office_name {
             w.value(HEAD_OFFICE, office, FIT);
         }
@@ -367,19 +355,14 @@ pub(crate) fn render(
             w.value(F16_ADDRESS, &text, FIT_TOP);
         }
         if sandbox {
-            pdf::sandbox_mark(&mut surface)?;
+            pdf::sandbox_mark(w.page)?;
         }
-    }
+        Ok(())
+    })?;
 
     // Page 2.
-    {
-        let mut page = document.start_page_with(settings);
-        let mut surface = page.surface();
-        layout::draw_static(&mut surface, 1)?;
-        let mut w = Writer {
-            surface: &mut surface,
-            fonts,
-        };
+    document.page(|page| {
+        let mut w = Writer { page, fonts };
         w.value(F18, &reg.purpose, FIT_WRAP);
         w.check(match reg.acquisition_type {
             AcquisitionType::SecondaryOccupation => F19_YES,
@@ -456,10 +439,17 @@ pub(crate) fn render(
             None => {}
         }
         w.value(F32, &format_date(ctx.created_on), FIT);
-        pdf::draw_signature(&mut surface, signature, to_rect(F33));
+        pdf::draw_signature(w.page, signature, to_rect(F33));
         if sandbox {
-            pdf::sandbox_mark(&mut surface)?;
+            pdf::sandbox_mark(w.page)?;
         }
-    }
-    pdf::finish(document)
+        Ok(())
+    })?;
+    let full_name = format!("{} {}", owner.first_name, owner.last_name);
+    document.finish(&Info {
+        title: format!("GewA 1 - {full_name}"),
+        subject: format!("Gewerbe-Anmeldung (GewA 1) für {}", reg.name),
+        author: Some(full_name),
+        timestamp: ctx.timestamp,
+    })
 }

@@ -834,7 +834,8 @@ async fn document_bucket_going_away_is_503_and_recovers() {
 
     // A slow bucket that keeps sending: the download takes longer than the bound and still
     // arrives whole (the bound is per operation and, for a body, per silence).
-    proxy.throttle(16 * 1024, Duration::from_millis(300));
+    // A tenth of the file every 300 ms: about 3 s for the whole, whatever the PDF's size.
+    proxy.throttle(pdf.len() / 10, Duration::from_millis(300));
     proxy.cut().await;
     proxy.restore().await;
     let started = Instant::now();
@@ -848,7 +849,7 @@ async fn document_bucket_going_away_is_503_and_recovers() {
     // A bucket that stops sending halfway through a download: the answer's head is out, so the
     // download ends cut short (the client sees a broken body, never a complete-looking file)
     // once the bound passes without data, instead of hanging.
-    proxy.throttle(32 * 1024, Duration::from_secs(3600));
+    proxy.throttle(pdf.len() / 2, Duration::from_secs(3600));
     proxy.cut().await;
     proxy.restore().await;
     let started = Instant::now();

@@ -43,6 +43,8 @@ pub(crate) trait Canvas {
     fn pop(&mut self);
     /// Strokes a path with round caps and joins.
     fn stroke(&mut self, path: &[Seg], pen: Pen);
+    /// Fills rectangles `[x, y, width, height]` with the fill colour.
+    fn fill_rects(&mut self, rects: &[[f32; 4]]);
 }
 
 impl Canvas for Surface<'_> {
@@ -90,6 +92,18 @@ impl Canvas for Surface<'_> {
 
     fn pop(&mut self) {
         Surface::pop(self);
+    }
+
+    fn fill_rects(&mut self, rects: &[[f32; 4]]) {
+        let mut builder = PathBuilder::new();
+        for &[x, y, w, h] in rects {
+            if let Some(r) = krilla::geom::Rect::from_xywh(x, y, w, h) {
+                builder.push_rect(r);
+            }
+        }
+        if let Some(path) = builder.finish() {
+            self.draw_path(&path);
+        }
     }
 
     fn stroke(&mut self, path: &[Seg], pen: Pen) {

@@ -218,6 +218,7 @@ impl EmbeddedFont {
             .font_file2(data);
         chunk
             .cmap(cmap, &self.to_unicode)
+            .writing_mode(pdf_writer::writers::WMode::Horizontal)
             .filter(Filter::FlateDecode);
         chunk
             .stream(data, &self.program)
@@ -244,6 +245,20 @@ fn stable_hash<T: Hash + ?Sized>(value: &T) -> u64 {
     let mut hasher = std::hash::SipHasher::new();
     value.hash(&mut hasher);
     Hasher::finish(&hasher)
+}
+
+/// PDF/A-2's implementation limits (ISO 19005-2, 6.1.13) that pdf-writer tracks: names of
+/// at most 127 bytes, strings of at most 32,767 (integers and reals are `i32` and `f32`, in
+/// range by type). krilla checks them for its documents; q nesting is at most 5 here.
+fn within_limits(limits: &pdf_writer::Limits) -> Result<(), RenderError> {
+    if limits.name_len() > 127 || limits.str_len() > 32_767 {
+        return Err(RenderError::Pdf(format!(
+            "a PDF/A limit is exceeded (name {} bytes, string {} bytes)",
+            limits.name_len(),
+            limits.str_len()
+        )));
+    }
+    Ok(())
 }
 
 /// Consecutive object numbers.
@@ -300,16 +315,18 @@ impl<'a> Page<'a> {
         }
     }
 
-    fn finish(mut self) -> Vec<u8> {
+    fn finish(mut self) -> Result<Vec<u8>, RenderError> {
         for _ in 0..self.saved_fills.len() {
             self.content.restore_state();
         }
         self.content.restore_state();
-        let mut bytes = self.content.finish().into_vec();
+        let buf = self.content.finish();
+        within_limits(buf.limits())?;
+        let mut bytes = buf.into_vec();
         // Page contents are arrays of streams, which readers join as they are: a token at the
         // end of one stream must not run into the first of the next.
         bytes.push(b'\n');
-        bytes
+        Ok(bytes)
     }
 
     fn apply_fill(&mut self) {
@@ -319,19 +336,6 @@ impl<'a> Page<'a> {
                 .set_fill_color_space(pdf_writer::types::ColorSpaceOperand::Named(Name(SRGB)))
                 .set_fill_color([r, g, b].map(|c| f32::from(c) / 255.0));
             self.current_fill = Some(self.fill);
-        }
-    }
-
-    /// Fills rectangles `[x, y, width, height]` in the current coordinates.
-    pub(crate) fn fill_rects(&mut self, rects: impl IntoIterator<Item = [f32; 4]>) {
-        self.apply_fill();
-        let mut any = false;
-        for [x, y, w, h] in rects {
-            self.content.rect(x, y, w, h);
-            any = true;
-        }
-        if any {
-            self.content.fill_nonzero();
         }
     }
 }
@@ -414,6 +418,15 @@ impl Shown {
 
     fn flush(&mut self, content: &mut Content) {
         if self.items.is_empty() {
+            return;
+        }
+        // A string without adjustments is shown with `Tj`, as krilla does (some readers copy
+        // `ActualText` badly from `TJ`).
+        if let [(codes, adjust)] = self.items.as_slice()
+            && adjust.abs() < 0.01
+        {
+            content.show(Str(codes));
+            self.items.clear();
             return;
         }
         let mut show = content.show_positioned();
@@ -545,6 +558,17 @@ impl Canvas for Page<'_> {
         }
     }
 
+    fn fill_rects(&mut self, rects: &[[f32; 4]]) {
+        if rects.is_empty() {
+            return;
+        }
+        self.apply_fill();
+        for &[x, y, w, h] in rects {
+            self.content.rect(x, y, w, h);
+        }
+        self.content.fill_nonzero();
+    }
+
     fn stroke(&mut self, path: &[Seg], pen: Pen) {
         if !path
             .iter()
@@ -610,7 +634,7 @@ impl Preparer {
         let mut no_opacity = Vec::new();
         let mut page = Page::new(Fonts::Prepare(&mut self.sets), &mut no_opacity);
         draw(&mut page)?;
-        let content = page.finish();
+        let content = page.finish()?;
         if !no_opacity.is_empty() {
             // The static part has no resources of its own for graphics states.
             return Err(RenderError::Pdf("opacity in a template".into()));
@@ -624,13 +648,17 @@ impl Preparer {
         let run = text::shape(face, text);
         let i = face_index(face)?;
         let mut target = Target::Open(&mut self.sets[i]);
+        let mut previous = None;
         for g in &run.glyphs {
             let t = run.text.get(g.text_range.clone()).unwrap_or("");
+            // Only the first glyph of a cluster stands for its text, as in `glyphs`.
+            let first = previous != Some(g.text_range.start);
+            previous = Some(g.text_range.start);
             target.cid(
                 face,
                 u16::try_from(g.glyph_id.to_u32()).unwrap_or(0),
                 t,
-                true,
+                first,
             );
         }
         Ok(())
@@ -718,7 +746,7 @@ impl<'t> Document<'t> {
             &mut opacities,
         );
         draw(&mut page)?;
-        let content = page.finish();
+        let content = page.finish()?;
         self.pages.push((content, opacities));
         Ok(())
     }
@@ -889,6 +917,7 @@ impl<'t> Document<'t> {
             .dest_output_profile(template.icc);
         intents.finish();
         c.finish();
+        within_limits(pdf.limits())?;
         Ok(pdf.finish())
     }
 }
@@ -1055,6 +1084,56 @@ mod tests {
         }
     }
 
+    /// The GewA 1's template, drawn by krilla from the same code, gives the same pages.
+    #[test]
+    fn the_gewa1_template_is_what_krilla_draws() {
+        use crate::gewa1::{geometry, layout};
+        let pixels = |pdf: &[u8], page: &str| {
+            poppler(
+                "pdftoppm",
+                &["-r", "100", "-gray", "-singlefile", "-f", page, "-l", page],
+                pdf,
+            )
+        };
+        let mut document = crate::pdf::new_document().unwrap();
+        document.set_metadata(crate::pdf::metadata(
+            "t".into(),
+            "s".into(),
+            None,
+            time::OffsetDateTime::UNIX_EPOCH,
+        ));
+        for g in [&geometry::PAGE1, &geometry::PAGE2] {
+            let settings = krilla::page::PageSettings::from_wh(A4_WIDTH, A4_HEIGHT).unwrap();
+            let mut page = document.start_page_with(settings);
+            let mut surface = page.surface();
+            layout::draw_static(&mut surface, g).unwrap();
+        }
+        let krilla = crate::pdf::finish(document).unwrap();
+        let mut document = Document::new(layout::template().unwrap());
+        document.page(|_| Ok(())).unwrap();
+        document.page(|_| Ok(())).unwrap();
+        let direct = document
+            .finish(&Info {
+                title: "t".into(),
+                subject: "s".into(),
+                author: None,
+                timestamp: time::OffsetDateTime::UNIX_EPOCH,
+            })
+            .unwrap();
+        for page in ["1", "2"] {
+            let (k, d) = (pixels(&krilla, page), pixels(&direct, page));
+            assert_eq!(k.len(), d.len());
+            let differing = k.iter().zip(&d).filter(|(a, b)| a.abs_diff(**b) > 24);
+            assert_eq!(differing.count(), 0, "page {page}: pixels differ");
+            assert!(
+                d.iter().filter(|&&p| p < 160).count() > 5000,
+                "page {page}: no form"
+            );
+        }
+        let text = |pdf: &[u8]| poppler("pdftotext", &["-raw", "-enc", "UTF-8"], pdf);
+        assert_eq!(text(&krilla), text(&direct));
+    }
+
     #[test]
     fn draws_what_krilla_draws() {
         let (k, d) = (krilla_pdf(), direct_pdf());
@@ -1065,13 +1144,14 @@ mod tests {
             "no rise exercised"
         );
         let raw = String::from_utf8_lossy(&d);
+        // The document's content stream is not compressed: every kind of font is drawn with.
         for part in [
-            "/L0 ",
-            "/L1 ",
-            "/D0 ",
-            "/D1 ",
+            "/L0 1 Tf",
+            "/L1 1 Tf",
+            "/D0 1 Tf",
+            "/D1 1 Tf",
             "/ActualText",
-            "/ExtGState",
+            "/G0 gs",
             " Ts",
         ] {
             assert!(raw.contains(part), "{part} is not exercised");

@@ -86,7 +86,52 @@ fn xmp_value(xmp: &str, tag: &str) -> Option<String> {
         .replace("&quot;", "\"")
         .replace("&apos;", "'")
         .replace("&amp;", "&");
-    Some(out.trim().to_owned())
+    Some(out)
+}
+
+/// How many `rdf:li` items the first element named `tag` holds.
+fn xmp_items(xmp: &str, tag: &str) -> usize {
+    let Some(start) = xmp.find(&format!("<{tag}")) else {
+        return 0;
+    };
+    let end = xmp[start..]
+        .find(&format!("</{tag}>"))
+        .map_or(xmp.len(), |e| start + e);
+    xmp[start..end].matches("<rdf:li").count()
+}
+
+/// A date of the document information (`D:YYYYMMDDHHmmSS` with `Z` or `+HH'mm'`) or of XMP
+/// (`YYYY-MM-DDTHH:MM:SS` with `Z` or `+HH:MM`), as an instant.
+fn instant(date: &str) -> Option<time::OffsetDateTime> {
+    let date = date.trim_start_matches("D:");
+    // The zone starts after the date (whose `-` separators come first).
+    let zone_at = date.get(10..)?.find(['Z', '+', '-'])? + 10;
+    let digits: String = date[..zone_at]
+        .chars()
+        .filter(char::is_ascii_digit)
+        .collect();
+    let zone = &date[zone_at..];
+    let n = |r: std::ops::Range<usize>| digits.get(r)?.parse::<i32>().ok();
+    let offset_minutes = match zone.chars().next()? {
+        'Z' => 0,
+        sign => {
+            let z: String = zone.chars().filter(char::is_ascii_digit).collect();
+            let minutes =
+                z.get(0..2)?.parse::<i32>().ok()? * 60 + z.get(2..4)?.parse::<i32>().ok()?;
+            if sign == '-' { -minutes } else { minutes }
+        }
+    };
+    let month = time::Month::try_from(u8::try_from(n(4..6)?).ok()?).ok()?;
+    let local = time::PrimitiveDateTime::new(
+        time::Date::from_calendar_date(n(0..4)?, month, u8::try_from(n(6..8)?).ok()?).ok()?,
+        time::Time::from_hms(
+            u8::try_from(n(8..10)?).ok()?,
+            u8::try_from(n(10..12)?).ok()?,
+            u8::try_from(n(12..14)?).ok()?,
+        )
+        .ok()?,
+    );
+    Some(local.assume_offset(time::UtcOffset::from_whole_seconds(offset_minutes * 60).ok()?))
 }
 
 /// Everything the file breaks of the rules named in the module documentation.
@@ -148,8 +193,22 @@ fn pdfa_problems(pdf: &[u8]) -> Vec<String> {
                     ));
                 }
             }
-            if info.get(b"CreationDate").is_err() || xmp_value(&xmp, "xmp:CreateDate").is_none() {
-                fail("no creation date".into());
+            if xmp_items(&xmp, "dc:creator") > 1 {
+                fail("more than one dc:creator".into());
+            }
+            for (key, tag) in [
+                (&b"CreationDate"[..], "xmp:CreateDate"),
+                (b"ModDate", "xmp:ModifyDate"),
+            ] {
+                let in_info = text(get(&doc, info, key));
+                let in_xmp = xmp_value(&xmp, tag).unwrap_or_default();
+                match (instant(&in_info), instant(&in_xmp)) {
+                    (Some(a), Some(b)) if a == b => {}
+                    _ => fail(format!(
+                        "{tag} {in_xmp:?} is not /{} {in_info:?}",
+                        String::from_utf8_lossy(key)
+                    )),
+                }
             }
         }
     }
@@ -206,9 +265,42 @@ fn pdfa_problems(pdf: &[u8]) -> Vec<String> {
                 .unwrap_or_else(|_| stream.content.clone());
             let ops = Content::decode(&bytes).expect("content decodes").operations;
             let mut depth = 0i32;
+            let mut in_text = false;
+            let mut marked = 0i32;
             let mut font: Option<ObjectId> = None;
+            // A name an operator takes from the page's resources must be there.
+            let missing = |kind: &[u8], op: &lopdf::content::Operation| {
+                let key = op.operands.first().and_then(|o| o.as_name().ok());
+                let found = key
+                    .is_some_and(|k| dict(&doc, resources, kind).is_some_and(|d| d.get(k).is_ok()));
+                (!found).then(|| {
+                    format!(
+                        "page {number}: {} {:?} not in the resources",
+                        op.operator,
+                        key.map(String::from_utf8_lossy)
+                    )
+                })
+            };
             for op in &ops {
                 match op.operator.as_str() {
+                    // Device colour spaces by name are not in the resources: they fail too.
+                    "gs" | "cs" | "CS" | "Do" => {
+                        let kind: &[u8] = match op.operator.as_str() {
+                            "gs" => b"ExtGState",
+                            "Do" => b"XObject",
+                            _ => b"ColorSpace",
+                        };
+                        if let Some(problem) = missing(kind, op) {
+                            fail(problem);
+                        }
+                    }
+                    "BT" if in_text => fail(format!("page {number}: BT inside a text object")),
+                    "BT" => in_text = true,
+                    "ET" if !in_text => fail(format!("page {number}: ET without BT")),
+                    "ET" => in_text = false,
+                    "BDC" | "BMC" => marked += 1,
+                    "EMC" if marked == 0 => fail(format!("page {number}: EMC without BDC")),
+                    "EMC" => marked -= 1,
                     "q" => {
                         depth += 1;
                         if depth > 28 {
@@ -252,8 +344,10 @@ fn pdfa_problems(pdf: &[u8]) -> Vec<String> {
                     fail(format!("page {number}: Q without q"));
                 }
             }
-            if depth != 0 {
-                fail(format!("page {number}: a content stream leaves q open"));
+            if depth != 0 || in_text || marked != 0 {
+                fail(format!(
+                    "page {number}: a content stream leaves q, BT or BDC open"
+                ));
             }
         }
     }
@@ -371,6 +465,9 @@ fn krillas_power_of_attorney_passes_the_same_checks() {
     assert_eq!(pdfa_problems(&pdf), Vec::<String>::new());
 }
 
+/// Where to damage a file: after this, replace this with that; and the problem to expect.
+type Damage<'a> = (&'a [u8], &'a [u8], &'a [u8], &'a str);
+
 /// Replaces the first `from` after `after` with `to` (same length: offsets stay valid).
 fn damaged(pdf: &[u8], after: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
     assert_eq!(from.len(), to.len());
@@ -382,7 +479,13 @@ fn damaged(pdf: &[u8], after: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
         + pdf[start..]
             .windows(from.len())
             .position(|w| w == from)
-            .expect("text present");
+            .unwrap_or_else(|| {
+                panic!(
+                    "{} after {}",
+                    String::from_utf8_lossy(from),
+                    String::from_utf8_lossy(after)
+                )
+            });
     let mut out = pdf.to_vec();
     out[at..at + from.len()].copy_from_slice(to);
     out
@@ -390,15 +493,11 @@ fn damaged(pdf: &[u8], after: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
 
 #[test]
 fn damaged_copies_fail_the_checks() {
-    let pdf = render_gewa1(&example("trade-registration-self"), 0, &gewa1_ctx()).unwrap();
-    let no_id = damaged(&pdf, b"trailer", b"/ID", b"/XD");
-    assert!(
-        pdfa_problems(&no_id)
-            .iter()
-            .any(|p| p.contains("identifier")),
-        "{:?}",
-        pdfa_problems(&no_id)
-    );
+    let mut reg = example("trade-registration-self");
+    reg.environment = Environment::Sandbox;
+    reg.owners[0].first_name = "L\u{325}ukasz".into();
+    let pdf = render_gewa1(&reg, 0, &gewa1_ctx()).unwrap();
+    assert_eq!(pdfa_problems(&pdf), Vec::<String>::new());
     // The first width range of the first font, one digit changed.
     let doc = Document::load_mem(&pdf).unwrap();
     let w = doc
@@ -411,12 +510,34 @@ fn damaged_copies_fail_the_checks() {
     let written = format!("{} {} {}", num(&w[0]), num(&w[1]), width);
     let changed = format!("{} {} {}", num(&w[0]), num(&w[1]), width + 5.0);
     assert_eq!(written.len(), changed.len(), "pick a width without a carry");
-    let wrong_width = damaged(&pdf, b"/W [", written.as_bytes(), changed.as_bytes());
-    assert!(
-        pdfa_problems(&wrong_width)
-            .iter()
-            .any(|p| p.contains("width of CID")),
-        "{:?}",
-        pdfa_problems(&wrong_width)
-    );
+    // (after this, replace this with that: a problem naming this). The documents' own content
+    // streams are not compressed, so their operators can be found in the file.
+    let cases: [Damage; 8] = [
+        (b"trailer", b"/ID", b"/XD", "identifier"),
+        (b"/Producer (", b"forms", b"forma", "pdf:Producer differs"),
+        (b"/ModDate (D:", b"2025", b"2024", "xmp:ModifyDate"),
+        (
+            b"/OutputIntents",
+            b"GTS_PDFA1",
+            b"GTS_PDFX1",
+            "output intent",
+        ),
+        (b"%PDF", b"/G0 gs", b"/G7 gs", "gs"),
+        (b"/C0 cs", b" scn\n", b" rg \n", "device colour"),
+        (b"/ActualText", b"EMC", b"   ", "BDC open"),
+        (
+            b"/W [",
+            written.as_bytes(),
+            changed.as_bytes(),
+            "width of CID",
+        ),
+    ];
+    for (after, from, to, problem) in cases {
+        let problems = pdfa_problems(&damaged(&pdf, after, from, to));
+        assert!(
+            problems.iter().any(|p| p.contains(problem)),
+            "{}: {problems:?}",
+            String::from_utf8_lossy(to)
+        );
+    }
 }

@@ -49,7 +49,7 @@ for page,labels in ((1,P1),(2,P2)):
         text=text.replace('\\','\\\\').replace('"','\\"')
         out.append(f'    Label {{ x: {f(float(vals["x"]))}, base: {f(float(vals["base"]))}, width: {f(float(vals["w"]))}, style: Style::{style}, text: "{text}" }},')
     out.append('];')
-    out.append(f'pub(super) const PAGE{page}: PageGeometry = PageGeometry {{ grey: P{page}_GREY, white: P{page}_WHITE, rules: P{page}_RULES, labels: P{page}_LABELS }};')
+    out.append(f'pub(crate) const PAGE{page}: PageGeometry = PageGeometry {{ grey: P{page}_GREY, white: P{page}_WHITE, rules: P{page}_RULES, labels: P{page}_LABELS }};')
     out.append('')
 open('geometry.rs','w').write('\n'.join(out)+'\n')
 print(len(out))

@@ -928,7 +928,7 @@ const P1_LABELS: &[Label] = &[
         text: "Seite 1 von 2",
     },
 ];
-pub(super) const PAGE1: PageGeometry = PageGeometry {
+pub(crate) const PAGE1: PageGeometry = PageGeometry {
     grey: P1_GREY,
     white: P1_WHITE,
     rules: P1_RULES,
@@ -1973,7 +1973,7 @@ const P2_LABELS: &[Label] = &[
         text: "Seite 2 von 2",
     },
 ];
-pub(super) const PAGE2: PageGeometry = PageGeometry {
+pub(crate) const PAGE2: PageGeometry = PageGeometry {
     grey: P2_GREY,
     white: P2_WHITE,
     rules: P2_RULES,

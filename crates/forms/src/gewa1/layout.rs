@@ -10,7 +10,7 @@ use krilla::geom::Transform;
 
 use crate::RenderError;
 use crate::canvas::Canvas;
-use crate::direct::{Page, Preparer, Template};
+use crate::direct::{Preparer, Template};
 use crate::pdf;
 use crate::text::{self, Face, Rect};
 
@@ -81,11 +81,14 @@ const WHITE: (u8, u8, u8) = (255, 255, 255);
 
 /// Rectangles in gazette coordinates with y pointing down from [`GAZETTE_TOP`] (short numbers
 /// in the content stream), drawn under [`gazette_transform`].
-fn gazette_rects(rects: &'static [[f32; 4]]) -> impl Iterator<Item = [f32; 4]> {
-    rects.iter().map(|r| {
-        let top = ((GAZETTE_TOP - r[1] - r[3]) * 100.0).round() / 100.0;
-        [r[0], top, r[2], r[3]]
-    })
+fn gazette_rects(rects: &[[f32; 4]]) -> Vec<[f32; 4]> {
+    rects
+        .iter()
+        .map(|r| {
+            let top = ((GAZETTE_TOP - r[1] - r[3]) * 100.0).round() / 100.0;
+            [r[0], top, r[2], r[3]]
+        })
+        .collect()
 }
 
 /// Maps the coordinates of [`gazette_rects`] onto the A4 page.
@@ -94,7 +97,10 @@ fn gazette_transform() -> Transform {
 }
 
 /// Draws the static form of one page: shading, white value areas, rules, labels.
-fn draw_static(page: &mut Page, geometry: &PageGeometry) -> Result<(), RenderError> {
+pub(crate) fn draw_static<C: Canvas>(
+    page: &mut C,
+    geometry: &PageGeometry,
+) -> Result<(), RenderError> {
     let fonts = text::fonts()?;
     page.push_transform(&gazette_transform());
     for (rects, color) in [
@@ -103,7 +109,7 @@ fn draw_static(page: &mut Page, geometry: &PageGeometry) -> Result<(), RenderErr
         (geometry.rules, RULE),
     ] {
         page.set_fill_rgb(color);
-        page.fill_rects(gazette_rects(rects));
+        page.fill_rects(&gazette_rects(rects));
     }
     page.pop();
     page.set_fill_rgb(LABEL);

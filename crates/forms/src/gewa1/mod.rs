@@ -1,6 +1,6 @@
 //! The GewA 1 (Gewerbe-Anmeldung) in the 2019 model layout, filled in for one owner.
 
-mod geometry;
+pub(crate) mod geometry;
 pub(crate) mod layout;
 
 use crate::canvas::Canvas;

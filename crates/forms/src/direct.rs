@@ -761,11 +761,12 @@ impl<'t> Document<'t> {
         let mut pdf = Pdf::with_capacity(template.chunk.len() + 32 * 1024);
         pdf.extend(&template.chunk);
 
-        // The document's own font subsets (level 6: the same as krilla).
+        // The document's own font subsets, at deflate level 1: a few kilobytes of glyphs the
+        // labels lack; level 6 (krilla's) made the whole GewA 1 a fifth slower (BENCHMARKS.md).
         let mut own_fonts: [Option<Ref>; 2] = [None, None];
         for (i, set) in self.own.iter().enumerate() {
             if let Some(set) = set.as_ref().filter(|s| !s.is_empty()) {
-                let font = EmbeddedFont::new(faces[i], set, 6)?;
+                let font = EmbeddedFont::new(faces[i], set, 1)?;
                 own_fonts[i] = Some(font.write(&mut pdf, faces[i], &mut refs));
             }
         }

@@ -125,6 +125,7 @@ pub async fn build_state(config: Config) -> anyhow::Result<Arc<AppState>> {
     let pool = store::PoolSettings {
         acquire_timeout: config.db_timeout,
         busy_timeout: config.db_timeout,
+        max_connections: config.db_pool_size,
     };
     // A SQLite file is local: there is nothing to wait for.
     let wait = if config.storage.database_url.starts_with("sqlite:") {

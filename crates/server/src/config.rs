@@ -170,6 +170,11 @@ pub struct ServeArgs {
     #[arg(long, env = "FILING_DB_TIMEOUT_SECS", default_value = "5")]
     pub db_timeout_secs: String,
 
+    /// PostgreSQL: connections in the pool for writes (1 to 1000). About the database server's
+    /// cores times two to four; more only queue inside the database.
+    #[arg(long, env = "FILING_DB_POOL_SIZE", default_value = "8")]
+    pub db_pool_size: String,
+
     /// How long `serve` keeps trying to reach the database, and an S3 bucket for documents, at
     /// start (they may come up after the service), in seconds; 0 gives up at the first failure.
     /// Only unreachability is waited out: a wrong password, a failing migration or a missing
@@ -227,6 +232,7 @@ impl Default for ServeArgs {
             webhook_secrets_old_keys: None,
             webhook_worker: "true".into(),
             db_timeout_secs: "5".into(),
+            db_pool_size: "8".into(),
             db_startup_wait_secs: "60".into(),
             key_cache_secs: "5".into(),
             header_read_timeout_secs: "10".into(),
@@ -290,6 +296,8 @@ pub struct Config {
     pub webhooks: WebhookConfig,
     /// How long a request waits for the database before 503.
     pub db_timeout: Duration,
+    /// PostgreSQL: connections of the writing pool.
+    pub db_pool_size: u32,
     /// How long the start waits for an unreachable database or bucket.
     pub db_startup_wait: Duration,
     /// How long a key record is trusted without reading it again (zero: never).
@@ -669,6 +677,16 @@ impl Config {
                 "FILING_DB_TIMEOUT_SECS",
                 &serve.db_timeout_secs,
             )?),
+            db_pool_size: parse_positive::<u32>("FILING_DB_POOL_SIZE", &serve.db_pool_size)
+                .and_then(|n| {
+                    (n <= 1000).then_some(n).ok_or_else(|| {
+                        bad(
+                            "FILING_DB_POOL_SIZE",
+                            &serve.db_pool_size,
+                            "expected 1 to 1000 connections",
+                        )
+                    })
+                })?,
             db_startup_wait: Duration::from_secs(
                 serve
                     .db_startup_wait_secs
@@ -816,6 +834,7 @@ mod tests {
         assert!(!c.webhooks.allow_private_targets);
         assert_eq!(c.webhooks.timeout, Duration::from_secs(15));
         assert_eq!(c.db_timeout, Duration::from_secs(5));
+        assert_eq!(c.db_pool_size, 8);
         assert_eq!(c.db_startup_wait, Duration::from_secs(60));
         assert_eq!(c.header_read_timeout, Duration::from_secs(10));
         assert_eq!(c.body_read_timeout, Duration::from_secs(30));
@@ -947,6 +966,20 @@ mod tests {
                     ..Default::default()
                 },
                 "FILING_DB_TIMEOUT_SECS",
+            ),
+            (
+                ServeArgs {
+                    db_pool_size: "0".into(),
+                    ..Default::default()
+                },
+                "FILING_DB_POOL_SIZE",
+            ),
+            (
+                ServeArgs {
+                    db_pool_size: "1001".into(),
+                    ..Default::default()
+                },
+                "FILING_DB_POOL_SIZE",
             ),
             (
                 ServeArgs {

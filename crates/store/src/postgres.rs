@@ -245,7 +245,7 @@ impl PostgresRepository {
         let options =
             PgConnectOptions::from_str(url).map_err(|e| StoreError::Config(e.to_string()))?;
         let pool = PgPoolOptions::new()
-            .max_connections(16)
+            .max_connections(settings.max_connections.max(1))
             .acquire_timeout(settings.acquire_timeout)
             .test_before_acquire(true)
             .connect_with(options.clone())
@@ -545,6 +545,31 @@ mod tests {
         .await
         .unwrap();
         ended.len() as i64
+    }
+
+    /// The pool holds `max_connections` and no more: with all of them taken, the next
+    /// request waits for one and gives up at the acquire timeout.
+    #[tokio::test]
+    async fn the_pool_holds_max_connections() {
+        let Some((url, _name, _admin)) = fresh_database().await else {
+            return;
+        };
+        let repo = PostgresRepository::connect(
+            &url,
+            PoolSettings {
+                acquire_timeout: std::time::Duration::from_secs(1),
+                max_connections: 2,
+                ..PoolSettings::default()
+            },
+        )
+        .await
+        .unwrap();
+        let a = repo.writer.acquire().await.unwrap();
+        let b = repo.writer.acquire().await.unwrap();
+        assert!(repo.writer.acquire().await.is_err(), "a third connection");
+        drop(a);
+        let c = repo.writer.acquire().await.unwrap();
+        drop((b, c));
     }
 
     /// Reads run on connections kept outside the pool and never pinged: one the server ended

@@ -36,7 +36,7 @@ enum Scenario {
     Healthz,
     /// `GET /v1/trade-registration/{id}`.
     TradeGet,
-    /// `GET` of a GewA 1 download link (signed URL, 147 KB PDF from disk).
+    /// `GET` of a GewA 1 download link (signed URL, 43 KB PDF from disk; 147 KB before 2026-11-24).
     Download,
     /// `POST /v1/trade-registration`, package self, one owner, generated GewA 1.
     TradeSelf,

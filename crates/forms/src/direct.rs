@@ -1009,7 +1009,8 @@ mod tests {
         );
     }
 
-    fn krilla_pdf() -> Vec<u8> {
+    /// A krilla document of `pages` A4 pages, each drawn by `draw(index, surface)`.
+    fn krilla_pdf(pages: usize, draw: impl Fn(usize, &mut krilla::surface::Surface)) -> Vec<u8> {
         let mut document = crate::pdf::new_document().unwrap();
         document.set_metadata(crate::pdf::metadata(
             "t".into(),
@@ -1017,13 +1018,21 @@ mod tests {
             None,
             time::OffsetDateTime::UNIX_EPOCH,
         ));
-        {
+        for i in 0..pages {
             let settings = krilla::page::PageSettings::from_wh(A4_WIDTH, A4_HEIGHT).unwrap();
             let mut page = document.start_page_with(settings);
-            let mut surface = page.surface();
-            draw(&mut surface);
+            draw(i, &mut page.surface());
         }
         crate::pdf::finish(document).unwrap()
+    }
+
+    fn test_info() -> Info {
+        Info {
+            title: "t".into(),
+            subject: "s".into(),
+            author: None,
+            timestamp: time::OffsetDateTime::UNIX_EPOCH,
+        }
     }
 
     fn direct_pdf() -> Vec<u8> {
@@ -1043,14 +1052,7 @@ mod tests {
                 Ok(())
             })
             .unwrap();
-        document
-            .finish(&Info {
-                title: "t".into(),
-                subject: "s".into(),
-                author: None,
-                timestamp: time::OffsetDateTime::UNIX_EPOCH,
-            })
-            .unwrap()
+        document.finish(&test_info()).unwrap()
     }
 
     fn poppler(tool: &str, args: &[&str], pdf: &[u8]) -> Vec<u8> {
@@ -1096,31 +1098,13 @@ mod tests {
                 pdf,
             )
         };
-        let mut document = crate::pdf::new_document().unwrap();
-        document.set_metadata(crate::pdf::metadata(
-            "t".into(),
-            "s".into(),
-            None,
-            time::OffsetDateTime::UNIX_EPOCH,
-        ));
-        for g in [&geometry::PAGE1, &geometry::PAGE2] {
-            let settings = krilla::page::PageSettings::from_wh(A4_WIDTH, A4_HEIGHT).unwrap();
-            let mut page = document.start_page_with(settings);
-            let mut surface = page.surface();
-            layout::draw_static(&mut surface, g).unwrap();
-        }
-        let krilla = crate::pdf::finish(document).unwrap();
+        let krilla = krilla_pdf(2, |i, surface| {
+            layout::draw_static(surface, [&geometry::PAGE1, &geometry::PAGE2][i]).unwrap();
+        });
         let mut document = Document::new(layout::template().unwrap());
         document.page(|_| Ok(())).unwrap();
         document.page(|_| Ok(())).unwrap();
-        let direct = document
-            .finish(&Info {
-                title: "t".into(),
-                subject: "s".into(),
-                author: None,
-                timestamp: time::OffsetDateTime::UNIX_EPOCH,
-            })
-            .unwrap();
+        let direct = document.finish(&test_info()).unwrap();
         for page in ["1", "2"] {
             let (k, d) = (pixels(&krilla, page), pixels(&direct, page));
             assert_eq!(k.len(), d.len());
@@ -1137,7 +1121,7 @@ mod tests {
 
     #[test]
     fn draws_what_krilla_draws() {
-        let (k, d) = (krilla_pdf(), direct_pdf());
+        let (k, d) = (krilla_pdf(1, |_, surface| draw(surface)), direct_pdf());
         let fonts = text::fonts().unwrap();
         let raised = text::shape(&fonts.regular, SAMPLES[0].1);
         assert!(

@@ -33,8 +33,8 @@ pub(crate) struct Pen {
 pub(crate) trait Canvas {
     /// The colour later text is filled with.
     fn set_fill_rgb(&mut self, rgb: (u8, u8, u8));
-    /// Draws `run` with its left baseline point at `(x, y)`, compressed horizontally by
-    /// `squash`, at `size` points.
+    /// Draws `run` (never empty: callers go through [`crate::text::draw_run`]) with its left
+    /// baseline point at `(x, y)`, compressed horizontally by `squash`, at `size` points.
     fn glyphs(&mut self, face: &Face, run: &Run, x: f32, y: f32, size: f32, squash: f32);
     /// Applies `transform` to what is drawn until the matching [`Canvas::pop`].
     fn push_transform(&mut self, transform: &Transform);
@@ -53,9 +53,6 @@ impl Canvas for Surface<'_> {
     }
 
     fn glyphs(&mut self, face: &Face, run: &Run, x: f32, y: f32, size: f32, squash: f32) {
-        if run.glyphs.is_empty() {
-            return;
-        }
         if (squash - 1.0).abs() < 1e-4 {
             self.draw_glyphs(
                 Point::from_xy(x, y),

@@ -247,6 +247,15 @@ fn stable_hash<T: Hash + ?Sized>(value: &T) -> u64 {
     Hasher::finish(&hasher)
 }
 
+/// 128 bits of [`stable_hash`] as 32 hex digits, for the file identifiers.
+fn id128<T: Hash + ?Sized>(value: &T) -> String {
+    format!(
+        "{:016x}{:016x}",
+        stable_hash(&(0u8, value)),
+        stable_hash(&(1u8, value))
+    )
+}
+
 /// PDF/A-2's implementation limits (ISO 19005-2, 6.1.13) that pdf-writer tracks: names of
 /// at most 127 bytes, strings of at most 32,767 (integers and reals are `i32` and `f32`, in
 /// range by type). krilla checks them for its documents; q nesting is at most 5 here.
@@ -446,9 +455,6 @@ impl Canvas for Page<'_> {
     }
 
     fn glyphs(&mut self, face: &Face, run: &Run, x: f32, y: f32, size: f32, squash: f32) {
-        if run.glyphs.is_empty() {
-            return;
-        }
         self.apply_fill();
         let Ok((name, mut target)) = font_for(&mut self.fonts, face, run) else {
             return;
@@ -780,11 +786,9 @@ impl<'t> Document<'t> {
         pdf.pages(tree)
             .kids(page_refs.iter().map(|(p, _)| *p))
             .count(i32::try_from(page_refs.len()).unwrap_or(i32::MAX));
-        let mut id_hasher = std::hash::DefaultHasher::new();
         for (((page, contents), (content, opacities)), prepared) in
             page_refs.iter().zip(&self.pages).zip(&template.pages)
         {
-            content.hash(&mut id_hasher);
             let mut p = pdf.page(*page);
             p.parent(tree)
                 .media_box(pdf_writer::Rect::new(0.0, 0.0, A4_WIDTH, A4_HEIGHT));
@@ -823,17 +827,14 @@ impl<'t> Document<'t> {
 
         // Identifiers: the document's from its title and author, the instance's from
         // everything drawn and the time.
-        let document_id = format!(
-            "{:016x}{:016x}",
-            stable_hash(&(&info.title, &info.author)),
-            stable_hash(&(1u8, &info.title, &info.author))
-        );
-        (&document_id, info.timestamp.unix_timestamp()).hash(&mut id_hasher);
-        let instance_id = format!(
-            "{:016x}{:016x}",
-            Hasher::finish(&id_hasher),
-            stable_hash(&(Hasher::finish(&id_hasher), &info.subject))
-        );
+        let document_id = id128(&(&info.title, &info.author));
+        let contents: Vec<&Vec<u8>> = self.pages.iter().map(|(content, _)| content).collect();
+        let instance_id = id128(&(
+            &document_id,
+            &info.subject,
+            info.timestamp.unix_timestamp(),
+            contents,
+        ));
         pdf.set_file_id((
             document_id.as_bytes().to_vec(),
             instance_id.as_bytes().to_vec(),

@@ -523,6 +523,26 @@ fn parse_positive<T: std::str::FromStr + PartialOrd + Default>(
     }
 }
 
+/// A whole number within `range`.
+fn parse_range<T: std::str::FromStr + PartialOrd + std::fmt::Display>(
+    var: &'static str,
+    value: &str,
+    range: std::ops::RangeInclusive<T>,
+) -> Result<T, ConfigError> {
+    match value.trim().parse::<T>() {
+        Ok(v) if range.contains(&v) => Ok(v),
+        _ => Err(bad(
+            var,
+            value,
+            format!(
+                "expected a whole number from {} to {}",
+                range.start(),
+                range.end()
+            ),
+        )),
+    }
+}
+
 /// The rate limit of `FILING_RATE_LIMIT_PER_SECOND` and `FILING_RATE_LIMIT_BURST`; `None`
 /// when the rate is 0.
 fn parse_rate_limit(
@@ -677,16 +697,7 @@ impl Config {
                 "FILING_DB_TIMEOUT_SECS",
                 &serve.db_timeout_secs,
             )?),
-            db_pool_size: parse_positive::<u32>("FILING_DB_POOL_SIZE", &serve.db_pool_size)
-                .and_then(|n| {
-                    (n <= 1000).then_some(n).ok_or_else(|| {
-                        bad(
-                            "FILING_DB_POOL_SIZE",
-                            &serve.db_pool_size,
-                            "expected 1 to 1000 connections",
-                        )
-                    })
-                })?,
+            db_pool_size: parse_range("FILING_DB_POOL_SIZE", &serve.db_pool_size, 1..=1000)?,
             db_startup_wait: Duration::from_secs(
                 serve
                     .db_startup_wait_secs
@@ -719,19 +730,11 @@ impl Config {
                 "FILING_BODY_READ_TIMEOUT_SECS",
                 &serve.body_read_timeout_secs,
             )?),
-            max_concurrent_uploads: match parse_positive(
+            max_concurrent_uploads: parse_range(
                 "FILING_MAX_CONCURRENT_UPLOADS",
                 &serve.max_concurrent_uploads,
-            )? {
-                n @ 1..=100_000 => n,
-                _ => {
-                    return Err(bad(
-                        "FILING_MAX_CONCURRENT_UPLOADS",
-                        &serve.max_concurrent_uploads,
-                        "expected a whole number from 1 to 100000",
-                    ));
-                }
-            },
+                1..=100_000,
+            )?,
             rate_limit: parse_rate_limit(
                 &serve.rate_limit_per_second,
                 serve.rate_limit_burst.as_deref(),

@@ -87,7 +87,8 @@ backend_tests! {
         let orphan = format!("trade/{}/trade-licence-application-0.pdf", uuid::Uuid::now_v7());
         std::fs::create_dir_all(docs_dir.join(&orphan).parent().unwrap()).unwrap();
         std::fs::write(docs_dir.join(&orphan), b"%PDF-1.7 orphan").unwrap();
-        let staging = docs_dir.join(format!("trade/{id}/half.pdf#12"));
+        let beside = common::files_below(&docs_dir)[0].parent().unwrap().to_path_buf();
+        let staging = beside.join("half.pdf#12");
         std::fs::write(&staging, b"%PDF-1.7 half").unwrap();
 
         // Files younger than a request could still be a create in progress.

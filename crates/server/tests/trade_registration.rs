@@ -341,6 +341,28 @@ backend_tests! {
         assert_eq!(b["response"]["company_id"], mine.to_string());
     }
 
+    async fn documents_are_stored_by_kind_and_month_not_in_a_folder_per_case(backend) {
+        let app = app(backend).await;
+        let (_, key) = app.provider("P").await;
+        let mut stored = Vec::new();
+        for _ in 0..2 {
+            let (s, b) = post_json(&app, &key, &example("self")).await;
+            assert_eq!(s, 201, "{b}");
+            let r = &b["response"];
+            let at = time::OffsetDateTime::parse(r["timestamp"].as_str().unwrap(), &time::format_description::well_known::Rfc3339).unwrap();
+            let doc = r["owners"][0]["documents"]["gewa_1"]["id"].as_str().unwrap();
+            stored.push(format!("trade/{:04}-{:02}/{doc}.pdf", at.year(), u8::from(at.month())));
+        }
+        let root = app.dir.path().join("data/documents");
+        let mut found: Vec<String> = common::files_below(&root)
+            .iter()
+            .map(|p| p.strip_prefix(&root).unwrap().to_string_lossy().into_owned())
+            .collect();
+        found.sort();
+        stored.sort();
+        assert_eq!(found, stored);
+    }
+
     async fn concurrent_creates_for_one_company_yield_one(backend) {
         let app = app(backend).await;
         let (provider, key) = app.provider("P").await;

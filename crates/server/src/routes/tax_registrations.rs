@@ -284,7 +284,7 @@ pub(crate) async fn store_produced(
     produced: Vec<Produced>,
     now: OffsetDateTime,
 ) -> Result<(Vec<DocumentRecord>, Vec<String>), ApiError> {
-    // A record of a file under `tax/{id}/`; `content` (size, digest) is `None` for the summary,
+    // A record of a file under `tax/<month>/`; `content` (size, digest) is `None` for the summary,
     // which is recorded now and rendered on its first download.
     let record =
         |doc_type: &str, content_type: &str, ext: &str, content: Option<(i64, Vec<u8>)>| {
@@ -297,7 +297,7 @@ pub(crate) async fn store_produced(
                 owner_index: None,
                 doc_type: doc_type.into(),
                 name: display_name(doc_type, company, ext),
-                storage_key: format!("tax/{id}/{doc_id}.{ext}"),
+                storage_key: cases::storage_key("tax", doc_id, ext, now),
                 content_type: content_type.into(),
                 size,
                 sha256,

@@ -411,7 +411,7 @@ pub async fn create(
     let mut written: Vec<String> = Vec::new();
     for p in produced {
         let id = Uuid::now_v7();
-        let key = format!("trade/{case_id}/{id}.pdf");
+        let key = cases::storage_key("trade", id, "pdf", now);
         let owner = &reg.owners[p.owner];
         let sha256 = Sha256::digest(&p.bytes).to_vec();
         let size = p.bytes.len() as i64;

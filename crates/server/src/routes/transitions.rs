@@ -224,7 +224,8 @@ pub async fn complete_trade_with_licence(
     check_completable(case)?;
     let id = case.id;
     let doc_id = Uuid::now_v7();
-    let key = format!("trade/{id}/{doc_id}.pdf");
+    let now = cases::now_micros();
+    let key = cases::storage_key("trade", doc_id, "pdf", now);
     let doc = DocumentRecord {
         id: doc_id,
         case_id: id,
@@ -239,7 +240,7 @@ pub async fn complete_trade_with_licence(
             use sha2::Digest;
             sha2::Sha256::digest(&file).to_vec()
         }),
-        created_at: cases::now_micros(),
+        created_at: now,
     };
     state.documents.put(&key, file).await?;
     match apply(

@@ -23,14 +23,75 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite")
 /// library), which cannot wait: a reader that would have to (`SQLITE_BUSY`, rare in WAL mode)
 /// gives way to the pool.
 ///
-/// Case creates, the hottest writes, likewise run as one transaction on a blocking thread
-/// through rusqlite (`direct`, see `sqlite_write.rs`) instead of one hand-off per statement;
-/// they hold the `writer` pool's only connection meanwhile, so writes still queue in one line.
+/// Case creates, the hottest writes, likewise run on a blocking thread through rusqlite
+/// (`direct`, see `sqlite_write.rs`) instead of one hand-off per statement; they hold the
+/// `writer` pool's only connection meanwhile, so writes still queue in one line. Creates that
+/// arrive while one is being written are written together, in one transaction with one
+/// commit (group commit, see [`write_creates`]).
 pub struct SqliteRepository {
     pool: SqlitePool,
     writer: SqlitePool,
     readers: Option<Readers>,
-    direct: Option<std::sync::Arc<DirectWriter>>,
+    direct: Option<Direct>,
+}
+
+/// The direct create path: the rusqlite writer and the queue of [`write_creates`].
+struct Direct {
+    /// For tests (the queue's task holds it).
+    #[cfg(test)]
+    writer: std::sync::Arc<DirectWriter>,
+    creates: tokio::sync::mpsc::Sender<Create>,
+}
+
+/// A case to create and where its outcome goes.
+struct Create {
+    case: NewCase,
+    outcome: tokio::sync::oneshot::Sender<Result<()>>,
+}
+
+/// Most creates written in one transaction.
+const MAX_GROUP: usize = 64;
+
+/// The task behind [`SqliteRepository::create_direct`]: takes every create waiting (at most
+/// [`MAX_GROUP`]), waits for the writer pool's only connection, writes them in one transaction
+/// on a blocking thread (`DirectWriter::create_all`) and answers each. While one group is
+/// written the next gathers, so under load a commit (and its `fsync`) serves many creates,
+/// and the line for SQLite's one writer moves a group at a time rather than a create at a time.
+/// A create's answer is sent only after its transaction has ended; a caller that stopped
+/// waiting does not stop its write. The task ends with the repository (its queue's sender).
+async fn write_creates(
+    writer: std::sync::Arc<DirectWriter>,
+    turns: SqlitePool,
+    mut queue: tokio::sync::mpsc::Receiver<Create>,
+) {
+    let mut group = Vec::with_capacity(MAX_GROUP);
+    while queue.recv_many(&mut group, MAX_GROUP).await > 0 {
+        let creates = std::mem::take(&mut group);
+        let turn = match turns.acquire().await {
+            Ok(turn) => turn,
+            // A timed-out or closed pool: unavailable, as `From<sqlx::Error>` has it.
+            Err(e) => {
+                for c in creates {
+                    let _ = c.outcome.send(Err(StoreError::Unavailable(e.to_string())));
+                }
+                continue;
+            }
+        };
+        let writer = writer.clone();
+        let written = tokio::task::spawn_blocking(move || {
+            let cases: Vec<&NewCase> = creates.iter().map(|c| &c.case).collect();
+            let outcomes = writer.create_all(&cases);
+            drop(turn);
+            for (c, outcome) in creates.into_iter().zip(outcomes) {
+                let _ = c.outcome.send(outcome);
+            }
+        })
+        .await;
+        // A panic dropped the group's senders: each caller hears that its write was lost.
+        if let Err(e) = written {
+            tracing::error!(error = %e, "the SQLite create writer failed");
+        }
+    }
 }
 
 /// Read-only connections used synchronously, at most `MAX_IDLE` kept; `None` for an in-memory
@@ -123,7 +184,15 @@ impl SqliteRepository {
             idle: std::sync::Mutex::new(Vec::new()),
         });
         let direct = on_disk.then(|| {
-            std::sync::Arc::new(DirectWriter::new(path.to_path_buf(), settings.busy_timeout))
+            let direct_writer =
+                std::sync::Arc::new(DirectWriter::new(path.to_path_buf(), settings.busy_timeout));
+            let (creates, queue) = tokio::sync::mpsc::channel(4 * MAX_GROUP);
+            tokio::spawn(write_creates(direct_writer.clone(), writer.clone(), queue));
+            Direct {
+                #[cfg(test)]
+                writer: direct_writer,
+                creates,
+            }
         });
         Ok(Self {
             pool,
@@ -133,31 +202,25 @@ impl SqliteRepository {
         })
     }
 
-    /// Writes a new case in one transaction on a blocking thread (`None` for an in-memory
-    /// database: the caller writes through sqlx). The writer pool's one connection is held
-    /// until the transaction has ended, also when the caller stops waiting, so no sqlx write
-    /// runs meanwhile and none has to wait for SQLite's lock.
+    /// Writes a new case through the group-commit writer ([`write_creates`]); `None` for an
+    /// in-memory database: the caller writes through sqlx.
     async fn create_direct(&self, case: impl FnOnce() -> NewCase) -> Option<Result<()>> {
-        let direct = self.direct.clone()?;
-        let turn = match self.writer.acquire().await {
-            Ok(c) => c,
-            Err(e) => return Some(Err(e.into())),
+        let direct = self.direct.as_ref()?;
+        let (outcome, answer) = tokio::sync::oneshot::channel();
+        let create = Create {
+            case: case(),
+            outcome,
         };
-        let case = case();
-        let done = tokio::task::spawn_blocking(move || {
-            let out = direct.create(&case);
-            drop(turn);
-            out
-        })
-        .await;
-        Some(match done {
-            Ok(out) => out,
-            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-            // Only when the runtime shuts down.
-            Err(e) => Err(StoreError::Unavailable(format!(
-                "SQLite write not run: {e}"
-            ))),
-        })
+        if direct.creates.send(create).await.is_err() {
+            return Some(Err(StoreError::Unavailable(
+                "the SQLite create writer has stopped".into(),
+            )));
+        }
+        Some(answer.await.unwrap_or_else(|_| {
+            Err(StoreError::Corrupt(
+                "the SQLite create writer failed before answering".into(),
+            ))
+        }))
     }
 
     /// Runs a read of one statement on a connection of the pool (the reads of PostgreSQL use
@@ -634,7 +697,7 @@ mod tests {
     async fn direct_creates_refuse_like_sqlx() {
         use crate::{IdempotentAnswer, StoreError};
         let (_dir, path, repo) = file_repo().await;
-        assert_eq!(repo.direct.as_ref().unwrap().settings(), (2, 1));
+        assert_eq!(repo.direct.as_ref().unwrap().writer.settings(), (2, 1));
         let provider = repo.create_provider("P").await.unwrap().id;
         let first = trade_case(provider);
         repo.create_trade_registration(&first).await.unwrap();
@@ -709,6 +772,111 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(count("trade_registrations"), 2);
+    }
+
+    /// Creates that arrive while the writer is busy are written as one group: one commit for
+    /// many cases. Refusals in the group (a second case of a company, an unknown company, a
+    /// claim that is not in flight) are rolled back to their own savepoint and answered as
+    /// refusals; a case that fails otherwise (a CHECK constraint) sends the group back to
+    /// one transaction per case, so it fails alone. Every other case is written whole.
+    #[tokio::test]
+    async fn concurrent_creates_are_committed_in_groups_and_fail_alone() {
+        use crate::{IdempotentAnswer, StoreError};
+        let (_dir, path, repo) = file_repo().await;
+        let repo = std::sync::Arc::new(repo);
+        let provider = repo.create_provider("P").await.unwrap().id;
+        let direct = repo.direct.as_ref().unwrap();
+
+        for broken_one in [false, true] {
+            let commits_before = direct.writer.commits();
+            let rows_before = dump(&path, "trade_registrations", &[]).len();
+            let mut cases: Vec<NewTradeRegistration> =
+                (0..20).map(|_| trade_case(provider)).collect();
+            // 3: a second case of the company of 2; 5: an unknown company; 7: a lost claim.
+            cases[3].new_company = None;
+            cases[3].company_id = cases[2].company_id;
+            cases[5].new_company = None;
+            cases[5].company_id = Uuid::now_v7();
+            cases[7].idempotency = Some(IdempotentAnswer {
+                scope: provider,
+                key: format!("never-claimed-{broken_one}"),
+                status: 201,
+                body: vec![],
+            });
+            // 11: a document with a size and no digest (CHECK), on the second round.
+            if broken_one {
+                cases[11].documents[0].sha256 = None;
+            }
+            // Hold the writer's turn so that every create queues, then let them go at once.
+            let turn = repo.writer.acquire().await.unwrap();
+            let tasks: Vec<_> = cases
+                .iter()
+                .cloned()
+                .map(|c| {
+                    let repo = repo.clone();
+                    tokio::spawn(async move { repo.create_trade_registration(&c).await })
+                })
+                .collect();
+            // On this one-thread runtime every spawned create runs while the test sleeps: each
+            // sends its case, and the writer's task takes what has arrived and waits for the turn.
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            drop(turn);
+            let mut outcomes = Vec::new();
+            for t in tasks {
+                outcomes.push(t.await.unwrap());
+            }
+            for (i, outcome) in outcomes.iter().enumerate() {
+                match i {
+                    3 => assert!(
+                        matches!(outcome, Err(e) if e.is_company_conflict()),
+                        "{outcome:?}"
+                    ),
+                    5 => assert!(
+                        matches!(outcome, Err(StoreError::Conflict(_))),
+                        "{outcome:?}"
+                    ),
+                    7 => assert!(
+                        matches!(outcome, Err(StoreError::IdempotencyClaimLost)),
+                        "{outcome:?}"
+                    ),
+                    11 if broken_one => assert!(
+                        matches!(outcome, Err(StoreError::Embedded(_))),
+                        "{outcome:?}"
+                    ),
+                    _ => assert!(outcome.is_ok(), "case {i}: {outcome:?}"),
+                }
+            }
+            let written: Vec<Uuid> = outcomes
+                .iter()
+                .zip(&cases)
+                .filter(|(o, _)| o.is_ok())
+                .map(|(_, c)| c.id)
+                .collect();
+            assert_eq!(written.len(), if broken_one { 16 } else { 17 });
+            // Exactly the accepted cases are there, each with its documents and history.
+            assert_eq!(
+                dump(&path, "trade_registrations", &[]).len(),
+                rows_before + written.len()
+            );
+            for (case, outcome) in cases.iter().zip(&outcomes) {
+                let read = repo.get_trade_registration(case.id).await.unwrap();
+                match outcome {
+                    Ok(()) => {
+                        let read = read.unwrap();
+                        assert_eq!(read.documents.len(), case.documents.len());
+                        assert_eq!(read.history.len(), case.history.len());
+                    }
+                    Err(_) => assert!(read.is_none(), "{}", case.id),
+                }
+            }
+            let commits = direct.writer.commits() - commits_before;
+            if broken_one {
+                // The group failed as a whole and its cases were written one by one.
+                assert_eq!(commits, 16, "each accepted case alone");
+            } else {
+                assert!(commits <= 2, "{commits} commits for 20 creates");
+            }
+        }
     }
 
     /// Migration 0009 rebuilds `documents` (SQLite cannot drop NOT NULL in place): on a

@@ -13,7 +13,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use rusqlite::types::ValueRef;
-use rusqlite::{Connection, OpenFlags, ToSql, Transaction, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags, ToSql, TransactionBehavior};
 
 use crate::shared::{
     COMPLETE_CLAIM, EventTarget, INSERT_CLIENT_COMPANY, INSERT_DOCUMENT, INSERT_HISTORY,
@@ -37,6 +37,9 @@ pub(crate) struct DirectWriter {
     path: PathBuf,
     busy_timeout: Duration,
     conn: Mutex<Option<Connection>>,
+    /// Transactions committed, for tests of the grouping.
+    #[cfg(test)]
+    commits: std::sync::atomic::AtomicUsize,
 }
 
 impl DirectWriter {
@@ -45,6 +48,8 @@ impl DirectWriter {
             path,
             busy_timeout,
             conn: Mutex::new(None),
+            #[cfg(test)]
+            commits: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
@@ -65,6 +70,30 @@ impl DirectWriter {
     /// write rolls back; after any failure but a refused write (conflict, lost claim) the
     /// connection is closed and the next create opens a fresh one.
     pub(crate) fn create(&self, case: &NewCase) -> Result<()> {
+        self.with_conn(|conn| write_case(conn, case))
+    }
+
+    /// Writes the cases in one transaction, each in a savepoint of its own, and answers each
+    /// one's outcome in order (blocking). A refused case (conflict, lost claim) is rolled back
+    /// to its savepoint and the others go on; one commit (one WAL `fsync`) covers the rest.
+    /// When the batch fails as a whole (an I/O error, a busy database, a failure of one case
+    /// that is not a refusal), nothing of it was written, and each case is tried again in a
+    /// transaction of its own, so that one case's failure is never another's.
+    pub(crate) fn create_all(&self, cases: &[&NewCase]) -> Vec<Result<()>> {
+        if cases.len() > 1 {
+            match self.with_conn(|conn| write_batch(conn, cases)) {
+                Ok(outcomes) => return outcomes,
+                Err(e) => {
+                    tracing::warn!(error = %e, cases = cases.len(), "a batch of creates failed; writing them one by one");
+                }
+            }
+        }
+        cases.iter().map(|case| self.create(case)).collect()
+    }
+
+    /// Runs `write` on the connection (opened when there is none). After any failure but a
+    /// refused write the connection is closed and the next write opens a fresh one.
+    fn with_conn<T>(&self, write: impl FnOnce(&mut Connection) -> Result<T>) -> Result<T> {
         let mut slot = self.conn.lock().unwrap_or_else(|e| e.into_inner());
         if slot.is_none() {
             *slot = Some(self.open().map_err(store_error)?);
@@ -72,7 +101,12 @@ impl DirectWriter {
         let Some(conn) = slot.as_mut() else {
             unreachable!("opened above")
         };
-        let out = write_case(conn, case);
+        let out = write(conn);
+        #[cfg(test)]
+        if out.is_ok() {
+            self.commits
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
         if matches!(
             out,
             Err(StoreError::Unavailable(_) | StoreError::Embedded(_) | StoreError::Corrupt(_))
@@ -80,6 +114,12 @@ impl DirectWriter {
             *slot = None;
         }
         out
+    }
+
+    /// Transactions committed so far.
+    #[cfg(test)]
+    pub(crate) fn commits(&self) -> usize {
+        self.commits.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The connection's `(synchronous, foreign_keys)` settings, for tests.
@@ -94,10 +134,42 @@ impl DirectWriter {
     }
 }
 
+/// One case in one transaction.
 fn write_case(conn: &mut Connection, case: &NewCase) -> Result<()> {
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(store_error)?;
+    insert_case(&tx, case)?;
+    tx.commit().map_err(store_error)
+}
+
+/// The cases in one transaction, each in a savepoint; `Err` when the transaction as a whole
+/// failed (then nothing of it is written).
+fn write_batch(conn: &mut Connection, cases: &[&NewCase]) -> Result<Vec<Result<()>>> {
+    let mut tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(store_error)?;
+    let mut outcomes = Vec::with_capacity(cases.len());
+    for case in cases {
+        let savepoint = tx.savepoint().map_err(store_error)?;
+        match insert_case(&savepoint, case) {
+            Ok(()) => {
+                savepoint.commit().map_err(store_error)?;
+                outcomes.push(Ok(()));
+            }
+            Err(e @ (StoreError::Conflict(_) | StoreError::IdempotencyClaimLost)) => {
+                savepoint.finish().map_err(store_error)?;
+                outcomes.push(Err(e));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    tx.commit().map_err(store_error)?;
+    Ok(outcomes)
+}
+
+/// The statements of one case (the caller holds the transaction).
+fn insert_case(tx: &Connection, case: &NewCase) -> Result<()> {
     let (id, kind, documents, history, idempotency) = match case {
         NewCase::Trade(t) => {
             let record = json(&t.record)?;
@@ -118,8 +190,8 @@ fn write_case(conn: &mut Connection, case: &NewCase) -> Result<()> {
                 &candidates,
                 &at,
             ];
-            insert_company(&tx, t.new_company.as_ref(), t.created_at)?;
-            execute(&tx, INSERT_TRADE, &args)?;
+            insert_company(tx, t.new_company.as_ref(), t.created_at)?;
+            execute(tx, INSERT_TRADE, &args)?;
             (t.id, "trade", &t.documents, &t.history, &t.idempotency)
         }
         NewCase::Tax(t) => {
@@ -141,20 +213,20 @@ fn write_case(conn: &mut Connection, case: &NewCase) -> Result<()> {
                 &at,
                 &uuid(&list_key),
             ];
-            insert_company(&tx, t.new_company.as_ref(), t.created_at)?;
-            execute(&tx, INSERT_TAX, &args)?;
+            insert_company(tx, t.new_company.as_ref(), t.created_at)?;
+            execute(tx, INSERT_TAX, &args)?;
             (t.id, "tax", &t.documents, &t.history, &t.idempotency)
         }
     };
-    insert_documents(&tx, documents)?;
-    insert_history(&tx, id, kind, history)?;
-    emit_events(&tx, id, kind, history)?;
-    complete_claim(&tx, idempotency.as_ref())?;
-    tx.commit().map_err(store_error)
+    insert_documents(tx, documents)?;
+    insert_history(tx, id, kind, history)?;
+    emit_events(tx, id, kind, history)?;
+    complete_claim(tx, idempotency.as_ref())?;
+    Ok(())
 }
 
 fn insert_company(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     company: Option<&(uuid::Uuid, NewClientCompany)>,
     created_at: time::OffsetDateTime,
 ) -> Result<()> {
@@ -175,7 +247,7 @@ fn insert_company(
     execute(tx, INSERT_CLIENT_COMPANY, &args).map(drop)
 }
 
-fn insert_documents(tx: &Transaction<'_>, documents: &[DocumentRecord]) -> Result<()> {
+fn insert_documents(tx: &Connection, documents: &[DocumentRecord]) -> Result<()> {
     for d in documents {
         let args: [&dyn ToSql; 11] = [
             &uuid(&d.id),
@@ -196,7 +268,7 @@ fn insert_documents(tx: &Transaction<'_>, documents: &[DocumentRecord]) -> Resul
 }
 
 fn insert_history(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     case_id: uuid::Uuid,
     kind: &str,
     history: &[StatusChange],
@@ -218,7 +290,7 @@ fn insert_history(
 
 /// The outbox, as `emit_events!` writes it on the sqlx path.
 fn emit_events(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     case_id: uuid::Uuid,
     kind: &str,
     history: &[StatusChange],
@@ -278,7 +350,7 @@ fn emit_events(
     Ok(())
 }
 
-fn complete_claim(tx: &Transaction<'_>, answer: Option<&IdempotentAnswer>) -> Result<()> {
+fn complete_claim(tx: &Connection, answer: Option<&IdempotentAnswer>) -> Result<()> {
     let Some(a) = answer else {
         return Ok(());
     };
@@ -291,7 +363,7 @@ fn complete_claim(tx: &Transaction<'_>, answer: Option<&IdempotentAnswer>) -> Re
 
 /// Runs `sql` with `args` bound to `$1`, `$2`, ... (by name, as sqlx binds them) and answers
 /// the number of rows changed.
-fn execute(tx: &Transaction<'_>, sql: &str, args: &[&dyn ToSql]) -> Result<usize> {
+fn execute(tx: &Connection, sql: &str, args: &[&dyn ToSql]) -> Result<usize> {
     const NAMES: [&str; 16] = [
         "$1", "$2", "$3", "$4", "$5", "$6", "$7", "$8", "$9", "$10", "$11", "$12", "$13", "$14",
         "$15", "$16",

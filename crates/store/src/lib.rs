@@ -9,6 +9,7 @@
 mod shared;
 pub mod documents;
 mod postgres;
+mod postgres_create;
 mod sqlite;
 mod sqlite_write;
 

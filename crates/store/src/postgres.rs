@@ -16,6 +16,9 @@ pub struct PostgresRepository {
     writer: PgPool,
     /// Connections of their own for single-statement reads, without sqlx's pings.
     readers: ReadConnections,
+    /// Creates as one statement (`postgres_create.rs`); tests turn it off to compare with the
+    /// sqlx transaction.
+    one_statement: bool,
 }
 
 /// Connections for reads of one statement (a case, a document, a key), kept outside sqlx's
@@ -255,6 +258,7 @@ impl PostgresRepository {
             writer: pool.clone(),
             pool,
             readers: ReadConnections::new(options, settings.acquire_timeout),
+            one_statement: true,
         })
     }
 
@@ -274,12 +278,16 @@ impl PostgresRepository {
         None
     }
 
-    /// PostgreSQL creates always go through sqlx (no direct path, see `sqlite.rs`).
+    /// A PostgreSQL create is one statement (`postgres_create.rs`) instead of the sqlx
+    /// transaction of `shared.rs`, which remains for comparison in tests (`one_statement`).
     async fn create_direct(
         &self,
-        _case: impl FnOnce() -> crate::sqlite_write::NewCase,
+        case: impl FnOnce() -> crate::sqlite_write::NewCase,
     ) -> Option<Result<()>> {
-        None
+        if !self.one_statement {
+            return None;
+        }
+        Some(crate::postgres_create::create(self, &self.writer, &case()).await)
     }
 }
 
@@ -340,6 +348,112 @@ mod tests {
         .execute(&mut admin)
         .await
         .unwrap();
+    }
+
+    /// Every row of a table as JSON without the `random` columns, in a stable order.
+    async fn rows(url: &str, table: &str, random: &[&str]) -> Vec<String> {
+        let mut conn = PgConnection::connect(url).await.unwrap();
+        let rows: Vec<(sqlx::types::Json<serde_json::Value>,)> = sqlx::query_as(
+            sqlx::AssertSqlSafe(format!("SELECT to_jsonb(t) - $1::text[] FROM {table} t")),
+        )
+        .bind(random)
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+        let mut rows: Vec<String> = rows.into_iter().map(|(r,)| r.0.to_string()).collect();
+        rows.sort();
+        rows
+    }
+
+    /// A create in one statement (`postgres_create.rs`) writes exactly the rows of the sqlx
+    /// transaction (`shared.rs`): the company, the case, its documents, history and children,
+    /// the outbox messages for the endpoints that subscribed, the completed claim. A claim that
+    /// is no longer in flight writes nothing; a second case of a company is the company
+    /// conflict. Needs `TEST_DATABASE_URL` (CI sets it).
+    #[tokio::test]
+    async fn one_statement_creates_write_the_rows_of_the_transaction() {
+        use crate::sqlite::tests::{Sample, trade_case};
+        use crate::{IdempotentAnswer, NewTradeRegistration, StoreError};
+        let (Some((url_a, name_a, admin_a)), Some((url_b, name_b, admin_b))) =
+            (fresh_database().await, fresh_database().await)
+        else {
+            return;
+        };
+        let one = PostgresRepository::connect(&url_a, PoolSettings::default())
+            .await
+            .unwrap();
+        let mut sqlx_path = PostgresRepository::connect(&url_b, PoolSettings::default())
+            .await
+            .unwrap();
+        sqlx_path.one_statement = false;
+        // The same provider row in both.
+        let provider = one.create_provider("Plattform «P»").await.unwrap().id;
+        let (row,): (sqlx::types::Json<serde_json::Value>,) =
+            sqlx::query_as("SELECT to_jsonb(c) FROM companies c WHERE id = $1")
+                .bind(provider)
+                .fetch_one(&one.pool)
+                .await
+                .unwrap();
+        sqlx::query(
+            "INSERT INTO companies SELECT * FROM jsonb_populate_record(NULL::companies, $1)",
+        )
+        .bind(row)
+        .execute(&sqlx_path.pool)
+        .await
+        .unwrap();
+        let sample = Sample::new(provider);
+        sample.write(&one).await;
+        sample.write(&sqlx_path).await;
+
+        let tables: [(&str, &[&str]); 8] = [
+            ("companies", &[]),
+            ("trade_registrations", &[]),
+            ("tax_registrations", &["list_key"]),
+            ("documents", &[]),
+            ("status_history", &[]),
+            ("case_children", &[]),
+            ("webhook_messages", &["id"]),
+            ("idempotency_keys", &[]),
+        ];
+        for (table, random) in tables {
+            let (a, b) = (
+                rows(&url_a, table, random).await,
+                rows(&url_b, table, random).await,
+            );
+            assert!(!a.is_empty(), "{table} is empty");
+            assert_eq!(a, b, "{table}");
+        }
+        // The trade event for one endpoint, the tax event for both.
+        assert_eq!(rows(&url_a, "webhook_messages", &[]).await.len(), 3);
+
+        // Refusals write nothing.
+        let before = rows(&url_a, "trade_registrations", &[]).await.len();
+        let lost = NewTradeRegistration {
+            idempotency: Some(IdempotentAnswer {
+                scope: provider,
+                key: "never-claimed".into(),
+                status: 201,
+                body: vec![],
+            }),
+            ..trade_case(provider)
+        };
+        let e = one.create_trade_registration(&lost).await.unwrap_err();
+        assert!(matches!(e, StoreError::IdempotencyClaimLost), "{e:?}");
+        let second = NewTradeRegistration {
+            id: uuid::Uuid::now_v7(),
+            new_company: None,
+            idempotency: None,
+            ..sample.trade.clone()
+        };
+        let e = one.create_trade_registration(&second).await.unwrap_err();
+        assert!(e.is_company_conflict(), "{e:?}");
+        assert_eq!(rows(&url_a, "trade_registrations", &[]).await.len(), before);
+        let companies = rows(&url_a, "companies", &[]).await.len();
+        assert_eq!(companies, 3, "the provider and the two cases' companies");
+
+        drop((one, sqlx_path));
+        drop_database(&name_a, admin_a).await;
+        drop_database(&name_b, admin_b).await;
     }
 
     /// A create writes the children's JSON built in Rust (`children_created`); every later

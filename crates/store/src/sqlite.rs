@@ -359,14 +359,14 @@ repository_impl!(
 );
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use serde_json::json;
     use uuid::Uuid;
 
     use super::*;
     use crate::{DocumentRecord, NewClientCompany, NewTradeRegistration, Repository, StatusChange};
 
-    fn micros(t: time::OffsetDateTime) -> time::OffsetDateTime {
+    pub(crate) fn micros(t: time::OffsetDateTime) -> time::OffsetDateTime {
         t.replace_nanosecond(t.nanosecond() / 1000 * 1000).unwrap()
     }
 
@@ -383,7 +383,7 @@ mod tests {
 
     /// A trade case with a new company, a rendered and a pending document, and a status
     /// change with an event; Unicode, quotes and JSON in every text column that takes them.
-    fn trade_case(provider: Uuid) -> NewTradeRegistration {
+    pub(crate) fn trade_case(provider: Uuid) -> NewTradeRegistration {
         let (id, company) = (Uuid::now_v7(), Uuid::now_v7());
         let now = micros(time::OffsetDateTime::now_utc());
         let document = |doc_type: &str, owner: i32, rendered: bool| DocumentRecord {
@@ -537,15 +537,111 @@ mod tests {
             .collect()
     }
 
+    /// A trade case with an idempotency claim, a tax case and two webhook endpoints (one for
+    /// every event, one for a tax event only) of `provider`, to write into several databases.
+    pub(crate) struct Sample {
+        pub endpoints: [crate::WebhookEndpoint; 2],
+        pub times: crate::IdempotencyTimes,
+        pub trade: NewTradeRegistration,
+        pub tax: crate::NewTaxRegistration,
+    }
+
+    impl Sample {
+        pub(crate) fn new(provider: Uuid) -> Self {
+            use crate::{IdempotencyTimes, IdempotentAnswer, NewTaxRegistration, WebhookEndpoint};
+            let now = micros(time::OffsetDateTime::now_utc());
+            let endpoint = |id: Uuid, events: Option<Vec<String>>| WebhookEndpoint {
+                id,
+                provider_id: provider,
+                url: "https://hooks.example.com/filing".into(),
+                events,
+                secret: "whsec_c2VjcmV0".into(),
+                previous_secret: None,
+                previous_secret_expires_at: None,
+                created_at: now,
+            };
+            let all = endpoint(Uuid::now_v7(), None);
+            let tax_only = endpoint(
+                Uuid::now_v7(),
+                Some(vec!["tax-registration.submitted".into()]),
+            );
+            let times = IdempotencyTimes {
+                now,
+                ttl: time::Duration::hours(24),
+                abandon_after: time::Duration::minutes(5),
+            };
+
+            let mut trade = trade_case(provider);
+            trade.idempotency = Some(IdempotentAnswer {
+                scope: provider,
+                key: "key-ä".into(),
+                status: 201,
+                body: b"{\"id\":1}".to_vec(),
+            });
+            let tax_id = Uuid::now_v7();
+            let tax = NewTaxRegistration {
+                id: tax_id,
+                new_company: trade.new_company.clone().map(|(_, c)| (Uuid::now_v7(), c)),
+                company_id: Uuid::nil(),
+                provider_id: provider,
+                environment: domain::company::Environment::Production,
+                package: "standard".into(),
+                legal_form: "gmbh".into(),
+                status: "submitted".into(),
+                record: json!({"client_reference": "T-1", "directors": [{"name": "Zoë"}]}),
+                tax_office_number: Some("1116".into()),
+                tax_office_lookup: None,
+                created_at: now,
+                documents: trade
+                    .documents
+                    .iter()
+                    .map(|d| DocumentRecord {
+                        id: Uuid::now_v7(),
+                        case_id: tax_id,
+                        case_kind: "tax".into(),
+                        owner_index: None,
+                        storage_key: format!("tax/{tax_id}/{}.pdf", d.doc_type),
+                        ..d.clone()
+                    })
+                    .collect(),
+                history: trade.history.clone(),
+                idempotency: None,
+            };
+            let tax = NewTaxRegistration {
+                company_id: tax.new_company.as_ref().unwrap().0,
+                ..tax
+            };
+            Sample {
+                endpoints: [all, tax_only],
+                times,
+                trade,
+                tax,
+            }
+        }
+
+        /// The endpoints, the claim, then both cases.
+        pub(crate) async fn write(&self, repo: &impl Repository) {
+            for e in &self.endpoints {
+                repo.create_webhook_endpoint(e).await.unwrap();
+            }
+            let claim = repo
+                .claim_idempotency_key(self.trade.provider_id, "key-ä", b"hash", self.times)
+                .await
+                .unwrap();
+            assert!(
+                matches!(claim, crate::IdempotencyClaim::Claimed),
+                "{claim:?}"
+            );
+            repo.create_trade_registration(&self.trade).await.unwrap();
+            repo.create_tax_registration(&self.tax).await.unwrap();
+        }
+    }
+
     /// Creates through rusqlite (`create_direct`) and through sqlx (the path PostgreSQL and
     /// in-memory databases take) write identical rows: same types, same encodings, same outbox
     /// messages, the same completed idempotency record.
     #[tokio::test]
     async fn direct_and_sqlx_creates_write_identical_rows() {
-        use crate::{
-            IdempotencyClaim, IdempotencyTimes, IdempotentAnswer, NewTaxRegistration,
-            WebhookEndpoint,
-        };
         let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
         let paths: Vec<_> = dirs.iter().map(|d| d.path().join("t.db")).collect();
         let mut repos = Vec::new();
@@ -568,79 +664,11 @@ mod tests {
         copy.execute("INSERT INTO companies SELECT * FROM a.companies", [])
             .unwrap();
         drop(copy);
-        let now = micros(time::OffsetDateTime::now_utc());
-        let endpoint = |id: Uuid, events: Option<Vec<String>>| WebhookEndpoint {
-            id,
-            provider_id: provider,
-            url: "https://hooks.example.com/filing".into(),
-            events,
-            secret: "whsec_c2VjcmV0".into(),
-            previous_secret: None,
-            previous_secret_expires_at: None,
-            created_at: now,
-        };
-        let all = endpoint(Uuid::now_v7(), None);
-        let tax_only = endpoint(
-            Uuid::now_v7(),
-            Some(vec!["tax-registration.submitted".into()]),
-        );
-        let times = IdempotencyTimes {
-            now,
-            ttl: time::Duration::hours(24),
-            abandon_after: time::Duration::minutes(5),
-        };
-
-        let mut trade = trade_case(provider);
-        trade.idempotency = Some(IdempotentAnswer {
-            scope: provider,
-            key: "key-ä".into(),
-            status: 201,
-            body: b"{\"id\":1}".to_vec(),
-        });
-        let tax_id = Uuid::now_v7();
-        let tax = NewTaxRegistration {
-            id: tax_id,
-            new_company: trade.new_company.clone().map(|(_, c)| (Uuid::now_v7(), c)),
-            company_id: Uuid::nil(),
-            provider_id: provider,
-            environment: domain::company::Environment::Production,
-            package: "standard".into(),
-            legal_form: "gmbh".into(),
-            status: "submitted".into(),
-            record: json!({"client_reference": "T-1", "directors": [{"name": "Zoë"}]}),
-            tax_office_number: Some("1116".into()),
-            tax_office_lookup: None,
-            created_at: now,
-            documents: trade
-                .documents
-                .iter()
-                .map(|d| DocumentRecord {
-                    id: Uuid::now_v7(),
-                    case_id: tax_id,
-                    case_kind: "tax".into(),
-                    owner_index: None,
-                    storage_key: format!("tax/{tax_id}/{}.pdf", d.doc_type),
-                    ..d.clone()
-                })
-                .collect(),
-            history: trade.history.clone(),
-            idempotency: None,
-        };
-        let tax = NewTaxRegistration {
-            company_id: tax.new_company.as_ref().unwrap().0,
-            ..tax
-        };
+        let sample = Sample::new(provider);
         for repo in &repos {
-            repo.create_webhook_endpoint(&all).await.unwrap();
-            repo.create_webhook_endpoint(&tax_only).await.unwrap();
-            let claim = repo
-                .claim_idempotency_key(provider, "key-ä", b"hash", times)
-                .await
-                .unwrap();
-            assert!(matches!(claim, IdempotencyClaim::Claimed), "{claim:?}");
-            repo.create_trade_registration(&trade).await.unwrap();
-            repo.create_tax_registration(&tax).await.unwrap();
+            sample.write(repo).await;
         }
+        let (trade, tax, tax_id) = (&sample.trade, &sample.tax, sample.tax.id);
 
         let tables: [(&str, &[&str]); 7] = [
             ("companies", &[]),

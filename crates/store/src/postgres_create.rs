@@ -18,7 +18,7 @@ use std::sync::LazyLock;
 use sqlx::Row;
 use sqlx::types::Json;
 
-use crate::shared::{EventTarget, event_messages, has_events};
+use crate::shared::{EventMessage, EventTarget, event_messages, has_events};
 use crate::sqlite_write::NewCase;
 use crate::{DocumentRecord, IdempotentAnswer, NewClientCompany, Result, StatusChange, StoreError};
 
@@ -190,6 +190,23 @@ pub(crate) async fn create(
     let c = Common::of(case);
     let targets = targets(repo, &c).await?;
     let messages = event_messages(c.kind, c.id, c.history, &targets);
+    let ok: bool = bound(case, &messages)?
+        .fetch_one(writer)
+        .await?
+        .try_get("ok")?;
+    if ok {
+        Ok(())
+    } else {
+        Err(StoreError::IdempotencyClaimLost)
+    }
+}
+
+/// The create statement of `case` with its values bound.
+fn bound<'q>(
+    case: &'q NewCase,
+    messages: &'q [EventMessage],
+) -> Result<sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>> {
+    let c = Common::of(case);
     let statement = match case {
         NewCase::Trade(_) => TRADE.as_str(),
         NewCase::Tax(_) => TAX.as_str(),
@@ -292,10 +309,5 @@ pub(crate) async fn create(
             .bind(t.created_at)
             .bind(uuid::Uuid::now_v7()),
     };
-    let ok: bool = query.fetch_one(writer).await?.try_get("ok")?;
-    if ok {
-        Ok(())
-    } else {
-        Err(StoreError::IdempotencyClaimLost)
-    }
+    Ok(query)
 }

@@ -79,15 +79,22 @@ async fn write_creates(
         };
         let writer = writer.clone();
         let written = tokio::task::spawn_blocking(move || {
-            let cases: Vec<&NewCase> = creates.iter().map(|c| &c.case).collect();
-            let outcomes = writer.create_all(&cases);
+            let (cases, mut outcomes): (Vec<NewCase>, Vec<_>) = creates
+                .into_iter()
+                .map(|c| (c.case, Some(c.outcome)))
+                .unzip();
+            let cases: Vec<&NewCase> = cases.iter().collect();
+            // Each answer goes out as soon as its case's transaction has ended.
+            writer.create_all(&cases, |i, outcome| {
+                if let Some(sender) = outcomes.get_mut(i).and_then(Option::take) {
+                    let _ = sender.send(outcome);
+                }
+            });
             drop(turn);
-            for (c, outcome) in creates.into_iter().zip(outcomes) {
-                let _ = c.outcome.send(outcome);
-            }
         })
         .await;
-        // A panic dropped the group's senders: each caller hears that its write was lost.
+        // `create_all` answers every case, a panicking one included; should the task fail
+        // anyway, the senders it dropped tell their callers that the outcome is unknown.
         if let Err(e) = written {
             tracing::error!(error = %e, "the SQLite create writer failed");
         }
@@ -218,7 +225,7 @@ impl SqliteRepository {
         }
         Some(answer.await.unwrap_or_else(|_| {
             Err(StoreError::Corrupt(
-                "the SQLite create writer failed before answering".into(),
+                "the SQLite create writer stopped before answering".into(),
             ))
         }))
     }
@@ -905,6 +912,64 @@ pub(crate) mod tests {
                 assert!(commits <= 2, "{commits} commits for 20 creates");
             }
         }
+    }
+
+    /// A group that meets a database it cannot write (another process holds the write lock
+    /// past the busy timeout) is answered unavailable as a whole, after one busy timeout: not
+    /// tried again case by case, which would wait the timeout out once per case. Once the lock
+    /// is gone, creates go through again.
+    #[tokio::test]
+    async fn a_busy_database_fails_a_group_once() {
+        use crate::StoreError;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let url = format!("sqlite://{}", path.display());
+        let busy_timeout = std::time::Duration::from_millis(300);
+        let settings = PoolSettings {
+            busy_timeout,
+            ..PoolSettings::default()
+        };
+        let repo = std::sync::Arc::new(SqliteRepository::connect(&url, settings).await.unwrap());
+        let provider = repo.create_provider("P").await.unwrap().id;
+        let direct = repo.direct.as_ref().unwrap();
+        let commits_before = direct.writer.commits();
+
+        let turn = repo.writer.acquire().await.unwrap();
+        let cases: Vec<NewTradeRegistration> = (0..10).map(|_| trade_case(provider)).collect();
+        let tasks: Vec<_> = cases
+            .iter()
+            .cloned()
+            .map(|c| {
+                let repo = repo.clone();
+                tokio::spawn(async move { repo.create_trade_registration(&c).await })
+            })
+            .collect();
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        // Another process's write lock.
+        let other = rusqlite::Connection::open(&path).unwrap();
+        other.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let started = std::time::Instant::now();
+        drop(turn);
+        for t in tasks {
+            let outcome = t.await.unwrap();
+            assert!(
+                matches!(outcome, Err(StoreError::Unavailable(_))),
+                "{outcome:?}"
+            );
+        }
+        let waited = started.elapsed();
+        assert!(
+            waited < busy_timeout * 4,
+            "waited {waited:?}: the busy timeout once per case?"
+        );
+        assert_eq!(direct.writer.commits(), commits_before);
+        other.execute_batch("ROLLBACK").unwrap();
+        drop(other);
+
+        repo.create_trade_registration(&trade_case(provider))
+            .await
+            .unwrap();
+        assert_eq!(direct.writer.commits(), commits_before + 1);
     }
 
     /// Migration 0009 rebuilds `documents` (SQLite cannot drop NOT NULL in place): on a

@@ -73,22 +73,56 @@ impl DirectWriter {
         self.with_conn(|conn| write_case(conn, case))
     }
 
-    /// Writes the cases in one transaction, each in a savepoint of its own, and answers each
-    /// one's outcome in order (blocking). A refused case (conflict, lost claim) is rolled back
-    /// to its savepoint and the others go on; one commit (one WAL `fsync`) covers the rest.
-    /// When the batch fails as a whole (an I/O error, a busy database, a failure of one case
-    /// that is not a refusal), nothing of it was written, and each case is tried again in a
-    /// transaction of its own, so that one case's failure is never another's.
-    pub(crate) fn create_all(&self, cases: &[&NewCase]) -> Vec<Result<()>> {
+    /// Writes the cases in one transaction, each in a savepoint of its own, and hands each
+    /// case's outcome to `answer` (with its index) as soon as it is final (blocking). A refused
+    /// case (conflict, lost claim) is rolled back to its savepoint and the others go on; one
+    /// commit (one WAL `fsync`) covers the rest.
+    ///
+    /// When the group fails as a whole, nothing of it was written:
+    /// - because the database cannot write now (busy past the busy timeout, read-only, full, an
+    ///   I/O error: [`StoreError::Unavailable`]), every case gets that answer at once; trying
+    ///   each again would only wait out the busy timeout once per case;
+    /// - otherwise (one case broke a CHECK, say, or the writing panicked), each case is written
+    ///   again in a transaction of its own and answered right after it, so that no case fails
+    ///   for another's and no committed case waits for a later one. A case whose writing panics
+    ///   is answered [`StoreError::Corrupt`].
+    pub(crate) fn create_all(&self, cases: &[&NewCase], mut answer: impl FnMut(usize, Result<()>)) {
         if cases.len() > 1 {
-            match self.with_conn(|conn| write_batch(conn, cases)) {
-                Ok(outcomes) => return outcomes,
-                Err(e) => {
-                    tracing::warn!(error = %e, cases = cases.len(), "a batch of creates failed; writing them one by one");
+            let group = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                self.with_conn(|conn| write_batch(conn, cases))
+            }));
+            match group {
+                Ok(Ok(outcomes)) => {
+                    for (i, outcome) in outcomes.into_iter().enumerate() {
+                        answer(i, outcome);
+                    }
+                    return;
+                }
+                Ok(Err(StoreError::Unavailable(why))) => {
+                    for i in 0..cases.len() {
+                        answer(i, Err(StoreError::Unavailable(why.clone())));
+                    }
+                    return;
+                }
+                Ok(Err(e)) => {
+                    tracing::warn!(error = %e, cases = cases.len(), "a group of creates failed; writing them one by one");
+                }
+                Err(_) => {
+                    tracing::error!(
+                        cases = cases.len(),
+                        "writing a group of creates panicked; writing them one by one"
+                    );
                 }
             }
         }
-        cases.iter().map(|case| self.create(case)).collect()
+        for (i, case) in cases.iter().enumerate() {
+            let outcome =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.create(case)))
+                    .unwrap_or_else(|_| {
+                        Err(StoreError::Corrupt("writing the case panicked".into()))
+                    });
+            answer(i, outcome);
+        }
     }
 
     /// Runs `write` on the connection (opened when there is none). After any failure but a

@@ -426,8 +426,11 @@ mod tests {
         // The trade event for one endpoint, the tax event for both.
         assert_eq!(rows(&url_a, "webhook_messages", &[]).await.len(), 3);
 
-        // Refusals write nothing.
-        let before = rows(&url_a, "trade_registrations", &[]).await.len();
+        // Refusals write nothing, in any table.
+        let mut before = Vec::new();
+        for (table, _) in tables {
+            before.push(rows(&url_a, table, &[]).await);
+        }
         let lost = NewTradeRegistration {
             idempotency: Some(IdempotentAnswer {
                 scope: provider,
@@ -447,9 +450,14 @@ mod tests {
         };
         let e = one.create_trade_registration(&second).await.unwrap_err();
         assert!(e.is_company_conflict(), "{e:?}");
-        assert_eq!(rows(&url_a, "trade_registrations", &[]).await.len(), before);
-        let companies = rows(&url_a, "companies", &[]).await.len();
-        assert_eq!(companies, 3, "the provider and the two cases' companies");
+        for ((table, _), before) in tables.iter().zip(&before) {
+            assert_eq!(&rows(&url_a, table, &[]).await, before, "{table}");
+        }
+        assert_eq!(
+            before[0].len(),
+            3,
+            "the provider and the two cases' companies"
+        );
 
         drop((one, sqlx_path));
         drop_database(&name_a, admin_a).await;

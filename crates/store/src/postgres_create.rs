@@ -31,7 +31,10 @@ use crate::{DocumentRecord, IdempotentAnswer, NewClientCompany, Result, StatusCh
 ///   changes; `$33`, `$34`: the case's children as JSON (`case_children`); `$35`-`$40`: the
 ///   webhook messages.
 ///
-/// Foreign keys are checked at the end of the statement, when the company and the case exist.
+/// Rows are inserted in the order of the arrays (`WITH ORDINALITY`), so the sequence numbers of
+/// the history and of the outbox (its delivery order) follow the order of the changes, as the
+/// sqlx path's one insert after another does. Foreign keys are checked at the end of the
+/// statement, when the company and the case exist.
 const SHARED_PARTS: &str = "WITH claim AS (\
        UPDATE idempotency_keys SET state = 'done', response_status = $2, response_body = $3 \
        WHERE $1 AND scope = $4 AND key = $5 AND state = 'in-flight' RETURNING 1), \
@@ -43,13 +46,19 @@ const SHARED_PARTS: &str = "WITH claim AS (\
      documents AS (\
        INSERT INTO documents (id, case_id, case_kind, owner_index, doc_type, name, storage_key, \
          content_type, size, sha256, created_at) \
-       SELECT d.* FROM go, unnest($15::uuid[], $16::uuid[], $17::text[], $18::int4[], \
-         $19::text[], $20::text[], $21::text[], $22::text[], $23::int8[], $24::bytea[], \
-         $25::timestamptz[]) AS d WHERE go.ok), \
+       SELECT d.id, d.case_id, d.case_kind, d.owner_index, d.doc_type, d.name, d.storage_key, \
+         d.content_type, d.size, d.sha256, d.created_at \
+       FROM go, unnest($15::uuid[], $16::uuid[], $17::text[], $18::int4[], $19::text[], \
+         $20::text[], $21::text[], $22::text[], $23::int8[], $24::bytea[], $25::timestamptz[]) \
+         WITH ORDINALITY AS d (id, case_id, case_kind, owner_index, doc_type, name, storage_key, \
+         content_type, size, sha256, created_at, n) \
+       WHERE go.ok ORDER BY d.n), \
      history AS (\
        INSERT INTO status_history (case_id, case_kind, status, previous_status, actor, reason, at) \
-       SELECT $26, $27, h.* FROM go, unnest($28::text[], $29::text[], $30::text[], $31::text[], \
-         $32::timestamptz[]) AS h WHERE go.ok), \
+       SELECT $26, $27, h.status, h.previous_status, h.actor, h.reason, h.at \
+       FROM go, unnest($28::text[], $29::text[], $30::text[], $31::text[], $32::timestamptz[]) \
+         WITH ORDINALITY AS h (status, previous_status, actor, reason, at, n) \
+       WHERE go.ok ORDER BY h.n), \
      children AS (\
        INSERT INTO case_children (case_id, history_json, documents_json, verified_json) \
        SELECT $26, $33, $34, '[]' FROM go WHERE go.ok), \
@@ -58,8 +67,9 @@ const SHARED_PARTS: &str = "WITH claim AS (\
          attempts, next_attempt_us, created_at) \
        SELECT m.id, m.endpoint_id, $26, m.event_type, m.payload, 'pending', 0, m.next, m.at \
        FROM go, unnest($35::uuid[], $36::uuid[], $37::text[], $38::text[], $39::int8[], \
-         $40::timestamptz[]) AS m (id, endpoint_id, event_type, payload, next, at) \
-       WHERE go.ok), ";
+         $40::timestamptz[]) WITH ORDINALITY AS m (id, endpoint_id, event_type, payload, next, \
+         at, n) \
+       WHERE go.ok ORDER BY m.n), ";
 
 /// A trade case's columns as `INSERT_TRADE` has them, `$41`-`$52`.
 static TRADE: LazyLock<String> = LazyLock::new(|| {

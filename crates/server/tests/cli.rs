@@ -84,10 +84,11 @@ backend_tests! {
         assert!(recorded >= 1);
         // Debris of a create killed after writing its files: an orphan, and an unfinished
         // staging file beside a recorded document.
+        // The folder of the case's (only) document, found before the orphan is added.
+        let beside = common::files_below(&docs_dir)[0].parent().unwrap().to_path_buf();
         let orphan = format!("trade/{}/trade-licence-application-0.pdf", uuid::Uuid::now_v7());
         std::fs::create_dir_all(docs_dir.join(&orphan).parent().unwrap()).unwrap();
         std::fs::write(docs_dir.join(&orphan), b"%PDF-1.7 orphan").unwrap();
-        let beside = common::files_below(&docs_dir)[0].parent().unwrap().to_path_buf();
         let staging = beside.join("half.pdf#12");
         std::fs::write(&staging, b"%PDF-1.7 half").unwrap();
 

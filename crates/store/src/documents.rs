@@ -417,7 +417,7 @@ impl DocumentStore {
     }
 
     /// Removes the object; removing a missing one is not an error.
-    /// On the local backend, an emptied case folder (two levels or more below the root) goes
+    /// On the local backend, an emptied month or case folder (two levels or more below the root) goes
     /// too; the folders directly below the root never do.
     pub async fn delete(&self, key: &str) -> Result<()> {
         let path = Path::from(key);
@@ -472,7 +472,7 @@ fn dirs_created_by(path: &std::path::Path) -> Vec<std::path::PathBuf> {
 ///   of the one below, which this write may have created (a new case's folder, or one
 ///   recreated after `delete` removed it empty). Whether it did cannot be told safely from the
 ///   outside (another write may have created it a moment ago and not flushed yet), so they are
-///   flushed every time: for a document in `trade/<case>/`, the case folder and `trade/`.
+///   flushed every time: for a document in `trade/<yyyy-mm>/`, the month folder and `trade/`.
 /// - The root, which holds the entries of `trade/` and `tax/`, once per process and folder:
 ///   those are never removed while the service runs (`delete` leaves them), so once their
 ///   entry is flushed it stays so.

@@ -223,8 +223,7 @@ fn bound<'q>(
     };
     let claim = c.idempotency;
     let company = c.new_company;
-    let docs = c.documents;
-    let column = |f: fn(&DocumentRecord) -> String| docs.iter().map(f).collect::<Vec<_>>();
+    let (docs, history) = (c.documents, c.history);
     let mut query = sqlx::query(statement)
         .bind(claim.is_some())
         .bind(claim.map(|a| i32::from(a.status)))
@@ -240,57 +239,32 @@ fn bound<'q>(
         .bind(company.and_then(|(_, n)| n.registration_number.as_deref()))
         .bind(company.and_then(|(_, n)| n.business_address.as_ref().map(Json)))
         .bind(c.created_at)
-        .bind(docs.iter().map(|d| d.id).collect::<Vec<_>>())
-        .bind(docs.iter().map(|d| d.case_id).collect::<Vec<_>>())
-        .bind(column(|d| d.case_kind.clone()))
-        .bind(docs.iter().map(|d| d.owner_index).collect::<Vec<_>>())
-        .bind(column(|d| d.doc_type.clone()))
-        .bind(column(|d| d.name.clone()))
-        .bind(column(|d| d.storage_key.clone()))
-        .bind(column(|d| d.content_type.clone()))
-        .bind(docs.iter().map(|d| d.size).collect::<Vec<_>>())
-        .bind(docs.iter().map(|d| d.sha256.clone()).collect::<Vec<_>>())
-        .bind(docs.iter().map(|d| d.created_at).collect::<Vec<_>>())
+        .bind(column(docs, |d| d.id))
+        .bind(column(docs, |d| d.case_id))
+        .bind(column(docs, |d| d.case_kind.as_str()))
+        .bind(column(docs, |d| d.owner_index))
+        .bind(column(docs, |d| d.doc_type.as_str()))
+        .bind(column(docs, |d| d.name.as_str()))
+        .bind(column(docs, |d| d.storage_key.as_str()))
+        .bind(column(docs, |d| d.content_type.as_str()))
+        .bind(column(docs, |d| d.size))
+        .bind(column(docs, |d| d.sha256.as_deref()))
+        .bind(column(docs, |d| d.created_at))
         .bind(c.id)
         .bind(c.kind)
-        .bind(
-            c.history
-                .iter()
-                .map(|h| h.status.clone())
-                .collect::<Vec<_>>(),
-        )
-        .bind(
-            c.history
-                .iter()
-                .map(|h| h.previous_status.clone())
-                .collect::<Vec<_>>(),
-        )
-        .bind(
-            c.history
-                .iter()
-                .map(|h| h.actor.clone())
-                .collect::<Vec<_>>(),
-        )
-        .bind(
-            c.history
-                .iter()
-                .map(|h| h.reason.clone())
-                .collect::<Vec<_>>(),
-        )
-        .bind(c.history.iter().map(|h| h.at).collect::<Vec<_>>())
-        .bind(crate::shared::history_to_json(c.history)?)
-        .bind(crate::shared::documents_to_json(c.documents)?)
-        .bind(messages.iter().map(|m| m.id).collect::<Vec<_>>())
-        .bind(messages.iter().map(|m| m.endpoint_id).collect::<Vec<_>>())
-        .bind(messages.iter().map(|m| m.event_type).collect::<Vec<_>>())
-        .bind(messages.iter().map(|m| m.body.as_str()).collect::<Vec<_>>())
-        .bind(
-            messages
-                .iter()
-                .map(|m| m.next_attempt_us)
-                .collect::<Vec<_>>(),
-        )
-        .bind(messages.iter().map(|m| m.at).collect::<Vec<_>>());
+        .bind(column(history, |h| h.status.as_str()))
+        .bind(column(history, |h| h.previous_status.as_deref()))
+        .bind(column(history, |h| h.actor.as_str()))
+        .bind(column(history, |h| h.reason.as_deref()))
+        .bind(column(history, |h| h.at))
+        .bind(crate::shared::history_to_json(history)?)
+        .bind(crate::shared::documents_to_json(docs)?)
+        .bind(column(messages, |m| m.id))
+        .bind(column(messages, |m| m.endpoint_id))
+        .bind(column(messages, |m| m.event_type))
+        .bind(column(messages, |m| m.body.as_str()))
+        .bind(column(messages, |m| m.next_attempt_us))
+        .bind(column(messages, |m| m.at));
     query = match case {
         NewCase::Trade(t) => query
             .bind(t.id)
@@ -320,4 +294,9 @@ fn bound<'q>(
             .bind(uuid::Uuid::now_v7()),
     };
     Ok(query)
+}
+
+/// One field of every row, as the array bound for it.
+fn column<'a, T, U>(rows: &'a [T], field: impl Fn(&'a T) -> U) -> Vec<U> {
+    rows.iter().map(field).collect()
 }

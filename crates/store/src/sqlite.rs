@@ -809,6 +809,30 @@ pub(crate) mod tests {
         assert_eq!(count("trade_registrations"), 2);
     }
 
+    /// Spawns a create of each case while holding the writer's turn, so that all of them
+    /// queue, runs `meanwhile`, and lets them go at once. On this one-thread runtime every
+    /// spawned create runs while the test sleeps: each sends its case, and the writer's task
+    /// takes what has arrived and waits for the turn.
+    async fn queued_creates(
+        repo: &std::sync::Arc<SqliteRepository>,
+        cases: &[NewTradeRegistration],
+        meanwhile: impl FnOnce(),
+    ) -> Vec<tokio::task::JoinHandle<crate::Result<()>>> {
+        let turn = repo.writer.acquire().await.unwrap();
+        let tasks = cases
+            .iter()
+            .cloned()
+            .map(|c| {
+                let repo = repo.clone();
+                tokio::spawn(async move { repo.create_trade_registration(&c).await })
+            })
+            .collect();
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        meanwhile();
+        drop(turn);
+        tasks
+    }
+
     /// Creates that arrive while the writer is busy are written as one group: one commit for
     /// many cases. Refusals in the group (a second case of a company, an unknown company, a
     /// claim that is not in flight) are rolled back to their own savepoint and answered as
@@ -842,20 +866,7 @@ pub(crate) mod tests {
             if broken_one {
                 cases[11].documents[0].sha256 = None;
             }
-            // Hold the writer's turn so that every create queues, then let them go at once.
-            let turn = repo.writer.acquire().await.unwrap();
-            let tasks: Vec<_> = cases
-                .iter()
-                .cloned()
-                .map(|c| {
-                    let repo = repo.clone();
-                    tokio::spawn(async move { repo.create_trade_registration(&c).await })
-                })
-                .collect();
-            // On this one-thread runtime every spawned create runs while the test sleeps: each
-            // sends its case, and the writer's task takes what has arrived and waits for the turn.
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-            drop(turn);
+            let tasks = queued_creates(&repo, &cases, || ()).await;
             let mut outcomes = Vec::new();
             for t in tasks {
                 outcomes.push(t.await.unwrap());
@@ -934,22 +945,14 @@ pub(crate) mod tests {
         let direct = repo.direct.as_ref().unwrap();
         let commits_before = direct.writer.commits();
 
-        let turn = repo.writer.acquire().await.unwrap();
         let cases: Vec<NewTradeRegistration> = (0..10).map(|_| trade_case(provider)).collect();
-        let tasks: Vec<_> = cases
-            .iter()
-            .cloned()
-            .map(|c| {
-                let repo = repo.clone();
-                tokio::spawn(async move { repo.create_trade_registration(&c).await })
-            })
-            .collect();
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        // Another process's write lock.
+        // Another process's write lock, taken while the creates wait for the writer.
         let other = rusqlite::Connection::open(&path).unwrap();
-        other.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let tasks = queued_creates(&repo, &cases, || {
+            other.execute_batch("BEGIN IMMEDIATE").unwrap();
+        })
+        .await;
         let started = std::time::Instant::now();
-        drop(turn);
         for t in tasks {
             let outcome = t.await.unwrap();
             assert!(

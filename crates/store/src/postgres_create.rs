@@ -9,24 +9,25 @@
 //! before it, on a reading connection: at `READ COMMITTED`, the isolation of the transaction
 //! this replaces, a read inside the transaction saw no more than one just before it.
 //!
-//! The statements insert the same columns as `shared.rs`'s (`INSERT_TRADE`, `INSERT_TAX`,
-//! `INSERT_DOCUMENT`, ...), which the sqlx path and SQLite run; a test in `postgres.rs` writes
-//! cases both ways and compares the rows.
+//! The claim, the company and the case row are `shared.rs`'s statements (`COMPLETE_CLAIM`,
+//! `INSERT_CLIENT_COMPANY`, `INSERT_TRADE`, `INSERT_TAX`), which the sqlx path and SQLite run,
+//! rewritten to depend on the claim; the children are inserted from arrays with the columns of
+//! `INSERT_DOCUMENT`, `INSERT_HISTORY` and `INSERT_WEBHOOK_MESSAGE`. A test in `postgres.rs`
+//! writes cases both ways and compares the rows.
 
 use std::sync::LazyLock;
 
 use sqlx::Row;
 use sqlx::types::Json;
 
-use crate::shared::{EventMessage, EventTarget, event_messages, has_events};
+use crate::shared::{
+    COMPLETE_CLAIM, EventMessage, EventTarget, INSERT_CLIENT_COMPANY, INSERT_TAX, INSERT_TRADE,
+    event_messages, has_events,
+};
 use crate::sqlite_write::NewCase;
 use crate::{DocumentRecord, IdempotentAnswer, NewClientCompany, Result, StatusChange, StoreError};
 
-/// The parts every create shares; `$41` onwards are the case's own columns (`CASE_INSERT`).
-///
-/// - `$1`-`$5`: whether there is a claim, its status, body, scope and key. The claim is
-///   completed first; when it is no longer in flight, `go` is false and nothing is inserted.
-/// - `$6`-`$14`: whether there is a new company, then its columns.
+/// The parts every create shares after the claim, the gate and the company (see [`statement`]):
 /// - `$15`-`$25`: the documents, a column each; `$26`-`$32`: the case id, kind and the status
 ///   changes; `$33`, `$34`: the case's children as JSON (`case_children`); `$35`-`$40`: the
 ///   webhook messages.
@@ -35,15 +36,7 @@ use crate::{DocumentRecord, IdempotentAnswer, NewClientCompany, Result, StatusCh
 /// the history and of the outbox (its delivery order) follow the order of the changes, as the
 /// sqlx path's one insert after another does. Foreign keys are checked at the end of the
 /// statement, when the company and the case exist.
-const SHARED_PARTS: &str = "WITH claim AS (\
-       UPDATE idempotency_keys SET state = 'done', response_status = $2, response_body = $3 \
-       WHERE $1 AND scope = $4 AND key = $5 AND state = 'in-flight' RETURNING 1), \
-     go AS (SELECT (NOT $1) OR EXISTS (SELECT 1 FROM claim) AS ok), \
-     company AS (\
-       INSERT INTO companies (id, kind, name, provider_id, environment, legal_form, \
-         registration_number, business_address, created_at) \
-       SELECT $7, 'client', $8, $9, $10, $11, $12, $13, $14 FROM go WHERE $6 AND go.ok), \
-     documents AS (\
+const CHILD_PARTS: &str = "documents AS (\
        INSERT INTO documents (id, case_id, case_kind, owner_index, doc_type, name, storage_key, \
          content_type, size, sha256, created_at) \
        SELECT d.id, d.case_id, d.case_kind, d.owner_index, d.doc_type, d.name, d.storage_key, \
@@ -71,31 +64,60 @@ const SHARED_PARTS: &str = "WITH claim AS (\
          at, n) \
        WHERE go.ok ORDER BY m.n), ";
 
-/// A trade case's columns as `INSERT_TRADE` has them, `$41`-`$52`.
-static TRADE: LazyLock<String> = LazyLock::new(|| {
-    format!(
-        "{SHARED_PARTS}case_row AS (\
-           INSERT INTO trade_registrations (id, company_id, provider_id, environment, package, \
-             status, record, price_cents, is_paid, trade_office, trade_office_candidates, \
-             created_at, updated_at) \
-           SELECT $41, $42, $43, $44, $45, $46, $47, $48, $49, $50, $51, $52, $52 \
-           FROM go WHERE go.ok) \
-         SELECT ok FROM go"
-    )
-});
+static TRADE: LazyLock<String> = LazyLock::new(|| statement(INSERT_TRADE));
+static TAX: LazyLock<String> = LazyLock::new(|| statement(INSERT_TAX));
 
-/// A tax case's columns as `INSERT_TAX` has them, `$41`-`$52`.
-static TAX: LazyLock<String> = LazyLock::new(|| {
+/// The whole statement of a create whose case row `case_insert` writes (`INSERT_TRADE` or
+/// `INSERT_TAX`). The claim, the company and the case row are the statements the sqlx path runs
+/// (`shared.rs`), so their columns are written once, with their parameters moved up and each
+/// made to depend on the gate:
+/// - `$1`-`$5`: whether there is a claim, then `COMPLETE_CLAIM`'s status, body, scope and key.
+///   The claim is completed first; when it is no longer in flight, `go` is false and nothing
+///   is inserted.
+/// - `$6`-`$14`: whether there is a new company, then `INSERT_CLIENT_COMPANY`'s values.
+/// - `$15`-`$40`: [`CHILD_PARTS`].
+/// - `$41` onwards: `case_insert`'s values.
+fn statement(case_insert: &str) -> String {
+    let claim = shift_params(COMPLETE_CLAIM, 1).replacen(" WHERE ", " WHERE $1 AND ", 1);
     format!(
-        "{SHARED_PARTS}case_row AS (\
-           INSERT INTO tax_registrations (id, company_id, provider_id, environment, package, \
-             legal_form, status, record, tax_office_number, tax_office_lookup, created_at, \
-             updated_at, list_key) \
-           SELECT $41, $42, $43, $44, $45, $46, $47, $48, $49, $50, $51, $51, $52 \
-           FROM go WHERE go.ok) \
-         SELECT ok FROM go"
+        "WITH claim AS ({claim} RETURNING 1), \
+         go AS (SELECT (NOT $1) OR EXISTS (SELECT 1 FROM claim) AS ok), \
+         company AS ({}), {CHILD_PARTS}case_row AS ({}) SELECT ok FROM go",
+        gated(INSERT_CLIENT_COMPANY, 6, "$6 AND go.ok"),
+        gated(case_insert, 40, "go.ok"),
     )
-});
+}
+
+/// `INSERT ... VALUES (...)` as `INSERT ... SELECT ... FROM go WHERE <condition>`, its
+/// parameters moved up by `by`.
+fn gated(insert: &str, by: usize, condition: &str) -> String {
+    let shifted = shift_params(insert, by);
+    let (head, values) = shifted
+        .split_once(" VALUES (")
+        .expect("a shared INSERT has VALUES");
+    let values = values
+        .strip_suffix(')')
+        .expect("VALUES end the shared INSERT");
+    format!("{head} SELECT {values} FROM go WHERE {condition}")
+}
+
+/// `sql` with every parameter `$n` renumbered `$(n + by)`.
+fn shift_params(sql: &str, by: usize) -> String {
+    let mut out = String::with_capacity(sql.len() + 16);
+    let mut rest = sql;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..=at]);
+        rest = &rest[at + 1..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        match rest[..digits].parse::<usize>() {
+            Ok(n) => out.push_str(&(n + by).to_string()),
+            Err(_) => out.push_str(&rest[..digits]),
+        }
+        rest = &rest[digits..];
+    }
+    out.push_str(rest);
+    out
+}
 
 /// The provider's endpoints that may receive a case's events, in the order their messages are
 /// written (as `event_targets_query` orders them).
@@ -299,4 +321,31 @@ fn bound<'q>(
 /// One field of every row, as the array bound for it.
 fn column<'a, T, U>(rows: &'a [T], field: impl Fn(&'a T) -> U) -> Vec<U> {
     rows.iter().map(field).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_statements_are_gated_and_renumbered() {
+        assert_eq!(
+            shift_params("a = $1, b = $12, c = '$', d = $2", 40),
+            "a = $41, b = $52, c = '$', d = $42"
+        );
+        assert_eq!(
+            gated("INSERT INTO t (a, b) VALUES ($1, $2)", 6, "$6 AND go.ok"),
+            "INSERT INTO t (a, b) SELECT $7, $8 FROM go WHERE $6 AND go.ok"
+        );
+        let trade = statement(INSERT_TRADE);
+        assert!(trade.contains("response_status = $2, response_body = $3 WHERE $1 AND scope = $4 AND key = $5 AND state = 'in-flight' RETURNING 1"), "{trade}");
+        assert!(
+            trade.contains(
+                "SELECT $7, 'client', $8, $9, $10, $11, $12, $13, $14 FROM go WHERE $6 AND go.ok"
+            ),
+            "{trade}"
+        );
+        assert!(trade.contains("SELECT $41, $42, $43, $44, $45, $46, $47, $48, $49, $50, $51, $52, $52 FROM go WHERE go.ok) SELECT ok FROM go"), "{trade}");
+        assert!(statement(INSERT_TAX).contains("$51, $51, $52 FROM go WHERE go.ok)"));
+    }
 }

@@ -184,7 +184,7 @@ async fn bench_setup(args: &Args, setup: &server::Setup, backend: Backend) -> an
     let pdf = bodies::pdf_of_size(1 << 20);
     let assisted = bodies::trade_assisted_multipart(&pdf);
     let tax = bodies::tax_gmbh();
-    let post = |path: &str, ct: &str, body: &Bytes| Call {
+    let post = |path: &str, ct: &str, body: &bodies::Body| Call {
         method: Method::POST,
         path: path.into(),
         content_type: Some(ct.into()),
@@ -246,7 +246,7 @@ async fn bench_setup(args: &Args, setup: &server::Setup, backend: Backend) -> an
         method: Method::GET,
         path,
         content_type: None,
-        body: Bytes::new(),
+        body: bodies::Body::Same(Bytes::new()),
         bearer,
         expect: 200,
     };

@@ -1,5 +1,6 @@
 //! Fixed-concurrency load: `connections` tasks, each with its own HTTP/1.1 keep-alive
-//! connection, send the same request back to back for a fixed time; every latency is kept.
+//! connection, send the request back to back for a fixed time (the same body, or for the trade
+//! creates a new one each time, see `bodies.rs`); every latency is kept.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -18,7 +19,7 @@ pub struct Call {
     pub method: hyper::Method,
     pub path: String,
     pub content_type: Option<String>,
-    pub body: Bytes,
+    pub body: crate::bodies::Body,
     pub bearer: Option<String>,
     /// The answer that counts as success; anything else is an error.
     pub expect: u16,
@@ -74,7 +75,7 @@ pub async fn send(
         req = req.header(hyper::header::AUTHORIZATION, format!("Bearer {key}"));
     }
     let res = sender
-        .send_request(req.body(Full::new(call.body.clone()))?)
+        .send_request(req.body(Full::new(call.body.next()))?)
         .await?;
     let status = res.status().as_u16();
     let body = res.into_body().collect().await?.to_bytes();

@@ -67,7 +67,7 @@ impl Setup {
                 method: hyper::Method::GET,
                 path: "/healthz".into(),
                 content_type: None,
-                body: bytes::Bytes::new(),
+                body: crate::bodies::Body::Same(bytes::Bytes::new()),
                 bearer: None,
                 expect: 200,
             };

@@ -36,6 +36,49 @@ pub(crate) struct Face {
     /// text here is left-to-right in a handful of scripts (Latin, Greek, Cyrillic; DIN 91379),
     /// so the list stays short.
     plans: RwLock<Vec<PlanEntry>>,
+    /// Runs shaped before, by their text ([`shape`]).
+    runs: RunCache,
+}
+
+/// Shaped runs by their text, bounded by an estimate of their memory (S3-FIFO eviction, from
+/// `quick_cache`). Shaping was a sixth of the server's CPU under trade create load (BENCHMARKS.md,
+/// "The shaped-run cache"): rustybuzz walks the font's lookups for every glyph, and much of what
+/// a form holds repeats from one form to the next (the power of attorney's paragraphs, places,
+/// nationalities, dates, an operator's name). Shaping is a pure function of the face and the
+/// text, so a cached run is the run shaping would give.
+pub(crate) struct RunCache(quick_cache::sync::Cache<String, Run, RunWeight>);
+
+/// Bytes of runs kept per face.
+const RUN_CACHE_BYTES: u64 = 4 << 20;
+
+#[derive(Clone)]
+struct RunWeight;
+
+impl quick_cache::Weighter<String, Run> for RunWeight {
+    fn weight(&self, key: &String, run: &Run) -> u64 {
+        // The key, the run's own copy of the text, its glyphs, and the entry itself.
+        (key.len() + run.text.len() + std::mem::size_of_val(run.glyphs.as_slice()) + 96) as u64
+    }
+}
+
+impl RunCache {
+    fn new(bytes: u64) -> Self {
+        Self(quick_cache::sync::Cache::with_weighter(
+            usize::try_from(bytes / 512).unwrap_or(1024),
+            bytes,
+            RunWeight,
+        ))
+    }
+
+    /// The run of `text`, shaped by `shape` when it is not kept.
+    fn get_or_shape(&self, text: &str, shape: impl FnOnce() -> Run) -> Run {
+        if let Some(run) = self.0.get(text) {
+            return run;
+        }
+        let run = shape();
+        self.0.insert(text.to_owned(), run.clone());
+        run
+    }
 }
 
 type PlanEntry = (
@@ -100,6 +143,7 @@ fn load(data: &'static [u8]) -> Option<Face> {
         shaper,
         units_per_em,
         plans: RwLock::new(Vec::new()),
+        runs: RunCache::new(RUN_CACHE_BYTES),
     })
 }
 
@@ -142,7 +186,12 @@ fn sanitize(text: &str) -> String {
         .collect()
 }
 
+/// Shapes `text` in `face`, or returns the run shaped before for the same text ([`RunCache`]).
 pub(crate) fn shape(face: &Face, text: &str) -> Run {
+    face.runs.get_or_shape(text, || shape_uncached(face, text))
+}
+
+fn shape_uncached(face: &Face, text: &str) -> Run {
     let text = sanitize(text);
     let mut buffer = rustybuzz::UnicodeBuffer::new();
     buffer.push_str(&text);
@@ -511,6 +560,76 @@ mod tests {
 
     /// The cached plans shape exactly as `rustybuzz::shape` (which plans on every call) does, for
     /// each script DIN 91379 brings and for text without a script of its own.
+    /// A glyph's id, its advances and offsets (as bits) and its text.
+    type GlyphParts = (u32, [u32; 4], Range<usize>);
+
+    /// What a run is made of, to compare runs.
+    fn parts(run: &Run) -> (String, Vec<GlyphParts>) {
+        let glyphs = run
+            .glyphs
+            .iter()
+            .map(|g| {
+                let m = [g.x_advance, g.x_offset, g.y_offset, g.y_advance].map(f32::to_bits);
+                (g.glyph_id.to_u32(), m, g.text_range.clone())
+            })
+            .collect();
+        (run.text.clone(), glyphs)
+    }
+
+    /// A run from the cache is the run shaping gives, for every text, the second time as the
+    /// first; texts that share a start, or differ in a control character or in how a letter
+    /// is composed, are kept apart.
+    #[test]
+    fn cached_runs_are_the_runs_shaping_gives() {
+        let fonts = fonts().unwrap();
+        let samples = [
+            "Schulze Backwaren GmbH",
+            "Schulze Backwaren GmbH & Co. KG",
+            "Schulze\tBackwaren GmbH",
+            "A\u{0308}rger",
+            "Ärger",
+            "Кириллица Ёлкин",
+            "",
+        ];
+        for face in [&fonts.regular, &fonts.bold] {
+            for round in 0..2 {
+                for text in samples {
+                    assert_eq!(
+                        parts(&shape(face, text)),
+                        parts(&shape_uncached(face, text)),
+                        "{text:?}, round {round}"
+                    );
+                }
+            }
+            for text in samples {
+                assert!(face.runs.0.get(text).is_some(), "{text:?} is kept");
+            }
+        }
+    }
+
+    /// The cache keeps no more than its bytes, however many texts pass through it, and still
+    /// answers the texts it keeps with their own runs.
+    #[test]
+    fn the_run_cache_is_bounded() {
+        let face = &fonts().unwrap().regular;
+        let cache = RunCache::new(64 << 10);
+        for i in 0..5_000 {
+            let text = format!("Musterstraße {i}, 10115 Berlin");
+            let run = cache.get_or_shape(&text, || shape_uncached(face, &text));
+            assert_eq!(parts(&run), parts(&shape_uncached(face, &text)));
+        }
+        assert!(cache.0.weight() <= 64 << 10, "{} bytes", cache.0.weight());
+        assert!(
+            cache.0.weight() > 32 << 10,
+            "it fills up: {} bytes in {} runs",
+            cache.0.weight(),
+            cache.0.len()
+        );
+        let text = "Musterstraße 4999, 10115 Berlin";
+        let kept = cache.get_or_shape(text, || panic!("the last text is kept"));
+        assert_eq!(parts(&kept), parts(&shape_uncached(face, text)));
+    }
+
     #[test]
     fn cached_plans_shape_like_rustybuzz() {
         let fonts = fonts().unwrap();

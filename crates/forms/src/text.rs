@@ -41,11 +41,11 @@ pub(crate) struct Face {
 }
 
 /// Shaped runs by their text, bounded by an estimate of their memory (S3-FIFO eviction, from
-/// `quick_cache`). Shaping was a sixth of the server's CPU under trade create load (BENCHMARKS.md,
-/// "The shaped-run cache"): rustybuzz walks the font's lookups for every glyph, and much of what
-/// a form holds repeats from one form to the next (the power of attorney's paragraphs, places,
-/// nationalities, dates, an operator's name). Shaping is a pure function of the face and the
-/// text, so a cached run is the run shaping would give.
+/// `quick_cache`). Shaping was a sixth of the server's CPU under trade create load: rustybuzz
+/// walks the font's lookups for every glyph, and much of what a form holds repeats from one
+/// form to the next (the power of attorney's paragraphs, places, nationalities, dates, an
+/// operator's name). Shaping is a pure function of the face and the text, so a cached run is
+/// the run shaping would give (docs/decisions.md, "Shaped runs kept by their text").
 pub(crate) struct RunCache(quick_cache::sync::Cache<String, Run, RunWeight>);
 
 /// Bytes of runs kept per face.
@@ -558,8 +558,6 @@ pub(crate) fn shape_in(fonts: &Fonts, bold: bool, content: &str) -> Run {
 mod tests {
     use super::*;
 
-    /// The cached plans shape exactly as `rustybuzz::shape` (which plans on every call) does, for
-    /// each script DIN 91379 brings and for text without a script of its own.
     /// A glyph's id, its advances and offsets (as bits) and its text.
     type GlyphParts = (u32, [u32; 4], Range<usize>);
 
@@ -630,6 +628,8 @@ mod tests {
         assert_eq!(parts(&kept), parts(&shape_uncached(face, text)));
     }
 
+    /// The cached plans shape exactly as `rustybuzz::shape` (which plans on every call) does, for
+    /// each script DIN 91379 brings and for text without a script of its own.
     #[test]
     fn cached_plans_shape_like_rustybuzz() {
         let fonts = fonts().unwrap();
@@ -650,7 +650,8 @@ mod tests {
                     buffer.push_str(text);
                     buffer.set_direction(rustybuzz::Direction::LeftToRight);
                     let expected = rustybuzz::shape(&face.shaper, &[], buffer);
-                    let run = shape(face, text);
+                    // Not through the run cache, which would answer the second round.
+                    let run = shape_uncached(face, text);
                     let upem = face.units_per_em;
                     let ids: Vec<u32> = run.glyphs.iter().map(|g| g.glyph_id.to_u32()).collect();
                     let expected_ids: Vec<u32> =

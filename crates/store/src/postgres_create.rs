@@ -24,8 +24,8 @@ use crate::shared::{
     COMPLETE_CLAIM, EventMessage, EventTarget, INSERT_CLIENT_COMPANY, INSERT_TAX, INSERT_TRADE,
     event_messages, has_events,
 };
-use crate::sqlite_write::NewCase;
-use crate::{DocumentRecord, IdempotentAnswer, NewClientCompany, Result, StatusChange, StoreError};
+use crate::sqlite_write::{Common, NewCase};
+use crate::{Result, StoreError};
 
 /// The parts every create shares after the claim, the gate and the company (see [`statement`]):
 /// - `$15`-`$25`: the documents, a column each; `$26`-`$32`: the case id, kind and the status
@@ -124,54 +124,6 @@ fn shift_params(sql: &str, by: usize) -> String {
 const ENDPOINTS: &str = "SELECT id, events FROM webhook_endpoints \
      WHERE provider_id = $1 AND deleted_at IS NULL ORDER BY created_at, id";
 
-/// What the shared parts need of either kind of case.
-struct Common<'a> {
-    id: uuid::Uuid,
-    kind: &'static str,
-    provider_id: uuid::Uuid,
-    company_id: uuid::Uuid,
-    environment: &'static str,
-    record: &'a serde_json::Value,
-    new_company: Option<&'a (uuid::Uuid, NewClientCompany)>,
-    created_at: time::OffsetDateTime,
-    documents: &'a [DocumentRecord],
-    history: &'a [StatusChange],
-    idempotency: Option<&'a IdempotentAnswer>,
-}
-
-impl<'a> Common<'a> {
-    fn of(case: &'a NewCase) -> Self {
-        match case {
-            NewCase::Trade(t) => Common {
-                id: t.id,
-                kind: "trade",
-                provider_id: t.provider_id,
-                company_id: t.company_id,
-                environment: t.environment.as_str(),
-                record: &t.record,
-                new_company: t.new_company.as_ref(),
-                created_at: t.created_at,
-                documents: &t.documents,
-                history: &t.history,
-                idempotency: t.idempotency.as_ref(),
-            },
-            NewCase::Tax(t) => Common {
-                id: t.id,
-                kind: "tax",
-                provider_id: t.provider_id,
-                company_id: t.company_id,
-                environment: t.environment.as_str(),
-                record: &t.record,
-                new_company: t.new_company.as_ref(),
-                created_at: t.created_at,
-                documents: &t.documents,
-                history: &t.history,
-                idempotency: t.idempotency.as_ref(),
-            },
-        }
-    }
-}
-
 /// The webhook targets of a new case: its provider's endpoints, with the case's company,
 /// environment and client reference (as `event_targets_query` reads them from the case row).
 async fn targets(
@@ -219,7 +171,7 @@ pub(crate) async fn create(
     writer: &sqlx::PgPool,
     case: &NewCase,
 ) -> Result<()> {
-    let c = Common::of(case);
+    let c = case.common();
     let targets = targets(repo, &c).await?;
     let messages = event_messages(c.kind, c.id, c.history, &targets);
     let ok: bool = bound(case, &messages)?
@@ -238,7 +190,7 @@ fn bound<'q>(
     case: &'q NewCase,
     messages: &'q [EventMessage],
 ) -> Result<sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>> {
-    let c = Common::of(case);
+    let c = case.common();
     let statement = match case {
         NewCase::Trade(_) => TRADE.as_str(),
         NewCase::Tax(_) => TAX.as_str(),

@@ -30,6 +30,49 @@ pub(crate) enum NewCase {
     Tax(Box<NewTaxRegistration>),
 }
 
+/// What either kind of case has, for the statements both kinds share (here and in
+/// `postgres_create.rs`).
+pub(crate) struct Common<'a> {
+    pub id: uuid::Uuid,
+    pub kind: &'static str,
+    pub provider_id: uuid::Uuid,
+    pub company_id: uuid::Uuid,
+    pub environment: &'static str,
+    pub record: &'a serde_json::Value,
+    pub new_company: Option<&'a (uuid::Uuid, NewClientCompany)>,
+    pub created_at: time::OffsetDateTime,
+    pub documents: &'a [DocumentRecord],
+    pub history: &'a [StatusChange],
+    pub idempotency: Option<&'a IdempotentAnswer>,
+}
+
+impl NewCase {
+    pub(crate) fn common(&self) -> Common<'_> {
+        // The two kinds name these fields alike; one list for both.
+        macro_rules! common {
+            ($t:expr, $kind:literal) => {
+                Common {
+                    id: $t.id,
+                    kind: $kind,
+                    provider_id: $t.provider_id,
+                    company_id: $t.company_id,
+                    environment: $t.environment.as_str(),
+                    record: &$t.record,
+                    new_company: $t.new_company.as_ref(),
+                    created_at: $t.created_at,
+                    documents: &$t.documents,
+                    history: &$t.history,
+                    idempotency: $t.idempotency.as_ref(),
+                }
+            };
+        }
+        match self {
+            NewCase::Trade(t) => common!(t, "trade"),
+            NewCase::Tax(t) => common!(t, "tax"),
+        }
+    }
+}
+
 /// The one read-write rusqlite connection (opened on first use, and again after a failure).
 /// Callers hold the sqlx writer's only connection while they use it, so it never competes with
 /// the sqlx writes for SQLite's write lock.
@@ -204,7 +247,8 @@ fn write_batch(conn: &mut Connection, cases: &[&NewCase]) -> Result<Vec<Result<(
 
 /// The statements of one case (the caller holds the transaction).
 fn insert_case(tx: &Connection, case: &NewCase) -> Result<()> {
-    let (id, kind, documents, history, idempotency) = match case {
+    let c = case.common();
+    match case {
         NewCase::Trade(t) => {
             let record = json(&t.record)?;
             let office = t.trade_office.as_ref().map(json).transpose()?;
@@ -224,9 +268,8 @@ fn insert_case(tx: &Connection, case: &NewCase) -> Result<()> {
                 &candidates,
                 &at,
             ];
-            insert_company(tx, t.new_company.as_ref(), t.created_at)?;
+            insert_company(tx, c.new_company, c.created_at)?;
             execute(tx, INSERT_TRADE, &args)?;
-            (t.id, "trade", &t.documents, &t.history, &t.idempotency)
         }
         NewCase::Tax(t) => {
             let record = json(&t.record)?;
@@ -247,15 +290,14 @@ fn insert_case(tx: &Connection, case: &NewCase) -> Result<()> {
                 &at,
                 &uuid(&list_key),
             ];
-            insert_company(tx, t.new_company.as_ref(), t.created_at)?;
+            insert_company(tx, c.new_company, c.created_at)?;
             execute(tx, INSERT_TAX, &args)?;
-            (t.id, "tax", &t.documents, &t.history, &t.idempotency)
         }
-    };
-    insert_documents(tx, documents)?;
-    insert_history(tx, id, kind, history)?;
-    emit_events(tx, id, kind, history)?;
-    complete_claim(tx, idempotency.as_ref())?;
+    }
+    insert_documents(tx, c.documents)?;
+    insert_history(tx, c.id, c.kind, c.history)?;
+    emit_events(tx, c.id, c.kind, c.history)?;
+    complete_claim(tx, c.idempotency)?;
     Ok(())
 }
 

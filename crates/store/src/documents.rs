@@ -22,6 +22,8 @@ pub struct DocumentStore {
     /// the root this process has flushed (or found flushed), so that only the first write into
     /// each pays for flushing the root.
     flushed_tops: Arc<std::sync::Mutex<std::collections::HashSet<std::path::PathBuf>>>,
+    /// Local backend: folder flushes, shared by writes into the same folder at the same time.
+    folder_flushes: Arc<crate::folder_flush::FolderFlushes>,
     /// For a bucket: the most one operation may take, retries included (a download's body
     /// instead stops after this long without data).
     bound: Option<std::time::Duration>,
@@ -175,6 +177,7 @@ impl DocumentStore {
             inner: Arc::new(fs),
             local_root: Some(dir.to_path_buf()),
             flushed_tops: Arc::default(),
+            folder_flushes: Arc::default(),
             bound: None,
         })
     }
@@ -279,6 +282,7 @@ impl DocumentStore {
             inner,
             local_root: None,
             flushed_tops: Arc::default(),
+            folder_flushes: Arc::default(),
             bound: None,
         }
     }
@@ -318,10 +322,14 @@ impl DocumentStore {
         // folder, and the acknowledged file in it, away.
         let file = root.join(key);
         let (to_flush, top) = dirs_to_flush(&file, root, &self.flushed_tops);
-        tokio::task::spawn_blocking(move || write_durably(&file, &bytes, &to_flush))
-            .await
-            .map_err(|e| StoreError::Unavailable(e.to_string()))?
-            .map_err(|e| StoreError::Unavailable(format!("cannot write {key}: {e}")))?;
+        let flushes = Arc::clone(&self.folder_flushes);
+        tokio::task::spawn_blocking(move || {
+            write_durably(&file, &bytes)?;
+            flushes.flush(&to_flush)
+        })
+        .await
+        .map_err(|e| StoreError::Unavailable(e.to_string()))?
+        .map_err(|e| StoreError::Unavailable(format!("cannot write {key}: {e}")))?;
         if let Some(top) = top {
             self.flushed_tops
                 .lock()
@@ -510,13 +518,9 @@ fn dirs_to_flush(
 }
 
 /// Writes `bytes` to `file` through a staging file beside it (created with its folder when
-/// that is missing), flushes it, renames it into place and flushes `dirs`. A failed write
-/// removes its staging file.
-fn write_durably(
-    file: &std::path::Path,
-    bytes: &[u8],
-    dirs: &[std::path::PathBuf],
-) -> std::io::Result<()> {
+/// that is missing), flushes it and renames it into place; the folders are the caller's to
+/// flush. A failed write removes its staging file.
+fn write_durably(file: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     use std::sync::atomic::{AtomicU64, Ordering};
     static STAGED: AtomicU64 = AtomicU64::new(0);
@@ -551,8 +555,7 @@ fn write_durably(
     if written.is_err() {
         let _ = std::fs::remove_file(&staging);
     }
-    written?;
-    flush_dirs(dirs)
+    written
 }
 
 /// `fsync` of each folder, in order.

@@ -8,6 +8,7 @@
 #[macro_use]
 mod shared;
 pub mod documents;
+mod folder_flush;
 mod postgres;
 mod postgres_create;
 mod sqlite;

@@ -18,10 +18,10 @@ pub struct DocumentStore {
     /// For the local backend: its root, so writes can be flushed to disk before they are
     /// acknowledged.
     local_root: Option<std::path::PathBuf>,
-    /// Local backend: the folders directly below the root (`trade/`, `tax/`) whose entry in
-    /// the root this process has flushed (or found flushed), so that only the first write into
-    /// each pays for flushing the root.
-    flushed_tops: Arc<std::sync::Mutex<std::collections::HashSet<std::path::PathBuf>>>,
+    /// Local backend: the folders whose entry in the folder above this process has flushed,
+    /// so that only the first write into each pays for flushing the folder above (see
+    /// `dirs_to_flush`).
+    settled: Arc<std::sync::Mutex<std::collections::HashSet<std::path::PathBuf>>>,
     /// Local backend: folder flushes, shared by writes into the same folder at the same time.
     folder_flushes: Arc<crate::folder_flush::FolderFlushes>,
     /// For a bucket: the most one operation may take, retries included (a download's body
@@ -176,7 +176,7 @@ impl DocumentStore {
         Ok(Self {
             inner: Arc::new(fs),
             local_root: Some(dir.to_path_buf()),
-            flushed_tops: Arc::default(),
+            settled: Arc::default(),
             folder_flushes: Arc::default(),
             bound: None,
         })
@@ -281,7 +281,7 @@ impl DocumentStore {
         Self {
             inner,
             local_root: None,
-            flushed_tops: Arc::default(),
+            settled: Arc::default(),
             folder_flushes: Arc::default(),
             bound: None,
         }
@@ -321,22 +321,23 @@ impl DocumentStore {
         // month's folder): they must reach the disk too, or a power loss can take the new
         // folder, and the acknowledged file in it, away.
         let file = root.join(key);
-        let (to_flush, top) = dirs_to_flush(&file, root, &self.flushed_tops);
-        let flushes = Arc::clone(&self.folder_flushes);
+        let root = root.to_path_buf();
+        let (flushes, settled) = (self.folder_flushes.clone(), self.settled.clone());
         tokio::task::spawn_blocking(move || {
             write_durably(&file, &bytes)?;
-            flushes.flush(&to_flush)
+            let (to_flush, settle) = dirs_to_flush(&file, &root, &settled);
+            flushes.flush(&to_flush)?;
+            if !settle.is_empty() {
+                settled
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .extend(settle);
+            }
+            Ok(())
         })
         .await
         .map_err(|e| StoreError::Unavailable(e.to_string()))?
-        .map_err(|e| StoreError::Unavailable(format!("cannot write {key}: {e}")))?;
-        if let Some(top) = top {
-            self.flushed_tops
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .insert(top);
-        }
-        Ok(())
+        .map_err(|e: std::io::Error| StoreError::Unavailable(format!("cannot write {key}: {e}")))
     }
 
     /// The whole object; `None` when there is none under that key.
@@ -439,6 +440,7 @@ impl DocumentStore {
         if let Some(root) = &self.local_root {
             let file = root.join(key);
             let root = root.clone();
+            let settled = self.settled.clone();
             // Best effort: a folder that is not empty (or gone) stays as it is.
             let _ = tokio::task::spawn_blocking(move || {
                 if let Some(folder) = file.parent()
@@ -446,6 +448,11 @@ impl DocumentStore {
                     && folder != root
                     && folder.parent() != Some(root.as_path())
                 {
+                    // Unsettled first: a write that recreates it must flush its entry again.
+                    settled
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .remove(folder);
                     let _ = std::fs::remove_dir(folder);
                 }
             })
@@ -476,45 +483,42 @@ fn dirs_created_by(path: &std::path::Path) -> Vec<std::path::PathBuf> {
     dirs
 }
 
-/// The folders to flush after writing `file` below `root`, innermost first, and the folder
-/// directly below the root to record in `tops` once they are flushed.
+/// The folders to flush after writing `file` below `root`, innermost first, and the folders
+/// to record in `settled` once they are flushed.
 ///
-/// - Every folder from the file's up to the one directly below the root: each holds the entry
-///   of the one below, which this write may have created (a new case's folder, or one
-///   recreated after `delete` removed it empty). Whether it did cannot be told safely from the
-///   outside (another write may have created it a moment ago and not flushed yet), so they are
-///   flushed every time: for a document in `trade/<yyyy-mm>/`, the month folder and `trade/`.
-/// - The root, which holds the entries of `trade/` and `tax/`, once per process and folder:
-///   those are never removed while the service runs (`delete` leaves them), so once their
-///   entry is flushed it stays so.
+/// - The file's folder, every time: it gained the file's entry.
+/// - Each folder above it, up to the root, until one holding a settled folder: a folder is
+///   settled once this process has flushed its entry in the folder above, which it may have
+///   created (a new month's folder, or one recreated after `delete` removed it empty). Until
+///   then it cannot be told safely whether its entry is on disk (another write may have
+///   created it a moment ago and not flushed yet, or an earlier run of the service may have
+///   stopped before flushing), so the folder above is flushed and the folder recorded.
+///
+/// `delete` takes a folder out of `settled` before removing it, so a recreated folder is
+/// flushed again. Called after the write's rename: from then on its folder holds a file and
+/// cannot be removed, so what `settled` says about it stays true until the flush.
 fn dirs_to_flush(
     file: &std::path::Path,
     root: &std::path::Path,
-    tops: &std::sync::Mutex<std::collections::HashSet<std::path::PathBuf>>,
-) -> (Vec<std::path::PathBuf>, Option<std::path::PathBuf>) {
-    let mut dirs = Vec::new();
+    settled: &std::sync::Mutex<std::collections::HashSet<std::path::PathBuf>>,
+) -> (Vec<std::path::PathBuf>, Vec<std::path::PathBuf>) {
+    let settled = settled
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let (mut dirs, mut settle) = (Vec::new(), Vec::new());
     let mut cur = file;
     while let Some(parent) = cur.parent() {
         if !parent.starts_with(root) {
             break;
         }
         dirs.push(parent.to_path_buf());
-        if parent == root {
+        if parent == root || settled.contains(parent) {
             break;
         }
-        if parent.parent() == Some(root) {
-            let known = tops
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if !known.contains(parent) {
-                dirs.push(root.to_path_buf());
-                return (dirs, Some(parent.to_path_buf()));
-            }
-            break;
-        }
+        settle.push(parent.to_path_buf());
         cur = parent;
     }
-    (dirs, None)
+    (dirs, settle)
 }
 
 /// Writes `bytes` to `file` through a staging file beside it (created with its folder when
@@ -620,6 +624,53 @@ mod tests {
         assert!(root.join("trade/2026-12/b.pdf").is_dir());
     }
 
+    /// A write settles the folders it flushed the entries of; a delete unsettles its folder
+    /// (before trying to remove it: whether it is empty is only known by trying), so the write
+    /// that recreates a removed month's folder flushes `trade/` again.
+    #[tokio::test]
+    async fn deleting_an_emptied_folder_unsettles_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("docs");
+        let store = DocumentStore::local(&root).unwrap();
+        let (trade, month) = (root.join("trade"), root.join("trade/2026-11"));
+        let settled = |p: &std::path::Path| store.settled.lock().unwrap().contains(p);
+        let plan = || dirs_to_flush(&month.join("c.pdf"), &root, &store.settled);
+
+        store
+            .put("trade/2026-11/a.pdf", Bytes::from_static(b"%PDF a"))
+            .await
+            .unwrap();
+        store
+            .put("trade/2026-11/b.pdf", Bytes::from_static(b"%PDF b"))
+            .await
+            .unwrap();
+        assert!(settled(&month) && settled(&trade));
+        assert_eq!(plan(), (vec![month.clone()], vec![]));
+
+        // Not the last document: the folder stays, unsettled until a write flushes it again.
+        store.delete("trade/2026-11/a.pdf").await.unwrap();
+        assert!(month.is_dir() && !settled(&month));
+        store
+            .put("trade/2026-11/a.pdf", Bytes::from_static(b"%PDF a"))
+            .await
+            .unwrap();
+        assert!(settled(&month));
+        store.delete("trade/2026-11/a.pdf").await.unwrap();
+        store.delete("trade/2026-11/b.pdf").await.unwrap();
+        assert!(!month.exists());
+        assert!(!settled(&month) && settled(&trade));
+        assert_eq!(
+            plan(),
+            (vec![month.clone(), trade.clone()], vec![month.clone()])
+        );
+
+        store
+            .put("trade/2026-11/c.pdf", Bytes::from_static(b"%PDF c"))
+            .await
+            .unwrap();
+        assert!(settled(&month));
+    }
+
     #[tokio::test]
     async fn local_round_trip() {
         let dir = tempfile::tempdir().unwrap();
@@ -661,45 +712,54 @@ mod tests {
         assert!(dir.path().join("docs/trade/c1/z.pdf").exists());
     }
 
-    /// Every folder from the file's up to the kind's folder is flushed on each write; the root
-    /// once per kind's folder; the store's own folder at start up to the first that existed.
+    /// The file's folder is flushed on each write; the folder above a folder, until this
+    /// process has flushed it once; the store's own folder at start up to the first that
+    /// existed.
     #[test]
     fn folders_flushed_after_a_write() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("docs");
-        let tops = std::sync::Mutex::new(std::collections::HashSet::new());
-        let plan = |key: &str| dirs_to_flush(&root.join(key), &root, &tops);
-        let trade = root.join("trade");
-        // The first write into `trade/`: the case folder, `trade/` and the root.
+        let settled = std::sync::Mutex::new(std::collections::HashSet::new());
+        let plan = |key: &str| dirs_to_flush(&root.join(key), &root, &settled);
+        let (trade, month) = (root.join("trade"), root.join("trade/2026-11"));
+        // The first write into `trade/2026-11/`: the month, `trade/` and the root.
         assert_eq!(
-            plan("trade/c/a.pdf"),
+            plan("trade/2026-11/a.pdf"),
             (
-                vec![root.join("trade/c"), trade.clone(), root.clone()],
-                Some(trade.clone())
+                vec![month.clone(), trade.clone(), root.clone()],
+                vec![month.clone(), trade.clone()]
             )
         );
-        // Once `put` has recorded `trade/` as flushed: the case folder and `trade/`, whether
-        // the case folder is new or not (nothing on disk is consulted).
-        tops.lock().unwrap().insert(trade.clone());
+        // Once `put` has recorded them: the month's folder alone, whose entries changed.
+        settled
+            .lock()
+            .unwrap()
+            .extend([month.clone(), trade.clone()]);
+        assert_eq!(plan("trade/2026-11/b.pdf"), (vec![month.clone()], vec![]));
+        // A new month: its folder and `trade/`, which gained its entry.
+        let december = root.join("trade/2026-12");
         assert_eq!(
-            plan("trade/c/a.pdf"),
-            (vec![root.join("trade/c"), trade.clone()], None)
+            plan("trade/2026-12/a.pdf"),
+            (
+                vec![december.clone(), trade.clone()],
+                vec![december.clone()]
+            )
         );
         assert_eq!(
-            plan("trade/c/d/a.pdf"),
+            plan("trade/2026-11/d/a.pdf"),
             (
-                vec![root.join("trade/c/d"), root.join("trade/c"), trade.clone()],
-                None
+                vec![root.join("trade/2026-11/d"), month.clone()],
+                vec![root.join("trade/2026-11/d")]
             )
         );
         assert_eq!(
             plan("tax/c/a.xml"),
             (
                 vec![root.join("tax/c"), root.join("tax"), root.clone()],
-                Some(root.join("tax"))
+                vec![root.join("tax/c"), root.join("tax")]
             )
         );
-        assert_eq!(plan("top.pdf"), (vec![root.clone()], None));
+        assert_eq!(plan("top.pdf"), (vec![root.clone()], vec![]));
         // The store's own folder at start: up to the first folder that exists.
         assert_eq!(
             dirs_created_by(&dir.path().join("x/y")),

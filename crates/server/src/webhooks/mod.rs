@@ -323,34 +323,71 @@ impl WorkerHandle {
     }
 }
 
+/// The least time between two looks at the outbox that a wake starts. Every create and
+/// status change wakes the worker, and under load a look per wake was a query per request
+/// (a fourth statement per trade create on PostgreSQL, for a provider without endpoints a
+/// look that finds nothing); with this gap, the wakes of a busy moment share one look, and a
+/// message waits at most this long longer. A look that sent something is followed at once by
+/// the next (the outbox is drained), and the poll interval still applies when nothing wakes it.
+pub const MIN_WAKE_GAP: Duration = Duration::from_millis(25);
+
 /// Starts the delivery worker of this instance.
 pub fn spawn_worker(state: Arc<AppState>) -> anyhow::Result<WorkerHandle> {
     let client = client(&state.config.webhooks)?;
-    let (stop, mut stopped) = watch::channel(false);
+    let (stop, stopped) = watch::channel(false);
     let task = tokio::spawn(async move {
         tracing::info!("webhook worker started");
-        loop {
-            if *stopped.borrow() {
-                break;
-            }
-            let sent = match run_once(&state, &client).await {
-                Ok(n) => n,
-                Err(e) => {
-                    tracing::warn!(error = %e, "webhook worker: cannot read the outbox");
-                    0
+        let poll = state.config.webhooks.poll_interval;
+        let (state, client) = (&state, &client);
+        worker_loop(
+            || async move {
+                match run_once(state, client).await {
+                    Ok(n) => n,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "webhook worker: cannot read the outbox");
+                        0
+                    }
                 }
-            };
-            if sent == 0 {
-                tokio::select! {
-                    _ = tokio::time::sleep(state.config.webhooks.poll_interval) => {}
-                    _ = state.webhook_wake.notified() => {}
-                    _ = stopped.changed() => {}
-                }
-            }
-        }
+            },
+            &state.webhook_wake,
+            stopped,
+            poll,
+            MIN_WAKE_GAP,
+        )
+        .await;
         tracing::info!("webhook worker stopped");
     });
     Ok(WorkerHandle { stop, task })
+}
+
+/// Runs `look` (one batch from the outbox; how many it sent) until `stopped`: again at once
+/// after a look that sent something, otherwise after `poll` or a wake, and never sooner than
+/// `min_gap` after the previous look began.
+async fn worker_loop<F: std::future::Future<Output = usize>>(
+    mut look: impl FnMut() -> F,
+    wake: &tokio::sync::Notify,
+    mut stopped: watch::Receiver<bool>,
+    poll: Duration,
+    min_gap: Duration,
+) {
+    loop {
+        if *stopped.borrow() {
+            break;
+        }
+        let began = tokio::time::Instant::now();
+        if look().await > 0 {
+            continue;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(poll) => continue,
+            _ = wake.notified() => {}
+            _ = stopped.changed() => continue,
+        }
+        tokio::select! {
+            _ = tokio::time::sleep_until(began + min_gap) => {}
+            _ = stopped.changed() => {}
+        }
+    }
 }
 
 /// Claims one batch of due messages and attempts each once; the number attempted.
@@ -508,6 +545,75 @@ fn describe(e: &reqwest::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The worker's looks at the outbox, at the (paused) times they began, with `sends`
+    /// deciding what each look sent; stops it after `run` has driven it.
+    async fn looks(
+        sends: impl Fn(usize) -> usize,
+        run: impl AsyncFnOnce(&tokio::sync::Notify),
+    ) -> Vec<tokio::time::Instant> {
+        let wake = tokio::sync::Notify::new();
+        let (stop, stopped) = watch::channel(false);
+        let times = std::sync::Mutex::new(Vec::new());
+        let look = || {
+            let mut t = times.lock().unwrap();
+            t.push(tokio::time::Instant::now());
+            std::future::ready(sends(t.len()))
+        };
+        let poll = Duration::from_secs(3600);
+        let worker = worker_loop(look, &wake, stopped, poll, MIN_WAKE_GAP);
+        let driver = async {
+            run(&wake).await;
+            stop.send(true).unwrap();
+        };
+        tokio::join!(worker, driver);
+        times.into_inner().unwrap()
+    }
+
+    /// A wake a second apart from the last look is answered at once; a wake every
+    /// millisecond for a second makes a look per gap, not a thousand.
+    #[tokio::test(start_paused = true)]
+    async fn wakes_of_a_busy_moment_share_a_look() {
+        let start = tokio::time::Instant::now();
+        let times = looks(
+            |_| 0,
+            async |wake| {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                wake.notify_one();
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                for _ in 0..1000 {
+                    wake.notify_one();
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+            },
+        )
+        .await;
+        // The look at start, the prompt one, then the busy second.
+        assert_eq!(times[0], start);
+        assert_eq!(times[1], start + Duration::from_secs(1));
+        let busy = &times[2..];
+        let expected = 1000 / MIN_WAKE_GAP.as_millis() as usize;
+        assert!(
+            (expected - 2..=expected + 2).contains(&busy.len()),
+            "{} looks in the busy second",
+            busy.len()
+        );
+        for pair in busy.windows(2) {
+            assert!(pair[1] - pair[0] >= MIN_WAKE_GAP, "{pair:?}");
+        }
+    }
+
+    /// A look that sent something is followed at once by the next, without a wake.
+    #[tokio::test(start_paused = true)]
+    async fn a_look_that_sent_is_followed_at_once() {
+        let start = tokio::time::Instant::now();
+        let times = looks(
+            |n| if n <= 3 { 32 } else { 0 },
+            async |_| tokio::time::sleep(Duration::from_secs(1)).await,
+        )
+        .await;
+        assert_eq!(times, [start; 4]);
+    }
 
     /// The example of the Standard Webhooks specification.
     #[test]

@@ -347,7 +347,13 @@ backend_tests! {
         assert_eq!(s, 200, "{b}");
         let list = b["response"]["deliveries"].as_array().unwrap();
         assert_eq!(list.len(), 8);
-        assert_eq!(list[0]["event_type"], "tax-registration.submitted");
+        // Newest first: for each case, its events in reverse. Across cases the attempts
+        // interleave as the worker's batches take them (one message per case at a time).
+        let newest_first = |prefix: &str| -> Vec<String> {
+            list.iter().map(|d| d["event_type"].as_str().unwrap()).filter(|t| t.starts_with(prefix)).map(str::to_string).collect()
+        };
+        assert_eq!(newest_first("registration."), ["registration.completed", "registration.submitted", "registration.blocked", "registration.submitted", "registration.form-rendered", "registration.initiated"]);
+        assert_eq!(newest_first("tax-registration."), ["tax-registration.submitted", "tax-registration.validated"]);
         assert_eq!(list[7]["event_type"], "registration.initiated");
         for d in list {
             assert_eq!((d["status_code"].as_i64(), d["outcome"].as_str(), d["message_status"].as_str(), d["attempt"].as_i64()), (Some(200), Some("delivered"), Some("delivered"), Some(1)), "{d}");

@@ -41,6 +41,9 @@ pub struct AppState {
     pub rate_limiter: Option<crate::limits::KeyRateLimiter>,
     /// API key records read recently (see [`crate::auth::KeyCache`]).
     pub keys: crate::auth::KeyCache,
+    /// Trade office directory entries (or their absence) read recently for new cases' GewA 1
+    /// heads, by office key, for `config.directory_cache`.
+    pub trade_offices: crate::recent::Recent<Option<store::TradeOfficeEntry>>,
 }
 
 impl AppState {
@@ -160,6 +163,7 @@ pub async fn build_state(config: Config) -> anyhow::Result<Arc<AppState>> {
         "office indexes built"
     );
     let keys = crate::auth::KeyCache::new(config.key_cache);
+    let trade_offices = crate::recent::Recent::new(config.directory_cache);
     Ok(Arc::new(AppState {
         repo,
         documents,
@@ -169,6 +173,7 @@ pub async fn build_state(config: Config) -> anyhow::Result<Arc<AppState>> {
         config,
         webhook_wake: tokio::sync::Notify::new(),
         keys,
+        trade_offices,
     }))
 }
 

@@ -84,50 +84,24 @@ pub struct KeyPrefix(pub String);
 /// `filing keys revoke` stops working on running instances within that time. Every request
 /// still hashes its token and compares it with the record, so only the lookup is saved (one of
 /// the two statements of a case read). Unknown prefixes are not remembered.
-#[derive(Default)]
-pub struct KeyCache {
-    ttl: std::time::Duration,
-    entries:
-        std::sync::RwLock<std::collections::HashMap<String, (ApiKeyRecord, std::time::Instant)>>,
-}
+pub struct KeyCache(crate::recent::Recent<ApiKeyRecord>);
 
 impl KeyCache {
     pub fn new(ttl: std::time::Duration) -> Self {
-        Self {
-            ttl,
-            entries: Default::default(),
-        }
+        Self(crate::recent::Recent::new(ttl))
     }
-
-    /// At most this many keys are remembered; beyond it the cache starts afresh.
-    const MAX: usize = 10_000;
 
     async fn find(
         &self,
         repo: &dyn Repository,
         prefix: &str,
     ) -> Result<Option<ApiKeyRecord>, store::StoreError> {
-        if let Some((record, at)) = self
-            .entries
-            .read()
-            .ok()
-            .and_then(|m| m.get(prefix).cloned())
-            && at.elapsed() < self.ttl
-        {
+        if let Some(record) = self.0.get(prefix) {
             return Ok(Some(record));
         }
         let found = repo.find_api_key(prefix).await?;
-        if self.ttl.is_zero() {
-            return Ok(found);
-        }
-        if let (Some(record), Ok(mut map)) = (&found, self.entries.write()) {
-            if map.len() >= Self::MAX {
-                map.clear();
-            }
-            map.insert(
-                prefix.to_string(),
-                (record.clone(), std::time::Instant::now()),
-            );
+        if let Some(record) = &found {
+            self.0.put(prefix, record.clone());
         }
         Ok(found)
     }

@@ -188,6 +188,12 @@ pub struct ServeArgs {
     #[arg(long, env = "FILING_KEY_CACHE_SECS", default_value = "5")]
     pub key_cache_secs: String,
 
+    /// How long a trade office directory entry read for a new case's GewA 1 is used without
+    /// reading it again, in seconds: an operator's change reaches the forms of other running
+    /// instances within this time (the instance that made it at once). 0 reads it every time.
+    #[arg(long, env = "FILING_DIRECTORY_CACHE_SECS", default_value = "5")]
+    pub directory_cache_secs: String,
+
     /// Longest time a client may take to send a request's headers, in seconds; also how long
     /// an idle keep-alive connection stays open. The connection is closed after it.
     #[arg(long, env = "FILING_HEADER_READ_TIMEOUT_SECS", default_value = "10")]
@@ -235,6 +241,7 @@ impl Default for ServeArgs {
             db_pool_size: "8".into(),
             db_startup_wait_secs: "60".into(),
             key_cache_secs: "5".into(),
+            directory_cache_secs: "5".into(),
             header_read_timeout_secs: "10".into(),
             body_read_timeout_secs: "30".into(),
             max_concurrent_uploads: "16".into(),
@@ -302,6 +309,8 @@ pub struct Config {
     pub db_startup_wait: Duration,
     /// How long a key record is trusted without reading it again (zero: never).
     pub key_cache: Duration,
+    /// How long a trade office directory entry is used without reading it again (zero: never).
+    pub directory_cache: Duration,
     pub header_read_timeout: Duration,
     pub body_read_timeout: Duration,
     pub max_concurrent_uploads: usize,
@@ -513,6 +522,21 @@ pub fn redact_url(url: &str) -> String {
     }
 }
 
+/// Whole seconds a cache keeps what it read; 0 turns it off.
+fn cache_secs(var: &'static str, value: &str) -> Result<Duration, ConfigError> {
+    value
+        .trim()
+        .parse::<u64>()
+        .map(Duration::from_secs)
+        .map_err(|_| {
+            bad(
+                var,
+                value,
+                "must be a whole number of seconds (0 turns the cache off)",
+            )
+        })
+}
+
 fn parse_positive<T: std::str::FromStr + PartialOrd + Default>(
     var: &'static str,
     value: &str,
@@ -713,15 +737,11 @@ impl Config {
                         )
                     })?,
             ),
-            key_cache: Duration::from_secs(serve.key_cache_secs.trim().parse::<u64>().map_err(
-                |_| {
-                    bad(
-                        "FILING_KEY_CACHE_SECS",
-                        &serve.key_cache_secs,
-                        "must be a whole number of seconds (0 turns the cache off)",
-                    )
-                },
-            )?),
+            key_cache: cache_secs("FILING_KEY_CACHE_SECS", &serve.key_cache_secs)?,
+            directory_cache: cache_secs(
+                "FILING_DIRECTORY_CACHE_SECS",
+                &serve.directory_cache_secs,
+            )?,
             header_read_timeout: Duration::from_secs(parse_positive(
                 "FILING_HEADER_READ_TIMEOUT_SECS",
                 &serve.header_read_timeout_secs,
@@ -901,6 +921,13 @@ mod tests {
                     ..Default::default()
                 },
                 "FILING_MAX_UPLOAD_BYTES",
+            ),
+            (
+                ServeArgs {
+                    directory_cache_secs: "-1".into(),
+                    ..Default::default()
+                },
+                "FILING_DIRECTORY_CACHE_SECS",
             ),
             (
                 ServeArgs {

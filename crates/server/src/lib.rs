@@ -16,6 +16,7 @@ pub mod idempotency;
 pub mod limits;
 pub mod links;
 pub mod openapi;
+pub mod recent;
 pub mod render;
 pub mod routes;
 pub mod telemetry;

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Backend, TestApp, assert_error, json, pdf_text};
+use common::{Backend, Options, TestApp, assert_error, json, pdf_text};
 use domain::rule_cases::example;
 use serde_json::{Value, json};
 
@@ -113,6 +113,40 @@ backend_tests! {
         let url = b["response"]["owners"][0]["documents"]["gewa_1"]["download_url"].as_str().unwrap();
         let text = pdf_text(&app.client.get(url).send().await.unwrap().bytes().await.unwrap());
         assert!(!text.contains("Trier-Land"));
+    }
+
+    async fn new_forms_keep_a_directory_entry_until_it_changes_here(backend) {
+        // Production default: FILING_DIRECTORY_CACHE_SECS (5 s); long here, so only a change
+        // through this instance makes it read the entry again.
+        let app = TestApp::spawn_with(backend, Options {
+            tweak: Box::new(|c| c.directory_cache = std::time::Duration::from_secs(300)),
+            ..Default::default()
+        }).await.unwrap();
+        let (_, key) = app.provider("P").await;
+        let head = async || {
+            let (s, b) = json(app.post("/v1/trade-registration", Some(&key)).json(&located("54298", "Aach")).send().await.unwrap()).await;
+            assert_eq!(s, 201, "{b}");
+            let url = b["response"]["owners"][0]["documents"]["gewa_1"]["download_url"].as_str().unwrap();
+            pdf_text(&app.client.get(url).send().await.unwrap().bytes().await.unwrap())
+        };
+        assert!(head().await.contains("Verbandsgemeinde Trier-Land"));
+        // Written around this instance (another instance, the CLI): not read again yet; the
+        // absence of an entry was kept too.
+        let mut entry = store::TradeOfficeEntry {
+            key: "072355007".into(),
+            name: "Gewerbeamt Trier-Land (elsewhere)".into(),
+            address: None, email: None, phone: None, website: None,
+            updated_at: time::OffsetDateTime::now_utc(),
+        };
+        app.state.repo.upsert_trade_office(&entry).await.unwrap();
+        let text = head().await;
+        assert!(text.contains("Verbandsgemeinde Trier-Land") && !text.contains("elsewhere"), "{text}");
+        // Changed through this instance: read again at once.
+        let (_, okey) = app.operator("Olga").await;
+        entry.name = "Gewerbeamt Trier-Land (here)".into();
+        let (s, b) = json(app.client.put(app.url("/v1/operator/trade-offices/072355007")).bearer_auth(&okey).json(&json!({"name": entry.name})).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        assert!(head().await.contains("Gewerbeamt Trier-Land (here)"));
     }
 
     async fn operator_directory_api(backend) {

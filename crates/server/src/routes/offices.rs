@@ -473,6 +473,7 @@ pub async fn put_directory_entry(
     operator_only(caller)?;
     let entry = input.into_entry(&key, "")?;
     state.repo.upsert_trade_office(&entry).await?;
+    state.trade_offices.forget(&entry.key);
     Ok(respond(
         StatusCode::OK,
         DirectoryEntryResponse {

@@ -559,7 +559,14 @@ async fn determine_trade_office(
     Ok(
         match domain::offices::trade_office_for(&office.zip, &office.city) {
             TradeOfficeLookup::Found { office } => {
-                let entry = state.repo.get_trade_office(office.key).await?;
+                let entry = match state.trade_offices.get(office.key) {
+                    Some(entry) => entry,
+                    None => {
+                        let entry = state.repo.get_trade_office(office.key).await?;
+                        state.trade_offices.put(office.key, entry.clone());
+                        entry
+                    }
+                };
                 let view = TradeOfficeView::from_ref(&office);
                 let head = Head {
                     office_name: Some(entry.map(|e| e.name).unwrap_or_else(|| view.name.clone())),

@@ -289,6 +289,9 @@ impl TestApp {
         config.webhooks.poll_interval = std::time::Duration::from_millis(50);
         // Revocation takes effect at once in tests; `foundation.rs` tests the key cache itself.
         config.key_cache = std::time::Duration::ZERO;
+        // Directory entries written around the app (the CLI) are read at once in tests;
+        // `offices.rs` tests the directory cache itself.
+        config.directory_cache = std::time::Duration::ZERO;
         (options.tweak)(&mut config);
         let state = server::app::build_state(config).await.expect("state");
         let serve_options = server::app::ServeOptions::from_config(&state.config);

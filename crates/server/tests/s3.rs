@@ -142,11 +142,10 @@ async fn a_missing_bucket_or_unreachable_endpoint_stops_the_start() {
     );
     assert!(error.contains("NoSuchBucket"), "{error}");
 
-    // Nothing listens on the port a closed listener had.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
+    // Nothing listens on a port held bound without listening (refused, and kept from others).
+    let held = tokio::net::TcpSocket::new_v4().unwrap();
+    held.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let closed = held.local_addr().unwrap();
     settings.endpoint = Some(format!("http://{closed}"));
     settings.timeout = std::time::Duration::from_secs(1);
     let error = start_error(settings, std::time::Duration::ZERO).await;
@@ -178,9 +177,11 @@ async fn late_bucket(unavailable: bool) {
         return;
     };
     let mut settings = fresh_bucket(&endpoint).await.unwrap();
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let late = listener.local_addr().unwrap();
-    drop(listener);
+    // Bound but not listening: connections are refused, and no other process can take the
+    // port before the bucket comes up (as one could with a port freed and bound again).
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let late = socket.local_addr().unwrap();
     settings.endpoint = Some(format!("http://{late}"));
     settings.timeout = std::time::Duration::from_secs(1);
     let target = endpoint
@@ -195,7 +196,7 @@ async fn late_bucket(unavailable: bool) {
         if !unavailable {
             tokio::time::sleep_until(up_at).await;
         }
-        let listener = tokio::net::TcpListener::bind(late).await.unwrap();
+        let listener = socket.listen(64).unwrap();
         loop {
             let (mut inbound, _) = listener.accept().await.unwrap();
             let (target, refusals) = (target.clone(), refusals.clone());

@@ -354,15 +354,16 @@ backend_tests! {
         };
         assert_eq!(newest_first("registration."), ["registration.completed", "registration.submitted", "registration.blocked", "registration.submitted", "registration.form-rendered", "registration.initiated"]);
         assert_eq!(newest_first("tax-registration."), ["tax-registration.submitted", "tax-registration.validated"]);
-        assert_eq!(list[7]["event_type"], "registration.initiated");
         for d in list {
             assert_eq!((d["status_code"].as_i64(), d["outcome"].as_str(), d["message_status"].as_str(), d["attempt"].as_i64()), (Some(200), Some("delivered"), Some("delivered"), Some(1)), "{d}");
         }
         let (_, p) = json(app.get(&format!("/v1/webhook-endpoints/{all_id}/deliveries?limit=5"), Some(&pkey)).send().await.unwrap()).await;
         let cursor = p["response"]["next_cursor"].as_str().unwrap().to_string();
         let (_, p2) = json(app.get(&format!("/v1/webhook-endpoints/{all_id}/deliveries?limit=5&before={cursor}"), Some(&pkey)).send().await.unwrap()).await;
-        assert_eq!(p2["response"]["deliveries"].as_array().unwrap().len(), 3);
-        assert_eq!(p2["response"]["deliveries"][2]["event_type"], "registration.initiated");
+        // The two pages are the whole list, in its order.
+        let pages: Vec<Value> = [&p, &p2].iter().flat_map(|page| page["response"]["deliveries"].as_array().unwrap().clone()).collect();
+        assert_eq!(p["response"]["deliveries"].as_array().unwrap().len(), 5);
+        assert_eq!(&pages, list);
         let _ = pid;
     }
 

@@ -327,12 +327,7 @@ impl DocumentStore {
             write_durably(&file, &bytes)?;
             let (to_flush, settle) = dirs_to_flush(&file, &root, &settled);
             flushes.flush(&to_flush)?;
-            if !settle.is_empty() {
-                settled
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .extend(settle);
-            }
+            record_settled(&settled, settle, SETTLED_MOST);
             Ok(())
         })
         .await
@@ -521,6 +516,29 @@ fn dirs_to_flush(
     (dirs, settle)
 }
 
+/// The most folders `settled` holds (one per kind and month, and one per case folder of the
+/// layout before months that gets a summary on its first download); beyond it the record
+/// starts afresh, which costs a flush of the folder above on the next write into each.
+const SETTLED_MOST: usize = 10_000;
+
+/// Records `folders` as settled (their entries flushed), starting afresh at `most`.
+fn record_settled(
+    settled: &std::sync::Mutex<std::collections::HashSet<std::path::PathBuf>>,
+    folders: Vec<std::path::PathBuf>,
+    most: usize,
+) {
+    if folders.is_empty() {
+        return;
+    }
+    let mut settled = settled
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if settled.len() + folders.len() > most {
+        settled.clear();
+    }
+    settled.extend(folders);
+}
+
 /// Writes `bytes` to `file` through a staging file beside it (created with its folder when
 /// that is missing), flushes it and renames it into place; the folders are the caller's to
 /// flush. A failed write removes its staging file.
@@ -622,6 +640,17 @@ mod tests {
         assert!(matches!(e, StoreError::Unavailable(_)), "{e:?}");
         assert_eq!(names("trade/2026-12"), ["b.pdf"], "a staging file was left");
         assert!(root.join("trade/2026-12/b.pdf").is_dir());
+    }
+
+    #[test]
+    fn the_settled_record_starts_afresh_at_its_bound() {
+        let settled = std::sync::Mutex::new(std::collections::HashSet::new());
+        let p = |s: &str| std::path::PathBuf::from(s);
+        record_settled(&settled, vec![p("a"), p("b")], 3);
+        record_settled(&settled, vec![], 3);
+        assert_eq!(settled.lock().unwrap().len(), 2);
+        record_settled(&settled, vec![p("c"), p("d")], 3);
+        assert_eq!(*settled.lock().unwrap(), [p("c"), p("d")].into());
     }
 
     /// A write settles the folders it flushed the entries of; a delete unsettles its folder

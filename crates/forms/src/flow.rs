@@ -2,8 +2,7 @@
 //! labelled rows, spaces, rules and a signature box, top to bottom, shrunk uniformly until the
 //! page holds them.
 
-use krilla::surface::Surface;
-
+use crate::canvas::Canvas;
 use crate::pdf::{self, A4_HEIGHT, A4_WIDTH};
 use crate::text::{self, Rect, Run};
 
@@ -53,8 +52,13 @@ impl Flow<'_> {
         scale
     }
 
-    /// Runs the items at `scale`; draws when a surface is given. Returns the height used.
-    pub fn run(&self, scale: f32, fonts: &text::Fonts, mut surface: Option<&mut Surface>) -> f32 {
+    /// Runs the items at `scale`; draws when a canvas is given. Returns the height used.
+    pub fn run(
+        &self,
+        scale: f32,
+        fonts: &text::Fonts,
+        mut surface: Option<&mut dyn Canvas>,
+    ) -> f32 {
         let mut y = TOP;
         for item in &self.items {
             match item {

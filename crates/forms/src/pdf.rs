@@ -3,11 +3,10 @@
 use domain::signature::{Segment, SignaturePath};
 use krilla::color::rgb;
 use krilla::configure::{Archival, ConfigurationBuilder};
-use krilla::geom::{PathBuilder, Transform};
+use krilla::geom::Transform;
 use krilla::metadata::{DateTime, Metadata};
 use krilla::num::NormalizedF32;
-use krilla::paint::{Fill, Stroke};
-use krilla::surface::Surface;
+use krilla::paint::Fill;
 use krilla::{Document, SerializeSettings};
 
 use crate::RenderError;
@@ -210,18 +209,15 @@ pub(crate) fn draw_signature<C: Canvas + ?Sized>(canvas: &mut C, sig: &Signature
 }
 
 /// A thin (0.6 pt) horizontal rule from `x0` to `x1` at `y`.
-pub(crate) fn hline(surface: &mut Surface, x0: f32, x1: f32, y: f32, (r, g, b): (u8, u8, u8)) {
-    let mut line = PathBuilder::new();
-    line.move_to(x0, y);
-    line.line_to(x1, y);
-    if let Some(path) = line.finish() {
-        surface.set_fill(None);
-        surface.set_stroke(Some(Stroke {
-            paint: rgb::Color::new(r, g, b).into(),
-            width: 0.6,
-            ..Default::default()
-        }));
-        surface.draw_path(&path);
-        surface.set_stroke(None);
-    }
+pub(crate) fn hline<C: Canvas + ?Sized>(
+    canvas: &mut C,
+    x0: f32,
+    x1: f32,
+    y: f32,
+    rgb: (u8, u8, u8),
+) {
+    canvas.stroke(
+        &[Seg::MoveTo(x0, y), Seg::LineTo(x1, y)],
+        Pen { rgb, width: 0.6 },
+    );
 }

@@ -5,11 +5,14 @@
 //! preferred language is not German a courtesy translation follows the German text, marked as
 //! non-binding.
 
-use domain::trade::{Environment, Language, Owner, TradeRegistration};
-use krilla::page::PageSettings;
+use std::sync::OnceLock;
 
+use domain::trade::{Environment, Language, Owner, TradeRegistration};
+
+use crate::canvas::Canvas;
+use crate::direct::{Document, Info, Preparer, Template};
 use crate::flow::{Flow, Item};
-use crate::pdf::{self, A4_HEIGHT, A4_WIDTH};
+use crate::pdf;
 use crate::text;
 use crate::{PowerOfAttorneyContext, RenderError, format_date};
 
@@ -23,6 +26,7 @@ struct Translation {
 type BodyFn = fn(&Facts) -> Vec<String>;
 
 /// The values the text is built from.
+#[derive(Default)]
 struct Facts {
     owner_name: String,
     owner_dob: String,
@@ -106,6 +110,63 @@ fn spanish(f: &Facts) -> Vec<String> {
     ]
 }
 
+const HEADING: &str = "Vollmacht zur Einreichung der Gewerbeanmeldung";
+const SUBTITLE: &str = "Gewerbeanzeige nach § 14 der Gewerbeordnung (GewO), Vordruck GewA 1";
+const LABELS: [&str; 4] = [
+    "Vollmachtgeber/in",
+    "Unternehmen",
+    "Bevollmächtigte",
+    "Angelegenheit",
+];
+const LANGUAGES: [Language; 5] = [
+    Language::De,
+    Language::En,
+    Language::Fr,
+    Language::It,
+    Language::Es,
+];
+
+/// The empty page with fonts prepared for the texts every power of attorney draws (headings,
+/// labels, the bodies of all languages without their facts, digits, the sandbox mark); the
+/// glyphs of names and addresses that these lack go into each document's own subset.
+fn template() -> Result<&'static Template, RenderError> {
+    static TEMPLATE: OnceLock<Result<Template, RenderError>> = OnceLock::new();
+    TEMPLATE
+        .get_or_init(|| {
+            let fonts = text::fonts()?;
+            let mut preparer = Preparer::new()?;
+            preparer.page(|_| Ok(()))?;
+            let blank = Facts::default();
+            let mut bold: Vec<&str> = vec![HEADING, pdf::SANDBOX_MARK, pdf::SANDBOX_BANNER];
+            bold.extend(LABELS);
+            let mut regular: Vec<String> = vec![
+                SUBTITLE.to_owned(),
+                "geboren am Rechtsform: Betriebsstätte: Gewerbeanmeldung (GewA 1), Beginn der \
+                 Tätigkeit am , den Unterschrift (Vollmachtgeber/in)"
+                    .to_owned(),
+                "0123456789 .,;:-/&()'\"ABCDEFGHIJKLMNOPQRSTUVWXYZ abcdefghijklmnopqrstuvwxyz \
+                 ÄÖÜäöüß"
+                    .to_owned(),
+            ];
+            regular.extend(german(&blank));
+            regular.extend(REASONS.iter().map(|r| reason_de(*r).to_owned()));
+            for t in LANGUAGES.into_iter().filter_map(translation) {
+                bold.push(t.heading);
+                regular.push(t.note.to_owned());
+                regular.extend((t.body)(&blank));
+            }
+            for t in bold {
+                preparer.include(&fonts.bold, t)?;
+            }
+            for t in &regular {
+                preparer.include(&fonts.regular, t)?;
+            }
+            preparer.finish()
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
 fn translation(lang: Language) -> Option<Translation> {
     let (heading, note, body): (&str, &str, BodyFn) = match lang {
         Language::De => return None,
@@ -175,6 +236,18 @@ fn establishment(reg: &TradeRegistration) -> String {
 const LABEL_WIDTH: f32 = 118.0;
 const BODY: f32 = 10.0;
 
+const REASONS: [domain::trade::Reason; 6] = {
+    use domain::trade::Reason::*;
+    [
+        NewFoundation,
+        Takeover,
+        ReopeningAfterRelocation,
+        LegalFormChange,
+        PartnerEntry,
+        TransformationLaw,
+    ]
+};
+
 fn reason_de(reason: domain::trade::Reason) -> &'static str {
     use domain::trade::Reason::*;
     match reason {
@@ -224,11 +297,7 @@ pub(crate) fn render(
             bold: true,
             size: 16.0,
             color: (0, 0, 0),
-            run: text::shape_in(
-                fonts,
-                true,
-                "Vollmacht zur Einreichung der Gewerbeanmeldung",
-            ),
+            run: text::shape_in(fonts, true, HEADING),
         },
         Item::Para {
             bold: false,
@@ -242,7 +311,7 @@ pub(crate) fn render(
         },
         Item::Space(16.0),
         Item::Row {
-            label: text::shape_in(fonts, true, "Vollmachtgeber/in"),
+            label: text::shape_in(fonts, true, LABELS[0]),
             lines: vec![
                 text::shape_in(fonts, false, &facts.owner_name),
                 text::shape_in(fonts, false, &format!("geboren am {}", facts.owner_dob)),
@@ -250,7 +319,7 @@ pub(crate) fn render(
             ],
         },
         Item::Row {
-            label: text::shape_in(fonts, true, "Unternehmen"),
+            label: text::shape_in(fonts, true, LABELS[1]),
             lines: vec![
                 text::shape_in(fonts, false, &facts.company),
                 text::shape_in(fonts, false, &format!("Rechtsform: {}", facts.legal_form)),
@@ -262,14 +331,14 @@ pub(crate) fn render(
             ],
         },
         Item::Row {
-            label: text::shape_in(fonts, true, "Bevollmächtigte"),
+            label: text::shape_in(fonts, true, LABELS[2]),
             lines: vec![
                 text::shape_in(fonts, false, &facts.operator_name),
                 text::shape_in(fonts, false, &facts.operator_address),
             ],
         },
         Item::Row {
-            label: text::shape_in(fonts, true, "Angelegenheit"),
+            label: text::shape_in(fonts, true, LABELS[3]),
             lines: vec![text::shape_in(
                 fonts,
                 false,
@@ -350,24 +419,21 @@ pub(crate) fn render(
     };
     let scale = flow.fitting_scale(fonts);
 
-    let mut document = pdf::new_document()?;
-    document.set_metadata(pdf::metadata(
-        format!("Vollmacht - {}", facts.owner_name),
-        format!(
+    let mut document = Document::new(template()?);
+    document.page(|page| {
+        flow.run(scale, fonts, Some(&mut *page as &mut dyn Canvas));
+        if reg.environment == Environment::Sandbox {
+            pdf::sandbox_mark(page)?;
+        }
+        Ok(())
+    })?;
+    document.finish(&Info {
+        title: format!("Vollmacht - {}", facts.owner_name),
+        subject: format!(
             "Vollmacht zur Einreichung der Gewerbeanmeldung für {}",
             reg.name
         ),
-        Some(facts.owner_name.clone()),
-        ctx.timestamp,
-    ));
-    let settings = PageSettings::from_wh(A4_WIDTH, A4_HEIGHT).ok_or(RenderError::Font)?;
-    {
-        let mut page = document.start_page_with(settings);
-        let mut surface = page.surface();
-        flow.run(scale, fonts, Some(&mut surface));
-        if reg.environment == Environment::Sandbox {
-            pdf::sandbox_mark(&mut surface)?;
-        }
-    }
-    pdf::finish(document)
+        author: Some(facts.owner_name.clone()),
+        timestamp: ctx.timestamp,
+    })
 }

@@ -7,7 +7,6 @@
 use std::ops::Range;
 use std::sync::{Arc, OnceLock, RwLock};
 
-use krilla::surface::Surface;
 use krilla::text::{Font, GlyphId, KrillaGlyph};
 
 use crate::RenderError;
@@ -503,11 +502,11 @@ pub(crate) fn fill_box<C: Canvas + ?Sized>(
 /// Wraps `text` into `width` at `size` and draws it (when a surface is given) from `y` down.
 /// Returns the y below the paragraph.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn paragraph(
-    surface: Option<&mut Surface>,
+pub(crate) fn paragraph<C: Canvas + ?Sized>(
+    canvas: Option<&mut C>,
     face: &Face,
     size: f32,
-    (r, g, b): (u8, u8, u8),
+    rgb: (u8, u8, u8),
     x: f32,
     width: f32,
     run: &Run,
@@ -528,14 +527,12 @@ pub(crate) fn paragraph(
         },
     );
     let height = laid.lines.len() as f32 * LINE_HEIGHT * laid.size;
-    if let Some(surface) = surface {
-        surface.set_fill(Some(crate::pdf::fill(krilla::color::rgb::Color::new(
-            r, g, b,
-        ))));
+    if let Some(canvas) = canvas {
+        canvas.set_fill_rgb(rgb);
         let mut by = y;
         for line in &laid.lines {
             draw_run(
-                surface,
+                canvas,
                 face,
                 line,
                 x,

@@ -13,6 +13,7 @@
 use domain::trade::{BusinessType, TradeRegistration};
 use krilla::page::PageSettings;
 
+use crate::canvas::Canvas;
 use crate::flow::{Flow, Item};
 use crate::pdf::{self, A4_HEIGHT, A4_WIDTH};
 use crate::text;
@@ -216,7 +217,7 @@ pub(crate) fn render(
     {
         let mut page = document.start_page_with(settings);
         let mut surface = page.surface();
-        flow.run(scale, fonts, Some(&mut surface));
+        flow.run(scale, fonts, Some(&mut surface as &mut dyn Canvas));
         // Always: a sample licence must never pass for a real one.
         pdf::sandbox_mark(&mut surface)?;
     }

@@ -1,10 +1,10 @@
-//! The GewA 1 is written directly with pdf-writer (`src/direct.rs`), without the PDF/A
-//! validation krilla does for the other documents. These checks read a file back with lopdf and
+//! The GewA 1 and the power of attorney are written directly with pdf-writer
+//! (`src/direct.rs`), without the PDF/A validation krilla does for the other documents. These checks read a file back with lopdf and
 //! hold it to the PDF/A-2b rules that hand-written objects can break: header, identifiers,
 //! metadata that matches the document information, the output intent, embedded fonts whose
 //! widths match their programs and that draw no `.notdef`, device-independent colour,
-//! graphics states and balanced content streams. krilla's power of attorney passes the same
-//! checks (the checks are calibrated on a validated file), and two damaged copies fail them.
+//! graphics states and balanced content streams. krilla's sample trade licence passes the same
+//! checks (the checks are calibrated on a validated file), and damaged copies fail them.
 
 mod common;
 
@@ -12,7 +12,8 @@ use std::collections::BTreeMap;
 
 use common::*;
 use domain::trade::Environment;
-use forms::{render_gewa1, render_power_of_attorney};
+use domain::trade::Language;
+use forms::{render_gewa1, render_power_of_attorney, render_trade_licence};
 use lopdf::content::Content;
 use lopdf::{Dictionary, Document, Object, ObjectId};
 
@@ -459,9 +460,29 @@ fn gewa1_keeps_the_pdfa_2b_rules() {
 }
 
 #[test]
-fn krillas_power_of_attorney_passes_the_same_checks() {
+fn power_of_attorney_keeps_the_pdfa_2b_rules() {
+    let mut reg = example("trade-registration-assisted");
+    let plain = render_power_of_attorney(&reg, 1, &poa_ctx()).unwrap();
+    assert_eq!(pdfa_problems(&plain), Vec::<String>::new());
+    // Sandbox mark, every translation, and names beyond the prepared fonts.
+    reg.environment = Environment::Sandbox;
+    reg.owners[0].first_name = "Nguyễn Thị L\u{325}ukasz".into();
+    reg.owners[0].last_name = "Ðorđević-A\u{308}ßmann Ωmega Жук".into();
+    for lang in [Language::En, Language::Fr, Language::It, Language::Es] {
+        reg.client_preferred_language = lang;
+        let marked = render_power_of_attorney(&reg, 0, &poa_ctx()).unwrap();
+        assert_eq!(pdfa_problems(&marked), Vec::<String>::new(), "{lang:?}");
+        let raw = String::from_utf8_lossy(&marked);
+        for part in ["/D0 ", "/ActualText", "/ExtGState"] {
+            assert!(raw.contains(part), "{part} is not exercised");
+        }
+    }
+}
+
+#[test]
+fn krillas_trade_licence_passes_the_same_checks() {
     let reg = example("trade-registration-assisted");
-    let pdf = render_power_of_attorney(&reg, 1, &poa_ctx()).unwrap();
+    let pdf = render_trade_licence(&reg, &trade_licence_ctx()).unwrap();
     assert_eq!(pdfa_problems(&pdf), Vec::<String>::new());
 }
 

@@ -9,17 +9,7 @@ use forms::{TradeLicenceContext, render_trade_licence};
 use sha2::{Digest, Sha256};
 
 fn ctx() -> TradeLicenceContext {
-    TradeLicenceContext {
-        trade_office_name: "Gewerbeamt Musterstadt (Sandbox)".into(),
-        trade_office_address: Some("Musterplatz 1, 12345 Musterstadt".into()),
-        municipality_key: Some("11000000".into()),
-        reference: "SANDBOX-0196A1B2".into(),
-        received_on: Some(time::macros::date!(2025 - 03 - 18)),
-        issued_on: timestamp().date(),
-        fee_cents: Some(2600),
-        fee_paid: true,
-        timestamp: timestamp(),
-    }
+    trade_licence_ctx()
 }
 
 #[test]

@@ -5,7 +5,9 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::Command;
 
-use forms::{Gewa1Context, Operator, PowerOfAttorneyContext, TradeRegistration};
+use forms::{
+    Gewa1Context, Operator, PowerOfAttorneyContext, TradeLicenceContext, TradeRegistration,
+};
 
 pub fn example(name: &str) -> TradeRegistration {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -36,6 +38,20 @@ pub fn poa_ctx() -> PowerOfAttorneyContext {
         },
         place: None,
         created_on: timestamp().date(),
+        timestamp: timestamp(),
+    }
+}
+
+pub fn trade_licence_ctx() -> TradeLicenceContext {
+    TradeLicenceContext {
+        trade_office_name: "Gewerbeamt Musterstadt (Sandbox)".into(),
+        trade_office_address: Some("Musterplatz 1, 12345 Musterstadt".into()),
+        municipality_key: Some("11000000".into()),
+        reference: "SANDBOX-0196A1B2".into(),
+        received_on: Some(time::macros::date!(2025 - 03 - 18)),
+        issued_on: timestamp().date(),
+        fee_cents: Some(2600),
+        fee_paid: true,
         timestamp: timestamp(),
     }
 }

@@ -1,5 +1,6 @@
-//! Rendering benchmarks: one GewA 1 (two pages), one power of attorney, one tax registration
-//! summary (the GmbH example, two pages) and one sample trade licence (sandbox, one page).
+//! Rendering benchmarks: one GewA 1 (two pages), one power of attorney (the same owner each time,
+//! and a new owner each time), one tax registration summary (the GmbH example, two pages) and
+//! one sample trade licence (sandbox, one page).
 //!
 //! ```sh
 //! CARGO_TARGET_DIR=/root/.cache/forms-target cargo bench -p forms --bench render
@@ -105,6 +106,19 @@ fn bench(c: &mut Criterion) {
     });
     c.bench_function("power_of_attorney", |b| {
         b.iter(|| forms::render_power_of_attorney(&assisted, 1, &poa_ctx).expect("renders"))
+    });
+    // Every document for an owner never seen before (a counter in the name), as under load:
+    // the paragraphs holding the name and address cannot come from the run cache whole.
+    let mut fresh = assisted.clone();
+    let mut count = 0u64;
+    c.bench_function("power_of_attorney_new_names", |b| {
+        b.iter(|| {
+            count += 1;
+            let (first, last) = NAMES[(count % NAMES.len() as u64) as usize];
+            fresh.owners[1].first_name = format!("{first}{count}");
+            fresh.owners[1].last_name = (*last).into();
+            forms::render_power_of_attorney(&fresh, 1, &poa_ctx).expect("renders")
+        })
     });
     c.bench_function("tax_summary", |b| {
         b.iter(|| forms::render_tax_summary(&tax, &tax_ctx).expect("renders"))

@@ -274,7 +274,9 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
             let listener = tokio::net::TcpListener::bind(listen)
                 .await
                 .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
-            tracing::info!(address = %listen, "listening");
+            // The bound address, not the configured one: with port 0 the system picks it.
+            let address = listener.local_addr().unwrap_or(listen);
+            tracing::info!(%address, "listening");
             crate::app::serve(state, listener, crate::app::shutdown_signal()).await?;
             tracing::info!("stopped");
         }

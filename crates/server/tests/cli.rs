@@ -6,7 +6,7 @@ mod common;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::{Options, TestApp, assert_error, fresh_database, json};
 use serde_json::Value;
@@ -230,51 +230,57 @@ fn help_documents_every_variable() {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// `filing` with no subcommand and no configuration but the port: creates ./data with the
-/// database, documents folder and signing secret, answers /healthz, logs JSON when asked, and
-/// exits 0 on SIGTERM.
+/// `filing` with no subcommand and no configuration but the address: creates ./data with the
+/// database, documents folder and signing secret, answers /healthz, logs JSON when asked (with
+/// the address it bound, here a port the system picked), and exits 0 on SIGTERM.
 #[test]
 fn zero_configuration_start_and_sigterm() {
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
     let mut child = Command::new(BIN)
         .current_dir(dir.path())
         .env_remove("DATABASE_URL")
         .env_remove("FILING_DATA_DIR")
-        .env("FILING_LISTEN", format!("127.0.0.1:{port}"))
+        .env("FILING_LISTEN", "127.0.0.1:0")
         .env("FILING_LOG_FORMAT", "json")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let stderr = child.stderr.take().unwrap();
-    let lines = std::thread::spawn(move || {
-        BufReader::new(stderr)
-            .lines()
-            .map_while(Result::ok)
-            .collect::<Vec<_>>()
-    });
-
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let body = loop {
-        if let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) {
-            use std::io::{Read, Write};
-            s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-                .unwrap();
-            let mut text = String::new();
-            s.read_to_string(&mut text).unwrap();
-            break text;
+    let (sender, received) = std::sync::mpsc::channel::<String>();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if sender.send(line).is_err() {
+                break;
+            }
         }
-        assert!(Instant::now() < deadline, "server did not start");
-        std::thread::sleep(Duration::from_millis(50));
+    });
+    let json = |line: &str| -> Value {
+        serde_json::from_str(line).unwrap_or_else(|_| panic!("not JSON: {line}"))
+    };
+
+    // The "listening" line names the port.
+    let mut lines = Vec::new();
+    let address = loop {
+        let line = received
+            .recv_timeout(Duration::from_secs(20))
+            .expect("server did not log that it listens");
+        let v = json(&line);
+        lines.push(line);
+        if v["fields"]["message"] == "listening" {
+            break v["fields"]["address"].as_str().unwrap().to_owned();
+        }
+    };
+    let port: u16 = address.rsplit(':').next().unwrap().parse().unwrap();
+    assert_ne!(port, 0, "{address}");
+    let body = {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .unwrap();
+        let mut text = String::new();
+        s.read_to_string(&mut text).unwrap();
+        text
     };
     assert!(body.starts_with("HTTP/1.1 200"), "{body}");
     let data = dir.path().join("data");
@@ -290,12 +296,15 @@ fn zero_configuration_start_and_sigterm() {
     assert!(status.success());
     let exit = child.wait().unwrap();
     assert!(exit.success(), "exit {exit:?}");
-    let lines = lines.join().unwrap();
+    reader.join().unwrap();
+    lines.extend(received.try_iter());
     let messages: Vec<String> = lines
         .iter()
         .map(|l| {
-            let v: Value = serde_json::from_str(l).unwrap_or_else(|_| panic!("not JSON: {l}"));
-            v["fields"]["message"].as_str().unwrap_or("").to_string()
+            json(l)["fields"]["message"]
+                .as_str()
+                .unwrap_or("")
+                .to_string()
         })
         .collect();
     for want in [

@@ -99,6 +99,19 @@ pub enum Reason {
     TransformationLaw,
 }
 
+impl Reason {
+    /// Every reason, in the order of field 25 (for what is prepared once per form, such as the
+    /// power of attorney's fonts).
+    pub const ALL: [Reason; 6] = [
+        Reason::NewFoundation,
+        Reason::Takeover,
+        Reason::ReopeningAfterRelocation,
+        Reason::LegalFormChange,
+        Reason::PartnerEntry,
+        Reason::TransformationLaw,
+    ];
+}
+
 /// Fields 23 and 24 of the GewA 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -149,7 +149,7 @@ fn template() -> Result<&'static Template, RenderError> {
                     .to_owned(),
             ];
             regular.extend(german(&blank));
-            regular.extend(REASONS.iter().map(|r| reason_de(*r).to_owned()));
+            regular.extend(domain::trade::Reason::ALL.map(|r| reason_de(r).to_owned()));
             for t in LANGUAGES.into_iter().filter_map(translation) {
                 bold.push(t.heading);
                 regular.push(t.note.to_owned());
@@ -235,18 +235,6 @@ fn establishment(reg: &TradeRegistration) -> String {
 
 const LABEL_WIDTH: f32 = 118.0;
 const BODY: f32 = 10.0;
-
-const REASONS: [domain::trade::Reason; 6] = {
-    use domain::trade::Reason::*;
-    [
-        NewFoundation,
-        Takeover,
-        ReopeningAfterRelocation,
-        LegalFormChange,
-        PartnerEntry,
-        TransformationLaw,
-    ]
-};
 
 fn reason_de(reason: domain::trade::Reason) -> &'static str {
     use domain::trade::Reason::*;

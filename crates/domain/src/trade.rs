@@ -86,6 +86,17 @@ pub enum Language {
     Es,
 }
 
+impl Language {
+    /// Every language, German first.
+    pub const ALL: [Language; 5] = [
+        Language::De,
+        Language::En,
+        Language::Fr,
+        Language::It,
+        Language::Es,
+    ];
+}
+
 /// Field 25 of the GewA 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -118,13 +118,6 @@ const LABELS: [&str; 4] = [
     "Bevollmächtigte",
     "Angelegenheit",
 ];
-const LANGUAGES: [Language; 5] = [
-    Language::De,
-    Language::En,
-    Language::Fr,
-    Language::It,
-    Language::Es,
-];
 
 /// The empty page with fonts prepared for the texts every power of attorney draws (headings,
 /// labels, the bodies of all languages without their facts, digits, the sandbox mark); the
@@ -150,7 +143,7 @@ fn template() -> Result<&'static Template, RenderError> {
             ];
             regular.extend(german(&blank));
             regular.extend(domain::trade::Reason::ALL.map(|r| reason_de(r).to_owned()));
-            for t in LANGUAGES.into_iter().filter_map(translation) {
+            for t in Language::ALL.into_iter().filter_map(translation) {
                 bold.push(t.heading);
                 regular.push(t.note.to_owned());
                 regular.extend((t.body)(&blank));

@@ -186,9 +186,9 @@ fn sanitize(text: &str) -> String {
 }
 
 /// Shapes `text` in `face` word by word: each word with the spaces after it is shaped once and
-/// kept ([`RunCache`]), and the runs are joined (short texts are kept whole as well). Most words of a form repeat from one form to the
-/// next even where its paragraphs don't (a power of attorney's paragraphs hold the owner's name
-/// and address); shaping whole paragraphs again for every new name was a fifth of the server's
+/// kept ([`RunCache`]), and the runs are joined (short texts are kept whole as well). Most
+/// words of a form repeat from one form to the next even where its paragraphs don't (a power
+/// of attorney's paragraphs hold the owner's name and address); shaping whole paragraphs again for every new name was a fifth of the server's
 /// CPU under assisted creates. Noto Sans has no kerning or ligature across a space, and a word
 /// is shaped in the script of its own letters (a whole paragraph took the first letter's), so
 /// the run is the one whole-text shaping gives (`word_runs_are_the_runs_of_whole_texts`).

@@ -108,13 +108,7 @@ fn sandbox_deterministic_and_errors() {
 fn prepared_fonts_cover_the_common_documents() {
     let mut reg = example("trade-registration-assisted");
     reg.name = "Mustermann Gastronomie GbR".into();
-    for lang in [
-        Language::De,
-        Language::En,
-        Language::Fr,
-        Language::It,
-        Language::Es,
-    ] {
+    for lang in Language::ALL {
         reg.client_preferred_language = lang;
         for env in [Environment::Production, Environment::Sandbox] {
             reg.environment = env;

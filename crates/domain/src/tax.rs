@@ -243,6 +243,17 @@ pub struct FinancialEstimates {
     pub following_year: Estimate,
 }
 
+impl FinancialEstimates {
+    /// Whether the small-business election (§ 19 UStG) is open: founding-year revenue at most
+    /// 25,000 euros and the following year's at most 100,000. Otherwise the regular regime
+    /// applies and `vat.regime` has no effect.
+    pub fn small_business_election_available(&self) -> bool {
+        self.formation_year.revenue_amount <= crate::tax_request::SMALL_BUSINESS_FOUNDING_YEAR
+            && self.following_year.revenue_amount
+                <= crate::tax_request::SMALL_BUSINESS_FOLLOWING_YEAR
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
@@ -315,6 +326,15 @@ pub struct Vat {
     pub request_reverse_charge_certificate: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reverse_charge_service_type: Option<ReverseChargeServiceType>,
+}
+
+impl Vat {
+    /// Whether the filing waives the small-business rule (§ 19 (2) UStG): only when the
+    /// election was open and the standard regime chosen. A `standard` sent above the thresholds
+    /// is no waiver, and filing one would bind the company for five years.
+    pub fn waives_small_business(&self, estimates: &FinancialEstimates) -> bool {
+        self.regime == Some(VatRegime::Standard) && estimates.small_business_election_available()
+    }
 }
 
 /// The payroll block (present exactly when `has_employees` is true).

@@ -461,12 +461,8 @@ pub fn vat(v: &Value, estimates: Option<&FinancialEstimates>, e: &mut Violations
     let regime_ok = !o.has("regime") || regime.is_some();
     let founding = estimates.map(|x| x.formation_year.revenue_amount);
     let following = estimates.map(|x| x.following_year.revenue_amount);
-    let election_available = match (founding, following) {
-        (Some(f), Some(n)) => {
-            f <= SMALL_BUSINESS_FOUNDING_YEAR && n <= SMALL_BUSINESS_FOLLOWING_YEAR
-        }
-        _ => false,
-    };
+    let election_available =
+        estimates.is_some_and(FinancialEstimates::small_business_election_available);
     if election_available && !o.has("regime") {
         e.push(
             "vat.regime",

@@ -9,7 +9,7 @@ use domain::gbr::{GbrTaxRegistration, PartnershipLegalForm};
 use domain::tax::{
     AccountingMethod, BalanceType, CommercialRegister, FinancialEstimates, FormationType,
     KapLegalForm, Payroll, Percentage, ReturnFrequency, ReverseChargeServiceType, TaxAddress,
-    TaxRegistration, Vat, VatRegime,
+    TaxRegistration, Vat,
 };
 use quick_xml::Writer;
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
@@ -543,8 +543,7 @@ fn umsatzsteuer(x: &mut Xml, est: &FinancialEstimates, vat: &Vat) -> io::Result<
         x.open("KleinunternehmerRegelung")?;
         x.leaf("KleinUnternUSt", "true")?;
         x.close("KleinunternehmerRegelung")?;
-    } else if vat.regime == Some(VatRegime::Standard) {
-        // The election was available and the standard regime chosen: a waiver (§ 19 (2) UStG).
+    } else if vat.waives_small_business(est) {
         x.open("KleinunternehmerRegelung")?;
         x.leaf("KleinUnternUStVerzicht", "true")?;
         x.close("KleinunternehmerRegelung")?;

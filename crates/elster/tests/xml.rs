@@ -544,6 +544,36 @@ fn ug_small_business_application_filed_no_payroll() {
     assert_eq!(share.child("Nominal").text(), "1000.00");
 }
 
+/// `standard` sent where the election is not open (founding-year revenue above 25,000, or the
+/// following year's above 100,000) has no effect: the regular regime applies without a waiver,
+/// which would bind the company for five years (§ 19 (3) UStG).
+#[test]
+fn standard_regime_sent_above_the_thresholds_is_no_waiver() {
+    for (founding, following) in [(25_001, 50_000), (120_000, 300_000), (20_000, 100_001)] {
+        let mut reg = ug();
+        reg.financial_estimates.formation_year.revenue_amount = founding;
+        reg.financial_estimates.formation_year.profit_amount = 0;
+        reg.financial_estimates.following_year.revenue_amount = following;
+        reg.financial_estimates.following_year.profit_amount = 0;
+        reg.vat.regime = Some(domain::tax::VatRegime::Standard);
+        reg.vat.small_business = false;
+        reg.vat.accounting_method = Some(domain::tax::AccountingMethod::Accrual);
+        reg.vat.estimated_balance_type = Some(domain::tax::BalanceType::Payable);
+        reg.vat.estimated_balance_amount = Some(500);
+        reg.vat.return_frequency = Some(domain::tax::ReturnFrequency::Quarterly);
+        let bytes = xml(&reg, false);
+        validate(&bytes).unwrap();
+        let doc = El::parse(&bytes);
+        let ust = kapg(&doc).child("Umsatzsteuer");
+        assert!(
+            !ust.has("KleinunternehmerRegelung"),
+            "{founding}/{following}: {:?}",
+            ust.names()
+        );
+        assert_eq!(ust.at("ZahllastUeberschuss/Auswahl").text(), "1");
+    }
+}
+
 #[test]
 fn standard_regime_chosen_is_a_waiver() {
     let mut reg = ug();

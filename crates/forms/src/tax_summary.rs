@@ -430,13 +430,19 @@ fn estimates(flow: &mut Flow, n: &str, fe: &FinancialEstimates) {
     );
 }
 
-fn vat(flow: &mut Flow, n: &str, vat: &Vat) {
+fn vat(flow: &mut Flow, n: &str, vat: &Vat, estimates: &FinancialEstimates) {
     flow.heading(&format!("{n}. Umsatzsteuer"));
     flow.row(
         "Gewählte Besteuerung",
         match vat.regime {
+            // Above the thresholds a `regime` sent has no effect (and is no waiver).
+            _ if !estimates.small_business_election_available() => {
+                "keine Wahl (Kleinunternehmerregelung nicht möglich)"
+            }
             Some(VatRegime::SmallBusiness) => "Kleinunternehmerregelung",
-            Some(VatRegime::Standard) => "Regelbesteuerung",
+            Some(VatRegime::Standard) => {
+                "Regelbesteuerung (Verzicht nach §\u{a0}19\u{a0}Abs.\u{a0}2\u{a0}UStG)"
+            }
             None => "keine Wahl (Kleinunternehmerregelung nicht möglich)",
         },
     );
@@ -677,7 +683,7 @@ fn build_partnership(reg: &GbrTaxRegistration, ctx: &TaxSummaryContext, flow: &m
 
     bank(flow, "4", reg.iban.as_deref(), reg.bic.as_deref());
     estimates(flow, "5", &reg.financial_estimates);
-    vat(flow, "6", &reg.vat);
+    vat(flow, "6", &reg.vat, &reg.financial_estimates);
     payroll(flow, "7", reg.has_employees, reg.payroll.as_ref());
 
     let caption = if managers.is_empty() {
@@ -804,7 +810,7 @@ fn build(reg: &TaxRegistration, ctx: &TaxSummaryContext, flow: &mut Flow) {
 
     bank(flow, "6", reg.iban.as_deref(), reg.bic.as_deref());
     estimates(flow, "7", &reg.financial_estimates);
-    vat(flow, "8", &reg.vat);
+    vat(flow, "8", &reg.vat, &reg.financial_estimates);
     payroll(flow, "9", reg.has_employees, reg.payroll.as_ref());
 
     let signers: Vec<String> = reg.directors.iter().map(director_name).collect();

@@ -160,6 +160,17 @@ fn ug() -> TaxRegistration {
     };
     reg.iban = None;
     reg.bic = None;
+    // Within the small-business thresholds, as the rule it files requires.
+    reg.financial_estimates = FinancialEstimates {
+        formation_year: Estimate {
+            revenue_amount: 18_000,
+            profit_amount: 2_000,
+        },
+        following_year: Estimate {
+            revenue_amount: 60_000,
+            profit_amount: 10_000,
+        },
+    };
     reg.vat = Vat {
         regime: Some(VatRegime::SmallBusiness),
         small_business: true,
@@ -306,7 +317,8 @@ fn gmbh_every_value_in_section_order() {
             "300.000 €",
             "-60.000 €",
             "Umsatzsteuer",
-            "Regelbesteuerung",
+            // `standard` was sent, but above 25,000 euros there is nothing to choose.
+            "Gewählte Besteuerung keine Wahl",
             "Kleinunternehmerregelung (§ 19 UStG) nein",
             "Sollversteuerung",
             "Voraussichtliche Umsatzsteuer Erstattung: 12.000 €",
@@ -364,6 +376,31 @@ fn ug_small_business_without_payroll() {
     ] {
         assert!(!text.contains(absent), "{absent:?} in:\n{text}");
     }
+}
+
+/// Within the thresholds `standard` is a waiver of the small-business rule, and says so.
+#[test]
+fn standard_regime_within_the_thresholds_is_shown_as_a_waiver() {
+    let mut reg = ug();
+    reg.vat = Vat {
+        regime: Some(VatRegime::Standard),
+        small_business: false,
+        accounting_method: Some(AccountingMethod::Cash),
+        estimated_balance_type: Some(BalanceType::Payable),
+        estimated_balance_amount: Some(500),
+        return_frequency: Some(ReturnFrequency::Quarterly),
+        ..reg.vat
+    };
+    assert!(reg.financial_estimates.small_business_election_available());
+    let text = raw_text(&render_tax_summary(&reg, &ctx()).unwrap());
+    assert_in_order(
+        &text,
+        &[
+            "Gewählte Besteuerung Regelbesteuerung (Verzicht nach § 19 Abs. 2 UStG)",
+            "Kleinunternehmerregelung (§ 19 UStG) nein",
+        ],
+    );
+    assert!(!text.contains("keine Wahl"), "{text}");
 }
 
 #[test]

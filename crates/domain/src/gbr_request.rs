@@ -191,6 +191,9 @@ pub fn parse(
     let e = &mut errs;
 
     let core: Core<PartnershipLegalForm> = core(&o, &["gbr", "egbr"], known_tax_office, e);
+    if let (Some(n), Some(f)) = (&core.name, core.legal_form) {
+        crate::legal_name::check(n, crate::legal_name::partnership_designations(f), e);
+    }
     let (agreement, start) = founding_dates(
         &o,
         "partnership_agreement_date",

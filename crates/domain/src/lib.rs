@@ -5,12 +5,14 @@
 //! rule lives here exactly once.
 
 pub mod auth;
+pub mod calendar;
 pub mod company;
 pub mod country;
 pub mod din91379;
 pub mod error;
 pub mod gbr;
 pub mod gbr_request;
+pub mod legal_name;
 pub mod lifecycle;
 pub mod offices;
 #[cfg(test)]

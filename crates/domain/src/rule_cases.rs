@@ -306,6 +306,32 @@ pub fn trade_cases() -> Vec<RuleCase> {
             "owners[0].email",
             "invalid_email",
         ),
+        // "with legal-form suffix where one applies" (domain::legal_name).
+        c(
+            "self",
+            vec![("/name", Some(json!("Mustermann Software")))],
+            "name",
+            "missing_legal_form",
+        ),
+        c(
+            "self",
+            vec![("/legal_form", Some(json!("ug")))],
+            "name",
+            "missing_legal_form",
+        ),
+        // Printed on the GewA 1, so Latin only, as the other free text.
+        c(
+            "self",
+            vec![("/email", Some(json!("用户@例子.中国")))],
+            "email",
+            "invalid_characters",
+        ),
+        c(
+            "self",
+            vec![("/owners/0/email", Some(json!("erika\u{1F600}@example.de")))],
+            "owners[0].email",
+            "invalid_characters",
+        ),
         c(
             "self",
             vec![("/business_type", Some(json!([])))],
@@ -596,6 +622,19 @@ pub fn tax_cases() -> Vec<RuleCase> {
             "address.street",
             "missing_house_number",
         ),
+        // An ordinal is part of the street's name, not its number.
+        c(
+            "gmbh",
+            vec![("/address/street", Some(json!("Straße des 17. Juni")))],
+            "address.street",
+            "missing_house_number",
+        ),
+        c(
+            "gmbh",
+            vec![("/directors/0/address/street", Some(json!("Am 1. Mai")))],
+            "directors[0].address.street",
+            "missing_house_number",
+        ),
         c(
             "gmbh",
             vec![("/address/zip", Some(json!("1011")))],
@@ -676,6 +715,12 @@ pub fn tax_cases() -> Vec<RuleCase> {
             vec![("/directors/0/email", Some(json!("erika@")))],
             "directors[0].email",
             "invalid_email",
+        ),
+        c(
+            "gmbh",
+            vec![("/directors/0/email", Some(json!("эрика@пример.рф")))],
+            "directors[0].email",
+            "invalid_characters",
         ),
         c(
             "gmbh",
@@ -763,6 +808,25 @@ pub fn tax_cases() -> Vec<RuleCase> {
             vec![("/bic", Some(json!("COBADE")))],
             "bic",
             "invalid_bic",
+        ),
+        // Replayed on the eGbR, whose name must say eGbR.
+        c(
+            "gmbh",
+            vec![("/name", Some(json!("Mustermann Software")))],
+            "name",
+            "missing_legal_form",
+        ),
+        c(
+            "gmbh",
+            vec![("/bic", Some(json!("MULTIPLE")))],
+            "bic",
+            "invalid_bic",
+        ),
+        c(
+            "gmbh",
+            vec![("/iban", None), ("/bic", Some(json!("COBADEFFXXX")))],
+            "bic",
+            "not_allowed",
         ),
         c(
             "gmbh",

@@ -185,7 +185,11 @@ pub fn date(v: &Value, path: &str, errs: &mut Violations) -> Option<Date> {
 pub fn past_date(v: &Value, path: &str, today: Date, errs: &mut Violations) -> Option<Date> {
     let d = date(v, path, errs)?;
     if d > today {
-        errs.push(path, "not_in_past", "must be a date in the past");
+        errs.push(
+            path,
+            "not_in_past",
+            "must be today or earlier (the date in Germany)",
+        );
         return None;
     }
     Some(d)
@@ -303,9 +307,19 @@ pub fn phone(v: &Value, path: &str, errs: &mut Violations) -> Option<String> {
 }
 
 /// An e-mail address: `local@domain.tld`, ASCII or internationalised, no spaces, at most 254
-/// characters, a domain of dot-separated labels.
+/// characters, a domain of dot-separated labels; NFC-normalised, and printable on the forms
+/// that carry it (the GewA 1, the tax summary): DIN 91379 characters, so `müller@bäcker.de`
+/// but not `用户@例子.中国`, which would print as question marks.
 pub fn email(v: &Value, path: &str, errs: &mut Violations) -> Option<String> {
     let s = string(v, path, errs)?.trim();
+    let s = match din91379::check(s, TextType::C) {
+        Ok(normalised) => normalised,
+        Err(e) => {
+            errs.push(path, "invalid_characters", e.to_string());
+            return None;
+        }
+    };
+    let s = s.as_str();
     let valid = (|| {
         if s.len() > 254 || s.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return false;
@@ -479,4 +493,41 @@ pub fn euro_cents(v: &Value, path: &str, errs: &mut Violations) -> Option<i64> {
         format!("{frac:0<2}").parse().ok()?
     };
     Some(whole * 100 + cents)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn email_of(s: &str) -> Result<String, Vec<String>> {
+        let mut errs = Violations::default();
+        email(&Value::from(s), "email", &mut errs)
+            .ok_or_else(|| errs.iter().map(|e| e.code.to_string()).collect())
+    }
+
+    #[test]
+    fn emails_latin_and_internationalised() {
+        for ok in [
+            "kontakt@example.de",
+            "erika.mustermann+gewerbe@example.co.uk",
+            "müller@bäckerei-müller.de",
+            "łukasz@żółw.pl",
+        ] {
+            assert_eq!(email_of(ok).as_deref(), Ok(ok), "{ok}");
+        }
+        // Decomposed umlauts are stored composed, as the other text.
+        assert_eq!(
+            email_of("mu\u{308}ller@example.de").as_deref(),
+            Ok("müller@example.de")
+        );
+        for (bad, code) in [
+            ("用户@例子.中国", "invalid_characters"),
+            ("erika@пример.рф", "invalid_characters"),
+            ("erika\u{1F600}@example.de", "invalid_characters"),
+            ("kontakt@", "invalid_email"),
+            ("a b@example.de", "invalid_email"),
+        ] {
+            assert_eq!(email_of(bad), Err(vec![code.to_string()]), "{bad}");
+        }
+    }
 }

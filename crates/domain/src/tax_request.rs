@@ -123,14 +123,15 @@ pub(crate) fn req_euros(o: &Obj, name: &str, e: &mut Violations) -> Option<i64> 
         .and_then(|v| rules::whole_euros(v, &o.path(name), e))
 }
 
-/// A street must carry a house number: a digit after the first word (`Musterstraße 1`,
-/// `Hafenstraße 5a`, `Am Markt 12-14`, `Rue de Rivoli 10`, `10 Downing Street` abroad).
+/// A street must carry a house number: a word after the first (`Musterstraße 1`, `Hafenstraße
+/// 5a`, `Am Markt 12-14`, `Rue de Rivoli 10`), or the first abroad (`10 Downing Street`), that
+/// starts with a digit and is no ordinal: `17.` in `Straße des 17. Juni` is part of the name.
 fn has_house_number(street: &str) -> bool {
     let words: Vec<&str> = street.split_whitespace().collect();
     words.len() >= 2
         && words
             .iter()
-            .any(|w| w.starts_with(|c: char| c.is_ascii_digit()))
+            .any(|w| w.starts_with(|c: char| c.is_ascii_digit()) && !w.ends_with('.'))
 }
 
 /// The tax registration's Address object.
@@ -380,6 +381,8 @@ pub(crate) fn register(
     }
 }
 
+/// ISO 9362: a 4-letter institution code, the country (an ISO 3166-1 alpha-2 code, or `XK`,
+/// which SWIFT uses for Kosovo), a 2-character location and an optional 3-character branch.
 fn valid_bic(bic: &str) -> bool {
     let b = bic.as_bytes();
     (b.len() == 8 || b.len() == 11)
@@ -387,6 +390,7 @@ fn valid_bic(bic: &str) -> bool {
         && b[6..]
             .iter()
             .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+        && (&bic[4..6] == "XK" || crate::country::CountryCode::parse(&bic[4..6]).is_ok())
 }
 
 pub(crate) fn estimates(v: &Value, e: &mut Violations) -> Option<FinancialEstimates> {
@@ -979,11 +983,20 @@ pub(crate) fn bank(o: &Obj, e: &mut Violations) -> (Option<String>, Option<Strin
             e.push(
                 "bic",
                 "invalid_bic",
-                "must be a BIC of 8 or 11 characters (e.g. COBADEFFXXX)",
+                "must be a BIC of 8 or 11 characters with a country code (e.g. COBADEFFXXX)",
             );
             None
         }
     });
+    // The filing carries a BIC only in the bank account beside its IBAN; one sent alone would
+    // be stored and never filed.
+    if o.has("bic") && !o.has("iban") {
+        e.push(
+            "bic",
+            "not_allowed",
+            "is only accepted together with an iban",
+        );
+    }
     if let Some(i) = &iban
         && !i.starts_with("DE")
         && !o.has("bic")
@@ -1007,6 +1020,9 @@ pub fn parse(
     let e = &mut errs;
 
     let core: Core<KapLegalForm> = core(&o, &["ug", "gmbh"], known_tax_office, e);
+    if let (Some(n), Some(f)) = (&core.name, core.legal_form) {
+        crate::legal_name::check(n, crate::legal_name::kap_designations(f), e);
+    }
     let (legal_form, environment) = (core.legal_form, core.environment);
     let (notarization, start) =
         founding_dates(&o, "notarization_date", "before_notarization", today, e);
@@ -1245,6 +1261,113 @@ mod tests {
 
     fn known(n: &str) -> bool {
         crate::offices::is_known_tax_office(n)
+    }
+
+    fn bank_of(body: Value) -> Result<(Option<String>, Option<String>), Vec<String>> {
+        let mut e = Violations::new();
+        let o = object(&body, "", &["iban", "bic"], &mut e).unwrap();
+        let out = bank(&o, &mut e);
+        if e.is_empty() {
+            Ok(out)
+        } else {
+            Err(e
+                .iter()
+                .map(|x| format!("{} {}", x.field, x.code))
+                .collect())
+        }
+    }
+
+    /// The IBAN and BIC vectors (data/test-vectors/iban_bic.csv), each through the request's
+    /// own rule: an IBAN alone (a German one needs no BIC), a BIC beside a German IBAN.
+    #[test]
+    fn iban_and_bic_vectors() {
+        let csv = include_str!("../data/test-vectors/iban_bic.csv");
+        let mut n = 0;
+        for line in csv.lines().skip(1) {
+            let cols: Vec<&str> = line.splitn(4, ',').collect();
+            let (value, kind, valid) = (cols[0], cols[1], cols[2] == "true");
+            let body = match kind {
+                "IBAN" => serde_json::json!({ "iban": value }),
+                "BIC" => serde_json::json!({ "iban": "DE89370400440532013000", "bic": value }),
+                other => panic!("unknown kind {other}"),
+            };
+            let got = bank_of(body);
+            assert_eq!(got.is_ok(), valid, "{kind} {value}: {got:?}");
+            if !valid {
+                let code = if kind == "IBAN" {
+                    "iban invalid_iban"
+                } else {
+                    "bic invalid_bic"
+                };
+                assert_eq!(got, Err(vec![code.to_string()]), "{value}");
+            }
+            n += 1;
+        }
+        assert!(n >= 10, "only {n} vectors");
+        // Stored in the electronic form, upper-case.
+        assert_eq!(
+            bank_of(
+                serde_json::json!({"iban": "DE89 3704 0044 0532 0130 00", "bic": "cobadeffxxx"})
+            ),
+            Ok((
+                Some("DE89370400440532013000".into()),
+                Some("COBADEFFXXX".into())
+            ))
+        );
+        // Kosovo's SWIFT code is no ISO 3166 code but a BIC country.
+        assert!(
+            bank_of(serde_json::json!({"iban": "XK051212012345678906", "bic": "RBKOXKPRXXX"}))
+                .is_ok()
+        );
+        assert_eq!(
+            bank_of(serde_json::json!({"iban": "AT611904300234573201"})),
+            Err(vec!["bic required".to_string()])
+        );
+        assert_eq!(
+            bank_of(serde_json::json!({"bic": "COBADEFFXXX"})),
+            Err(vec!["bic not_allowed".to_string()])
+        );
+    }
+
+    /// 1 to 9 directors (api.md; ELSTER's `Vertreter` occurs at most 9 times).
+    #[test]
+    fn nine_directors_and_no_more() {
+        let with = |n: usize| {
+            let mut v = example("gmbh");
+            let first = v["directors"][0].clone();
+            v["directors"] = Value::Array(vec![first; n]);
+            v
+        };
+        let nine = parse(&with(9), today(), &known).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(nine.registration.directors.len(), 9);
+        for (n, code) in [(0, "too_few"), (10, "too_many")] {
+            let errs = parse(&with(n), today(), &known).expect_err("refused");
+            let got: Vec<(&str, &str)> = errs
+                .iter()
+                .map(|e| (e.field.as_str(), e.code.as_str()))
+                .collect();
+            assert_eq!(got, [("directors", code)], "{n}");
+        }
+    }
+
+    #[test]
+    fn house_numbers_in_germany_and_abroad() {
+        for (street, ok) in [
+            ("Musterstraße 1", true),
+            ("Hauptstr. 5 a", true),
+            ("Am Markt 12 - 14", true),
+            ("Straße des 17. Juni 135", true),
+            ("Ludwigstraße 12 Rückgebäude", true),
+            ("10 Downing Street", true),
+            ("Rue de Rivoli 10 bis", true),
+            // An ordinal is part of the street's name, not its number.
+            ("Straße des 17. Juni", false),
+            ("Am 1. Mai", false),
+            ("Musterstraße", false),
+            ("Nørregade", false),
+        ] {
+            assert_eq!(has_house_number(street), ok, "{street}");
+        }
     }
 
     #[test]

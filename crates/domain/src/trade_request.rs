@@ -441,6 +441,9 @@ pub fn parse(body: &Value, today: Date) -> Result<TradeRequest, Violations> {
     let acquisition_type = req_enum(&o, "acquisition_type", ACQUISITION_TYPES, e);
     let name = req_text(&o, "name", 120, TextType::B, e);
     let legal_form = req_enum(&o, "legal_form", LEGAL_FORMS, e);
+    if let (Some(n), Some(f)) = (&name, legal_form) {
+        crate::legal_name::check(n, crate::legal_name::designations(f), e);
+    }
     let registration_number = opt_text(&o, "registration_number", 30, TextType::B, e);
     let business_type = o.req("business_type", e).and_then(|v| {
         let items = rules::array(v, "business_type", 1, BUSINESS_TYPES.len(), e)?;

@@ -415,6 +415,29 @@ fn fse_kapg_order_and_company_values() {
     assert_eq!(ust.at("GesUmsatz/GruendJahr").text(), "120000");
 }
 
+/// The most directors a request may name (9) are all filed, and the XSD takes them.
+#[test]
+fn nine_directors_are_nine_vertreter() {
+    let mut reg = gmbh();
+    let first = reg.directors[0].clone();
+    reg.directors = (0..9)
+        .map(|i| {
+            let mut d = first.clone();
+            d.last_name = format!(
+                "Mustermann{}",
+                ["", "a", "b", "c", "d", "e", "f", "g", "h"][i]
+            );
+            d
+        })
+        .collect();
+    let bytes = xml(&reg, true);
+    validate(&bytes).unwrap();
+    let doc = El::parse(&bytes);
+    let v = kapg(&doc).child("AllgAngaben").all("Vertreter");
+    assert_eq!(v.len(), 9);
+    assert_eq!(v[8].child("Name").text(), "Mustermannh");
+}
+
 #[test]
 fn directors_are_vertreter_with_middle_names_and_without_contact_details() {
     let bytes = xml(&gmbh(), true);

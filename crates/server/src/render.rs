@@ -45,7 +45,7 @@ pub fn run(cmd: RenderCommand, operator: forms::Operator) -> anyhow::Result<(Pat
         }
         None => {
             let now = OffsetDateTime::now_utc();
-            (now.date(), now)
+            (domain::calendar::date_in_germany(now), now)
         }
     };
     let pdf = if is_gewa1 {

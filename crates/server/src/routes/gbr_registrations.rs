@@ -11,6 +11,7 @@ use axum::Extension;
 use axum::extract::State;
 use axum::response::Response;
 use domain::auth::Caller;
+use domain::calendar::date_in_germany;
 use domain::company::Environment;
 use domain::gbr::{Partners, PartnershipLegalForm};
 use domain::tax::{
@@ -153,8 +154,11 @@ pub async fn create(
 ) -> Result<Response, ApiError> {
     let provider = tax_registrations::provider_only(caller)?;
     let now = cases::now_micros();
-    let request =
-        domain::gbr_request::parse(&body, now.date(), &domain::offices::is_known_tax_office)?;
+    let request = domain::gbr_request::parse(
+        &body,
+        date_in_germany(now),
+        &domain::offices::is_known_tax_office,
+    )?;
     let claim = claim.map(|Extension(c)| c);
     tax_registrations::create_case(&state, provider, request.into(), now, claim.as_ref()).await
 }

@@ -20,6 +20,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use bytes::Bytes;
 use domain::auth::Caller;
+use domain::calendar::date_in_germany;
 use domain::company::Environment;
 use domain::lifecycle::{Lifecycle, TaxStatus, TradeStatus};
 use serde::Serialize;
@@ -208,8 +209,8 @@ async fn complete_with_sample_licence(
             .iter()
             .rev()
             .find(|h| h.status == TradeStatus::Submitted.as_str())
-            .map(|h| h.at.date()),
-        issued_on: now.date(),
+            .map(|h| date_in_germany(h.at)),
+        issued_on: date_in_germany(now),
         fee_cents: Some(fee_cents),
         fee_paid: true,
         timestamp: now,

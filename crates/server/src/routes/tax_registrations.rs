@@ -18,6 +18,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use domain::auth::Caller;
+use domain::calendar::date_in_germany;
 use domain::company::Environment;
 use domain::lifecycle::{Lifecycle, TaxStatus};
 use domain::offices::TaxOfficeLookup;
@@ -263,7 +264,7 @@ pub(crate) fn render_summary(
         tax_office: office
             .and_then(domain::offices::tax_office)
             .map(|o| (o.number.to_string(), o.display_name())),
-        created_on: at.date(),
+        created_on: date_in_germany(at),
         timestamp: at,
     };
     match &reg {
@@ -361,8 +362,11 @@ pub async fn create(
 ) -> Result<Response, ApiError> {
     let provider = provider_only(caller)?;
     let now = cases::now_micros();
-    let request =
-        domain::tax_request::parse(&body, now.date(), &domain::offices::is_known_tax_office)?;
+    let request = domain::tax_request::parse(
+        &body,
+        date_in_germany(now),
+        &domain::offices::is_known_tax_office,
+    )?;
     let claim = claim.map(|Extension(c)| c);
     create_case(&state, provider, request.into(), now, claim.as_ref()).await
 }

@@ -16,6 +16,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use domain::Violations;
 use domain::auth::Caller;
+use domain::calendar::date_in_germany;
 use domain::company::Environment;
 use domain::lifecycle::{Lifecycle, TradeStatus};
 use domain::trade::{
@@ -247,13 +248,13 @@ fn render_all(
     let gewa1_ctx = forms::Gewa1Context {
         trade_office_name: head.office_name,
         municipality_key: head.municipality_key,
-        created_on: now.date(),
+        created_on: date_in_germany(now),
         timestamp: now,
     };
     let poa_ctx = forms::PowerOfAttorneyContext {
         operator,
         place: None,
-        created_on: now.date(),
+        created_on: date_in_germany(now),
         timestamp: now,
     };
     let mut out = Vec::new();
@@ -378,7 +379,7 @@ pub async fn create(
     })?;
     let now = cases::now_micros();
     let mut errs = Violations::new();
-    let parsed = match domain::trade_request::parse(&value, now.date()) {
+    let parsed = match domain::trade_request::parse(&value, date_in_germany(now)) {
         Ok(p) => Some(p),
         Err(v) => {
             errs.extend(v);

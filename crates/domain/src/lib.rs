@@ -22,6 +22,7 @@ pub mod rule_cases;
 pub mod rules;
 pub mod sandbox;
 pub mod signature;
+pub mod steuernummer;
 pub mod tax;
 pub mod tax_request;
 pub mod taxid;

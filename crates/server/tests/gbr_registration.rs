@@ -220,7 +220,8 @@ backend_tests! {
             json!({"status": "submitted"}),
             json!({"status": "rejected", "reason": "Angaben zu den Beteiligten unvollständig"}),
             json!({"status": "submitted", "reason": "korrigiert"}),
-            json!({"status": "completed", "tax_number": "214/5815/0815"}),
+            // Köln-Mitte's own form (NRW: FFF/BBBB/UUUP), stored in ELSTER's.
+            json!({"status": "completed", "tax_number": "215/5815/0816"}),
         ] {
             let (s, b) = json(go(body.clone()).await.unwrap()).await;
             assert_eq!(s, 200, "{body}: {b}");
@@ -229,7 +230,7 @@ backend_tests! {
         let history: Vec<&str> = case["status_history"].as_array().unwrap().iter()
             .map(|h| h["status"].as_str().unwrap()).collect();
         assert_eq!(history, ["validated", "submitted", "rejected", "submitted", "completed"]);
-        assert_eq!(case["tax_number"], "21458150815");
+        assert_eq!(case["tax_number"], "5215058150816");
         let (s, b) = json(go(json!({"status": "submitted"})).await.unwrap()).await;
         assert_error(s, &b, 409, "INVALID_STATE_TRANSITION");
     }

@@ -290,15 +290,28 @@ backend_tests! {
             (json!({"status": "submitted", "reason": "per ELSTER übermittelt"}), "submitted"),
             (json!({"status": "rejected", "reason": "Plausibilitätsfehler 0815: Rechtsform"}), "rejected"),
             (json!({"status": "submitted", "reason": "korrigiert"}), "submitted"),
-            (json!({"status": "completed", "tax_number": "21/815/08150"}), "completed"),
         ] {
             let (s, b) = json(go(body).await.unwrap()).await;
             assert_eq!(s, 200, "{b}");
             assert_eq!(b["response"]["status"], want);
         }
+        // The number must be one the case's office (Trier, 2742) issued, with the
+        // Rheinland-Pfalz check digit; nothing moves while it is not.
+        for (number, code) in [
+            ("42/815/08153", "invalid_tax_number"),
+            ("2742181508152", "invalid_tax_number"),
+            ("21/815/08150", "tax_office_mismatch"),
+            ("1121081508150", "tax_office_mismatch"),
+        ] {
+            let (s, b) = json(go(json!({"status": "completed", "tax_number": number})).await.unwrap()).await;
+            let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+            assert_eq!((r["errors"][0]["field"].as_str(), r["errors"][0]["code"].as_str()), (Some("tax_number"), Some(code)), "{number}: {r}");
+        }
+        let (s, b) = json(go(json!({"status": "completed", "tax_number": "42/815/08152"})).await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
         let (_, g) = json(app.get(&format!("/v1/tax-registration/{id}"), Some(&pkey)).send().await.unwrap()).await;
         assert_eq!(g["response"]["status"], "completed");
-        assert_eq!(g["response"]["tax_number"], "2181508150");
+        assert_eq!(g["response"]["tax_number"], "2742081508152");
         let statuses: Vec<&str> = g["response"]["status_history"].as_array().unwrap().iter().map(|h| h["status"].as_str().unwrap()).collect();
         assert_eq!(statuses, ["validated", "submitted", "rejected", "submitted", "completed"]);
         assert_eq!(g["response"]["status_history"][2]["reason"], "Plausibilitätsfehler 0815: Rechtsform");

@@ -285,14 +285,15 @@ backend_tests! {
         let r = assert_error(s, &b, 409, "INVALID_STATE_TRANSITION");
         assert!(r["message"].as_str().unwrap().contains("final"), "{r}");
 
-        // A tax number sent along is recorded as sent (normalised), not replaced.
+        // A tax number sent along is checked and recorded (in ELSTER's form), not replaced.
         let other = create(&app, &pkey, "tax", &sandbox("ug")).await;
-        for body in [json!({"status": "submitted"}), json!({"status": "completed", "tax_number": "27/815/0815/4", "reason": "Bescheid vom Finanzamt"})] {
+        for body in [json!({"status": "submitted"}), json!({"status": "completed", "tax_number": "42/815/0815/2", "reason": "Bescheid vom Finanzamt"})] {
             let (s, b) = go(&app, &pkey, "tax", &other, body).await;
             assert_eq!(s, 200, "{b}");
         }
         let g = read(&app, &pkey, "tax", &other).await;
-        assert_eq!(g["tax_number"], "2781508154");
+        // Trier's own form, stored in ELSTER's 13 digits.
+        assert_eq!(g["tax_number"], "2742081508152");
         assert_eq!(history(&g).last().unwrap().2.as_deref(), Some("sandbox simulation: Bescheid vom Finanzamt"));
 
         // Without an assigned office there is no XML to submit, in the sandbox too.

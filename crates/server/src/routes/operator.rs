@@ -600,7 +600,7 @@ pub async fn transition_tax(
         .get_tax_registration(id)
         .await?
         .ok_or(ApiError::NotFound)?;
-    let moved = transitions::move_tax(&state, &case, step, actor).await?;
+    let (moved, _) = transitions::move_tax(&state, &case, step, actor).await?;
     Ok(respond(
         StatusCode::OK,
         OperatorTransitionResponse::new("tax registration", id, moved),

@@ -302,14 +302,14 @@ pub async fn transition_tax(
             .and_then(|office| domain::sandbox::demo_tax_number(office, case.id))
         {
             step.tax_number = Some(n);
+            step.demo_tax_number = true;
             step.reason = Some(match step.reason {
                 Some(r) => format!("demo tax number, not issued by a tax office; {r}"),
                 None => "demo tax number, not issued by a tax office".into(),
             });
         }
     }
-    let tax_number = step.tax_number.clone();
-    let moved = transitions::move_tax(&state, &case, step, actor).await?;
+    let (moved, tax_number) = transitions::move_tax(&state, &case, step, actor).await?;
     Ok(respond(
         StatusCode::OK,
         SandboxTaxTransitionResponse {

@@ -113,7 +113,8 @@ pub struct TaxRegistrationResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub tax_office_determination: Option<Value>,
-    /// The tax number (Steuernummer) the tax office issued, once completed.
+    /// The tax number (Steuernummer) the tax office issued, once completed, in ELSTER's
+    /// 13-digit form (office, `0`, district, serial, check digit).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tax_number: Option<String>,
     /// The request as stored, normalised (for example `registration_number` without `HRB` or

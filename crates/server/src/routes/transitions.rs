@@ -276,8 +276,11 @@ pub struct TaxTransitionRequest {
     pub status: String,
     #[serde(default)]
     pub reason: Option<String>,
-    /// The issued tax number (Steuernummer), e.g. `21/815/08150`; required for `completed`
-    /// (in the sandbox optional: a demo number is generated).
+    /// The issued tax number (Steuernummer), in the state's own form (e.g. `27/815/08150`,
+    /// slashes and spaces allowed) or ELSTER's 13 digits (`1127081508150`); required for
+    /// `completed` (in the sandbox optional: a demo number is generated). It must be a number
+    /// of the case's tax office with its state's check digit (`invalid_tax_number`,
+    /// `tax_office_mismatch`) and is stored in the 13-digit form.
     #[serde(default)]
     pub tax_number: Option<String>,
 }
@@ -297,18 +300,29 @@ pub enum TaxTarget {
 pub struct TaxStep {
     pub target: TaxStatus,
     pub reason: Option<String>,
-    /// Digits only; only with `completed`.
+    /// Only with `completed`: the digits as sent, which `move_tax` reads as a number of the
+    /// case's office; or the sandbox's demo number (`demo_tax_number`), stored as it is.
     pub tax_number: Option<String>,
+    pub demo_tax_number: bool,
 }
 
-/// The Steuernummer as digits: 10 to 13 digits after removing `/`, spaces and hyphens.
-fn normalise_tax_number(raw: &str) -> Option<String> {
-    let digits: String = raw
-        .chars()
-        .filter(|c| !matches!(c, '/' | ' ' | '-'))
-        .collect();
-    ((10..=13).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit()))
-        .then_some(digits)
+/// Reads a tax number sent for the loaded case (in the state's form or ELSTER's): the 13-digit
+/// form of the case's office, or a 422 naming `tax_number` (a check digit that does not match,
+/// another office's number, an office not in the directory).
+fn issued_tax_number(raw: &str, case: &TaxRegistrationRecord) -> Result<String, ApiError> {
+    let Some(office) = case.tax_office_number.as_deref() else {
+        // Only a submitted case can be completed, and submitting needs an office.
+        return Err(ApiError::Internal(anyhow::anyhow!(
+            "completing a case without a tax office"
+        )));
+    };
+    domain::steuernummer::normalise(raw, office, &domain::offices::is_known_tax_office).map_err(
+        |e| {
+            let mut errs = Violations::new();
+            errs.push("tax_number", e.code(), e.message());
+            ApiError::from(errs)
+        },
+    )
 }
 
 /// Checks a tax step's request; every broken rule in one 422. An operator completes with the
@@ -334,13 +348,10 @@ pub fn tax_step(input: TaxTransitionRequest, actor: Actor) -> Result<TaxStep, Ap
     });
     let tax_number = match (&input.tax_number, target) {
         (Some(n), Some(TaxStatus::Completed)) => {
-            let t = normalise_tax_number(n);
+            let t = domain::steuernummer::digits_of(n);
             if t.is_none() {
-                errs.push(
-                    "tax_number",
-                    "invalid_tax_number",
-                    "must be a tax number of 10 to 13 digits (slashes allowed)",
-                );
+                let e = domain::steuernummer::TaxNumberError::Length;
+                errs.push("tax_number", e.code(), e.message());
             }
             t
         }
@@ -375,17 +386,20 @@ pub fn tax_step(input: TaxTransitionRequest, actor: Actor) -> Result<TaxStep, Ap
         target,
         reason,
         tax_number,
+        demo_tax_number: false,
     })
 }
 
 /// Applies a checked tax step to a loaded case: submitting needs an assigned office (else 409:
-/// there is no XML), completing records the tax number the step carries.
+/// there is no XML), completing records the tax number the step carries, read as a number of
+/// the case's office (422 otherwise; after the lifecycle's 409) unless it is the sandbox's demo
+/// number. Returns the move and the tax number stored.
 pub async fn move_tax(
     state: &AppState,
     case: &TaxRegistrationRecord,
     step: TaxStep,
     actor: Actor,
-) -> Result<Moved<TaxStatus>, ApiError> {
+) -> Result<(Moved<TaxStatus>, Option<String>), ApiError> {
     let current: TaxStatus = cases::stored_status(&case.status)?;
     let to = cases::checked_transition(current, step.target)?;
     if to == TaxStatus::Submitted && case.tax_office_number.is_none() {
@@ -394,11 +408,15 @@ pub async fn move_tax(
             message: "no tax office is assigned yet, so there is no XML to submit".into(),
         });
     }
-    if to == TaxStatus::Completed && step.tax_number.is_none() {
-        return Err(ApiError::Internal(anyhow::anyhow!(
-            "completion without a tax number"
-        )));
-    }
+    let tax_number = match step.tax_number {
+        None if to == TaxStatus::Completed => {
+            return Err(ApiError::Internal(anyhow::anyhow!(
+                "completion without a tax number"
+            )));
+        }
+        Some(raw) if !step.demo_tax_number => Some(issued_tax_number(&raw, case)?),
+        other => other,
+    };
     let moved = apply(
         state,
         CaseRef {
@@ -411,10 +429,10 @@ pub async fn move_tax(
         step.reason,
         &[],
         &store::CaseFields {
-            tax_number: step.tax_number.clone(),
+            tax_number: tax_number.clone(),
             trade: None,
         },
     )
     .await?;
-    Ok(moved)
+    Ok((moved, tax_number))
 }

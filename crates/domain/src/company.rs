@@ -76,4 +76,35 @@ impl Company {
     pub fn visible_to(&self, caller_company: Uuid) -> bool {
         self.id == caller_company || self.provider_id == Some(caller_company)
     }
+
+    /// What a create naming this company (`company_id`) says otherwise than the company: the
+    /// `name` and `legal_form` it must still send are printed on its forms, while reads show
+    /// the company's (api.md), so they must agree. Names compare with runs of white space as
+    /// one; a trade registration's `gbr` is the company's `egbr` too (that endpoint has no
+    /// `egbr`).
+    pub fn mismatches(&self, name: &str, legal_form: &str) -> crate::Violations {
+        let mut errs = crate::Violations::new();
+        if !name.split_whitespace().eq(self.name.split_whitespace()) {
+            errs.push(
+                "name",
+                "company_mismatch",
+                format!(
+                    "must be the name of company {} ({:?}); to rename it, create the case without \
+                     company_id",
+                    self.id, self.name
+                ),
+            );
+        }
+        if let Some(stored) = self.legal_form.as_deref()
+            && stored != legal_form
+            && !(stored == "egbr" && legal_form == "gbr")
+        {
+            errs.push(
+                "legal_form",
+                "company_mismatch",
+                format!("must be the legal form of company {} ({stored})", self.id),
+            );
+        }
+        errs
+    }
 }

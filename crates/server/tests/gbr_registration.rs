@@ -306,7 +306,7 @@ backend_tests! {
         let app = app(backend).await;
         let (provider, key) = app.provider("P").await;
         let (other_provider, other_key) = app.provider("Q").await;
-        let (company, client_key) = app.client_company(provider, "C").await;
+        let (company, client_key) = app.client_company_like(provider, &example("gbr")).await;
         let mut body = example("gbr");
         body["company_id"] = json!(company);
         let id = uuid::Uuid::new_v4();
@@ -322,12 +322,14 @@ backend_tests! {
         body["tax_registration_id"] = json!(uuid::Uuid::new_v4());
         let (s, b) = post(&app, &key, &body).await;
         assert_error(s, &b, 409, "COMPANY_ALREADY_REGISTERED");
-        // One tax registration per company, whatever the kind.
+        // A UG's registration for the partnership names another company than it is.
         let mut ug = example("ug");
         ug["company_id"] = json!(company);
         let (s, b) = json(app.post("/v1/tax-registration", Some(&key)).json(&ug).send().await.unwrap()).await;
-        assert_error(s, &b, 409, "COMPANY_ALREADY_REGISTERED");
-        let (company2, _) = app.client_company(provider, "C2").await;
+        let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+        let fields: Vec<(&str, &str)> = r["errors"].as_array().unwrap().iter().map(|e| (e["field"].as_str().unwrap(), e["code"].as_str().unwrap())).collect();
+        assert_eq!(fields, [("name", "company_mismatch"), ("legal_form", "company_mismatch")], "{r}");
+        let (company2, _) = app.client_company_like(provider, &body).await;
         body["company_id"] = json!(company2);
         body["tax_registration_id"] = json!(id);
         let (s, b) = post(&app, &key, &body).await;

@@ -180,7 +180,7 @@ backend_tests! {
         let app = app(backend).await;
         let (provider, key) = app.provider("P").await;
         let (other_provider, other_key) = app.provider("Q").await;
-        let (company, _) = app.client_company(provider, "C").await;
+        let (company, _) = app.client_company_like(provider, &example("ug")).await;
         let mut body = example("ug");
         body["company_id"] = json!(company);
         let id = uuid::Uuid::new_v4();
@@ -196,7 +196,7 @@ backend_tests! {
         body["tax_registration_id"] = json!(uuid::Uuid::new_v4());
         let (s, b) = post(&app, &key, &body).await;
         assert_error(s, &b, 409, "COMPANY_ALREADY_REGISTERED");
-        let (company2, _) = app.client_company(provider, "C2").await;
+        let (company2, _) = app.client_company_like(provider, &body).await;
         body["company_id"] = json!(company2);
         body["tax_registration_id"] = json!(id);
         let (s, b) = post(&app, &key, &body).await;

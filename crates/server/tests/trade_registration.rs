@@ -330,15 +330,42 @@ backend_tests! {
         assert_error(s, &b, 404, "COMPANY_NOT_FOUND");
 
         // An existing client company of the provider (production) takes its registration.
-        let (mine, _) = app.client_company(provider, "Mine").await;
+        let (mine, _) = app.client_company_like(provider, &body).await;
         body["company_id"] = json!(mine);
         body["environment"] = json!("sandbox");
         let (s, b) = post_json(&app, &key, &body).await;
         assert_error(s, &b, 409, "ENVIRONMENT_MISMATCH");
         body["environment"] = json!("production");
+
+        // The name and legal form the request repeats must be the company's: the form prints
+        // the request's, reads show the company's. Nothing is written while they differ.
+        for (edits, fields) in [
+            (vec![("/name", json!("Andere Software GmbH"))], vec!["name"]),
+            (vec![("/legal_form", json!("other"))], vec!["legal_form"]),
+            (
+                vec![("/name", json!("Andere Software AG")), ("/legal_form", json!("ag"))],
+                vec!["name", "legal_form"],
+            ),
+        ] {
+            let mut wrong = body.clone();
+            for (pointer, value) in edits {
+                domain::rule_cases::edit(&mut wrong, pointer, Some(value));
+            }
+            let (s, b) = post_json(&app, &key, &wrong).await;
+            let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+            let got: Vec<(&str, &str)> = r["errors"].as_array().unwrap().iter().map(|e| (e["field"].as_str().unwrap(), e["code"].as_str().unwrap())).collect();
+            let want: Vec<(&str, &str)> = fields.iter().map(|f| (*f, "company_mismatch")).collect();
+            assert_eq!(got, want, "{r}");
+        }
+        // White space runs compare as one.
+        body["name"] = json!("Mustermann  Software GmbH");
         let (s, b) = post_json(&app, &key, &body).await;
         assert_eq!(s, 201, "{b}");
         assert_eq!(b["response"]["company_id"], mine.to_string());
+        let id = b["response"]["trade_registration_id"].as_str().unwrap();
+        let (_, g) = json(app.get(&format!("{PATH}/{id}"), Some(&key)).send().await.unwrap()).await;
+        let case = &g["response"];
+        assert_eq!((case["name"].as_str(), case["legal_form"].as_str()), (Some("Mustermann Software GmbH"), Some("gmbh")), "{case}");
     }
 
     async fn documents_are_stored_by_kind_and_month_not_in_a_folder_per_case(backend) {
@@ -366,7 +393,7 @@ backend_tests! {
     async fn concurrent_creates_for_one_company_yield_one(backend) {
         let app = app(backend).await;
         let (provider, key) = app.provider("P").await;
-        let (company, _) = app.client_company(provider, "C").await;
+        let (company, _) = app.client_company_like(provider, &example("self")).await;
         let mut body = example("self");
         body["company_id"] = json!(company);
         let requests: Vec<_> = (0..6).map(|_| app.post(PATH, Some(&key)).json(&body).send()).collect();

@@ -27,12 +27,14 @@ pub fn ensure_visible(caller: Caller, provider_id: Uuid, company_id: Uuid) -> Re
 }
 
 /// A `company_id` named in a create: a client company of this provider (else 404
-/// `COMPANY_NOT_FOUND`) in the request's environment (else 409 `ENVIRONMENT_MISMATCH`).
+/// `COMPANY_NOT_FOUND`) in the request's environment (else 409 `ENVIRONMENT_MISMATCH`), whose
+/// name and legal form the request repeats (else 422 `company_mismatch` on the fields).
 pub async fn check_named_company(
     state: &AppState,
     provider: Uuid,
     id: Uuid,
     environment: Environment,
+    (name, legal_form): (&str, &str),
 ) -> Result<(), ApiError> {
     let company = state
         .repo
@@ -50,7 +52,7 @@ pub async fn check_named_company(
             ),
         });
     }
-    Ok(())
+    Ok(company.mismatches(name, legal_form).finish(())?)
 }
 
 /// Documents with fresh signed links.

@@ -168,7 +168,14 @@ async fn resolve_company(
 ) -> Result<(Uuid, Option<(Uuid, NewClientCompany)>), ApiError> {
     let reg = &request.registration;
     if let Some(id) = request.company_id {
-        cases::check_named_company(state, provider, id, reg.environment()).await?;
+        cases::check_named_company(
+            state,
+            provider,
+            id,
+            reg.environment(),
+            (reg.name(), reg.legal_form().as_str()),
+        )
+        .await?;
         return Ok((id, None));
     }
     let address: &TaxAddress = request.business_address.as_ref().unwrap_or(reg.address());

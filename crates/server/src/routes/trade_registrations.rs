@@ -290,9 +290,20 @@ async fn resolve_company(
     request: &TradeRequest,
 ) -> Result<(Uuid, Option<(Uuid, NewClientCompany)>), ApiError> {
     let reg = &request.registration;
+    // The API value (`gmbh-co-kg`), as serde writes it.
+    let legal_form = serde_json::to_value(reg.legal_form)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string));
     match request.company_id {
         Some(id) => {
-            cases::check_named_company(state, provider, id, reg.environment).await?;
+            cases::check_named_company(
+                state,
+                provider,
+                id,
+                reg.environment,
+                (&reg.name, legal_form.as_deref().unwrap_or_default()),
+            )
+            .await?;
             Ok((id, None))
         }
         None => {
@@ -312,9 +323,6 @@ async fn resolve_company(
             }
             .map_err(|e| ApiError::Internal(e.into()))?;
             let id = Uuid::now_v7();
-            let legal_form = serde_json::to_value(reg.legal_form)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string));
             Ok((
                 id,
                 Some((

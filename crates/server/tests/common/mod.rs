@@ -368,8 +368,31 @@ impl TestApp {
         (company.id, key.api_key)
     }
 
-    /// A client company of `provider` (environment production) and a key for it.
+    /// A client company of `provider` (environment production, a GmbH) and a key for it.
     pub async fn client_company(&self, provider: Uuid, name: &str) -> (Uuid, String) {
+        self.client_company_as(provider, name, "gmbh").await
+    }
+
+    /// A client company with the name and legal form a create naming it must repeat, e.g. of
+    /// an example body: `client_company_like(p, &example("ug"))`.
+    pub async fn client_company_like(
+        &self,
+        provider: Uuid,
+        body: &serde_json::Value,
+    ) -> (Uuid, String) {
+        let (name, form) = (
+            body["name"].as_str().unwrap(),
+            body["legal_form"].as_str().unwrap(),
+        );
+        self.client_company_as(provider, name, form).await
+    }
+
+    pub async fn client_company_as(
+        &self,
+        provider: Uuid,
+        name: &str,
+        legal_form: &str,
+    ) -> (Uuid, String) {
         let company = self
             .state
             .repo
@@ -377,7 +400,7 @@ impl TestApp {
                 provider_id: provider,
                 name: name.into(),
                 environment: domain::company::Environment::Production,
-                legal_form: Some("gmbh".into()),
+                legal_form: Some(legal_form.into()),
                 registration_number: None,
                 business_address: None,
             })

@@ -567,6 +567,20 @@ fn ug_small_business_application_filed_no_payroll() {
     assert_eq!(share.child("Nominal").text(), "1000.00");
 }
 
+/// `reg` with `vat.regime: standard` and the fields that then belong to it (a payable balance
+/// of 500 euros, quarterly returns), written and XSD-validated.
+fn standard_regime(reg: &mut TaxRegistration, method: domain::tax::AccountingMethod) -> El {
+    reg.vat.regime = Some(domain::tax::VatRegime::Standard);
+    reg.vat.small_business = false;
+    reg.vat.accounting_method = Some(method);
+    reg.vat.estimated_balance_type = Some(domain::tax::BalanceType::Payable);
+    reg.vat.estimated_balance_amount = Some(500);
+    reg.vat.return_frequency = Some(domain::tax::ReturnFrequency::Quarterly);
+    let bytes = xml(reg, false);
+    validate(&bytes).unwrap();
+    El::parse(&bytes)
+}
+
 /// `standard` sent where the election is not open (founding-year revenue above 25,000, or the
 /// following year's above 100,000) has no effect: the regular regime applies without a waiver,
 /// which would bind the company for five years (§ 19 (3) UStG).
@@ -578,15 +592,7 @@ fn standard_regime_sent_above_the_thresholds_is_no_waiver() {
         reg.financial_estimates.formation_year.profit_amount = 0;
         reg.financial_estimates.following_year.revenue_amount = following;
         reg.financial_estimates.following_year.profit_amount = 0;
-        reg.vat.regime = Some(domain::tax::VatRegime::Standard);
-        reg.vat.small_business = false;
-        reg.vat.accounting_method = Some(domain::tax::AccountingMethod::Accrual);
-        reg.vat.estimated_balance_type = Some(domain::tax::BalanceType::Payable);
-        reg.vat.estimated_balance_amount = Some(500);
-        reg.vat.return_frequency = Some(domain::tax::ReturnFrequency::Quarterly);
-        let bytes = xml(&reg, false);
-        validate(&bytes).unwrap();
-        let doc = El::parse(&bytes);
+        let doc = standard_regime(&mut reg, domain::tax::AccountingMethod::Accrual);
         let ust = kapg(&doc).child("Umsatzsteuer");
         assert!(
             !ust.has("KleinunternehmerRegelung"),
@@ -599,16 +605,7 @@ fn standard_regime_sent_above_the_thresholds_is_no_waiver() {
 
 #[test]
 fn standard_regime_chosen_is_a_waiver() {
-    let mut reg = ug();
-    reg.vat.regime = Some(domain::tax::VatRegime::Standard);
-    reg.vat.small_business = false;
-    reg.vat.accounting_method = Some(domain::tax::AccountingMethod::Cash);
-    reg.vat.estimated_balance_type = Some(domain::tax::BalanceType::Payable);
-    reg.vat.estimated_balance_amount = Some(500);
-    reg.vat.return_frequency = Some(domain::tax::ReturnFrequency::Quarterly);
-    let bytes = xml(&reg, false);
-    validate(&bytes).unwrap();
-    let doc = El::parse(&bytes);
+    let doc = standard_regime(&mut ug(), domain::tax::AccountingMethod::Cash);
     let ust = kapg(&doc).child("Umsatzsteuer");
     assert_eq!(
         ust.at("KleinunternehmerRegelung/KleinUnternUStVerzicht")

@@ -235,11 +235,6 @@ fn state_of(office: &str) -> Option<&'static State> {
     STATES.iter().find(|s| office.starts_with(s.prefix))
 }
 
-/// The name of the state whose offices' numbers start like `office`, e.g. `Berlin` for `1121`.
-pub fn state_name(office: &str) -> Option<&'static str> {
-    state_of(office).map(|s| s.name)
-}
-
 /// Reads `raw` (either form) for a case whose tax office is `case_office` (4 digits) and
 /// returns the 13-digit ELSTER form, or why it is no tax number of that office. `known` says
 /// whether an office number is in the directory.
@@ -345,7 +340,7 @@ fn check_elster(n: &str, known: &dyn Fn(&str) -> bool) -> Result<(), TaxNumberEr
         3
     };
     let district: u32 = n[5..5 + district_len].parse().unwrap_or(0);
-    if matches!(district % 1000, 0 | 998 | 999) && district < 1000 {
+    if matches!(district, 0 | 998 | 999) {
         return Err(TaxNumberError::Format(format!(
             "district {} is never issued",
             &n[5..5 + district_len]
@@ -354,7 +349,6 @@ fn check_elster(n: &str, known: &dyn Fn(&str) -> bool) -> Result<(), TaxNumberEr
     let expected = match state.procedure {
         Procedure::Eleven(w) => eleven(&d, &w),
         Procedure::ElevenBerlin => {
-            let district: u32 = n[5..8].parse().unwrap_or(0);
             let b = BERLIN_B
                 .iter()
                 .find(|(o, _)| *o == office)

@@ -257,8 +257,17 @@ fn print(value: serde_json::Value) {
 async fn execute(cli: Cli) -> Result<(), Failure> {
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => {
-            let config = Config::from_args(&cli.common, &cli.serve)?;
+            let mut config = Config::from_args(&cli.common, &cli.serve)?;
             let listen = config.listen;
+            let listener = tokio::net::TcpListener::bind(listen)
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
+            // The bound address, not the configured one: with port 0 the system picks it, and
+            // download links must name the port that answers.
+            let address = listener.local_addr().unwrap_or(listen);
+            if cli.serve.public_url.is_none() {
+                config.public_url = format!("http://{address}");
+            }
             tracing::info!(
                 database = %crate::config::redact_url(&config.storage.database_url),
                 data_dir = %config.storage.data_dir.display(),
@@ -271,11 +280,6 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
                 );
             }
             let state = crate::app::build_state(config).await?;
-            let listener = tokio::net::TcpListener::bind(listen)
-                .await
-                .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
-            // The bound address, not the configured one: with port 0 the system picks it.
-            let address = listener.local_addr().unwrap_or(listen);
             tracing::info!(%address, "listening");
             crate::app::serve(state, listener, crate::app::shutdown_signal()).await?;
             tracing::info!("stopped");

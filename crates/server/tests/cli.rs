@@ -232,7 +232,8 @@ fn help_documents_every_variable() {
 
 /// `filing` with no subcommand and no configuration but the address: creates ./data with the
 /// database, documents folder and signing secret, answers /healthz, logs JSON when asked (with
-/// the address it bound, here a port the system picked), and exits 0 on SIGTERM.
+/// the address it bound, here a port the system picked, which the default public URL names),
+/// and exits 0 on SIGTERM.
 #[test]
 fn zero_configuration_start_and_sigterm() {
     let dir = tempfile::tempdir().unwrap();
@@ -273,6 +274,17 @@ fn zero_configuration_start_and_sigterm() {
     };
     let port: u16 = address.rsplit(':').next().unwrap().parse().unwrap();
     assert_ne!(port, 0, "{address}");
+    // Without FILING_PUBLIC_URL, download links name the port that answers, not port 0.
+    let starting = lines
+        .iter()
+        .map(|l| json(l))
+        .find(|v| v["fields"]["message"] == "starting")
+        .expect("no starting line");
+    assert_eq!(
+        starting["fields"]["public_url"],
+        format!("http://127.0.0.1:{port}"),
+        "{starting}"
+    );
     let body = {
         use std::io::{Read, Write};
         let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();

@@ -422,6 +422,21 @@ pub fn trade_cases() -> Vec<RuleCase> {
             "not_allowed",
         ),
         c(
+            "assisted",
+            vec![("/business_address", None)],
+            "business_address",
+            "required",
+        ),
+        c(
+            "assisted",
+            vec![
+                ("/establishment_type", Some(json!("dependent-branch"))),
+                ("/business_address", None),
+            ],
+            "business_address",
+            "required",
+        ),
+        c(
             "self",
             vec![("/company_id", Some(json!("not-a-uuid")))],
             "company_id",

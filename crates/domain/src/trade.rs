@@ -47,7 +47,8 @@ pub struct TradeRegistration {
     /// The establishment (Betriebsstätte); always in Germany.
     pub registered_office: RegisteredOffice,
     /// Address of the client company when it differs (may be abroad); for a branch this is the
-    /// main office.
+    /// main office, required for `branch-office` and `dependent-branch` without `company_id`
+    /// (with it, the company's stored address is printed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub business_address: Option<PostalAddress>,
     pub phone: String,
@@ -132,6 +133,17 @@ pub enum EstablishmentType {
     BranchOffice,
     DependentBranch,
     TravelIndustry,
+}
+
+impl EstablishmentType {
+    /// A branch (Zweigniederlassung, unselbständige Zweigstelle): the GewA 1 names its main
+    /// office (Hauptniederlassung) in field 16.
+    pub fn is_branch(self) -> bool {
+        matches!(
+            self,
+            EstablishmentType::BranchOffice | EstablishmentType::DependentBranch
+        )
+    }
 }
 
 /// Field 19 of the GewA 1.

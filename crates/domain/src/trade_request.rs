@@ -486,6 +486,19 @@ pub fn parse(body: &Value, today: Date) -> Result<TradeRequest, Violations> {
             country,
         })
     });
+    // A branch's form names its main office (field 16): the request's business_address, or
+    // the stored address of the company company_id names.
+    if establishment_type.is_some_and(EstablishmentType::is_branch)
+        && !o.has("business_address")
+        && !o.has("company_id")
+    {
+        e.push(
+            "business_address",
+            "required",
+            "is the main office (Hauptniederlassung, GewA 1 field 16), required for a \
+             branch-office or dependent-branch unless company_id names the company",
+        );
+    }
     let phone = o.req("phone", e).and_then(|v| rules::phone(v, "phone", e));
     let email = o.req("email", e).and_then(|v| rules::email(v, "email", e));
     let today_ = today;

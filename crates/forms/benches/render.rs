@@ -62,6 +62,7 @@ fn bench(c: &mut Criterion) {
     let gewa1_ctx = Gewa1Context {
         trade_office_name: Some("Bezirksamt Mitte von Berlin, Gewerbeamt".into()),
         municipality_key: Some("11000000".into()),
+        main_office: None,
         created_on: timestamp.date(),
         timestamp,
     };

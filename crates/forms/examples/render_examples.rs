@@ -30,6 +30,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let ctx = Gewa1Context {
                 trade_office_name: Some("Bezirksamt Mitte von Berlin, Gewerbeamt".into()),
                 municipality_key: Some("11000000".into()),
+                main_office: None,
                 created_on: timestamp.date(),
                 timestamp,
             };

@@ -34,6 +34,10 @@ pub struct Gewa1Context {
     /// 8-digit Amtlicher Gemeindeschlüssel of the establishment's municipality; `None` leaves it
     /// empty.
     pub municipality_key: Option<String>,
+    /// The stored address of the company a branch filing names by `company_id` (which then
+    /// carries no `business_address`): field 16 prints it as the main office. The request's
+    /// `business_address` comes first; only branches print field 16.
+    pub main_office: Option<domain::trade::PostalAddress>,
     /// Field 32 "Datum": the creation date.
     pub created_on: time::Date,
     /// Creation timestamp written into the PDF metadata.

@@ -36,6 +36,7 @@ mod tests {
         let ctx = crate::Gewa1Context {
             trade_office_name: None,
             municipality_key: None,
+            main_office: None,
             created_on: time::macros::date!(2025 - 03 - 20),
             timestamp: time::macros::datetime!(2025-03-20 0:00 UTC),
         };

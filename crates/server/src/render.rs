@@ -55,6 +55,7 @@ pub fn run(cmd: RenderCommand, operator: forms::Operator) -> anyhow::Result<(Pat
             &forms::Gewa1Context {
                 trade_office_name: trade_office,
                 municipality_key,
+                main_office: None,
                 created_on,
                 timestamp,
             },

@@ -70,6 +70,7 @@ backend_tests! {
             let ctx = forms::Gewa1Context {
                 trade_office_name: None,
                 municipality_key: None,
+                main_office: None,
                 created_on: time::macros::date!(2025 - 01 - 02),
                 timestamp: time::macros::datetime!(2025-01-02 0:00 UTC),
             };

@@ -30,6 +30,7 @@ fn signed_pdf() -> Vec<u8> {
         &forms::Gewa1Context {
             trade_office_name: None,
             municipality_key: None,
+            main_office: None,
             created_on: time::macros::date!(2025 - 01 - 02),
             timestamp: time::macros::datetime!(2025-01-02 0:00 UTC),
         },
@@ -410,6 +411,34 @@ backend_tests! {
         assert_eq!(created, 1);
         // Only the winner's document is on disk: the losers removed theirs.
         assert_eq!(files_in(&app.dir.path().join("data/documents")), 1);
+    }
+
+    async fn a_branch_of_a_named_company_prints_its_main_office(backend) {
+        let app = app(backend).await;
+        let (_, key) = app.provider("P").await;
+        // The company comes from its tax registration, whose seat is its main office.
+        let mut tax = example("gmbh");
+        tax["business_address"] = json!({"street": "Unter den Linden 77", "street_second_line": "Aufgang B", "zip": "10117", "city": "Berlin", "country": "DE"});
+        let res = app.post("/v1/tax-registration", Some(&key)).json(&tax).send().await.unwrap();
+        let (s, t) = json(res).await;
+        assert_eq!(s, 201, "{t}");
+        let company = t["response"]["company_id"].clone();
+
+        // A branch in Hamburg of that company: no business_address is allowed with company_id,
+        // so field 16 (Hauptniederlassung) takes the company's stored address.
+        let mut body = example("self");
+        body["company_id"] = company;
+        body["environment"] = tax["environment"].clone();
+        body["establishment_type"] = json!("branch-office");
+        body["registered_office"] = json!({"street": "Hafenstraße 5", "zip": "20457", "city": "Hamburg"});
+        let (s, b) = post_json(&app, &key, &body).await;
+        assert_eq!(s, 201, "{b}");
+        let (_, _, pdf) = download(&app, b["response"]["owners"][0]["documents"]["gewa_1"]["download_url"].as_str().unwrap()).await;
+        let text = pdf_text(&pdf);
+        for want in ["Hafenstraße 5", "Unter den Linden 77", "Aufgang B", "10117 Berlin"] {
+            assert!(text.contains(want), "{want:?} not in the GewA 1:\n{text}");
+        }
+        // Without company_id a branch must send it (`business_address` in the rule table).
     }
 
     async fn both_sides_may_read_nobody_else(backend) {

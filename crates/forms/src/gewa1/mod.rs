@@ -338,10 +338,8 @@ pub(crate) fn render(
         });
         w.value(F15_ADDRESS, &establishment_address(reg), FIT_TOP);
         w.contacts(F15_CONTACT, &reg.phone, &reg.email);
-        if matches!(
-            reg.establishment_type,
-            EstablishmentType::BranchOffice | EstablishmentType::DependentBranch
-        ) && let Some(main) = &reg.business_address
+        if reg.establishment_type.is_branch()
+            && let Some(main) = reg.business_address.as_ref().or(ctx.main_office.as_ref())
         {
             let text = address_lines(
                 &main.street,

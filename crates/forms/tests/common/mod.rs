@@ -25,6 +25,7 @@ pub fn gewa1_ctx() -> Gewa1Context {
     Gewa1Context {
         trade_office_name: Some("Bezirksamt Mitte von Berlin, Gewerbeamt".into()),
         municipality_key: Some("11000000".into()),
+        main_office: None,
         created_on: timestamp().date(),
         timestamp: timestamp(),
     }

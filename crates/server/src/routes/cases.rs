@@ -35,7 +35,7 @@ pub async fn check_named_company(
     id: Uuid,
     environment: Environment,
     (name, legal_form): (&str, &str),
-) -> Result<(), ApiError> {
+) -> Result<domain::company::Company, ApiError> {
     let company = state
         .repo
         .get_company(id)
@@ -52,7 +52,8 @@ pub async fn check_named_company(
             ),
         });
     }
-    Ok(company.mismatches(name, legal_form).finish(())?)
+    company.mismatches(name, legal_form).finish(())?;
+    Ok(company)
 }
 
 /// Documents with fresh signed links.

@@ -231,11 +231,13 @@ struct Produced {
     bytes: Bytes,
 }
 
-/// The GewA 1 head: the receiving office's name and the establishment's municipality key.
+/// What the GewA 1 prints that is not in the request: the receiving office's name and the
+/// establishment's municipality key (the head), and a branch's main office from the company.
 #[derive(Debug, Clone, Default)]
 struct Head {
     office_name: Option<String>,
     municipality_key: Option<String>,
+    main_office: Option<PostalAddress>,
 }
 
 fn render_all(
@@ -248,6 +250,7 @@ fn render_all(
     let gewa1_ctx = forms::Gewa1Context {
         trade_office_name: head.office_name,
         municipality_key: head.municipality_key,
+        main_office: head.main_office,
         created_on: date_in_germany(now),
         timestamp: now,
     };
@@ -283,12 +286,20 @@ fn render_all(
 }
 
 /// The client company the case is for: an existing one of this provider in the same
-/// environment, or a new one described by the request.
+/// environment, or a new one described by the request. For a branch naming an existing
+/// company, also that company's stored address: its main office (GewA 1 field 16).
 async fn resolve_company(
     state: &AppState,
     provider: Uuid,
     request: &TradeRequest,
-) -> Result<(Uuid, Option<(Uuid, NewClientCompany)>), ApiError> {
+) -> Result<
+    (
+        Uuid,
+        Option<(Uuid, NewClientCompany)>,
+        Option<PostalAddress>,
+    ),
+    ApiError,
+> {
     let reg = &request.registration;
     // The API value (`gmbh-co-kg`), as serde writes it.
     let legal_form = serde_json::to_value(reg.legal_form)
@@ -296,7 +307,7 @@ async fn resolve_company(
         .and_then(|v| v.as_str().map(str::to_string));
     match request.company_id {
         Some(id) => {
-            cases::check_named_company(
+            let company = cases::check_named_company(
                 state,
                 provider,
                 id,
@@ -304,7 +315,13 @@ async fn resolve_company(
                 (&reg.name, legal_form.as_deref().unwrap_or_default()),
             )
             .await?;
-            Ok((id, None))
+            // Stored by the create that made the company, in the shape of `business_address`
+            // (a tax registration's seat, or a trade request's address).
+            let main_office = company
+                .business_address
+                .filter(|_| reg.establishment_type.is_branch())
+                .and_then(|a| serde_json::from_value::<PostalAddress>(a).ok());
+            Ok((id, None, main_office))
         }
         None => {
             let address = match &reg.business_address {
@@ -336,6 +353,7 @@ async fn resolve_company(
                         business_address: Some(address),
                     },
                 )),
+                None,
             ))
         }
     }
@@ -399,10 +417,12 @@ pub async fn create(
         Some(p) if errs.is_empty() => p,
         _ => return Err(ApiError::Validation(errs)),
     };
-    let (company_id, new_company) = resolve_company(&state, provider, &request).await?;
+    let (company_id, new_company, main_office) =
+        resolve_company(&state, provider, &request).await?;
     let reg = request.registration;
-    let (trade_office, trade_office_candidates, head) =
+    let (trade_office, trade_office_candidates, mut head) =
         determine_trade_office(&state, &reg.registered_office).await?;
+    head.main_office = main_office;
 
     // Render (CPU work) off the async threads.
     let uploads: HashMap<String, Bytes> = received.files.into_iter().collect();
@@ -580,6 +600,7 @@ async fn determine_trade_office(
                 let head = Head {
                     office_name: Some(entry.map(|e| e.name).unwrap_or_else(|| view.name.clone())),
                     municipality_key: Some(view.municipality_key.clone()),
+                    main_office: None,
                 };
                 (Some(to_json(&view)?), None, head)
             }

@@ -372,3 +372,74 @@ backend_tests! {
         }
     }
 }
+
+/// PostgreSQL keeps a case's children as one row (`case_children`) that every changing
+/// transaction rebuilds. Two such transactions at once (a transition adding a history entry, an
+/// identity verification) must both show in the read: the later rebuild waits for the earlier
+/// commit and then sees it (migration 0012). Before, the later one built its arrays from a
+/// snapshot taken before the earlier committed and overwrote them, losing the history entry.
+#[tokio::test]
+async fn concurrent_changes_to_a_case_all_show_in_its_read_on_postgres() {
+    use sqlx::Connection;
+    let Some(app) = TestApp::spawn(common::Backend::Postgres).await else {
+        eprintln!("skipped: TEST_DATABASE_URL is not set");
+        return;
+    };
+    let repo = &app.state.repo;
+    let (provider, _) = app.provider("P").await;
+    let case = new_case(provider, Uuid::now_v7(), true);
+    repo.create_trade_registration(&case).await.unwrap();
+    let at = case.created_at + time::Duration::seconds(1);
+
+    // The first transaction adds a history entry, rebuilds, and stays open.
+    let mut first = sqlx::PgConnection::connect(&app.database_url)
+        .await
+        .unwrap();
+    sqlx::raw_sql("BEGIN").execute(&mut first).await.unwrap();
+    sqlx::query(
+        "INSERT INTO status_history (case_id, case_kind, status, previous_status, actor, reason, at) \
+         VALUES ($1, 'trade', 'submitted', 'form-rendered', 'operator:o', 'alles da', $2)",
+    )
+    .bind(case.id)
+    .bind(at)
+    .execute(&mut first)
+    .await
+    .unwrap();
+    sqlx::query("SELECT refresh_case_children(ARRAY[$1::uuid])")
+        .bind(case.id)
+        .execute(&mut first)
+        .await
+        .unwrap();
+
+    // The second verifies an owner and rebuilds meanwhile; it has to wait for the first.
+    let url = app.database_url.clone();
+    let id = case.id;
+    let second = tokio::spawn(async move {
+        let mut c = sqlx::PgConnection::connect(&url).await.unwrap();
+        sqlx::raw_sql("BEGIN").execute(&mut c).await.unwrap();
+        sqlx::query(
+            "INSERT INTO identity_verifications (case_id, owner_index, verified_at, actor) \
+             VALUES ($1, 0, $2, 'operator:o')",
+        )
+        .bind(id)
+        .bind(at)
+        .execute(&mut c)
+        .await
+        .unwrap();
+        sqlx::query("SELECT refresh_case_children(ARRAY[$1::uuid])")
+            .bind(id)
+            .execute(&mut c)
+            .await
+            .unwrap();
+        sqlx::raw_sql("COMMIT").execute(&mut c).await.unwrap();
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert!(!second.is_finished(), "the second rebuild did not wait");
+    sqlx::raw_sql("COMMIT").execute(&mut first).await.unwrap();
+    second.await.unwrap();
+
+    let read = repo.get_trade_registration(case.id).await.unwrap().unwrap();
+    let statuses: Vec<&str> = read.history.iter().map(|h| h.status.as_str()).collect();
+    assert_eq!(statuses, ["initiated", "form-rendered", "submitted"]);
+    assert_eq!(read.identity_verifications, vec![(0, at)]);
+}

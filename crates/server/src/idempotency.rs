@@ -322,15 +322,15 @@ async fn handle(state: Arc<AppState>, req: Request, next: Next) -> Result<Respon
         IdempotencyClaim::InFlight => return Err(ApiError::IdempotencyKeyInUse),
         IdempotencyClaim::Mismatch => return Err(ApiError::IdempotencyKeyReused),
         IdempotencyClaim::Replay { status, body } => {
-            let sealing = &state.config.webhooks.sealing;
-            let body = crate::webhooks::open_bytes(sealing, &stored_aad(scope, &key), &body)
-                .ok_or_else(|| {
-                    ApiError::Internal(anyhow::anyhow!(
-                        "the stored answer of this idempotency key is sealed and cannot be \
-                         opened: neither FILING_WEBHOOK_SECRETS_KEY nor \
-                         FILING_WEBHOOK_SECRETS_OLD_KEYS holds its key"
-                    ))
-                })?;
+            let body =
+                crate::webhooks::open_bytes(&state.answer_keys, &stored_aad(scope, &key), &body)
+                    .ok_or_else(|| {
+                        ApiError::Internal(anyhow::anyhow!(
+                            "the stored answer of this idempotency key is sealed and cannot be \
+                             opened: neither FILING_WEBHOOK_SECRETS_KEY, \
+                             FILING_WEBHOOK_SECRETS_OLD_KEYS nor the signing secret holds its key"
+                        ))
+                    })?;
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
             let mut res = (status, body).into_response();
             res.headers_mut()
@@ -368,13 +368,10 @@ async fn handle(state: Arc<AppState>, req: Request, next: Next) -> Result<Respon
     if res_parts.status.is_server_error() {
         state.repo.release_idempotency_key(scope, &key).await?;
     } else {
-        // The answers of webhook endpoint creates and rotations carry the new secret; with a
-        // sealing key, no stored answer is readable from the database alone.
-        let stored = crate::webhooks::seal_bytes(
-            &state.config.webhooks.sealing,
-            &stored_aad(scope, &key),
-            &bytes,
-        );
+        // The answers of API key issues and of webhook endpoint creates and rotations carry
+        // the new key or secret: no stored answer is readable from the database alone.
+        let stored =
+            crate::webhooks::seal_bytes(&state.answer_keys, &stored_aad(scope, &key), &bytes);
         state
             .repo
             .complete_idempotency_key(scope, &key, res_parts.status.as_u16(), &stored)

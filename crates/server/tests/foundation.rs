@@ -271,6 +271,13 @@ backend_tests! {
         let (s2, b2) = json(again).await;
         assert_eq!(s2, 201);
         assert_eq!(b1, b2, "the replay is the first response, the same key");
+        // The key is shown, never stored readable: without FILING_WEBHOOK_SECRETS_KEY the kept
+        // answer is sealed with a key derived from the signing secret.
+        let issued = b1["response"]["api_key"].as_str().unwrap();
+        let answers = common::stored_answers(&app.database_url).await;
+        assert_eq!(answers.len(), 1);
+        assert!(answers[0].starts_with(b"sealed:v1:"), "{}", String::from_utf8_lossy(&answers[0]));
+        assert!(!String::from_utf8_lossy(&answers[0]).contains(issued));
 
         // Same key, another body or another path: 422.
         let (s, b) = json(app.post(&path, Some(&pkey)).header("idempotency-key", "k-1").send().await.unwrap()).await;

@@ -228,19 +228,6 @@ fn reseal_cli(
     (code, report, stderr)
 }
 
-/// The response bodies kept for idempotent replay, straight from the database.
-async fn stored_answers(url: &str) -> Vec<Vec<u8>> {
-    use sqlx::Connection;
-    let sql = "SELECT response_body FROM idempotency_keys WHERE response_body IS NOT NULL";
-    if url.starts_with("sqlite:") {
-        let mut c = sqlx::SqliteConnection::connect(url).await.unwrap();
-        sqlx::query_scalar(sql).fetch_all(&mut c).await.unwrap()
-    } else {
-        let mut c = sqlx::PgConnection::connect(url).await.unwrap();
-        sqlx::query_scalar(sql).fetch_all(&mut c).await.unwrap()
-    }
-}
-
 fn schedule(secs: &'static str) -> Options {
     Options {
         tweak: Box::new(move |c| {
@@ -518,7 +505,7 @@ backend_tests! {
         let (s, replay) = json(create().send().await.unwrap()).await;
         assert_eq!((s, &replay["response"]["secret"]), (201, &first["response"]["secret"]));
         let shown = first["response"]["secret"].as_str().unwrap().trim_start_matches("whsec_").to_string();
-        let answers = stored_answers(&app.database_url).await;
+        let answers = common::stored_answers(&app.database_url).await;
         assert!(!answers.is_empty());
         for a in &answers {
             assert!(a.starts_with(b"sealed:v1:"), "{}", String::from_utf8_lossy(a));

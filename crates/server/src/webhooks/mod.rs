@@ -55,6 +55,16 @@ impl SealingKey {
             .map(SealingKey)
     }
 
+    /// A key of its own for one `purpose`, derived from another secret (HMAC-SHA256 of the
+    /// purpose under it), so that one secret never serves two jobs directly.
+    pub fn derived(secret: &[u8], purpose: &str) -> Self {
+        use hmac::{Hmac, Mac};
+        let mut mac = <Hmac<sha2::Sha256> as Mac>::new_from_slice(secret)
+            .expect("HMAC takes a key of any length");
+        mac.update(purpose.as_bytes());
+        SealingKey(mac.finalize().into_bytes().into())
+    }
+
     fn cipher(&self) -> chacha20poly1305::ChaCha20Poly1305 {
         use chacha20poly1305::KeyInit;
         chacha20poly1305::ChaCha20Poly1305::new((&self.0).into())

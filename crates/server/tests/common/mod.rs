@@ -559,3 +559,16 @@ pub fn assert_valid_elster_xml(xml: &[u8], envelope: &str) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The response bodies kept for idempotent replay, straight from the database.
+pub async fn stored_answers(url: &str) -> Vec<Vec<u8>> {
+    use sqlx::Connection;
+    let sql = "SELECT response_body FROM idempotency_keys WHERE response_body IS NOT NULL";
+    if url.starts_with("sqlite:") {
+        let mut c = sqlx::SqliteConnection::connect(url).await.unwrap();
+        sqlx::query_scalar(sql).fetch_all(&mut c).await.unwrap()
+    } else {
+        let mut c = sqlx::PgConnection::connect(url).await.unwrap();
+        sqlx::query_scalar(sql).fetch_all(&mut c).await.unwrap()
+    }
+}

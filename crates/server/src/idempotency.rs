@@ -298,10 +298,12 @@ async fn handle(state: Arc<AppState>, req: Request, next: Next) -> Result<Respon
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
     let fingerprint = Fingerprint::new(&parts.method, parts.uri.path(), content_type);
+    // The route's own limit: a JSON route must not read hundreds of megabytes before its
+    // handler refuses them.
     let (body, hash) = spool(
         body,
         fingerprint,
-        state.config.max_request_bytes(),
+        state.config.body_limit_for(parts.uri.path()),
         &state.config.storage.data_dir.join("tmp"),
     )
     .await?;

@@ -5,6 +5,8 @@ mod common;
 
 use std::time::Duration;
 
+use futures::StreamExt;
+
 use axum::Router;
 use axum::routing::{get, post};
 use common::{Backend, Options, TestApp, assert_error, json};
@@ -253,6 +255,18 @@ backend_tests! {
             let (s, b) = json(rb.send().await.unwrap()).await;
             assert_error(s, &b, 413, "PAYLOAD_TOO_LARGE");
         }
+        // With an Idempotency-Key the body is read before the route, but to the route's limit,
+        // not the trade create's (hundreds of megabytes): a JSON route answers 413 as soon as
+        // its limit is passed, although this body never ends.
+        let endless = futures::stream::once(async { Ok::<_, std::io::Error>(vec![b' '; 4096]) })
+            .chain(futures::stream::pending());
+        let res = app.post(&format!("/v1/companies/{provider}/api-keys"), Some(&pkey))
+            .header("content-type", "application/json")
+            .header("idempotency-key", "big-2")
+            .body(reqwest::Body::wrap_stream(endless));
+        let res = tokio::time::timeout(Duration::from_secs(10), res.send()).await.expect("413 before the body ends");
+        let (s, b) = json(res.unwrap()).await;
+        assert_error(s, &b, 413, "PAYLOAD_TOO_LARGE");
     }
 
     async fn idempotent_replay_and_reuse(backend) {

@@ -86,9 +86,8 @@ pub fn authenticated(config: &Config) -> Router<Arc<AppState>> {
         )
         .route(
             "/v1/operator/trade-registrations/{trade_registration_id}/trade-licence",
-            post(operator::upload_trade_licence).layer(DefaultBodyLimit::max(
-                config.max_upload_bytes.saturating_add(64 * 1024),
-            )),
+            post(operator::upload_trade_licence)
+                .layer(DefaultBodyLimit::max(config.max_licence_bytes())),
         )
         .route("/v1/operator/trade-offices", get(offices::list_directory))
         .route(

@@ -14,6 +14,9 @@ type HmacSha256 = Hmac<Sha256>;
 
 /// How long a link is valid.
 pub const LINK_VALIDITY_SECS: i64 = 24 * 60 * 60;
+/// How far another instance's clock may be ahead of ours: a link it issued a moment ago
+/// expires up to this much more than 24 hours from our now, and must still open.
+pub const CLOCK_SKEW_SECS: i64 = 60;
 const SECRET_FILE: &str = "signing-secret";
 
 #[derive(Clone)]
@@ -123,9 +126,10 @@ impl LinkSigner {
         )
     }
 
-    /// Whether `signature` is ours for this id and expiry, and the expiry has not passed.
+    /// Whether `signature` is ours for this id and expiry, and the expiry has not passed (nor
+    /// lies further ahead than a link issued now could, give or take [`CLOCK_SKEW_SECS`]).
     pub fn verify(&self, id: Uuid, expires: i64, signature: &str, now: i64) -> bool {
-        if expires < now || expires > now + LINK_VALIDITY_SECS {
+        if expires < now || expires > now + LINK_VALIDITY_SECS + CLOCK_SKEW_SECS {
             return false;
         }
         let Ok(sig) = URL_SAFE_NO_PAD.decode(signature) else {
@@ -167,6 +171,11 @@ mod tests {
         assert!(signer.verify(id, expires, &sig, now));
         assert!(signer.verify(id, expires, &sig, now + LINK_VALIDITY_SECS));
         assert!(!signer.verify(id, expires, &sig, now + LINK_VALIDITY_SECS + 1));
+        // Issued by an instance whose clock is ahead: opens here within the allowed skew.
+        let (ahead, ahead_sig) = parse(&signer.url(id, now + CLOCK_SKEW_SECS));
+        assert!(signer.verify(id, ahead, &ahead_sig, now));
+        let (too_far, too_far_sig) = parse(&signer.url(id, now + CLOCK_SKEW_SECS + 1));
+        assert!(!signer.verify(id, too_far, &too_far_sig, now));
         assert!(!signer.verify(Uuid::now_v7(), expires, &sig, now));
         assert!(!signer.verify(id, expires + 1, &sig, now));
         let mut tampered = sig.clone();

@@ -483,7 +483,8 @@ backend_tests! {
         let other_doc = url.replace(&doc_id.to_string(), &uuid::Uuid::now_v7().to_string());
         let bare = url.split('?').next().unwrap().to_string();
         let longer = url.replace("expires=", "expires=9");
-        for bad in [tampered, expired, other_doc, bare, longer] {
+        let twice = format!("{url}&signature=x");
+        for bad in [tampered, expired, other_doc, bare, longer, twice] {
             let res = app.client.get(&bad).send().await.unwrap();
             let (s, b) = json(res).await;
             assert_error(s, &b, 403, "INVALID_DOWNLOAD_LINK");

@@ -69,8 +69,10 @@ pub fn content_disposition(name: &str) -> HeaderValue {
 pub async fn content(
     State(state): State<Arc<AppState>>,
     Path(raw_id): Path<String>,
-    ApiQuery(params): ApiQuery<LinkParams>,
+    params: Result<ApiQuery<LinkParams>, ApiError>,
 ) -> Result<Response, ApiError> {
+    // A query that does not even decode (a parameter twice, say) is a tampered link too.
+    let ApiQuery(params) = params.map_err(|_| ApiError::InvalidDownloadLink)?;
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
     let id = Uuid::parse_str(&raw_id).map_err(|_| ApiError::InvalidDownloadLink)?;
     let expires: i64 = params

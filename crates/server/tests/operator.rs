@@ -54,6 +54,9 @@ backend_tests! {
         let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
         let fields: Vec<&str> = r["errors"].as_array().unwrap().iter().map(|e| e["field"].as_str().unwrap()).collect();
         assert_eq!(fields, ["status", "environment", "after", "limit"]);
+        // A misspelt filter is refused, not ignored (which would list every case).
+        let (s, b) = list("?state=blocked").await;
+        assert_error(s, &b, 422, "VALIDATION_FAILED");
 
         // Tax cases have their own list; providers may not list.
         let (s, b) = json(app.post("/v1/tax-registration", Some(&pkey)).json(&example("ug")).send().await.unwrap()).await;
@@ -77,6 +80,14 @@ backend_tests! {
         let cursor = b["response"]["next_cursor"].as_str().unwrap().to_string();
         let (_, b) = json(app.get(&format!("/v1/operator/tax-registrations?limit=1&after={cursor}"), Some(&okey)).send().await.unwrap()).await;
         assert_eq!(b["response"]["cases"][0]["id"], "00000000-0000-4000-8000-000000000001");
+        // A cursor naming no tax case is refused, not an empty page that looks like the end.
+        let (s, b) = json(app.get(&format!("/v1/operator/tax-registrations?after={}", uuid::Uuid::now_v7()), Some(&okey)).send().await.unwrap()).await;
+        let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+        assert_eq!(r["errors"][0]["field"], "after", "{b}");
+        // The last case as cursor: an empty page, the end.
+        let (s, b) = json(app.get("/v1/operator/tax-registrations?after=00000000-0000-4000-8000-000000000001", Some(&okey)).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        assert!(b["response"]["cases"].as_array().unwrap().is_empty());
         for path in ["/v1/operator/trade-registrations", "/v1/operator/tax-registrations"] {
             let (s, b) = json(app.get(path, Some(&pkey)).send().await.unwrap()).await;
             assert_error(s, &b, 403, "FORBIDDEN");

@@ -32,8 +32,10 @@ pub fn operator_only(caller: Caller) -> Result<(), ApiError> {
     }
 }
 
-/// The query of the case lists (documented on each route, whose statuses differ).
+/// The query of the case lists (documented on each route, whose statuses differ). A
+/// misspelt filter (`state=blocked`) is refused rather than ignored: it would list every case.
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CaseQuery {
     pub status: Option<String>,
     pub environment: Option<String>,
@@ -112,6 +114,19 @@ async fn list<L: Lifecycle>(
         .repo
         .list_cases(kind, &filter, after, limit + 1)
         .await?;
+    // Tax cases are listed in insert order, the cursor standing for its case's place: a cursor
+    // naming no case would give an empty page that looks like the end of the list.
+    if rows.is_empty()
+        && kind == CaseKind::Tax
+        && let Some(id) = after
+        && state.repo.get_tax_registration(id).await?.is_none()
+    {
+        return Err(ApiError::validation(
+            "after",
+            "invalid_value",
+            "must be a next_cursor of an earlier page",
+        ));
+    }
     let more = rows.len() as i64 > limit;
     rows.truncate(limit as usize);
     let next_cursor = if more {

@@ -225,6 +225,12 @@ backend_tests! {
         assert_error(s, &b, 404, "NOT_FOUND");
         let (s, b) = post(&app, &client_key, &example("ug")).await;
         assert_error(s, &b, 403, "FORBIDDEN");
+        // Whatever the body: the role is checked before it is read, as on the trade create.
+        for path in [PATH, "/v1/tax-registration/gbr", "/v1/webhook-endpoints"] {
+            let res = app.post(path, Some(&client_key)).header("content-type", "application/json").body("{\"a\":").send().await.unwrap();
+            let (s, b) = json(res).await;
+            assert_error(s, &b, 403, "FORBIDDEN");
+        }
 
         // An idempotent retry replays instead of answering DUPLICATE_ID.
         let mut fresh = example("ug");

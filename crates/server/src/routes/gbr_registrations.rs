@@ -150,9 +150,11 @@ pub async fn create(
     State(state): State<Arc<AppState>>,
     Extension(caller): Extension<Caller>,
     claim: Option<Extension<crate::idempotency::Claim>>,
-    ApiJson(body): ApiJson<Value>,
+    body: Result<ApiJson<Value>, ApiError>,
 ) -> Result<Response, ApiError> {
+    // The role first: a key that may not create gets 403 whatever its body.
     let provider = tax_registrations::provider_only(caller)?;
+    let ApiJson(body) = body?;
     let now = cases::now_micros();
     let request = domain::gbr_request::parse(
         &body,

@@ -366,9 +366,11 @@ pub async fn create(
     State(state): State<Arc<AppState>>,
     Extension(caller): Extension<Caller>,
     claim: Option<Extension<Claim>>,
-    ApiJson(body): ApiJson<Value>,
+    body: Result<ApiJson<Value>, ApiError>,
 ) -> Result<Response, ApiError> {
+    // The role first: a key that may not create gets 403 whatever its body.
     let provider = provider_only(caller)?;
+    let ApiJson(body) = body?;
     let now = cases::now_micros();
     let request = domain::tax_request::parse(
         &body,

@@ -188,9 +188,11 @@ pub struct DeletedEndpoint {
 pub async fn create(
     State(state): State<Arc<AppState>>,
     Extension(caller): Extension<Caller>,
-    ApiJson(req): ApiJson<CreateEndpointRequest>,
+    req: Result<ApiJson<CreateEndpointRequest>, ApiError>,
 ) -> Result<Response, ApiError> {
+    // The role first: a key that may not create gets 403 whatever its body.
     let me = provider_only(caller)?;
+    let ApiJson(req) = req?;
     let mut errs = Violations::new();
     let allow_private = state.config.webhooks.allow_private_targets;
     // As sent: the document's pattern allows no surrounding spaces, so none are trimmed away.

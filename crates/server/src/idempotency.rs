@@ -334,6 +334,11 @@ async fn handle(state: Arc<AppState>, req: Request, next: Next) -> Result<Respon
                         ))
                     })?;
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+            let request_id = parts
+                .headers
+                .get(crate::app::REQUEST_ID)
+                .and_then(|v| v.to_str().ok());
+            let body = refreshed(&state.links, body, request_id);
             let mut res = (status, body).into_response();
             res.headers_mut()
                 .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -381,6 +386,61 @@ async fn handle(state: Arc<AppState>, req: Request, next: Next) -> Result<Respon
     }
     guard.disarm();
     Ok(Response::from_parts(res_parts, Body::from(bytes)))
+}
+
+/// A kept answer as this replay gives it: download links signed anew (the kept ones were
+/// issued with the first answer and may be about to expire), and an error's `request_id` this
+/// request's. Any object with an `id` and a `download_url` is a document link.
+fn refreshed(links: &crate::links::LinkSigner, body: Vec<u8>, request_id: Option<&str>) -> Vec<u8> {
+    /// Signs every link anew; whether there was one.
+    fn resign(v: &mut serde_json::Value, links: &crate::links::LinkSigner, now: i64) -> bool {
+        match v {
+            serde_json::Value::Object(o) => {
+                let id = o
+                    .get("id")
+                    .and_then(|i| i.as_str())
+                    .and_then(|i| Uuid::try_parse(i).ok());
+                let mut found = false;
+                if let (Some(id), Some(url)) = (id, o.get_mut("download_url"))
+                    && url.is_string()
+                {
+                    *url = links.url(id, now).into();
+                    found = true;
+                }
+                o.values_mut().fold(found, |f, c| resign(c, links, now) | f)
+            }
+            serde_json::Value::Array(a) => {
+                a.iter_mut().fold(false, |f, c| resign(c, links, now) | f)
+            }
+            _ => false,
+        }
+    }
+    // Answers without links or errors (most of them) go out byte for byte as kept.
+    if !body.windows(14).any(|w| w == b"\"download_url\"")
+        && !body.windows(7).any(|w| w == b"\"error\"")
+    {
+        return body;
+    }
+    let Ok(mut v) = serde_json::from_slice::<serde_json::Value>(&body) else {
+        return body;
+    };
+    let mut changed = resign(
+        &mut v,
+        links,
+        time::OffsetDateTime::now_utc().unix_timestamp(),
+    );
+    if let (Some(r), Some(id)) = (
+        v.get_mut("response").and_then(|r| r.as_object_mut()),
+        request_id,
+    ) && r.get("result").and_then(|x| x.as_str()) == Some("error")
+    {
+        r.insert("request_id".into(), id.into());
+        changed = true;
+    }
+    if !changed {
+        return body;
+    }
+    serde_json::to_vec(&v).unwrap_or(body)
 }
 
 /// What a stored answer is bound to: its caller and key.

@@ -309,9 +309,12 @@ backend_tests! {
         let p = format!("/v1/companies/{missing}/api-keys");
         let (s, _) = json(app.post(&p, Some(&pkey)).header("idempotency-key", "k-404").send().await.unwrap()).await;
         assert_eq!(s, 404);
-        let res = app.post(&p, Some(&pkey)).header("idempotency-key", "k-404").send().await.unwrap();
+        let res = app.post(&p, Some(&pkey)).header("idempotency-key", "k-404").header("x-request-id", "retry-7").send().await.unwrap();
         assert_eq!(res.headers()["idempotent-replayed"], "true");
-        assert_eq!(res.status(), 404);
+        let (s, b) = json(res).await;
+        // The kept error, with this request's id.
+        let r = assert_error(s, &b, 404, "NOT_FOUND");
+        assert_eq!(r["request_id"], "retry-7");
 
         // An unusable key is a validation error on the header.
         let (s, b) = json(app.post(&path, Some(&pkey)).header("idempotency-key", "x".repeat(300)).send().await.unwrap()).await;
@@ -336,7 +339,9 @@ backend_tests! {
 
     async fn large_idempotent_bodies_are_spooled_and_handed_on_intact(backend) {
         use sha2::Digest;
-        let app = TestApp::spawn_with(backend, Options { extra_routes: Some(test_routes()), ..Default::default() }).await.unwrap();
+        // The layer reads to the route's limit; the test route takes the JSON routes' one.
+        let options = Options { extra_routes: Some(test_routes()), tweak: Box::new(|c| c.max_body_bytes = 4_000_000) };
+        let app = TestApp::spawn_with(backend, options).await.unwrap();
         let (_, key) = app.provider("P").await;
         let body: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
         let sha: String = sha2::Sha256::digest(&body).iter().map(|b| format!("{b:02x}")).collect();

@@ -243,11 +243,19 @@ backend_tests! {
         assert!(text.contains("Muster Filing GmbH"));
         assert!(text.contains(data["owners"][1]["last_name"].as_str().unwrap()));
 
-        // A retry with the same key replays, although the client drew a new boundary.
+        // A retry with the same key replays, although the client drew a new boundary; its
+        // download links are signed anew, valid 24 hours from the replay.
+        tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
         let res = send().await.unwrap();
         assert_eq!(res.headers()["idempotent-replayed"], "true");
         let (s2, b2) = json(res).await;
         assert_eq!((s2, &b2["response"]["trade_registration_id"]), (201, &r["trade_registration_id"]));
+        let link = |b: &Value| b["owners"][1]["documents"]["power_of_attorney"]["download_url"].as_str().unwrap().to_string();
+        let expires = |u: &str| -> i64 { u.split("expires=").nth(1).unwrap().split('&').next().unwrap().parse().unwrap() };
+        let (first, again) = (link(r), link(&b2["response"]));
+        assert!(expires(&again) > expires(&first), "{first} {again}");
+        let (s, _, replayed_poa) = download(&app, &again).await;
+        assert_eq!((s, replayed_poa), (200, poa));
 
         let id = r["trade_registration_id"].as_str().unwrap();
         let (_, g) = json(app.get(&format!("{PATH}/{id}"), Some(&key)).send().await.unwrap()).await;

@@ -129,6 +129,46 @@ pub fn text(
     Some(normalised)
 }
 
+/// A note for people, never printed on a form (an operator's reason for a step: a trade
+/// office's letter, an ELSTER rejection pasted whole): trimmed, NFC-normalised, not empty, at
+/// most `max` characters, line breaks (CR LF kept as LF) and tabs allowed, any other control
+/// character or a bidirectional override refused, since the text goes to webhooks and
+/// operators' screens.
+pub fn note(v: &Value, path: &str, max: usize, errs: &mut Violations) -> Option<String> {
+    use unicode_normalization::UnicodeNormalization;
+    let s = string(v, path, errs)?.trim();
+    if s.is_empty() {
+        errs.push(path, "empty", "must not be empty");
+        return None;
+    }
+    let normalised: String = s.replace("\r\n", "\n").nfc().collect();
+    let bidi = |c: char| matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}');
+    if let Some(c) = normalised
+        .chars()
+        .find(|&c| (c.is_control() && c != '\n' && c != '\t') || bidi(c))
+    {
+        errs.push(
+            path,
+            "invalid_characters",
+            format!(
+                "must not contain U+{:04X} (control or bidirectional override)",
+                c as u32
+            ),
+        );
+        return None;
+    }
+    let len = normalised.chars().count();
+    if len > max {
+        errs.push(
+            path,
+            "too_long",
+            format!("must be at most {max} characters (is {len})"),
+        );
+        return None;
+    }
+    Some(normalised)
+}
+
 /// A city or place name: text of type B without digits.
 pub fn city(v: &Value, path: &str, errs: &mut Violations) -> Option<String> {
     let s = text(v, path, 72, TextType::B, errs)?;
@@ -529,5 +569,28 @@ mod tests {
         ] {
             assert_eq!(email_of(bad), Err(vec![code.to_string()]), "{bad}");
         }
+    }
+
+    #[test]
+    fn notes_take_what_people_paste_but_no_control_characters() {
+        let note = |s: &str| {
+            let mut e = Violations::new();
+            let r = note(&Value::from(s), "reason", 40, &mut e);
+            (r, e.iter().map(|v| v.code.clone()).collect::<Vec<_>>())
+        };
+        assert_eq!(
+            note(" „Gewerbe“ – Zeile 1\r\nZeile\t2 ").0.as_deref(),
+            Some("„Gewerbe“ – Zeile 1\nZeile\t2")
+        );
+        assert_eq!(note("Bescheid 😀").0.as_deref(), Some("Bescheid 😀"));
+        for bad in ["a\u{0}b", "a\u{1b}[31m", "a\u{7f}", "a\u{202E}b", "a\rb"] {
+            assert_eq!(
+                note(bad),
+                (None, vec!["invalid_characters".to_string()]),
+                "{bad:?}"
+            );
+        }
+        assert_eq!(note("  ").1, ["empty"]);
+        assert_eq!(note(&"x".repeat(41)).1, ["too_long"]);
     }
 }

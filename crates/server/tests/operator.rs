@@ -120,13 +120,17 @@ backend_tests! {
             (json!({"status": "completed"}), "status", "requires_trade_licence"),
             (json!({"status": "done"}), "status", "invalid_value"),
             (json!({"status": "blocked", "reason": "x", "note": 1}), "note", "unknown_field"),
+            (json!({"status": "blocked", "reason": "a\u{1b}[2Jb"}), "reason", "invalid_characters"),
         ] {
             let (s, b) = json(go(body, &okey).await.unwrap()).await;
             let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
             assert_eq!((r["errors"][0]["field"].as_str(), r["errors"][0]["code"].as_str()), (Some(field), Some(code)));
         }
-        let (s, _) = json(go(json!({"status": "blocked", "reason": "Personalausweis fehlt"}), &okey).await.unwrap()).await;
-        assert_eq!(s, 200);
+        // A reason is a note for people, not form text: a letter pasted whole, with its lines
+        // and typographic quotes, is taken as it is.
+        let letter = "Schreiben des Gewerbeamts:\r\n„Personalausweis fehlt“ – bitte nachreichen.";
+        let (s, b) = json(go(json!({"status": "blocked", "reason": letter}), &okey).await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
         let (s, _) = json(go(json!({"status": "submitted", "reason": "nachgereicht"}), &okey).await.unwrap()).await;
         assert_eq!(s, 200);
 
@@ -134,7 +138,7 @@ backend_tests! {
         let history = g["response"]["status_history"].as_array().unwrap();
         let statuses: Vec<&str> = history.iter().map(|h| h["status"].as_str().unwrap()).collect();
         assert_eq!(statuses, ["initiated", "form-rendered", "submitted", "blocked", "submitted"]);
-        assert_eq!(history[3]["reason"], "Personalausweis fehlt");
+        assert_eq!(history[3]["reason"], letter.replace("\r\n", "\n"));
         assert!(history[3]["actor"].as_str().unwrap().starts_with("operator:"));
 
         // Providers cannot use it; unknown cases are 404.

@@ -370,12 +370,12 @@ backend_tests! {
             ("trade", &trade, json!({}), vec![("status", "required")]),
             ("trade", &trade, json!({"status": 3}), vec![("status", "invalid_type")]),
             ("trade", &trade, json!({"status": "blocked", "reason": "x", "note": 1}), vec![("note", "unknown_field")]),
-            ("trade", &trade, json!({"status": "blocked", "reason": "Паспорт"}), vec![("reason", "invalid_characters")]),
+            ("trade", &trade, json!({"status": "blocked", "reason": "Pass\u{7}"}), vec![("reason", "invalid_characters")]),
             ("trade", &trade, json!({"status": "blocked", "reason": "x".repeat(501)}), vec![("reason", "too_long")]),
             ("tax", &tax, json!({"status": "validated"}), vec![("status", "invalid_value")]),
             ("tax", &tax, json!({"status": "submitted", "tax_number": "2181508150"}), vec![("tax_number", "not_allowed")]),
             ("tax", &tax, json!({"status": "completed", "tax_number": "12/34"}), vec![("tax_number", "invalid_tax_number")]),
-            ("tax", &tax, json!({"status": "nope", "reason": "Ж"}), vec![("status", "invalid_value"), ("reason", "invalid_characters")]),
+            ("tax", &tax, json!({"status": "nope", "reason": "\u{202E}x"}), vec![("status", "invalid_value"), ("reason", "invalid_characters")]),
         ] {
             let (s, b) = go(&app, &pkey, kind, id, body.clone()).await;
             let r = assert_error(s, &b, 422, "VALIDATION_FAILED");

@@ -961,13 +961,7 @@ pub async fn mark_submitted(
         None => None,
         Some(r) => {
             let mut errs = Violations::new();
-            let r = domain::rules::text(
-                &Value::from(r),
-                "reason",
-                500,
-                domain::din91379::TextType::C,
-                &mut errs,
-            );
+            let r = domain::rules::note(&Value::from(r), "reason", 500, &mut errs);
             errs.finish(r)?
         }
     };

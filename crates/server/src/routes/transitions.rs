@@ -107,13 +107,7 @@ pub fn trade_step(input: TradeTransitionRequest, actor: Actor) -> Result<TradeSt
         _ => {}
     }
     let reason = match input.reason {
-        Some(r) => domain::rules::text(
-            &serde_json::Value::from(r),
-            "reason",
-            500,
-            domain::din91379::TextType::C,
-            &mut errs,
-        ),
+        Some(r) => domain::rules::note(&serde_json::Value::from(r), "reason", 500, &mut errs),
         None => None,
     };
     if target == Some(TradeStatus::Blocked) && reason.is_none() && errs.is_empty() {
@@ -337,15 +331,9 @@ pub fn tax_step(input: TaxTransitionRequest, actor: Actor) -> Result<TaxStep, Ap
             "must be one of: submitted, completed, rejected",
         );
     }
-    let reason = input.reason.and_then(|r| {
-        domain::rules::text(
-            &serde_json::Value::from(r),
-            "reason",
-            2000,
-            domain::din91379::TextType::C,
-            &mut errs,
-        )
-    });
+    let reason = input
+        .reason
+        .and_then(|r| domain::rules::note(&serde_json::Value::from(r), "reason", 2000, &mut errs));
     let tax_number = match (&input.tax_number, target) {
         (Some(n), Some(TaxStatus::Completed)) => {
             let t = domain::steuernummer::digits_of(n);

@@ -259,12 +259,20 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
         Command::Serve => {
             let mut config = Config::from_args(&cli.common, &cli.serve)?;
             let listen = config.listen;
-            let listener = tokio::net::TcpListener::bind(listen)
-                .await
-                .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
-            // The bound address, not the configured one: with port 0 the system picks it, and
+            // Bound now, listening only once the state is built (until then a connection is
+            // refused, not left hanging while the database is waited for). The bound address,
+            // not the configured one: with port 0 the system picks it at the bind, and
             // download links must name the port that answers.
-            let address = listener.local_addr().unwrap_or(listen);
+            let cannot = |e: std::io::Error| anyhow::anyhow!("cannot listen on {listen}: {e}");
+            let socket = if listen.is_ipv4() {
+                tokio::net::TcpSocket::new_v4()
+            } else {
+                tokio::net::TcpSocket::new_v6()
+            }
+            .map_err(cannot)?;
+            socket.set_reuseaddr(true).map_err(cannot)?;
+            socket.bind(listen).map_err(cannot)?;
+            let address = socket.local_addr().unwrap_or(listen);
             if cli.serve.public_url.is_none() {
                 config.public_url = format!("http://{address}");
             }
@@ -280,6 +288,7 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
                 );
             }
             let state = crate::app::build_state(config).await?;
+            let listener = socket.listen(1024).map_err(cannot)?;
             tracing::info!(%address, "listening");
             crate::app::serve(state, listener, crate::app::shutdown_signal()).await?;
             tracing::info!("stopped");

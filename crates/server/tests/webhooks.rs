@@ -835,6 +835,43 @@ backend_tests! {
         create_trade(&app, &pkey, "self").await;
         tokio::time::sleep(Duration::from_millis(500)).await;
         assert_eq!(rx.deliveries().len(), before);
+
+        // A create that read the endpoint just before the delete committed queues a message
+        // the delete did not see to give up: the worker gives it up instead of sending it.
+        let message = uuid::Uuid::now_v7();
+        let endpoint: uuid::Uuid = id.parse().unwrap();
+        let now = time::OffsetDateTime::now_utc();
+        let insert = "INSERT INTO webhook_messages (id, endpoint_id, case_id, event_type, payload, state, \
+                      next_attempt_us, created_at) VALUES ($1, $2, $3, 'registration.submitted', '{}', 'pending', $4, $5)";
+        let state_of = "SELECT state FROM webhook_messages WHERE id = $1";
+        let due = (now.unix_timestamp_nanos() / 1000) as i64;
+        let state = if app.database_url.starts_with("sqlite:") {
+            use sqlx::Connection;
+            let mut c = sqlx::SqliteConnection::connect(&app.database_url).await.unwrap();
+            sqlx::query(insert).bind(message).bind(endpoint).bind(uuid::Uuid::now_v7()).bind(due).bind(now).execute(&mut c).await.unwrap();
+            app.state.wake_webhooks();
+            let mut state = String::new();
+            for _ in 0..50 {
+                state = sqlx::query_scalar(state_of).bind(message).fetch_one(&mut c).await.unwrap();
+                if state != "pending" { break; }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            state
+        } else {
+            use sqlx::Connection;
+            let mut c = sqlx::PgConnection::connect(&app.database_url).await.unwrap();
+            sqlx::query(insert).bind(message).bind(endpoint).bind(uuid::Uuid::now_v7()).bind(due).bind(now).execute(&mut c).await.unwrap();
+            app.state.wake_webhooks();
+            let mut state = String::new();
+            for _ in 0..50 {
+                state = sqlx::query_scalar(state_of).bind(message).fetch_one(&mut c).await.unwrap();
+                if state != "pending" { break; }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            state
+        };
+        assert_eq!(state, "failed");
+        assert_eq!(rx.deliveries().len(), before);
     }
 
     async fn private_targets_are_refused_unless_allowed(backend) {

@@ -884,30 +884,57 @@ macro_rules! repository_impl {
             .bind(limit)
             .fetch_all(&self.writer)
             .await?;
-            // Each endpoint of the batch is read once, however many messages it has.
-            let mut endpoints: std::collections::HashMap<uuid::Uuid, $crate::WebhookEndpoint> =
+            // Each endpoint of the batch is read once, however many messages it has. A deleted
+            // one (`None`) takes none: a create that read the endpoint before the delete
+            // committed may have queued messages the delete did not see to give up.
+            let mut endpoints: std::collections::HashMap<uuid::Uuid, Option<$crate::WebhookEndpoint>> =
                 std::collections::HashMap::new();
             let mut out = Vec::with_capacity(claimed.len());
+            let mut orphans: Vec<uuid::Uuid> = Vec::new();
             for row in &claimed {
                 let endpoint_id: uuid::Uuid = row.try_get("endpoint_id")?;
                 if !endpoints.contains_key(&endpoint_id) {
                     let found = sqlx::query(
                         "SELECT id, provider_id, url, events, secret, previous_secret, \
-                         previous_secret_expires_at, created_at FROM webhook_endpoints WHERE id = $1",
+                         previous_secret_expires_at, created_at, deleted_at FROM webhook_endpoints \
+                         WHERE id = $1",
                     )
                     .bind(endpoint_id)
                     .fetch_one(&self.pool)
                     .await?;
-                    endpoints.insert(endpoint_id, $crate::shared::endpoint_from_row(&found)?);
+                    let deleted: Option<time::OffsetDateTime> = found.try_get("deleted_at")?;
+                    let endpoint = match deleted {
+                        Some(_) => None,
+                        None => Some($crate::shared::endpoint_from_row(&found)?),
+                    };
+                    endpoints.insert(endpoint_id, endpoint);
                 }
+                let Some(endpoint) = &endpoints[&endpoint_id] else {
+                    orphans.push(row.try_get("id")?);
+                    continue;
+                };
                 out.push($crate::ClaimedMessage {
                     id: row.try_get("id")?,
                     case_id: row.try_get("case_id")?,
                     event_type: row.try_get("event_type")?,
                     payload: row.try_get("payload")?,
                     attempts: row.try_get("attempts")?,
-                    endpoint: endpoints[&endpoint_id].clone(),
+                    endpoint: endpoint.clone(),
                 });
+            }
+            if !orphans.is_empty() {
+                let at = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(now_us) * 1000)
+                    .unwrap_or_else(|_| time::OffsetDateTime::now_utc());
+                for id in orphans {
+                    sqlx::query(
+                        "UPDATE webhook_messages SET state = 'failed', finished_at = $1, \
+                         locked_until_us = NULL WHERE id = $2 AND state = 'pending'",
+                    )
+                    .bind(at)
+                    .bind(id)
+                    .execute(&self.writer)
+                    .await?;
+                }
             }
             Ok(out)
         }

@@ -117,16 +117,7 @@ pub fn text(
             return None;
         }
     };
-    let len = normalised.chars().count();
-    if len > max {
-        errs.push(
-            path,
-            "too_long",
-            format!("must be at most {max} characters (is {len})"),
-        );
-        return None;
-    }
-    Some(normalised)
+    at_most(normalised, path, max, errs)
 }
 
 /// A note for people, never printed on a form (an operator's reason for a step: a trade
@@ -157,7 +148,12 @@ pub fn note(v: &Value, path: &str, max: usize, errs: &mut Violations) -> Option<
         );
         return None;
     }
-    let len = normalised.chars().count();
+    at_most(normalised, path, max, errs)
+}
+
+/// `s` when it has at most `max` characters; else `too_long` on `path`.
+fn at_most(s: String, path: &str, max: usize, errs: &mut Violations) -> Option<String> {
+    let len = s.chars().count();
     if len > max {
         errs.push(
             path,
@@ -166,7 +162,7 @@ pub fn note(v: &Value, path: &str, max: usize, errs: &mut Violations) -> Option<
         );
         return None;
     }
-    Some(normalised)
+    Some(s)
 }
 
 /// A city or place name: text of type B without digits.

@@ -80,10 +80,6 @@ backend_tests! {
         let cursor = b["response"]["next_cursor"].as_str().unwrap().to_string();
         let (_, b) = json(app.get(&format!("/v1/operator/tax-registrations?limit=1&after={cursor}"), Some(&okey)).send().await.unwrap()).await;
         assert_eq!(b["response"]["cases"][0]["id"], "00000000-0000-4000-8000-000000000001");
-        // A cursor naming no tax case is refused, not an empty page that looks like the end.
-        let (s, b) = json(app.get(&format!("/v1/operator/tax-registrations?after={}", uuid::Uuid::now_v7()), Some(&okey)).send().await.unwrap()).await;
-        let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
-        assert_eq!(r["errors"][0]["field"], "after", "{b}");
         // The last case as cursor: an empty page, the end.
         let (s, b) = json(app.get("/v1/operator/tax-registrations?after=00000000-0000-4000-8000-000000000001", Some(&okey)).send().await.unwrap()).await;
         assert_eq!(s, 200, "{b}");

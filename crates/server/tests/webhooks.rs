@@ -845,30 +845,26 @@ backend_tests! {
                       next_attempt_us, created_at) VALUES ($1, $2, $3, 'registration.submitted', '{}', 'pending', $4, $5)";
         let state_of = "SELECT state FROM webhook_messages WHERE id = $1";
         let due = (now.unix_timestamp_nanos() / 1000) as i64;
+        // The same statements on either database (their connection types differ).
+        macro_rules! queue_and_watch {
+            ($connection:ty) => {{
+                use sqlx::Connection;
+                let mut c = <$connection>::connect(&app.database_url).await.unwrap();
+                sqlx::query(insert).bind(message).bind(endpoint).bind(uuid::Uuid::now_v7()).bind(due).bind(now).execute(&mut c).await.unwrap();
+                app.state.wake_webhooks();
+                let mut state = String::new();
+                for _ in 0..50 {
+                    state = sqlx::query_scalar(state_of).bind(message).fetch_one(&mut c).await.unwrap();
+                    if state != "pending" { break; }
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                state
+            }};
+        }
         let state = if app.database_url.starts_with("sqlite:") {
-            use sqlx::Connection;
-            let mut c = sqlx::SqliteConnection::connect(&app.database_url).await.unwrap();
-            sqlx::query(insert).bind(message).bind(endpoint).bind(uuid::Uuid::now_v7()).bind(due).bind(now).execute(&mut c).await.unwrap();
-            app.state.wake_webhooks();
-            let mut state = String::new();
-            for _ in 0..50 {
-                state = sqlx::query_scalar(state_of).bind(message).fetch_one(&mut c).await.unwrap();
-                if state != "pending" { break; }
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-            state
+            queue_and_watch!(sqlx::SqliteConnection)
         } else {
-            use sqlx::Connection;
-            let mut c = sqlx::PgConnection::connect(&app.database_url).await.unwrap();
-            sqlx::query(insert).bind(message).bind(endpoint).bind(uuid::Uuid::now_v7()).bind(due).bind(now).execute(&mut c).await.unwrap();
-            app.state.wake_webhooks();
-            let mut state = String::new();
-            for _ in 0..50 {
-                state = sqlx::query_scalar(state_of).bind(message).fetch_one(&mut c).await.unwrap();
-                if state != "pending" { break; }
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-            state
+            queue_and_watch!(sqlx::PgConnection)
         };
         assert_eq!(state, "failed");
         assert_eq!(rx.deliveries().len(), before);

@@ -44,26 +44,9 @@ pub struct AppState {
     /// Trade office directory entries (or their absence) read recently for new cases' GewA 1
     /// heads, by office key, for `config.directory_cache`.
     pub trade_offices: crate::recent::Recent<Option<store::TradeOfficeEntry>>,
-    /// The keys that seal the answers kept for idempotent replay (see [`answer_keys`]).
+    /// The keys that seal the answers kept for idempotent replay
+    /// (see [`crate::idempotency::answer_keys`]).
     pub answer_keys: crate::webhooks::SealingKeys,
-}
-
-/// The keys that seal the answers kept for idempotent replay, which carry API keys and webhook
-/// secrets (shown once, never stored readable): `FILING_WEBHOOK_SECRETS_KEY` when set, else a
-/// key derived from the link signing secret, which every instance has. Opening also tries the
-/// old keys and the derived one, so answers sealed before a sealing key was set still replay.
-pub fn answer_keys(
-    sealing: &crate::webhooks::SealingKeys,
-    signing_secret: &[u8],
-) -> crate::webhooks::SealingKeys {
-    let derived =
-        crate::webhooks::SealingKey::derived(signing_secret, "filing idempotency answers v1");
-    let mut keys = sealing.clone();
-    match keys.current {
-        Some(_) => keys.old.push(derived),
-        None => keys.current = Some(derived),
-    }
-    keys
 }
 
 impl AppState {
@@ -172,7 +155,7 @@ pub async fn build_state(config: Config) -> anyhow::Result<Arc<AppState>> {
         None => crate::links::load_or_create_secret(&config.storage.data_dir)
             .context("cannot read or create the signing secret")?,
     };
-    let answer_keys = answer_keys(&config.webhooks.sealing, &secret);
+    let answer_keys = crate::idempotency::answer_keys(&config.webhooks.sealing, &secret);
     let links = LinkSigner::new(secret, config.public_url.clone());
     // Build the office indexes now rather than in the first request that needs them.
     let started = std::time::Instant::now();
@@ -445,38 +428,5 @@ pub async fn shutdown_signal() {
     tokio::select! {
         () = ctrl_c => {},
         () = term => {},
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::answer_keys;
-    use crate::webhooks::{SealingKey, SealingKeys, open_bytes, seal_bytes};
-
-    /// Answers kept before a sealing key was configured (sealed with the key derived from the
-    /// signing secret) still replay after it is; answers sealed with the configured key need it.
-    #[test]
-    fn answers_sealed_with_the_derived_key_open_after_a_sealing_key_is_set() {
-        let secret = b"signing secret";
-        let before = answer_keys(&SealingKeys::default(), secret);
-        let sealed = seal_bytes(&before, b"aad", b"{\"api_key\":\"rfs_live_x\"}");
-        assert!(sealed.starts_with(b"sealed:v1:"));
-        let configured = SealingKey::parse("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=").unwrap();
-        let after = answer_keys(&SealingKeys::new(configured), secret);
-        assert_eq!(
-            open_bytes(&after, b"aad", &sealed).as_deref(),
-            Some(&b"{\"api_key\":\"rfs_live_x\"}"[..])
-        );
-        let sealed_after = seal_bytes(&after, b"aad", b"x");
-        assert_eq!(open_bytes(&before, b"aad", &sealed_after), None);
-        // Another signing secret derives another key.
-        assert_eq!(
-            open_bytes(
-                &answer_keys(&SealingKeys::default(), b"other"),
-                b"aad",
-                &sealed
-            ),
-            None
-        );
     }
 }

@@ -443,6 +443,24 @@ fn refreshed(links: &crate::links::LinkSigner, body: Vec<u8>, request_id: Option
     serde_json::to_vec(&v).unwrap_or(body)
 }
 
+/// The keys that seal the answers kept for idempotent replay, which carry API keys and webhook
+/// secrets (shown once, never stored readable): `FILING_WEBHOOK_SECRETS_KEY` when set, else a
+/// key derived from the link signing secret, which every instance has. Opening also tries the
+/// old keys and the derived one, so answers sealed before a sealing key was set still replay.
+pub fn answer_keys(
+    sealing: &crate::webhooks::SealingKeys,
+    signing_secret: &[u8],
+) -> crate::webhooks::SealingKeys {
+    let derived =
+        crate::webhooks::SealingKey::derived(signing_secret, "filing idempotency answers v1");
+    let mut keys = sealing.clone();
+    match keys.current {
+        Some(_) => keys.old.push(derived),
+        None => keys.current = Some(derived),
+    }
+    keys
+}
+
 /// What a stored answer is bound to: its caller and key.
 fn stored_aad(scope: Uuid, key: &str) -> Vec<u8> {
     let mut aad = scope.as_bytes().to_vec();
@@ -515,6 +533,34 @@ mod tests {
         assert_ne!(
             fingerprint(&Method::POST, "/ab", "", b""),
             fingerprint(&Method::POST, "/a", "b", b"")
+        );
+    }
+
+    /// Answers kept before a sealing key was configured (sealed with the key derived from the
+    /// signing secret) still replay after it is; answers sealed with the configured key need it.
+    #[test]
+    fn answers_sealed_with_the_derived_key_open_after_a_sealing_key_is_set() {
+        use crate::webhooks::{SealingKey, SealingKeys, open_bytes, seal_bytes};
+        let secret = b"signing secret";
+        let before = answer_keys(&SealingKeys::default(), secret);
+        let sealed = seal_bytes(&before, b"aad", b"{\"api_key\":\"rfs_live_x\"}");
+        assert!(sealed.starts_with(b"sealed:v1:"));
+        let configured = SealingKey::parse("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=").unwrap();
+        let after = answer_keys(&SealingKeys::new(configured), secret);
+        assert_eq!(
+            open_bytes(&after, b"aad", &sealed).as_deref(),
+            Some(&b"{\"api_key\":\"rfs_live_x\"}"[..])
+        );
+        let sealed_after = seal_bytes(&after, b"aad", b"x");
+        assert_eq!(open_bytes(&before, b"aad", &sealed_after), None);
+        // Another signing secret derives another key.
+        assert_eq!(
+            open_bytes(
+                &answer_keys(&SealingKeys::default(), b"other"),
+                b"aad",
+                &sealed
+            ),
+            None
         );
     }
 }

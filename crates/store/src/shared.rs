@@ -782,14 +782,11 @@ macro_rules! repository_impl {
                 tx.rollback().await?;
                 return Ok(false);
             }
-            sqlx::query(
-                "UPDATE webhook_messages SET state = 'failed', finished_at = $1, locked_until_us = NULL \
-                 WHERE endpoint_id = $2 AND state = 'pending'",
-            )
-            .bind(at)
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
+            sqlx::query($crate::shared::GIVE_UP_PENDING)
+                .bind(at)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
             tx.commit().await?;
             Ok(true)
         }
@@ -890,7 +887,7 @@ macro_rules! repository_impl {
             let mut endpoints: std::collections::HashMap<uuid::Uuid, Option<$crate::WebhookEndpoint>> =
                 std::collections::HashMap::new();
             let mut out = Vec::with_capacity(claimed.len());
-            let mut orphans: Vec<uuid::Uuid> = Vec::new();
+            let mut deleted_endpoints: Vec<uuid::Uuid> = Vec::new();
             for row in &claimed {
                 let endpoint_id: uuid::Uuid = row.try_get("endpoint_id")?;
                 if !endpoints.contains_key(&endpoint_id) {
@@ -904,13 +901,15 @@ macro_rules! repository_impl {
                     .await?;
                     let deleted: Option<time::OffsetDateTime> = found.try_get("deleted_at")?;
                     let endpoint = match deleted {
-                        Some(_) => None,
+                        Some(_) => {
+                            deleted_endpoints.push(endpoint_id);
+                            None
+                        }
                         None => Some($crate::shared::endpoint_from_row(&found)?),
                     };
                     endpoints.insert(endpoint_id, endpoint);
                 }
                 let Some(endpoint) = &endpoints[&endpoint_id] else {
-                    orphans.push(row.try_get("id")?);
                     continue;
                 };
                 out.push($crate::ClaimedMessage {
@@ -922,19 +921,15 @@ macro_rules! repository_impl {
                     endpoint: endpoint.clone(),
                 });
             }
-            if !orphans.is_empty() {
+            // What the delete gives up, given up now.
+            for id in deleted_endpoints {
                 let at = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(now_us) * 1000)
                     .unwrap_or_else(|_| time::OffsetDateTime::now_utc());
-                for id in orphans {
-                    sqlx::query(
-                        "UPDATE webhook_messages SET state = 'failed', finished_at = $1, \
-                         locked_until_us = NULL WHERE id = $2 AND state = 'pending'",
-                    )
+                sqlx::query($crate::shared::GIVE_UP_PENDING)
                     .bind(at)
                     .bind(id)
                     .execute(&self.writer)
                     .await?;
-                }
             }
             Ok(out)
         }
@@ -1431,6 +1426,10 @@ pub(crate) const INSERT_HISTORY: &str = "INSERT INTO status_history (case_id, ca
 
 /// The fields of an [`EventMessage`]: id, endpoint id, case id, event type, body, next attempt
 /// (µs), created at.
+/// Gives up an endpoint's pending messages (`$1` the time, `$2` the endpoint): when it is
+/// deleted, and when the worker finds messages a create queued for it as the delete committed.
+pub(crate) const GIVE_UP_PENDING: &str = "UPDATE webhook_messages SET state = 'failed', \
+     finished_at = $1, locked_until_us = NULL WHERE endpoint_id = $2 AND state = 'pending'";
 pub(crate) const INSERT_WEBHOOK_MESSAGE: &str = "INSERT INTO webhook_messages (id, endpoint_id, \
      case_id, event_type, payload, state, attempts, next_attempt_us, created_at) \
      VALUES ($1, $2, $3, $4, $5, 'pending', 0, $6, $7)";

@@ -154,7 +154,7 @@ backend_tests! {
         let mut ids = Vec::new();
         for (secret, deleted) in [("s1", false), ("s2", true)] {
             let endpoint = store::WebhookEndpoint { id: Uuid::now_v7(), provider_id: provider, url: "https://example.com/hook".into(), events: None, secret: secret.into(), previous_secret: None, previous_secret_expires_at: None, created_at: now };
-            repo.create_webhook_endpoint(&endpoint).await.unwrap();
+            assert!(repo.create_webhook_endpoint(&endpoint, 20).await.unwrap());
             if deleted {
                 assert!(repo.delete_webhook_endpoint(endpoint.id, now).await.unwrap());
             }
@@ -176,6 +176,36 @@ backend_tests! {
         let mut all = repo.webhook_endpoint_secrets().await.unwrap();
         all.sort_by_key(|s| s.endpoint_id);
         assert_eq!(all, [stored(ids[0], "x", Some("y")), stored(ids[1], "z", None)]);
+    }
+
+    async fn the_endpoint_limit_holds_under_racing_creates(backend) {
+        let app = TestApp::spawn(backend).await.unwrap();
+        let (provider, _) = app.provider("P").await;
+        let (other, _) = app.provider("Q").await;
+        let now = time::OffsetDateTime::now_utc().replace_nanosecond(0).unwrap();
+        let endpoint = |provider_id| store::WebhookEndpoint { id: Uuid::now_v7(), provider_id, url: "https://example.com/hook".into(), events: None, secret: "s".into(), previous_secret: None, previous_secret_expires_at: None, created_at: now };
+        let repo = &app.state.repo;
+        // One place left, then none; another provider's endpoints do not count.
+        assert!(repo.create_webhook_endpoint(&endpoint(other), 1).await.unwrap());
+        assert!(repo.create_webhook_endpoint(&endpoint(provider), 2).await.unwrap());
+        let attempts: Vec<_> = (0..12)
+            .map(|_| {
+                let repo = repo.clone();
+                let e = endpoint(provider);
+                tokio::spawn(async move { repo.create_webhook_endpoint(&e, 5).await })
+            })
+            .collect();
+        let mut created = 0;
+        for a in attempts {
+            created += usize::from(a.await.unwrap().unwrap());
+        }
+        assert_eq!(created, 4, "five in all");
+        assert_eq!(repo.list_webhook_endpoints(provider).await.unwrap().len(), 5);
+        // A deleted endpoint frees its place.
+        let first = repo.list_webhook_endpoints(provider).await.unwrap()[0].id;
+        assert!(!repo.create_webhook_endpoint(&endpoint(provider), 5).await.unwrap());
+        assert!(repo.delete_webhook_endpoint(first, now).await.unwrap());
+        assert!(repo.create_webhook_endpoint(&endpoint(provider), 5).await.unwrap());
     }
 
     async fn trade_office_directory_upserts_and_pages(backend) {

@@ -870,6 +870,34 @@ backend_tests! {
         assert_eq!(rx.deliveries().len(), before);
     }
 
+    async fn a_provider_has_at_most_twenty_endpoints_even_when_creates_race(backend) {
+        let app = TestApp::spawn(backend).await.unwrap();
+        let (_, pkey) = app.provider("P").await;
+        let rx = Receiver::start(Behaviour::Ok).await;
+        let creates: Vec<_> = (0..26)
+            .map(|_| app.post("/v1/webhook-endpoints", Some(&pkey)).json(&json!({"url": rx.url})).send())
+            .collect();
+        let mut statuses = std::collections::BTreeMap::new();
+        for answer in futures::future::join_all(creates).await {
+            let (s, b) = json(answer.unwrap()).await;
+            if s == 409 {
+                assert_error(s, &b, 409, "WEBHOOK_ENDPOINT_LIMIT");
+            }
+            *statuses.entry(s).or_insert(0) += 1;
+        }
+        assert_eq!(statuses, [(201, 20), (409, 6)].into());
+        let (_, b) = json(app.get("/v1/webhook-endpoints", Some(&pkey)).send().await.unwrap()).await;
+        let list = b["response"]["endpoints"].as_array().unwrap();
+        assert_eq!(list.len(), 20);
+        // Deleting one makes room for one.
+        let first = list[0]["id"].as_str().unwrap();
+        let (s, b) = json(app.client.delete(app.url(&format!("/v1/webhook-endpoints/{first}"))).bearer_auth(&pkey).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        endpoint(&app, &pkey, &rx.url, None).await;
+        let (s, b) = json(app.post("/v1/webhook-endpoints", Some(&pkey)).json(&json!({"url": rx.url})).send().await.unwrap()).await;
+        assert_error(s, &b, 409, "WEBHOOK_ENDPOINT_LIMIT");
+    }
+
     async fn private_targets_are_refused_unless_allowed(backend) {
         let options = Options {
             tweak: Box::new(|c| c.webhooks.allow_private_targets = false),

@@ -642,8 +642,13 @@ pub trait Repository: Send + Sync + 'static {
         limit: i64,
     ) -> Result<Vec<TradeOfficeEntry>>;
 
-    /// Adds a provider's webhook endpoint.
-    async fn create_webhook_endpoint(&self, endpoint: &WebhookEndpoint) -> Result<()>;
+    /// Adds a provider's webhook endpoint unless the provider has `limit` endpoints (not
+    /// deleted) already (`false`). Concurrent creates cannot pass the limit together.
+    async fn create_webhook_endpoint(
+        &self,
+        endpoint: &WebhookEndpoint,
+        limit: usize,
+    ) -> Result<bool>;
     /// A provider's endpoints (not deleted), oldest first.
     async fn list_webhook_endpoints(&self, provider_id: Uuid) -> Result<Vec<WebhookEndpoint>>;
     /// An endpoint that is not deleted.

@@ -715,7 +715,30 @@ macro_rules! repository_impl {
             Ok(found.is_some())
         }
 
-        async fn create_webhook_endpoint(&self, e: &$crate::WebhookEndpoint) -> $crate::Result<()> {
+        async fn create_webhook_endpoint(
+            &self,
+            e: &$crate::WebhookEndpoint,
+            limit: usize,
+        ) -> $crate::Result<bool> {
+            let mut tx = self.writer.begin().await?;
+            // Creates of one provider's endpoints take turns: the update locks the provider's
+            // row until the commit (PostgreSQL; SQLite's one writer takes turns anyway), so the
+            // count below sees every endpoint committed before, and two creates cannot both
+            // see one place left.
+            sqlx::query("UPDATE companies SET kind = kind WHERE id = $1")
+                .bind(e.provider_id)
+                .execute(&mut *tx)
+                .await?;
+            let live: i64 = sqlx::query_scalar(
+                "SELECT COUNT(*) FROM webhook_endpoints WHERE provider_id = $1 AND deleted_at IS NULL",
+            )
+            .bind(e.provider_id)
+            .fetch_one(&mut *tx)
+            .await?;
+            if usize::try_from(live).unwrap_or(usize::MAX) >= limit {
+                tx.rollback().await?;
+                return Ok(false);
+            }
             sqlx::query(
                 "INSERT INTO webhook_endpoints (id, provider_id, url, events, secret, created_at) \
                  VALUES ($1, $2, $3, $4, $5, $6)",
@@ -726,9 +749,10 @@ macro_rules! repository_impl {
             .bind(e.events.clone().map(sqlx::types::Json))
             .bind(&e.secret)
             .bind(e.created_at)
-            .execute(&self.writer)
+            .execute(&mut *tx)
             .await?;
-            Ok(())
+            tx.commit().await?;
+            Ok(true)
         }
 
         async fn list_webhook_endpoints(

@@ -629,7 +629,7 @@ pub(crate) mod tests {
         /// The endpoints, the claim, then both cases.
         pub(crate) async fn write(&self, repo: &impl Repository) {
             for e in &self.endpoints {
-                repo.create_webhook_endpoint(e).await.unwrap();
+                assert!(repo.create_webhook_endpoint(e, 20).await.unwrap());
             }
             let claim = repo
                 .claim_idempotency_key(self.trade.provider_id, "key-ä", b"hash", self.times)

@@ -235,14 +235,6 @@ pub async fn create(
         }
     };
     errs.finish(())?;
-    if state.repo.list_webhook_endpoints(me).await?.len() >= MAX_ENDPOINTS {
-        return Err(ApiError::Conflict {
-            code: ErrorCode::WebhookEndpointLimit,
-            message: format!(
-                "a provider can have at most {MAX_ENDPOINTS} webhook endpoints; delete one first"
-            ),
-        });
-    }
     let id = Uuid::now_v7();
     let secret = crate::webhooks::new_secret();
     let key = &state.config.webhooks.sealing;
@@ -256,7 +248,18 @@ pub async fn create(
         previous_secret_expires_at: None,
         created_at: crate::routes::cases::now_micros(),
     };
-    state.repo.create_webhook_endpoint(&endpoint).await?;
+    if !state
+        .repo
+        .create_webhook_endpoint(&endpoint, MAX_ENDPOINTS)
+        .await?
+    {
+        return Err(ApiError::Conflict {
+            code: ErrorCode::WebhookEndpointLimit,
+            message: format!(
+                "a provider can have at most {MAX_ENDPOINTS} webhook endpoints; delete one first"
+            ),
+        });
+    }
     tracing::info!(endpoint_id = %endpoint.id, provider_id = %me, "webhook endpoint created");
     Ok(respond(
         StatusCode::CREATED,

@@ -54,6 +54,7 @@ Errors carry a stable `code`, and validation errors list every broken field in `
         webhooks::delete,
         webhooks::rotate_secret,
         webhooks::deliveries,
+        webhooks::messages,
         webhooks::retry_message,
         sandbox::transition_trade,
         sandbox::transition_tax,

@@ -474,6 +474,24 @@ pub struct WebhookAttemptRecord {
     pub next_attempt_at: Option<OffsetDateTime>,
 }
 
+/// A webhook message as its endpoint's message list shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WebhookMessageRecord {
+    pub seq: i64,
+    pub id: Uuid,
+    pub event_type: String,
+    pub case_id: Uuid,
+    /// `pending`, `delivered` or `failed`.
+    pub state: String,
+    /// Attempts made so far.
+    pub attempts: i32,
+    pub created_at: OffsetDateTime,
+    /// When a pending message is tried next.
+    pub next_attempt_at: Option<OffsetDateTime>,
+    /// When it was delivered or given up.
+    pub finished_at: Option<OffsetDateTime>,
+}
+
 /// Microseconds since the epoch, the unit of the times the webhook worker compares.
 pub fn micros(t: OffsetDateTime) -> i64 {
     i64::try_from(t.unix_timestamp_nanos() / 1000).unwrap_or(i64::MAX)
@@ -707,6 +725,14 @@ pub trait Repository: Send + Sync + 'static {
         before_seq: Option<i64>,
         limit: i64,
     ) -> Result<Vec<WebhookAttemptRecord>>;
+    /// An endpoint's messages, newest first, before `before_seq`, in `state` when given.
+    async fn list_webhook_messages(
+        &self,
+        endpoint_id: Uuid,
+        state: Option<&str>,
+        before_seq: Option<i64>,
+        limit: i64,
+    ) -> Result<Vec<WebhookMessageRecord>>;
 }
 
 impl StoreError {

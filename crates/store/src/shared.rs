@@ -1036,6 +1036,45 @@ macro_rules! repository_impl {
             Ok(answer)
         }
 
+        async fn list_webhook_messages(
+            &self,
+            endpoint_id: uuid::Uuid,
+            state: Option<&str>,
+            before_seq: Option<i64>,
+            limit: i64,
+        ) -> $crate::Result<Vec<$crate::WebhookMessageRecord>> {
+            use sqlx::Row;
+            sqlx::query(
+                "SELECT seq, id, event_type, case_id, state, attempts, created_at, \
+                 next_attempt_us, finished_at FROM webhook_messages \
+                 WHERE endpoint_id = $1 AND seq < $2 AND ($3 IS NULL OR state = $3) \
+                 ORDER BY seq DESC LIMIT $4",
+            )
+            .bind(endpoint_id)
+            .bind(before_seq.unwrap_or(i64::MAX))
+            .bind(state)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(|r| {
+                let state: String = r.try_get("state")?;
+                let next_us: i64 = r.try_get("next_attempt_us")?;
+                Ok($crate::WebhookMessageRecord {
+                    seq: r.try_get("seq")?,
+                    id: r.try_get("id")?,
+                    event_type: r.try_get("event_type")?,
+                    case_id: r.try_get("case_id")?,
+                    attempts: r.try_get("attempts")?,
+                    created_at: r.try_get("created_at")?,
+                    next_attempt_at: (state == "pending").then(|| $crate::from_micros(next_us)),
+                    finished_at: r.try_get("finished_at")?,
+                    state,
+                })
+            })
+            .collect()
+        }
+
         async fn list_webhook_attempts(
             &self,
             endpoint_id: uuid::Uuid,

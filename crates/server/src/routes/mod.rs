@@ -111,6 +111,10 @@ pub fn authenticated(config: &Config) -> Router<Arc<AppState>> {
             get(webhooks::deliveries),
         )
         .route(
+            "/v1/webhook-endpoints/{endpoint_id}/messages",
+            get(webhooks::messages),
+        )
+        .route(
             "/v1/webhook-endpoints/{endpoint_id}/messages/{message_id}/retry",
             post(webhooks::retry_message),
         )

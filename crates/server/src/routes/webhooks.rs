@@ -535,6 +535,141 @@ pub async fn deliveries(
     ))
 }
 
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct MessageQuery {
+    /// Only messages in this state: `pending` (queued, waiting for an attempt), `delivered`
+    /// or `failed` (given up; see the retry).
+    #[param(pattern = "^(pending|delivered|failed)$")]
+    pub state: Option<String>,
+    /// The `next_cursor` of the previous page (a positive integer).
+    #[param(pattern = "^[1-9][0-9]{0,17}$")]
+    pub before: Option<String>,
+    /// 1 to 500, default 100.
+    #[param(minimum = 1, maximum = 500)]
+    pub limit: Option<i64>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MessageView {
+    /// The `webhook-id` header of its attempts.
+    pub message_id: Uuid,
+    pub event_type: String,
+    /// The trade or tax registration the event is about.
+    pub case_id: Uuid,
+    /// `pending`, `delivered` or `failed`.
+    pub state: String,
+    /// Attempts made so far (each in the deliveries list).
+    pub attempts: i32,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: OffsetDateTime,
+    /// When a pending message is tried next. One whose time has passed waits for an earlier
+    /// event of its case at this endpoint: events of a case go out in order.
+    #[serde(
+        with = "time::serde::rfc3339::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub next_attempt_at: Option<OffsetDateTime>,
+    /// When it was delivered or given up.
+    #[serde(
+        with = "time::serde::rfc3339::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub finished_at: Option<OffsetDateTime>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MessagePage {
+    pub result: Outcome,
+    pub message: String,
+    /// Newest first.
+    pub messages: Vec<MessageView>,
+    /// Pass as `before` for the next (older) page; absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+/// The messages queued for an endpoint, newest first, whether or not an attempt was made yet:
+/// the deliveries list shows attempts only, so a message waiting behind a failing one of its
+/// case shows here.
+#[utoipa::path(get, path = "/v1/webhook-endpoints/{endpoint_id}/messages", tag = "webhooks",
+    operation_id = "list_webhook_messages",
+    params(("endpoint_id" = Uuid, Path, description = "The endpoint's id"), MessageQuery),
+    responses(
+        (status = 200, description = "A page of messages", body = Envelope<MessagePage>,
+        links(
+            ("RetryMessage" = (operation_id = "retry_webhook_message", parameters(
+                ("endpoint_id" = "$request.path.endpoint_id"),
+                ("message_id" = "$response.body#/response/messages/0/message_id"),
+            ))),
+        )),
+        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        (status = 404, description = "No such endpoint of the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        (status = 422, description = "`VALIDATION_FAILED`: unknown state, bad cursor or limit", body = Envelope<ErrorBody>),
+    ))]
+pub async fn messages(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    PathId(id): PathId,
+    ApiQuery(q): ApiQuery<MessageQuery>,
+) -> Result<Response, ApiError> {
+    own_endpoint(&state, caller, id).await?;
+    let mut errs = Violations::new();
+    let wanted = q.state.as_deref().and_then(|s| {
+        let known = ["pending", "delivered", "failed"].contains(&s);
+        if !known {
+            errs.push(
+                "state",
+                "invalid_value",
+                "must be pending, delivered or failed",
+            );
+        }
+        known.then_some(s)
+    });
+    let (before, limit) = crate::routes::cases::page_params(
+        "before",
+        q.before.as_deref(),
+        |b| b.parse::<i64>().ok().filter(|n| *n > 0),
+        q.limit,
+        &mut errs,
+    );
+    errs.finish(())?;
+    let mut rows = state
+        .repo
+        .list_webhook_messages(id, wanted, before, limit + 1)
+        .await?;
+    let more = rows.len() as i64 > limit;
+    rows.truncate(limit as usize);
+    let next_cursor = more
+        .then(|| rows.last().map(|r| r.seq.to_string()))
+        .flatten();
+    let messages: Vec<MessageView> = rows
+        .into_iter()
+        .map(|r| MessageView {
+            message_id: r.id,
+            event_type: r.event_type,
+            case_id: r.case_id,
+            state: r.state,
+            attempts: r.attempts,
+            created_at: r.created_at,
+            next_attempt_at: r.next_attempt_at,
+            finished_at: r.finished_at,
+        })
+        .collect();
+    Ok(respond(
+        StatusCode::OK,
+        MessagePage {
+            result: Outcome::Success,
+            message: format!("{} messages", messages.len()),
+            messages,
+            next_cursor,
+        },
+    ))
+}
+
 #[derive(Debug, Serialize, ToSchema)]
 pub struct RetryAnswer {
     pub result: Outcome,
@@ -547,7 +682,8 @@ pub struct RetryAnswer {
 
 /// Queues a message the service gave up on (`failed` after its retry schedule) for one more
 /// attempt now; if that fails too, it is `failed` again. A message still `pending` is already
-/// queued (202, nothing changes); a `delivered` one is 409. The attempt shows in the deliveries
+/// queued (200, nothing changes); a `delivered` one is 409. 200 rather than 202, like every
+/// action that is not a create (spec decisions §2: "Other actions: 200"). The attempt shows in the deliveries
 /// list like any other; within its case the message goes before the case's later pending ones.
 #[utoipa::path(post, path = "/v1/webhook-endpoints/{endpoint_id}/messages/{message_id}/retry",
     tag = "webhooks",
@@ -557,7 +693,7 @@ pub struct RetryAnswer {
         ("message_id" = Uuid, Path, description = "The message's id (`message_id` in the deliveries list, the `webhook-id` header of its attempts)"),
     ),
     responses(
-        (status = 202, description = "Queued for an attempt", body = Envelope<RetryAnswer>),
+        (status = 200, description = "Queued for an attempt", body = Envelope<RetryAnswer>),
         (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
         (status = 404, description = "No such endpoint of the caller, or no such message of the endpoint (`NOT_FOUND`)", body = Envelope<ErrorBody>),
         (status = 409, description = "`WEBHOOK_MESSAGE_DELIVERED`: the receiver already accepted it", body = Envelope<ErrorBody>),
@@ -592,7 +728,7 @@ pub async fn retry_message(
         }
     };
     Ok(respond(
-        StatusCode::ACCEPTED,
+        StatusCode::OK,
         RetryAnswer {
             result: Outcome::Success,
             message: message.into(),

@@ -107,6 +107,14 @@ pub enum Caller {
 }
 
 impl Caller {
+    /// Client-company keys only read (their company and its cases): every POST, PUT, PATCH or
+    /// DELETE is a provider's or an operator's, and refuses a client key with 403 before it
+    /// reads the body. Layers in front of the handlers use this to leave such a request's body
+    /// unread too.
+    pub fn may_write(&self) -> bool {
+        !matches!(self, Caller::Client { .. })
+    }
+
     /// The id idempotency keys and visibility are scoped to.
     pub fn scope_id(&self) -> Uuid {
         match self {

@@ -602,21 +602,6 @@ fn parse_rate_limit(
 }
 
 impl Config {
-    /// The largest body a POST to `path` takes: a trade registration with a signed PDF per
-    /// owner, an issued trade licence (one PDF), or JSON. The route table sets these limits
-    /// and the idempotency layer, which reads the body before the route, keeps to them.
-    pub fn body_limit_for(&self, path: &str) -> usize {
-        if path == "/v1/trade-registration" {
-            self.max_request_bytes()
-        } else if path.starts_with("/v1/operator/trade-registrations/")
-            && path.ends_with("/trade-licence")
-        {
-            self.max_licence_bytes()
-        } else {
-            self.max_body_bytes
-        }
-    }
-
     /// An operator's upload of an issued trade licence: one PDF and the multipart framing.
     pub fn max_licence_bytes(&self) -> usize {
         self.max_upload_bytes.saturating_add(64 * 1024)

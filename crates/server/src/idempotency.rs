@@ -290,6 +290,11 @@ async fn handle(state: Arc<AppState>, req: Request, next: Next) -> Result<Respon
         .extensions()
         .get::<Caller>()
         .ok_or_else(|| ApiError::Internal(anyhow::anyhow!("idempotency layer without caller")))?;
+    if !caller.may_write() {
+        // The handler refuses it (403) without reading the body; spooling up to 470 MB of a
+        // trade create first would only cost the disk.
+        return Ok(next.run(req).await);
+    }
 
     let (mut parts, body) = req.into_parts();
     let content_type = parts
@@ -300,10 +305,14 @@ async fn handle(state: Arc<AppState>, req: Request, next: Next) -> Result<Respon
     let fingerprint = Fingerprint::new(&parts.method, parts.uri.path(), content_type);
     // The route's own limit: a JSON route must not read hundreds of megabytes before its
     // handler refuses them.
+    let route = parts
+        .extensions
+        .get::<axum::extract::MatchedPath>()
+        .map_or("", |m| m.as_str());
     let (body, hash) = spool(
         body,
         fingerprint,
-        state.config.body_limit_for(parts.uri.path()),
+        crate::routes::body_limit(&state.config, route),
         &state.config.storage.data_dir.join("tmp"),
     )
     .await?;

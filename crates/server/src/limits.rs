@@ -71,7 +71,13 @@ pub async fn upload_slots(
     req: Request,
     next: Next,
 ) -> Response {
-    if !is_upload(&req) {
+    // A key that may not write is refused by the handler before it reads the body: it takes
+    // no slot from the uploads that will be served.
+    let may_write = req
+        .extensions()
+        .get::<domain::auth::Caller>()
+        .is_some_and(|c| c.may_write());
+    if !is_upload(&req) || !may_write {
         return next.run(req).await;
     }
     let Ok(permit) = state.upload_slots.clone().try_acquire_owned() else {

@@ -267,6 +267,31 @@ backend_tests! {
         let res = tokio::time::timeout(Duration::from_secs(10), res.send()).await.expect("413 before the body ends");
         let (s, b) = json(res.unwrap()).await;
         assert_error(s, &b, 413, "PAYLOAD_TOO_LARGE");
+
+        // An upload route keeps its own limit with a key too: the layer finds it by the route
+        // axum matched, reads these 8 KiB past the JSON limit, and the handler judges the data.
+        let form = reqwest::multipart::Form::new().text("data", "{}")
+            .part("signed0", reqwest::multipart::Part::bytes(vec![b'%'; 8192]).file_name("a.pdf").mime_str("application/pdf").unwrap());
+        let (s, b) = json(app.post("/v1/trade-registration", Some(&pkey)).header("idempotency-key", "upload-0")
+            .multipart(form).send().await.unwrap()).await;
+        assert_error(s, &b, 422, "VALIDATION_FAILED");
+
+        // A client company's key writes nothing: its upload is refused before any of it is read
+        // (here, before a body that never ends), with or without an Idempotency-Key.
+        let (_, ckey) = app.client_company(provider, "C").await;
+        for idem in [None, Some("upload-1")] {
+            let endless = futures::stream::once(async { Ok::<_, std::io::Error>(b"--x\r\n".to_vec()) })
+                .chain(futures::stream::pending());
+            let mut rb = app.post("/v1/trade-registration", Some(&ckey))
+                .header("content-type", "multipart/form-data; boundary=x")
+                .body(reqwest::Body::wrap_stream(endless));
+            if let Some(k) = idem {
+                rb = rb.header("idempotency-key", k);
+            }
+            let res = tokio::time::timeout(Duration::from_secs(10), rb.send()).await.expect("403 before the body ends");
+            let (s, b) = json(res.unwrap()).await;
+            assert_error(s, &b, 403, "FORBIDDEN");
+        }
     }
 
     async fn idempotent_replay_and_reuse(backend) {

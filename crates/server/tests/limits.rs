@@ -285,6 +285,18 @@ async fn one_upload_more_than_allowed_is_refused_until_one_ends() {
         "{b}"
     );
 
+    // A client company's key, which may upload nothing, hears why (403), not "retry shortly".
+    let (_, ckey) = app.client_company(app.provider("Q").await.0, "C").await;
+    let (s, b) = json(
+        app.post("/v1/trade-registration", Some(&ckey))
+            .multipart(Form::new().text("data", example("self").to_string()))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_error(s, &b, 403, "FORBIDDEN");
+
     // Requests that upload nothing are not affected.
     let (s, b) = json(
         app.post("/v1/trade-registration", Some(&key))

@@ -32,12 +32,30 @@ pub fn public() -> Router<Arc<AppState>> {
         .merge(crate::openapi::routes())
 }
 
+/// The trade create: JSON, or multipart with a signed PDF per owner.
+pub const TRADE_CREATE: &str = "/v1/trade-registration";
+/// An operator's upload of the issued trade licence (one PDF).
+pub const TRADE_LICENCE: &str =
+    "/v1/operator/trade-registrations/{trade_registration_id}/trade-licence";
+
+/// The largest body a request to the route `template` takes: the routes that take uploads
+/// have their own limits, every other route `FILING_MAX_BODY_BYTES`. The route table below
+/// sets these, and the idempotency layer, which reads a body before its route does, keeps to
+/// the same (it finds the template as `MatchedPath`).
+pub fn body_limit(config: &Config, template: &str) -> usize {
+    match template {
+        TRADE_CREATE => config.max_request_bytes(),
+        TRADE_LICENCE => config.max_licence_bytes(),
+        _ => config.max_body_bytes,
+    }
+}
+
 pub fn authenticated(config: &Config) -> Router<Arc<AppState>> {
+    let limit = |template| DefaultBodyLimit::max(body_limit(config, template));
     Router::new()
         .route(
-            "/v1/trade-registration",
-            post(trade_registrations::create)
-                .layer(DefaultBodyLimit::max(config.max_request_bytes())),
+            TRADE_CREATE,
+            post(trade_registrations::create).layer(limit(TRADE_CREATE)),
         )
         .route(
             "/v1/trade-registration/{trade_registration_id}",
@@ -85,9 +103,8 @@ pub fn authenticated(config: &Config) -> Router<Arc<AppState>> {
             post(operator::transition_trade),
         )
         .route(
-            "/v1/operator/trade-registrations/{trade_registration_id}/trade-licence",
-            post(operator::upload_trade_licence)
-                .layer(DefaultBodyLimit::max(config.max_licence_bytes())),
+            TRADE_LICENCE,
+            post(operator::upload_trade_licence).layer(limit(TRADE_LICENCE)),
         )
         .route("/v1/operator/trade-offices", get(offices::list_directory))
         .route(

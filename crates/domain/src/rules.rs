@@ -6,7 +6,7 @@
 
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
-use time::Date;
+use time::{Date, OffsetDateTime};
 
 use crate::Violations;
 use crate::country::CountryCode;
@@ -229,6 +229,48 @@ pub fn past_date(v: &Value, path: &str, today: Date, errs: &mut Violations) -> O
         return None;
     }
     Some(d)
+}
+
+/// An instant written in RFC 3339 with its offset (`2026-11-20T14:05:00+01:00`), within
+/// `[earliest, latest]` (for a step recorded afterwards: not before its case, not in the future).
+/// Kept to whole microseconds, as stored.
+pub fn instant(
+    v: &Value,
+    path: &str,
+    earliest: OffsetDateTime,
+    latest: OffsetDateTime,
+    errs: &mut Violations,
+) -> Option<OffsetDateTime> {
+    let s = string(v, path, errs)?;
+    let Ok(at) = OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339) else {
+        errs.push(
+            path,
+            "invalid_timestamp",
+            "must be an RFC 3339 time with its offset, e.g. 2026-11-20T14:05:00+01:00",
+        );
+        return None;
+    };
+    let at = at
+        .replace_nanosecond(at.nanosecond() / 1000 * 1000)
+        .unwrap_or(at);
+    if at > latest {
+        errs.push(path, "in_future", "must not lie in the future");
+        return None;
+    }
+    if at < earliest {
+        errs.push(
+            path,
+            "too_early",
+            format!(
+                "must be {} or later",
+                earliest
+                    .format(&time::format_description::well_known::Rfc3339)
+                    .unwrap_or_default()
+            ),
+        );
+        return None;
+    }
+    Some(at)
 }
 
 /// A German postal code: five digits.
@@ -534,6 +576,33 @@ pub fn euro_cents(v: &Value, path: &str, errs: &mut Violations) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn instants_need_an_offset_and_lie_within_their_bounds() {
+        let earliest = time::macros::datetime!(2026-11-20 12:00 UTC);
+        let latest = time::macros::datetime!(2026-11-25 12:00 UTC);
+        let of = |v: Value| {
+            let mut errs = Violations::default();
+            instant(&v, "at", earliest, latest, &mut errs)
+                .ok_or_else(|| errs.iter().map(|e| e.code.to_string()).collect::<Vec<_>>())
+        };
+        assert_eq!(
+            of("2026-11-21T14:05:00.1234567+01:00".into()),
+            Ok(time::macros::datetime!(2026-11-21 14:05:00.123456 +01:00))
+        );
+        assert_eq!(of("2026-11-20T13:00:00+01:00".into()), Ok(earliest));
+        assert_eq!(of("2026-11-25T12:00:00Z".into()), Ok(latest));
+        for (bad, code) in [
+            ("2026-11-21T14:05:00", "invalid_timestamp"),
+            ("2026-11-21", "invalid_timestamp"),
+            ("yesterday", "invalid_timestamp"),
+            ("2026-11-25T12:00:01Z", "in_future"),
+            ("2026-11-20T11:59:59Z", "too_early"),
+        ] {
+            assert_eq!(of(bad.into()), Err(vec![code.to_string()]), "{bad}");
+        }
+        assert_eq!(of(Value::from(5)), Err(vec!["invalid_type".to_string()]));
+    }
 
     fn email_of(s: &str) -> Result<String, Vec<String>> {
         let mut errs = Violations::default();

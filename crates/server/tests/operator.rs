@@ -271,6 +271,44 @@ backend_tests! {
         }
         let (s, b) = json(app.post(&format!("/v1/operator/trade-registrations/{id}/owners/0/identity-verified"), Some(&pkey)).send().await.unwrap()).await;
         assert_error(s, &b, 403, "FORBIDDEN");
+
+        // The time it happened, when that was earlier: between the case's creation and now.
+        let path = format!("/v1/operator/trade-registrations/{id}/owners/0/identity-verified");
+        let rfc3339 = &time::format_description::well_known::Rfc3339;
+        let created = time::OffsetDateTime::parse(g["response"]["status_history"][0]["at"].as_str().unwrap(), rfc3339).unwrap();
+        let earlier = (created + time::Duration::milliseconds(1)).to_offset(time::macros::offset!(+1));
+        let (s, b) = json(app.post(&path, Some(&okey)).json(&json!({"verified_at": earlier.format(rfc3339).unwrap()})).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        let (_, g) = json(app.get(&format!("/v1/trade-registration/{id}"), Some(&pkey)).send().await.unwrap()).await;
+        let shown = time::OffsetDateTime::parse(g["response"]["owners"][0]["identity_verified_at"].as_str().unwrap(), rfc3339).unwrap();
+        assert_eq!(shown, earlier);
+        let future = time::OffsetDateTime::now_utc() + time::Duration::minutes(5);
+        for (body, code) in [
+            (json!({"verified_at": future.format(rfc3339).unwrap()}), "in_future"),
+            (json!({"verified_at": (created - time::Duration::seconds(1)).format(rfc3339).unwrap()}), "too_early"),
+            (json!({"verified_at": "2026-11-20T10:00:00"}), "invalid_timestamp"),
+            (json!({"verified_at": 5}), "invalid_type"),
+            (json!({"at": "2026-11-20T10:00:00Z"}), "unknown_field"),
+        ] {
+            let (s, b) = json(app.post(&path, Some(&okey)).json(&body).send().await.unwrap()).await;
+            let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+            assert_eq!(r["errors"][0]["code"], code, "{body}: {b}");
+        }
+
+        // A verification recorded in error is removed; removing it again changes nothing.
+        for message in ["identity verification removed", "no identity verification was recorded for this owner"] {
+            let (s, b) = json(app.client.delete(app.url(&path)).bearer_auth(&okey).send().await.unwrap()).await;
+            assert_eq!(s, 200, "{b}");
+            assert_eq!(b["response"]["message"], message);
+            assert!(b["response"]["identity_verified_at"].is_null(), "{b}");
+        }
+        let (_, g) = json(app.get(&format!("/v1/trade-registration/{id}"), Some(&pkey)).send().await.unwrap()).await;
+        assert!(g["response"]["owners"][0].get("identity_verified_at").is_none(), "{g}");
+        assert_eq!(g["response"]["owners"][1]["identity_verified_at"], at.as_str(), "the other owner's stays");
+        let (s, b) = json(app.client.delete(app.url(&path)).bearer_auth(&pkey).send().await.unwrap()).await;
+        assert_error(s, &b, 403, "FORBIDDEN");
+        let (s, b) = json(app.client.delete(app.url(&format!("/v1/operator/trade-registrations/{id}/owners/2/identity-verified"))).bearer_auth(&okey).send().await.unwrap()).await;
+        assert_error(s, &b, 404, "NOT_FOUND");
     }
 
     async fn operators_move_tax_cases_submit_reject_resubmit_complete(backend) {

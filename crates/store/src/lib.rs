@@ -619,6 +619,10 @@ pub trait Repository: Send + Sync + 'static {
         actor: &str,
     ) -> Result<()>;
 
+    /// Removes the record of owner `owner_index`'s verification (one made in error); `false`
+    /// when there was none.
+    async fn clear_identity_verification(&self, case_id: Uuid, owner_index: i32) -> Result<bool>;
+
     /// Assigns the tax office of a tax registration in `allowed_statuses` and replaces its
     /// documents of the types in `documents` with these, atomically. Returns the storage keys
     /// of the replaced documents (to delete after the commit), or `None` when the case is not

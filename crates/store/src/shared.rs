@@ -403,6 +403,29 @@ macro_rules! repository_impl {
             Ok(())
         }
 
+        async fn clear_identity_verification(
+            &self,
+            case_id: uuid::Uuid,
+            owner_index: i32,
+        ) -> $crate::Result<bool> {
+            let mut tx = self.writer.begin().await?;
+            let removed = sqlx::query(
+                "DELETE FROM identity_verifications WHERE case_id = $1 AND owner_index = $2",
+            )
+            .bind(case_id)
+            .bind(owner_index)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            if removed == 0 {
+                tx.rollback().await?;
+                return Ok(false);
+            }
+            Self::refresh_children(&mut tx, &[case_id]).await?;
+            tx.commit().await?;
+            Ok(true)
+        }
+
         async fn assign_tax_office(
             &self,
             id: uuid::Uuid,

@@ -517,31 +517,30 @@ pub struct IdentityResponse {
     pub message: String,
     pub id: Uuid,
     pub owner_index: usize,
-    #[serde(with = "time::serde::rfc3339")]
-    #[schema(value_type = String, format = DateTime)]
-    pub identity_verified_at: OffsetDateTime,
+    /// When the owner's identity was verified; `null` once the record is removed.
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime, required = true)]
+    pub identity_verified_at: Option<OffsetDateTime>,
 }
 
-/// Records that the operator verified an owner's identity (`owners[i].identity_verified_at`).
-#[utoipa::path(post, path = "/v1/operator/trade-registrations/{trade_registration_id}/owners/{owner_index}/identity-verified", tag = "operator",
-    params(
-        ("trade_registration_id" = Uuid, Path, description = "The case"),
-        ("owner_index" = usize, Path, description = "The owner, counted from 0 in creation order", minimum = 0, maximum = 8),
-    ),
-    responses(
-        (status = 200, description = "Recorded", body = Envelope<IdentityResponse>),
-        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No such case or owner (`NOT_FOUND`)", body = Envelope<ErrorBody>),
-    ))]
-pub async fn verify_identity(
-    State(state): State<Arc<AppState>>,
-    Extension(caller): Extension<Caller>,
-    axum::extract::Path((raw_id, raw_index)): axum::extract::Path<(String, String)>,
-) -> Result<Response, ApiError> {
-    let Caller::Operator { operator_id } = caller else {
-        return Err(ApiError::Forbidden("operator keys only".into()));
-    };
-    let id = Uuid::try_parse(&raw_id).map_err(|_| ApiError::NotFound)?;
+/// Body of a verification record (optional: no body records the present moment).
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)] // read as JSON with the field rules (`rules::instant`); here for the document
+pub struct IdentityRequest {
+    /// When the identity was verified, in RFC 3339 with its offset: not before the case was
+    /// created, not in the future. Omit it for now.
+    #[schema(value_type = Option<String>, format = DateTime, example = "2026-11-20T14:05:00+01:00")]
+    verified_at: Option<String>,
+}
+
+/// The case and the owner index of an identity path; 404 for anything that names none.
+async fn case_owner(
+    state: &AppState,
+    raw_id: &str,
+    raw_index: &str,
+) -> Result<(store::TradeRegistrationRecord, usize), ApiError> {
+    let id = Uuid::try_parse(raw_id).map_err(|_| ApiError::NotFound)?;
     let index: usize = raw_index.parse().map_err(|_| ApiError::NotFound)?;
     let case = state
         .repo
@@ -557,19 +556,111 @@ pub async fn verify_identity(
     if index >= owners {
         return Err(ApiError::NotFound);
     }
-    let at = crate::routes::cases::now_micros();
+    Ok((case, index))
+}
+
+/// Records that the operator verified an owner's identity (`owners[i].identity_verified_at`),
+/// now or at the time given; a later record replaces an earlier one.
+#[utoipa::path(post, path = "/v1/operator/trade-registrations/{trade_registration_id}/owners/{owner_index}/identity-verified", tag = "operator",
+    params(
+        ("trade_registration_id" = Uuid, Path, description = "The case"),
+        ("owner_index" = usize, Path, description = "The owner, counted from 0 in creation order", minimum = 0, maximum = 8),
+    ),
+    request_body(content = Option<IdentityRequest>, content_type = "application/json"),
+    responses(
+        (status = 200, description = "Recorded", body = Envelope<IdentityResponse>),
+        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        (status = 404, description = "No such case or owner (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        (status = 422, description = "`VALIDATION_FAILED`: `verified_at` is no RFC 3339 time, lies in the future or before the case", body = Envelope<ErrorBody>),
+    ))]
+pub async fn verify_identity(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    axum::extract::Path((raw_id, raw_index)): axum::extract::Path<(String, String)>,
+    headers: axum::http::HeaderMap,
+    body: axum::body::Bytes,
+) -> Result<Response, ApiError> {
+    let Caller::Operator { operator_id } = caller else {
+        return Err(ApiError::Forbidden("operator keys only".into()));
+    };
+    let body: serde_json::Value = crate::extract::decode_optional_json(&headers, &body)?;
+    let (case, index) = case_owner(&state, &raw_id, &raw_index).await?;
+    let now = crate::routes::cases::now_micros();
+    let mut at = now;
+    if !body.is_null() {
+        let mut errs = Violations::new();
+        if let Some(o) = domain::rules::object(&body, "", &["verified_at"], &mut errs)
+            && let Some(v) = o.opt("verified_at")
+        {
+            let latest = now + time::Duration::seconds(crate::links::CLOCK_SKEW_SECS);
+            at = domain::rules::instant(v, "verified_at", case.created_at, latest, &mut errs)
+                .unwrap_or(now);
+        }
+        errs.finish(())?;
+    }
     state
         .repo
-        .verify_identity(id, index as i32, at, &format!("operator:{operator_id}"))
+        .verify_identity(
+            case.id,
+            index as i32,
+            at,
+            &format!("operator:{operator_id}"),
+        )
         .await?;
+    tracing::info!(case_id = %case.id, owner_index = index, %operator_id, "identity verification recorded");
     Ok(respond(
         StatusCode::OK,
         IdentityResponse {
             result: Outcome::Success,
             message: "identity verification recorded".into(),
-            id,
+            id: case.id,
             owner_index: index,
-            identity_verified_at: at,
+            identity_verified_at: Some(at),
+        },
+    ))
+}
+
+/// Removes the record of an owner's identity verification (one recorded in error), so GET no
+/// longer shows `identity_verified_at`. Removing what is not recorded changes nothing (200).
+#[utoipa::path(delete, path = "/v1/operator/trade-registrations/{trade_registration_id}/owners/{owner_index}/identity-verified", tag = "operator",
+    params(
+        ("trade_registration_id" = Uuid, Path, description = "The case"),
+        ("owner_index" = usize, Path, description = "The owner, counted from 0 in creation order", minimum = 0, maximum = 8),
+    ),
+    responses(
+        (status = 200, description = "No verification is recorded for the owner now", body = Envelope<IdentityResponse>),
+        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        (status = 404, description = "No such case or owner (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+    ))]
+pub async fn clear_identity(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    axum::extract::Path((raw_id, raw_index)): axum::extract::Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    let Caller::Operator { operator_id } = caller else {
+        return Err(ApiError::Forbidden("operator keys only".into()));
+    };
+    let (case, index) = case_owner(&state, &raw_id, &raw_index).await?;
+    let removed = state
+        .repo
+        .clear_identity_verification(case.id, index as i32)
+        .await?;
+    if removed {
+        tracing::info!(case_id = %case.id, owner_index = index, %operator_id, "identity verification removed");
+    }
+    Ok(respond(
+        StatusCode::OK,
+        IdentityResponse {
+            result: Outcome::Success,
+            message: if removed {
+                "identity verification removed"
+            } else {
+                "no identity verification was recorded for this owner"
+            }
+            .into(),
+            id: case.id,
+            owner_index: index,
+            identity_verified_at: None,
         },
     ))
 }

@@ -87,17 +87,22 @@ async fn list<L: Lifecycle>(
             None
         }
     });
-    let environment = q.environment.as_deref().and_then(|e| {
-        let parsed = Environment::parse(e);
-        if parsed.is_none() {
-            errs.push(
-                "environment",
-                "invalid_value",
-                "must be sandbox or production",
-            );
-        }
-        parsed
-    });
+    // Production by default: the work queue holds the cases to file. Sandbox cases are never
+    // filed, and one listed among them could be by mistake.
+    let environment = q
+        .environment
+        .as_deref()
+        .map_or(Some(Environment::Production), |e| {
+            let parsed = Environment::parse(e);
+            if parsed.is_none() {
+                errs.push(
+                    "environment",
+                    "invalid_value",
+                    "must be sandbox or production",
+                );
+            }
+            parsed
+        });
     let (after, limit) = crate::routes::cases::page_params(
         "after",
         q.after.as_deref(),
@@ -148,7 +153,7 @@ async fn list<L: Lifecycle>(
 #[utoipa::path(get, path = "/v1/operator/trade-registrations", tag = "operator",
     params(
         ("status" = Option<TradeStatus>, Query, description = "Only cases in this status"),
-        ("environment" = Option<Environment>, Query, description = "Only cases of this environment"),
+        ("environment" = Option<Environment>, Query, description = "Only cases of this environment; `production` when left out (sandbox cases are never filed)"),
         ("after" = Option<Uuid>, Query, description = "The `next_cursor` of the previous page"),
         ("limit" = Option<i64>, Query, description = "1 to 500, default 100", minimum = 1, maximum = 500),
     ),
@@ -169,7 +174,7 @@ pub async fn list_trade(
 #[utoipa::path(get, path = "/v1/operator/tax-registrations", tag = "operator",
     params(
         ("status" = Option<TaxStatus>, Query, description = "Only cases in this status"),
-        ("environment" = Option<Environment>, Query, description = "Only cases of this environment"),
+        ("environment" = Option<Environment>, Query, description = "Only cases of this environment; `production` when left out (sandbox cases are never filed)"),
         ("after" = Option<Uuid>, Query, description = "The `next_cursor` of the previous page"),
         ("limit" = Option<i64>, Query, description = "1 to 500, default 100", minimum = 1, maximum = 500),
     ),

@@ -99,9 +99,11 @@ pub enum DocumentsCommand {
 pub enum WebhooksCommand {
     /// Seal every stored endpoint secret with FILING_WEBHOOK_SECRETS_KEY: after a change of
     /// key (the one before in FILING_WEBHOOK_SECRETS_OLD_KEYS), or when sealing is turned on
-    /// (plain secrets get sealed). Safe while servers run. Prints {"endpoints", "resealed",
-    /// "unchanged", "unreadable"}; exits 1 when a secret opens with none of the keys (listed
-    /// under "unreadable"; what can be opened is resealed, the rest left as it is).
+    /// (plain secrets get sealed), and the answers kept for idempotent replay with it. Safe
+    /// while servers run. Prints {"endpoints", "resealed", "unchanged", "unreadable", "answers":
+    /// {"answers", "resealed", "unchanged", "unreadable"}}; exits 1 when a secret opens with
+    /// none of the keys (listed under "unreadable"; what can be opened is resealed, the rest
+    /// left as it is). Kept answers that open with none expire within 24 hours: counted only.
     Reseal {
         /// Turn sealing off: without FILING_WEBHOOK_SECRETS_KEY, store every secret as it is
         /// (opened with FILING_WEBHOOK_SECRETS_OLD_KEYS). Required then, so that a missing key
@@ -348,11 +350,33 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
             }
             let repo = open_store(&cli.common).await?;
             let report = crate::webhooks::reseal_all(repo.as_ref(), &keys).await?;
+            // The answers kept for replay (24 hours) are sealed with the same key, or with one
+            // derived from the signing secret (`idempotency::answer_keys`).
+            let secret = crate::links::existing_secret(
+                cli.serve.signing_secret.as_deref(),
+                &cli.common.data_dir,
+            )
+            .map_err(|e| anyhow::anyhow!("cannot read the signing secret: {e}"))?;
+            let answers = match secret {
+                Some(secret) => {
+                    let answer_keys = crate::idempotency::answer_keys(&keys, &secret);
+                    Some(crate::idempotency::reseal_answers(repo.as_ref(), &answer_keys).await?)
+                }
+                None => {
+                    eprintln!(
+                        "answers kept for replay were left as they are: no signing secret here \
+                         (FILING_SIGNING_SECRET, or the one in the data folder); they expire \
+                         within 24 hours, keep the old keys until then"
+                    );
+                    None
+                }
+            };
             print(json!({
                 "endpoints": report.endpoints,
                 "resealed": report.resealed,
                 "unchanged": report.unchanged,
                 "unreadable": report.unreadable,
+                "answers": answers,
             }));
             if !report.unreadable.is_empty() {
                 return Err(anyhow::anyhow!(

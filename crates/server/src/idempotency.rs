@@ -470,6 +470,46 @@ pub fn answer_keys(
     keys
 }
 
+/// What [`reseal_answers`] did with the answers kept for replay.
+#[derive(Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct AnswerReseal {
+    pub answers: usize,
+    pub resealed: usize,
+    pub unchanged: usize,
+    /// Answers that open with none of the keys (left as they are; they expire within 24 hours,
+    /// and a replay meanwhile answers 500).
+    pub unreadable: usize,
+}
+
+/// Stores every kept answer as `keys` (see [`answer_keys`]) seal it, so that the old keys can
+/// go once `filing webhooks reseal` has run. An answer that changed in between (its key was
+/// claimed anew) is left to the instance that wrote it.
+pub async fn reseal_answers(
+    repo: &dyn store::Repository,
+    keys: &crate::webhooks::SealingKeys,
+) -> store::Result<AnswerReseal> {
+    use crate::webhooks::{Resealed, reseal_bytes};
+    let kept = repo.kept_answers().await?;
+    let mut report = AnswerReseal {
+        answers: kept.len(),
+        ..AnswerReseal::default()
+    };
+    for (scope, key, body) in kept {
+        match reseal_bytes(keys, &stored_aad(scope, &key), &body) {
+            Resealed::Current => report.unchanged += 1,
+            Resealed::Unreadable => report.unreadable += 1,
+            Resealed::Changed(new) => {
+                if repo.replace_kept_answer(scope, &key, &body, &new).await? {
+                    report.resealed += 1;
+                } else {
+                    report.unchanged += 1;
+                }
+            }
+        }
+    }
+    Ok(report)
+}
+
 /// What a stored answer is bound to: its caller and key.
 fn stored_aad(scope: Uuid, key: &str) -> Vec<u8> {
     let mut aad = scope.as_bytes().to_vec();

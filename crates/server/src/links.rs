@@ -44,6 +44,19 @@ const EMPTY_SECRET_STALE: std::time::Duration = std::time::Duration::from_secs(1
 /// secret, and the final file is never seen empty or half-written. (Earlier versions created the
 /// final file first and wrote it after; a crash in between left an empty file that every later
 /// start waited on forever. An empty file older than a few seconds is removed and replaced.)
+/// The signing secret a server would use: `configured` (FILING_SIGNING_SECRET), else the one
+/// in `data_dir`; `None` when neither is there (nothing is created).
+pub fn existing_secret(
+    configured: Option<&str>,
+    data_dir: &Path,
+) -> std::io::Result<Option<Vec<u8>>> {
+    match configured {
+        Some(s) => Ok(Some(s.as_bytes().to_vec())),
+        None if data_dir.join(SECRET_FILE).exists() => load_or_create_secret(data_dir).map(Some),
+        None => Ok(None),
+    }
+}
+
 pub fn load_or_create_secret(data_dir: &Path) -> std::io::Result<Vec<u8>> {
     use std::io::Write;
     let path = data_dir.join(SECRET_FILE);

@@ -642,7 +642,21 @@ backend_tests! {
             ..Default::default()
         };
         let app = TestApp::spawn_with(backend, with(keys(1, vec![]))).await.unwrap();
-        let (_, pkey) = app.provider("P").await;
+        let (pid, pkey) = app.provider("P").await;
+        // An answer kept for replay (it carries a new API key) is sealed with the same key.
+        let issue = |app: &TestApp| app.post(&format!("/v1/companies/{pid}/api-keys"), Some(&pkey)).header("idempotency-key", "issue-1").send();
+        let (s, issued) = json(issue(&app).await.unwrap()).await;
+        assert_eq!(s, 201, "{issued}");
+        let replays = |app: &TestApp| {
+            let res = issue(app);
+            let issued = issued.clone();
+            async move {
+                let res = res.await.unwrap();
+                assert_eq!(res.headers()["idempotent-replayed"], "true");
+                let (s, b) = json(res).await;
+                assert_eq!((s, b), (201, issued));
+            }
+        };
         let receiver = Receiver::start(Behaviour::Ok).await;
         let (rotated, first) = endpoint(&app, &pkey, &receiver.url, Some(&["registration.initiated"])).await;
         let (s, b) = json(app.post(&format!("/v1/webhook-endpoints/{rotated}/rotate-secret"), Some(&pkey)).send().await.unwrap()).await;
@@ -664,7 +678,8 @@ backend_tests! {
         let new_with_old = [("FILING_WEBHOOK_SECRETS_KEY", b64(2)), ("FILING_WEBHOOK_SECRETS_OLD_KEYS", b64(1))];
         let (code, report, err) = reseal(&new_with_old);
         assert_eq!(code, Some(0), "{err}");
-        assert_eq!(report, json!({"endpoints": 2, "resealed": 2, "unchanged": 0, "unreadable": []}));
+        assert_eq!(report, json!({"endpoints": 2, "resealed": 2, "unchanged": 0, "unreadable": [],
+            "answers": {"answers": 1, "resealed": 1, "unchanged": 0, "unreadable": 0}}));
         let repo = store::connect(&url).await.unwrap();
         let row = repo.get_webhook_endpoint(rotated.parse().unwrap()).await.unwrap().unwrap();
         let id = row.id;
@@ -678,6 +693,7 @@ backend_tests! {
         // A second run finds nothing to do.
         let (code, report, err) = reseal(&new_with_old);
         assert_eq!((code, &report["resealed"], &report["unchanged"]), (Some(0), &json!(0), &json!(2)), "{err}");
+        assert_eq!(report["answers"]["unchanged"], 1, "{report}");
 
         // A key that opens nothing: reported, nothing changed, exit 1.
         let (code, report, err) = reseal(&[("FILING_WEBHOOK_SECRETS_KEY", b64(3))]);
@@ -688,11 +704,13 @@ backend_tests! {
         let mut expected = vec![rotated.clone(), other_endpoint.clone()];
         expected.sort();
         assert_eq!(unreadable, expected);
+        assert_eq!(report["answers"]["unreadable"], 1, "{report}");
         let unchanged = repo.get_webhook_endpoint(id).await.unwrap().unwrap();
         assert_eq!((&unchanged.secret, &unchanged.previous_secret), (&row.secret, &row.previous_secret));
 
-        // The old key is gone: deliveries are still signed.
+        // The old key is gone: deliveries are still signed, the kept answer still replays.
         let after = TestApp::spawn_on(url.clone(), dir.clone(), with(keys(2, vec![]))).await;
+        replays(&after).await;
         create_trade(&after, &pkey, "self").await;
         let got = receiver.wait_for(2).await;
         got[1].verify(&second).unwrap();
@@ -712,6 +730,13 @@ backend_tests! {
         assert_eq!(code, Some(0), "{err}");
         let plain = repo.get_webhook_endpoint(id).await.unwrap().unwrap();
         assert_eq!((plain.secret.as_str(), plain.previous_secret.as_deref()), (second.as_str(), Some(first.as_str())));
+        // Kept answers are never plain: without a key they are sealed with the derived one,
+        // which a server without any key opens.
+        let answers = common::stored_answers(&url).await;
+        assert!(answers[0].starts_with(b"sealed:v1:"));
+        let unsealed = TestApp::spawn_on(url.clone(), dir.clone(), Options::default()).await;
+        replays(&unsealed).await;
+        unsealed.stop().await;
     }
 
     // An endpoint whose previous secret no key opens (sealed with a key dropped since): its
@@ -739,7 +764,8 @@ backend_tests! {
         let keys = [("FILING_WEBHOOK_SECRETS_KEY", b64(3)), ("FILING_WEBHOOK_SECRETS_OLD_KEYS", b64(2))];
         let (code, report, err) = reseal_cli(dir.path(), &url, &keys, &[]);
         assert_eq!(code, Some(1), "{err}");
-        assert_eq!(report, json!({"endpoints": 1, "resealed": 1, "unchanged": 0, "unreadable": [eid]}));
+        let nothing_kept = json!({"answers": 0, "resealed": 0, "unchanged": 0, "unreadable": 0});
+        assert_eq!(report, json!({"endpoints": 1, "resealed": 1, "unchanged": 0, "unreadable": [eid], "answers": nothing_kept}));
         let after = store::connect(&url).await.unwrap().get_webhook_endpoint(id).await.unwrap().unwrap();
         assert_eq!(open(&SealingKeys::new(key(3)), id, &after.secret).as_deref(), Some(second.as_str()));
         assert_eq!(after.previous_secret, before.previous_secret, "what no key opens is kept");
@@ -747,7 +773,7 @@ backend_tests! {
         // Again: nothing left to move, still reported.
         let (code, report, _) = reseal_cli(dir.path(), &url, &keys, &[]);
         assert_eq!(code, Some(1));
-        assert_eq!(report, json!({"endpoints": 1, "resealed": 0, "unchanged": 0, "unreadable": [eid]}));
+        assert_eq!(report, json!({"endpoints": 1, "resealed": 0, "unchanged": 0, "unreadable": [eid], "answers": nothing_kept}));
     }
 
     async fn a_receiver_that_does_not_answer_in_time_gets_a_retry(backend) {

@@ -1059,6 +1059,39 @@ macro_rules! repository_impl {
             Ok(answer)
         }
 
+        async fn kept_answers(&self) -> $crate::Result<Vec<(uuid::Uuid, String, Vec<u8>)>> {
+            use sqlx::Row;
+            sqlx::query(
+                "SELECT scope, key, response_body FROM idempotency_keys \
+                 WHERE state = 'done' AND response_body IS NOT NULL",
+            )
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(|r| Ok((r.try_get("scope")?, r.try_get("key")?, r.try_get("response_body")?)))
+            .collect()
+        }
+
+        async fn replace_kept_answer(
+            &self,
+            scope: uuid::Uuid,
+            key: &str,
+            was: &[u8],
+            new: &[u8],
+        ) -> $crate::Result<bool> {
+            let done = sqlx::query(
+                "UPDATE idempotency_keys SET response_body = $4 \
+                 WHERE scope = $1 AND key = $2 AND state = 'done' AND response_body = $3",
+            )
+            .bind(scope)
+            .bind(key)
+            .bind(was)
+            .bind(new)
+            .execute(&self.writer)
+            .await?;
+            Ok(done.rows_affected() == 1)
+        }
+
         async fn list_webhook_messages(
             &self,
             endpoint_id: uuid::Uuid,

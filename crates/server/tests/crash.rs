@@ -554,13 +554,28 @@ fn reference_of(r: &Value) -> Option<String> {
 }
 
 /// Every case of one operator list (all pages).
+/// The ids an operator list shows, sandbox and production cases alike (a list shows one
+/// environment at a time).
 async fn list_ids(server: &Server, operator_key: &str, path: &str) -> Result<Vec<Uuid>, String> {
+    let mut ids = Vec::new();
+    for environment in ["production", "sandbox"] {
+        ids.extend(list_environment(server, operator_key, path, environment).await?);
+    }
+    Ok(ids)
+}
+
+async fn list_environment(
+    server: &Server,
+    operator_key: &str,
+    path: &str,
+    environment: &str,
+) -> Result<Vec<Uuid>, String> {
     let mut ids = Vec::new();
     let mut after: Option<String> = None;
     loop {
         let query = match &after {
-            Some(a) => format!("{path}?limit=500&after={a}"),
-            None => format!("{path}?limit=500"),
+            Some(a) => format!("{path}?environment={environment}&limit=500&after={a}"),
+            None => format!("{path}?environment={environment}&limit=500"),
         };
         let (status, v) = server.get_json(&query, operator_key).await?;
         if status != 200 {

@@ -198,7 +198,7 @@ backend_tests! {
         assert!(doc(&case, "tax-registration-summary").is_some());
 
         // Operators see it in their list, assign the office and get the partnership's XML.
-        let (_, list) = json(app.get("/v1/operator/tax-registrations?status=validated", Some(&okey)).send().await.unwrap()).await;
+        let (_, list) = json(app.get("/v1/operator/tax-registrations?status=validated&environment=sandbox", Some(&okey)).send().await.unwrap()).await;
         assert!(list["response"]["cases"].as_array().unwrap().iter().any(|c| c["id"] == id.as_str()));
         let (s, g) = json(app.post(&format!("/v1/operator/tax-registrations/{id}/tax-office"), Some(&okey))
             .json(&json!({"tax_office_number": "5215"})).send().await.unwrap()).await;

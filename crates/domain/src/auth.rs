@@ -108,9 +108,9 @@ pub enum Caller {
 
 impl Caller {
     /// Client-company keys only read (their company and its cases): every POST, PUT, PATCH or
-    /// DELETE is a provider's or an operator's, and refuses a client key with 403 before it
-    /// reads the body. Layers in front of the handlers use this to leave such a request's body
-    /// unread too.
+    /// DELETE is a provider's or an operator's and refuses a client key (403, or 404 for a
+    /// case that is not its own). Layers in front of the handlers use this to leave such a
+    /// request's body to the handler: the upload routes refuse it unread.
     pub fn may_write(&self) -> bool {
         !matches!(self, Caller::Client { .. })
     }

@@ -232,8 +232,8 @@ pub fn past_date(v: &Value, path: &str, today: Date, errs: &mut Violations) -> O
 }
 
 /// An instant written in RFC 3339 with its offset (`2026-11-20T14:05:00+01:00`), within
-/// `[earliest, latest]` (for a step recorded afterwards: not before its case, not in the future).
-/// Kept to whole microseconds, as stored.
+/// `[earliest, latest]` (for a step recorded afterwards: not before its case, not in the future),
+/// returned in UTC.
 pub fn instant(
     v: &Value,
     path: &str,
@@ -250,6 +250,8 @@ pub fn instant(
         );
         return None;
     };
+    // In UTC, as every time the API answers with, and kept to whole microseconds, as stored.
+    let at = at.to_offset(time::UtcOffset::UTC);
     let at = at
         .replace_nanosecond(at.nanosecond() / 1000 * 1000)
         .unwrap_or(at);
@@ -588,7 +590,11 @@ mod tests {
         };
         assert_eq!(
             of("2026-11-21T14:05:00.1234567+01:00".into()),
-            Ok(time::macros::datetime!(2026-11-21 14:05:00.123456 +01:00))
+            Ok(time::macros::datetime!(2026-11-21 13:05:00.123456 UTC))
+        );
+        assert_eq!(
+            of("2026-11-20T13:00:00+01:00".into()).map(|t| t.offset()),
+            Ok(time::UtcOffset::UTC)
         );
         assert_eq!(of("2026-11-20T13:00:00+01:00".into()), Ok(earliest));
         assert_eq!(of("2026-11-25T12:00:00Z".into()), Ok(latest));

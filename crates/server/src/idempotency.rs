@@ -470,7 +470,8 @@ pub fn answer_keys(
     keys
 }
 
-/// What [`reseal_answers`] did with the answers kept for replay.
+/// What [`reseal_answers`] did with the sealed answers kept for replay (creates' answers,
+/// kept as they are, are not counted).
 #[derive(Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct AnswerReseal {
     pub answers: usize,
@@ -489,25 +490,38 @@ pub async fn reseal_answers(
     keys: &crate::webhooks::SealingKeys,
 ) -> store::Result<AnswerReseal> {
     use crate::webhooks::{Resealed, reseal_bytes};
-    let kept = repo.kept_answers().await?;
-    let mut report = AnswerReseal {
-        answers: kept.len(),
-        ..AnswerReseal::default()
-    };
-    for (scope, key, body) in kept {
-        match reseal_bytes(keys, &stored_aad(scope, &key), &body) {
-            Resealed::Current => report.unchanged += 1,
-            Resealed::Unreadable => report.unreadable += 1,
-            Resealed::Changed(new) => {
-                if repo.replace_kept_answer(scope, &key, &body, &new).await? {
-                    report.resealed += 1;
-                } else {
-                    report.unchanged += 1;
+    /// Answers read at once: each can be megabytes (a create with its documents' links).
+    const PAGE: i64 = 200;
+    let mut report = AnswerReseal::default();
+    let mut after: Option<(Uuid, String)> = None;
+    loop {
+        let page = repo
+            .kept_answers(after.as_ref().map(|(s, k)| (*s, k.as_str())), PAGE)
+            .await?;
+        let last = page.last().map(|(s, k, _)| (*s, k.clone()));
+        for (scope, key, body) in page {
+            // Creates keep their answers as they are (they carry no secret; `prepare`).
+            if !crate::webhooks::is_sealed(&body) {
+                continue;
+            }
+            report.answers += 1;
+            match reseal_bytes(keys, &stored_aad(scope, &key), &body) {
+                Resealed::Current => report.unchanged += 1,
+                Resealed::Unreadable => report.unreadable += 1,
+                Resealed::Changed(new) => {
+                    if repo.replace_kept_answer(scope, &key, &body, &new).await? {
+                        report.resealed += 1;
+                    } else {
+                        report.unchanged += 1;
+                    }
                 }
             }
         }
+        match last {
+            Some(last) => after = Some(last),
+            None => return Ok(report),
+        }
     }
-    Ok(report)
 }
 
 /// What a stored answer is bound to: its caller and key.

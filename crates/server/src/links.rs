@@ -37,6 +37,27 @@ impl std::fmt::Debug for LinkSigner {
 /// [`load_or_create_secret`]), not a file another instance is writing.
 const EMPTY_SECRET_STALE: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// The signing secret a server would use: `configured` (FILING_SIGNING_SECRET), else the one
+/// in `data_dir`; `None` when neither is there. Reads only: nothing is created or removed.
+pub fn existing_secret(
+    configured: Option<&str>,
+    data_dir: &Path,
+) -> std::io::Result<Option<Vec<u8>>> {
+    if let Some(s) = configured {
+        return Ok(Some(s.as_bytes().to_vec()));
+    }
+    let path = data_dir.join(SECRET_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) if !text.trim().is_empty() => URL_SAFE_NO_PAD
+            .decode(text.trim())
+            .map(Some)
+            .map_err(|e| std::io::Error::other(format!("{} is corrupt: {e}", path.display()))),
+        Ok(_) => Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// Reads the signing secret kept in the data folder, generating it on first start.
 ///
 /// The secret is written and synced under a temporary name and then hard-linked to its final
@@ -44,19 +65,6 @@ const EMPTY_SECRET_STALE: std::time::Duration = std::time::Duration::from_secs(1
 /// secret, and the final file is never seen empty or half-written. (Earlier versions created the
 /// final file first and wrote it after; a crash in between left an empty file that every later
 /// start waited on forever. An empty file older than a few seconds is removed and replaced.)
-/// The signing secret a server would use: `configured` (FILING_SIGNING_SECRET), else the one
-/// in `data_dir`; `None` when neither is there (nothing is created).
-pub fn existing_secret(
-    configured: Option<&str>,
-    data_dir: &Path,
-) -> std::io::Result<Option<Vec<u8>>> {
-    match configured {
-        Some(s) => Ok(Some(s.as_bytes().to_vec())),
-        None if data_dir.join(SECRET_FILE).exists() => load_or_create_secret(data_dir).map(Some),
-        None => Ok(None),
-    }
-}
-
 pub fn load_or_create_secret(data_dir: &Path) -> std::io::Result<Vec<u8>> {
     use std::io::Write;
     let path = data_dir.join(SECRET_FILE);

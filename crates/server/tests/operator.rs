@@ -282,6 +282,7 @@ backend_tests! {
         let earlier = (created + time::Duration::milliseconds(1)).to_offset(time::macros::offset!(+1));
         let (s, b) = json(app.post(&path, Some(&okey)).json(&json!({"verified_at": earlier.format(rfc3339).unwrap()})).send().await.unwrap()).await;
         assert_eq!(s, 200, "{b}");
+        assert!(b["response"]["identity_verified_at"].as_str().unwrap().ends_with('Z'), "in UTC like every time: {b}");
         let (_, g) = json(app.get(&format!("/v1/trade-registration/{id}"), Some(&pkey)).send().await.unwrap()).await;
         let shown = time::OffsetDateTime::parse(g["response"]["owners"][0]["identity_verified_at"].as_str().unwrap(), rfc3339).unwrap();
         assert_eq!(shown, earlier);

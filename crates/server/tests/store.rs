@@ -208,6 +208,27 @@ backend_tests! {
         assert!(repo.create_webhook_endpoint(&endpoint(provider), 5).await.unwrap());
     }
 
+    async fn kept_answers_page_and_are_replaced_only_while_unchanged(backend) {
+        use store::IdempotencyTimes;
+        let app = TestApp::spawn(backend).await.unwrap();
+        let (provider, _) = app.provider("P").await;
+        let repo = &app.state.repo;
+        let times = IdempotencyTimes { now: time::OffsetDateTime::now_utc(), ttl: time::Duration::hours(24), abandon_after: time::Duration::seconds(90) };
+        for key in ["c", "a", "b", "in-flight"] {
+            repo.claim_idempotency_key(provider, key, b"hash", times).await.unwrap();
+            if key != "in-flight" {
+                repo.complete_idempotency_key(provider, key, 201, key.as_bytes()).await.unwrap();
+            }
+        }
+        let first = repo.kept_answers(None, 2).await.unwrap();
+        assert_eq!(first, [(provider, "a".to_string(), b"a".to_vec()), (provider, "b".to_string(), b"b".to_vec())]);
+        let rest = repo.kept_answers(Some((provider, "b")), 2).await.unwrap();
+        assert_eq!(rest, [(provider, "c".to_string(), b"c".to_vec())], "answered ones only");
+        assert!(!repo.replace_kept_answer(provider, "c", b"stale", b"new").await.unwrap());
+        assert!(repo.replace_kept_answer(provider, "c", b"c", b"new").await.unwrap());
+        assert_eq!(repo.kept_answers(Some((provider, "b")), 2).await.unwrap()[0].2, b"new");
+    }
+
     async fn trade_office_directory_upserts_and_pages(backend) {
         let app = TestApp::spawn(backend).await.unwrap();
         let repo = &app.state.repo;

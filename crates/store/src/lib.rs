@@ -575,8 +575,13 @@ pub trait Repository: Send + Sync + 'static {
     ) -> Result<()>;
     /// Forgets an in-flight claim (the request failed in a way a retry may fix).
     async fn release_idempotency_key(&self, scope: Uuid, key: &str) -> Result<()>;
-    /// Every answer kept for replay: (scope, key, stored body).
-    async fn kept_answers(&self) -> Result<Vec<(Uuid, String, Vec<u8>)>>;
+    /// Answers kept for replay, (scope, key, stored body), ordered by scope and key, after
+    /// `after` (exclusive), at most `limit`.
+    async fn kept_answers(
+        &self,
+        after: Option<(Uuid, &str)>,
+        limit: i64,
+    ) -> Result<Vec<(Uuid, String, Vec<u8>)>>;
     /// Replaces a kept answer's stored body while it is still `was`; `false` when it is not
     /// (gone, or the key was claimed again after it expired).
     async fn replace_kept_answer(

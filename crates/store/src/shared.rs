@@ -1059,12 +1059,22 @@ macro_rules! repository_impl {
             Ok(answer)
         }
 
-        async fn kept_answers(&self) -> $crate::Result<Vec<(uuid::Uuid, String, Vec<u8>)>> {
+        async fn kept_answers(
+            &self,
+            after: Option<(uuid::Uuid, &str)>,
+            limit: i64,
+        ) -> $crate::Result<Vec<(uuid::Uuid, String, Vec<u8>)>> {
             use sqlx::Row;
+            let (scope, key) = after.unzip();
             sqlx::query(
                 "SELECT scope, key, response_body FROM idempotency_keys \
-                 WHERE state = 'done' AND response_body IS NOT NULL",
+                 WHERE state = 'done' AND response_body IS NOT NULL \
+                 AND ($1 IS NULL OR scope > $1 OR (scope = $1 AND key > $2)) \
+                 ORDER BY scope, key LIMIT $3",
             )
+            .bind(scope)
+            .bind(key)
+            .bind(limit)
             .fetch_all(&self.pool)
             .await?
             .iter()

@@ -534,7 +534,8 @@ pub struct IdentityResponse {
 #[allow(dead_code)] // read as JSON with the field rules (`rules::instant`); here for the document
 pub struct IdentityRequest {
     /// When the identity was verified, in RFC 3339 with its offset: not before the case was
-    /// created, not in the future. Omit it for now.
+    /// created, not in the future (60 s of clock skew allowed). Omit it for now. Answered and
+    /// shown in UTC.
     #[schema(value_type = Option<String>, format = DateTime, example = "2026-11-20T14:05:00+01:00")]
     verified_at: Option<String>,
 }

@@ -145,6 +145,11 @@ fn open_with(keys: &SealingKeys, aad: &[u8], stored: &[u8]) -> Option<(Vec<u8>, 
         })
 }
 
+/// Whether a stored value is sealed (rather than kept as it is).
+pub fn is_sealed(stored: &[u8]) -> bool {
+    stored.starts_with(SEALED.as_bytes())
+}
+
 /// The bytes of a stored value (see `open_with`).
 pub fn open_bytes(keys: &SealingKeys, aad: &[u8], stored: &[u8]) -> Option<Vec<u8>> {
     open_with(keys, aad, stored).map(|(bytes, _)| bytes)

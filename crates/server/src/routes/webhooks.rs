@@ -467,6 +467,36 @@ pub struct DeliveryPage {
     pub next_cursor: Option<String>,
 }
 
+/// The `before` cursor (a row's insertion number) and the limit of a newest-first list.
+fn before_page(
+    before: Option<&str>,
+    limit: Option<i64>,
+    errs: &mut Violations,
+) -> (Option<i64>, i64) {
+    crate::routes::cases::page_params(
+        "before",
+        before,
+        |b| b.parse::<i64>().ok().filter(|n| *n > 0),
+        limit,
+        errs,
+    )
+}
+
+/// A page of `rows`, read one past `limit` to tell whether an older page follows, and the
+/// cursor of that page.
+fn newest_first_page<T>(
+    mut rows: Vec<T>,
+    limit: i64,
+    seq: impl Fn(&T) -> i64,
+) -> (Vec<T>, Option<String>) {
+    let more = rows.len() as i64 > limit;
+    rows.truncate(limit as usize);
+    let next = more
+        .then(|| rows.last().map(|r| seq(r).to_string()))
+        .flatten();
+    (rows, next)
+}
+
 /// Delivery attempts to an endpoint, newest first.
 #[utoipa::path(get, path = "/v1/webhook-endpoints/{endpoint_id}/deliveries", tag = "webhooks",
     operation_id = "list_webhook_deliveries",
@@ -491,23 +521,13 @@ pub async fn deliveries(
 ) -> Result<Response, ApiError> {
     own_endpoint(&state, caller, id).await?;
     let mut errs = Violations::new();
-    let (before, limit) = crate::routes::cases::page_params(
-        "before",
-        q.before.as_deref(),
-        |b| b.parse::<i64>().ok().filter(|n| *n > 0),
-        q.limit,
-        &mut errs,
-    );
+    let (before, limit) = before_page(q.before.as_deref(), q.limit, &mut errs);
     errs.finish(())?;
-    let mut rows = state
+    let rows = state
         .repo
         .list_webhook_attempts(id, before, limit + 1)
         .await?;
-    let more = rows.len() as i64 > limit;
-    rows.truncate(limit as usize);
-    let next_cursor = more
-        .then(|| rows.last().map(|r| r.seq.to_string()))
-        .flatten();
+    let (rows, next_cursor) = newest_first_page(rows, limit, |r| r.seq);
     let deliveries: Vec<DeliveryView> = rows
         .into_iter()
         .map(|r| DeliveryView {
@@ -629,23 +649,13 @@ pub async fn messages(
         }
         known.then_some(s)
     });
-    let (before, limit) = crate::routes::cases::page_params(
-        "before",
-        q.before.as_deref(),
-        |b| b.parse::<i64>().ok().filter(|n| *n > 0),
-        q.limit,
-        &mut errs,
-    );
+    let (before, limit) = before_page(q.before.as_deref(), q.limit, &mut errs);
     errs.finish(())?;
-    let mut rows = state
+    let rows = state
         .repo
         .list_webhook_messages(id, wanted, before, limit + 1)
         .await?;
-    let more = rows.len() as i64 > limit;
-    rows.truncate(limit as usize);
-    let next_cursor = more
-        .then(|| rows.last().map(|r| r.seq.to_string()))
-        .flatten();
+    let (rows, next_cursor) = newest_first_page(rows, limit, |r| r.seq);
     let messages: Vec<MessageView> = rows
         .into_iter()
         .map(|r| MessageView {

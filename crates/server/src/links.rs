@@ -48,14 +48,18 @@ pub fn existing_secret(
     }
     let path = data_dir.join(SECRET_FILE);
     match std::fs::read_to_string(&path) {
-        Ok(text) if !text.trim().is_empty() => URL_SAFE_NO_PAD
-            .decode(text.trim())
-            .map(Some)
-            .map_err(|e| std::io::Error::other(format!("{} is corrupt: {e}", path.display()))),
+        Ok(text) if !text.trim().is_empty() => decode_secret(&text, &path).map(Some),
         Ok(_) => Ok(None),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),
     }
+}
+
+/// The secret as the file at `path` holds it (base64url).
+fn decode_secret(text: &str, path: &Path) -> std::io::Result<Vec<u8>> {
+    URL_SAFE_NO_PAD
+        .decode(text.trim())
+        .map_err(|e| std::io::Error::other(format!("{} is corrupt: {e}", path.display())))
 }
 
 /// Reads the signing secret kept in the data folder, generating it on first start.
@@ -70,11 +74,7 @@ pub fn load_or_create_secret(data_dir: &Path) -> std::io::Result<Vec<u8>> {
     let path = data_dir.join(SECRET_FILE);
     loop {
         match std::fs::read_to_string(&path) {
-            Ok(text) if !text.trim().is_empty() => {
-                return URL_SAFE_NO_PAD.decode(text.trim()).map_err(|e| {
-                    std::io::Error::other(format!("{} is corrupt: {e}", path.display()))
-                });
-            }
+            Ok(text) if !text.trim().is_empty() => return decode_secret(&text, &path),
             Ok(_) => {
                 let age = std::fs::metadata(&path)
                     .and_then(|m| m.modified())

@@ -497,6 +497,11 @@ pub fn micros(t: OffsetDateTime) -> i64 {
     i64::try_from(t.unix_timestamp_nanos() / 1000).unwrap_or(i64::MAX)
 }
 
+/// When a message is tried next: only a pending one is (the column keeps its last value).
+pub fn next_attempt(state: &str, next_attempt_us: i64) -> Option<OffsetDateTime> {
+    (state == "pending").then(|| from_micros(next_attempt_us))
+}
+
 /// The other way round.
 pub fn from_micros(us: i64) -> OffsetDateTime {
     OffsetDateTime::from_unix_timestamp_nanos(i128::from(us) * 1000)

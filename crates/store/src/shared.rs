@@ -1133,7 +1133,7 @@ macro_rules! repository_impl {
                     case_id: r.try_get("case_id")?,
                     attempts: r.try_get("attempts")?,
                     created_at: r.try_get("created_at")?,
-                    next_attempt_at: (state == "pending").then(|| $crate::from_micros(next_us)),
+                    next_attempt_at: $crate::next_attempt(&state, next_us),
                     finished_at: r.try_get("finished_at")?,
                     state,
                 })
@@ -1178,7 +1178,7 @@ macro_rules! repository_impl {
                     outcome: r.try_get("outcome")?,
                     event_type: r.try_get("event_type")?,
                     case_id: r.try_get("case_id")?,
-                    next_attempt_at: (state == "pending").then(|| $crate::from_micros(next_us)),
+                    next_attempt_at: $crate::next_attempt(&state, next_us),
                     message_state: state,
                 })
             })

@@ -25,9 +25,10 @@ use crate::routes::transitions::{
     self, Actor, Moved, TaxTransitionRequest, TradeTransitionRequest,
 };
 
-pub fn operator_only(caller: Caller) -> Result<(), ApiError> {
+/// The calling operator; any other key is 403.
+pub fn operator_only(caller: Caller) -> Result<Uuid, ApiError> {
     match caller {
-        Caller::Operator { .. } => Ok(()),
+        Caller::Operator { operator_id } => Ok(operator_id),
         _ => Err(ApiError::Forbidden("operator keys only".into())),
     }
 }
@@ -230,9 +231,7 @@ pub async fn transition_trade(
     crate::extract::PathId(id): crate::extract::PathId,
     crate::extract::ApiJson(input): crate::extract::ApiJson<TradeTransitionRequest>,
 ) -> Result<Response, ApiError> {
-    let Caller::Operator { operator_id } = caller else {
-        return Err(ApiError::Forbidden("operator keys only".into()));
-    };
+    let operator_id = operator_only(caller)?;
     let actor = Actor::Operator(operator_id);
     let step = transitions::trade_step(input, actor)?;
     let case = state
@@ -277,9 +276,7 @@ pub async fn upload_trade_licence(
     crate::extract::PathId(id): crate::extract::PathId,
     req: axum::extract::Request,
 ) -> Result<Response, ApiError> {
-    let Caller::Operator { operator_id } = caller else {
-        return Err(ApiError::Forbidden("operator keys only".into()));
-    };
+    let operator_id = operator_only(caller)?;
     // Another content type is 415, as on every body (the framework's extractor said 400).
     let mut multipart = crate::routes::cases::multipart(req).await?;
     let limit = state.config.max_upload_bytes;
@@ -586,9 +583,7 @@ pub async fn verify_identity(
     headers: axum::http::HeaderMap,
     body: axum::body::Bytes,
 ) -> Result<Response, ApiError> {
-    let Caller::Operator { operator_id } = caller else {
-        return Err(ApiError::Forbidden("operator keys only".into()));
-    };
+    let operator_id = operator_only(caller)?;
     let body: serde_json::Value = crate::extract::decode_optional_json(&headers, &body)?;
     let (case, index) = case_owner(&state, &raw_id, &raw_index).await?;
     let now = crate::routes::cases::now_micros();
@@ -643,9 +638,7 @@ pub async fn clear_identity(
     Extension(caller): Extension<Caller>,
     axum::extract::Path((raw_id, raw_index)): axum::extract::Path<(String, String)>,
 ) -> Result<Response, ApiError> {
-    let Caller::Operator { operator_id } = caller else {
-        return Err(ApiError::Forbidden("operator keys only".into()));
-    };
+    let operator_id = operator_only(caller)?;
     let (case, index) = case_owner(&state, &raw_id, &raw_index).await?;
     let removed = state
         .repo
@@ -689,9 +682,7 @@ pub async fn transition_tax(
     crate::extract::PathId(id): crate::extract::PathId,
     crate::extract::ApiJson(input): crate::extract::ApiJson<TaxTransitionRequest>,
 ) -> Result<Response, ApiError> {
-    let Caller::Operator { operator_id } = caller else {
-        return Err(ApiError::Forbidden("operator keys only".into()));
-    };
+    let operator_id = operator_only(caller)?;
     let actor = Actor::Operator(operator_id);
     let step = transitions::tax_step(input, actor)?;
     let case = state

@@ -16,7 +16,6 @@ use store::documents::DocumentStore;
 use tokio::net::TcpListener;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
-use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 
 use crate::config::Config;
@@ -215,13 +214,13 @@ pub fn router(state: Arc<AppState>, extra: Option<Router<Arc<AppState>>>) -> Rou
         .fallback(|| async { ApiError::NotFound })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
-        .layer(TimeoutLayer::with_status_code(
-            StatusCode::REQUEST_TIMEOUT,
-            state.config.request_timeout,
-        ))
         .layer(middleware::from_fn_with_state(
-            state.config.body_read_timeout,
-            crate::limits::body_deadline,
+            crate::limits::Deadlines {
+                body: state.config.body_read_timeout,
+                body_min_rate: state.config.body_min_rate,
+                request: state.config.request_timeout,
+            },
+            crate::limits::deadlines,
         ))
         .layer(CatchPanicLayer::custom(on_panic))
         .layer(middleware::from_fn(envelope_errors))

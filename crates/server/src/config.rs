@@ -199,9 +199,15 @@ pub struct ServeArgs {
     #[arg(long, env = "FILING_HEADER_READ_TIMEOUT_SECS", default_value = "10")]
     pub header_read_timeout_secs: String,
 
-    /// Longest time a client may take to send a whole request body, in seconds (408 after it).
+    /// Time a client has to send a request body, in seconds, before the received bytes
+    /// extend it (`FILING_BODY_MIN_BYTES_PER_SEC`); 408 after it.
     #[arg(long, env = "FILING_BODY_READ_TIMEOUT_SECS", default_value = "30")]
     pub body_read_timeout_secs: String,
+
+    /// The slowest upload served: every this many bytes received give the body one more
+    /// second; 0 makes `FILING_BODY_READ_TIMEOUT_SECS` a hard deadline.
+    #[arg(long, env = "FILING_BODY_MIN_BYTES_PER_SEC", default_value = "65536")]
+    pub body_min_bytes_per_sec: String,
 
     /// Multipart requests (uploads) served at the same time; one more is answered 503.
     #[arg(long, env = "FILING_MAX_CONCURRENT_UPLOADS", default_value = "16")]
@@ -244,6 +250,7 @@ impl Default for ServeArgs {
             directory_cache_secs: "5".into(),
             header_read_timeout_secs: "10".into(),
             body_read_timeout_secs: "30".into(),
+            body_min_bytes_per_sec: "65536".into(),
             max_concurrent_uploads: "16".into(),
             rate_limit_per_second: "0".into(),
             rate_limit_burst: None,
@@ -313,6 +320,8 @@ pub struct Config {
     pub directory_cache: Duration,
     pub header_read_timeout: Duration,
     pub body_read_timeout: Duration,
+    /// Bytes per second that earn a body one more second (0: none).
+    pub body_min_rate: u64,
     pub max_concurrent_uploads: usize,
     /// `None`: no rate limiting.
     pub rate_limit: Option<RateLimit>,
@@ -754,6 +763,11 @@ impl Config {
                 "FILING_BODY_READ_TIMEOUT_SECS",
                 &serve.body_read_timeout_secs,
             )?),
+            body_min_rate: parse_range(
+                "FILING_BODY_MIN_BYTES_PER_SEC",
+                &serve.body_min_bytes_per_sec,
+                0..=1 << 40,
+            )?,
             max_concurrent_uploads: parse_range(
                 "FILING_MAX_CONCURRENT_UPLOADS",
                 &serve.max_concurrent_uploads,
@@ -865,6 +879,7 @@ mod tests {
         assert_eq!(c.db_startup_wait, Duration::from_secs(60));
         assert_eq!(c.header_read_timeout, Duration::from_secs(10));
         assert_eq!(c.body_read_timeout, Duration::from_secs(30));
+        assert_eq!(c.body_min_rate, 65536);
         assert_eq!(c.max_concurrent_uploads, 16);
         assert_eq!(c.rate_limit, None, "rate limiting is off by default");
     }
@@ -1042,6 +1057,13 @@ mod tests {
                     ..Default::default()
                 },
                 "FILING_BODY_READ_TIMEOUT_SECS",
+            ),
+            (
+                ServeArgs {
+                    body_min_bytes_per_sec: "-1".into(),
+                    ..Default::default()
+                },
+                "FILING_BODY_MIN_BYTES_PER_SEC",
             ),
             (
                 ServeArgs {

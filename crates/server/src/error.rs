@@ -112,8 +112,8 @@ pub enum ApiError {
     RateLimited { retry_after_secs: u64 },
     #[error("the request took too long")]
     Timeout,
-    #[error("the request body did not arrive within {secs} seconds")]
-    BodyTimeout { secs: u64 },
+    #[error("{}", body_timeout_message(*secs, *min_rate))]
+    BodyTimeout { secs: u64, min_rate: u64 },
     /// Storage (the database or the document store) cannot serve the request right now; the
     /// text is logged, never shown.
     #[error("the service is temporarily unavailable")]
@@ -123,6 +123,17 @@ pub enum ApiError {
     Overloaded(&'static str),
     #[error("internal error")]
     Internal(#[from] anyhow::Error),
+}
+
+/// What a client whose body was too slow is told (`limits::deadlines`).
+fn body_timeout_message(secs: u64, min_rate: u64) -> String {
+    match min_rate {
+        0 => format!("the request body did not arrive within {secs} seconds"),
+        rate => format!(
+            "the request body did not arrive in time: within {secs} seconds plus one second \
+             for every {rate} bytes received"
+        ),
+    }
 }
 
 /// The error body inside the envelope.

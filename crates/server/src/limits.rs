@@ -1,9 +1,10 @@
-//! Protection against slow and abusive clients (decisions.md, "Faults and limits"): a deadline
-//! for receiving a request body, a cap on uploads in progress, and a token bucket per API key.
-//! The header read timeout is the HTTP server's (see [`crate::app::serve_router`]).
+//! Protection against slow and abusive clients (decisions.md, "Faults and limits"): time limits
+//! for receiving a request body and for the request after it, a cap on uploads in progress, and a
+//! token bucket per API key. The header read timeout is the HTTP server's (see [`crate::app::serve_router`]).
 
+use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use axum::body::Body;
@@ -14,39 +15,168 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
-use http_body_util::BodyExt;
-use tower_http::timeout::{DeadlineBody, TimeoutError};
 
 use crate::app::AppState;
 use crate::auth::KeyPrefix;
 use crate::config::RateLimit;
 use crate::error::ApiError;
 
-/// Middleware: the whole request body must arrive within `timeout` of the request's headers,
-/// however it trickles in (a hard deadline, not an idle timeout). A request whose body missed it
-/// is answered 408 `REQUEST_TIMEOUT`, whatever the handler made of the failed read.
-pub async fn body_deadline(State(timeout): State<Duration>, req: Request, next: Next) -> Response {
-    let expired = Arc::new(AtomicBool::new(false));
-    let seen = expired.clone();
-    let req = req.map(move |body| {
-        Body::new(
-            DeadlineBody::new(timeout, body).map_err(move |e: tower_http::BoxError| {
-                if e.is::<TimeoutError>() {
-                    seen.store(true, Ordering::Relaxed);
-                }
-                e
-            }),
-        )
+/// The time limits of one request (decisions.md, "Faults and limits").
+#[derive(Clone, Copy, Debug)]
+pub struct Deadlines {
+    /// What a body has to arrive in before the bytes it brings extend it.
+    pub body: Duration,
+    /// Every this many bytes received give the body one more second (0: none).
+    pub body_min_rate: u64,
+    /// What the request may take after the last byte of its body arrived (or after its
+    /// headers, when the body is empty or never read).
+    pub request: Duration,
+}
+
+/// Middleware: the request's time limits. A body must keep arriving at
+/// `FILING_BODY_MIN_BYTES_PER_SEC` on average, after an allowance of
+/// `FILING_BODY_READ_TIMEOUT_SECS`: at any moment after the headers, the time passed may not
+/// exceed that allowance plus one second for every `body_min_rate` bytes received, so a body
+/// that trickles is caught however it trickles, and a large upload over a slow but steady link
+/// is not. `FILING_REQUEST_TIMEOUT_SECS` is counted from the last byte of the body received
+/// (the headers, for a body never read), so the time spent uploading is not taken from the
+/// handler's. Either limit passed is answered 408 `REQUEST_TIMEOUT`, whatever the handler made
+/// of the failed read; the handler is dropped, which releases what it held (its idempotency
+/// claim, its upload slot).
+pub async fn deadlines(State(limits): State<Deadlines>, req: Request, next: Next) -> Response {
+    let progress = Arc::new(Progress {
+        start: tokio::time::Instant::now(),
+        last_nanos: AtomicU64::new(0),
+        body_expired: AtomicBool::new(false),
     });
-    let res = next.run(req).await;
-    if expired.load(Ordering::Relaxed) {
-        tracing::info!(?timeout, "request body not received in time");
+    let req = req.map(|body| Body::new(RateBody::new(body, limits, progress.clone())));
+    let handler = next.run(req);
+    tokio::pin!(handler);
+    let res = loop {
+        let deadline = progress.last() + limits.request;
+        tokio::select! {
+            res = &mut handler => break res,
+            () = tokio::time::sleep_until(deadline) => {
+                // The body may have moved the deadline on while this slept.
+                if progress.last() + limits.request <= tokio::time::Instant::now() {
+                    tracing::info!(timeout = ?limits.request, "request took too long");
+                    return ApiError::Timeout.into_response();
+                }
+            }
+        }
+    };
+    if progress.body_expired.load(Ordering::Relaxed) {
+        tracing::info!(
+            allowance = ?limits.body,
+            min_rate = limits.body_min_rate,
+            "request body not received in time"
+        );
         return ApiError::BodyTimeout {
-            secs: timeout.as_secs(),
+            secs: limits.body.as_secs(),
+            min_rate: limits.body_min_rate,
         }
         .into_response();
     }
     res
+}
+
+/// What the body of one request has done so far, shared with [`deadlines`].
+struct Progress {
+    start: tokio::time::Instant,
+    /// When the body last brought data or ended, in nanoseconds after `start`.
+    last_nanos: AtomicU64,
+    body_expired: AtomicBool,
+}
+
+impl Progress {
+    fn last(&self) -> tokio::time::Instant {
+        self.start + Duration::from_nanos(self.last_nanos.load(Ordering::Relaxed))
+    }
+
+    fn moved(&self) {
+        let nanos = u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.last_nanos.fetch_max(nanos, Ordering::Relaxed);
+    }
+}
+
+/// A request body that fails once it falls behind its deadline (see [`deadlines`]).
+struct RateBody {
+    inner: Body,
+    limits: Deadlines,
+    progress: Arc<Progress>,
+    received: u64,
+    sleep: std::pin::Pin<Box<tokio::time::Sleep>>,
+}
+
+impl RateBody {
+    fn new(inner: Body, limits: Deadlines, progress: Arc<Progress>) -> Self {
+        let sleep = Box::pin(tokio::time::sleep_until(progress.start + limits.body));
+        Self {
+            inner,
+            limits,
+            progress,
+            received: 0,
+            sleep,
+        }
+    }
+
+    /// The body's deadline after `received` bytes.
+    fn deadline(&self) -> tokio::time::Instant {
+        let earned = match self.limits.body_min_rate {
+            0 => Duration::ZERO,
+            rate => Duration::from_secs_f64(self.received as f64 / rate as f64),
+        };
+        self.progress.start + self.limits.body + earned
+    }
+}
+
+/// The error a [`RateBody`] fails with; [`deadlines`] turns it into 408.
+#[derive(Debug, thiserror::Error)]
+#[error("the request body did not arrive in time")]
+struct BodyTooSlow;
+
+impl http_body::Body for RateBody {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        use std::task::Poll;
+        let this = &mut *self;
+        match std::pin::Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(data) = frame.data_ref() {
+                    this.received += data.len() as u64;
+                    let deadline = this.deadline();
+                    this.sleep.as_mut().reset(deadline);
+                }
+                this.progress.moved();
+                return Poll::Ready(Some(Ok(frame)));
+            }
+            Poll::Ready(other) => {
+                this.progress.moved();
+                return Poll::Ready(other);
+            }
+            Poll::Pending => {}
+        }
+        match this.sleep.as_mut().poll(cx) {
+            Poll::Ready(()) => {
+                this.progress.body_expired.store(true, Ordering::Relaxed);
+                Poll::Ready(Some(Err(axum::Error::new(BodyTooSlow))))
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
 }
 
 /// Whether a request carries a multipart body (an upload).

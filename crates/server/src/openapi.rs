@@ -177,7 +177,7 @@ body that cannot be read) or `BAD_REQUEST` (a request the framework cannot read 
     Generic {
         status: "408",
         name: "RequestTimeout",
-        description: "`REQUEST_TIMEOUT`: the request took longer than `FILING_REQUEST_TIMEOUT_SECS`",
+        description: "`REQUEST_TIMEOUT`: the request body fell behind the minimum rate (`FILING_BODY_READ_TIMEOUT_SECS`, `FILING_BODY_MIN_BYTES_PER_SEC`), or the request took longer than `FILING_REQUEST_TIMEOUT_SECS` after its body",
         applies: |_| true,
     },
     Generic {

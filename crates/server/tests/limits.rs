@@ -233,6 +233,126 @@ async fn a_trickled_body_is_408_wherever_it_is_read() {
     assert!(cases.is_empty());
 }
 
+/// Sends the head of a request, then `body` in pieces of `piece` bytes every 100 ms (in a task)
+/// while reading the response; the response and how long it took.
+async fn send_paced(
+    app: &TestApp,
+    head: String,
+    body: Vec<u8>,
+    piece: usize,
+) -> (RawResponse, Duration) {
+    let stream = TcpStream::connect(app.addr).await.unwrap();
+    let (mut rd, mut wr) = stream.into_split();
+    let started = Instant::now();
+    wr.write_all(head.as_bytes()).await.unwrap();
+    let writer = tokio::spawn(async move {
+        for chunk in body.chunks(piece) {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            if wr.write_all(chunk).await.is_err() {
+                break;
+            }
+        }
+        wr
+    });
+    let res = tokio::time::timeout(Duration::from_secs(20), read_response(&mut rd))
+        .await
+        .expect("an answer");
+    let took = started.elapsed();
+    writer.abort();
+    (res, took)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_that_keeps_arriving_is_served_past_both_timeouts() {
+    // One second for the body, plus one for every 500 bytes; two for the request after it.
+    let app = app_with(|c| {
+        c.body_read_timeout = Duration::from_secs(1);
+        c.body_min_rate = 500;
+        c.request_timeout = Duration::from_secs(2);
+    })
+    .await;
+    let (_, key) = app.provider("Plattform GmbH").await;
+    let mut body = example("self").to_string().into_bytes();
+    body.resize(3000, b' ');
+    let head = format!(
+        "POST /v1/trade-registration HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+
+    // 1,000 bytes a second: three seconds for the body, more than either limit alone allows.
+    let (res, took) = send_paced(&app, head.clone(), body.clone(), 100).await;
+    assert_eq!(res.status, 201, "{}", String::from_utf8_lossy(&res.body));
+    assert!(
+        took >= Duration::from_millis(2800),
+        "answered after {took:?}"
+    );
+
+    // 200 bytes a second falls behind: at t seconds 200 t bytes have earned 0.4 t seconds, so
+    // the deadline passes at 1 / 0.6 = 1.7 s, long before the body is complete.
+    let (res, took) = send_paced(&app, head, body, 20).await;
+    let r = assert_error(res.status, &res.json(), 408, "REQUEST_TIMEOUT");
+    assert!(r["message"].as_str().unwrap().contains("500 bytes"), "{r}");
+    assert!(
+        took >= Duration::from_millis(1500) && took < Duration::from_secs(4),
+        "408 after {took:?}"
+    );
+    let cases = app
+        .state
+        .repo
+        .list_cases(store::CaseKind::Trade, &Default::default(), None, 10)
+        .await
+        .unwrap();
+    assert_eq!(cases.len(), 1, "only the first request created a case");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_stuck_after_its_body_is_408_after_the_request_timeout() {
+    use sqlx::Connection;
+    let app = app_with(|c| {
+        c.request_timeout = Duration::from_secs(1);
+        c.db_timeout = Duration::from_secs(20);
+    })
+    .await;
+    let (_, key) = app.provider("Plattform GmbH").await;
+    // Another connection holds SQLite's write lock: the create waits for it with its body read.
+    let mut locker = sqlx::SqliteConnection::connect(&app.database_url)
+        .await
+        .unwrap();
+    sqlx::raw_sql("BEGIN EXCLUSIVE")
+        .execute(&mut locker)
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let res = app
+        .post("/v1/trade-registration", Some(&key))
+        .json(&example("self"))
+        .send()
+        .await
+        .unwrap();
+    let took = started.elapsed();
+    let (status, body) = json(res).await;
+    let r = assert_error(status, &body, 408, "REQUEST_TIMEOUT");
+    assert_eq!(r["message"], "the request took too long");
+    assert!(
+        took >= Duration::from_millis(900) && took < Duration::from_secs(5),
+        "408 after {took:?}"
+    );
+    sqlx::raw_sql("ROLLBACK")
+        .execute(&mut locker)
+        .await
+        .unwrap();
+    let (status, body) = json(
+        app.post("/v1/trade-registration", Some(&key))
+            .json(&example("self"))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_upload_more_than_allowed_is_refused_until_one_ends() {
     let app = app_with(|c| c.max_concurrent_uploads = 2).await;

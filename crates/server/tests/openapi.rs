@@ -140,7 +140,10 @@ fn one_of_each_error() -> Vec<ApiError> {
             retry_after_secs: 1,
         },
         ApiError::Timeout,
-        ApiError::BodyTimeout { secs: 30 },
+        ApiError::BodyTimeout {
+            secs: 30,
+            min_rate: 65536,
+        },
         ApiError::Unavailable("x".into()),
         ApiError::Overloaded("x"),
         ApiError::Internal(anyhow::anyhow!("x")),

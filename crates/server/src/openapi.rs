@@ -42,6 +42,7 @@ Errors carry a stable `code`, and validation errors list every broken field in `
         operator::transition_trade,
         operator::patch_trade,
         operator::verify_identity,
+        operator::identity_history,
         operator::clear_identity,
         operator::transition_tax,
         operator::assign_tax_office,

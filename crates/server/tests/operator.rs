@@ -255,7 +255,7 @@ backend_tests! {
     async fn operators_record_identity_verification(backend) {
         let app = TestApp::spawn(backend).await.unwrap();
         let (_, pkey) = app.provider("P").await;
-        let (_, okey) = app.operator("O").await;
+        let (oid, okey) = app.operator("O").await;
         let (_, b) = json(app.post("/v1/trade-registration", Some(&pkey)).json(&example("assisted")).send().await.unwrap()).await;
         let id = b["response"]["trade_registration_id"].as_str().unwrap().to_string();
         let (_, g) = json(app.get(&format!("/v1/trade-registration/{id}"), Some(&pkey)).send().await.unwrap()).await;
@@ -311,6 +311,35 @@ backend_tests! {
         assert_eq!(g["response"]["owners"][1]["identity_verified_at"], at.as_str(), "the other owner's stays");
         let (s, b) = json(app.client.delete(app.url(&path)).bearer_auth(&pkey).send().await.unwrap()).await;
         assert_error(s, &b, 403, "FORBIDDEN");
+
+        // The audit trail: what was recorded and removed, by whom and when (refused requests
+        // leave nothing), with the record in force.
+        let (s, b) = json(app.get(&path, Some(&okey)).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        let r = &b["response"];
+        assert!(r["identity_verified_at"].is_null(), "{b}");
+        let history = r["history"].as_array().unwrap();
+        let actions: Vec<&str> = history.iter().map(|e| e["action"].as_str().unwrap()).collect();
+        assert_eq!(actions, ["recorded", "removed"], "{b}");
+        assert_eq!(time::OffsetDateTime::parse(history[0]["verified_at"].as_str().unwrap(), rfc3339).unwrap(), earlier);
+        assert!(history[1]["verified_at"].is_null(), "{b}");
+        for e in history {
+            assert_eq!(e["actor"], format!("operator:{oid}"));
+            let made = time::OffsetDateTime::parse(e["at"].as_str().unwrap(), rfc3339).unwrap();
+            assert!(made >= created && made <= time::OffsetDateTime::now_utc(), "{e}");
+            assert!(e["at"].as_str().unwrap().ends_with('Z'), "{e}");
+        }
+        assert!(history[0]["at"].as_str() <= history[1]["at"].as_str());
+        let (s, b) = json(app.get(&format!("/v1/operator/trade-registrations/{id}/owners/1/identity-verified"), Some(&okey)).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        assert_eq!(b["response"]["identity_verified_at"], at.as_str());
+        let history = b["response"]["history"].as_array().unwrap();
+        assert_eq!(history.len(), 1, "{b}");
+        assert_eq!((history[0]["action"].as_str(), history[0]["verified_at"].as_str(), history[0]["at"].as_str()), (Some("recorded"), Some(at.as_str()), Some(at.as_str())));
+        let (s, b) = json(app.get(&path, Some(&pkey)).send().await.unwrap()).await;
+        assert_error(s, &b, 403, "FORBIDDEN");
+        let (s, b) = json(app.get(&format!("/v1/operator/trade-registrations/{id}/owners/2/identity-verified"), Some(&okey)).send().await.unwrap()).await;
+        assert_error(s, &b, 404, "NOT_FOUND");
         let (s, b) = json(app.client.delete(app.url(&format!("/v1/operator/trade-registrations/{id}/owners/2/identity-verified"))).bearer_auth(&okey).send().await.unwrap()).await;
         assert_error(s, &b, 404, "NOT_FOUND");
     }

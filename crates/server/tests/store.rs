@@ -374,9 +374,9 @@ backend_tests! {
         receipt.created_at = at(1);
         let moved = repo.transition_case(CaseKind::Trade, case.id, "form-rendered", &change, std::slice::from_ref(&receipt), &CaseFields::default()).await.unwrap();
         assert!(moved);
-        repo.verify_identity(case.id, 1, at(2), "operator:o").await.unwrap();
-        repo.verify_identity(case.id, 0, at(3), "operator:o").await.unwrap();
-        repo.verify_identity(case.id, 1, at(4), "operator:o").await.unwrap();
+        repo.verify_identity(case.id, 1, at(2), "operator:o", at(2)).await.unwrap();
+        repo.verify_identity(case.id, 0, at(3), "operator:o", at(3)).await.unwrap();
+        repo.verify_identity(case.id, 1, at(4), "operator:o", at(4)).await.unwrap();
 
         let read = repo.get_trade_registration(case.id).await.unwrap().unwrap();
         let mut history = case.history.clone();

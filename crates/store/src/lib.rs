@@ -390,6 +390,18 @@ pub struct TradeRegistrationRecord {
     pub identity_verifications: Vec<(i32, OffsetDateTime)>,
 }
 
+/// One record or removal of an owner's identity verification.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerificationLogEntry {
+    /// `recorded` or `removed`.
+    pub action: String,
+    /// When the identity was verified (for `recorded`).
+    pub verified_at: Option<OffsetDateTime>,
+    pub actor: String,
+    /// When the record or removal was made.
+    pub at: OffsetDateTime,
+}
+
 /// A provider's webhook endpoint.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WebhookEndpoint {
@@ -631,18 +643,33 @@ pub trait Repository: Send + Sync + 'static {
         fields: &CaseFields,
     ) -> Result<bool>;
 
-    /// Records that an operator verified owner `owner_index`'s identity (the latest time wins).
+    /// Records that `actor` verified owner `owner_index`'s identity at `verified_at` (the
+    /// latest record wins), and logs it as made at `now`.
     async fn verify_identity(
         &self,
         case_id: Uuid,
         owner_index: i32,
-        at: OffsetDateTime,
+        verified_at: OffsetDateTime,
         actor: &str,
+        now: OffsetDateTime,
     ) -> Result<()>;
 
-    /// Removes the record of owner `owner_index`'s verification (one made in error); `false`
-    /// when there was none.
-    async fn clear_identity_verification(&self, case_id: Uuid, owner_index: i32) -> Result<bool>;
+    /// Removes the record of owner `owner_index`'s verification (one made in error) and logs
+    /// the removal by `actor` at `now`; `false` (and nothing logged) when there was none.
+    async fn clear_identity_verification(
+        &self,
+        case_id: Uuid,
+        owner_index: i32,
+        actor: &str,
+        now: OffsetDateTime,
+    ) -> Result<bool>;
+
+    /// Every record and removal of owner `owner_index`'s verification, oldest first.
+    async fn identity_verification_log(
+        &self,
+        case_id: Uuid,
+        owner_index: i32,
+    ) -> Result<Vec<VerificationLogEntry>>;
 
     /// Assigns the tax office of a tax registration in `allowed_statuses` and replaces its
     /// documents of the types in `documents` with these, atomically. Returns the storage keys

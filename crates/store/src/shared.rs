@@ -137,6 +137,31 @@ macro_rules! complete_claim {
     };
 }
 
+/// Logs a record (`Some(verified_at)`) or removal (`None`) of an owner's identity verification
+/// inside transaction `$tx`.
+macro_rules! log_verification {
+    ($tx:ident, $case_id:expr, $owner_index:expr, $verified_at:expr, $actor:expr, $now:expr) => {{
+        let verified_at: Option<time::OffsetDateTime> = $verified_at;
+        sqlx::query(
+            "INSERT INTO identity_verification_log \
+             (case_id, owner_index, action, verified_at, actor, at) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind($case_id)
+        .bind($owner_index)
+        .bind(if verified_at.is_some() {
+            "recorded"
+        } else {
+            "removed"
+        })
+        .bind(verified_at)
+        .bind($actor)
+        .bind($now)
+        .execute(&mut *$tx)
+        .await?;
+    }};
+}
+
 /// Inserts the client company a case creates, inside transaction `$tx`.
 macro_rules! insert_new_company {
     ($tx:ident, $new_company:expr, $created_at:expr) => {
@@ -383,8 +408,9 @@ macro_rules! repository_impl {
             &self,
             case_id: uuid::Uuid,
             owner_index: i32,
-            at: time::OffsetDateTime,
+            verified_at: time::OffsetDateTime,
             actor: &str,
+            now: time::OffsetDateTime,
         ) -> $crate::Result<()> {
             let mut tx = self.writer.begin().await?;
             sqlx::query(
@@ -394,10 +420,11 @@ macro_rules! repository_impl {
             )
             .bind(case_id)
             .bind(owner_index)
-            .bind(at)
+            .bind(verified_at)
             .bind(actor)
             .execute(&mut *tx)
             .await?;
+            log_verification!(tx, case_id, owner_index, Some(verified_at), actor, now);
             Self::refresh_children(&mut tx, &[case_id]).await?;
             tx.commit().await?;
             Ok(())
@@ -407,6 +434,8 @@ macro_rules! repository_impl {
             &self,
             case_id: uuid::Uuid,
             owner_index: i32,
+            actor: &str,
+            now: time::OffsetDateTime,
         ) -> $crate::Result<bool> {
             let mut tx = self.writer.begin().await?;
             let removed = sqlx::query(
@@ -421,9 +450,35 @@ macro_rules! repository_impl {
                 tx.rollback().await?;
                 return Ok(false);
             }
+            log_verification!(tx, case_id, owner_index, None, actor, now);
             Self::refresh_children(&mut tx, &[case_id]).await?;
             tx.commit().await?;
             Ok(true)
+        }
+
+        async fn identity_verification_log(
+            &self,
+            case_id: uuid::Uuid,
+            owner_index: i32,
+        ) -> $crate::Result<Vec<$crate::VerificationLogEntry>> {
+            let rows: Vec<(String, Option<time::OffsetDateTime>, String, time::OffsetDateTime)> =
+                sqlx::query_as(
+                    "SELECT action, verified_at, actor, at FROM identity_verification_log \
+                     WHERE case_id = $1 AND owner_index = $2 ORDER BY id",
+                )
+                .bind(case_id)
+                .bind(owner_index)
+                .fetch_all(&self.writer)
+                .await?;
+            Ok(rows
+                .into_iter()
+                .map(|(action, verified_at, actor, at)| $crate::VerificationLogEntry {
+                    action,
+                    verified_at,
+                    actor,
+                    at,
+                })
+                .collect())
         }
 
         async fn assign_tax_office(

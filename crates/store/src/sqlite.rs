@@ -467,7 +467,8 @@ pub(crate) mod tests {
         // A reader connection exists before the write: it must still see the new case.
         assert!(matches!(repo.trade_on_thread(id), Some(Ok(None))));
         repo.create_trade_registration(&new).await.unwrap();
-        repo.verify_identity(id, 0, micros(time::OffsetDateTime::now_utc()), "operator:x")
+        let now = micros(time::OffsetDateTime::now_utc());
+        repo.verify_identity(id, 0, now, "operator:x", now)
             .await
             .unwrap();
 

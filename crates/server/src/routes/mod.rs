@@ -96,7 +96,9 @@ pub fn authenticated(config: &Config) -> Router<Arc<AppState>> {
         )
         .route(
             "/v1/operator/trade-registrations/{trade_registration_id}/owners/{owner_index}/identity-verified",
-            post(operator::verify_identity).delete(operator::clear_identity),
+            get(operator::identity_history)
+                .post(operator::verify_identity)
+                .delete(operator::clear_identity),
         )
         .route(
             "/v1/operator/trade-registrations/{trade_registration_id}/transition",

@@ -606,6 +606,7 @@ pub async fn verify_identity(
             index as i32,
             at,
             &format!("operator:{operator_id}"),
+            now,
         )
         .await?;
     tracing::info!(case_id = %case.id, owner_index = index, %operator_id, "identity verification recorded");
@@ -617,6 +618,87 @@ pub async fn verify_identity(
             id: case.id,
             owner_index: index,
             identity_verified_at: Some(at),
+        },
+    ))
+}
+
+/// One record or removal of an owner's identity verification.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct IdentityLogEntry {
+    /// `recorded` or `removed`.
+    #[schema(example = "recorded")]
+    pub action: String,
+    /// When the identity was verified, for `recorded`; `null` for `removed`.
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime, required = true)]
+    pub verified_at: Option<OffsetDateTime>,
+    /// Who made it: `operator:<id>`.
+    #[schema(example = "operator:7d0c1f0e-3b9a-4c57-9d55-0f6f2f0c9a11")]
+    pub actor: String,
+    /// When it was made.
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub at: OffsetDateTime,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct IdentityStatusResponse {
+    pub result: Outcome,
+    pub id: Uuid,
+    pub owner_index: usize,
+    /// The verification in force; `null` when none is.
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime, required = true)]
+    pub identity_verified_at: Option<OffsetDateTime>,
+    /// Every record and removal, oldest first (records made before 2026-11-25 appear as made at
+    /// the time they give, by whoever recorded them; removals before that day are not known).
+    pub history: Vec<IdentityLogEntry>,
+}
+
+/// An owner's identity verification: the record in force and every record and removal made,
+/// with who made it and when (the audit trail of `POST` and `DELETE` on this path).
+#[utoipa::path(get, path = "/v1/operator/trade-registrations/{trade_registration_id}/owners/{owner_index}/identity-verified", tag = "operator",
+    params(
+        ("trade_registration_id" = Uuid, Path, description = "The case"),
+        ("owner_index" = usize, Path, description = "The owner, counted from 0 in creation order", minimum = 0, maximum = 8),
+    ),
+    responses(
+        (status = 200, description = "The verification and its history", body = Envelope<IdentityStatusResponse>),
+        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        (status = 404, description = "No such case or owner (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+    ))]
+pub async fn identity_history(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    axum::extract::Path((raw_id, raw_index)): axum::extract::Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    operator_only(caller)?;
+    let (case, index) = case_owner(&state, &raw_id, &raw_index).await?;
+    let history = state
+        .repo
+        .identity_verification_log(case.id, index as i32)
+        .await?;
+    let identity_verified_at = case
+        .identity_verifications
+        .iter()
+        .find(|(i, _)| *i as usize == index)
+        .map(|(_, at)| *at);
+    Ok(respond(
+        StatusCode::OK,
+        IdentityStatusResponse {
+            result: Outcome::Success,
+            id: case.id,
+            owner_index: index,
+            identity_verified_at,
+            history: history
+                .into_iter()
+                .map(|e| IdentityLogEntry {
+                    action: e.action,
+                    verified_at: e.verified_at,
+                    actor: e.actor,
+                    at: e.at,
+                })
+                .collect(),
         },
     ))
 }
@@ -642,7 +724,12 @@ pub async fn clear_identity(
     let (case, index) = case_owner(&state, &raw_id, &raw_index).await?;
     let removed = state
         .repo
-        .clear_identity_verification(case.id, index as i32)
+        .clear_identity_verification(
+            case.id,
+            index as i32,
+            &format!("operator:{operator_id}"),
+            crate::routes::cases::now_micros(),
+        )
         .await?;
     if removed {
         tracing::info!(case_id = %case.id, owner_index = index, %operator_id, "identity verification removed");

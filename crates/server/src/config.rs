@@ -654,9 +654,11 @@ impl Config {
         };
         let max_body_bytes = parse_positive("FILING_MAX_BODY_BYTES", &serve.max_body_bytes)?;
         let max_upload_bytes = parse_positive("FILING_MAX_UPLOAD_BYTES", &serve.max_upload_bytes)?;
-        let request_timeout = Duration::from_secs(parse_positive(
+        // At most a day, like the body's allowance: deadlines are instants, which overflow.
+        let request_timeout = Duration::from_secs(parse_range(
             "FILING_REQUEST_TIMEOUT_SECS",
             &serve.request_timeout_secs,
+            1..=86_400,
         )?);
         let shutdown_timeout = Duration::from_secs(parse_positive(
             "FILING_SHUTDOWN_TIMEOUT_SECS",
@@ -759,15 +761,17 @@ impl Config {
                 "FILING_HEADER_READ_TIMEOUT_SECS",
                 &serve.header_read_timeout_secs,
             )?),
-            body_read_timeout: Duration::from_secs(parse_positive(
+            body_read_timeout: Duration::from_secs(parse_range(
                 "FILING_BODY_READ_TIMEOUT_SECS",
                 &serve.body_read_timeout_secs,
+                1..=86_400,
             )?),
-            body_min_rate: parse_range(
-                "FILING_BODY_MIN_BYTES_PER_SEC",
-                &serve.body_min_bytes_per_sec,
-                0..=1 << 40,
-            )?,
+            body_min_rate: match serve.body_min_bytes_per_sec.trim() {
+                "0" => 0,
+                // Below a KiB/s the rule stops bounding anything: 1 B/s would let a 1 MiB
+                // JSON body take twelve days.
+                v => parse_range("FILING_BODY_MIN_BYTES_PER_SEC", v, 1024..=1 << 30)?,
+            },
             max_concurrent_uploads: parse_range(
                 "FILING_MAX_CONCURRENT_UPLOADS",
                 &serve.max_concurrent_uploads,
@@ -1064,6 +1068,27 @@ mod tests {
                     ..Default::default()
                 },
                 "FILING_BODY_MIN_BYTES_PER_SEC",
+            ),
+            (
+                ServeArgs {
+                    body_min_bytes_per_sec: "1".into(),
+                    ..Default::default()
+                },
+                "FILING_BODY_MIN_BYTES_PER_SEC",
+            ),
+            (
+                ServeArgs {
+                    request_timeout_secs: "18446744073709551615".into(),
+                    ..Default::default()
+                },
+                "FILING_REQUEST_TIMEOUT_SECS",
+            ),
+            (
+                ServeArgs {
+                    body_read_timeout_secs: "86401".into(),
+                    ..Default::default()
+                },
+                "FILING_BODY_READ_TIMEOUT_SECS",
             ),
             (
                 ServeArgs {

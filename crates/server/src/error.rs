@@ -127,10 +127,11 @@ pub enum ApiError {
 
 /// What a client whose body was too slow is told (`limits::deadlines`).
 fn body_timeout_message(secs: u64, min_rate: u64) -> String {
+    let unit = if secs == 1 { "second" } else { "seconds" };
     match min_rate {
-        0 => format!("the request body did not arrive within {secs} seconds"),
+        0 => format!("the request body did not arrive within {secs} {unit}"),
         rate => format!(
-            "the request body did not arrive in time: within {secs} seconds plus one second \
+            "the request body did not arrive in time: within {secs} {unit} plus one second \
              for every {rate} bytes received"
         ),
     }

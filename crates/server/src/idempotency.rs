@@ -303,16 +303,22 @@ async fn handle(state: Arc<AppState>, req: Request, next: Next) -> Result<Respon
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
     let fingerprint = Fingerprint::new(&parts.method, parts.uri.path(), content_type);
-    // The route's own limit: a JSON route must not read hundreds of megabytes before its
-    // handler refuses them.
+    // The route's own limit, and only for an upload: a JSON route, or any body but multipart
+    // on an upload route, must not read hundreds of megabytes before its handler refuses them
+    // (and only multipart requests take an upload slot).
     let route = parts
         .extensions
         .get::<axum::extract::MatchedPath>()
         .map_or("", |m| m.as_str());
+    let limit = if crate::routes::cases::is_multipart(&parts.headers) {
+        crate::routes::body_limit(&state.config, route)
+    } else {
+        state.config.max_body_bytes
+    };
     let (body, hash) = spool(
         body,
         fingerprint,
-        crate::routes::body_limit(&state.config, route),
+        limit,
         &state.config.storage.data_dir.join("tmp"),
     )
     .await?;

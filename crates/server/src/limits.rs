@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::Method;
-use axum::http::header::CONTENT_TYPE;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use governor::clock::{Clock, DefaultClock};
@@ -38,27 +37,40 @@ pub struct Deadlines {
 /// `FILING_BODY_READ_TIMEOUT_SECS`: at any moment after the headers, the time passed may not
 /// exceed that allowance plus one second for every `body_min_rate` bytes received, so a body
 /// that trickles is caught however it trickles, and a large upload over a slow but steady link
-/// is not. `FILING_REQUEST_TIMEOUT_SECS` is counted from the last byte of the body received
-/// (the headers, for a body never read), so the time spent uploading is not taken from the
-/// handler's. Either limit passed is answered 408 `REQUEST_TIMEOUT`, whatever the handler made
-/// of the failed read; the handler is dropped, which releases what it held (its idempotency
-/// claim, its upload slot).
+/// is not. While the handler waits for the body, only that rule applies (a pause is fine while
+/// the body is ahead of it). `FILING_REQUEST_TIMEOUT_SECS` is counted from the last time the
+/// body brought data (the headers, for a body never read), so the time spent uploading is not
+/// taken from the handler's. Either limit passed is answered 408 `REQUEST_TIMEOUT`, whatever the
+/// handler made of the failed read; the handler is dropped, which releases what it held (its
+/// idempotency claim, its upload slot).
 pub async fn deadlines(State(limits): State<Deadlines>, req: Request, next: Next) -> Response {
     let progress = Arc::new(Progress {
         start: tokio::time::Instant::now(),
         last_nanos: AtomicU64::new(0),
+        waiting: AtomicBool::new(false),
         body_expired: AtomicBool::new(false),
     });
     let req = req.map(|body| Body::new(RateBody::new(body, limits, progress.clone())));
     let handler = next.run(req);
     tokio::pin!(handler);
     let res = loop {
-        let deadline = progress.last() + limits.request;
+        // While the body is awaited its own deadline governs; look again within a second.
+        let deadline = if progress.waiting.load(Ordering::Relaxed) {
+            tokio::time::Instant::now() + limits.request.min(Duration::from_secs(1))
+        } else {
+            progress.last() + limits.request
+        };
         tokio::select! {
+            // A response that is ready wins over a timer that fired in the same poll.
+            biased;
             res = &mut handler => break res,
             () = tokio::time::sleep_until(deadline) => {
-                // The body may have moved the deadline on while this slept.
-                if progress.last() + limits.request <= tokio::time::Instant::now() {
+                if !progress.waiting.load(Ordering::Relaxed)
+                    && progress.last() + limits.request <= tokio::time::Instant::now()
+                {
+                    if progress.body_expired.load(Ordering::Relaxed) {
+                        break body_timeout(limits);
+                    }
                     tracing::info!(timeout = ?limits.request, "request took too long");
                     return ApiError::Timeout.into_response();
                 }
@@ -66,18 +78,22 @@ pub async fn deadlines(State(limits): State<Deadlines>, req: Request, next: Next
         }
     };
     if progress.body_expired.load(Ordering::Relaxed) {
-        tracing::info!(
-            allowance = ?limits.body,
-            min_rate = limits.body_min_rate,
-            "request body not received in time"
-        );
-        return ApiError::BodyTimeout {
-            secs: limits.body.as_secs(),
-            min_rate: limits.body_min_rate,
-        }
-        .into_response();
+        return body_timeout(limits);
     }
     res
+}
+
+fn body_timeout(limits: Deadlines) -> Response {
+    tracing::info!(
+        allowance = ?limits.body,
+        min_rate = limits.body_min_rate,
+        "request body not received in time"
+    );
+    ApiError::BodyTimeout {
+        secs: limits.body.as_secs(),
+        min_rate: limits.body_min_rate,
+    }
+    .into_response()
 }
 
 /// What the body of one request has done so far, shared with [`deadlines`].
@@ -85,6 +101,8 @@ struct Progress {
     start: tokio::time::Instant,
     /// When the body last brought data or ended, in nanoseconds after `start`.
     last_nanos: AtomicU64,
+    /// The handler is waiting for the body (its last poll was pending).
+    waiting: AtomicBool,
     body_expired: AtomicBool,
 }
 
@@ -106,6 +124,8 @@ struct RateBody {
     progress: Arc<Progress>,
     received: u64,
     sleep: std::pin::Pin<Box<tokio::time::Sleep>>,
+    /// It ended or failed: nothing more is read or counted.
+    done: bool,
 }
 
 impl RateBody {
@@ -117,6 +137,7 @@ impl RateBody {
             progress,
             received: 0,
             sleep,
+            done: false,
         }
     }
 
@@ -127,6 +148,13 @@ impl RateBody {
             rate => Duration::from_secs_f64(self.received as f64 / rate as f64),
         };
         self.progress.start + self.limits.body + earned
+    }
+
+    fn fail(&mut self) -> axum::Error {
+        self.done = true;
+        self.progress.waiting.store(false, Ordering::Relaxed);
+        self.progress.body_expired.store(true, Ordering::Relaxed);
+        axum::Error::new(BodyTooSlow)
     }
 }
 
@@ -139,12 +167,21 @@ impl http_body::Body for RateBody {
     type Data = axum::body::Bytes;
     type Error = axum::Error;
 
+    /// The deadline is checked before each read, so a body consumed after it has passed fails
+    /// even when its next bytes are already buffered: a consumer slower than the minimum rate
+    /// cannot stretch the request without bound.
     fn poll_frame(
         mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
         use std::task::Poll;
         let this = &mut *self;
+        if this.done {
+            return Poll::Ready(None);
+        }
+        if this.sleep.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Some(Err(this.fail())));
+        }
         match std::pin::Pin::new(&mut this.inner).poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {
                 if let Some(data) = frame.data_ref() {
@@ -152,26 +189,28 @@ impl http_body::Body for RateBody {
                     let deadline = this.deadline();
                     this.sleep.as_mut().reset(deadline);
                 }
+                this.progress.waiting.store(false, Ordering::Relaxed);
                 this.progress.moved();
-                return Poll::Ready(Some(Ok(frame)));
+                Poll::Ready(Some(Ok(frame)))
             }
-            Poll::Ready(other) => {
-                this.progress.moved();
-                return Poll::Ready(other);
+            Poll::Ready(end) => {
+                // The end (`None`) or the connection's failure: counted once.
+                this.done = true;
+                this.progress.waiting.store(false, Ordering::Relaxed);
+                if end.is_none() {
+                    this.progress.moved();
+                }
+                Poll::Ready(end)
             }
-            Poll::Pending => {}
-        }
-        match this.sleep.as_mut().poll(cx) {
-            Poll::Ready(()) => {
-                this.progress.body_expired.store(true, Ordering::Relaxed);
-                Poll::Ready(Some(Err(axum::Error::new(BodyTooSlow))))
+            Poll::Pending => {
+                this.progress.waiting.store(true, Ordering::Relaxed);
+                Poll::Pending
             }
-            Poll::Pending => Poll::Pending,
         }
     }
 
     fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
+        self.done || self.inner.is_end_stream()
     }
 
     fn size_hint(&self) -> http_body::SizeHint {
@@ -181,16 +220,7 @@ impl http_body::Body for RateBody {
 
 /// Whether a request carries a multipart body (an upload).
 fn is_upload(req: &Request) -> bool {
-    req.method() == Method::POST
-        && req
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| {
-                v.trim_start()
-                    .get(..19)
-                    .is_some_and(|m| m.eq_ignore_ascii_case("multipart/form-data"))
-            })
+    req.method() == Method::POST && crate::routes::cases::is_multipart(req.headers())
 }
 
 /// Middleware (after authentication, before the idempotency layer reads the body): at most

@@ -167,7 +167,12 @@ async fn trickle(app: &TestApp, head: String, first: &[u8], total: usize) -> Raw
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_trickled_body_is_408_wherever_it_is_read() {
-    let app = app_with(|c| c.body_read_timeout = Duration::from_secs(1)).await;
+    // A hard deadline (no rate): the mode `FILING_BODY_MIN_BYTES_PER_SEC=0` keeps.
+    let app = app_with(|c| {
+        c.body_read_timeout = Duration::from_secs(1);
+        c.body_min_rate = 0;
+    })
+    .await;
     let (_, key) = app.provider("Plattform GmbH").await;
     let json_body = example("self").to_string();
     let boundary = "XyZzY";
@@ -214,8 +219,8 @@ async fn a_trickled_body_is_408_wherever_it_is_read() {
         let body = res.json();
         let r = assert_error(res.status, &body, 408, "REQUEST_TIMEOUT");
         assert_eq!(res.header("x-request-id"), r["request_id"].as_str());
-        assert!(
-            r["message"].as_str().unwrap().contains("body"),
+        assert_eq!(
+            r["message"], "the request body did not arrive within 1 second",
             "{path}: {body}"
         );
         assert!(
@@ -233,22 +238,21 @@ async fn a_trickled_body_is_408_wherever_it_is_read() {
     assert!(cases.is_empty());
 }
 
-/// Sends the head of a request, then `body` in pieces of `piece` bytes every 100 ms (in a task)
-/// while reading the response; the response and how long it took.
-async fn send_paced(
+/// Sends the head of a request, then each step's bytes after its pause (in a task) while
+/// reading the response; the response and how long it took from the head.
+async fn send_scripted(
     app: &TestApp,
     head: String,
-    body: Vec<u8>,
-    piece: usize,
+    steps: Vec<(Duration, Vec<u8>)>,
 ) -> (RawResponse, Duration) {
     let stream = TcpStream::connect(app.addr).await.unwrap();
     let (mut rd, mut wr) = stream.into_split();
     let started = Instant::now();
     wr.write_all(head.as_bytes()).await.unwrap();
     let writer = tokio::spawn(async move {
-        for chunk in body.chunks(piece) {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            if wr.write_all(chunk).await.is_err() {
+        for (pause, bytes) in steps {
+            tokio::time::sleep(pause).await;
+            if wr.write_all(&bytes).await.is_err() {
                 break;
             }
         }
@@ -260,6 +264,28 @@ async fn send_paced(
     let took = started.elapsed();
     writer.abort();
     (res, took)
+}
+
+/// [`send_scripted`] with `body` in pieces of `piece` bytes every 100 ms.
+async fn send_paced(
+    app: &TestApp,
+    head: String,
+    body: Vec<u8>,
+    piece: usize,
+) -> (RawResponse, Duration) {
+    let steps = body
+        .chunks(piece)
+        .map(|c| (Duration::from_millis(100), c.to_vec()))
+        .collect();
+    send_scripted(app, head, steps).await
+}
+
+/// The head of a JSON trade create of `len` bytes.
+fn trade_head(key: &str, extra: &str, len: usize) -> String {
+    format!(
+        "POST /v1/trade-registration HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n\
+         Content-Type: application/json\r\n{extra}Content-Length: {len}\r\n\r\n"
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -274,11 +300,7 @@ async fn a_body_that_keeps_arriving_is_served_past_both_timeouts() {
     let (_, key) = app.provider("Plattform GmbH").await;
     let mut body = example("self").to_string().into_bytes();
     body.resize(3000, b' ');
-    let head = format!(
-        "POST /v1/trade-registration HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n\
-         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-        body.len()
-    );
+    let head = trade_head(&key, "", body.len());
 
     // 1,000 bytes a second: three seconds for the body, more than either limit alone allows.
     let (res, took) = send_paced(&app, head.clone(), body.clone(), 100).await;
@@ -290,7 +312,7 @@ async fn a_body_that_keeps_arriving_is_served_past_both_timeouts() {
 
     // 200 bytes a second falls behind: at t seconds 200 t bytes have earned 0.4 t seconds, so
     // the deadline passes at 1 / 0.6 = 1.7 s, long before the body is complete.
-    let (res, took) = send_paced(&app, head, body, 20).await;
+    let (res, took) = send_paced(&app, head, body.clone(), 20).await;
     let r = assert_error(res.status, &res.json(), 408, "REQUEST_TIMEOUT");
     assert!(r["message"].as_str().unwrap().contains("500 bytes"), "{r}");
     assert!(
@@ -304,6 +326,20 @@ async fn a_body_that_keeps_arriving_is_served_past_both_timeouts() {
         .await
         .unwrap();
     assert_eq!(cases.len(), 1, "only the first request created a case");
+
+    // A pause longer than the request timeout while the body is ahead of its rate: the body's
+    // rule governs while it is awaited, not the request timeout.
+    let (first, rest) = body.split_at(2000);
+    let steps = vec![
+        (Duration::ZERO, first.to_vec()),
+        (Duration::from_millis(3500), rest.to_vec()),
+    ];
+    let (res, took) = send_scripted(&app, trade_head(&key, "", body.len()), steps).await;
+    assert_eq!(res.status, 201, "{}", String::from_utf8_lossy(&res.body));
+    assert!(
+        took >= Duration::from_millis(3400),
+        "answered after {took:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -323,19 +359,15 @@ async fn a_request_stuck_after_its_body_is_408_after_the_request_timeout() {
         .execute(&mut locker)
         .await
         .unwrap();
-    let started = Instant::now();
-    let res = app
-        .post("/v1/trade-registration", Some(&key))
-        .json(&example("self"))
-        .send()
-        .await
-        .unwrap();
-    let took = started.elapsed();
-    let (status, body) = json(res).await;
-    let r = assert_error(status, &body, 408, "REQUEST_TIMEOUT");
+    // Its body takes two seconds to arrive: the one second counts from its last byte.
+    let body = example("self").to_string().into_bytes();
+    let piece = body.len() / 20 + 1;
+    let head = trade_head(&key, "", body.len());
+    let (res, took) = send_paced(&app, head, body.clone(), piece).await;
+    let r = assert_error(res.status, &res.json(), 408, "REQUEST_TIMEOUT");
     assert_eq!(r["message"], "the request took too long");
     assert!(
-        took >= Duration::from_millis(900) && took < Duration::from_secs(5),
+        took >= Duration::from_millis(2900) && took < Duration::from_secs(6),
         "408 after {took:?}"
     );
     sqlx::raw_sql("ROLLBACK")
@@ -351,6 +383,26 @@ async fn a_request_stuck_after_its_body_is_408_after_the_request_timeout() {
     )
     .await;
     assert_eq!(status, 201, "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upload_route_spools_only_uploads_beyond_the_json_limit() {
+    let app = app_with(|c| c.max_body_bytes = 64 * 1024).await;
+    let (_, key) = app.provider("Plattform GmbH").await;
+    // With an Idempotency-Key the body is read before the handler: a body that is no upload
+    // gets the JSON limit, not the upload route's hundreds of megabytes.
+    for content_type in ["text/plain", "application/json"] {
+        let res = app
+            .post("/v1/trade-registration", Some(&key))
+            .header("Idempotency-Key", format!("big-{content_type}"))
+            .header("Content-Type", content_type)
+            .body(vec![b' '; 256 * 1024])
+            .send()
+            .await
+            .unwrap();
+        let (status, body) = json(res).await;
+        assert_error(status, &body, 413, "PAYLOAD_TOO_LARGE");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -26,6 +26,16 @@ async fn app_with(tweak: impl FnOnce(&mut Config) + Send + 'static) -> TestApp {
     .unwrap()
 }
 
+/// How many trade registrations the app holds (up to 10).
+async fn trade_cases(app: &TestApp) -> usize {
+    app.state
+        .repo
+        .list_cases(store::CaseKind::Trade, &Default::default(), None, 10)
+        .await
+        .unwrap()
+        .len()
+}
+
 /// A response read off a raw socket: status, lower-case headers and body.
 struct RawResponse {
     status: u16,
@@ -229,13 +239,7 @@ async fn a_trickled_body_is_408_wherever_it_is_read() {
         );
     }
     // Nothing was created by any of them.
-    let cases = app
-        .state
-        .repo
-        .list_cases(store::CaseKind::Trade, &Default::default(), None, 10)
-        .await
-        .unwrap();
-    assert!(cases.is_empty());
+    assert_eq!(trade_cases(&app).await, 0);
 }
 
 /// Sends the head of a request, then each step's bytes after its pause (in a task) while
@@ -319,13 +323,11 @@ async fn a_body_that_keeps_arriving_is_served_past_both_timeouts() {
         took >= Duration::from_millis(1500) && took < Duration::from_secs(4),
         "408 after {took:?}"
     );
-    let cases = app
-        .state
-        .repo
-        .list_cases(store::CaseKind::Trade, &Default::default(), None, 10)
-        .await
-        .unwrap();
-    assert_eq!(cases.len(), 1, "only the first request created a case");
+    assert_eq!(
+        trade_cases(&app).await,
+        1,
+        "only the first request created a case"
+    );
 
     // A pause longer than the request timeout while the body is ahead of its rate: the body's
     // rule governs while it is awaited, not the request timeout.

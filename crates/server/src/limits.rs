@@ -69,7 +69,7 @@ pub async fn deadlines(State(limits): State<Deadlines>, req: Request, next: Next
                     && progress.last() + limits.request <= tokio::time::Instant::now()
                 {
                     if progress.body_expired.load(Ordering::Relaxed) {
-                        break body_timeout(limits);
+                        return body_timeout(limits);
                     }
                     tracing::info!(timeout = ?limits.request, "request took too long");
                     return ApiError::Timeout.into_response();

@@ -605,7 +605,7 @@ pub async fn verify_identity(
             case.id,
             index as i32,
             at,
-            &format!("operator:{operator_id}"),
+            &Actor::Operator(operator_id).history_actor(),
             now,
         )
         .await?;
@@ -727,7 +727,7 @@ pub async fn clear_identity(
         .clear_identity_verification(
             case.id,
             index as i32,
-            &format!("operator:{operator_id}"),
+            &Actor::Operator(operator_id).history_actor(),
             crate::routes::cases::now_micros(),
         )
         .await?;

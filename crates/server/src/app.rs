@@ -46,6 +46,8 @@ pub struct AppState {
     /// The keys that seal the answers kept for idempotent replay
     /// (see [`crate::idempotency::answer_keys`]).
     pub answer_keys: crate::webhooks::SealingKeys,
+    /// Cases this instance is rendering documents for from a read of them.
+    pub case_locks: crate::case_locks::CaseLocks,
 }
 
 impl AppState {
@@ -178,6 +180,7 @@ pub async fn build_state(config: Config) -> anyhow::Result<Arc<AppState>> {
         keys,
         trade_offices,
         answer_keys,
+        case_locks: Default::default(),
     }))
 }
 

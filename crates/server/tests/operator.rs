@@ -252,6 +252,108 @@ backend_tests! {
         assert_error(s, &b, 404, "NOT_FOUND");
     }
 
+    async fn an_assigned_office_heads_the_forms_the_service_rendered(backend) {
+        use reqwest::multipart::{Form, Part};
+        let app = TestApp::spawn(backend).await.unwrap();
+        let (_, pkey) = app.provider("P").await;
+        let (_, okey) = app.operator("O").await;
+        for (key, name) in [("072355007", "Verbandsgemeindeverwaltung Trier-Land")] {
+            let (s, _) = json(app.client.put(app.url(&format!("/v1/operator/trade-offices/{key}"))).bearer_auth(&okey).json(&json!({"name": name})).send().await.unwrap()).await;
+            assert_eq!(s, 200);
+        }
+        // A real signed PDF to upload for the first owner: another case's GewA 1.
+        let (_, b) = json(app.post("/v1/trade-registration", Some(&pkey)).json(&example("self")).send().await.unwrap()).await;
+        let uploaded = common::download(&app, &b["response"]["owners"][0]["documents"]["gewa_1"]).await;
+        // An establishment whose postal code did not decide the office: no head on the forms.
+        let mut data = example("assisted");
+        data["registered_office"]["zip"] = json!("54298");
+        data["registered_office"]["city"] = json!("Musterdorf");
+        data["owners"][0]["documents"] = json!({"gewa_1": {"file": "signed0"}});
+        data["owners"][0]["signatures"].as_object_mut().unwrap().remove("gewa_1");
+        let form = Form::new().text("data", data.to_string()).part("signed0", Part::bytes(uploaded.clone()).file_name("signed0.pdf").mime_str("application/pdf").unwrap());
+        let (s, b) = json(app.post("/v1/trade-registration", Some(&pkey)).multipart(form).send().await.unwrap()).await;
+        assert_eq!(s, 201, "{b}");
+        let id = b["response"]["trade_registration_id"].as_str().unwrap().to_string();
+        // Documents are told apart by type and name (the owner's name).
+        let documents = |case: &Value| -> Vec<(String, String, String)> {
+            let mut d: Vec<_> = case["documents"].as_array().unwrap().iter().map(|d| (d["type"].as_str().unwrap().to_string(), d["name"].as_str().unwrap().to_string(), d["id"].as_str().unwrap().to_string())).collect();
+            d.sort();
+            d
+        };
+        let owner_name = |i: usize| format!("GewA 1 - {} {}.pdf", data["owners"][i]["first_name"].as_str().unwrap(), data["owners"][i]["last_name"].as_str().unwrap());
+        let gewa1_of = |case: &Value, owner: usize| case["documents"].as_array().unwrap().iter().find(|d| d["type"] == "trade-licence-application" && d["name"] == owner_name(owner).as_str()).unwrap().clone();
+        let (_, g) = json(app.get(&format!("/v1/trade-registration/{id}"), Some(&pkey)).send().await.unwrap()).await;
+        let before = g["response"].clone();
+        let old_form = gewa1_of(&before, 1);
+        let old_text = common::pdf_text(&common::download(&app, &old_form).await);
+        assert!(!old_text.contains("Trier-Land"), "{old_text}");
+        let trade_files = || files_below(&app.dir.path().join("data/documents/trade")).len();
+        let files_before = trade_files();
+
+        let path = format!("/v1/operator/trade-registrations/{id}");
+        let patch = |body: Value| app.client.patch(app.url(&path)).bearer_auth(&okey).json(&body).send();
+        let (s, b) = json(patch(json!({"trade_office": {"key": "072355007", "municipality_key": "07235001"}})).await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        let after = b["response"].clone();
+        // The service's form is new, under the office's head, dated as before; the uploaded
+        // form and the powers of attorney stay as they were.
+        let new_form = gewa1_of(&after, 1);
+        assert_ne!(new_form["id"], old_form["id"]);
+        assert_eq!(new_form["name"], old_form["name"]);
+        let new_text = common::pdf_text(&common::download(&app, &new_form).await);
+        assert!(new_text.contains("Verbandsgemeindeverwaltung Trier-Land"), "{new_text}");
+        assert!(new_text.contains("07235001"), "{new_text}");
+        assert!(new_text.contains(data["owners"][1]["last_name"].as_str().unwrap()));
+        let dates = |t: &str| -> Vec<String> { t.split_whitespace().filter(|w| w.len() == 10 && w.as_bytes()[2] == b'.' && w.as_bytes()[5] == b'.').map(str::to_string).collect() };
+        assert!(!dates(&old_text).is_empty());
+        assert_eq!(dates(&new_text), dates(&old_text), "the form keeps the day the owners signed");
+        let (s, b) = json(app.client.get(old_form["download_url"].as_str().unwrap()).send().await.unwrap()).await;
+        assert_eq!(s, 404, "the replaced form is gone: {b}");
+        assert_eq!(common::download(&app, &gewa1_of(&after, 0)).await, uploaded);
+        let unchanged = |case: &Value| documents(case).into_iter().filter(|(_, name, _)| *name != owner_name(1)).collect::<Vec<_>>();
+        assert_eq!(unchanged(&after), unchanged(&before));
+        assert_eq!(trade_files(), files_before, "the old file is deleted");
+
+        // The same office again (or a patch without one) renders nothing.
+        let (s, b) = json(patch(json!({"trade_office": {"key": "072355007", "municipality_key": "07235001"}, "is_paid": true})).await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        assert_eq!(documents(&b["response"]), documents(&after));
+        // Another municipality of the same office: a new form again.
+        let (s, b) = json(patch(json!({"trade_office": {"key": "072355007", "municipality_key": "07235027"}})).await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        let moved = gewa1_of(&b["response"], 1);
+        assert_ne!(moved["id"], new_form["id"]);
+        assert!(common::pdf_text(&common::download(&app, &moved).await).contains("07235027"));
+
+        // Racing assignments (some of them repeating the office in force, which renders
+        // nothing): the form left agrees with the office left, and no file is orphaned.
+        for round in 0..4 {
+            let keys = ["07235001", "07235027", "07235048"];
+            let bodies: Vec<Value> = (0..6).map(|i| json!({"trade_office": {"key": "072355007", "municipality_key": keys[(i + round) % 3]}})).collect();
+            let answers = futures::future::join_all(bodies.into_iter().map(&patch)).await;
+            for a in answers {
+                let (s, b) = json(a.unwrap()).await;
+                assert_eq!(s, 200, "round {round}: {b}");
+            }
+            let (_, g) = json(app.get(&format!("/v1/trade-registration/{id}"), Some(&pkey)).send().await.unwrap()).await;
+            let office = g["response"]["trade_office"]["municipality_key"].as_str().unwrap().to_string();
+            let text = common::pdf_text(&common::download(&app, &gewa1_of(&g["response"], 1)).await);
+            assert!(text.contains(&office), "round {round}: the form is headed {office}");
+            assert_eq!(trade_files(), files_before, "round {round}");
+        }
+
+        // A completed case keeps the forms the office received.
+        let licence = Form::new().part("file", Part::bytes(uploaded.clone()).file_name("licence.pdf").mime_str("application/pdf").unwrap());
+        let (s, b) = json(app.post(&format!("/v1/operator/trade-registrations/{id}/trade-licence"), Some(&okey)).multipart(licence).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        let (_, g) = json(app.get(&format!("/v1/trade-registration/{id}"), Some(&pkey)).send().await.unwrap()).await;
+        let completed = documents(&g["response"]);
+        let (s, b) = json(patch(json!({"trade_office": {"key": "072355007", "municipality_key": "07235001"}})).await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        assert_eq!(b["response"]["trade_office"]["municipality_key"], "07235001");
+        assert_eq!(documents(&b["response"]), completed);
+    }
+
     async fn operators_record_identity_verification(backend) {
         let app = TestApp::spawn(backend).await.unwrap();
         let (_, pkey) = app.provider("P").await;

@@ -271,6 +271,53 @@ backend_tests! {
         assert_eq!(app.state.repo.get_trade_registration(Uuid::now_v7()).await.unwrap(), None);
     }
 
+    async fn a_guarded_trade_patch_writes_only_over_the_case_it_read(backend) {
+        use store::{TradeCaseGuard, TradePatch, TradePatchOutcome};
+        let app = TestApp::spawn(backend).await.unwrap();
+        let (provider, _) = app.provider("P").await;
+        let case = new_case(provider, Uuid::now_v7(), true);
+        app.state.repo.create_trade_registration(&case).await.unwrap();
+        let repo = &app.state.repo;
+        let office = json!({"key": "072355007", "name": "Trier-Land", "municipality_key": "07235001"});
+        let patch = TradePatch { trade_office: Some(office.clone()), ..TradePatch::default() };
+        let mut form = case.documents[0].clone();
+        form.id = Uuid::now_v7();
+        form.storage_key = format!("trade/{}/gewa1-0-new.pdf", case.id);
+        let read = TradeCaseGuard { status: "form-rendered".into(), trade_office: case.trade_office.clone() };
+
+        // A guard that read another status or office writes nothing.
+        for stale in [
+            TradeCaseGuard { status: "submitted".into(), ..read.clone() },
+            TradeCaseGuard { trade_office: None, ..read.clone() },
+            TradeCaseGuard { trade_office: Some(json!({"key": "11000000", "name": "Berlin (old)"})), ..read.clone() },
+        ] {
+            let got = repo.patch_trade_registration(case.id, &patch, Some(&stale), std::slice::from_ref(&form)).await.unwrap();
+            assert_eq!(got, TradePatchOutcome::Stale, "{stale:?}");
+        }
+        let unchanged = repo.get_trade_registration(case.id).await.unwrap().unwrap();
+        assert_eq!(unchanged.trade_office, case.trade_office);
+        assert_eq!(unchanged.documents, case.documents);
+
+        // The guard that matches: the office and the new form in one write; the old form's key
+        // comes back for deletion.
+        let got = repo.patch_trade_registration(case.id, &patch, Some(&read), std::slice::from_ref(&form)).await.unwrap();
+        assert_eq!(got, TradePatchOutcome::Applied { replaced: vec![case.documents[0].storage_key.clone()] });
+        let after = repo.get_trade_registration(case.id).await.unwrap().unwrap();
+        assert_eq!(after.trade_office, Some(office));
+        assert_eq!(after.documents, vec![form.clone()]);
+        assert_eq!(repo.get_document(case.documents[0].id).await.unwrap(), None);
+        // The guard has become stale by the write itself.
+        let got = repo.patch_trade_registration(case.id, &patch, Some(&read), &[]).await.unwrap();
+        assert_eq!(got, TradePatchOutcome::Stale);
+        // Without a guard, and for an unknown case.
+        let fee = TradePatch { city_fee_cents: Some(2600), ..TradePatch::default() };
+        let got = repo.patch_trade_registration(case.id, &fee, None, &[]).await.unwrap();
+        assert_eq!(got, TradePatchOutcome::Applied { replaced: vec![] });
+        assert_eq!(repo.get_trade_registration(case.id).await.unwrap().unwrap().city_fee_cents, Some(2600));
+        let got = repo.patch_trade_registration(Uuid::now_v7(), &fee, None, &[]).await.unwrap();
+        assert_eq!(got, TradePatchOutcome::NotFound);
+    }
+
     async fn one_trade_registration_per_company_under_races(backend) {
         let app = TestApp::spawn(backend).await.unwrap();
         let (provider, _) = app.provider("P").await;

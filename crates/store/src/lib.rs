@@ -304,6 +304,28 @@ pub struct TradePatch {
     pub updated_at: Option<OffsetDateTime>,
 }
 
+/// A trade registration as a caller read it before preparing documents for it: a
+/// [`Repository::patch_trade_registration`] that carries one applies only while the case is
+/// still in this status with this receiving office.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TradeCaseGuard {
+    pub status: String,
+    pub trade_office: Option<serde_json::Value>,
+}
+
+/// What [`Repository::patch_trade_registration`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TradePatchOutcome {
+    /// Applied; the storage keys of the documents the new ones replaced (to delete after the
+    /// commit).
+    Applied {
+        replaced: Vec<String>,
+    },
+    /// The case moved or got another office since the guard's read; nothing was written.
+    Stale,
+    NotFound,
+}
+
 /// Fields a transition sets on its case, in the same write.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CaseFields {
@@ -683,8 +705,16 @@ pub trait Repository: Send + Sync + 'static {
         documents: &[DocumentRecord],
     ) -> Result<Option<Vec<String>>>;
 
-    /// Applies an operator's changes to a trade registration; `false` when there is no such case.
-    async fn patch_trade_registration(&self, id: Uuid, patch: &TradePatch) -> Result<bool>;
+    /// Applies an operator's changes to a trade registration and, in the same write, replaces
+    /// its documents of the same owner and type as `documents` with these. With a `guard`,
+    /// nothing is written unless the case is still as the guard read it.
+    async fn patch_trade_registration(
+        &self,
+        id: Uuid,
+        patch: &TradePatch,
+        guard: Option<&TradeCaseGuard>,
+        documents: &[DocumentRecord],
+    ) -> Result<TradePatchOutcome>;
 
     /// Cases of one kind, oldest first (ids are time-ordered UUIDv7), after `after`
     /// (exclusive), optionally filtered by status and environment; at most `limit`.

@@ -539,21 +539,55 @@ macro_rules! repository_impl {
             &self,
             id: uuid::Uuid,
             patch: &$crate::TradePatch,
-        ) -> $crate::Result<bool> {
+            guard: Option<&$crate::TradeCaseGuard>,
+            documents: &[$crate::DocumentRecord],
+        ) -> $crate::Result<$crate::TradePatchOutcome> {
+            use sqlx::Row;
             let mut tx = self.writer.begin().await?;
             let now = patch.updated_at.unwrap_or_else($crate::shared::now);
-            let found = sqlx::query("UPDATE trade_registrations SET updated_at = $1 WHERE id = $2")
-                .bind(now)
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
-            if found.rows_affected() != 1 {
+            // The update locks the row (PostgreSQL) before the guard compares what it returns.
+            let row = sqlx::query(
+                "UPDATE trade_registrations SET updated_at = $1 WHERE id = $2 \
+                 RETURNING status, trade_office",
+            )
+            .bind(now)
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await?;
+            let Some(row) = row else {
                 tx.rollback().await?;
-                return Ok(false);
+                return Ok($crate::TradePatchOutcome::NotFound);
+            };
+            if let Some(guard) = guard {
+                let status: String = row.try_get("status")?;
+                let office: Option<sqlx::types::Json<serde_json::Value>> =
+                    row.try_get("trade_office")?;
+                if status != guard.status || office.map(|j| j.0) != guard.trade_office {
+                    tx.rollback().await?;
+                    return Ok($crate::TradePatchOutcome::Stale);
+                }
             }
             apply_trade_patch!(tx, id, patch);
+            let mut replaced = Vec::new();
+            for d in documents {
+                let keys = sqlx::query(
+                    "DELETE FROM documents WHERE case_id = $1 AND doc_type = $2 \
+                     AND owner_index IS NOT DISTINCT FROM $3 RETURNING storage_key",
+                )
+                .bind(id)
+                .bind(&d.doc_type)
+                .bind(d.owner_index)
+                .fetch_all(&mut *tx)
+                .await?;
+                for k in keys {
+                    replaced.push(k.try_get::<String, _>("storage_key")?);
+                }
+            }
+            let no_history: &[$crate::StatusChange] = &[];
+            insert_children!(tx, id, "trade", documents, no_history);
+            Self::refresh_children(&mut tx, &[id]).await?;
             tx.commit().await?;
-            Ok(true)
+            Ok($crate::TradePatchOutcome::Applied { replaced })
         }
 
         async fn list_cases(

@@ -407,6 +407,10 @@ pub struct TradeLicenceUpload {
 
 /// Sets the receiving trade office, the city fee, the payment state and the source product of
 /// a trade registration; answers with the case as read back.
+///
+/// A new office (or municipality key) on a case that is not completed renders the GewA 1 forms
+/// the service made again under the office's head: they get new document ids, and the old
+/// ones are gone. Uploaded forms and powers of attorney stay as they are.
 #[utoipa::path(patch, path = "/v1/operator/trade-registrations/{trade_registration_id}", tag = "operator",
     params(("trade_registration_id" = Uuid, Path, description = "The case")),
     request_body = TradePatchRequest,
@@ -434,6 +438,7 @@ pub async fn patch_trade(
         return Err(errs.into());
     };
     let mut patch = store::TradePatch::default();
+    let mut head: Option<OfficeHead> = None;
     if let Some(v) = o.opt("trade_office")
         && let Some(t) = rules::object(v, "trade_office", &["key", "municipality_key"], &mut errs)
     {
@@ -470,6 +475,11 @@ pub async fn patch_trade(
             None => None,
         };
         if let (Some(entry), Some(m)) = (entry, municipality) {
+            head = Some(OfficeHead {
+                key: entry.key.clone(),
+                name: entry.name.clone(),
+                municipality_key: m.key.to_string(),
+            });
             let view = crate::routes::offices::TradeOfficeView {
                 key: entry.key.clone(),
                 name: entry.name.clone(),
@@ -502,8 +512,17 @@ pub async fn patch_trade(
         };
     }
     errs.finish(())?;
-    if !state.repo.patch_trade_registration(id, &patch).await? {
-        return Err(ApiError::NotFound);
+    match head {
+        None => {
+            let outcome = state
+                .repo
+                .patch_trade_registration(id, &patch, None, &[])
+                .await?;
+            if outcome == store::TradePatchOutcome::NotFound {
+                return Err(ApiError::NotFound);
+            }
+        }
+        Some(head) => assign_trade_office(&state, id, &patch, head).await?,
     }
     crate::routes::trade_registrations::get(
         State(state),
@@ -511,6 +530,89 @@ pub async fn patch_trade(
         crate::extract::PathId(id),
     )
     .await
+}
+
+/// Statuses in which the service's GewA 1 forms follow the assigned office: until the case is
+/// completed, when the forms are what the office received.
+const FORMS_FOLLOW_OFFICE: [TradeStatus; 3] = [
+    TradeStatus::FormRendered,
+    TradeStatus::Submitted,
+    TradeStatus::Blocked,
+];
+
+/// An assigned trade office as the GewA 1 head prints it.
+struct OfficeHead {
+    /// The directory key: the same key prints the same name.
+    key: String,
+    name: String,
+    municipality_key: String,
+}
+
+/// Writes `patch`, which assigns the office `head`, and, while the case is not completed and the head changes, replaces the GewA 1 forms
+/// the service rendered with ones under the new head, in the same write. The forms are
+/// rendered from a read of the case, one assignment of the case at a time on this instance; a
+/// write that finds the case moved or reassigned since then (by a transition or another
+/// instance) is discarded and done again (decisions.md, "Office determination").
+async fn assign_trade_office(
+    state: &Arc<AppState>,
+    id: Uuid,
+    patch: &store::TradePatch,
+    head: OfficeHead,
+) -> Result<(), ApiError> {
+    use crate::routes::offices::TradeOfficeView;
+    let _held = state.case_locks.lock(id).await;
+    for _ in 0..3 {
+        let case = state
+            .repo
+            .get_trade_registration(id)
+            .await?
+            .ok_or(ApiError::NotFound)?;
+        let status = crate::routes::cases::stored_status::<TradeStatus>(&case.status)?;
+        let current = case.trade_office.as_ref().and_then(TradeOfficeView::stored);
+        let head_changes = current.is_none_or(|c| {
+            (c.key.as_str(), c.municipality_key.as_str())
+                != (head.key.as_str(), head.municipality_key.as_str())
+        });
+        let (documents, written) = if head_changes && FORMS_FOLLOW_OFFICE.contains(&status) {
+            crate::routes::trade_registrations::rerender_gewa1(
+                state,
+                &case,
+                head.name.clone(),
+                head.municipality_key.clone(),
+            )
+            .await?
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let guard = store::TradeCaseGuard {
+            status: case.status.clone(),
+            trade_office: case.trade_office.clone(),
+        };
+        let outcome = state
+            .repo
+            .patch_trade_registration(id, patch, Some(&guard), &documents)
+            .await;
+        match outcome {
+            Ok(store::TradePatchOutcome::Applied { replaced }) => {
+                crate::routes::cases::remove_files(state, &replaced).await;
+                return Ok(());
+            }
+            Ok(store::TradePatchOutcome::Stale) => {
+                crate::routes::cases::remove_files(state, &written).await;
+            }
+            Ok(store::TradePatchOutcome::NotFound) => {
+                crate::routes::cases::remove_files(state, &written).await;
+                return Err(ApiError::NotFound);
+            }
+            Err(e) => {
+                crate::routes::cases::remove_files(state, &written).await;
+                return Err(e.into());
+            }
+        }
+    }
+    Err(ApiError::Overloaded(
+        "the case kept changing while the office was assigned; retry",
+    ))
 }
 
 #[derive(Debug, Serialize, ToSchema)]

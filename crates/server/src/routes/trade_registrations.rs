@@ -285,6 +285,98 @@ fn render_all(
     Ok(out)
 }
 
+/// Writes rendered or uploaded documents of case `case_id` to the document store and returns
+/// their records (for the case's write) and storage keys; on a failure, removes what it wrote.
+async fn store_produced(
+    state: &AppState,
+    case_id: Uuid,
+    reg: &TradeRegistration,
+    produced: Vec<Produced>,
+    now: OffsetDateTime,
+) -> Result<(Vec<DocumentRecord>, Vec<String>), ApiError> {
+    let mut documents = Vec::with_capacity(produced.len());
+    let mut written: Vec<String> = Vec::with_capacity(produced.len());
+    for p in produced {
+        let id = Uuid::now_v7();
+        let key = cases::storage_key("trade", id, "pdf", now);
+        let owner = &reg.owners[p.owner];
+        let sha256 = Sha256::digest(&p.bytes).to_vec();
+        let size = p.bytes.len() as i64;
+        if let Err(e) = state.documents.put(&key, p.bytes).await {
+            cases::remove_files(state, &written).await;
+            return Err(e.into());
+        }
+        written.push(key.clone());
+        documents.push(DocumentRecord {
+            id,
+            case_id,
+            case_kind: "trade".into(),
+            owner_index: Some(p.owner as i32),
+            doc_type: p.doc_type.into(),
+            name: display_name(p.doc_type, &owner.first_name, &owner.last_name),
+            storage_key: key,
+            content_type: "application/pdf".into(),
+            size: Some(size),
+            sha256: Some(sha256),
+            created_at: now,
+        });
+    }
+    Ok((documents, written))
+}
+
+/// The GewA 1 forms of a stored case that the service rendered (not the callers' uploads),
+/// rendered again with a new head (`office_name`, `municipality_key`) and written to the
+/// document store: every other field as at the create, dated the day of the create (when the
+/// owners signed), field 16 from the company's stored address for a branch as at the create.
+/// Returns the records and storage keys as [`store_produced`] does; none when every form was
+/// uploaded.
+pub(crate) async fn rerender_gewa1(
+    state: &AppState,
+    case: &store::TradeRegistrationRecord,
+    office_name: String,
+    municipality_key: String,
+) -> Result<(Vec<DocumentRecord>, Vec<String>), ApiError> {
+    let reg = cases::stored_trade(case)?;
+    if reg.owners.iter().all(|o| o.documents.gewa_1.is_some()) {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let main_office = if reg.establishment_type.is_branch() && reg.business_address.is_none() {
+        state
+            .repo
+            .get_company(case.company_id)
+            .await?
+            .and_then(|c| c.business_address)
+            .and_then(|a| serde_json::from_value::<PostalAddress>(a).ok())
+    } else {
+        None
+    };
+    let ctx = forms::Gewa1Context {
+        trade_office_name: Some(office_name),
+        municipality_key: Some(municipality_key),
+        main_office,
+        created_on: date_in_germany(case.created_at),
+        timestamp: case.created_at,
+    };
+    let reg_for_render = reg.clone();
+    let produced = tokio::task::spawn_blocking(move || {
+        let mut out = Vec::new();
+        for (i, owner) in reg_for_render.owners.iter().enumerate() {
+            if owner.documents.gewa_1.is_none() {
+                out.push(Produced {
+                    owner: i,
+                    doc_type: DOC_GEWA1,
+                    bytes: Bytes::from(forms::render_gewa1(&reg_for_render, i, &ctx)?),
+                });
+            }
+        }
+        Ok::<_, forms::RenderError>(out)
+    })
+    .await
+    .map_err(|e| ApiError::Internal(anyhow::anyhow!("rendering panicked: {e}")))?
+    .map_err(|e| ApiError::Internal(anyhow::anyhow!("rendering failed: {e}")))?;
+    store_produced(state, case.id, &reg, produced, cases::now_micros()).await
+}
+
 /// The client company the case is for: an existing one of this provider in the same
 /// environment, or a new one described by the request. For a branch naming an existing
 /// company, also that company's stored address: its main office (GewA 1 field 16).
@@ -436,33 +528,7 @@ pub async fn create(
     .map_err(|e| ApiError::Internal(anyhow::anyhow!("rendering failed: {e}")))?;
 
     let case_id = Uuid::now_v7();
-    let mut documents = Vec::with_capacity(produced.len());
-    let mut written: Vec<String> = Vec::new();
-    for p in produced {
-        let id = Uuid::now_v7();
-        let key = cases::storage_key("trade", id, "pdf", now);
-        let owner = &reg.owners[p.owner];
-        let sha256 = Sha256::digest(&p.bytes).to_vec();
-        let size = p.bytes.len() as i64;
-        if let Err(e) = state.documents.put(&key, p.bytes).await {
-            cases::remove_files(&state, &written).await;
-            return Err(e.into());
-        }
-        written.push(key.clone());
-        documents.push(DocumentRecord {
-            id,
-            case_id,
-            case_kind: "trade".into(),
-            owner_index: Some(p.owner as i32),
-            doc_type: p.doc_type.into(),
-            name: display_name(p.doc_type, &owner.first_name, &owner.last_name),
-            storage_key: key,
-            content_type: "application/pdf".into(),
-            size: Some(size),
-            sha256: Some(sha256),
-            created_at: now,
-        });
-    }
+    let (documents, written) = store_produced(&state, case_id, &reg, produced, now).await?;
 
     // Decisions §4: every case passes through `initiated`; the package decides the next status.
     let status = TradeStatus::Initiated

@@ -177,7 +177,20 @@ backend_tests! {
         let r = assert_error(s, &b, 409, "INVALID_STATE_TRANSITION");
         assert!(r["message"].as_str().unwrap().contains("form-rendered"));
 
-        let (s, b) = json(upload(&submitted, &okey, pdf_form()).await.unwrap()).await;
+        // Every broken part is named at once; an unknown part is refused.
+        let (s, b) = json(upload(&submitted, &okey, Form::new().text("reason", "issued\u{1b}[2J")).await.unwrap()).await;
+        let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+        let mut fields: Vec<(&str, &str)> = r["errors"].as_array().unwrap().iter().map(|e| (e["field"].as_str().unwrap(), e["code"].as_str().unwrap())).collect();
+        fields.sort();
+        assert_eq!(fields, [("file", "required"), ("reason", "invalid_characters")]);
+        let (s, b) = json(upload(&submitted, &okey, pdf_form().text("reason", " ")).await.unwrap()).await;
+        let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+        assert_eq!((r["errors"][0]["field"].as_str(), r["errors"][0]["code"].as_str()), (Some("reason"), Some("empty")));
+        let (s, b) = json(upload(&submitted, &okey, pdf_form().text("reason", "x".repeat(501))).await.unwrap()).await;
+        let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+        assert_eq!(r["errors"][0]["code"], "too_long");
+
+        let (s, b) = json(upload(&submitted, &okey, pdf_form().text("reason", "Gewerbeschein Nr. 2026/4711\r\nabgeholt")).await.unwrap()).await;
         assert_eq!(s, 200, "{b}");
         assert_eq!(b["response"]["status"], "completed");
         let got = app.client.get(b["response"]["document"]["download_url"].as_str().unwrap()).send().await.unwrap().bytes().await.unwrap();
@@ -187,6 +200,8 @@ backend_tests! {
         let licences: Vec<&Value> = g["response"]["documents"].as_array().unwrap().iter().filter(|d| d["type"] == "trade-licence").collect();
         assert_eq!(licences.len(), 1);
         assert!(licences[0]["name"].as_str().unwrap().starts_with("Gewerbeschein - "));
+        let last = g["response"]["status_history"].as_array().unwrap().last().unwrap().clone();
+        assert_eq!((last["status"].as_str(), last["reason"].as_str()), (Some("completed"), Some("Gewerbeschein Nr. 2026/4711\nabgeholt")));
 
         // Completed is final: a second licence is refused and leaves no file behind.
         let trade_files = || files_below(&app.dir.path().join("data/documents/trade")).len();
@@ -348,6 +363,8 @@ backend_tests! {
         assert_eq!(s, 200, "{b}");
         let (_, g) = json(app.get(&format!("/v1/trade-registration/{id}"), Some(&pkey)).send().await.unwrap()).await;
         let completed = documents(&g["response"]);
+        let last = g["response"]["status_history"].as_array().unwrap().last().unwrap().clone();
+        assert_eq!(last["reason"], "trade licence issued", "the history's note without a reason part");
         let (s, b) = json(patch(json!({"trade_office": {"key": "072355007", "municipality_key": "07235001"}})).await.unwrap()).await;
         assert_eq!(s, 200, "{b}");
         assert_eq!(b["response"]["trade_office"]["municipality_key"], "07235001");

@@ -261,14 +261,14 @@ pub struct LicenceResponse {
 /// added as a `trade-licence` document and the case becomes `completed`, in one step.
 #[utoipa::path(post, path = "/v1/operator/trade-registrations/{trade_registration_id}/trade-licence", tag = "operator",
     params(("trade_registration_id" = Uuid, Path, description = "The case")),
-    request_body(content = TradeLicenceUpload, content_type = "multipart/form-data", description = "Part `file`: the issued trade licence as PDF"),
+    request_body(content = TradeLicenceUpload, content_type = "multipart/form-data", description = "Part `file`: the issued trade licence as PDF; optional part `reason`: a note for the status history"),
     responses(
         (status = 200, description = "Completed", body = Envelope<LicenceResponse>),
         (status = 400, description = "`INVALID_MULTIPART`", body = Envelope<ErrorBody>),
         (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
         (status = 404, description = "No such case (`NOT_FOUND`)", body = Envelope<ErrorBody>),
         (status = 409, description = "`INVALID_STATE_TRANSITION`: only a submitted case can be completed", body = Envelope<ErrorBody>),
-        (status = 422, description = "`VALIDATION_FAILED`: no `file` part, or not a PDF", body = Envelope<ErrorBody>),
+        (status = 422, description = "`VALIDATION_FAILED`: no `file` part, not a PDF, or a `reason` that is empty, too long or has control characters", body = Envelope<ErrorBody>),
     ))]
 pub async fn upload_trade_licence(
     State(state): State<Arc<AppState>>,
@@ -281,48 +281,58 @@ pub async fn upload_trade_licence(
     let mut multipart = crate::routes::cases::multipart(req).await?;
     let limit = state.config.max_upload_bytes;
     let mut file: Option<bytes::Bytes> = None;
+    let mut reason: Option<bytes::Bytes> = None;
     while let Some(mut field) = multipart
         .next_field()
         .await
         .map_err(crate::routes::cases::multipart_error)?
     {
         let name = field.name().unwrap_or("").to_string();
-        if name != "file" {
-            return Err(ApiError::validation(
-                name,
-                "unexpected_file",
-                "only a part named `file` is accepted",
-            ));
-        }
-        let part = crate::routes::cases::read_part(&mut field, &name, limit).await?;
-        if file.replace(part).is_some() {
-            return Err(ApiError::InvalidMultipart(
-                "more than one `file` part".into(),
-            ));
+        let (slot, part_limit) = match name.as_str() {
+            "file" => (&mut file, limit),
+            // A note of at most 500 characters: 4 bytes each at most, and the line breaks that
+            // are normalised away.
+            "reason" => (&mut reason, 4 * 1024),
+            _ => {
+                return Err(ApiError::validation(
+                    name,
+                    "unexpected_file",
+                    "only the parts `file` and `reason` are accepted",
+                ));
+            }
+        };
+        let part = crate::routes::cases::read_part(&mut field, &name, part_limit).await?;
+        if slot.replace(part).is_some() {
+            return Err(ApiError::InvalidMultipart(format!(
+                "more than one `{name}` part"
+            )));
         }
     }
-    let file = file.ok_or_else(|| {
-        ApiError::validation(
+    let mut errs = Violations::new();
+    let reason = reason.and_then(|r| match std::str::from_utf8(&r) {
+        Ok(text) => domain::rules::note(&serde_json::Value::from(text), "reason", 500, &mut errs),
+        Err(_) => {
+            errs.push("reason", "invalid_type", "must be UTF-8 text");
+            None
+        }
+    });
+    match &file {
+        None => errs.push(
             "file",
             "required",
             "send the trade licence PDF in the part `file`",
-        )
-    })?;
-    let checked = {
-        let f = file.clone();
-        tokio::task::spawn_blocking(move || forms::check_pdf(&f)).await
-    };
-    match checked {
-        Ok(Ok(_)) => {}
-        Ok(Err(e)) => return Err(ApiError::validation("file", "not_a_pdf", e.to_string())),
-        Err(_) => {
-            return Err(ApiError::validation(
-                "file",
-                "not_a_pdf",
-                "the file could not be read as a PDF",
-            ));
+        ),
+        Some(f) => {
+            let f = f.clone();
+            match tokio::task::spawn_blocking(move || forms::check_pdf(&f)).await {
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => errs.push("file", "not_a_pdf", e.to_string()),
+                Err(_) => errs.push("file", "not_a_pdf", "the file could not be read as a PDF"),
+            }
         }
     }
+    errs.finish(())?;
+    let file = file.unwrap_or_default();
     let case = state
         .repo
         .get_trade_registration(id)
@@ -340,7 +350,7 @@ pub async fn upload_trade_licence(
         file,
         format!("Gewerbeschein - {company}.pdf"),
         Actor::Operator(operator_id),
-        Some("trade licence issued".into()),
+        Some(reason.unwrap_or_else(|| "trade licence issued".into())),
         &store::CaseFields::default(),
     )
     .await?;
@@ -403,6 +413,10 @@ pub enum SourceProduct {
 pub struct TradeLicenceUpload {
     /// The trade licence as issued, a PDF.
     file: crate::routes::trade_registrations::SignedPdf,
+    /// A note for the status history (at most 500 characters, no control characters but line
+    /// breaks and tabs); without it the history says `trade licence issued`.
+    #[schema(max_length = 500, min_length = 1)]
+    reason: Option<String>,
 }
 
 /// Sets the receiving trade office, the city fee, the payment state and the source product of

@@ -78,6 +78,34 @@ macro_rules! emit_events {
     }};
 }
 
+/// Replaces case `$id`'s documents of the same type and owner as `$documents` with these inside
+/// `$tx`; evaluates to the storage keys of the replaced ones (to delete after the commit).
+macro_rules! replace_documents {
+    ($tx:ident, $id:expr, $kind:expr, $documents:expr) => {{
+        use sqlx::Row;
+        let id: uuid::Uuid = $id;
+        let documents: &[$crate::DocumentRecord] = $documents;
+        let mut replaced: Vec<String> = Vec::new();
+        for d in documents {
+            let keys = sqlx::query(
+                "DELETE FROM documents WHERE case_id = $1 AND doc_type = $2 \
+                 AND owner_index IS NOT DISTINCT FROM $3 RETURNING storage_key",
+            )
+            .bind(id)
+            .bind(&d.doc_type)
+            .bind(d.owner_index)
+            .fetch_all(&mut *$tx)
+            .await?;
+            for k in keys {
+                replaced.push(k.try_get::<String, _>("storage_key")?);
+            }
+        }
+        let no_history: &[$crate::StatusChange] = &[];
+        insert_children!($tx, id, $kind, documents, no_history);
+        replaced
+    }};
+}
+
 /// Applies the set fields of a [`crate::TradePatch`] to trade registration `$id` inside `$tx`.
 macro_rules! apply_trade_patch {
     ($tx:ident, $id:expr, $patch:expr) => {{
@@ -515,21 +543,7 @@ macro_rules! repository_impl {
                 tx.rollback().await?;
                 return Ok(None);
             }
-            let mut replaced = Vec::new();
-            for d in documents {
-                let keys = sqlx::query(
-                    "DELETE FROM documents WHERE case_id = $1 AND doc_type = $2 RETURNING storage_key",
-                )
-                .bind(id)
-                .bind(&d.doc_type)
-                .fetch_all(&mut *tx)
-                .await?;
-                for k in keys {
-                    replaced.push(k.try_get::<String, _>("storage_key")?);
-                }
-            }
-            let no_history: &[$crate::StatusChange] = &[];
-            insert_children!(tx, id, "tax", documents, no_history);
+            let replaced = replace_documents!(tx, id, "tax", documents);
             Self::refresh_children(&mut tx, &[id]).await?;
             tx.commit().await?;
             Ok(Some(replaced))
@@ -568,23 +582,7 @@ macro_rules! repository_impl {
                 }
             }
             apply_trade_patch!(tx, id, patch);
-            let mut replaced = Vec::new();
-            for d in documents {
-                let keys = sqlx::query(
-                    "DELETE FROM documents WHERE case_id = $1 AND doc_type = $2 \
-                     AND owner_index IS NOT DISTINCT FROM $3 RETURNING storage_key",
-                )
-                .bind(id)
-                .bind(&d.doc_type)
-                .bind(d.owner_index)
-                .fetch_all(&mut *tx)
-                .await?;
-                for k in keys {
-                    replaced.push(k.try_get::<String, _>("storage_key")?);
-                }
-            }
-            let no_history: &[$crate::StatusChange] = &[];
-            insert_children!(tx, id, "trade", documents, no_history);
+            let replaced = replace_documents!(tx, id, "trade", documents);
             Self::refresh_children(&mut tx, &[id]).await?;
             tx.commit().await?;
             Ok($crate::TradePatchOutcome::Applied { replaced })

@@ -371,6 +371,45 @@ backend_tests! {
         assert_eq!(documents(&b["response"]), completed);
     }
 
+    async fn assignments_through_two_instances_leave_forms_that_agree_with_the_case(backend) {
+        let app = TestApp::spawn(backend).await.unwrap();
+        let other = TestApp::spawn_on(app.database_url.clone(), app.dir.clone(), common::Options::default()).await;
+        let (_, pkey) = app.provider("P").await;
+        let (_, okey) = app.operator("O").await;
+        let (s, _) = json(app.client.put(app.url("/v1/operator/trade-offices/072355007")).bearer_auth(&okey).json(&json!({"name": "Verbandsgemeindeverwaltung Trier-Land"})).send().await.unwrap()).await;
+        assert_eq!(s, 200);
+        let mut data = example("assisted");
+        data["registered_office"]["zip"] = json!("54298");
+        data["registered_office"]["city"] = json!("Musterdorf");
+        let (s, b) = json(app.post("/v1/trade-registration", Some(&pkey)).json(&data).send().await.unwrap()).await;
+        assert_eq!(s, 201, "{b}");
+        let id = b["response"]["trade_registration_id"].as_str().unwrap().to_string();
+        let path = format!("/v1/operator/trade-registrations/{id}");
+        let keys = ["07235001", "07235027", "07235048"];
+        // Each instance runs one assignment of the case at a time; across the two, the write's
+        // guard keeps a form rendered for one office from landing beside another office.
+        for round in 0..8 {
+            let sends = (0..4).map(|i| {
+                let via = if i % 2 == 0 { &app } else { &other };
+                let body = json!({"trade_office": {"key": "072355007", "municipality_key": keys[(i / 2 + round) % 3]}});
+                via.client.patch(via.url(&path)).bearer_auth(&okey).json(&body).send()
+            });
+            for answer in futures::future::join_all(sends).await {
+                let (s, b) = json(answer.unwrap()).await;
+                assert_eq!(s, 200, "round {round}: {b}");
+            }
+            let (_, g) = json(app.get(&format!("/v1/trade-registration/{id}"), Some(&pkey)).send().await.unwrap()).await;
+            let office = g["response"]["trade_office"]["municipality_key"].as_str().unwrap().to_string();
+            let forms: Vec<&Value> = g["response"]["documents"].as_array().unwrap().iter().filter(|d| d["type"] == "trade-licence-application").collect();
+            assert_eq!(forms.len(), 2);
+            for form in forms {
+                let text = common::pdf_text(&common::download(&app, form).await);
+                assert!(text.contains(&office), "round {round}: {} is headed {office}", form["name"]);
+            }
+            assert_eq!(files_below(&app.dir.path().join("data/documents/trade")).len(), 4, "round {round}: no file orphaned");
+        }
+    }
+
     async fn operators_record_identity_verification(backend) {
         let app = TestApp::spawn(backend).await.unwrap();
         let (_, pkey) = app.provider("P").await;

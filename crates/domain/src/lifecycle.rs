@@ -114,6 +114,22 @@ impl Lifecycle for TradeStatus {
     }
 }
 
+impl TradeStatus {
+    /// Whether a case's GewA 1 forms still follow its trade office (an office assigned later
+    /// heads them): until someone files them. Our operators file an assisted case's forms (it
+    /// is `submitted` from the create, and `blocked` when the office asks for more, such as
+    /// filing with another office), so they follow until the case is completed; a self case's
+    /// owners file their own, so they follow only while `form-rendered`.
+    pub fn forms_follow_office(self, package: crate::trade::Package) -> bool {
+        use crate::trade::Package;
+        match self {
+            TradeStatus::FormRendered => true,
+            TradeStatus::Submitted | TradeStatus::Blocked => package == Package::Assisted,
+            TradeStatus::Initiated | TradeStatus::Completed => false,
+        }
+    }
+}
+
 impl Lifecycle for TaxStatus {
     const ALL: &'static [Self] = &[
         TaxStatus::Validated,
@@ -145,6 +161,26 @@ impl Lifecycle for TaxStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn forms_follow_the_office_until_someone_files_them() {
+        use crate::trade::Package::{Assisted, SelfService};
+        let follows: Vec<(&str, &str)> = TradeStatus::ALL
+            .iter()
+            .flat_map(|&s| [(s, SelfService), (s, Assisted)])
+            .filter(|&(s, p)| s.forms_follow_office(p))
+            .map(|(s, p)| (s.as_str(), if p == Assisted { "assisted" } else { "self" }))
+            .collect();
+        assert_eq!(
+            follows,
+            [
+                ("form-rendered", "self"),
+                ("form-rendered", "assisted"),
+                ("submitted", "assisted"),
+                ("blocked", "assisted"),
+            ]
+        );
+    }
 
     /// Every pair (from, to): allowed exactly when the decisions' table lists it.
     fn check_all<L: Lifecycle + std::fmt::Debug>(allowed: &[(&str, &str)]) {

@@ -6,6 +6,37 @@ use common::{TestApp, assert_error, files_below, json};
 use domain::rule_cases::example;
 use serde_json::{Value, json};
 
+/// Moves case `id`'s creation to `at`, as if it had been made then.
+async fn backdate(app: &TestApp, id: &str, at: time::OffsetDateTime) {
+    use sqlx::Connection;
+    let id: uuid::Uuid = id.parse().unwrap();
+    let sql = "UPDATE trade_registrations SET created_at = $1 WHERE id = $2";
+    let done = if app.database_url.starts_with("sqlite:") {
+        let mut c = sqlx::SqliteConnection::connect(&app.database_url)
+            .await
+            .unwrap();
+        sqlx::query(sql)
+            .bind(at)
+            .bind(id)
+            .execute(&mut c)
+            .await
+            .unwrap()
+            .rows_affected()
+    } else {
+        let mut c = sqlx::PgConnection::connect(&app.database_url)
+            .await
+            .unwrap();
+        sqlx::query(sql)
+            .bind(at)
+            .bind(id)
+            .execute(&mut c)
+            .await
+            .unwrap()
+            .rows_affected()
+    };
+    assert_eq!(done, 1);
+}
+
 backend_tests! {
     async fn operators_list_cases_oldest_first_with_filters_and_cursor(backend) {
         let app = TestApp::spawn(backend).await.unwrap();
@@ -305,13 +336,21 @@ backend_tests! {
         let trade_files = || files_below(&app.dir.path().join("data/documents/trade")).len();
         let files_before = trade_files();
 
+        // The case was made on another day than today; and the office was assigned once before
+        // forms followed it (as until 2026-11-25), so the same office again must head them.
+        let made = time::macros::datetime!(2026-01-15 10:00 UTC);
+        backdate(&app, &id, made).await;
+        let office = json!({"key": "072355007", "name": "Verbandsgemeindeverwaltung Trier-Land", "municipality_key": "07235001", "municipality_name": "Aach"});
+        let earlier = store::TradePatch { trade_office: Some(office), ..store::TradePatch::default() };
+        app.state.repo.patch_trade_registration(id.parse().unwrap(), &earlier, None, &[]).await.unwrap();
+
         let path = format!("/v1/operator/trade-registrations/{id}");
         let patch = |body: Value| app.client.patch(app.url(&path)).bearer_auth(&okey).json(&body).send();
         let (s, b) = json(patch(json!({"trade_office": {"key": "072355007", "municipality_key": "07235001"}})).await.unwrap()).await;
         assert_eq!(s, 200, "{b}");
         let after = b["response"].clone();
-        // The service's form is new, under the office's head, dated as before; the uploaded
-        // form and the powers of attorney stay as they were.
+        // The service's form is new, under the office's head, dated the day the case was made;
+        // the uploaded form and the powers of attorney stay as they were.
         let new_form = gewa1_of(&after, 1);
         assert_ne!(new_form["id"], old_form["id"]);
         assert_eq!(new_form["name"], old_form["name"]);
@@ -320,8 +359,11 @@ backend_tests! {
         assert!(new_text.contains("07235001"), "{new_text}");
         assert!(new_text.contains(data["owners"][1]["last_name"].as_str().unwrap()));
         let dates = |t: &str| -> Vec<String> { t.split_whitespace().filter(|w| w.len() == 10 && w.as_bytes()[2] == b'.' && w.as_bytes()[5] == b'.').map(str::to_string).collect() };
-        assert!(!dates(&old_text).is_empty());
-        assert_eq!(dates(&new_text), dates(&old_text), "the form keeps the day the owners signed");
+        let today = time::OffsetDateTime::now_utc().to_offset(time::macros::offset!(+1)).date();
+        let german = |d: time::Date| format!("{:02}.{:02}.{}", d.day(), u8::from(d.month()), d.year());
+        assert!(dates(&old_text).contains(&german(today)), "{old_text}");
+        let want: Vec<String> = dates(&old_text).into_iter().map(|d| if d == german(today) { "15.01.2026".to_string() } else { d }).collect();
+        assert_eq!(dates(&new_text), want, "the form keeps the day the owners signed");
         let (s, b) = json(app.client.get(old_form["download_url"].as_str().unwrap()).send().await.unwrap()).await;
         assert_eq!(s, 404, "the replaced form is gone: {b}");
         assert_eq!(common::download(&app, &gewa1_of(&after, 0)).await, uploaded);
@@ -355,6 +397,25 @@ backend_tests! {
             let text = common::pdf_text(&common::download(&app, &gewa1_of(&g["response"], 1)).await);
             assert!(text.contains(&office), "round {round}: the form is headed {office}");
             assert_eq!(trade_files(), files_before, "round {round}");
+        }
+
+        // A self case's owners file their own forms: they follow the office while
+        // `form-rendered`, not once the case is submitted.
+        let mut own = example("self");
+        own["registered_office"]["zip"] = json!("54298");
+        own["registered_office"]["city"] = json!("Musterdorf");
+        for mark_submitted in [false, true] {
+            let (_, b) = json(app.post("/v1/trade-registration", Some(&pkey)).json(&own).send().await.unwrap()).await;
+            let sid = b["response"]["trade_registration_id"].as_str().unwrap().to_string();
+            if mark_submitted {
+                let (s, b) = json(app.post(&format!("/v1/trade-registration/{sid}/mark-submitted"), Some(&pkey)).send().await.unwrap()).await;
+                assert_eq!(s, 200, "{b}");
+            }
+            let (_, g) = json(app.get(&format!("/v1/trade-registration/{sid}"), Some(&pkey)).send().await.unwrap()).await;
+            let (s, b) = json(app.client.patch(app.url(&format!("/v1/operator/trade-registrations/{sid}"))).bearer_auth(&okey).json(&json!({"trade_office": {"key": "072355007", "municipality_key": "07235001"}})).send().await.unwrap()).await;
+            assert_eq!(s, 200, "{b}");
+            let form = |c: &Value| c["documents"].as_array().unwrap().iter().find(|d| d["type"] == "trade-licence-application").unwrap()["id"].clone();
+            assert_eq!(form(&b["response"]) == form(&g["response"]), mark_submitted, "submitted: {mark_submitted}");
         }
 
         // A completed case keeps the forms the office received.

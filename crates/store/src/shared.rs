@@ -583,7 +583,9 @@ macro_rules! repository_impl {
             }
             apply_trade_patch!(tx, id, patch);
             let replaced = replace_documents!(tx, id, "trade", documents);
-            Self::refresh_children(&mut tx, &[id]).await?;
+            if !documents.is_empty() {
+                Self::refresh_children(&mut tx, &[id]).await?;
+            }
             tx.commit().await?;
             Ok($crate::TradePatchOutcome::Applied { replaced })
         }

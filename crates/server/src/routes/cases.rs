@@ -83,11 +83,11 @@ pub fn history_views(history: &[StatusChange]) -> Vec<StatusHistoryEntry> {
         .collect()
 }
 
-/// Removes the files of a create whose transaction failed.
+/// Removes files no case refers to: those of a write that failed, or those a write replaced.
 pub async fn remove_files(state: &AppState, keys: &[String]) {
     for key in keys {
         if let Err(e) = state.documents.delete(key).await {
-            tracing::error!(%key, error = %e, "could not remove the file of a failed create");
+            tracing::error!(%key, error = %e, "could not remove a file no case refers to");
         }
     }
 }

@@ -490,7 +490,6 @@ pub async fn patch_trade(
         };
         if let (Some(entry), Some(m)) = (entry, municipality) {
             head = Some(OfficeHead {
-                key: entry.key.clone(),
                 name: entry.name.clone(),
                 municipality_key: m.key.to_string(),
             });
@@ -546,34 +545,24 @@ pub async fn patch_trade(
     .await
 }
 
-/// Statuses in which the service's GewA 1 forms follow the assigned office: until the case is
-/// completed, when the forms are what the office received.
-const FORMS_FOLLOW_OFFICE: [TradeStatus; 3] = [
-    TradeStatus::FormRendered,
-    TradeStatus::Submitted,
-    TradeStatus::Blocked,
-];
-
 /// An assigned trade office as the GewA 1 head prints it.
 struct OfficeHead {
-    /// The directory key: the same key prints the same name.
-    key: String,
     name: String,
     municipality_key: String,
 }
 
-/// Writes `patch`, which assigns the office `head`, and, while the case is not completed and the head changes, replaces the GewA 1 forms
-/// the service rendered with ones under the new head, in the same write. The forms are
-/// rendered from a read of the case, one assignment of the case at a time on this instance; a
-/// write that finds the case moved or reassigned since then (by a transition or another
-/// instance) is discarded and done again (decisions.md, "Office determination").
+/// Writes `patch`, which assigns the office `head`, and, while the case's forms follow its
+/// office ([`TradeStatus::forms_follow_office`]), replaces the GewA 1 forms the service
+/// rendered with ones under the new head where that changes them, in the same write. The forms
+/// are rendered from a read of the case, one assignment of the case at a time on this
+/// instance; a write that finds the case moved or reassigned since then (by a transition or
+/// another instance) is discarded and done again (decisions.md, "Office determination").
 async fn assign_trade_office(
     state: &Arc<AppState>,
     id: Uuid,
     patch: &store::TradePatch,
     head: OfficeHead,
 ) -> Result<(), ApiError> {
-    use crate::routes::offices::TradeOfficeView;
     let _held = state.case_locks.lock(id).await;
     for _ in 0..3 {
         let case = state
@@ -582,12 +571,8 @@ async fn assign_trade_office(
             .await?
             .ok_or(ApiError::NotFound)?;
         let status = crate::routes::cases::stored_status::<TradeStatus>(&case.status)?;
-        let current = case.trade_office.as_ref().and_then(TradeOfficeView::stored);
-        let head_changes = current.is_none_or(|c| {
-            (c.key.as_str(), c.municipality_key.as_str())
-                != (head.key.as_str(), head.municipality_key.as_str())
-        });
-        let (documents, written) = if head_changes && FORMS_FOLLOW_OFFICE.contains(&status) {
+        let package = crate::routes::cases::stored_trade(&case)?.package;
+        let (documents, written) = if status.forms_follow_office(package) {
             crate::routes::trade_registrations::rerender_gewa1(
                 state,
                 &case,

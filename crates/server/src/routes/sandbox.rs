@@ -104,6 +104,10 @@ pub async fn transition_trade(
     let provider = sandbox_provider(caller)?;
     let actor = Actor::SandboxProvider(provider);
     let step = transitions::trade_step(input, actor)?;
+    // A completion writes the demo office when the case has none: an operator's office
+    // assignment (which renders the forms under its office) must not run between the read and
+    // that write.
+    let _held = state.case_locks.lock(id).await;
     let case = state
         .repo
         .get_trade_registration(id)

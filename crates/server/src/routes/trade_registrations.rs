@@ -325,11 +325,11 @@ async fn store_produced(
 }
 
 /// The GewA 1 forms of a stored case that the service rendered (not the callers' uploads),
-/// rendered again with a new head (`office_name`, `municipality_key`) and written to the
-/// document store: every other field as at the create, dated the day of the create (when the
-/// owners signed), field 16 from the company's stored address for a branch as at the create.
-/// Returns the records and storage keys as [`store_produced`] does; none when every form was
-/// uploaded.
+/// rendered again with a new head (`office_name`, `municipality_key`): every other field as at
+/// the create, dated the day of the create (when the owners signed), field 16 from the
+/// company's stored address for a branch as at the create. The forms whose bytes differ from
+/// the case's are written to the document store and returned as [`store_produced`] returns
+/// them; a form the new head leaves as it is is not replaced.
 pub(crate) async fn rerender_gewa1(
     state: &AppState,
     case: &store::TradeRegistrationRecord,
@@ -374,7 +374,18 @@ pub(crate) async fn rerender_gewa1(
     .await
     .map_err(|e| ApiError::Internal(anyhow::anyhow!("rendering panicked: {e}")))?
     .map_err(|e| ApiError::Internal(anyhow::anyhow!("rendering failed: {e}")))?;
-    store_produced(state, case.id, &reg, produced, cases::now_micros()).await
+    let changed = produced
+        .into_iter()
+        .filter(|p| {
+            let sha256 = Sha256::digest(&p.bytes).to_vec();
+            !case.documents.iter().any(|d| {
+                d.owner_index == Some(p.owner as i32)
+                    && d.doc_type == p.doc_type
+                    && d.sha256.as_deref() == Some(&sha256)
+            })
+        })
+        .collect();
+    store_produced(state, case.id, &reg, changed, cases::now_micros()).await
 }
 
 /// The client company the case is for: an existing one of this provider in the same

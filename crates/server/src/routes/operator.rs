@@ -422,9 +422,10 @@ pub struct TradeLicenceUpload {
 /// Sets the receiving trade office, the city fee, the payment state and the source product of
 /// a trade registration; answers with the case as read back.
 ///
-/// A new office (or municipality key) on a case that is not completed renders the GewA 1 forms
-/// the service made again under the office's head: they get new document ids, and the old
-/// ones are gone. Uploaded forms and powers of attorney stay as they are.
+/// An assigned office heads the GewA 1 forms the service made until they are filed (a `self`
+/// case while `form-rendered`, an `assisted` one until `completed`): forms the new head
+/// changes are rendered again and get new document ids, and the old ones are gone. Uploaded
+/// forms and powers of attorney stay as they are.
 #[utoipa::path(patch, path = "/v1/operator/trade-registrations/{trade_registration_id}", tag = "operator",
     params(("trade_registration_id" = Uuid, Path, description = "The case")),
     request_body = TradePatchRequest,

@@ -11,28 +11,23 @@ async fn backdate(app: &TestApp, id: &str, at: time::OffsetDateTime) {
     use sqlx::Connection;
     let id: uuid::Uuid = id.parse().unwrap();
     let sql = "UPDATE trade_registrations SET created_at = $1 WHERE id = $2";
+    // The same statement over either database's connection type.
+    macro_rules! run {
+        ($connection:ty) => {{
+            let mut c = <$connection>::connect(&app.database_url).await.unwrap();
+            let done = sqlx::query(sql)
+                .bind(at)
+                .bind(id)
+                .execute(&mut c)
+                .await
+                .unwrap();
+            done.rows_affected()
+        }};
+    }
     let done = if app.database_url.starts_with("sqlite:") {
-        let mut c = sqlx::SqliteConnection::connect(&app.database_url)
-            .await
-            .unwrap();
-        sqlx::query(sql)
-            .bind(at)
-            .bind(id)
-            .execute(&mut c)
-            .await
-            .unwrap()
-            .rows_affected()
+        run!(sqlx::SqliteConnection)
     } else {
-        let mut c = sqlx::PgConnection::connect(&app.database_url)
-            .await
-            .unwrap();
-        sqlx::query(sql)
-            .bind(at)
-            .bind(id)
-            .execute(&mut c)
-            .await
-            .unwrap()
-            .rows_affected()
+        run!(sqlx::PgConnection)
     };
     assert_eq!(done, 1);
 }

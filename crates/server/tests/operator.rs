@@ -354,7 +354,9 @@ backend_tests! {
         assert!(new_text.contains("07235001"), "{new_text}");
         assert!(new_text.contains(data["owners"][1]["last_name"].as_str().unwrap()));
         let dates = |t: &str| -> Vec<String> { t.split_whitespace().filter(|w| w.len() == 10 && w.as_bytes()[2] == b'.' && w.as_bytes()[5] == b'.').map(str::to_string).collect() };
-        let today = time::OffsetDateTime::now_utc().to_offset(time::macros::offset!(+1)).date();
+        // The day the create printed: the case's own creation, in Germany.
+        let created = time::OffsetDateTime::parse(before["status_history"][0]["at"].as_str().unwrap(), &time::format_description::well_known::Rfc3339).unwrap();
+        let today = domain::calendar::date_in_germany(created);
         let german = |d: time::Date| format!("{:02}.{:02}.{}", d.day(), u8::from(d.month()), d.year());
         assert!(dates(&old_text).contains(&german(today)), "{old_text}");
         let want: Vec<String> = dates(&old_text).into_iter().map(|d| if d == german(today) { "15.01.2026".to_string() } else { d }).collect();

@@ -396,6 +396,20 @@ backend_tests! {
             assert_eq!(trade_files(), files_before, "round {round}");
         }
 
+        // A form rendered at the create under the office it names is the form a re-render
+        // gives: assigning that office again replaces nothing.
+        let (s, _) = json(app.client.put(app.url("/v1/operator/trade-offices/11000000")).bearer_auth(&okey).json(&json!({"name": "Bezirksamt Mitte von Berlin"})).send().await.unwrap()).await;
+        assert_eq!(s, 200);
+        let (_, b) = json(app.post("/v1/trade-registration", Some(&pkey)).json(&example("self")).send().await.unwrap()).await;
+        let berlin = b["response"]["trade_registration_id"].as_str().unwrap().to_string();
+        let (_, g) = json(app.get(&format!("/v1/trade-registration/{berlin}"), Some(&pkey)).send().await.unwrap()).await;
+        assert_eq!(g["response"]["trade_office"]["key"], "11000000");
+        // In another second than the create: the file's metadata time must be the create's.
+        tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+        let (s, b) = json(app.client.patch(app.url(&format!("/v1/operator/trade-registrations/{berlin}"))).bearer_auth(&okey).json(&json!({"trade_office": {"key": "11000000", "municipality_key": "11000000"}})).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        assert_eq!(documents(&b["response"]), documents(&g["response"]));
+
         // A self case's owners file their own forms: they follow the office while
         // `form-rendered`, not once the case is submitted.
         let mut own = example("self");

@@ -368,7 +368,7 @@ backend_tests! {
         assert_eq!(unchanged(&after), unchanged(&before));
         assert_eq!(trade_files(), files_before, "the old file is deleted");
 
-        // The same office again (or a patch without one) renders nothing.
+        // The same office again gives the same bytes and replaces nothing.
         let (s, b) = json(patch(json!({"trade_office": {"key": "072355007", "municipality_key": "07235001"}, "is_paid": true})).await.unwrap()).await;
         assert_eq!(s, 200, "{b}");
         assert_eq!(documents(&b["response"]), documents(&after));

@@ -422,10 +422,10 @@ pub struct TradeLicenceUpload {
 /// Sets the receiving trade office, the city fee, the payment state and the source product of
 /// a trade registration; answers with the case as read back.
 ///
-/// An assigned office heads the GewA 1 forms the service made until they are filed (a `self`
-/// case while `form-rendered`, an `assisted` one until `completed`): forms the new head
-/// changes are rendered again and get new document ids, and the old ones are gone. Uploaded
-/// forms and powers of attorney stay as they are.
+/// An assigned office heads the GewA 1 forms the service made while they follow the office
+/// (a `self` case while `form-rendered`, an `assisted` one until `completed`): forms the new
+/// head changes are replaced, with new document ids, and the old ones are gone. Uploaded forms
+/// and powers of attorney stay as they are.
 #[utoipa::path(patch, path = "/v1/operator/trade-registrations/{trade_registration_id}", tag = "operator",
     params(("trade_registration_id" = Uuid, Path, description = "The case")),
     request_body = TradePatchRequest,
@@ -572,7 +572,9 @@ async fn assign_trade_office(
             .await?
             .ok_or(ApiError::NotFound)?;
         let status = crate::routes::cases::stored_status::<TradeStatus>(&case.status)?;
-        let package = crate::routes::cases::stored_trade(&case)?.package;
+        let package: domain::trade::Package =
+            serde_json::from_value(serde_json::Value::String(case.package.clone()))
+                .map_err(|e| ApiError::Internal(anyhow::anyhow!("stored package: {e}")))?;
         let (documents, written) = if status.forms_follow_office(package) {
             crate::routes::trade_registrations::rerender_gewa1(
                 state,

@@ -3,7 +3,8 @@
 //!
 //! The store writes one event per subscribed endpoint in the same transaction as the status
 //! change (the outbox); the server's worker delivers them. Both read this module, so an event's
-//! name and body are defined once.
+//! name and body are defined once. Besides the status events there is one document event,
+//! [`DOCUMENTS_UPDATED`], for documents a case gets or has replaced without a status change.
 
 use std::time::Duration;
 
@@ -25,7 +26,14 @@ pub const EVENT_TYPES: &[&str] = &[
     "tax-registration.submitted",
     "tax-registration.completed",
     "tax-registration.rejected",
+    DOCUMENTS_UPDATED,
 ];
+
+/// A case got new documents, or new versions of documents replacing the old ones, without
+/// changing its status (an office assigned later: the GewA 1 forms re-headed, the tax
+/// registration's XML and summary written for the office). Not under `registration.*`, whose
+/// names mirror the trade statuses.
+pub const DOCUMENTS_UPDATED: &str = "documents.updated";
 
 /// The event a case of `case_kind` (`trade` or `tax`) entering `status` produces; `None` for a
 /// status that is not public.
@@ -65,14 +73,9 @@ impl CaseEvent<'_> {
     /// environment, client_reference, reason}}`. `None` when the status produces no event.
     pub fn body(&self) -> Option<String> {
         let event_type = self.event_type()?;
-        let id_field = if self.case_kind == "tax" {
-            "tax_registration_id"
-        } else {
-            "trade_registration_id"
-        };
         let timestamp = self.at.format(&Rfc3339).ok()?;
         let mut data = serde_json::Map::new();
-        data.insert(id_field.into(), json!(self.case_id));
+        data.insert(id_field(self.case_kind).into(), json!(self.case_id));
         data.insert("company_id".into(), json!(self.company_id));
         data.insert("status".into(), json!(self.status));
         data.insert("previous_status".into(), json!(self.previous_status));
@@ -81,6 +84,78 @@ impl CaseEvent<'_> {
         data.insert("reason".into(), json!(self.reason));
         let body = json!({"type": event_type, "timestamp": timestamp, "data": data});
         Some(body.to_string())
+    }
+}
+
+/// One document in a [`DocumentsEvent`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpdatedDocument<'a> {
+    pub id: Uuid,
+    /// The document type as the case's `documents` list names it.
+    pub doc_type: &'a str,
+    /// The owner (index into the request's `owners`) the document belongs to, if any.
+    pub owner_index: Option<i32>,
+    pub name: &'a str,
+    /// The document this one replaces (gone from the case, its links answer 404); `None` for
+    /// a document the case did not have before.
+    pub replaces: Option<Uuid>,
+}
+
+/// What a [`DOCUMENTS_UPDATED`] event says.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DocumentsEvent<'a> {
+    /// `trade` or `tax`.
+    pub case_kind: &'a str,
+    pub case_id: Uuid,
+    pub company_id: Uuid,
+    /// The case's status, unchanged by the update.
+    pub status: &'a str,
+    pub environment: &'a str,
+    pub client_reference: Option<&'a str>,
+    /// Why the documents changed, e.g. `trade office assigned`.
+    pub reason: &'a str,
+    pub documents: &'a [UpdatedDocument<'a>],
+    pub at: OffsetDateTime,
+}
+
+impl DocumentsEvent<'_> {
+    /// The JSON body, exactly as signed: `{"type": "documents.updated", "timestamp", "data":
+    /// {..._registration_id, company_id, status, environment, client_reference, reason,
+    /// documents: [{id, type, owner_index, name, replaces}]}}`.
+    pub fn body(&self) -> Option<String> {
+        let timestamp = self.at.format(&Rfc3339).ok()?;
+        let documents: Vec<_> = self
+            .documents
+            .iter()
+            .map(|d| {
+                json!({
+                    "id": d.id,
+                    "type": d.doc_type,
+                    "owner_index": d.owner_index,
+                    "name": d.name,
+                    "replaces": d.replaces,
+                })
+            })
+            .collect();
+        let mut data = serde_json::Map::new();
+        data.insert(id_field(self.case_kind).into(), json!(self.case_id));
+        data.insert("company_id".into(), json!(self.company_id));
+        data.insert("status".into(), json!(self.status));
+        data.insert("environment".into(), json!(self.environment));
+        data.insert("client_reference".into(), json!(self.client_reference));
+        data.insert("reason".into(), json!(self.reason));
+        data.insert("documents".into(), json!(documents));
+        let body = json!({"type": DOCUMENTS_UPDATED, "timestamp": timestamp, "data": data});
+        Some(body.to_string())
+    }
+}
+
+/// The name of the case id in an event's `data`.
+fn id_field(case_kind: &str) -> &'static str {
+    if case_kind == "tax" {
+        "tax_registration_id"
+    } else {
+        "trade_registration_id"
     }
 }
 
@@ -136,8 +211,9 @@ mod tests {
         }
         assert_eq!(
             EVENT_TYPES.len(),
-            TradeStatus::ALL.len() + TaxStatus::ALL.len()
+            TradeStatus::ALL.len() + TaxStatus::ALL.len() + 1
         );
+        assert!(EVENT_TYPES.contains(&DOCUMENTS_UPDATED));
         assert_eq!(event_type("trade", "validated"), None);
         assert_eq!(event_type("other", "submitted"), None);
     }
@@ -174,6 +250,66 @@ mod tests {
         assert_eq!(v["type"], "tax-registration.validated");
         assert_eq!(v["data"]["tax_registration_id"], id.to_string());
         assert!(v["data"]["previous_status"].is_null());
+        assert!(v["data"].get("trade_registration_id").is_none());
+    }
+
+    #[test]
+    fn documents_event_names_each_document_and_what_it_replaces() {
+        let docs = [
+            UpdatedDocument {
+                id: Uuid::from_u128(10),
+                doc_type: "trade-licence-application",
+                owner_index: Some(1),
+                name: "GewA 1 - Jan Kowalski.pdf",
+                replaces: Some(Uuid::from_u128(9)),
+            },
+            UpdatedDocument {
+                id: Uuid::from_u128(11),
+                doc_type: "elster-xml",
+                owner_index: None,
+                name: "ELSTER.xml",
+                replaces: None,
+            },
+        ];
+        let e = DocumentsEvent {
+            case_kind: "trade",
+            case_id: Uuid::from_u128(1),
+            company_id: Uuid::from_u128(2),
+            status: "form-rendered",
+            environment: "production",
+            client_reference: None,
+            reason: "trade office assigned",
+            documents: &docs,
+            at: OffsetDateTime::from_unix_timestamp(1_700_000_000).unwrap(),
+        };
+        let v: serde_json::Value = serde_json::from_str(&e.body().unwrap()).unwrap();
+        assert_eq!(v["type"], "documents.updated");
+        assert_eq!(v["timestamp"], "2023-11-14T22:13:20Z");
+        assert_eq!(
+            v["data"]["trade_registration_id"],
+            Uuid::from_u128(1).to_string()
+        );
+        assert_eq!(v["data"]["status"], "form-rendered");
+        assert_eq!(v["data"]["reason"], "trade office assigned");
+        assert!(v["data"]["client_reference"].is_null());
+        let d = &v["data"]["documents"];
+        assert_eq!(d.as_array().unwrap().len(), 2);
+        assert_eq!(d[0]["id"], Uuid::from_u128(10).to_string());
+        assert_eq!(d[0]["type"], "trade-licence-application");
+        assert_eq!(d[0]["owner_index"], 1);
+        assert_eq!(d[0]["name"], "GewA 1 - Jan Kowalski.pdf");
+        assert_eq!(d[0]["replaces"], Uuid::from_u128(9).to_string());
+        assert!(d[1]["owner_index"].is_null());
+        assert!(d[1]["replaces"].is_null());
+        let tax = DocumentsEvent {
+            case_kind: "tax",
+            ..e
+        };
+        let v: serde_json::Value = serde_json::from_str(&tax.body().unwrap()).unwrap();
+        assert_eq!(
+            v["data"]["tax_registration_id"],
+            Uuid::from_u128(1).to_string()
+        );
         assert!(v["data"].get("trade_registration_id").is_none());
     }
 

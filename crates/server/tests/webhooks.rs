@@ -1063,6 +1063,87 @@ backend_tests! {
         assert_eq!(got[1].json()["data"]["reason"], "Steuernummer unplausibel");
     }
 
+    async fn documents_made_for_an_office_assigned_later_are_announced(backend) {
+        let app = TestApp::spawn(backend).await.unwrap();
+        let (_, pkey) = app.provider("P").await;
+        let (_, okey) = app.operator("O").await;
+        let all = Receiver::start(Behaviour::Ok).await;
+        let (_, secret) = endpoint(&app, &pkey, &all.url, None).await;
+        let documents_only = Receiver::start(Behaviour::Ok).await;
+        endpoint(&app, &pkey, &documents_only.url, Some(&["documents.updated"])).await;
+        let statuses_only = Receiver::start(Behaviour::Ok).await;
+        endpoint(&app, &pkey, &statuses_only.url, Some(&["registration.submitted", "tax-registration.submitted"])).await;
+        let (s, _) = json(app.client.put(app.url("/v1/operator/trade-offices/072355007")).bearer_auth(&okey).json(&json!({"name": "Verbandsgemeindeverwaltung Trier-Land"})).send().await.unwrap()).await;
+        assert_eq!(s, 200);
+
+        // A self case whose postal code did not decide the office: its form has no head yet.
+        let mut data = example("self");
+        data["registered_office"]["zip"] = json!("54298");
+        data["registered_office"]["city"] = json!("Musterdorf");
+        data["client_reference"] = json!("crm-7");
+        let (s, b) = json(app.post("/v1/trade-registration", Some(&pkey)).json(&data).send().await.unwrap()).await;
+        assert_eq!(s, 201, "{b}");
+        let trade = b["response"]["trade_registration_id"].as_str().unwrap().to_string();
+        let old_form = b["response"]["owners"][0]["documents"]["gewa_1"]["id"].as_str().unwrap().to_string();
+        let path = format!("/v1/operator/trade-registrations/{trade}");
+        let office = json!({"trade_office": {"key": "072355007", "municipality_key": "07235001"}});
+        let (s, b) = json(app.client.patch(app.url(&path)).bearer_auth(&okey).json(&office).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        let new_form = b["response"]["documents"].as_array().unwrap().iter().find(|d| d["type"] == "trade-licence-application").unwrap()["id"].as_str().unwrap().to_string();
+        assert_ne!(new_form, old_form);
+        // The same office again replaces nothing, so announces nothing; the next status change
+        // comes after the one update (one case's events arrive in order).
+        let (s, b) = json(app.client.patch(app.url(&path)).bearer_auth(&okey).json(&office).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        transition(&app, &okey, format!("/v1/operator/trade-registrations/{trade}/transition"), json!({"status": "submitted"})).await;
+
+        // A GmbH without an office: the office brings the XML (new) and a new summary.
+        let (s, b) = json(app.post("/v1/tax-registration", Some(&pkey)).json(&example("gmbh")).send().await.unwrap()).await;
+        assert_eq!(s, 201, "{b}");
+        let tax = b["response"]["tax_registration_id"].as_str().unwrap().to_string();
+        let (_, g) = json(app.get(&format!("/v1/tax-registration/{tax}"), Some(&pkey)).send().await.unwrap()).await;
+        let old_summary = g["response"]["documents"].as_array().unwrap().iter().find(|d| d["type"] == "tax-registration-summary").unwrap()["id"].as_str().unwrap().to_string();
+        let (s, g) = json(app.post(&format!("/v1/operator/tax-registrations/{tax}/tax-office"), Some(&okey)).json(&json!({"tax_office_number": "1127"})).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{g}");
+        let tax_docs: Vec<Value> = g["response"]["documents"].as_array().unwrap().clone();
+
+        // initiated, form-rendered, documents, submitted; validated, documents.
+        let got = all.wait_for(6).await;
+        for d in &got {
+            d.verify(&secret).unwrap();
+        }
+        let types = |c: &str| story(&got, c).into_iter().map(|(t, _, _)| t).collect::<Vec<_>>();
+        assert_eq!(types(&trade), ["registration.initiated", "registration.form-rendered", "documents.updated", "registration.submitted"]);
+        assert_eq!(types(&tax), ["tax-registration.validated", "documents.updated"]);
+        let update = |c: &str| got.iter().map(Delivery::json).find(|v| v["type"] == "documents.updated" && (v["data"]["trade_registration_id"] == c || v["data"]["tax_registration_id"] == c)).unwrap();
+        let t = update(&trade);
+        assert_eq!(t["data"]["status"], "form-rendered");
+        assert_eq!(t["data"]["reason"], "trade office assigned");
+        assert_eq!(t["data"]["client_reference"], "crm-7");
+        assert_eq!(t["data"]["environment"], "production");
+        assert_eq!(t["data"]["documents"], json!([{"id": new_form, "type": "trade-licence-application", "owner_index": 0, "name": format!("GewA 1 - {} {}.pdf", data["owners"][0]["first_name"].as_str().unwrap(), data["owners"][0]["last_name"].as_str().unwrap()), "replaces": old_form}]));
+        let x = update(&tax);
+        assert_eq!(x["data"]["status"], "validated");
+        assert_eq!(x["data"]["reason"], "tax office assigned");
+        let mut announced: Vec<(String, String, Value)> = x["data"]["documents"].as_array().unwrap().iter().map(|d| (d["type"].as_str().unwrap().to_string(), d["id"].as_str().unwrap().to_string(), d["replaces"].clone())).collect();
+        announced.sort_by(|a, b| a.0.cmp(&b.0));
+        let id_of = |t: &str| tax_docs.iter().find(|d| d["type"] == t).unwrap()["id"].as_str().unwrap().to_string();
+        assert_eq!(announced, [
+            ("tax-registration-summary".to_string(), id_of("tax-registration-summary"), json!(old_summary)),
+            ("tax-registration-xml".to_string(), id_of("tax-registration-xml"), Value::Null),
+        ]);
+
+        // Endpoints get what they subscribed to and nothing else.
+        let only: Vec<Value> = documents_only.wait_for(2).await.iter().map(Delivery::json).collect();
+        assert!(only.iter().all(|v| v["type"] == "documents.updated"), "{only:?}");
+        let statuses = statuses_only.wait_for(1).await;
+        assert!(statuses.iter().all(|d| d.json()["type"] != "documents.updated"));
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(documents_only.deliveries().len(), 2);
+        assert_eq!(statuses_only.deliveries().len(), 1);
+        assert_eq!(all.deliveries().len(), 6);
+    }
+
     async fn deliveries_check_the_target_again(backend) {
         // Registered while private targets were allowed; the next instance does not allow them.
         let first = TestApp::spawn(backend).await.unwrap();

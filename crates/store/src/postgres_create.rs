@@ -157,6 +157,12 @@ async fn targets(
                 endpoint_id: row.try_get("id")?,
                 events: events.map(|e| e.0),
                 company_id: c.company_id,
+                // The status the create leaves the case in (its last history entry).
+                status: c
+                    .history
+                    .last()
+                    .map(|h| h.status.clone())
+                    .unwrap_or_default(),
                 environment: c.environment.to_owned(),
                 client_reference: client_reference.clone(),
             })

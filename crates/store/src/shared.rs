@@ -43,65 +43,96 @@ macro_rules! insert_children {
 /// subscribed to it. The worker delivers them after the commit.
 macro_rules! emit_events {
     ($tx:ident, $case_id:expr, $kind:expr, $history:expr) => {{
-        use sqlx::Row;
         let history: &[$crate::StatusChange] = $history;
         let kind: &str = $kind;
         if $crate::shared::has_events(kind, history) {
-            let rows = sqlx::query($crate::shared::event_targets_query(kind))
-                .bind($case_id)
-                .fetch_all(&mut *$tx)
-                .await?;
-            let mut targets = Vec::with_capacity(rows.len());
-            for row in &rows {
-                let events: Option<sqlx::types::Json<Vec<String>>> = row.try_get("events")?;
-                targets.push($crate::shared::EventTarget {
-                    endpoint_id: row.try_get("endpoint_id")?,
-                    events: events.map(|e| e.0),
-                    company_id: row.try_get("company_id")?,
-                    environment: row.try_get("environment")?,
-                    client_reference: row.try_get("client_reference")?,
-                });
-            }
+            let targets = event_targets!($tx, $case_id, kind);
             for m in $crate::shared::event_messages(kind, $case_id, history, &targets) {
-                sqlx::query($crate::shared::INSERT_WEBHOOK_MESSAGE)
-                    .bind(m.id)
-                    .bind(m.endpoint_id)
-                    .bind($case_id)
-                    .bind(m.event_type)
-                    .bind(m.body)
-                    .bind(m.next_attempt_us)
-                    .bind(m.at)
-                    .execute(&mut *$tx)
-                    .await?;
+                insert_message!($tx, $case_id, m);
             }
         }
     }};
 }
 
+/// The rows of [`crate::shared::event_targets_query`] for case `$case_id` inside `$tx`.
+macro_rules! event_targets {
+    ($tx:ident, $case_id:expr, $kind:expr) => {{
+        use sqlx::Row;
+        let rows = sqlx::query($crate::shared::event_targets_query($kind))
+            .bind($case_id)
+            .fetch_all(&mut *$tx)
+            .await?;
+        let mut targets = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let events: Option<sqlx::types::Json<Vec<String>>> = row.try_get("events")?;
+            targets.push($crate::shared::EventTarget {
+                endpoint_id: row.try_get("endpoint_id")?,
+                events: events.map(|e| e.0),
+                company_id: row.try_get("company_id")?,
+                status: row.try_get("status")?,
+                environment: row.try_get("environment")?,
+                client_reference: row.try_get("client_reference")?,
+            });
+        }
+        targets
+    }};
+}
+
+/// Writes one [`crate::shared::EventMessage`] of case `$case_id` to the outbox inside `$tx`.
+macro_rules! insert_message {
+    ($tx:ident, $case_id:expr, $m:expr) => {{
+        let m: $crate::shared::EventMessage = $m;
+        sqlx::query($crate::shared::INSERT_WEBHOOK_MESSAGE)
+            .bind(m.id)
+            .bind(m.endpoint_id)
+            .bind($case_id)
+            .bind(m.event_type)
+            .bind(m.body)
+            .bind(m.next_attempt_us)
+            .bind(m.at)
+            .execute(&mut *$tx)
+            .await?;
+    }};
+}
+
 /// Replaces case `$id`'s documents of the same type and owner as `$documents` with these inside
-/// `$tx`; evaluates to the storage keys of the replaced ones (to delete after the commit).
+/// `$tx`, and writes a `documents.updated` event (`$reason`) for the endpoints that take it;
+/// evaluates to the storage keys of the replaced ones (to delete after the commit).
 macro_rules! replace_documents {
-    ($tx:ident, $id:expr, $kind:expr, $documents:expr) => {{
+    ($tx:ident, $id:expr, $kind:expr, $documents:expr, $reason:expr) => {{
         use sqlx::Row;
         let id: uuid::Uuid = $id;
+        let kind: &str = $kind;
         let documents: &[$crate::DocumentRecord] = $documents;
         let mut replaced: Vec<String> = Vec::new();
+        let mut replaces: Vec<Option<uuid::Uuid>> = Vec::with_capacity(documents.len());
         for d in documents {
-            let keys = sqlx::query(
+            let old = sqlx::query(
                 "DELETE FROM documents WHERE case_id = $1 AND doc_type = $2 \
-                 AND owner_index IS NOT DISTINCT FROM $3 RETURNING storage_key",
+                 AND owner_index IS NOT DISTINCT FROM $3 RETURNING id, storage_key",
             )
             .bind(id)
             .bind(&d.doc_type)
             .bind(d.owner_index)
             .fetch_all(&mut *$tx)
             .await?;
-            for k in keys {
-                replaced.push(k.try_get::<String, _>("storage_key")?);
+            let mut first = None;
+            for row in old {
+                first = first.or(Some(row.try_get::<uuid::Uuid, _>("id")?));
+                replaced.push(row.try_get::<String, _>("storage_key")?);
             }
+            replaces.push(first);
         }
         let no_history: &[$crate::StatusChange] = &[];
-        insert_children!($tx, id, $kind, documents, no_history);
+        insert_children!($tx, id, kind, documents, no_history);
+        if !documents.is_empty() {
+            let targets = event_targets!($tx, id, kind);
+            for m in $crate::shared::documents_messages(
+                kind, id, $reason, documents, &replaces, &targets,
+            ) {
+                insert_message!($tx, id, m);
+            }
+        }
         replaced
     }};
 }
@@ -543,7 +574,7 @@ macro_rules! repository_impl {
                 tx.rollback().await?;
                 return Ok(None);
             }
-            let replaced = replace_documents!(tx, id, "tax", documents);
+            let replaced = replace_documents!(tx, id, "tax", documents, "tax office assigned");
             Self::refresh_children(&mut tx, &[id]).await?;
             tx.commit().await?;
             Ok(Some(replaced))
@@ -582,7 +613,7 @@ macro_rules! repository_impl {
                 }
             }
             apply_trade_patch!(tx, id, patch);
-            let replaced = replace_documents!(tx, id, "trade", documents);
+            let replaced = replace_documents!(tx, id, "trade", documents, "trade office assigned");
             if !documents.is_empty() {
                 Self::refresh_children(&mut tx, &[id]).await?;
             }
@@ -1662,13 +1693,13 @@ pub(crate) const COMPLETE_CLAIM: &str = "UPDATE idempotency_keys SET state = 'do
 /// case id), in the order their messages are written; columns as in [`EventTarget`].
 pub(crate) fn event_targets_query(kind: &str) -> &'static str {
     if kind == "tax" {
-        "SELECT c.company_id, c.environment, \
+        "SELECT c.company_id, c.status, c.environment, \
          c.record ->> 'client_reference' AS client_reference, e.id AS endpoint_id, e.events \
          FROM tax_registrations c JOIN webhook_endpoints e \
          ON e.provider_id = c.provider_id AND e.deleted_at IS NULL WHERE c.id = $1 \
          ORDER BY e.created_at, e.id"
     } else {
-        "SELECT c.company_id, c.environment, \
+        "SELECT c.company_id, c.status, c.environment, \
          c.record ->> 'client_reference' AS client_reference, e.id AS endpoint_id, e.events \
          FROM trade_registrations c JOIN webhook_endpoints e \
          ON e.provider_id = c.provider_id AND e.deleted_at IS NULL WHERE c.id = $1 \
@@ -1689,6 +1720,8 @@ pub(crate) struct EventTarget {
     /// The event types the endpoint subscribed to; `None` for all.
     pub events: Option<Vec<String>>,
     pub company_id: uuid::Uuid,
+    /// The case's status as the transaction sees it.
+    pub status: String,
     pub environment: String,
     pub client_reference: Option<String>,
 }
@@ -1743,6 +1776,59 @@ pub(crate) fn event_messages(
         }
     }
     messages
+}
+
+/// The `documents.updated` messages of a case whose `documents` were written (each replacing
+/// the document in `replaces` at the same index, if any): one per target that subscribed to it.
+pub(crate) fn documents_messages(
+    kind: &str,
+    case_id: uuid::Uuid,
+    reason: &str,
+    documents: &[crate::DocumentRecord],
+    replaces: &[Option<uuid::Uuid>],
+    targets: &[EventTarget],
+) -> Vec<EventMessage> {
+    let event_type = domain::webhook::DOCUMENTS_UPDATED;
+    let Some(at) = documents.iter().map(|d| d.created_at).max() else {
+        return Vec::new();
+    };
+    let updated: Vec<domain::webhook::UpdatedDocument> = documents
+        .iter()
+        .zip(replaces)
+        .map(|(d, r)| domain::webhook::UpdatedDocument {
+            id: d.id,
+            doc_type: &d.doc_type,
+            owner_index: d.owner_index,
+            name: &d.name,
+            replaces: *r,
+        })
+        .collect();
+    targets
+        .iter()
+        .filter(|t| domain::webhook::subscribed(t.events.as_deref(), event_type))
+        .filter_map(|t| {
+            let body = domain::webhook::DocumentsEvent {
+                case_kind: kind,
+                case_id,
+                company_id: t.company_id,
+                status: &t.status,
+                environment: &t.environment,
+                client_reference: t.client_reference.as_deref(),
+                reason,
+                documents: &updated,
+                at,
+            }
+            .body()?;
+            Some(EventMessage {
+                id: uuid::Uuid::now_v7(),
+                endpoint_id: t.endpoint_id,
+                event_type,
+                body,
+                next_attempt_us: crate::micros(at),
+                at,
+            })
+        })
+        .collect()
 }
 
 /// A `documents` row, read the same way in both dialects.

@@ -402,6 +402,7 @@ fn emit_events(
             endpoint_id: id("endpoint_id")?,
             events,
             company_id: id("company_id")?,
+            status: text("status")?.ok_or_else(|| corrupt("status"))?,
             environment: text("environment")?.ok_or_else(|| corrupt("environment"))?,
             client_reference: text("client_reference")?,
         });

@@ -596,6 +596,10 @@ async fn assign_trade_office(
             .await;
         match outcome {
             Ok(store::TradePatchOutcome::Applied { replaced }) => {
+                if !documents.is_empty() {
+                    // Its `documents.updated` event is in the outbox.
+                    state.wake_webhooks();
+                }
                 crate::routes::cases::remove_files(state, &replaced).await;
                 return Ok(());
             }
@@ -970,6 +974,8 @@ pub(crate) async fn assign_office(
         .await
     {
         Ok(Some(replaced)) => {
+            // Its `documents.updated` event is in the outbox.
+            state.wake_webhooks();
             crate::routes::cases::remove_files(state, &replaced).await;
         }
         Ok(None) => {

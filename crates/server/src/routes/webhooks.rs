@@ -73,7 +73,11 @@ pub struct CreateEndpointRequest {
     pub events: Option<Vec<String>>,
 }
 
-/// A webhook event type (`domain::webhook::EVENT_TYPES`; a test keeps the two equal).
+/// A webhook event type. `registration.*` and `tax-registration.*` follow a case's status (the
+/// name ends with the status entered); `documents.updated` announces documents a case got, or
+/// had replaced, without a status change (an office assigned later), and lists each with the
+/// id of the one it replaces.
+// The list is `domain::webhook::EVENT_TYPES`; a test keeps the two equal.
 #[derive(Debug, ToSchema)]
 #[allow(dead_code)]
 pub enum WebhookEventType {
@@ -95,6 +99,8 @@ pub enum WebhookEventType {
     TaxRegistrationCompleted,
     #[schema(rename = "tax-registration.rejected")]
     TaxRegistrationRejected,
+    #[schema(rename = "documents.updated")]
+    DocumentsUpdated,
 }
 
 #[derive(Debug, Serialize, ToSchema)]

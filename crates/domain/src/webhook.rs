@@ -74,16 +74,26 @@ impl CaseEvent<'_> {
     pub fn body(&self) -> Option<String> {
         let event_type = self.event_type()?;
         let timestamp = self.at.format(&Rfc3339).ok()?;
+        let body = json!({"type": event_type, "timestamp": timestamp, "data": self.data()});
+        Some(body.to_string())
+    }
+
+    /// The `data` object: the case and this change of it.
+    fn data(&self) -> serde_json::Map<String, serde_json::Value> {
+        let id_field = if self.case_kind == "tax" {
+            "tax_registration_id"
+        } else {
+            "trade_registration_id"
+        };
         let mut data = serde_json::Map::new();
-        data.insert(id_field(self.case_kind).into(), json!(self.case_id));
+        data.insert(id_field.into(), json!(self.case_id));
         data.insert("company_id".into(), json!(self.company_id));
         data.insert("status".into(), json!(self.status));
         data.insert("previous_status".into(), json!(self.previous_status));
         data.insert("environment".into(), json!(self.environment));
         data.insert("client_reference".into(), json!(self.client_reference));
         data.insert("reason".into(), json!(self.reason));
-        let body = json!({"type": event_type, "timestamp": timestamp, "data": data});
-        Some(body.to_string())
+        data
     }
 }
 
@@ -137,25 +147,23 @@ impl DocumentsEvent<'_> {
                 })
             })
             .collect();
-        let mut data = serde_json::Map::new();
-        data.insert(id_field(self.case_kind).into(), json!(self.case_id));
-        data.insert("company_id".into(), json!(self.company_id));
-        data.insert("status".into(), json!(self.status));
-        data.insert("environment".into(), json!(self.environment));
-        data.insert("client_reference".into(), json!(self.client_reference));
-        data.insert("reason".into(), json!(self.reason));
+        // The case as a status event names it; the status is not changing, so no previous one.
+        let mut data = CaseEvent {
+            case_kind: self.case_kind,
+            case_id: self.case_id,
+            company_id: self.company_id,
+            status: self.status,
+            previous_status: None,
+            environment: self.environment,
+            client_reference: self.client_reference,
+            reason: Some(self.reason),
+            at: self.at,
+        }
+        .data();
+        data.remove("previous_status");
         data.insert("documents".into(), json!(documents));
         let body = json!({"type": DOCUMENTS_UPDATED, "timestamp": timestamp, "data": data});
         Some(body.to_string())
-    }
-}
-
-/// The name of the case id in an event's `data`.
-fn id_field(case_kind: &str) -> &'static str {
-    if case_kind == "tax" {
-        "tax_registration_id"
-    } else {
-        "trade_registration_id"
     }
 }
 
@@ -292,6 +300,7 @@ mod tests {
         assert_eq!(v["data"]["status"], "form-rendered");
         assert_eq!(v["data"]["reason"], "trade office assigned");
         assert!(v["data"]["client_reference"].is_null());
+        assert!(v["data"].get("previous_status").is_none());
         let d = &v["data"]["documents"];
         assert_eq!(d.as_array().unwrap().len(), 2);
         assert_eq!(d[0]["id"], Uuid::from_u128(10).to_string());

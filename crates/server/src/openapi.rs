@@ -65,6 +65,7 @@ Errors carry a stable `code`, and validation errors list every broken field in `
     components(schemas(
         WebhookEvent,
         WebhookEventData,
+        WebhookDocument,
         domain::lifecycle::TradeStatus,
         domain::lifecycle::TaxStatus,
         trade_registrations::SignedPdf,
@@ -79,8 +80,8 @@ Errors carry a stable `code`, and validation errors list every broken field in `
         (name = "tax registration", description = "Fragebogen zur steuerlichen Erfassung (UG, GmbH; GbR, eGbR): ELSTER XML validated against XSD, summary PDF"),
         (name = "offices", description = "Which trade office and tax office receive a filing"),
         (name = "operator", description = "For the service's operators (operator keys only)"),
-        (name = "webhooks", description = "Standard Webhooks: every status change of a provider's cases is POSTed \
-to its endpoints as a `WebhookEvent`, with the headers `webhook-id`, `webhook-timestamp` and `webhook-signature` \
+        (name = "webhooks", description = "Standard Webhooks: every status change of a provider's cases, and every \
+document an office assigned later brings (`documents.updated`), is POSTed to its endpoints as a `WebhookEvent`, with the headers `webhook-id`, `webhook-timestamp` and `webhook-signature` \
 (`v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the decoded `whsec_` secret). Retried on any \
 non-2xx, timeout or connection error; redirects are not followed; one case's events arrive in order."),
         (name = "sandbox", description = "A provider simulates the operator's steps on its own sandbox cases, to test its handling (webhooks included) end to end"),
@@ -94,10 +95,12 @@ pub struct ApiDoc;
 pub struct WebhookEvent {
     /// `registration.initiated`, `registration.form-rendered`, `registration.submitted`,
     /// `registration.completed`, `registration.blocked`, `tax-registration.validated`,
-    /// `tax-registration.submitted`, `tax-registration.completed` or `tax-registration.rejected`.
+    /// `tax-registration.submitted`, `tax-registration.completed`, `tax-registration.rejected`
+    /// (status changes) or `documents.updated` (documents a case got or had replaced without a
+    /// status change: an office assigned later).
     #[schema(rename = "type", example = "registration.submitted")]
     pub event_type: String,
-    /// When the status changed (RFC 3339).
+    /// When the status changed, or the documents were written (RFC 3339).
     #[schema(format = DateTime)]
     pub timestamp: String,
     pub data: WebhookEventData,
@@ -112,14 +115,33 @@ pub struct WebhookEventData {
     /// Tax registration events only.
     pub tax_registration_id: Option<uuid::Uuid>,
     pub company_id: uuid::Uuid,
+    /// The status entered; for `documents.updated` the case's status, unchanged.
     pub status: String,
-    /// Null for the first status of a case.
+    /// Status events only; null for the first status of a case.
     pub previous_status: Option<String>,
     /// `sandbox` or `production`.
     pub environment: String,
     pub client_reference: Option<String>,
-    /// The reason recorded with the change (e.g. why a case is blocked or rejected).
+    /// The reason recorded with the change (e.g. why a case is blocked or rejected); for
+    /// `documents.updated` `trade office assigned` or `tax office assigned`.
     pub reason: Option<String>,
+    /// `documents.updated` only: each new document, with the one it replaces.
+    pub documents: Option<Vec<WebhookDocument>>,
+}
+
+/// A document a `documents.updated` event announces. Its download links are in the case.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct WebhookDocument {
+    pub id: uuid::Uuid,
+    /// As in the case's `documents` (`trade-licence-application`, `tax-registration-xml`, ...).
+    #[schema(rename = "type")]
+    pub doc_type: String,
+    /// The owner (index into `owners`) it belongs to; null for a case's own documents.
+    pub owner_index: Option<i32>,
+    pub name: String,
+    /// The document it replaces, now gone (its links answer 404); null for a new one.
+    pub replaces: Option<uuid::Uuid>,
 }
 
 struct BearerAuth;

@@ -1084,13 +1084,16 @@ backend_tests! {
         let (s, b) = json(app.post("/v1/trade-registration", Some(&pkey)).json(&data).send().await.unwrap()).await;
         assert_eq!(s, 201, "{b}");
         let trade = b["response"]["trade_registration_id"].as_str().unwrap().to_string();
+        let company = b["response"]["company_id"].as_str().unwrap().to_string();
         let old_form = b["response"]["owners"][0]["documents"]["gewa_1"]["id"].as_str().unwrap().to_string();
+        let old_link = b["response"]["owners"][0]["documents"]["gewa_1"]["download_url"].as_str().unwrap().to_string();
         let path = format!("/v1/operator/trade-registrations/{trade}");
         let office = json!({"trade_office": {"key": "072355007", "municipality_key": "07235001"}});
         let (s, b) = json(app.client.patch(app.url(&path)).bearer_auth(&okey).json(&office).send().await.unwrap()).await;
         assert_eq!(s, 200, "{b}");
         let new_form = b["response"]["documents"].as_array().unwrap().iter().find(|d| d["type"] == "trade-licence-application").unwrap()["id"].as_str().unwrap().to_string();
         assert_ne!(new_form, old_form);
+        assert_eq!(app.client.get(&old_link).send().await.unwrap().status(), 404, "the replaced form is gone");
         // The same office again replaces nothing, so announces nothing; the next status change
         // comes after the one update (one case's events arrive in order).
         let (s, b) = json(app.client.patch(app.url(&path)).bearer_auth(&okey).json(&office).send().await.unwrap()).await;
@@ -1106,23 +1109,31 @@ backend_tests! {
         let (s, g) = json(app.post(&format!("/v1/operator/tax-registrations/{tax}/tax-office"), Some(&okey)).json(&json!({"tax_office_number": "1127"})).send().await.unwrap()).await;
         assert_eq!(s, 200, "{g}");
         let tax_docs: Vec<Value> = g["response"]["documents"].as_array().unwrap().clone();
+        // The same tax office again writes the XML and the summary anew, and says so.
+        let (s, g) = json(app.post(&format!("/v1/operator/tax-registrations/{tax}/tax-office"), Some(&okey)).json(&json!({"tax_office_number": "1127"})).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{g}");
+        let again: Vec<Value> = g["response"]["documents"].as_array().unwrap().clone();
 
-        // initiated, form-rendered, documents, submitted; validated, documents.
-        let got = all.wait_for(6).await;
+        // initiated, form-rendered, documents, submitted; validated, documents, documents.
+        let got = all.wait_for(7).await;
         for d in &got {
             d.verify(&secret).unwrap();
         }
         let types = |c: &str| story(&got, c).into_iter().map(|(t, _, _)| t).collect::<Vec<_>>();
         assert_eq!(types(&trade), ["registration.initiated", "registration.form-rendered", "documents.updated", "registration.submitted"]);
-        assert_eq!(types(&tax), ["tax-registration.validated", "documents.updated"]);
-        let update = |c: &str| got.iter().map(Delivery::json).find(|v| v["type"] == "documents.updated" && (v["data"]["trade_registration_id"] == c || v["data"]["tax_registration_id"] == c)).unwrap();
-        let t = update(&trade);
+        assert_eq!(types(&tax), ["tax-registration.validated", "documents.updated", "documents.updated"]);
+        let updates = |c: &str| got.iter().map(Delivery::json).filter(|v| v["type"] == "documents.updated" && (v["data"]["trade_registration_id"] == c || v["data"]["tax_registration_id"] == c)).collect::<Vec<_>>();
+        let t = updates(&trade)[0].clone();
+        let at = time::OffsetDateTime::parse(t["timestamp"].as_str().unwrap(), &time::format_description::well_known::Rfc3339).unwrap();
+        assert!((time::OffsetDateTime::now_utc() - at).abs() < time::Duration::minutes(1), "{t}");
+        assert_eq!(t["data"]["company_id"], company.as_str());
+        assert!(t["data"].get("previous_status").is_none());
         assert_eq!(t["data"]["status"], "form-rendered");
         assert_eq!(t["data"]["reason"], "trade office assigned");
         assert_eq!(t["data"]["client_reference"], "crm-7");
         assert_eq!(t["data"]["environment"], "production");
         assert_eq!(t["data"]["documents"], json!([{"id": new_form, "type": "trade-licence-application", "owner_index": 0, "name": format!("GewA 1 - {} {}.pdf", data["owners"][0]["first_name"].as_str().unwrap(), data["owners"][0]["last_name"].as_str().unwrap()), "replaces": old_form}]));
-        let x = update(&tax);
+        let x = updates(&tax)[0].clone();
         assert_eq!(x["data"]["status"], "validated");
         assert_eq!(x["data"]["reason"], "tax office assigned");
         let mut announced: Vec<(String, String, Value)> = x["data"]["documents"].as_array().unwrap().iter().map(|d| (d["type"].as_str().unwrap().to_string(), d["id"].as_str().unwrap().to_string(), d["replaces"].clone())).collect();
@@ -1132,16 +1143,23 @@ backend_tests! {
             ("tax-registration-summary".to_string(), id_of("tax-registration-summary"), json!(old_summary)),
             ("tax-registration-xml".to_string(), id_of("tax-registration-xml"), Value::Null),
         ]);
+        let mut second: Vec<(String, String, Value)> = updates(&tax)[1]["data"]["documents"].as_array().unwrap().iter().map(|d| (d["type"].as_str().unwrap().to_string(), d["id"].as_str().unwrap().to_string(), d["replaces"].clone())).collect();
+        second.sort_by(|a, b| a.0.cmp(&b.0));
+        let again_of = |t: &str| again.iter().find(|d| d["type"] == t).unwrap()["id"].as_str().unwrap().to_string();
+        assert_eq!(second, [
+            ("tax-registration-summary".to_string(), again_of("tax-registration-summary"), json!(id_of("tax-registration-summary"))),
+            ("tax-registration-xml".to_string(), again_of("tax-registration-xml"), json!(id_of("tax-registration-xml"))),
+        ]);
 
         // Endpoints get what they subscribed to and nothing else.
-        let only: Vec<Value> = documents_only.wait_for(2).await.iter().map(Delivery::json).collect();
+        let only: Vec<Value> = documents_only.wait_for(3).await.iter().map(Delivery::json).collect();
         assert!(only.iter().all(|v| v["type"] == "documents.updated"), "{only:?}");
         let statuses = statuses_only.wait_for(1).await;
         assert!(statuses.iter().all(|d| d.json()["type"] != "documents.updated"));
         tokio::time::sleep(Duration::from_millis(300)).await;
-        assert_eq!(documents_only.deliveries().len(), 2);
+        assert_eq!(documents_only.deliveries().len(), 3);
         assert_eq!(statuses_only.deliveries().len(), 1);
-        assert_eq!(all.deliveries().len(), 6);
+        assert_eq!(all.deliveries().len(), 7);
     }
 
     async fn deliveries_check_the_target_again(backend) {

@@ -180,7 +180,8 @@ pub struct DeletedEndpoint {
 }
 
 /// Registers an endpoint. Every later status change of the provider's cases (trade and tax,
-/// sandbox and production) is delivered to it, signed with the returned secret.
+/// sandbox and production), and every `documents.updated`, is delivered to it (or those of the
+/// types it lists), signed with the returned secret.
 #[utoipa::path(post, path = "/v1/webhook-endpoints", tag = "webhooks",
     operation_id = "create_webhook_endpoint",
     request_body = CreateEndpointRequest,

@@ -1,5 +1,6 @@
 //! Webhook delivery (decisions.md §6, Standard Webhooks): secrets and signatures, and the
-//! worker that drains the outbox the store fills in the transaction of every status change.
+//! worker that drains the outbox the store fills in the transaction of every status change (and
+//! of every replacement of documents by an office assignment).
 //!
 //! The worker leases due messages (`Repository::claim_webhook_messages`: `FOR UPDATE SKIP
 //! LOCKED` on PostgreSQL, so several instances never take the same message), posts each with the

@@ -1064,7 +1064,10 @@ backend_tests! {
     }
 
     async fn documents_made_for_an_office_assigned_later_are_announced(backend) {
-        let app = TestApp::spawn(backend).await.unwrap();
+        // No polling within the test: every delivery must come from a wake, the assignments'
+        // included (the last event is a tax office's, with nothing after it to wake the worker).
+        let no_poll = Options { tweak: Box::new(|c| c.webhooks.poll_interval = Duration::from_secs(600)), ..Options::default() };
+        let app = TestApp::spawn_with(backend, no_poll).await.unwrap();
         let (_, pkey) = app.provider("P").await;
         let (_, okey) = app.operator("O").await;
         let all = Receiver::start(Behaviour::Ok).await;
@@ -1089,8 +1092,19 @@ backend_tests! {
         let old_link = b["response"]["owners"][0]["documents"]["gewa_1"]["download_url"].as_str().unwrap().to_string();
         let path = format!("/v1/operator/trade-registrations/{trade}");
         let office = json!({"trade_office": {"key": "072355007", "municipality_key": "07235001"}});
+        // Once the worker is idle (initiated and form-rendered delivered), only the
+        // assignment's own wake can bring its event within `wait_for`'s 20 s.
+        let idle = |n: usize| {
+            let all = all.clone();
+            async move {
+                all.wait_for(n).await;
+                tokio::time::sleep(Duration::from_millis(300)).await;
+            }
+        };
+        idle(2).await;
         let (s, b) = json(app.client.patch(app.url(&path)).bearer_auth(&okey).json(&office).send().await.unwrap()).await;
         assert_eq!(s, 200, "{b}");
+        all.wait_for(3).await;
         let new_form = b["response"]["documents"].as_array().unwrap().iter().find(|d| d["type"] == "trade-licence-application").unwrap()["id"].as_str().unwrap().to_string();
         assert_ne!(new_form, old_form);
         assert_eq!(app.client.get(&old_link).send().await.unwrap().status(), 404, "the replaced form is gone");
@@ -1110,6 +1124,7 @@ backend_tests! {
         assert_eq!(s, 200, "{g}");
         let tax_docs: Vec<Value> = g["response"]["documents"].as_array().unwrap().clone();
         // The same tax office again writes the XML and the summary anew, and says so.
+        idle(6).await;
         let (s, g) = json(app.post(&format!("/v1/operator/tax-registrations/{tax}/tax-office"), Some(&okey)).json(&json!({"tax_office_number": "1127"})).send().await.unwrap()).await;
         assert_eq!(s, 200, "{g}");
         let again: Vec<Value> = g["response"]["documents"].as_array().unwrap().clone();

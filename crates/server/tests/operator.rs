@@ -677,6 +677,9 @@ backend_tests! {
         assert_eq!(s, 200);
         let (s, b) = json(app.post(&path, Some(&okey)).json(&json!({"tax_office_number": "1129"})).send().await.unwrap()).await;
         assert_error(s, &b, 409, "INVALID_STATE_TRANSITION");
+        // Also the office it has, which would change nothing.
+        let (s, b) = json(app.post(&path, Some(&okey)).json(&json!({"tax_office_number": "1127"})).send().await.unwrap()).await;
+        assert_error(s, &b, 409, "INVALID_STATE_TRANSITION");
 
         // Rejected by the filing system (wrong office): the operator corrects the office, the
         // XML is written again for it, and the case is resubmitted.

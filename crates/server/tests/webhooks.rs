@@ -1123,9 +1123,19 @@ backend_tests! {
         let (s, g) = json(app.post(&format!("/v1/operator/tax-registrations/{tax}/tax-office"), Some(&okey)).json(&json!({"tax_office_number": "1127"})).send().await.unwrap()).await;
         assert_eq!(s, 200, "{g}");
         let tax_docs: Vec<Value> = g["response"]["documents"].as_array().unwrap().clone();
-        // The same tax office again writes the XML and the summary anew, and says so.
+        // The same tax office again leaves the documents as they are, and says nothing;
+        // another office writes the XML and the summary anew, and says so.
+        let assign = |number: &'static str| {
+            let url = app.url(&format!("/v1/operator/tax-registrations/{tax}/tax-office"));
+            let request = app.client.post(url).bearer_auth(&okey).json(&json!({"tax_office_number": number}));
+            async move { json(request.send().await.unwrap()).await }
+        };
+        let (s, g) = assign("1127").await;
+        assert_eq!(s, 200, "{g}");
+        let ids = |docs: &[Value]| docs.iter().map(|d| d["id"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+        assert_eq!(ids(g["response"]["documents"].as_array().unwrap()), ids(&tax_docs), "the same office replaces nothing");
         idle(6).await;
-        let (s, g) = json(app.post(&format!("/v1/operator/tax-registrations/{tax}/tax-office"), Some(&okey)).json(&json!({"tax_office_number": "1127"})).send().await.unwrap()).await;
+        let (s, g) = assign("1129").await;
         assert_eq!(s, 200, "{g}");
         let again: Vec<Value> = g["response"]["documents"].as_array().unwrap().clone();
 

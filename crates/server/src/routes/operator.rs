@@ -12,6 +12,7 @@ use domain::auth::Caller;
 use domain::company::Environment;
 use domain::lifecycle::{Lifecycle, TaxStatus, TradeStatus};
 use serde::{Deserialize, Serialize};
+use sha2::Digest;
 use store::{CaseFilter, CaseKind};
 use time::OffsetDateTime;
 use utoipa::ToSchema;
@@ -902,12 +903,14 @@ pub struct AssignTaxOfficeRequest {
 }
 
 /// Assigns the tax office of a `validated` or `rejected` tax registration and regenerates its
-/// ELSTER XML (validated against the XSD again) and summary; answers with the case.
+/// ELSTER XML (validated against the XSD again) and summary, announced to the provider as
+/// `documents.updated`; the office the case has already, with its XML as it is, changes
+/// nothing. Answers with the case.
 #[utoipa::path(post, path = "/v1/operator/tax-registrations/{tax_registration_id}/tax-office", tag = "operator",
     params(("tax_registration_id" = Uuid, Path, description = "The case")),
     request_body = AssignTaxOfficeRequest,
     responses(
-        (status = 200, description = "Assigned; the documents are new", body = Envelope<crate::routes::tax_registrations::TaxRegistrationResponse>),
+        (status = 200, description = "Assigned; the documents are new (unless the office and its XML were the case's already)", body = Envelope<crate::routes::tax_registrations::TaxRegistrationResponse>),
         (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
         (status = 404, description = "No such case (`NOT_FOUND`)", body = Envelope<ErrorBody>),
         (status = 409, description = "`INVALID_STATE_TRANSITION`: the case is already submitted or completed", body = Envelope<ErrorBody>),
@@ -964,10 +967,32 @@ pub(crate) async fn assign_office(
     })
     .await
     .map_err(|e| ApiError::Internal(anyhow::anyhow!("document generation panicked: {e}")))??;
+    let allowed = [TaxStatus::Validated.as_str(), TaxStatus::Rejected.as_str()];
+    let conflict = || ApiError::Conflict {
+        code: ErrorCode::InvalidStateTransition,
+        message: "the tax office can only be assigned while the case is validated or rejected"
+            .into(),
+    };
+    // The XML the case already holds (it names the office, so this is the case's office
+    // again): nothing to replace and nothing to announce, as for a trade office that leaves
+    // the forms as they are. The summary, dated when it was recorded, stays too.
+    let unchanged = !produced.is_empty()
+        && produced.iter().all(|(doc_type, _, _, bytes)| {
+            let sha256 = sha2::Sha256::digest(bytes).to_vec();
+            case.documents
+                .iter()
+                .any(|d| d.doc_type == *doc_type && d.sha256.as_deref() == Some(&sha256))
+        });
+    if unchanged {
+        return if allowed.contains(&case.status.as_str()) {
+            Ok(())
+        } else {
+            Err(conflict())
+        };
+    }
     let (documents, written) =
         crate::routes::tax_registrations::store_produced(state, id, reg.name(), produced, now)
             .await?;
-    let allowed = [TaxStatus::Validated.as_str(), TaxStatus::Rejected.as_str()];
     match state
         .repo
         .assign_tax_office(id, &number, &allowed, &documents)
@@ -980,12 +1005,7 @@ pub(crate) async fn assign_office(
         }
         Ok(None) => {
             crate::routes::cases::remove_files(state, &written).await;
-            return Err(ApiError::Conflict {
-                code: ErrorCode::InvalidStateTransition,
-                message:
-                    "the tax office can only be assigned while the case is validated or rejected"
-                        .into(),
-            });
+            return Err(conflict());
         }
         Err(e) => {
             crate::routes::cases::remove_files(state, &written).await;

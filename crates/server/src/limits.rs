@@ -158,6 +158,42 @@ impl RateBody {
     }
 }
 
+/// Most bytes of a body still read after its request let go of it unfinished (refused before
+/// or while reading: 401, 413, 422, ...), and for how long. A client that is still sending when
+/// the answer goes out would otherwise often get a reset instead of the answer: closing a socket
+/// with unread data resets the connection, and the reset can discard the answer the client has
+/// not read yet. Beyond these, the connection is closed as before.
+const DRAIN_MOST: u64 = 1024 * 1024;
+const DRAIN_FOR: Duration = Duration::from_secs(5);
+
+impl Drop for RateBody {
+    /// Reads the rest of an unfinished body in the background, within [`DRAIN_MOST`] and
+    /// [`DRAIN_FOR`], so the connection is closed (or kept) with nothing left unread. Not for a
+    /// body that failed its deadline: that one has had its time.
+    fn drop(&mut self) {
+        if self.done || http_body::Body::is_end_stream(&self.inner) {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let mut rest = std::mem::replace(&mut self.inner, Body::empty());
+        runtime.spawn(async move {
+            use http_body_util::BodyExt;
+            let drain = async {
+                let mut read = 0u64;
+                while let Some(Ok(frame)) = rest.frame().await {
+                    read += frame.data_ref().map_or(0, |d| d.len() as u64);
+                    if read > DRAIN_MOST {
+                        break;
+                    }
+                }
+            };
+            let _ = tokio::time::timeout(DRAIN_FOR, drain).await;
+        });
+    }
+}
+
 /// The error a [`RateBody`] fails with; [`deadlines`] turns it into 408.
 #[derive(Debug, thiserror::Error)]
 #[error("the request body did not arrive in time")]

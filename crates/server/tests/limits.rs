@@ -408,6 +408,33 @@ async fn an_upload_route_spools_only_uploads_beyond_the_json_limit() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_still_sending_a_refused_body_gets_the_answer() {
+    let app = app_with(|c| c.max_body_bytes = 64 * 1024).await;
+    let (_, key) = app.provider("Plattform GmbH").await;
+    // 512 KiB of JSON where 64 KiB are allowed, sent in pieces after the server has answered
+    // 413: it reads the rest instead of closing on unread data, which would reset the
+    // connection and often lose the answer (and fail the writes below).
+    for extra in ["", "Idempotency-Key: big-raw\r\n"] {
+        let len = 512 * 1024;
+        let mut s = TcpStream::connect(app.addr).await.unwrap();
+        s.write_all(trade_head(&key, extra, len).as_bytes())
+            .await
+            .unwrap();
+        s.write_all(&vec![b' '; 128 * 1024]).await.unwrap();
+        // The answer is out before the rest is sent.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        for _ in 0..6 {
+            s.write_all(&vec![b' '; 64 * 1024])
+                .await
+                .expect("the server still reads");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let res = read_response(&mut s).await;
+        assert_error(res.status, &res.json(), 413, "PAYLOAD_TOO_LARGE");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_upload_more_than_allowed_is_refused_until_one_ends() {
     let app = app_with(|c| c.max_concurrent_uploads = 2).await;
     let (_, key) = app.provider("Plattform GmbH").await;

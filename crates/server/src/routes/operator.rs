@@ -939,7 +939,8 @@ pub async fn assign_tax_office(
 
 /// Assigns tax office `number` (checked against the directory) to a validated or rejected tax
 /// registration: its XML is written for that office and XSD-validated, the summary re-rendered,
-/// and the old files replaced in one write. Shared by the operator and the sandbox.
+/// and the old files replaced in one write, with a `documents.updated` event; nothing is
+/// written when the case already holds that XML. Shared by the operator and the sandbox.
 pub(crate) async fn assign_office(
     state: &Arc<AppState>,
     case: &store::TaxRegistrationRecord,

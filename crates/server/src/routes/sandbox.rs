@@ -329,7 +329,8 @@ pub async fn transition_tax(
 
 /// Simulates the operator's office assignment on one of the caller's sandbox tax
 /// registrations (validated or rejected): the XML is written for that office, XSD-validated,
-/// and the summary re-rendered, exactly as for the operator; answers with the case. Without it a
+/// and the summary re-rendered (nothing changes when the case already holds the XML for that
+/// office), exactly as for the operator; answers with the case. Without it a
 /// sandbox case whose office the address did not decide could never be submitted.
 #[utoipa::path(post, path = "/v1/sandbox/tax-registration/{tax_registration_id}/tax-office", tag = "sandbox",
     operation_id = "sandbox_assign_tax_office",
@@ -338,7 +339,7 @@ pub async fn transition_tax(
     ),
     request_body = crate::routes::operator::AssignTaxOfficeRequest,
     responses(
-        (status = 200, description = "The case with its new office and documents", body = Envelope<crate::routes::tax_registrations::TaxRegistrationResponse>),
+        (status = 200, description = "The case with its new office and documents (its documents as they were for the office it has)", body = Envelope<crate::routes::tax_registrations::TaxRegistrationResponse>),
         (status = 400, description = "`INVALID_JSON`", body = Envelope<ErrorBody>),
         (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
         (status = 404, description = "No sandbox case of the caller with this id; production cases answer this too (`NOT_FOUND`)", body = Envelope<ErrorBody>),

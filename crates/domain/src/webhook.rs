@@ -111,21 +111,13 @@ pub struct UpdatedDocument<'a> {
     pub replaces: Option<Uuid>,
 }
 
-/// What a [`DOCUMENTS_UPDATED`] event says.
+/// What a [`DOCUMENTS_UPDATED`] event says: the case as a status event names it (its status
+/// unchanged, `reason` why the documents changed, e.g. `trade office assigned`, `at` when they
+/// were written; `previous_status` is left out of the body), and the documents.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DocumentsEvent<'a> {
-    /// `trade` or `tax`.
-    pub case_kind: &'a str,
-    pub case_id: Uuid,
-    pub company_id: Uuid,
-    /// The case's status, unchanged by the update.
-    pub status: &'a str,
-    pub environment: &'a str,
-    pub client_reference: Option<&'a str>,
-    /// Why the documents changed, e.g. `trade office assigned`.
-    pub reason: &'a str,
+    pub case: CaseEvent<'a>,
     pub documents: &'a [UpdatedDocument<'a>],
-    pub at: OffsetDateTime,
 }
 
 impl DocumentsEvent<'_> {
@@ -133,7 +125,7 @@ impl DocumentsEvent<'_> {
     /// {..._registration_id, company_id, status, environment, client_reference, reason,
     /// documents: [{id, type, owner_index, name, replaces}]}}`.
     pub fn body(&self) -> Option<String> {
-        let timestamp = self.at.format(&Rfc3339).ok()?;
+        let timestamp = self.case.at.format(&Rfc3339).ok()?;
         let documents: Vec<_> = self
             .documents
             .iter()
@@ -147,19 +139,8 @@ impl DocumentsEvent<'_> {
                 })
             })
             .collect();
-        // The case as a status event names it; the status is not changing, so no previous one.
-        let mut data = CaseEvent {
-            case_kind: self.case_kind,
-            case_id: self.case_id,
-            company_id: self.company_id,
-            status: self.status,
-            previous_status: None,
-            environment: self.environment,
-            client_reference: self.client_reference,
-            reason: Some(self.reason),
-            at: self.at,
-        }
-        .data();
+        // The status is not changing, so there is no previous one.
+        let mut data = self.case.data();
         data.remove("previous_status");
         data.insert("documents".into(), json!(documents));
         let body = json!({"type": DOCUMENTS_UPDATED, "timestamp": timestamp, "data": data});
@@ -280,15 +261,18 @@ mod tests {
             },
         ];
         let e = DocumentsEvent {
-            case_kind: "trade",
-            case_id: Uuid::from_u128(1),
-            company_id: Uuid::from_u128(2),
-            status: "form-rendered",
-            environment: "production",
-            client_reference: None,
-            reason: "trade office assigned",
+            case: CaseEvent {
+                case_kind: "trade",
+                case_id: Uuid::from_u128(1),
+                company_id: Uuid::from_u128(2),
+                status: "form-rendered",
+                previous_status: None,
+                environment: "production",
+                client_reference: None,
+                reason: Some("trade office assigned"),
+                at: OffsetDateTime::from_unix_timestamp(1_700_000_000).unwrap(),
+            },
             documents: &docs,
-            at: OffsetDateTime::from_unix_timestamp(1_700_000_000).unwrap(),
         };
         let v: serde_json::Value = serde_json::from_str(&e.body().unwrap()).unwrap();
         assert_eq!(v["type"], "documents.updated");
@@ -311,7 +295,10 @@ mod tests {
         assert!(d[1]["owner_index"].is_null());
         assert!(d[1]["replaces"].is_null());
         let tax = DocumentsEvent {
-            case_kind: "tax",
+            case: CaseEvent {
+                case_kind: "tax",
+                ..e.case
+            },
             ..e
         };
         let v: serde_json::Value = serde_json::from_str(&tax.body().unwrap()).unwrap();

@@ -1808,15 +1808,18 @@ pub(crate) fn documents_messages(
         .filter(|t| domain::webhook::subscribed(t.events.as_deref(), event_type))
         .filter_map(|t| {
             let body = domain::webhook::DocumentsEvent {
-                case_kind: kind,
-                case_id,
-                company_id: t.company_id,
-                status: &t.status,
-                environment: &t.environment,
-                client_reference: t.client_reference.as_deref(),
-                reason,
+                case: domain::webhook::CaseEvent {
+                    case_kind: kind,
+                    case_id,
+                    company_id: t.company_id,
+                    status: &t.status,
+                    previous_status: None,
+                    environment: &t.environment,
+                    client_reference: t.client_reference.as_deref(),
+                    reason: Some(reason),
+                    at,
+                },
                 documents: &updated,
-                at,
             }
             .body()?;
             Some(EventMessage {

@@ -168,6 +168,23 @@ pub async fn read_part(
     Ok(buf.freeze())
 }
 
+/// Whether `documents` hold one of `doc_type` for `owner` with the content `bytes` (by SHA-256):
+/// an office assignment that would write it again leaves it as it is and announces nothing.
+pub fn holds_document(
+    documents: &[DocumentRecord],
+    owner: Option<i32>,
+    doc_type: &str,
+    bytes: &[u8],
+) -> bool {
+    use sha2::Digest;
+    let sha256 = sha2::Sha256::digest(bytes);
+    documents.iter().any(|d| {
+        d.owner_index == owner
+            && d.doc_type == doc_type
+            && d.sha256.as_deref() == Some(sha256.as_slice())
+    })
+}
+
 /// The stored request of a trade case as its domain type, read from the record in place (no copy
 /// of the JSON tree: the copy was a tenth of a GET's CPU on PostgreSQL).
 pub fn stored_trade(

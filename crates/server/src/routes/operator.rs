@@ -12,7 +12,6 @@ use domain::auth::Caller;
 use domain::company::Environment;
 use domain::lifecycle::{Lifecycle, TaxStatus, TradeStatus};
 use serde::{Deserialize, Serialize};
-use sha2::Digest;
 use store::{CaseFilter, CaseKind};
 use time::OffsetDateTime;
 use utoipa::ToSchema;
@@ -979,10 +978,7 @@ pub(crate) async fn assign_office(
     // the forms as they are. The summary, dated when it was recorded, stays too.
     let unchanged = !produced.is_empty()
         && produced.iter().all(|(doc_type, _, _, bytes)| {
-            let sha256 = sha2::Sha256::digest(bytes).to_vec();
-            case.documents
-                .iter()
-                .any(|d| d.doc_type == *doc_type && d.sha256.as_deref() == Some(&sha256))
+            crate::routes::cases::holds_document(&case.documents, None, doc_type, bytes)
         });
     if unchanged {
         return if allowed.contains(&case.status.as_str()) {

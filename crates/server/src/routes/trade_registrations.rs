@@ -377,12 +377,7 @@ pub(crate) async fn rerender_gewa1(
     let changed = produced
         .into_iter()
         .filter(|p| {
-            let sha256 = Sha256::digest(&p.bytes).to_vec();
-            !case.documents.iter().any(|d| {
-                d.owner_index == Some(p.owner as i32)
-                    && d.doc_type == p.doc_type
-                    && d.sha256.as_deref() == Some(&sha256)
-            })
+            !cases::holds_document(&case.documents, Some(p.owner as i32), p.doc_type, &p.bytes)
         })
         .collect();
     store_produced(state, case.id, &reg, changed, cases::now_micros()).await

@@ -1004,7 +1004,7 @@ pub fn tax_cases() -> Vec<RuleCase> {
 fn shared_with_gbr(field: &str) -> bool {
     field == "surprise"
         || (field != "operational_activity_start_date"
-            && crate::tax_request::TOP.contains(&field)
+            && crate::tax_request::FIELDS.contains(&field)
             && crate::gbr_request::FIELDS.contains(&field))
 }
 

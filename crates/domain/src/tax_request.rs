@@ -33,8 +33,9 @@ pub struct TaxRequest {
     pub registration: TaxRegistration,
 }
 
-/// The top-level fields of the request (anything else is `unknown_field`).
-pub(crate) const TOP: &[&str] = &[
+/// The top-level fields of the request (anything else is `unknown_field`); the OpenAPI
+/// document's request schema is checked against it.
+pub const FIELDS: &[&str] = &[
     "company_id",
     "business_address",
     "tax_registration_id",
@@ -70,6 +71,21 @@ pub(crate) const TOP: &[&str] = &[
     "payroll_start_date",
     "estimated_annual_wage_tax",
 ];
+
+/// The fields of a `directors` entry.
+pub const DIRECTOR_FIELDS: &[&str] = &[
+    "first_name",
+    "middle_name",
+    "last_name",
+    "email",
+    "phone",
+    "dob",
+    "tax_identification_number",
+    "address",
+];
+
+/// The fields of `notary`.
+pub const NOTARY_FIELDS: &[&str] = &["first_name", "last_name", "address"];
 
 pub(crate) fn req_text(
     o: &Obj,
@@ -849,7 +865,7 @@ pub(crate) fn fiscal_year(o: &Obj, e: &mut Violations) -> (Option<bool>, Option<
 }
 
 /// The fields of an individual holder (a shareholder; a partner adds its own).
-pub(crate) const INDIVIDUAL_HOLDER_FIELDS: &[&str] = &[
+pub const INDIVIDUAL_HOLDER_FIELDS: &[&str] = &[
     "first_name",
     "last_name",
     "dob",
@@ -859,7 +875,7 @@ pub(crate) const INDIVIDUAL_HOLDER_FIELDS: &[&str] = &[
 ];
 
 /// The fields of an entity holder (a shareholder; a partner adds its own).
-pub(crate) const ENTITY_HOLDER_FIELDS: &[&str] = &["name", "address", "share_percentage"];
+pub const ENTITY_HOLDER_FIELDS: &[&str] = &["name", "address", "share_percentage"];
 
 /// The `individuals` and `entities` arrays of a holders object (`shareholders`, `partners`),
 /// when both are arrays (absent is empty) and `min..=max` entries are in them together.
@@ -1014,7 +1030,7 @@ pub fn parse(
     known_tax_office: &dyn Fn(&str) -> bool,
 ) -> Result<TaxRequest, Violations> {
     let mut errs = Violations::new();
-    let Some(o) = object(body, "", TOP, &mut errs) else {
+    let Some(o) = object(body, "", FIELDS, &mut errs) else {
         return Err(errs);
     };
     let e = &mut errs;
@@ -1091,7 +1107,7 @@ pub fn parse(
         .req("address", e)
         .and_then(|v| tax_address(v, "address", e));
     let notary = o.opt("notary").and_then(|v| {
-        let n = object(v, "notary", &["first_name", "last_name", "address"], e)?;
+        let n = object(v, "notary", NOTARY_FIELDS, e)?;
         let first = req_text(&n, "first_name", 72, TextType::A, e);
         let last = req_text(&n, "last_name", 72, TextType::A, e);
         let addr = n
@@ -1111,21 +1127,7 @@ pub fn parse(
             .enumerate()
             .map(|(i, item)| {
                 let p = format!("directors[{i}]");
-                let d = object(
-                    item,
-                    &p,
-                    &[
-                        "first_name",
-                        "middle_name",
-                        "last_name",
-                        "email",
-                        "phone",
-                        "dob",
-                        "tax_identification_number",
-                        "address",
-                    ],
-                    e,
-                )?;
+                let d = object(item, &p, DIRECTOR_FIELDS, e)?;
                 let first = req_text(&d, "first_name", 72, TextType::A, e);
                 let middle = opt_text(&d, "middle_name", 72, TextType::A, e);
                 let last = req_text(&d, "last_name", 72, TextType::A, e);

@@ -338,7 +338,10 @@ pub struct Owner {
     pub gender: Gender,
     pub phone: String,
     pub email: String,
+    /// Required in a request, as `{}` when an uploaded form and the `self` package need none
+    /// (`trade_request`).
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub signatures: Signatures,
     #[serde(default, skip_serializing_if = "OwnerDocuments::is_empty")]
     pub documents: OwnerDocuments,

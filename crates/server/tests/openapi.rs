@@ -47,26 +47,12 @@ fn every_error_code_is_documented() {
 }
 
 /// The documented partnership payload lists exactly the fields the parser accepts, with the
-/// always-required ones marked required, so the document cannot drift from the rules.
+/// ones the parser asks for in an empty body marked required, so the document cannot drift
+/// from the rules.
 #[test]
 fn gbr_request_schema_matches_the_parser() {
     let doc = serde_json::to_value(server::openapi::document()).unwrap();
-    let schemas = &doc["components"]["schemas"];
-    let keys = |name: &str| -> Vec<String> {
-        let mut k: Vec<String> = schemas[name]["properties"]
-            .as_object()
-            .unwrap_or_else(|| panic!("schema {name}"))
-            .keys()
-            .cloned()
-            .collect();
-        k.sort();
-        k
-    };
-    let sorted = |v: &[&str]| {
-        let mut v: Vec<String> = v.iter().map(|s| s.to_string()).collect();
-        v.sort();
-        v
-    };
+    let keys = |name: &str| schema_keys(&doc, name);
     assert_eq!(
         keys("GbrTaxRegistrationRequest"),
         sorted(domain::gbr_request::FIELDS)
@@ -80,31 +66,11 @@ fn gbr_request_schema_matches_the_parser() {
         keys("EntityPartner"),
         sorted(&domain::gbr_request::entity_partner_fields())
     );
-    let mut required: Vec<String> = schemas["GbrTaxRegistrationRequest"]["required"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_str().unwrap().to_string())
-        .collect();
-    required.sort();
-    assert_eq!(
-        required,
-        sorted(&[
-            "legal_form",
-            "package",
-            "signature_path",
-            "name",
-            "purpose",
-            "partnership_agreement_date",
-            "operational_activity_start_date",
-            "fiscal_year_deviates_from_calendar",
-            "address",
-            "partners",
-            "financial_estimates",
-            "vat",
-            "has_employees",
-        ])
-    );
+    let empty = domain::gbr_request::parse(&serde_json::json!({}), today(), &|_| true)
+        .expect_err("an empty body is refused");
+    let required = parser_required(empty, "");
+    assert!(required.contains(&"partners".to_string()), "{required:?}");
+    assert_eq!(schema_required(&doc, "GbrTaxRegistrationRequest"), required);
     let post = &doc["paths"]["/v1/tax-registration/gbr"]["post"];
     assert_eq!(
         post["requestBody"]["content"]["application/json"]["schema"]["$ref"],
@@ -113,6 +79,134 @@ fn gbr_request_schema_matches_the_parser() {
     for status in ["201", "403", "404", "409", "422"] {
         assert!(post["responses"][status].is_object(), "{status}");
     }
+}
+
+/// The names of a component schema's properties, sorted.
+fn schema_keys(doc: &serde_json::Value, name: &str) -> Vec<String> {
+    let mut k: Vec<String> = doc["components"]["schemas"][name]["properties"]
+        .as_object()
+        .unwrap_or_else(|| panic!("schema {name}"))
+        .keys()
+        .cloned()
+        .collect();
+    k.sort();
+    k
+}
+
+/// A component schema's `required` list, sorted.
+fn schema_required(doc: &serde_json::Value, name: &str) -> Vec<String> {
+    let mut r: Vec<String> = doc["components"]["schemas"][name]["required"]
+        .as_array()
+        .map(|a| a.iter().map(|v| v.as_str().unwrap().to_string()).collect())
+        .unwrap_or_default();
+    r.sort();
+    r
+}
+
+/// The fields directly under `prefix` (`""` for the top level, `owners[0].`) that the parser
+/// calls `required` in `violations`, sorted.
+fn parser_required(violations: domain::Violations, prefix: &str) -> Vec<String> {
+    let mut r: Vec<String> = violations
+        .iter()
+        .filter(|v| v.code == "required")
+        .filter_map(|v| v.field.strip_prefix(prefix))
+        .filter(|f| !f.contains(['.', '[']))
+        .map(str::to_string)
+        .collect();
+    r.sort();
+    r
+}
+
+fn sorted(v: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = v.iter().map(|s| s.to_string()).collect();
+    v.sort();
+    v
+}
+
+fn today() -> time::Date {
+    time::OffsetDateTime::now_utc().date()
+}
+
+/// The documented UG/GmbH payload is the request as sent, not the stored record (which nests
+/// the payroll fields and adds `vat.small_business`): its fields are exactly those the parser
+/// accepts, at every level, and its required ones those the parser asks for in an empty body.
+#[test]
+fn tax_request_schema_matches_the_parser() {
+    let doc = serde_json::to_value(server::openapi::document()).unwrap();
+    let post = &doc["paths"]["/v1/tax-registration"]["post"];
+    assert_eq!(
+        post["requestBody"]["content"]["application/json"]["schema"]["$ref"],
+        "#/components/schemas/TaxRegistrationRequest"
+    );
+    assert_eq!(
+        schema_keys(&doc, "TaxRegistrationRequest"),
+        sorted(domain::tax_request::FIELDS)
+    );
+    assert_eq!(
+        schema_keys(&doc, "VatRequest"),
+        sorted(domain::tax_request::VAT_FIELDS)
+    );
+    assert_eq!(
+        schema_keys(&doc, "Director"),
+        sorted(domain::tax_request::DIRECTOR_FIELDS)
+    );
+    assert_eq!(
+        schema_keys(&doc, "Notary"),
+        sorted(domain::tax_request::NOTARY_FIELDS)
+    );
+    assert_eq!(
+        schema_keys(&doc, "IndividualShareholder"),
+        sorted(domain::tax_request::INDIVIDUAL_HOLDER_FIELDS)
+    );
+    assert_eq!(
+        schema_keys(&doc, "EntityShareholder"),
+        sorted(domain::tax_request::ENTITY_HOLDER_FIELDS)
+    );
+    let empty = domain::tax_request::parse(&serde_json::json!({}), today(), &|_| true)
+        .expect_err("an empty body is refused");
+    let required = parser_required(empty, "");
+    assert!(required.contains(&"vat".to_string()), "{required:?}");
+    assert_eq!(schema_required(&doc, "TaxRegistrationRequest"), required);
+    // The document's own example is a payload the parser accepts.
+    let example = &post["requestBody"]["content"]["application/json"]["example"];
+    domain::tax_request::parse(example, today(), &|_| true)
+        .unwrap_or_else(|e| panic!("the documented example is refused: {e:?}"));
+}
+
+/// An owner of the trade create is documented as sent: `documents.gewa_1` names the multipart
+/// part of an uploaded form (`{file}`), and the required fields are those the parser asks for
+/// in an empty owner. The create's answer documents its own `documents` (links) under another
+/// name, so neither overwrites the other.
+#[test]
+fn trade_owner_schema_matches_the_parser() {
+    let doc = serde_json::to_value(server::openapi::document()).unwrap();
+    let schemas = &doc["components"]["schemas"];
+    assert_eq!(
+        schemas["Owner"]["properties"]["documents"]["$ref"],
+        "#/components/schemas/OwnerDocuments"
+    );
+    assert_eq!(schema_keys(&doc, "OwnerDocuments"), ["gewa_1"]);
+    assert_eq!(
+        schemas["OwnerDocuments"]["properties"]["gewa_1"]["oneOf"][1]["$ref"],
+        "#/components/schemas/UploadedDocument",
+        "{}",
+        schemas["OwnerDocuments"]
+    );
+    assert_eq!(schema_keys(&doc, "UploadedDocument"), ["file"]);
+    assert_eq!(
+        schemas["CreatedOwner"]["properties"]["documents"]["$ref"],
+        "#/components/schemas/CreatedOwnerDocuments"
+    );
+    assert_eq!(
+        schema_keys(&doc, "CreatedOwnerDocuments"),
+        ["gewa_1", "power_of_attorney"]
+    );
+    let empty_owner = serde_json::json!({"package": "assisted", "owners": [{}]});
+    let refused =
+        domain::trade_request::parse(&empty_owner, today()).expect_err("an empty owner is refused");
+    let required = parser_required(refused, "owners[0].");
+    assert!(required.contains(&"signatures".to_string()), "{required:?}");
+    assert_eq!(schema_required(&doc, "Owner"), required);
 }
 
 /// One error of every `ApiError` variant. The match below does not compile when a variant is

@@ -14,10 +14,7 @@ use domain::auth::Caller;
 use domain::calendar::date_in_germany;
 use domain::company::Environment;
 use domain::gbr::{Partners, PartnershipLegalForm};
-use domain::tax::{
-    AccountingMethod, BalanceType, CommercialRegister, FinancialEstimates, ReturnFrequency,
-    ReverseChargeServiceType, TaxAddress, TaxPackage, VatRegime,
-};
+use domain::tax::{CommercialRegister, FinancialEstimates, TaxAddress, TaxPackage};
 use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -27,7 +24,7 @@ use crate::envelope::Envelope;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::ApiJson;
 use crate::routes::cases;
-use crate::routes::tax_registrations::{self, TaxCreateResponse};
+use crate::routes::tax_registrations::{self, TaxCreateResponse, VatRequest};
 
 /// The payload of `POST /v1/tax-registration/gbr` (GbR or eGbR). Unknown fields are refused
 /// (`unknown_field`); every broken rule is reported at once.
@@ -99,30 +96,6 @@ pub struct GbrTaxRegistrationRequest {
     pub payroll_start_date: Option<String>,
     /// Whole euros a year.
     pub estimated_annual_wage_tax: Option<i64>,
-}
-
-/// The `vat` object as sent (the stored record adds the outcome `small_business`). Let F be the
-/// founding-year and N the following-year revenue: the small-business election is available
-/// when F <= 25,000 and N <= 100,000 euros, and then `regime` is required.
-#[derive(Debug, ToSchema)]
-#[allow(dead_code)] // Describes the payload for the OpenAPI document; parsing is domain's.
-pub struct VatRequest {
-    /// Required when the election is available; `small-business` is refused when F <= 25,000
-    /// but N > 100,000 (`small_business_unavailable`); without effect when F > 25,000.
-    pub regime: Option<VatRegime>,
-    /// Required unless small business; `cash` only when F <= 800,000 (`cash_not_allowed`).
-    pub accounting_method: Option<AccountingMethod>,
-    /// Required unless small business.
-    pub estimated_balance_type: Option<BalanceType>,
-    /// Whole euros; required unless small business.
-    pub estimated_balance_amount: Option<i64>,
-    /// Default `quarterly`; `monthly` only for a refund above 9,000 euros, and then required.
-    pub return_frequency: Option<ReturnFrequency>,
-    pub request_vat_id: Option<bool>,
-    pub sells_via_online_marketplaces: Option<bool>,
-    pub request_reverse_charge_certificate: Option<bool>,
-    /// Required with `request_reverse_charge_certificate: true`, refused without it.
-    pub reverse_charge_service_type: Option<ReverseChargeServiceType>,
 }
 
 /// Creates a tax registration for a GbR or eGbR: validates it, generates the ELSTER XML

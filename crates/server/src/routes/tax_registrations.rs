@@ -22,7 +22,7 @@ use domain::calendar::date_in_germany;
 use domain::company::Environment;
 use domain::lifecycle::{Lifecycle, TaxStatus};
 use domain::offices::TaxOfficeLookup;
-use domain::tax::{AnyTaxRegistration, TaxAddress, TaxLegalForm, TaxPackage, TaxRegistration};
+use domain::tax::{AnyTaxRegistration, TaxAddress, TaxLegalForm, TaxPackage};
 use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -54,6 +54,116 @@ pub struct TaxCreateResponse {
     #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub timestamp: OffsetDateTime,
+}
+
+/// The payload of `POST /v1/tax-registration` (UG or GmbH) as sent. The stored record
+/// (`TaxRegistration`, read back under `registration`) differs: it nests the payroll fields
+/// under `payroll` and adds the VAT outcome `small_business`. Unknown fields are refused
+/// (`unknown_field`); every broken rule is reported at once.
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)] // Describes the payload for the OpenAPI document; parsing is domain's.
+pub struct TaxRegistrationRequest {
+    /// An existing client company of the caller. Unknown or another provider's: 404
+    /// `COMPANY_NOT_FOUND`; another environment: 409 `ENVIRONMENT_MISMATCH`; already having a
+    /// tax registration: 409 `COMPANY_ALREADY_REGISTERED`. Omit it to create the company.
+    pub company_id: Option<Uuid>,
+    /// The address of the company to create; only without `company_id` (defaults to
+    /// `address`). May be abroad.
+    pub business_address: Option<TaxAddress>,
+    /// The case's id, chosen by the caller; an id in use is 409 `DUPLICATE_ID` (unless the
+    /// request is an idempotent replay).
+    pub tax_registration_id: Option<Uuid>,
+    /// 4-digit tax office number of the bundled directory; without it the office is
+    /// determined from `address` where that is certain, else an operator assigns it.
+    #[schema(example = "2333", pattern = "^[0-9]{4}$")]
+    pub tax_office_number: Option<String>,
+    pub legal_form: domain::tax::KapLegalForm,
+    pub package: TaxPackage,
+    /// The client's signature as an SVG path.
+    #[schema(example = "M 10 20 C 20 0 30 40 40 20")]
+    pub signature_path: String,
+    /// Default `production`.
+    pub environment: Option<Environment>,
+    #[schema(max_length = 255)]
+    pub client_reference: Option<String>,
+    /// With the legal form's designation (DIN 91379 data type B).
+    #[schema(max_length = 120, example = "Muster Software GmbH")]
+    pub name: String,
+    #[schema(max_length = 200)]
+    pub purpose: String,
+    /// YYYY-MM-DD, not in the future: the date of the formation deed.
+    #[schema(format = Date, example = "2025-04-01")]
+    pub notarization_date: String,
+    /// YYYY-MM-DD, not before `notarization_date`.
+    #[schema(format = Date, example = "2025-05-01")]
+    pub operational_activity_start_date: String,
+    pub fiscal_year_deviates_from_calendar: bool,
+    /// YYYY-MM-DD; required when the flag is true, refused otherwise.
+    #[schema(format = Date)]
+    pub fiscal_year_deviating_start_date: Option<String>,
+    /// Whole euros: a UG 1 to 24,999, a GmbH at least 25,000.
+    pub capital: i64,
+    /// Whole euros, 0 to `capital`.
+    pub paid_in_capital: i64,
+    pub formation_type: domain::tax::FormationType,
+    /// Required when `formation_type` is `conversion`, refused otherwise.
+    pub conversion_type: Option<domain::tax::ConversionType>,
+    pub is_holding: Option<bool>,
+    /// The company's seat; a street with a house number.
+    pub address: TaxAddress,
+    /// When present, every field is required.
+    pub notary: Option<domain::tax::Notary>,
+    /// 1 to 9 directors.
+    pub directors: Vec<domain::tax::Director>,
+    /// 1 to 99 across `individuals` and `entities`; their `share_percentage` values (exact
+    /// decimals, at most 4 places) sum to exactly 100 (`shares_do_not_sum_to_100`).
+    pub shareholders: domain::tax::Shareholders,
+    /// Omit it for a company not yet applied (the same as status `not-applied`).
+    /// `registration_number`: the number, a leading `HRB` is dropped.
+    pub commercial_register: Option<domain::tax::CommercialRegister>,
+    /// Checked (checksum, national format), stored without spaces.
+    pub iban: Option<String>,
+    /// 8 or 11 characters; required when the IBAN is not German.
+    pub bic: Option<String>,
+    /// Whole euros; revenue cannot be lower than profit.
+    pub financial_estimates: domain::tax::FinancialEstimates,
+    pub vat: VatRequest,
+    /// With `true`, the four payroll fields are required; with `false`, refused.
+    pub has_employees: bool,
+    /// At least 1.
+    pub employee_count: Option<i64>,
+    /// Employees who are shareholders; 0 to `employee_count`.
+    pub shareholder_employee_count: Option<i64>,
+    /// YYYY-MM-DD, not before `operational_activity_start_date`.
+    #[schema(format = Date)]
+    pub payroll_start_date: Option<String>,
+    /// Whole euros a year.
+    pub estimated_annual_wage_tax: Option<i64>,
+}
+
+/// The `vat` object as sent, by either tax create (the stored record adds the outcome
+/// `small_business`). Let F be the founding-year and N the following-year revenue: the
+/// small-business election is available when F <= 25,000 and N <= 100,000 euros, and then
+/// `regime` is required.
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)] // Describes the payload for the OpenAPI document; parsing is domain's.
+pub struct VatRequest {
+    /// Required when the election is available; `small-business` is refused when F <= 25,000
+    /// but N > 100,000 (`small_business_unavailable`); without effect when F > 25,000.
+    pub regime: Option<domain::tax::VatRegime>,
+    /// Required unless small business; `cash` only when F <= 800,000 (`cash_not_allowed`).
+    pub accounting_method: Option<domain::tax::AccountingMethod>,
+    /// Required unless small business.
+    pub estimated_balance_type: Option<domain::tax::BalanceType>,
+    /// Whole euros; required unless small business.
+    pub estimated_balance_amount: Option<i64>,
+    /// Default `quarterly`; `monthly` only for a refund above 9,000 euros, and then required.
+    pub return_frequency: Option<domain::tax::ReturnFrequency>,
+    pub request_vat_id: Option<bool>,
+    pub sells_via_online_marketplaces: Option<bool>,
+    pub request_reverse_charge_certificate: Option<bool>,
+    /// Required with `request_reverse_charge_certificate: true`, refused without it.
+    pub reverse_charge_service_type: Option<domain::tax::ReverseChargeServiceType>,
 }
 
 /// The receiving tax office as read back.
@@ -347,7 +457,7 @@ fn display_name(doc_type: &str, company: &str, ext: &str) -> String {
 /// and rendered on its first download. The XML then awaits manual submission to the tax office.
 #[utoipa::path(post, path = "/v1/tax-registration", tag = "tax registration",
     operation_id = "create_tax_registration",
-    request_body(content((TaxRegistration = "application/json", example = json!(crate::openapi::examples::tax_registration()))),
+    request_body(content((TaxRegistrationRequest = "application/json", example = json!(crate::openapi::examples::tax_registration()))),
         description = "The payload of api.md (UG or GmbH); `company_id` or `business_address`, `tax_registration_id` and `tax_office_number` are optional, the bank and payroll fields top-level"),
     responses(
         (status = 201, description = "Validated; awaiting manual submission", body = Envelope<TaxCreateResponse>,

@@ -180,7 +180,11 @@ pub struct OwnerDocument {
     pub download_url: String,
 }
 
+/// An owner's documents in the create's answer. Documented as `CreatedOwnerDocuments`: the
+/// request's `owners[].documents` (`domain::trade::OwnerDocuments`, an uploaded form's part
+/// name) has the type's name, and one schema of a name would overwrite the other.
 #[derive(Debug, Clone, Default, Serialize, ToSchema)]
+#[schema(as = CreatedOwnerDocuments)]
 pub struct OwnerDocuments {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gewa_1: Option<OwnerDocument>,

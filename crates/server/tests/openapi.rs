@@ -509,3 +509,109 @@ fn operation_ids_are_unique_and_links_resolve() {
     }
     assert!(links >= 9, "the creates link to their cases");
 }
+
+/// The steps' `status` enums are the statuses the step checks accept (the sandbox's, which
+/// accept the most; a known trade status the case cannot move to passes them and is 409), and
+/// every note field states the length its parser allows: a client generated from the document
+/// refuses what the service would refuse for these reasons.
+#[test]
+fn step_schemas_match_what_the_steps_accept() {
+    use domain::lifecycle::{Lifecycle, TaxStatus, TradeStatus};
+    use server::routes::transitions::{
+        Actor, TAX_NOTE_MAX, TRADE_NOTE_MAX, TaxTransitionRequest, TradeTransitionRequest,
+        tax_step, trade_step,
+    };
+    let doc = serde_json::to_value(server::openapi::document()).unwrap();
+    let schemas = &doc["components"]["schemas"];
+    let enum_of = |name: &str| -> Vec<String> {
+        let mut v: Vec<String> = schemas[name]["enum"]
+            .as_array()
+            .unwrap_or_else(|| panic!("enum {name}"))
+            .iter()
+            .map(|s| s.as_str().unwrap().to_string())
+            .collect();
+        v.sort();
+        v
+    };
+    let sandbox = Actor::SandboxProvider(uuid::Uuid::nil());
+    let accepted = |ok: &dyn Fn(&str) -> bool, all: Vec<&str>| -> Vec<String> {
+        let mut v: Vec<String> = all
+            .into_iter()
+            .filter(|s| ok(s))
+            .map(String::from)
+            .collect();
+        v.sort();
+        v
+    };
+    let trade = accepted(
+        &|s| {
+            let input = TradeTransitionRequest {
+                status: s.into(),
+                reason: Some("the office asked for a copy".into()),
+            };
+            trade_step(input, sandbox).is_ok()
+        },
+        TradeStatus::ALL.iter().map(|s| s.as_str()).collect(),
+    );
+    assert_eq!(
+        schemas["TradeTransitionRequest"]["properties"]["status"]["$ref"],
+        "#/components/schemas/TradeStatus"
+    );
+    assert_eq!(enum_of("TradeStatus"), trade);
+    let tax = accepted(
+        &|s| {
+            let input = TaxTransitionRequest {
+                status: s.into(),
+                reason: Some("Fehler 0815".into()),
+                tax_number: None,
+            };
+            tax_step(input, sandbox).is_ok()
+        },
+        TaxStatus::ALL.iter().map(|s| s.as_str()).collect(),
+    );
+    assert_eq!(
+        schemas["TaxTransitionRequest"]["properties"]["status"]["$ref"],
+        "#/components/schemas/TaxTarget"
+    );
+    assert_eq!(enum_of("TaxTarget"), tax);
+    assert!(!tax.contains(&"validated".to_string()), "{tax:?}");
+
+    // Every note field: the parser's limit as maxLength, and a blank note refused (minLength).
+    let notes = [
+        ("TradeTransitionRequest", TRADE_NOTE_MAX),
+        ("MarkSubmittedRequest", TRADE_NOTE_MAX),
+        ("TradeLicenceUpload", TRADE_NOTE_MAX),
+        ("TaxTransitionRequest", TAX_NOTE_MAX),
+    ];
+    for (name, max) in notes {
+        let reason = &schemas[name]["properties"]["reason"];
+        assert_eq!(reason["maxLength"], max, "{name}: {reason}");
+        assert_eq!(reason["minLength"], 1, "{name}: {reason}");
+    }
+    let long = |n: usize| Some("x".repeat(n));
+    let trade_note = |reason| {
+        trade_step(
+            TradeTransitionRequest {
+                status: "blocked".into(),
+                reason,
+            },
+            sandbox,
+        )
+        .is_ok()
+    };
+    assert!(trade_note(long(TRADE_NOTE_MAX)));
+    assert!(!trade_note(long(TRADE_NOTE_MAX + 1)));
+    let tax_note = |reason| {
+        tax_step(
+            TaxTransitionRequest {
+                status: "rejected".into(),
+                reason,
+                tax_number: None,
+            },
+            sandbox,
+        )
+        .is_ok()
+    };
+    assert!(tax_note(long(TAX_NOTE_MAX)));
+    assert!(!tax_note(long(TAX_NOTE_MAX + 1)));
+}

@@ -310,7 +310,12 @@ pub async fn upload_trade_licence(
     }
     let mut errs = Violations::new();
     let reason = reason.and_then(|r| match std::str::from_utf8(&r) {
-        Ok(text) => domain::rules::note(&serde_json::Value::from(text), "reason", 500, &mut errs),
+        Ok(text) => domain::rules::note(
+            &serde_json::Value::from(text),
+            "reason",
+            crate::routes::transitions::TRADE_NOTE_MAX,
+            &mut errs,
+        ),
         Err(_) => {
             errs.push("reason", "invalid_type", "must be UTF-8 text");
             None

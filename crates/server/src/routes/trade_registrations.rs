@@ -998,8 +998,10 @@ pub async fn get(
 #[derive(Debug, Default, serde::Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MarkSubmittedRequest {
-    /// Why or how it was filed, for the history (at most 500 characters).
+    /// Why or how it was filed, for the history: a note of at most 500 characters after
+    /// trimming, not blank, no control characters but line breaks and tabs.
     #[serde(default)]
+    #[schema(max_length = 500, min_length = 1)]
     pub reason: Option<String>,
 }
 
@@ -1037,7 +1039,12 @@ pub async fn mark_submitted(
         None => None,
         Some(r) => {
             let mut errs = Violations::new();
-            let r = domain::rules::note(&Value::from(r), "reason", 500, &mut errs);
+            let r = domain::rules::note(
+                &Value::from(r),
+                "reason",
+                crate::routes::transitions::TRADE_NOTE_MAX,
+                &mut errs,
+            );
             errs.finish(r)?
         }
     };

@@ -21,6 +21,14 @@ use crate::routes::cases;
 /// Document type of the issued trade licence.
 pub const DOC_TRADE_LICENCE: &str = "trade-licence";
 
+/// The most characters of a trade case's note (a step's, `mark-submitted`'s or the licence
+/// upload's `reason`); the OpenAPI document's `maxLength` of those fields, which
+/// `tests/openapi.rs` holds to it.
+pub const TRADE_NOTE_MAX: usize = 500;
+
+/// The most characters of a tax step's `reason`: an ELSTER rejection is pasted whole.
+pub const TAX_NOTE_MAX: usize = 2000;
+
 /// Who applies a step; decides the history's actor and reason, and what the request may ask.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Actor {
@@ -70,8 +78,10 @@ pub struct TradeTransitionRequest {
     /// sandbox: with a generated sample licence). A status the case cannot move to is 409.
     #[schema(value_type = TradeStatus)]
     pub status: String,
-    /// For the history, and for `blocked` what is missing (at most 500 characters).
+    /// For the history, and for `blocked` what is missing: a note of at most 500 characters
+    /// after trimming, not blank, no control characters but line breaks and tabs.
     #[serde(default)]
+    #[schema(max_length = 500, min_length = 1)]
     pub reason: Option<String>,
 }
 
@@ -107,7 +117,12 @@ pub fn trade_step(input: TradeTransitionRequest, actor: Actor) -> Result<TradeSt
         _ => {}
     }
     let reason = match input.reason {
-        Some(r) => domain::rules::note(&serde_json::Value::from(r), "reason", 500, &mut errs),
+        Some(r) => domain::rules::note(
+            &serde_json::Value::from(r),
+            "reason",
+            TRADE_NOTE_MAX,
+            &mut errs,
+        ),
         None => None,
     };
     if target == Some(TradeStatus::Blocked) && reason.is_none() && errs.is_empty() {
@@ -268,7 +283,11 @@ pub struct TaxTransitionRequest {
     /// `tax_number`) or `rejected` (with the filing system's message as `reason`).
     #[schema(value_type = TaxTarget)]
     pub status: String,
+    /// For the history, and for `rejected` the filing system's message: a note of at most
+    /// 2,000 characters after trimming, not blank, no control characters but line breaks and
+    /// tabs.
     #[serde(default)]
+    #[schema(max_length = 2000, min_length = 1)]
     pub reason: Option<String>,
     /// The issued tax number (Steuernummer), in the state's own form (e.g. `27/815/08150`,
     /// slashes and spaces allowed) or ELSTER's 13 digits (`1127081508150`); required for
@@ -331,9 +350,14 @@ pub fn tax_step(input: TaxTransitionRequest, actor: Actor) -> Result<TaxStep, Ap
             "must be one of: submitted, completed, rejected",
         );
     }
-    let reason = input
-        .reason
-        .and_then(|r| domain::rules::note(&serde_json::Value::from(r), "reason", 2000, &mut errs));
+    let reason = input.reason.and_then(|r| {
+        domain::rules::note(
+            &serde_json::Value::from(r),
+            "reason",
+            TAX_NOTE_MAX,
+            &mut errs,
+        )
+    });
     let tax_number = match (&input.tax_number, target) {
         (Some(n), Some(TaxStatus::Completed)) => {
             let t = domain::steuernummer::digits_of(n);

@@ -12,6 +12,7 @@ pub mod din91379;
 pub mod error;
 pub mod gbr;
 pub mod gbr_request;
+pub mod latin9;
 pub mod legal_name;
 pub mod lifecycle;
 pub mod offices;

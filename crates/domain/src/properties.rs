@@ -1,6 +1,7 @@
 //! Property tests (proptest): the request decoders (trade, UG/GmbH tax and GbR tax), the
 //! signature path check and the DIN 91379 check take any input without panicking, and what they
-//! accept is stable. CI runs the default number of cases (256 per property) inside
+//! accept is stable; the shares' nominal amounts are whole euros that sum to the capital; the
+//! ELSTER transliteration always lands in ISO 8859-15. CI runs the default number of cases (256 per property) inside
 //! `cargo test`; proptest reads `PROPTEST_CASES`, so `PROPTEST_CASES=100000 cargo test -p domain
 //! properties` runs longer.
 
@@ -218,6 +219,64 @@ proptest! {
                 if ty == TextType::A {
                     prop_assert!(din91379::check(&normalised, TextType::C).is_ok());
                 }
+            }
+        }
+    }
+
+    /// Any split of the capital into shares (1 to 99 of them, four decimals, summing to 100,
+    /// each worth at least a euro) gives whole-euro nominal amounts that sum exactly to the
+    /// capital, each within a euro of its exact amount and at least one euro.
+    #[test]
+    fn nominal_amounts_sum_to_the_capital(
+        capital in prop_oneof![1i64..=1_000, 1i64..=25_000, 25_000i64..=10_000_000_000],
+        weights in prop::collection::vec(1u32..=1_000_000, 1..=99),
+    ) {
+        use crate::tax::{Percentage, nominal_amounts, share_below_one_euro};
+        // Percentages (ten-thousandths) proportional to the weights, summing to exactly 100.
+        let total: u64 = weights.iter().map(|w| u64::from(*w)).sum();
+        let mut shares: Vec<u32> = weights
+            .iter()
+            .map(|w| (u64::from(*w) * 1_000_000 / total) as u32)
+            .collect();
+        for s in shares.iter_mut() {
+            *s = (*s).max(1);
+        }
+        let sum: u32 = shares.iter().sum();
+        let largest = (0..shares.len()).max_by_key(|&i| shares[i]).unwrap();
+        shares[largest] = shares[largest] + 1_000_000 - sum;
+        let shares: Vec<Percentage> = shares.into_iter().map(Percentage).collect();
+        prop_assert_eq!(shares.iter().map(|s| s.0).sum::<u32>(), 1_000_000);
+        let amounts = nominal_amounts(capital, &shares);
+        prop_assert_eq!(amounts.iter().sum::<i64>(), capital);
+        // Shares under a euro are refused by the request rules; the others get at least one.
+        let all_whole = shares.iter().all(|s| !share_below_one_euro(capital, *s));
+        for (amount, share) in amounts.iter().zip(&shares) {
+            let exact = i128::from(capital) * i128::from(share.0); // millionths of a euro
+            let diff = (i128::from(*amount) * 1_000_000 - exact).abs();
+            prop_assert!(diff < 1_000_000, "{amount} for {share:?} of {capital}");
+            prop_assert!(*amount >= 0);
+            if all_whole {
+                prop_assert!(*amount >= 1);
+            }
+        }
+    }
+
+    /// Whatever DIN 91379 text the API accepts, the ELSTER XML can spell: the transliteration
+    /// is in ISO 8859-15, changes nothing there, and applied twice changes nothing more.
+    #[test]
+    fn transliteration_lands_in_iso_8859_15(text in prop_oneof![
+        ".{0,40}",
+        "[a-zA-ZÀ-ʒḂ-ỹẞ \\-'.,’‡·©¼½¾\u{300}-\u{36F}]{0,40}",
+    ]) {
+        use crate::latin9::{is_elster_text, transliterate};
+        if let Ok(accepted) = din91379::check(&text, TextType::C) {
+            let spelled = transliterate(&accepted);
+            prop_assert!(is_elster_text(&spelled), "{accepted:?} -> {spelled:?}");
+            prop_assert!(!spelled.contains('?') || accepted.contains('?'));
+            let again = transliterate(&spelled).into_owned();
+            prop_assert_eq!(again.as_str(), spelled.as_ref());
+            if is_elster_text(&accepted) {
+                prop_assert_eq!(spelled.as_ref(), accepted.as_str());
             }
         }
     }

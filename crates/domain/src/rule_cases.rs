@@ -752,6 +752,30 @@ pub fn tax_cases() -> Vec<RuleCase> {
             "shareholders",
             "shares_do_not_sum_to_100",
         ),
+        // 0.0001 % of 25,000 euros is 2.5 cents: no whole-euro share of at least one euro.
+        c(
+            "gmbh",
+            share(99.9998, 0.0001, 0.0001),
+            "shareholders.individuals[1].share_percentage",
+            "share_below_one_euro",
+        ),
+        // 120 characters, but 235 in the ELSTER XML's ISO 8859-15 (Ĳ is IJ there).
+        c(
+            "gmbh",
+            vec![(
+                "/name",
+                Some(json!(format!("{} GmbH", "\u{132}".repeat(115)))),
+            )],
+            "name",
+            "too_long",
+        ),
+        // A combining mark alone passes DIN 91379 but has no spelling in the XML.
+        c(
+            "gmbh",
+            vec![("/directors/0/last_name", Some(json!("\u{301}")))],
+            "directors[0].last_name",
+            "empty",
+        ),
         c(
             "gmbh",
             share(33.33333, 33.3333, 33.33337),

@@ -82,6 +82,49 @@ impl<'de> Deserialize<'de> for Percentage {
     }
 }
 
+impl Percentage {
+    /// The decimal text with exactly four decimals, as the ELSTER XML writes `ProzentAnteil`
+    /// (`33.3333`, `50.0000`, `100.0000`).
+    pub fn to_four_decimals(self) -> String {
+        format!("{}.{:04}", self.0 / 10_000, self.0 % 10_000)
+    }
+
+    /// `capital` euros times this share, in millionths of a euro (exact).
+    fn of_capital_micro(self, capital: i64) -> i128 {
+        // capital * share.0 / 1_000_000 euros (share.0 is ten-thousandths of a percent).
+        i128::from(capital) * i128::from(self.0)
+    }
+}
+
+/// The nominal amounts of the shares (Geschäftsanteile) of `capital` euros that `shares`
+/// describe, in whole euros: the shares of a GmbH or UG have whole-euro nominal amounts that
+/// sum exactly to the share capital (§ 5 (2), (3) GmbHG). Largest remainder: each share gets
+/// its amount rounded down, and the euros left (fewer than there are shares) go one each to
+/// the shares with the largest fractions, the earlier share first on a tie. Each amount is
+/// then within one euro of `capital × share / 100`.
+///
+/// `shares` must sum to exactly 100 (the request rule `shares_do_not_sum_to_100`); each of at
+/// least one euro ([`share_below_one_euro`]) gives amounts of at least one euro.
+pub fn nominal_amounts(capital: i64, shares: &[Percentage]) -> Vec<i64> {
+    const EURO: i128 = 1_000_000;
+    let exact: Vec<i128> = shares.iter().map(|s| s.of_capital_micro(capital)).collect();
+    let mut amounts: Vec<i64> = exact.iter().map(|x| (x / EURO) as i64).collect();
+    let left = capital - amounts.iter().sum::<i64>();
+    let mut by_fraction: Vec<usize> = (0..shares.len()).collect();
+    // Stable: on equal fractions the earlier share comes first.
+    by_fraction.sort_by_key(|&i| std::cmp::Reverse(exact[i] % EURO));
+    for &i in by_fraction.iter().take(left.max(0) as usize) {
+        amounts[i] += 1;
+    }
+    amounts
+}
+
+/// Whether `share` of `capital` euros is less than one euro, so that no whole-euro share of at
+/// least one euro (§ 5 (2) GmbHG) can correspond to it.
+pub fn share_below_one_euro(capital: i64, share: Percentage) -> bool {
+    share.of_capital_micro(capital) < 1_000_000
+}
+
 /// A German tax identification number (Steuer-IdNr): 11 digits, validated.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -408,6 +451,28 @@ pub struct TaxRegistration {
     pub payroll: Option<Payroll>,
 }
 
+impl TaxRegistration {
+    /// The shareholders' percentages in filing order: the individuals, then the entities.
+    pub fn share_percentages(&self) -> Vec<Percentage> {
+        self.shareholders
+            .individuals
+            .iter()
+            .map(|s| s.share_percentage)
+            .chain(
+                self.shareholders
+                    .entities
+                    .iter()
+                    .map(|s| s.share_percentage),
+            )
+            .collect()
+    }
+
+    /// The shares' whole-euro nominal amounts in filing order ([`nominal_amounts`]).
+    pub fn nominal_amounts(&self) -> Vec<i64> {
+        nominal_amounts(self.capital, &self.share_percentages())
+    }
+}
+
 /// The legal form of any tax registration: a corporation's or a partnership's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -599,5 +664,29 @@ mod tests {
         assert_eq!(json, "33.3333");
         let back: Percentage = serde_json::from_str(&json).unwrap();
         assert_eq!(back, p("33.3333"));
+        assert_eq!(p("33.3333").to_four_decimals(), "33.3333");
+        assert_eq!(p("50").to_four_decimals(), "50.0000");
+        assert_eq!(p("100").to_four_decimals(), "100.0000");
+        assert_eq!(p("0.5").to_four_decimals(), "0.5000");
+    }
+
+    #[test]
+    fn nominal_amounts_are_whole_euros_summing_to_the_capital() {
+        let p = |s| Percentage::parse(s).unwrap();
+        // The example: 8333.33 + 8333.33 + 8333.35 was 25,000.01.
+        let thirds = [p("33.3333"), p("33.3333"), p("33.3334")];
+        assert_eq!(nominal_amounts(25_000, &thirds), [8333, 8333, 8334]);
+        // Equal fractions: the earlier share gets the euro.
+        assert_eq!(nominal_amounts(100, &[p("50"), p("50")]), [50, 50]);
+        assert_eq!(
+            nominal_amounts(1001, &[p("25"), p("25"), p("25"), p("25")]),
+            [251, 250, 250, 250]
+        );
+        // The largest fraction wins over the order.
+        assert_eq!(nominal_amounts(10, &[p("14"), p("16"), p("70")]), [1, 2, 7]);
+        assert_eq!(nominal_amounts(25_000, &[p("100")]), [25_000]);
+        assert!(share_below_one_euro(1, p("50")));
+        assert!(share_below_one_euro(199, p("0.5")));
+        assert!(!share_below_one_euro(200, p("0.5")));
     }
 }

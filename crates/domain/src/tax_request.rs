@@ -87,6 +87,47 @@ pub const DIRECTOR_FIELDS: &[&str] = &[
 /// The fields of `notary`.
 pub const NOTARY_FIELDS: &[&str] = &["first_name", "last_name", "address"];
 
+/// A text of the tax registration: [`rules::text`], and at most `max` characters also in the
+/// ELSTER XML, which carries it transliterated to ISO 8859-15 ([`crate::latin9`]; `Ĳ` becomes
+/// `IJ`, `½` becomes `1/2`), so a text at the limit cannot grow past the document's limit.
+pub(crate) fn elster_text(
+    v: &Value,
+    path: &str,
+    max: usize,
+    ty: TextType,
+    e: &mut Violations,
+) -> Option<String> {
+    let text = rules::text(v, path, max, ty, e)?;
+    fits_in_xml(text, path, max, e)
+}
+
+/// `text` when its ISO 8859-15 spelling in the ELSTER XML has at most `max` characters and is
+/// not empty (a combining mark alone has no spelling there).
+fn fits_in_xml(text: String, path: &str, max: usize, e: &mut Violations) -> Option<String> {
+    let spelled = crate::latin9::transliterate(&text);
+    if spelled.trim().is_empty() {
+        e.push(
+            path,
+            "empty",
+            "must contain a letter, digit or sign that the ELSTER XML can spell in ISO 8859-15",
+        );
+        return None;
+    }
+    let in_xml = spelled.chars().count();
+    if in_xml > max {
+        e.push(
+            path,
+            "too_long",
+            format!(
+                "must have at most {max} characters also in the ELSTER XML, which spells it in \
+                 ISO 8859-15 with {in_xml} (IJ for \u{132}, 1/2 for \u{bd})"
+            ),
+        );
+        return None;
+    }
+    Some(text)
+}
+
 pub(crate) fn req_text(
     o: &Obj,
     name: &str,
@@ -95,7 +136,7 @@ pub(crate) fn req_text(
     e: &mut Violations,
 ) -> Option<String> {
     o.req(name, e)
-        .and_then(|v| rules::text(v, &o.path(name), max, ty, e))
+        .and_then(|v| elster_text(v, &o.path(name), max, ty, e))
 }
 
 pub(crate) fn opt_text(
@@ -106,7 +147,7 @@ pub(crate) fn opt_text(
     e: &mut Violations,
 ) -> Option<String> {
     o.opt(name)
-        .and_then(|v| rules::text(v, &o.path(name), max, ty, e))
+        .and_then(|v| elster_text(v, &o.path(name), max, ty, e))
 }
 
 pub(crate) fn req_enum<T: serde::de::DeserializeOwned>(
@@ -187,7 +228,8 @@ pub fn tax_address(v: &Value, path: &str, e: &mut Violations) -> Option<TaxAddre
     });
     let city = o
         .req("city", e)
-        .and_then(|v| rules::city(v, &o.path("city"), e));
+        .and_then(|v| rules::city(v, &o.path("city"), e))
+        .and_then(|c| fits_in_xml(c, &o.path("city"), 72, e));
     let state = opt_text(&o, "state", 72, TextType::B, e);
     Some(TaxAddress {
         street: street?,
@@ -978,6 +1020,38 @@ pub(crate) fn shares_sum_to_100(
     false
 }
 
+/// Whether every share of `capital` euros can be a whole-euro share of at least one euro
+/// (§ 5 (2) GmbHG): the filing derives the nominal amounts from the percentages
+/// ([`crate::tax::nominal_amounts`]), each within a euro of its exact amount, so a share worth
+/// less than one euro has no whole-euro amount. Each such share is a violation.
+fn shares_are_whole_euros(holders: &Shareholders, capital: i64, e: &mut Violations) -> bool {
+    let individuals = holders
+        .individuals
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (format!("shareholders.individuals[{i}]"), s.share_percentage));
+    let entities = holders
+        .entities
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (format!("shareholders.entities[{i}]"), s.share_percentage));
+    let mut ok = true;
+    for (path, share) in individuals.chain(entities) {
+        if crate::tax::share_below_one_euro(capital, share) {
+            e.push(
+                format!("{path}.share_percentage"),
+                "share_below_one_euro",
+                format!(
+                    "is less than one euro of the capital of {capital} euros; a share's nominal \
+                     amount is whole euros, at least 1 (§ 5 (2) GmbHG)"
+                ),
+            );
+            ok = false;
+        }
+    }
+    ok
+}
+
 /// The top-level `iban` (checked, in its electronic form) and `bic` (required for an IBAN
 /// outside Germany).
 pub(crate) fn bank(o: &Obj, e: &mut Violations) -> (Option<String>, Option<String>) {
@@ -1194,10 +1268,16 @@ pub fn parse(
         if !shares_sum_to_100(shares, "shareholders", e) {
             return None;
         }
-        Some(Shareholders {
+        let holders = Shareholders {
             individuals,
             entities,
-        })
+        };
+        if let Some(capital) = capital
+            && !shares_are_whole_euros(&holders, capital, e)
+        {
+            return None;
+        }
+        Some(holders)
     });
 
     let register = match o.opt("commercial_register") {

@@ -2,8 +2,8 @@
 //! Erfassung), the XSDs they are validated against, and the validation itself.
 //!
 //! [`write`] renders a validated [`domain::tax::TaxRegistration`] (UG, GmbH) as an ElsterXML v11
-//! envelope around `FsE_KapG`, [`write_persg`] a [`domain::gbr::GbrTaxRegistration`] (GbR,
-//! eGbR) around `FsE_PersG`; [`validate`] checks either document against the bundled schemas
+//! envelope around `FsE_KapG/KapG`, [`write_persg`] a [`domain::gbr::GbrTaxRegistration`] (GbR,
+//! eGbR) around `FsE_PersG/PersG`; [`validate`] checks either document against the bundled schemas
 //! with libxml2; [`write_validated`] and [`write_persg_validated`] do both. The mapping of
 //! every field is documented in `docs/elster.md`.
 
@@ -14,8 +14,8 @@ mod write;
 pub use street::{HouseNumber, split_street};
 pub use validate::{ENVELOPE_XSD, KAPG_XSD, PERSG_ENVELOPE_XSD, PERSG_XSD, validate};
 pub use write::{
-    ELSTER_NS, FSE_KAPG_NS, FSE_KAPG_VERSION, FSE_PERSG_NS, FSE_PERSG_VERSION, TESTMERKER_SANDBOX,
-    XmlContext, XmlError, nominal_cents, write, write_persg,
+    ELSTER_NS, FSE_KAPG_NS, FSE_KAPG_VERSION, FSE_PERSG_NS, FSE_PERSG_VERSION, TEST_HERSTELLER_ID,
+    TESTMERKER_SANDBOX, XmlContext, XmlError, write, write_persg,
 };
 
 /// [`write`], then [`validate`]: the bytes only when they pass the bundled schemas.

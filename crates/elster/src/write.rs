@@ -1,11 +1,17 @@
 //! Rendering a tax registration as an ElsterXML v11 document: a [`TaxRegistration`] (UG, GmbH)
-//! around `FsE_KapG`, a [`GbrTaxRegistration`] (GbR, eGbR) around `FsE_PersG`. The envelope and
-//! the blocks both questionnaires share (addresses, persons, bank account, profit, payroll,
-//! VAT) are written by the same functions.
+//! around `FsE_KapG/KapG`, a [`GbrTaxRegistration`] (GbR, eGbR) around `FsE_PersG/PersG`. The
+//! envelope and the blocks both questionnaires share (addresses, persons, bank account, profit,
+//! payroll, VAT) are written by the same functions.
+//!
+//! The element tree, its order and its code lists follow the most complete public
+//! implementation of the FsE for corporations; docs/elster.md maps every element to its source
+//! line there, or marks it as ours. Free text is written in ISO 8859-15
+//! ([`domain::latin9::transliterate`]).
 
 use std::io;
 
 use domain::gbr::{GbrTaxRegistration, PartnershipLegalForm};
+use domain::latin9::{is_elster_text, transliterate};
 use domain::tax::{
     AccountingMethod, BalanceType, CommercialRegister, FinancialEstimates, FormationType,
     KapLegalForm, Payroll, Percentage, ReturnFrequency, ReverseChargeServiceType, TaxAddress,
@@ -30,6 +36,9 @@ pub const FSE_PERSG_NS: &str = "http://finkonsens.de/elster/elsterfse/persg/v202
 pub const FSE_PERSG_VERSION: &str = "202401";
 /// `Testmerker` of a test submission: ELSTER processes it without effect.
 pub const TESTMERKER_SANDBOX: &str = "700000004";
+/// ELSTER's test manufacturer id (`HerstellerID`), for documents with a `Testmerker` only: a
+/// production document never carries it ([`XmlContext`] refuses it).
+pub const TEST_HERSTELLER_ID: &str = "74931";
 
 /// What the document needs besides the registration: the addressee and the sender.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,9 +47,10 @@ pub struct XmlContext {
     pub tax_office_number: String,
     /// Sandbox: `Testmerker` 700000004, a test case for ELSTER.
     pub sandbox: bool,
-    /// `HerstellerID`: 5 digits from configuration (74931 is ELSTER's test manufacturer id).
+    /// `HerstellerID`: 5 digits from configuration; [`TEST_HERSTELLER_ID`] only with `sandbox`.
     pub hersteller_id: String,
-    /// `DatenLieferant`: the submitting party, from configuration (1 to 256 characters).
+    /// `DatenLieferant`: the submitting party, from configuration (1 to 256 characters of
+    /// ELSTER's character set, [`domain::latin9::is_elster_char`]).
     pub daten_lieferant: String,
     /// `NutzdatenTicket`: the caller's reference of this payload, 1 to 15 letters, digits, `-`
     /// or `_` (e.g. derived from the registration id).
@@ -68,10 +78,15 @@ impl XmlContext {
         if !digits(&self.hersteller_id, 5) {
             return Err(XmlError::Context("hersteller_id must be 5 digits"));
         }
-        let n = self.daten_lieferant.trim().chars().count();
-        if n == 0 || n > 256 {
+        if !self.sandbox && self.hersteller_id == TEST_HERSTELLER_ID {
             return Err(XmlError::Context(
-                "daten_lieferant must have 1 to 256 characters",
+                "hersteller_id 74931 is ELSTER's test manufacturer id, for sandbox documents only",
+            ));
+        }
+        let n = self.daten_lieferant.trim().chars().count();
+        if n == 0 || n > 256 || !is_elster_text(&self.daten_lieferant) {
+            return Err(XmlError::Context(
+                "daten_lieferant must have 1 to 256 characters of ISO 8859-15",
             ));
         }
         let t = &self.nutzdaten_ticket;
@@ -141,7 +156,7 @@ fn transfer_header(x: &mut Xml, ctx: &XmlContext, daten_art: &str) -> io::Result
         x.leaf("Testmerker", TESTMERKER_SANDBOX)?;
     }
     x.leaf("HerstellerID", &ctx.hersteller_id)?;
-    x.leaf("DatenLieferant", ctx.daten_lieferant.trim())?;
+    x.text("DatenLieferant", &ctx.daten_lieferant)?;
     x.open("Datei")?;
     x.leaf("Verschluesselung", "CMSEncryptedData")?;
     x.leaf("Kompression", "GZIP")?;
@@ -156,8 +171,13 @@ fn transfer_header(x: &mut Xml, ctx: &XmlContext, daten_art: &str) -> io::Result
 }
 
 fn fse_kapg(x: &mut Xml, reg: &TaxRegistration) -> io::Result<()> {
-    // Gründung einer Kapitalgesellschaft.
-    questionnaire(x, "FsE_KapG", FSE_KAPG_NS, FSE_KAPG_VERSION, "GRNDKPG")?;
+    x.open_with(
+        "FsE_KapG",
+        &[("xmlns", FSE_KAPG_NS), ("version", FSE_KAPG_VERSION)],
+    )?;
+    x.open("KapG")?;
+    // Gruendung einer Kapitalgesellschaft.
+    questionnaire_head(x, "GRNDKPG")?;
     allg_angaben(x, reg)?;
     gesellschafter(x, reg)?;
     x.open("Gruendung")?;
@@ -173,31 +193,37 @@ fn fse_kapg(x: &mut Xml, reg: &TaxRegistration) -> io::Result<()> {
     festsetzung(x, &reg.financial_estimates)?;
     lohnberechnung(x, reg.has_employees, reg.payroll.as_ref())?;
     umsatzsteuer(x, &reg.financial_estimates, &reg.vat)?;
+    x.close("KapG")?;
     x.close("FsE_KapG")
 }
 
-/// Opens the questionnaire's root and writes its type and the `Ordnungskriterium` (no tax
-/// number yet).
-fn questionnaire(
-    x: &mut Xml,
-    root: &str,
-    namespace: &str,
-    version: &str,
-    fragebogen_typ: &str,
-) -> io::Result<()> {
-    x.open_with(root, &[("xmlns", namespace), ("version", version)])?;
+/// The questionnaire's type and its `Ordnungskriterium` (no tax number yet).
+fn questionnaire_head(x: &mut Xml, fragebogen_typ: &str) -> io::Result<()> {
     x.leaf("FragebogenTyp", fragebogen_typ)?;
     x.open("Ordnungskriterium")?;
     x.leaf("OrdNrArt", "O")?;
     x.close("Ordnungskriterium")
 }
 
+/// `AllgAngaben` up to the activity: name, seat, address, `ArtTaet/GewerbeArt`.
+fn company_head(
+    x: &mut Xml,
+    seat_element: &str,
+    name: &str,
+    seat: &TaxAddress,
+    purpose: &str,
+) -> io::Result<()> {
+    x.text("Firmenname", name)?;
+    x.text(seat_element, &seat.city)?;
+    adrkette(x, seat)?;
+    x.open("ArtTaet")?;
+    x.text("GewerbeArt", purpose)?;
+    x.close("ArtTaet")
+}
+
 fn allg_angaben(x: &mut Xml, reg: &TaxRegistration) -> io::Result<()> {
     x.open("AllgAngaben")?;
-    x.leaf("Firmenname", reg.name.trim())?;
-    x.leaf("SitzKapGes", reg.address.city.trim())?;
-    adrkette(x, &reg.address)?;
-    x.leaf("ArtTaet", reg.purpose.trim())?;
+    company_head(x, "SitzKapGes", &reg.name, &reg.address, &reg.purpose)?;
     for d in &reg.directors {
         x.open("Vertreter")?;
         let first = match d.middle_name.as_deref().map(str::trim) {
@@ -217,52 +243,23 @@ fn allg_angaben(x: &mut Xml, reg: &TaxRegistration) -> io::Result<()> {
     bank_konto(x, reg.iban.as_deref(), reg.bic.as_deref())?;
     x.open("NotarVertrag")?;
     x.leaf("DatumGVertrag", &date(reg.notarization_date))?;
-    x.open("HrgAngaben")?;
-    match &reg.commercial_register {
-        CommercialRegister::NotApplied => {
-            x.leaf("HrgAntragGestellt", "false")?;
-            x.leaf("HrgEintragVorhanden", "false")?;
-        }
-        CommercialRegister::ApplicationFiled {
-            registration_application_date,
-        } => {
-            x.leaf("HrgAntragGestellt", "true")?;
-            x.leaf("TagDesAntrags", &date(*registration_application_date))?;
-            x.leaf("HrgEintragVorhanden", "false")?;
-        }
-        CommercialRegister::Registered {
-            registration_number,
-            registration_date,
-            registration_court,
-        } => {
-            x.leaf("HrgAntragGestellt", "true")?;
-            x.leaf("HrgEintragVorhanden", "true")?;
-            x.leaf("TagDerEintragung", &date(*registration_date))?;
-            x.leaf("HandelsregisterGericht", registration_court.trim())?;
-            x.leaf("HrgRegisterbezeichnung", "HRB")?;
-            x.leaf("HrgRegisternummer", registration_number.trim())?;
-        }
-    }
-    x.close("HrgAngaben")?;
+    register(x, Some(&reg.commercial_register), &HRG)?;
     if let Some(n) = &reg.notary {
         x.open("GruendungsNotar")?;
-        x.leaf("Vorname", n.first_name.trim())?;
-        x.leaf("Name", n.last_name.trim())?;
+        x.text("Vorname", &n.first_name)?;
+        x.text("Name", &n.last_name)?;
         adrkette(x, &n.address)?;
         x.close("GruendungsNotar")?;
     }
     x.close("NotarVertrag")?;
-    x.leaf(
-        "Rechtsform",
+    rechtsform(
+        x,
         match reg.legal_form {
-            KapLegalForm::Gmbh => "GmbH",
-            KapLegalForm::Ug => "UG (haftungsbeschränkt)",
+            KapLegalForm::Gmbh => "350",
+            KapLegalForm::Ug => "370",
         },
     )?;
-    x.leaf(
-        "BeginnTaetigkeit",
-        &date(reg.operational_activity_start_date),
-    )?;
+    beginn_taetigkeit(x, reg.operational_activity_start_date)?;
     gewinn_ermittlung(
         x,
         reg.fiscal_year_deviates_from_calendar,
@@ -275,57 +272,126 @@ fn allg_angaben(x: &mut Xml, reg: &TaxRegistration) -> io::Result<()> {
     x.close("AllgAngaben")
 }
 
+fn rechtsform(x: &mut Xml, id: &str) -> io::Result<()> {
+    x.open("Rechtsform")?;
+    x.leaf("RechtsformId", id)?;
+    x.close("Rechtsform")
+}
+
+fn beginn_taetigkeit(x: &mut Xml, start: Date) -> io::Result<()> {
+    x.open("BeginnTaetigkeit")?;
+    x.leaf("Betriebsbeginn", &date(start))?;
+    x.close("BeginnTaetigkeit")
+}
+
+/// The element names of a register block: the Handelsregister of a corporation, the
+/// Gesellschaftsregister of a partnership (ours, after the Handelsregister's).
+struct RegisterNames {
+    block: &'static str,
+    applied: &'static str,
+    entered: &'static str,
+    court: &'static str,
+    designation_element: &'static str,
+    designation: &'static str,
+    number: &'static str,
+}
+
+const HRG: RegisterNames = RegisterNames {
+    block: "HrgAngaben",
+    applied: "HrgAntragGestellt",
+    entered: "HrgEintragVorhanden",
+    court: "HandelsregisterGericht",
+    designation_element: "HrgRegisterbezeichnung",
+    designation: "HRB",
+    number: "HrgRegisternummer",
+};
+
+const GSR: RegisterNames = RegisterNames {
+    block: "GsrAngaben",
+    applied: "GsrAntragGestellt",
+    entered: "GsrEintragVorhanden",
+    court: "GesellschaftsregisterGericht",
+    designation_element: "GsrRegisterbezeichnung",
+    designation: "GsR",
+    number: "GsrRegisternummer",
+};
+
+/// The register block: whether the entry is applied for and made, with the dates beside the
+/// flags; `None` (a GbR outside the register) as not applied.
+fn register(x: &mut Xml, status: Option<&CommercialRegister>, n: &RegisterNames) -> io::Result<()> {
+    x.open(n.block)?;
+    match status {
+        None | Some(CommercialRegister::NotApplied) => {
+            x.leaf(n.applied, "false")?;
+            x.leaf(n.entered, "false")?;
+        }
+        Some(CommercialRegister::ApplicationFiled {
+            registration_application_date,
+        }) => {
+            x.leaf(n.applied, "true")?;
+            x.leaf("TagDesAntrags", &date(*registration_application_date))?;
+            x.leaf(n.entered, "false")?;
+        }
+        Some(CommercialRegister::Registered {
+            registration_number,
+            registration_date,
+            registration_court,
+        }) => {
+            // The model has no application date for a company already entered.
+            x.leaf(n.applied, "true")?;
+            x.leaf(n.entered, "true")?;
+            x.leaf("TagDerEintragung", &date(*registration_date))?;
+            x.text(n.court, registration_court)?;
+            x.leaf(n.designation_element, n.designation)?;
+            x.leaf(n.number, registration_number.trim())?;
+        }
+    }
+    x.close(n.block)
+}
+
 fn gesellschafter(x: &mut Xml, reg: &TaxRegistration) -> io::Result<()> {
     x.open("Gesellschafter")?;
-    let mut zeichner = 0u32;
-    for s in &reg.shareholders.individuals {
-        zeichner += 1;
+    let nominal = reg.nominal_amounts();
+    let individuals = reg.shareholders.individuals.iter().map(Holder::Individual);
+    let entities = reg.shareholders.entities.iter().map(Holder::Entity);
+    for (i, holder) in individuals.chain(entities).enumerate() {
         x.open("Anteilseigner")?;
-        x.leaf("ZeichnerNummer", &zeichner.to_string())?;
-        x.open("NatPers")?;
-        nat_pers(
-            x,
-            s.first_name.trim(),
-            &s.last_name,
-            s.dob,
-            s.tax_identification_number.as_ref().map(|t| t.0.as_str()),
-            &s.address,
-        )?;
-        x.close("NatPers")?;
-        beteiligung(x, reg.capital, s.share_percentage)?;
+        x.leaf("ZeichnerNummer", &(i + 1).to_string())?;
+        let share = match holder {
+            Holder::Individual(s) => {
+                x.open("NatPers")?;
+                nat_pers(
+                    x,
+                    s.first_name.trim(),
+                    &s.last_name,
+                    s.dob,
+                    s.tax_identification_number.as_ref().map(|t| t.0.as_str()),
+                    &s.address,
+                )?;
+                x.close("NatPers")?;
+                s.share_percentage
+            }
+            Holder::Entity(s) => {
+                nnat_pers(x, &s.name, &s.address)?;
+                s.share_percentage
+            }
+        };
+        x.open("Beteiligung")?;
+        x.leaf("Nominal", &format!("{}.00", nominal[i]))?;
+        x.leaf("ProzentAnteil", &share.to_four_decimals())?;
+        x.close("Beteiligung")?;
         x.close("Anteilseigner")?;
     }
-    for s in &reg.shareholders.entities {
-        zeichner += 1;
-        x.open("Anteilseigner")?;
-        x.leaf("ZeichnerNummer", &zeichner.to_string())?;
-        x.open("NNatPers")?;
-        x.leaf("Firmenname", s.name.trim())?;
-        adrkette(x, &s.address)?;
-        x.close("NNatPers")?;
-        beteiligung(x, reg.capital, s.share_percentage)?;
-        x.close("Anteilseigner")?;
-    }
+    // No trust relationships (Treuhandverhaeltnisse): the API has no input for one.
+    x.open("Treuhandverhaeltnisse")?;
+    x.leaf("Treuhand", "false")?;
+    x.close("Treuhandverhaeltnisse")?;
     x.close("Gesellschafter")
 }
 
-fn beteiligung(x: &mut Xml, capital: i64, share: Percentage) -> io::Result<()> {
-    x.open("Beteiligung")?;
-    let cents = nominal_cents(capital, share);
-    x.leaf(
-        "Nominal",
-        &format!("{}.{:02}", cents / 100, (cents % 100).abs()),
-    )?;
-    x.leaf("ProzentAnteil", &share.to_decimal_string())?;
-    x.close("Beteiligung")
-}
-
-/// The nominal amount of a share in cents: `capital` euros times `share`, rounded half up to
-/// the cent (25,000 euros at 33.3333 % is 833,333 cents, i.e. 8333.33 euros).
-pub fn nominal_cents(capital: i64, share: Percentage) -> i64 {
-    // capital * 100 cents * share.0 / 1_000_000 (share.0 is ten-thousandths of a percent).
-    let num = i128::from(capital) * 100 * i128::from(share.0);
-    ((num + 500_000) / 1_000_000) as i64
+enum Holder<'a> {
+    Individual(&'a domain::tax::IndividualShareholder),
+    Entity(&'a domain::tax::EntityShareholder),
 }
 
 fn nat_pers(
@@ -336,8 +402,8 @@ fn nat_pers(
     tax_id: Option<&str>,
     address: &TaxAddress,
 ) -> io::Result<()> {
-    x.leaf("Vorname", first_name)?;
-    x.leaf("Name", last_name.trim())?;
+    x.text("Vorname", first_name)?;
+    x.text("Name", last_name)?;
     x.leaf("GebDat", &date(dob))?;
     if let Some(id) = tax_id {
         x.leaf("PersIdNr", id.trim())?;
@@ -345,11 +411,18 @@ fn nat_pers(
     adrkette(x, address)
 }
 
+fn nnat_pers(x: &mut Xml, name: &str, address: &TaxAddress) -> io::Result<()> {
+    x.open("NNatPers")?;
+    x.text("Firmenname", name)?;
+    adrkette(x, address)?;
+    x.close("NNatPers")
+}
+
 fn adrkette(x: &mut Xml, a: &TaxAddress) -> io::Result<()> {
     x.open("Adrkette")?;
     x.open("StrAdr")?;
     let s = split_street(&a.street);
-    x.leaf("Str", s.street)?;
+    x.text("Str", s.street)?;
     if let Some(n) = s.number {
         x.leaf("HausNr", n)?;
     }
@@ -359,15 +432,15 @@ fn adrkette(x: &mut Xml, a: &TaxAddress) -> io::Result<()> {
     if let Some(extra) = a.street_second_line.as_deref().map(str::trim)
         && !extra.is_empty()
     {
-        x.leaf("AdressErg", extra)?;
+        x.text("AdressErg", extra)?;
     }
     if a.country.is_germany() {
         x.leaf("Plz", a.zip.trim())?;
-        x.leaf("Ort", a.city.trim())?;
+        x.text("Ort", &a.city)?;
     } else {
         x.leaf("AuslPlz", a.zip.trim())?;
-        x.leaf("Ort", a.city.trim())?;
-        x.leaf("Staat", a.country.german_name())?;
+        x.text("Ort", &a.city)?;
+        x.text("Staat", a.country.german_name())?;
     }
     x.close("StrAdr")?;
     x.close("Adrkette")
@@ -426,64 +499,40 @@ fn lohnberechnung(x: &mut Xml, has_employees: bool, payroll: Option<&Payroll>) -
 }
 
 fn fse_persg(x: &mut Xml, reg: &GbrTaxRegistration) -> io::Result<()> {
-    // Gründung einer Personengesellschaft.
-    questionnaire(x, "FsE_PersG", FSE_PERSG_NS, FSE_PERSG_VERSION, "GRNDPG")?;
+    x.open_with(
+        "FsE_PersG",
+        &[("xmlns", FSE_PERSG_NS), ("version", FSE_PERSG_VERSION)],
+    )?;
+    x.open("PersG")?;
+    // Gruendung einer Personengesellschaft (ours, after GRNDKPG).
+    questionnaire_head(x, "GRNDPG")?;
     persg_allg_angaben(x, reg)?;
     beteiligte(x, reg)?;
     festsetzung(x, &reg.financial_estimates)?;
     lohnberechnung(x, reg.has_employees, reg.payroll.as_ref())?;
     umsatzsteuer(x, &reg.financial_estimates, &reg.vat)?;
+    x.close("PersG")?;
     x.close("FsE_PersG")
 }
 
 fn persg_allg_angaben(x: &mut Xml, reg: &GbrTaxRegistration) -> io::Result<()> {
     x.open("AllgAngaben")?;
-    x.leaf("Firmenname", reg.name.trim())?;
-    x.leaf("SitzPersGes", reg.address.city.trim())?;
-    adrkette(x, &reg.address)?;
-    x.leaf("ArtTaet", reg.purpose.trim())?;
+    company_head(x, "SitzPersGes", &reg.name, &reg.address, &reg.purpose)?;
     bank_konto(x, reg.iban.as_deref(), reg.bic.as_deref())?;
     x.open("GesVertrag")?;
     x.leaf("DatumGVertrag", &date(reg.partnership_agreement_date))?;
-    x.open("GsrAngaben")?;
-    match &reg.company_register {
-        None | Some(CommercialRegister::NotApplied) => {
-            x.leaf("GsrAntragGestellt", "false")?;
-            x.leaf("GsrEintragVorhanden", "false")?;
-        }
-        Some(CommercialRegister::ApplicationFiled {
-            registration_application_date,
-        }) => {
-            x.leaf("GsrAntragGestellt", "true")?;
-            x.leaf("TagDesAntrags", &date(*registration_application_date))?;
-            x.leaf("GsrEintragVorhanden", "false")?;
-        }
-        Some(CommercialRegister::Registered {
-            registration_number,
-            registration_date,
-            registration_court,
-        }) => {
-            x.leaf("GsrAntragGestellt", "true")?;
-            x.leaf("GsrEintragVorhanden", "true")?;
-            x.leaf("TagDerEintragung", &date(*registration_date))?;
-            x.leaf("GesellschaftsregisterGericht", registration_court.trim())?;
-            x.leaf("GsrRegisterbezeichnung", "GsR")?;
-            x.leaf("GsrRegisternummer", registration_number.trim())?;
-        }
-    }
-    x.close("GsrAngaben")?;
+    register(x, reg.company_register.as_ref(), &GSR)?;
     x.close("GesVertrag")?;
-    x.leaf(
-        "Rechtsform",
+    // No public code exists for a GbR or eGbR: the abbreviation stands where the KapG writes
+    // its code (docs/elster.md).
+    rechtsform(
+        x,
         match reg.legal_form {
             PartnershipLegalForm::Gbr => "GbR",
             PartnershipLegalForm::Egbr => "eGbR",
         },
     )?;
-    x.leaf(
-        "BeginnTaetigkeit",
-        &date(reg.operational_activity_start_date),
-    )?;
+    beginn_taetigkeit(x, reg.operational_activity_start_date)?;
     gewinn_ermittlung(
         x,
         reg.fiscal_year_deviates_from_calendar,
@@ -503,7 +552,7 @@ fn beteiligte(x: &mut Xml, reg: &GbrTaxRegistration) -> io::Result<()> {
     };
     let close = |x: &mut Xml, share: Percentage, managing: bool| -> io::Result<()> {
         x.open("Beteiligung")?;
-        x.leaf("ProzentAnteil", &share.to_decimal_string())?;
+        x.leaf("ProzentAnteil", &share.to_four_decimals())?;
         x.close("Beteiligung")?;
         x.leaf("MerkerGeschaeftsfuehrung", bool_text(managing))?;
         x.close("Beteiligter")
@@ -524,81 +573,82 @@ fn beteiligte(x: &mut Xml, reg: &GbrTaxRegistration) -> io::Result<()> {
     }
     for p in &reg.partners.entities {
         open(x)?;
-        x.open("NNatPers")?;
-        x.leaf("Firmenname", p.name.trim())?;
-        adrkette(x, &p.address)?;
-        x.close("NNatPers")?;
+        nnat_pers(x, &p.name, &p.address)?;
         close(x, p.share_percentage, p.is_managing_partner)?;
     }
     x.close("Beteiligte")
 }
 
+/// `Umsatzsteuer`. Exactly one small-business flag: `KleinUnternUSt` under § 19 UStG,
+/// `KleinUnternUStVerzicht` otherwise (also above the thresholds, as the reference does);
+/// `ZahllastUeberschuss` always, under § 19 as payable 0. Flags the API has as "no"
+/// (`VoranmeldungMonatlich`, `UStIdNr`, `SteuerschuldnerschaftLE`, `Onlinehandel`) write no
+/// element, as the reference's "Nein" answers do.
 fn umsatzsteuer(x: &mut Xml, est: &FinancialEstimates, vat: &Vat) -> io::Result<()> {
     x.open("Umsatzsteuer")?;
     x.open("GesUmsatz")?;
     x.leaf("GruendJahr", &est.formation_year.revenue_amount.to_string())?;
     x.leaf("FolgeJahr", &est.following_year.revenue_amount.to_string())?;
     x.close("GesUmsatz")?;
+    x.open("KleinunternehmerRegelung")?;
     if vat.small_business {
-        x.open("KleinunternehmerRegelung")?;
         x.leaf("KleinUnternUSt", "true")?;
-        x.close("KleinunternehmerRegelung")?;
-    } else if vat.waives_small_business(est) {
-        x.open("KleinunternehmerRegelung")?;
+    } else {
         x.leaf("KleinUnternUStVerzicht", "true")?;
-        x.close("KleinunternehmerRegelung")?;
     }
-    if let (Some(kind), Some(amount)) = (vat.estimated_balance_type, vat.estimated_balance_amount) {
-        x.open("ZahllastUeberschuss")?;
-        x.leaf(
-            "Auswahl",
-            match kind {
-                BalanceType::Payable => "1",
-                BalanceType::Refundable => "2",
-            },
-        )?;
-        x.leaf("Betrag", &amount.to_string())?;
-        x.leaf(
-            "VoranmeldungMonatlich",
-            bool_text(vat.return_frequency == Some(ReturnFrequency::Monthly)),
-        )?;
-        x.close("ZahllastUeberschuss")?;
+    x.close("KleinunternehmerRegelung")?;
+    let (auswahl, betrag) = match (vat.small_business, vat.estimated_balance_type) {
+        (false, Some(BalanceType::Refundable)) => ("2", vat.estimated_balance_amount),
+        (false, _) => ("1", vat.estimated_balance_amount),
+        (true, _) => ("1", Some(0)),
+    };
+    x.open("ZahllastUeberschuss")?;
+    x.leaf("Auswahl", auswahl)?;
+    x.leaf("Betrag", &betrag.unwrap_or(0).to_string())?;
+    if !vat.small_business && vat.return_frequency == Some(ReturnFrequency::Monthly) {
+        x.leaf("VoranmeldungMonatlich", "true")?;
     }
-    if let Some(m) = vat.accounting_method {
+    x.close("ZahllastUeberschuss")?;
+    if let Some(m) = vat.accounting_method.filter(|_| !vat.small_business) {
         x.open("SollIstVersteuerung")?;
-        x.leaf(
-            "AuswahlSollIstVerst",
-            match m {
-                AccountingMethod::Accrual => "1",
-                AccountingMethod::Cash => "2",
-            },
-        )?;
+        match m {
+            AccountingMethod::Accrual => x.leaf("AuswahlSollIstVerst", "1")?,
+            AccountingMethod::Cash => {
+                x.leaf("AuswahlSollIstVerst", "2")?;
+                // The API admits cash accounting under the turnover limit of § 20 sentence 1
+                // no. 1 UStG only, so that is the reason.
+                x.leaf("IstVerstUStGrundUmsatz", "true")?;
+            }
+        }
         x.close("SollIstVersteuerung")?;
     }
-    x.open("UStIdNr")?;
-    x.leaf("MerkerAntragUStId", bool_text(vat.request_vat_id))?;
-    x.close("UStIdNr")?;
+    if vat.request_vat_id {
+        x.open("UStIdNr")?;
+        x.leaf("MerkerAntragUStId", "true")?;
+        x.close("UStIdNr")?;
+    }
     if vat.request_reverse_charge_certificate {
         x.open("SteuerschuldnerschaftLE")?;
-        x.leaf("MerkerAntragBescheinigung", "true")?;
-        if let Some(t) = vat.reverse_charge_service_type {
-            x.leaf(
-                "ArtLeistung",
-                match t {
-                    ReverseChargeServiceType::Construction => "1",
-                    ReverseChargeServiceType::BuildingCleaning => "2",
-                    ReverseChargeServiceType::Both => "3",
-                },
-            )?;
+        x.leaf("NachweisBeantragt", "true")?;
+        let (construction, cleaning) = match vat.reverse_charge_service_type {
+            Some(ReverseChargeServiceType::Construction) => (true, false),
+            Some(ReverseChargeServiceType::BuildingCleaning) => (false, true),
+            Some(ReverseChargeServiceType::Both) => (true, true),
+            None => (false, false),
+        };
+        if construction {
+            x.leaf("UmfangBauleistungen", "true")?;
+        }
+        if cleaning {
+            x.leaf("UmfangGebaeudereinigung", "true")?;
         }
         x.close("SteuerschuldnerschaftLE")?;
     }
-    x.open("Onlinehandel")?;
-    x.leaf(
-        "MerkerOnlinehandel",
-        bool_text(vat.sells_via_online_marketplaces),
-    )?;
-    x.close("Onlinehandel")?;
+    if vat.sells_via_online_marketplaces {
+        x.open("Onlinehandel")?;
+        x.leaf("MerkerOnlinehandel", "true")?;
+        x.close("Onlinehandel")?;
+    }
     x.close("Umsatzsteuer")
 }
 
@@ -639,8 +689,14 @@ impl Xml {
         self.w.write_event(Event::End(BytesEnd::new(name)))
     }
 
+    /// A leaf with a code, number, date or identifier (ASCII by construction).
     fn leaf(&mut self, name: &str, text: &str) -> io::Result<()> {
         self.leaf_with(name, &[], text)
+    }
+
+    /// A leaf with free text: in ISO 8859-15 ([`transliterate`]), trimmed.
+    fn text(&mut self, name: &str, text: &str) -> io::Result<()> {
+        self.leaf_with(name, &[], transliterate(text).trim())
     }
 
     fn leaf_with(&mut self, name: &str, attrs: &[(&str, &str)], text: &str) -> io::Result<()> {

@@ -138,6 +138,18 @@ pub fn xmllint(doc: &[u8], envelope: &str) -> Result<(), String> {
     }
 }
 
+/// `doc` without the white space between tags (the indentation), which the schemas ignore.
+pub fn compact(doc: &str) -> String {
+    let mut out = String::with_capacity(doc.len());
+    let mut rest = doc;
+    while let Some(i) = rest.find(">\n") {
+        out.push_str(&rest[..=i]);
+        rest = rest[i + 1..].trim_start();
+    }
+    out.push_str(rest);
+    out
+}
+
 /// `doc` with `from`, which must occur exactly once, replaced by `to`.
 pub fn replace_once(doc: &str, from: &str, to: &str) -> String {
     assert_eq!(

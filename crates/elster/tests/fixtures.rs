@@ -9,11 +9,13 @@ use domain::tax::*;
 use elster::XmlContext;
 use time::macros::date;
 
+/// ELSTER's test manufacturer id in sandbox documents, a (made-up) manufacturer's own id in
+/// production ones.
 pub fn ctx(sandbox: bool) -> XmlContext {
     XmlContext {
         tax_office_number: "1130".into(),
         sandbox,
-        hersteller_id: "74931".into(),
+        hersteller_id: if sandbox { "74931" } else { "40417" }.into(),
         daten_lieferant: "Registration Filing Service".into(),
         nutzdaten_ticket: "0195f1e2a7c4".into(),
     }

@@ -22,8 +22,9 @@ fn text(reg: &GbrTaxRegistration, sandbox: bool) -> String {
     String::from_utf8(xml(reg, sandbox)).unwrap()
 }
 
+/// The questionnaire's data: `FsE_PersG/PersG`.
 fn persg(doc: &El) -> &El {
-    doc.at("DatenTeil/Nutzdatenblock/Nutzdaten/FsE_PersG")
+    doc.at("DatenTeil/Nutzdatenblock/Nutzdaten/FsE_PersG/PersG")
 }
 
 fn application_filed() -> GbrTaxRegistration {
@@ -70,10 +71,12 @@ fn first_partner(doc: &str) -> &str {
 
 /// Each case breaks the valid eGbR document in one way; both validators must reject it.
 fn broken_documents() -> Vec<(&'static str, String)> {
-    let good = text(&egbr(), true);
-    let gbr_doc = text(&gbr(), false);
-    let kapg_doc =
-        String::from_utf8(elster::write(&fixtures::gmbh(), &ctx(true)).unwrap()).unwrap();
+    // Without the indentation, so that each edit is one plain replacement.
+    let good = el::compact(&text(&egbr(), true));
+    let gbr_doc = el::compact(&text(&gbr(), false));
+    let kapg_doc = el::compact(
+        &String::from_utf8(elster::write(&fixtures::gmbh(), &ctx(true)).unwrap()).unwrap(),
+    );
     let partner = first_partner(&good).to_owned();
     let beteiligte_start = good.find("<Beteiligte>").unwrap() + "<Beteiligte>".len();
     let beteiligte_end = good.find("</Beteiligte>").unwrap();
@@ -81,7 +84,7 @@ fn broken_documents() -> Vec<(&'static str, String)> {
         (
             "only one partner",
             format!(
-                "{}{partner}\n    {}",
+                "{}{partner}{}",
                 &good[..beteiligte_start],
                 &good[beteiligte_end..]
             ),
@@ -111,8 +114,36 @@ fn broken_documents() -> Vec<(&'static str, String)> {
             "a corporation's legal form",
             replace_once(
                 &good,
+                "<RechtsformId>eGbR</RechtsformId>",
+                "<RechtsformId>350</RechtsformId>",
+            ),
+        ),
+        (
+            "the legal form as text (no RechtsformId)",
+            replace_once(
+                &good,
+                "<Rechtsform><RechtsformId>eGbR</RechtsformId></Rechtsform>",
                 "<Rechtsform>eGbR</Rechtsform>",
-                "<Rechtsform>GmbH</Rechtsform>",
+            ),
+        ),
+        (
+            "questionnaire data without the PersG wrapper",
+            replace_once(&replace_once(&good, "<PersG>", ""), "</PersG>", ""),
+        ),
+        (
+            "the activity as text directly under ArtTaet",
+            replace_once(
+                &good,
+                "<ArtTaet><GewerbeArt>Vermietung und Verwaltung eigener Wohnimmobilien</GewerbeArt></ArtTaet>",
+                "<ArtTaet>Vermietung und Verwaltung eigener Wohnimmobilien</ArtTaet>",
+            ),
+        ),
+        (
+            "no small-business flag",
+            replace_once(
+                &good,
+                "<KleinunternehmerRegelung><KleinUnternUStVerzicht>true</KleinUnternUStVerzicht></KleinunternehmerRegelung>",
+                "",
             ),
         ),
         (
@@ -135,8 +166,8 @@ fn broken_documents() -> Vec<(&'static str, String)> {
             "a corporation's element (Nominal)",
             replace_once(
                 &good,
-                "<ProzentAnteil>40</ProzentAnteil>",
-                "<Nominal>10.00</Nominal><ProzentAnteil>40</ProzentAnteil>",
+                "<ProzentAnteil>40.0000</ProzentAnteil>",
+                "<Nominal>10.00</Nominal><ProzentAnteil>40.0000</ProzentAnteil>",
             ),
         ),
         (
@@ -151,16 +182,24 @@ fn broken_documents() -> Vec<(&'static str, String)> {
             "percentage with 5 decimals",
             replace_once(
                 &gbr_doc,
-                "<ProzentAnteil>33.34</ProzentAnteil>",
+                "<ProzentAnteil>33.3400</ProzentAnteil>",
                 "<ProzentAnteil>33.33999</ProzentAnteil>",
+            ),
+        ),
+        (
+            "percentage without four decimals",
+            replace_once(
+                &gbr_doc,
+                "<ProzentAnteil>33.3400</ProzentAnteil>",
+                "<ProzentAnteil>33.34</ProzentAnteil>",
             ),
         ),
         (
             "wrong order (BeginnTaetigkeit before Rechtsform)",
             replace_once(
                 &good,
-                "<Rechtsform>eGbR</Rechtsform>\n            <BeginnTaetigkeit>01.03.2025</BeginnTaetigkeit>",
-                "<BeginnTaetigkeit>01.03.2025</BeginnTaetigkeit>\n            <Rechtsform>eGbR</Rechtsform>",
+                "<Rechtsform><RechtsformId>eGbR</RechtsformId></Rechtsform><BeginnTaetigkeit><Betriebsbeginn>01.03.2025</Betriebsbeginn></BeginnTaetigkeit>",
+                "<BeginnTaetigkeit><Betriebsbeginn>01.03.2025</Betriebsbeginn></BeginnTaetigkeit><Rechtsform><RechtsformId>eGbR</RechtsformId></Rechtsform>",
             ),
         ),
         (
@@ -226,13 +265,13 @@ fn broken_documents_are_rejected_by_xmllint() {
 fn violations_name_the_problem() {
     let bad = replace_once(
         &text(&egbr(), true),
-        "<Rechtsform>eGbR</Rechtsform>",
-        "<Rechtsform>GmbH</Rechtsform>",
+        "<RechtsformId>eGbR</RechtsformId>",
+        "<RechtsformId>GmbH</RechtsformId>",
     );
     let errs = validate(bad.as_bytes()).unwrap_err();
     assert!(
         errs.iter()
-            .any(|e| e.contains("Rechtsform") && e.starts_with("line ")),
+            .any(|e| e.contains("RechtsformId") && e.starts_with("line ")),
         "{errs:?}"
     );
 }
@@ -249,12 +288,13 @@ fn envelope_header_names_persg() {
     assert_eq!(th.child("Testmerker").text(), "700000004");
     let ndh = doc.at("DatenTeil/Nutzdatenblock/NutzdatenHeader");
     assert_eq!(ndh.child("Empfaenger").text(), "1130");
-    let p = persg(&doc);
+    let p = doc.at("DatenTeil/Nutzdatenblock/Nutzdaten/FsE_PersG");
     assert_eq!(
         p.attr("xmlns"),
         Some("http://finkonsens.de/elster/elsterfse/persg/v202401")
     );
     assert_eq!(p.attr("version"), Some("202401"));
+    assert_eq!(p.names(), ["PersG"]);
     let production = El::parse(&xml(&egbr(), false));
     assert!(!production.child("TransferHeader").has("Testmerker"));
 }
@@ -293,8 +333,12 @@ fn fse_persg_order_and_partnership_values() {
     );
     assert_eq!(a.child("Firmenname").text(), "Rheinblick Immobilien eGbR");
     assert_eq!(a.child("SitzPersGes").text(), "Köln");
-    assert_eq!(a.child("Rechtsform").text(), "eGbR");
-    assert_eq!(a.child("BeginnTaetigkeit").text(), "01.03.2025");
+    assert_eq!(a.at("Rechtsform/RechtsformId").text(), "eGbR");
+    assert_eq!(a.at("BeginnTaetigkeit/Betriebsbeginn").text(), "01.03.2025");
+    assert_eq!(
+        a.at("ArtTaet/GewerbeArt").text(),
+        "Vermietung und Verwaltung eigener Wohnimmobilien"
+    );
     assert_eq!(a.at("Adrkette/StrAdr/AdressErg").text(), "2. OG");
     assert_eq!(a.at("BankKonto/BIC").text(), "COBADEFFXXX");
     assert_eq!(a.at("GesVertrag/DatumGVertrag").text(), "15.01.2025");
@@ -321,7 +365,8 @@ fn fse_persg_order_and_partnership_values() {
     assert_eq!(gj.child("MerkerAbwWirtschaftsjahr").text(), "true");
     assert_eq!(gj.child("AbwWJ_ab").text(), "01.07.2025");
 
-    // Shared with the corporation's questionnaire: profit, payroll, VAT.
+    // Shared with the corporation's questionnaire: profit, payroll, VAT, written by the same
+    // functions.
     assert_eq!(p.at("FestsetzungsAngaben/Gewinn/FolgeJahr").text(), "60000");
     let lohn = p.child("LohnberechnungsStelle");
     assert_eq!(lohn.child("AnzahlBeschaeftigteArbeitnehmer").text(), "2");
@@ -332,18 +377,26 @@ fn fse_persg_order_and_partnership_values() {
         ust.names(),
         [
             "GesUmsatz",
+            "KleinunternehmerRegelung",
             "ZahllastUeberschuss",
             "SollIstVersteuerung",
             "UStIdNr",
-            "SteuerschuldnerschaftLE",
-            "Onlinehandel"
+            "SteuerschuldnerschaftLE"
         ]
+    );
+    assert_eq!(
+        ust.at("KleinunternehmerRegelung/KleinUnternUStVerzicht")
+            .text(),
+        "true"
     );
     assert_eq!(
         ust.at("ZahllastUeberschuss/VoranmeldungMonatlich").text(),
         "true"
     );
-    assert_eq!(ust.at("SteuerschuldnerschaftLE/ArtLeistung").text(), "1");
+    assert_eq!(
+        ust.at("SteuerschuldnerschaftLE").names(),
+        ["NachweisBeantragt", "UmfangBauleistungen"]
+    );
 }
 
 #[test]
@@ -389,7 +442,7 @@ fn partners_are_beteiligte_with_exact_shares_and_the_managing_flag() {
         .iter()
         .map(|e| e.at("Beteiligung/ProzentAnteil").text())
         .collect();
-    assert_eq!(shares, ["40", "35", "25"]);
+    assert_eq!(shares, ["40.0000", "35.0000", "25.0000"]);
     // No capital, so no nominal amount.
     assert!(
         b.iter()
@@ -407,7 +460,7 @@ fn partners_are_beteiligte_with_exact_shares_and_the_managing_flag() {
         .iter()
         .map(|e| e.at("Beteiligung/ProzentAnteil").text())
         .collect();
-    assert_eq!(shares, ["33.33", "33.33", "33.34"]);
+    assert_eq!(shares, ["33.3300", "33.3300", "33.3400"]);
     let abroad = b[2].at("NatPers/Adrkette/StrAdr");
     assert_eq!(abroad.names(), ["Str", "HausNr", "AuslPlz", "Ort", "Staat"]);
     assert_eq!(abroad.child("Staat").text(), "Dänemark");
@@ -420,7 +473,7 @@ fn gbr_is_unregistered_small_business_without_payroll() {
     assert!(!p.has("LohnberechnungsStelle"));
     let a = p.child("AllgAngaben");
     assert!(!a.has("BankKonto"));
-    assert_eq!(a.child("Rechtsform").text(), "GbR");
+    assert_eq!(a.at("Rechtsform/RechtsformId").text(), "GbR");
     let gsr = a.at("GesVertrag/GsrAngaben");
     assert_eq!(gsr.names(), ["GsrAntragGestellt", "GsrEintragVorhanden"]);
     assert_eq!(gsr.child("GsrAntragGestellt").text(), "false");
@@ -434,6 +487,9 @@ fn gbr_is_unregistered_small_business_without_payroll() {
             .text(),
         "true"
     );
+    let zu = p.at("Umsatzsteuer/ZahllastUeberschuss");
+    assert_eq!(zu.child("Auswahl").text(), "1");
+    assert_eq!(zu.child("Betrag").text(), "0");
 
     let doc = El::parse(&xml(&application_filed(), true));
     let gsr = persg(&doc).at("AllgAngaben/GesVertrag/GsrAngaben");

@@ -17,8 +17,9 @@ fn xml(reg: &TaxRegistration, sandbox: bool) -> Vec<u8> {
     write(reg, &ctx(sandbox)).expect("write")
 }
 
+/// The questionnaire's data: `FsE_KapG/KapG`.
 fn kapg(doc: &El) -> &El {
-    doc.at("DatenTeil/Nutzdatenblock/Nutzdaten/FsE_KapG")
+    doc.at("DatenTeil/Nutzdatenblock/Nutzdaten/FsE_KapG/KapG")
 }
 
 fn fixtures() -> Vec<(&'static str, TaxRegistration)> {
@@ -72,15 +73,96 @@ fn every_fixture_validates_with_xmllint() {
 
 /// Each case breaks the valid GmbH document in one way; both validators must reject it.
 fn broken_documents() -> Vec<(&'static str, String)> {
-    let good = String::from_utf8(xml(&gmbh(), true)).unwrap();
+    // Without the indentation, so that each edit is one plain replacement.
+    let good = el::compact(&String::from_utf8(xml(&gmbh(), true)).unwrap());
     let long_name = "A".repeat(73);
     vec![
         (
-            "missing required element (ArtTaet)",
+            "missing required element (ArtTaet/GewerbeArt)",
             replace_once(
                 &good,
-                "<ArtTaet>Entwicklung und Vertrieb von Software sowie IT-Beratung</ArtTaet>",
+                "<GewerbeArt>Entwicklung und Vertrieb von Software sowie IT-Beratung</GewerbeArt>",
                 "",
+            ),
+        ),
+        (
+            "the activity as text directly under ArtTaet",
+            replace_once(
+                &good,
+                "<ArtTaet><GewerbeArt>Entwicklung und Vertrieb von Software sowie IT-Beratung</GewerbeArt></ArtTaet>",
+                "<ArtTaet>Entwicklung und Vertrieb von Software sowie IT-Beratung</ArtTaet>",
+            ),
+        ),
+        (
+            "questionnaire data without the KapG wrapper",
+            replace_once(&replace_once(&good, "<KapG>", ""), "</KapG>", ""),
+        ),
+        (
+            "the legal form as text (no RechtsformId)",
+            replace_once(
+                &good,
+                "<Rechtsform><RechtsformId>350</RechtsformId></Rechtsform>",
+                "<Rechtsform>GmbH</Rechtsform>",
+            ),
+        ),
+        (
+            "unknown RechtsformId",
+            replace_once(
+                &good,
+                "<RechtsformId>350</RechtsformId>",
+                "<RechtsformId>351</RechtsformId>",
+            ),
+        ),
+        (
+            "Nominal with cents",
+            replace_once(
+                &good,
+                "<Nominal>8334.00</Nominal>",
+                "<Nominal>8333.35</Nominal>",
+            ),
+        ),
+        (
+            "ProzentAnteil without four decimals",
+            replace_once(
+                &good,
+                "<ProzentAnteil>33.3334</ProzentAnteil>",
+                "<ProzentAnteil>33.334</ProzentAnteil>",
+            ),
+        ),
+        (
+            "no Treuhandverhaeltnisse",
+            replace_once(
+                &good,
+                "<Treuhandverhaeltnisse><Treuhand>false</Treuhand></Treuhandverhaeltnisse>",
+                "",
+            ),
+        ),
+        (
+            "no small-business flag",
+            replace_once(
+                &good,
+                "<KleinunternehmerRegelung><KleinUnternUStVerzicht>true</KleinUnternUStVerzicht></KleinunternehmerRegelung>",
+                "",
+            ),
+        ),
+        (
+            "the old reverse-charge elements",
+            replace_once(
+                &good,
+                "</UStIdNr>",
+                "</UStIdNr><SteuerschuldnerschaftLE><MerkerAntragBescheinigung>true</MerkerAntragBescheinigung><ArtLeistung>1</ArtLeistung></SteuerschuldnerschaftLE>",
+            ),
+        ),
+        (
+            "a name outside ISO 8859-15",
+            replace_once(&good, "<Name>Berg</Name>", "<Name>Łukasiewicz</Name>"),
+        ),
+        (
+            "a quarterly VoranmeldungMonatlich false",
+            replace_once(
+                &good,
+                "<VoranmeldungMonatlich>true</VoranmeldungMonatlich>",
+                "<VoranmeldungMonatlich>false</VoranmeldungMonatlich>",
             ),
         ),
         (
@@ -91,16 +173,16 @@ fn broken_documents() -> Vec<(&'static str, String)> {
             "wrong order (Verfahren after DatenArt)",
             replace_once(
                 &good,
-                "<Verfahren>ElsterFSE</Verfahren>\n    <DatenArt>KapG</DatenArt>",
-                "<DatenArt>KapG</DatenArt>\n    <Verfahren>ElsterFSE</Verfahren>",
+                "<Verfahren>ElsterFSE</Verfahren><DatenArt>KapG</DatenArt>",
+                "<DatenArt>KapG</DatenArt><Verfahren>ElsterFSE</Verfahren>",
             ),
         ),
         (
             "wrong order (Firmenname after SitzKapGes)",
             replace_once(
                 &good,
-                "<Firmenname>Mustermann Software GmbH</Firmenname>\n            <SitzKapGes>Berlin</SitzKapGes>",
-                "<SitzKapGes>Berlin</SitzKapGes>\n            <Firmenname>Mustermann Software GmbH</Firmenname>",
+                "<Firmenname>Mustermann Software GmbH</Firmenname><SitzKapGes>Berlin</SitzKapGes>",
+                "<SitzKapGes>Berlin</SitzKapGes><Firmenname>Mustermann Software GmbH</Firmenname>",
             ),
         ),
         (
@@ -115,8 +197,8 @@ fn broken_documents() -> Vec<(&'static str, String)> {
             "bad date (month 13)",
             replace_once(
                 &good,
-                "<BeginnTaetigkeit>01.03.2025</BeginnTaetigkeit>",
-                "<BeginnTaetigkeit>01.13.2025</BeginnTaetigkeit>",
+                "<Betriebsbeginn>01.03.2025</Betriebsbeginn>",
+                "<Betriebsbeginn>01.13.2025</Betriebsbeginn>",
             ),
         ),
         (
@@ -148,7 +230,7 @@ fn broken_documents() -> Vec<(&'static str, String)> {
             replace_once(
                 &good,
                 "<Vorname>Jonas</Vorname>",
-                "<AnredeId>9</AnredeId>\n            <Vorname>Jonas</Vorname>",
+                "<AnredeId>9</AnredeId><Vorname>Jonas</Vorname>",
             ),
         ),
         (
@@ -174,8 +256,8 @@ fn broken_documents() -> Vec<(&'static str, String)> {
             "bad boolean",
             replace_once(
                 &good,
-                "<MerkerAntragUStId>true</MerkerAntragUStId>",
-                "<MerkerAntragUStId>1</MerkerAntragUStId>",
+                "<MerkerAbwWirtschaftsjahr>false</MerkerAbwWirtschaftsjahr>",
+                "<MerkerAbwWirtschaftsjahr>0</MerkerAbwWirtschaftsjahr>",
             ),
         ),
         (
@@ -199,15 +281,15 @@ fn broken_documents() -> Vec<(&'static str, String)> {
             replace_once(
                 &good,
                 "<GebDat>05.01.1979</GebDat>",
-                "<GebDat>05.01.1979</GebDat>\n            <Komm>jonas@example.org</Komm>",
+                "<GebDat>05.01.1979</GebDat><Komm>jonas@example.org</Komm>",
             ),
         ),
         (
             "both small-business flags",
             replace_once(
                 &good,
-                "<UStIdNr>",
-                "<KleinunternehmerRegelung><KleinUnternUSt>true</KleinUnternUSt><KleinUnternUStVerzicht>true</KleinUnternUStVerzicht></KleinunternehmerRegelung><UStIdNr>",
+                "<KleinUnternUStVerzicht>true</KleinUnternUStVerzicht>",
+                "<KleinUnternUSt>true</KleinUnternUSt><KleinUnternUStVerzicht>true</KleinUnternUStVerzicht>",
             ),
         ),
         (
@@ -292,15 +374,17 @@ fn envelope_header_and_addressee() {
     assert_eq!(ndh.child("Empfaenger").attr("id"), Some("F"));
     assert_eq!(ndh.child("Empfaenger").text(), "1130");
     assert_eq!(ndh.child("NutzdatenTicket").text(), "0195f1e2a7c4");
-    let k = kapg(&sandbox);
+    let fse = sandbox.at("DatenTeil/Nutzdatenblock/Nutzdaten/FsE_KapG");
     assert_eq!(
-        k.attr("xmlns"),
+        fse.attr("xmlns"),
         Some("http://finkonsens.de/elster/elsterfse/kapg/v202401")
     );
-    assert_eq!(k.attr("version"), Some("202401"));
+    assert_eq!(fse.attr("version"), Some("202401"));
+    assert_eq!(fse.names(), ["KapG"]);
 
     let production = El::parse(&xml(&gmbh(), false));
     assert!(!production.child("TransferHeader").has("Testmerker"));
+    assert_eq!(production.at("TransferHeader/HerstellerID").text(), "40417");
     assert!(
         !String::from_utf8(xml(&gmbh(), false))
             .unwrap()
@@ -351,13 +435,29 @@ fn fse_kapg_order_and_company_values() {
         ]
     );
     assert_eq!(a.child("Firmenname").text(), "Mustermann Software GmbH");
-    assert_eq!(a.child("Rechtsform").text(), "GmbH");
+    assert_eq!(a.at("Rechtsform/RechtsformId").text(), "350");
+    assert_eq!(
+        a.at("ArtTaet/GewerbeArt").text(),
+        "Entwicklung und Vertrieb von Software sowie IT-Beratung"
+    );
+    assert_eq!(a.at("BeginnTaetigkeit/Betriebsbeginn").text(), "01.03.2025");
     let seat = a.at("Adrkette/StrAdr");
     assert_eq!(seat.names(), ["Str", "HausNr", "AdressErg", "Plz", "Ort"]);
     assert_eq!(seat.child("Str").text(), "Musterstraße");
     assert_eq!(seat.child("HausNr").text(), "1");
     assert_eq!(seat.child("AdressErg").text(), "Hinterhaus, 3. OG");
     let hrg = a.at("NotarVertrag/HrgAngaben");
+    assert_eq!(
+        hrg.names(),
+        [
+            "HrgAntragGestellt",
+            "HrgEintragVorhanden",
+            "TagDerEintragung",
+            "HandelsregisterGericht",
+            "HrgRegisterbezeichnung",
+            "HrgRegisternummer"
+        ]
+    );
     assert_eq!(hrg.child("HrgAntragGestellt").text(), "true");
     assert_eq!(hrg.child("HrgEintragVorhanden").text(), "true");
     assert_eq!(hrg.child("TagDerEintragung").text(), "20.02.2025");
@@ -391,21 +491,30 @@ fn fse_kapg_order_and_company_values() {
     assert_eq!(lohn.child("VoraussichtlicheLohnsteuer").text(), "18000");
 
     let ust = k.child("Umsatzsteuer");
+    // Above 25,000 euros founding-year revenue the small-business rule is waived formally.
     assert_eq!(
         ust.names(),
         [
             "GesUmsatz",
+            "KleinunternehmerRegelung",
             "ZahllastUeberschuss",
             "SollIstVersteuerung",
-            "UStIdNr",
-            "Onlinehandel"
+            "UStIdNr"
         ]
+    );
+    assert_eq!(
+        ust.at("KleinunternehmerRegelung").names(),
+        ["KleinUnternUStVerzicht"]
     );
     assert_eq!(ust.at("ZahllastUeberschuss/Auswahl").text(), "2");
     assert_eq!(ust.at("ZahllastUeberschuss/Betrag").text(), "12000");
     assert_eq!(
         ust.at("ZahllastUeberschuss/VoranmeldungMonatlich").text(),
         "true"
+    );
+    assert_eq!(
+        ust.at("SollIstVersteuerung").names(),
+        ["AuswahlSollIstVerst"]
     );
     assert_eq!(
         ust.at("SollIstVersteuerung/AuswahlSollIstVerst").text(),
@@ -489,6 +598,16 @@ fn directors_are_vertreter_with_middle_names_and_without_contact_details() {
 fn shareholders_with_percentages_and_nominal_amounts() {
     let doc = El::parse(&xml(&gmbh(), true));
     let g = kapg(&doc).child("Gesellschafter");
+    assert_eq!(
+        g.names(),
+        [
+            "Anteilseigner",
+            "Anteilseigner",
+            "Anteilseigner",
+            "Treuhandverhaeltnisse"
+        ]
+    );
+    assert_eq!(g.at("Treuhandverhaeltnisse/Treuhand").text(), "false");
     let a = g.all("Anteilseigner");
     assert_eq!(a.len(), 3);
     let numbers: Vec<_> = a.iter().map(|e| e.child("ZeichnerNummer").text()).collect();
@@ -504,7 +623,9 @@ fn shareholders_with_percentages_and_nominal_amounts() {
         .iter()
         .map(|e| e.at("Beteiligung/Nominal").text())
         .collect();
-    assert_eq!(nominal, ["8333.33", "8333.33", "8333.35"]);
+    // Whole euros by largest remainder, summing to the capital (8333.33 + 8333.33 + 8333.35
+    // was 25,000.01).
+    assert_eq!(nominal, ["8333.00", "8333.00", "8334.00"]);
     assert_eq!(a[0].at("NatPers/Vorname").text(), "Erika");
     assert_eq!(a[0].at("NatPers/GebDat").text(), "12.08.1984");
     let paris = a[1].at("NatPers/Adrkette/StrAdr");
@@ -529,7 +650,7 @@ fn ug_small_business_application_filed_no_payroll() {
     let a = k.child("AllgAngaben");
     assert!(!a.has("BankKonto"));
     assert!(!a.child("NotarVertrag").has("GruendungsNotar"));
-    assert_eq!(a.child("Rechtsform").text(), "UG (haftungsbeschränkt)");
+    assert_eq!(a.at("Rechtsform/RechtsformId").text(), "370");
     let hrg = a.at("NotarVertrag/HrgAngaben");
     assert_eq!(
         hrg.names(),
@@ -546,24 +667,37 @@ fn ug_small_business_application_filed_no_payroll() {
         "-2500"
     );
     let ust = k.child("Umsatzsteuer");
+    // Under § 19 UStG: the flag, and ZahllastUeberschuss still written as payable 0; no VAT
+    // id requested, so no UStIdNr.
     assert_eq!(
         ust.names(),
         [
             "GesUmsatz",
             "KleinunternehmerRegelung",
-            "UStIdNr",
+            "ZahllastUeberschuss",
             "SteuerschuldnerschaftLE",
             "Onlinehandel"
         ]
     );
     assert_eq!(
+        ust.at("KleinunternehmerRegelung").names(),
+        ["KleinUnternUSt"]
+    );
+    assert_eq!(
         ust.at("KleinunternehmerRegelung/KleinUnternUSt").text(),
         "true"
     );
-    assert_eq!(ust.at("SteuerschuldnerschaftLE/ArtLeistung").text(), "2");
+    let zu = ust.child("ZahllastUeberschuss");
+    assert_eq!(zu.names(), ["Auswahl", "Betrag"]);
+    assert_eq!(zu.child("Auswahl").text(), "1");
+    assert_eq!(zu.child("Betrag").text(), "0");
+    let le = ust.child("SteuerschuldnerschaftLE");
+    assert_eq!(le.names(), ["NachweisBeantragt", "UmfangGebaeudereinigung"]);
+    assert_eq!(le.child("NachweisBeantragt").text(), "true");
+    assert_eq!(le.child("UmfangGebaeudereinigung").text(), "true");
     assert_eq!(ust.at("Onlinehandel/MerkerOnlinehandel").text(), "true");
     let share = k.at("Gesellschafter/Anteilseigner/Beteiligung");
-    assert_eq!(share.child("ProzentAnteil").text(), "100");
+    assert_eq!(share.child("ProzentAnteil").text(), "100.0000");
     assert_eq!(share.child("Nominal").text(), "1000.00");
 }
 
@@ -581,11 +715,12 @@ fn standard_regime(reg: &mut TaxRegistration, method: domain::tax::AccountingMet
     El::parse(&bytes)
 }
 
-/// `standard` sent where the election is not open (founding-year revenue above 25,000, or the
-/// following year's above 100,000) has no effect: the regular regime applies without a waiver,
-/// which would bind the company for five years (§ 19 (3) UStG).
+/// Where the election is not open (founding-year revenue above 25,000, or the following year's
+/// above 100,000) the regular regime applies, and the filing carries the waiver flag all the
+/// same: exactly one of the two flags is always present, as the reference builder adds
+/// `KleinUnternUStVerzicht` above 25,000 euros (K:620-640).
 #[test]
-fn standard_regime_sent_above_the_thresholds_is_no_waiver() {
+fn above_the_thresholds_the_waiver_flag_is_written() {
     for (founding, following) in [(25_001, 50_000), (120_000, 300_000), (20_000, 100_001)] {
         let mut reg = ug();
         reg.financial_estimates.formation_year.revenue_amount = founding;
@@ -594,10 +729,10 @@ fn standard_regime_sent_above_the_thresholds_is_no_waiver() {
         reg.financial_estimates.following_year.profit_amount = 0;
         let doc = standard_regime(&mut reg, domain::tax::AccountingMethod::Accrual);
         let ust = kapg(&doc).child("Umsatzsteuer");
-        assert!(
-            !ust.has("KleinunternehmerRegelung"),
-            "{founding}/{following}: {:?}",
-            ust.names()
+        assert_eq!(
+            ust.at("KleinunternehmerRegelung").names(),
+            ["KleinUnternUStVerzicht"],
+            "{founding}/{following}"
         );
         assert_eq!(ust.at("ZahllastUeberschuss/Auswahl").text(), "1");
     }
@@ -613,14 +748,49 @@ fn standard_regime_chosen_is_a_waiver() {
         "true"
     );
     assert_eq!(ust.at("ZahllastUeberschuss/Auswahl").text(), "1");
+    // Quarterly: no VoranmeldungMonatlich (the reference's "ablehnen" writes nothing).
+    assert_eq!(ust.at("ZahllastUeberschuss").names(), ["Auswahl", "Betrag"]);
+    // Cash accounting with its reason, the turnover limit.
+    let si = ust.child("SollIstVersteuerung");
     assert_eq!(
-        ust.at("ZahllastUeberschuss/VoranmeldungMonatlich").text(),
-        "false"
+        si.names(),
+        ["AuswahlSollIstVerst", "IstVerstUStGrundUmsatz"]
     );
-    assert_eq!(
-        ust.at("SollIstVersteuerung/AuswahlSollIstVerst").text(),
-        "2"
-    );
+    assert_eq!(si.child("AuswahlSollIstVerst").text(), "2");
+    assert_eq!(si.child("IstVerstUStGrundUmsatz").text(), "true");
+}
+
+#[test]
+fn reverse_charge_scopes() {
+    use domain::tax::ReverseChargeServiceType as T;
+    for (kind, scopes) in [
+        (
+            T::Construction,
+            vec!["NachweisBeantragt", "UmfangBauleistungen"],
+        ),
+        (
+            T::BuildingCleaning,
+            vec!["NachweisBeantragt", "UmfangGebaeudereinigung"],
+        ),
+        (
+            T::Both,
+            vec![
+                "NachweisBeantragt",
+                "UmfangBauleistungen",
+                "UmfangGebaeudereinigung",
+            ],
+        ),
+    ] {
+        let mut reg = gmbh();
+        reg.vat.request_reverse_charge_certificate = true;
+        reg.vat.reverse_charge_service_type = Some(kind);
+        let bytes = xml(&reg, false);
+        validate(&bytes).unwrap();
+        let doc = El::parse(&bytes);
+        let le = kapg(&doc).at("Umsatzsteuer/SteuerschuldnerschaftLE");
+        assert_eq!(le.names(), scopes, "{kind:?}");
+        assert!(le.children.iter().all(|c| c.text() == "true"));
+    }
 }
 
 #[test]
@@ -644,6 +814,7 @@ fn not_applied_register_and_other_formations() {
         let hrg = k.at("AllgAngaben/NotarVertrag/HrgAngaben");
         assert_eq!(hrg.names(), ["HrgAntragGestellt", "HrgEintragVorhanden"]);
         assert_eq!(hrg.child("HrgAntragGestellt").text(), "false");
+        assert_eq!(hrg.child("HrgEintragVorhanden").text(), "false");
     }
 }
 
@@ -690,7 +861,19 @@ fn ninety_nine_shareholders() {
     assert_eq!(a[98].child("ZeichnerNummer").text(), "99");
     assert_eq!(a[98].at("Beteiligung/ProzentAnteil").text(), "1.0102");
     assert_eq!(a[0].at("Beteiligung/ProzentAnteil").text(), "1.0101");
-    assert_eq!(a[0].at("Beteiligung/Nominal").text(), "252.53");
+    // 252.525 euros each, 252.55 for the last: 99 × 252 leaves 52 euros, one each to the 52
+    // largest fractions (the last share's .55 first, then the earliest 51 of the .525s).
+    let nominal: Vec<i64> = a
+        .iter()
+        .map(|e| {
+            let n = e.at("Beteiligung/Nominal").text();
+            n.strip_suffix(".00").unwrap().parse().unwrap()
+        })
+        .collect();
+    assert_eq!(nominal.iter().sum::<i64>(), 25_000);
+    assert_eq!(nominal[98], 253);
+    assert_eq!(nominal[..51], [253; 51]);
+    assert_eq!(nominal[51..98], [252; 47]);
     assert_eq!(a[98].at("NatPers/Adrkette/StrAdr/HausNr").text(), "99");
 
     // A hundredth shareholder exceeds the schema's limit.
@@ -731,6 +914,79 @@ fn context_is_checked() {
         bad(|c| c.daten_lieferant = " ".into()),
         elster::XmlError::Context(_)
     ));
+    assert!(matches!(
+        bad(|c| c.daten_lieferant = "Łódź Filing".into()),
+        elster::XmlError::Context(_)
+    ));
+}
+
+/// ELSTER's test manufacturer id belongs to documents with a Testmerker: a production
+/// document never carries it, for any registration.
+#[test]
+fn no_production_document_carries_the_test_manufacturer_id() {
+    let mut c = ctx(false);
+    c.hersteller_id = elster::TEST_HERSTELLER_ID.into();
+    for (name, reg) in fixtures() {
+        match write(&reg, &c) {
+            Err(elster::XmlError::Context(m)) => assert!(m.contains("74931"), "{m}"),
+            other => panic!("{name}: {other:?}"),
+        }
+        assert!(write_validated(&reg, &c).is_err());
+    }
+    for reg in [fixtures::gbr(), fixtures::egbr()] {
+        assert!(matches!(
+            elster::write_persg(&reg, &c),
+            Err(elster::XmlError::Context(_))
+        ));
+    }
+    // With a Testmerker it is fine.
+    c.sandbox = true;
+    let doc = String::from_utf8(write(&gmbh(), &c).unwrap()).unwrap();
+    assert!(doc.contains("<Testmerker>700000004</Testmerker>"));
+    assert!(doc.contains("<HerstellerID>74931</HerstellerID>"));
+}
+
+/// Names outside ISO 8859-15 are transliterated in the XML (docs/elster.md, "Characters"); the
+/// document stays valid and the record keeps the name as given.
+#[test]
+fn text_outside_iso_8859_15_is_transliterated() {
+    let mut reg = gmbh();
+    reg.name = "Łukasiewicz & Đorđević GmbH".into();
+    reg.directors[1].first_name = "Ştefan".into();
+    reg.directors[1].last_name = "Erdoğan".into();
+    reg.shareholders.individuals[0].address.city = "Łódź".into();
+    reg.shareholders.individuals[0].address.country =
+        domain::country::CountryCode::parse("PL").unwrap();
+    reg.shareholders.individuals[0].address.zip = "90-001".into();
+    reg.shareholders.individuals[0].address.street = "Ulica Piotrkowska 17".into();
+    reg.purpose = "Beratung zu ½ und ¼ Anteilen ‚Qualität‘".into();
+    let bytes = xml(&reg, false);
+    validate(&bytes).unwrap();
+    xmllint(&bytes).unwrap();
+    let doc = El::parse(&bytes);
+    let k = kapg(&doc);
+    assert_eq!(
+        k.at("AllgAngaben/Firmenname").text(),
+        "Lukasiewicz & Dordevic GmbH"
+    );
+    let v = k.child("AllgAngaben").all("Vertreter");
+    assert_eq!(v[1].child("Vorname").text(), "Stefan");
+    assert_eq!(v[1].child("Name").text(), "Erdogan");
+    assert_eq!(
+        k.at("Gesellschafter/Anteilseigner/NatPers/Adrkette/StrAdr/Ort")
+            .text(),
+        "Lódz"
+    );
+    assert_eq!(
+        k.at("AllgAngaben/ArtTaet/GewerbeArt").text(),
+        "Beratung zu 1/2 und 1/4 Anteilen 'Qualität'"
+    );
+    let text = String::from_utf8(bytes).unwrap();
+    assert!(
+        text.chars()
+            .all(|c| c.is_ascii() || domain::latin9::is_elster_char(c))
+    );
+    assert_eq!(reg.name, "Łukasiewicz & Đorđević GmbH");
 }
 
 #[test]

@@ -7,10 +7,12 @@
 //! with libxml2; [`write_validated`] and [`write_persg_validated`] do both. The mapping of
 //! every field is documented in `docs/elster.md`.
 
+mod notes;
 mod street;
 mod validate;
 mod write;
 
+pub use notes::{Transliteration, transliterations};
 pub use street::{HouseNumber, split_street};
 pub use validate::{ENVELOPE_XSD, KAPG_XSD, PERSG_ENVELOPE_XSD, PERSG_XSD, validate};
 pub use write::{

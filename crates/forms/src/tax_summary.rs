@@ -506,8 +506,11 @@ fn vat(flow: &mut Flow, n: &str, vat: &Vat, estimates: &FinancialEstimates) {
     } else {
         "nicht beantragt"
     };
+    // The tax office's certificate for the recipient's reverse charge on construction and
+    // building-cleaning services (§ 13b (5) UStG), form USt 1 TG; a "Freistellungsbescheinigung"
+    // is the construction withholding tax's (§ 48b EStG), which is another matter.
     flow.row(
-        "Freistellungsbescheinigung (§\u{a0}13b\u{a0}UStG)",
+        "Nachweis USt\u{a0}1\u{a0}TG (§\u{a0}13b Abs.\u{a0}5\u{a0}UStG)",
         certificate,
     );
 }
@@ -799,6 +802,21 @@ fn build(reg: &TaxRegistration, ctx: &TaxSummaryContext, flow: &mut Flow) {
         .entities
         .iter()
         .map(|s| entity_text(&s.name, &s.address, s.share_percentage))
+        .collect();
+    // Each share's whole-euro nominal amount, as the ELSTER XML files it.
+    let nominal = reg.nominal_amounts();
+    let with_nominal = |(text, amount): (String, &i64)| -> String {
+        format!("{text}, Nennbetrag {}", euros(*amount))
+    };
+    let individuals: Vec<String> = individuals
+        .into_iter()
+        .zip(&nominal)
+        .map(with_nominal)
+        .collect();
+    let entities: Vec<String> = entities
+        .into_iter()
+        .zip(&nominal[individuals.len()..])
+        .map(with_nominal)
         .collect();
     let shares = reg
         .shareholders

@@ -30,6 +30,8 @@ impl Setup {
             .env("FILING_OPERATOR_NAME", "Muster Gründungsservice GmbH")
             .env("FILING_OPERATOR_ADDRESS", "Friedrichstraße 1, 10117 Berlin")
             .env("RUST_BACKTRACE", "0")
+            // A made-up manufacturer id: production tax creates write their XML, as deployed.
+            .env("FILING_ELSTER_HERSTELLER_ID", "40417")
             // The default of 16 simultaneous uploads would refuse part of the 32-connection
             // multipart run with 503: measure the create path, not the guard.
             .env("FILING_MAX_CONCURRENT_UPLOADS", "64");

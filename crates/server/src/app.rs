@@ -310,6 +310,7 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let options = ServeOptions::from_config(&state.config);
+    crate::cases::tax_xml::spawn_pending_writer(state.clone());
     let worker = if state.config.webhooks.worker {
         Some(crate::webhooks::spawn_worker(state.clone())?)
     } else {

@@ -108,10 +108,12 @@ pub struct ServeArgs {
     #[arg(long, env = "FILING_PRICE_ASSISTED", default_value = "149.00")]
     pub price_assisted: String,
 
-    /// ELSTER manufacturer id (HerstellerID, 5 digits) written into every tax XML. The default
-    /// is ELSTER's id for tests; production needs the operator's own.
-    #[arg(long, env = "FILING_ELSTER_HERSTELLER_ID", default_value = "74931")]
-    pub elster_hersteller_id: String,
+    /// ELSTER manufacturer id (HerstellerID, 5 digits) that ELSTER assigned the operator,
+    /// written into every tax XML. Unset, production tax registrations are validated and
+    /// stored without their XML, which is written once an id is set (sandbox XML carries
+    /// ELSTER's test id 74931, which this setting refuses).
+    #[arg(long, env = "FILING_ELSTER_HERSTELLER_ID", value_parser = HerstellerId::parse)]
+    pub elster_hersteller_id: Option<HerstellerId>,
 
     /// ELSTER DatenLieferant: who delivers the data, written into every tax XML.
     #[arg(
@@ -234,7 +236,7 @@ impl Default for ServeArgs {
             shutdown_timeout_secs: "30".into(),
             price_self: "49.00".into(),
             price_assisted: "149.00".into(),
-            elster_hersteller_id: "74931".into(),
+            elster_hersteller_id: None,
             elster_daten_lieferant: "Registration Filing Service".into(),
             signing_secret: None,
             webhook_retry_schedule: "5,300,1800,7200,18000,36000,36000".into(),
@@ -391,8 +393,52 @@ fn parse_bool(var: &'static str, value: &str) -> Result<bool, ConfigError> {
 /// The sender fields of ELSTER documents.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ElsterConfig {
-    pub hersteller_id: String,
+    /// The operator's own manufacturer id; `None` until ELSTER assigned one.
+    pub hersteller_id: Option<HerstellerId>,
     pub daten_lieferant: String,
+}
+
+impl ElsterConfig {
+    /// The `HerstellerID` of a document: the operator's own; for a sandbox document without
+    /// one, ELSTER's test id (beside the `Testmerker`); for production without one, `None`: no
+    /// production document is written (docs/elster.md, "Manufacturer id").
+    pub fn hersteller_id_for(&self, sandbox: bool) -> Option<&str> {
+        match &self.hersteller_id {
+            Some(id) => Some(id.as_str()),
+            None if sandbox => Some(elster::TEST_HERSTELLER_ID),
+            None => None,
+        }
+    }
+}
+
+/// A manufacturer id (`HerstellerID`) ELSTER assigned: 5 digits, and never ELSTER's test id
+/// 74931, which belongs to documents with a `Testmerker` only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HerstellerId(String);
+
+impl HerstellerId {
+    /// The clap value parser of `FILING_ELSTER_HERSTELLER_ID`.
+    pub fn parse(value: &str) -> Result<Self, String> {
+        let v = value.trim();
+        if v.len() != 5 || !v.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(format!(
+                "FILING_ELSTER_HERSTELLER_ID must be the 5-digit manufacturer id ELSTER assigned, not {v:?}"
+            ));
+        }
+        if v == elster::TEST_HERSTELLER_ID {
+            return Err(
+                "FILING_ELSTER_HERSTELLER_ID: 74931 is ELSTER's test manufacturer id, which a production \
+                 document must never carry (sandbox documents use it without this setting); set \
+                 the id ELSTER assigned you, or leave it unset"
+                    .into(),
+            );
+        }
+        Ok(Self(v.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
 }
 
 /// Euros with at most two decimals (`49`, `49.5`, `49.00`) as cents.
@@ -684,24 +730,15 @@ impl Config {
             shutdown_timeout,
             signing_secret: serve.signing_secret.clone(),
             elster: ElsterConfig {
-                hersteller_id: {
-                    let h = serve.elster_hersteller_id.trim();
-                    if h.len() != 5 || !h.bytes().all(|b| b.is_ascii_digit()) {
-                        return Err(bad(
-                            "FILING_ELSTER_HERSTELLER_ID",
-                            h,
-                            "expected the 5-digit ELSTER manufacturer id",
-                        ));
-                    }
-                    h.to_string()
-                },
+                hersteller_id: serve.elster_hersteller_id.clone(),
                 daten_lieferant: {
                     let d = serve.elster_daten_lieferant.trim();
-                    if d.is_empty() || d.chars().count() > 256 || d.chars().any(char::is_control) {
+                    if d.is_empty() || d.chars().count() > 256 || !domain::latin9::is_elster_text(d)
+                    {
                         return Err(bad(
                             "FILING_ELSTER_DATENLIEFERANT",
                             d,
-                            "must be 1 to 256 printable characters",
+                            "must be 1 to 256 characters of ELSTER's character set (printable ISO 8859-15)",
                         ));
                     }
                     d.to_string()

@@ -7,6 +7,7 @@
 pub mod app;
 pub mod auth;
 pub mod case_locks;
+pub mod cases;
 pub mod cli;
 pub mod config;
 pub mod directory;

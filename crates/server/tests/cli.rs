@@ -190,6 +190,10 @@ fn bad_configuration_names_the_variable() {
         ("DATABASE_URL", "mysql://root@localhost/x"),
         ("FILING_MAX_BODY_BYTES", "-1"),
         ("FILING_LOG_FORMAT", "yaml"),
+        // ELSTER's test manufacturer id never goes into a production document.
+        ("FILING_ELSTER_HERSTELLER_ID", "74931"),
+        ("FILING_ELSTER_HERSTELLER_ID", "4041"),
+        ("FILING_ELSTER_DATENLIEFERANT", "Łódź Filing"),
     ] {
         let out = Command::new(BIN)
             .arg("serve")

@@ -411,6 +411,8 @@ impl Deployment {
             .env("FILING_LOG", "warn")
             .env("FILING_OPERATOR_NAME", "Muster Filing GmbH")
             .env("FILING_OPERATOR_ADDRESS", "Beispielweg 5, 10117 Berlin")
+            // As a production deployment: production tax cases get their XML at create.
+            .env("FILING_ELSTER_HERSTELLER_ID", "40417")
             .stdin(Stdio::null())
             .kill_on_drop(true);
         if let Some(secs) = self.request_timeout_secs {

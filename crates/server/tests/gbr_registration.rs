@@ -115,8 +115,9 @@ backend_tests! {
             "<FsE_PersG xmlns=\"http://finkonsens.de/elster/elsterfse/persg/v202401\" version=\"202401\">",
             "<Empfaenger id=\"F\">2333</Empfaenger>",
             "<Firmenname>Heide &amp; Partner Hofladen GbR</Firmenname>",
-            "<Rechtsform>GbR</Rechtsform>",
-            "<ProzentAnteil>33.34</ProzentAnteil>",
+            "<RechtsformId>GbR</RechtsformId>",
+            "<ProzentAnteil>33.3400</ProzentAnteil>",
+            "<HerstellerID>40417</HerstellerID>",
             "<MerkerGeschaeftsfuehrung>false</MerkerGeschaeftsfuehrung>",
             "<KleinUnternUSt>true</KleinUnternUSt>",
         ] {
@@ -163,7 +164,9 @@ backend_tests! {
         for want in [
             "<Testmerker>700000004</Testmerker>",
             "<Empfaenger id=\"F\">5215</Empfaenger>",
-            "<Rechtsform>eGbR</Rechtsform>",
+            "<RechtsformId>eGbR</RechtsformId>",
+            // The operator's own id, as ELSTER asks for tests with a Testmerker too.
+            "<HerstellerID>40417</HerstellerID>",
             "<GsrRegisterbezeichnung>GsR</GsrRegisterbezeichnung>",
             "<GsrRegisternummer>1234</GsrRegisternummer>",
             "<Firmenname>Rhein Verwaltungs GmbH</Firmenname>",

@@ -40,7 +40,184 @@ fn with_office(mut v: Value, number: &str) -> Value {
     v
 }
 
+/// GETs the case until its XML is written (the pending writer runs after the start).
+async fn until_written(app: &TestApp, key: &str, id: &str) -> Value {
+    for _ in 0..200 {
+        let case = get(app, key, id).await;
+        if case["elster_xml"]["status"] == "written" {
+            return case;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("the XML of {id} was not written");
+}
+
 backend_tests! {
+    // Without a manufacturer id of its own the service writes no production XML: the case is
+    // validated, says why it waits, cannot be submitted; the sandbox XML carries ELSTER's test
+    // id. Restarted with an id, the service writes the waiting XML, and the test id is in no
+    // production document.
+    async fn production_xml_waits_for_the_manufacturer_id(backend) {
+        let options = common::Options {
+            tweak: Box::new(|c| c.elster.hersteller_id = None),
+            ..Default::default()
+        };
+        let app = TestApp::spawn_with(backend, options).await.expect("backend available");
+        let (_, key) = app.provider("P").await;
+        let (_, operator) = app.operator("Olga").await;
+        // An endpoint (nobody listens there) whose outbox shows what was announced.
+        let (s, b) = json(
+            app.post("/v1/webhook-endpoints", Some(&key))
+                .json(&json!({"url": "http://127.0.0.1:9/hook"}))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(s, 201, "{b}");
+        let endpoint: uuid::Uuid = b["response"]["id"].as_str().unwrap().parse().unwrap();
+
+        // Production, office determined (Aach: 2742): validated, no XML.
+        let (s, b) = post(&app, &key, &example("ug")).await;
+        assert_eq!(s, 201, "{b}");
+        assert!(b["response"]["message"].as_str().unwrap().contains("manufacturer id"), "{b}");
+        let id = b["response"]["tax_registration_id"].as_str().unwrap().to_string();
+        let case = get(&app, &key, &id).await;
+        assert_eq!(case["status"], "validated");
+        assert_eq!(case["tax_office"]["number"], "2742");
+        assert_eq!(case["elster_xml"]["status"], "pending");
+        assert_eq!(case["elster_xml"]["pending_reason"], "hersteller_id_missing");
+        assert!(doc(&case, "tax-registration-xml").is_none());
+        assert!(doc(&case, "tax-registration-summary").is_some());
+        let (s, b) = json(
+            app.post(&format!("/v1/operator/tax-registrations/{id}/transition"), Some(&operator))
+                .json(&json!({"status": "submitted"}))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        let r = assert_error(s, &b, 409, "INVALID_STATE_TRANSITION");
+        assert!(r["message"].as_str().unwrap().contains("FILING_ELSTER_HERSTELLER_ID"), "{r}");
+
+        // The sandbox is a test case: its XML carries ELSTER's test id beside the Testmerker.
+        let (s, b) = post(&app, &key, &with_office(example("gmbh"), "1127")).await;
+        assert_eq!(s, 201, "{b}");
+        let sandbox_id = b["response"]["tax_registration_id"].as_str().unwrap().to_string();
+        let sandbox = get(&app, &key, &sandbox_id).await;
+        assert_eq!(sandbox["elster_xml"]["status"], "written");
+        assert!(sandbox["elster_xml"].get("pending_reason").is_none());
+        let xml = String::from_utf8(download(&app, doc(&sandbox, "tax-registration-xml").unwrap()).await).unwrap();
+        assert!(xml.contains("<Testmerker>700000004</Testmerker>") && xml.contains("<HerstellerID>74931</HerstellerID>"));
+
+        // Without an office the reason is the office.
+        let mut berlin = example("ug");
+        berlin["address"] = json!({"street": "Musterstraße 1", "zip": "10115", "city": "Berlin", "country": "DE"});
+        berlin["business_address"] = berlin["address"].clone();
+        let (s, b) = post(&app, &key, &berlin).await;
+        assert_eq!(s, 201, "{b}");
+        let waiting = get(&app, &key, b["response"]["tax_registration_id"].as_str().unwrap()).await;
+        assert_eq!(waiting["elster_xml"]["pending_reason"], "tax_office_unknown");
+
+        // The same data, a new instance with the manufacturer id: the waiting XML is written.
+        let (url, dir) = (app.database_url.clone(), app.dir.clone());
+        app.stop().await;
+        let app = TestApp::spawn_on(url, dir, common::Options::default()).await;
+        let case = until_written(&app, &key, &id).await;
+        assert!(case["elster_xml"].get("pending_reason").is_none());
+        let xml = download(&app, doc(&case, "tax-registration-xml").expect("xml")).await;
+        assert_valid_xml(&xml);
+        let xml = String::from_utf8(xml).unwrap();
+        assert!(xml.contains("<HerstellerID>40417</HerstellerID>"), "{xml}");
+        assert!(!xml.contains("74931") && !xml.contains("Testmerker"));
+        assert!(xml.contains("<Empfaenger id=\"F\">2742</Empfaenger>"));
+        // Announced to the provider like any replaced document.
+        let messages = app.state.repo.list_webhook_messages(endpoint, None, None, 100).await.unwrap();
+        assert!(
+            messages.iter().any(|m| m.event_type == "documents.updated" && m.case_id.to_string() == id),
+            "{messages:?}"
+        );
+        // Submitting works now.
+        let (s, b) = json(
+            app.post(&format!("/v1/operator/tax-registrations/{id}/transition"), Some(&operator))
+                .json(&json!({"status": "submitted"}))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(s, 200, "{b}");
+        // The case without an office still waits for one.
+        let waiting = get(&app, &key, waiting["tax_registration_id"].as_str().unwrap()).await;
+        assert_eq!(waiting["elster_xml"]["pending_reason"], "tax_office_unknown");
+    }
+
+    // Every production XML a create writes carries the operator's own manufacturer id.
+    async fn no_production_xml_carries_the_test_manufacturer_id(backend) {
+        let app = app(backend).await;
+        let (_, key) = app.provider("P").await;
+        let mut gmbh = with_office(example("gmbh"), "1127");
+        gmbh["environment"] = json!("production");
+        let mut gbr = example("gbr");
+        gbr["tax_office_number"] = json!("2333");
+        for (path, body) in [(PATH, example("ug")), (PATH, gmbh), ("/v1/tax-registration/gbr", gbr)] {
+            let (s, b) = json(app.post(path, Some(&key)).json(&body).send().await.unwrap()).await;
+            assert_eq!(s, 201, "{b}");
+            let case = get(&app, &key, b["response"]["tax_registration_id"].as_str().unwrap()).await;
+            assert_eq!(case["environment"], "production");
+            let xml = String::from_utf8(download(&app, doc(&case, "tax-registration-xml").expect("xml")).await).unwrap();
+            assert!(xml.contains(&format!("<HerstellerID>{}</HerstellerID>", common::TEST_HERSTELLER_ID)));
+            assert!(!xml.contains("74931") && !xml.contains("Testmerker"), "{path}");
+        }
+    }
+
+    // A name outside ISO 8859-15 stays as given in the record and the summary; the XML spells
+    // it transliterated, and the case says so.
+    async fn transliterated_names_are_noted_on_the_case(backend) {
+        let app = app(backend).await;
+        let (_, key) = app.provider("P").await;
+        let mut body = with_office(example("gmbh"), "1127");
+        body["directors"][0]["last_name"] = json!("Łukasiewicz");
+        body["shareholders"]["entities"][0]["name"] = json!("Ǻrhus Ĳssel UG (haftungsbeschränkt)");
+        let (s, b) = post(&app, &key, &body).await;
+        assert_eq!(s, 201, "{b}");
+        let case = get(&app, &key, b["response"]["tax_registration_id"].as_str().unwrap()).await;
+        assert_eq!(case["registration"]["directors"][0]["last_name"], "Łukasiewicz");
+        assert_eq!(
+            case["elster_xml"]["transliterated"],
+            json!([
+                {"field": "directors[0].last_name", "value": "Łukasiewicz", "xml_value": "Lukasiewicz"},
+                {"field": "shareholders.entities[0].name", "value": "Ǻrhus Ĳssel UG (haftungsbeschränkt)",
+                 "xml_value": "Århus IJssel UG (haftungsbeschränkt)"},
+            ])
+        );
+        let xml = download(&app, doc(&case, "tax-registration-xml").unwrap()).await;
+        assert_valid_xml(&xml);
+        let xml = String::from_utf8(xml).unwrap();
+        assert!(xml.contains("<Name>Lukasiewicz</Name>") && !xml.contains('Ł'));
+        assert!(xml.contains("<Firmenname>Århus IJssel UG (haftungsbeschränkt)</Firmenname>"));
+        let pdf = pdf_text(&download(&app, doc(&case, "tax-registration-summary").unwrap()).await);
+        assert!(pdf.contains("Łukasiewicz"), "{pdf}");
+        // The UG example's founder is a Łukasik; a case in ISO 8859-15 has nothing to note.
+        let (_, b) = post(&app, &key, &example("ug")).await;
+        let ug = get(&app, &key, b["response"]["tax_registration_id"].as_str().unwrap()).await;
+        let fields: Vec<&str> = ug["elster_xml"]["transliterated"].as_array().unwrap().iter()
+            .map(|t| t["field"].as_str().unwrap()).collect();
+        assert_eq!(fields, ["directors[0].last_name", "shareholders.individuals[0].last_name"]);
+        let mut plain = example("ug");
+        plain["directors"][0]["last_name"] = json!("Lukasik");
+        plain["shareholders"]["individuals"][0]["last_name"] = json!("Lukasik");
+        plain["company_id"] = ug["company_id"].clone();
+        let (s, b) = post(&app, &key, &plain).await;
+        assert_eq!(s, 409, "one tax registration per company: {b}");
+        plain.as_object_mut().unwrap().remove("company_id");
+        plain["name"] = json!("Kleinstart Zwei UG (haftungsbeschränkt)");
+        let (s, b) = post(&app, &key, &plain).await;
+        assert_eq!(s, 201, "{b}");
+        let plain = get(&app, &key, b["response"]["tax_registration_id"].as_str().unwrap()).await;
+        assert_eq!(plain["elster_xml"]["transliterated"], json!([]));
+    }
+
     async fn summary_is_rendered_on_first_download_and_kept(backend) {
         use sha2::{Digest, Sha256};
         let app = app(backend).await;

@@ -99,9 +99,15 @@ pub struct GbrTaxRegistrationRequest {
 }
 
 /// Creates a tax registration for a GbR or eGbR: validates it, generates the ELSTER XML
-/// (DatenArt `PersG`, `FsE_PersG`, validated against the service's XSD) and a German summary
-/// PDF, and stores them. The case is read with `GET /v1/tax-registration/{id}` and follows the
-/// same lifecycle as a UG's or GmbH's.
+/// (DatenArt `PersG`, `FsE_PersG/PersG`, validated against the service's XSD) and a German
+/// summary PDF, and stores them. The case is read with `GET /v1/tax-registration/{id}` and
+/// follows the same lifecycle as a UG's or GmbH's.
+///
+/// No public source describes ELSTER's questionnaire for partnerships, so the element names of
+/// its XML are the service's own until ERiC's schema is available: they follow the
+/// corporation's questionnaire wherever the two share a block (addresses, persons, activity,
+/// VAT, payroll, bank account), and the partnership's own elements and its legal-form value
+/// are placeholders (docs/elster.md, "Partnerships").
 #[utoipa::path(post, path = "/v1/tax-registration/gbr", tag = "tax registration",
     operation_id = "create_gbr_tax_registration",
     request_body(content((GbrTaxRegistrationRequest = "application/json", example = json!(crate::openapi::examples::gbr_tax_registration()))),

@@ -223,6 +223,9 @@ pub struct TaxRegistrationResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub tax_office_determination: Option<Value>,
+    /// The ELSTER XML: whether the case holds it, why not yet, and which fields it spells
+    /// differently from `registration`.
+    pub elster_xml: ElsterXmlView,
     /// The tax number (Steuernummer) the tax office issued, once completed, in ELSTER's
     /// 13-digit form (office, `0`, district, serial, check digit).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -236,6 +239,23 @@ pub struct TaxRegistrationResponse {
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
     pub status_history: Vec<StatusHistoryEntry>,
+}
+
+/// The state of a case's ELSTER XML.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ElsterXmlView {
+    /// `written` when the XML is among `documents`, else `pending`.
+    pub status: crate::cases::tax_xml::XmlStatus,
+    /// Why the XML is not written yet: `tax_office_unknown` (an operator assigns the office;
+    /// the XML is written then), `hersteller_id_missing` (a production XML needs the
+    /// service's ELSTER manufacturer id, not configured yet; written when it is), `queued`
+    /// (being written since the id was configured).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending_reason: Option<crate::cases::tax_xml::PendingReason>,
+    /// Fields whose text the XML carries transliterated to ISO 8859-15, the character set
+    /// ELSTER accepts (`Łukasiewicz` as `Lukasiewicz`); `registration`, the summary PDF and
+    /// every other document keep the text as given. Empty when every text is in ISO 8859-15.
+    pub transliterated: Vec<elster::Transliteration>,
 }
 
 /// A validated create request of either kind.
@@ -331,10 +351,11 @@ fn resolve_tax_office(
 /// A generated file: document type, content type, file extension, bytes.
 pub(crate) type Produced = (&'static str, &'static str, &'static str, Vec<u8>);
 
-/// The ELSTER XML (validated against the bundled XSD) when the office is known. A document that
-/// fails its own schema is a server bug: 500, logged, nothing stored. The summary PDF is not
-/// produced here: it is recorded with the case and rendered on its first download
-/// ([`render_summary`]).
+/// The ELSTER XML (validated against the bundled XSD) when the office is known and the document
+/// may carry a manufacturer id (production only with the operator's own:
+/// [`crate::cases::tax_xml`]). A document that fails its own schema is a server bug: 500,
+/// logged, nothing stored. The summary PDF is not produced here: it is recorded with the case
+/// and rendered on its first download ([`render_summary`]).
 pub(crate) fn produce(
     reg: &AnyTaxRegistration,
     id: Uuid,
@@ -342,11 +363,14 @@ pub(crate) fn produce(
     elster: &crate::config::ElsterConfig,
 ) -> Result<Vec<Produced>, ApiError> {
     let mut out = Vec::new();
-    if let Some(number) = office {
+    let sandbox = reg.environment() == Environment::Sandbox;
+    if let Some(number) = office
+        && let Some(hersteller_id) = elster.hersteller_id_for(sandbox)
+    {
         let ctx = elster::XmlContext {
             tax_office_number: number.to_string(),
-            sandbox: reg.environment() == Environment::Sandbox,
-            hersteller_id: elster.hersteller_id.clone(),
+            sandbox,
+            hersteller_id: hersteller_id.to_owned(),
             daten_lieferant: elster.daten_lieferant.clone(),
             nutzdaten_ticket: id.simple().to_string()[..15].to_string(),
         };
@@ -539,10 +563,12 @@ pub(crate) async fn create_case(
         StatusCode::CREATED,
         TaxCreateResponse {
             result: Outcome::Success,
-            message: if office.is_some() {
+            message: if office.is_none() {
+                "tax registration validated; awaiting the assignment of the tax office and manual submission".into()
+            } else if documents.iter().any(|d| d.doc_type == DOC_XML) {
                 "tax registration validated; awaiting manual submission to the tax office".into()
             } else {
-                "tax registration validated; awaiting the assignment of the tax office and manual submission".into()
+                "tax registration validated; its ELSTER XML is written once the service's ELSTER manufacturer id is configured".into()
             },
             tax_registration_id: id,
             company_id,
@@ -641,6 +667,15 @@ pub async fn get(
                 case.tax_office_lookup.clone()
             } else {
                 None
+            },
+            elster_xml: {
+                let (status, pending_reason) =
+                    crate::cases::tax_xml::state(&case, &state.config.elster);
+                ElsterXmlView {
+                    status,
+                    pending_reason,
+                    transliterated: elster::transliterations(&case.record),
+                }
             },
             tax_number: case.tax_number.clone(),
             registration,

@@ -402,8 +402,8 @@ pub fn tax_step(input: TaxTransitionRequest, actor: Actor) -> Result<TaxStep, Ap
     })
 }
 
-/// Applies a checked tax step to a loaded case: submitting needs an assigned office (else 409:
-/// there is no XML), completing records the tax number the step carries, read as a number of
+/// Applies a checked tax step to a loaded case: submitting needs the case's XML (else 409,
+/// saying why it has none: no office yet, no manufacturer id), completing records the tax number the step carries, read as a number of
 /// the case's office (422 otherwise; after the lifecycle's 409) unless it is the sandbox's demo
 /// number. Returns the move and the tax number stored.
 pub async fn move_tax(
@@ -414,10 +414,22 @@ pub async fn move_tax(
 ) -> Result<(Moved<TaxStatus>, Option<String>), ApiError> {
     let current: TaxStatus = cases::stored_status(&case.status)?;
     let to = cases::checked_transition(current, step.target)?;
-    if to == TaxStatus::Submitted && case.tax_office_number.is_none() {
+    if to == TaxStatus::Submitted
+        && let (_, Some(reason)) = crate::cases::tax_xml::state(case, &state.config.elster)
+    {
+        use crate::cases::tax_xml::PendingReason;
         return Err(ApiError::Conflict {
             code: ErrorCode::InvalidStateTransition,
-            message: "no tax office is assigned yet, so there is no XML to submit".into(),
+            message: match reason {
+                PendingReason::TaxOfficeUnknown => {
+                    "no tax office is assigned yet, so there is no XML to submit"
+                }
+                PendingReason::HerstellerIdMissing => {
+                    "the case has no XML yet: a production XML needs the service's ELSTER manufacturer id (FILING_ELSTER_HERSTELLER_ID)"
+                }
+                PendingReason::Queued => "the case's XML is being written; try again shortly",
+            }
+            .into(),
         });
     }
     let tax_number = match step.tax_number {

@@ -235,6 +235,9 @@ pub struct TestApp {
     worker: Option<server::webhooks::WorkerHandle>,
 }
 
+/// The manufacturer id the test apps are configured with (made up; not ELSTER's test id).
+pub const TEST_HERSTELLER_ID: &str = "40417";
+
 pub struct Options {
     pub extra_routes: Option<Router<Arc<AppState>>>,
     pub tweak: Box<dyn FnOnce(&mut Config) + Send>,
@@ -292,8 +295,14 @@ impl TestApp {
         // Directory entries written around the app (the CLI) are read at once in tests;
         // `offices.rs` tests the directory cache itself.
         config.directory_cache = std::time::Duration::ZERO;
+        // Production tax XML needs a manufacturer id of one's own (a made-up one here);
+        // `tax_registration.rs` tests the service without one.
+        config.elster.hersteller_id =
+            Some(server::config::HerstellerId::parse(TEST_HERSTELLER_ID).unwrap());
         (options.tweak)(&mut config);
         let state = server::app::build_state(config).await.expect("state");
+        // As `app::serve` does at start.
+        server::cases::tax_xml::spawn_pending_writer(state.clone());
         let serve_options = server::app::ServeOptions::from_config(&state.config);
         let router = server::app::router(state.clone(), options.extra_routes);
         let worker = state

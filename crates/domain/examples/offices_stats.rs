@@ -1,7 +1,9 @@
 //! Figures of `domain::offices`: index build time and heap, unique-resolution shares.
 //!
 //! `cargo run -p domain --example offices_stats --release` prints the figures quoted in
-//! docs/offices.md. With arguments `ZIP CITY` it prints the lookups for one address instead.
+//! docs/offices.md. With arguments `ZIP CITY` it prints the lookups for one address instead;
+//! with `berlin`, the figures of the district resolver over every address of Berlin's register
+//! (BENCHMARKS.md, "Offices at district level").
 
 use std::time::Instant;
 
@@ -17,6 +19,10 @@ fn rss_kib() -> Option<usize> {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("berlin") {
+        berlin();
+        return;
+    }
     if args.len() >= 2 {
         let (zip, city) = (&args[0], args[1..].join(" "));
         println!("{:#?}", offices::municipalities_for(zip, &city));
@@ -77,7 +83,8 @@ fn main() {
         .iter()
         .filter(|z| match offices::trade_office_for(z, "") {
             TradeOfficeLookup::Found { .. } => true,
-            TradeOfficeLookup::Ambiguous { candidates } => {
+            TradeOfficeLookup::Ambiguous { candidates }
+            | TradeOfficeLookup::DistrictNotDetermined { candidates, .. } => {
                 candidates.iter().all(|c| c.key == candidates[0].key)
             }
             TradeOfficeLookup::NotFound => false,
@@ -155,4 +162,104 @@ fn main() {
 
 fn mib(bytes: usize) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
+}
+
+/// Berlin's addresses (the register the resolver is derived from, in the repository): how many
+/// get their trade office and a corporation's tax office without confirmation, how long a
+/// lookup takes, and what the index costs.
+fn berlin() {
+    use std::io::Read;
+    let rss_before = rss_kib();
+    let start = Instant::now();
+    let streets = offices::district::warm_up();
+    let build = start.elapsed();
+    let rss_after = rss_kib();
+    println!(
+        "Berlin index: {streets} streets by postal code, built in {:.1} ms on first use",
+        build.as_secs_f64() * 1000.0
+    );
+    if let (Some(a), Some(b)) = (rss_before, rss_after) {
+        println!(
+            "  resident set growth during the build: {:.2} MiB",
+            b.saturating_sub(a) as f64 / 1024.0
+        );
+    }
+    let gz = include_bytes!("../data/offices/berlin/adressen-2023-06.csv.gz");
+    let mut csv = String::new();
+    flate2::read::GzDecoder::new(&gz[..])
+        .read_to_string(&mut csv)
+        .expect("gzip");
+    let addresses: Vec<(String, String)> = csv
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split(',').collect();
+            (!f[0].is_empty()).then(|| (f[3].to_owned(), format!("{} {}{}", f[2], f[0], f[1])))
+        })
+        .collect();
+    let n = addresses.len();
+    let pct = |k: usize| format!("{k} of {n} ({:.3} %)", k as f64 * 100.0 / n as f64);
+    // Spelled as people do: "Str." for "Straße".
+    let abbreviated: Vec<(String, String)> = addresses
+        .iter()
+        .map(|(z, s)| {
+            (
+                z.clone(),
+                s.replace("straße", "str.").replace("Straße", "Str."),
+            )
+        })
+        .collect();
+    for (label, list) in [
+        ("as in the register", &addresses),
+        ("with Str. for Straße", &abbreviated),
+    ] {
+        let start = Instant::now();
+        let trade = list
+            .iter()
+            .filter(|(z, s)| {
+                matches!(
+                    offices::trade_office_at(z, "Berlin", s),
+                    TradeOfficeLookup::Found { .. }
+                )
+            })
+            .count();
+        let trade_time = start.elapsed();
+        let start = Instant::now();
+        let corporations = list
+            .iter()
+            .filter(|(z, s)| {
+                matches!(
+                    offices::tax_office_at(&offices::TaxOfficeQuery {
+                        zip: z,
+                        city: "Berlin",
+                        street: Some(s),
+                        family: offices::LegalFamily::Corporation,
+                        group: false,
+                    }),
+                    TaxOfficeLookup::Determined { .. }
+                )
+            })
+            .count();
+        let tax_time = start.elapsed();
+        let start = Instant::now();
+        let located = list
+            .iter()
+            .filter(|(z, s)| {
+                offices::district::locate(offices::district::BERLIN, z, s)
+                    .and_then(|l| l.locality())
+                    .is_some()
+            })
+            .count();
+        let locate_time = start.elapsed();
+        println!("Berlin addresses, {label}:");
+        println!("  located in their Bezirk and Ortsteil: {}", pct(located));
+        println!("  trade office determined: {}", pct(trade));
+        println!("  corporation tax office determined: {}", pct(corporations));
+        println!(
+            "  mean time per lookup: locate {:.2} µs, trade office {:.2} µs, tax office {:.2} µs",
+            locate_time.as_secs_f64() * 1e6 / n as f64,
+            trade_time.as_secs_f64() * 1e6 / n as f64,
+            tax_time.as_secs_f64() * 1e6 / n as f64
+        );
+    }
 }

@@ -24,6 +24,7 @@ pub mod rules;
 pub mod sandbox;
 pub mod signature;
 pub mod steuernummer;
+pub mod street;
 pub mod tax;
 pub mod tax_request;
 pub mod taxid;

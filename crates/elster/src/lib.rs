@@ -8,12 +8,11 @@
 //! every field is documented in `docs/elster.md`.
 
 mod notes;
-mod street;
 mod validate;
 mod write;
 
+pub use domain::street::{HouseNumber, split_street};
 pub use notes::{Transliteration, transliterations};
-pub use street::{HouseNumber, split_street};
 pub use validate::{ENVELOPE_XSD, KAPG_XSD, PERSG_ENVELOPE_XSD, PERSG_XSD, validate};
 pub use write::{
     ELSTER_NS, FSE_KAPG_NS, FSE_KAPG_VERSION, FSE_PERSG_NS, FSE_PERSG_VERSION, TEST_HERSTELLER_ID,

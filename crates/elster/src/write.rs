@@ -21,7 +21,7 @@ use quick_xml::Writer;
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
 use time::Date;
 
-use crate::street::split_street;
+use domain::street::split_street;
 
 /// Namespace of the ElsterXML v11 envelope.
 pub const ELSTER_NS: &str = "http://www.elster.de/elsterxml/schema/v11";

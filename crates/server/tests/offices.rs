@@ -19,6 +19,33 @@ fn located(zip: &str, city: &str) -> Value {
     v
 }
 
+/// The example with its establishment at `street, zip city`.
+fn located_at(street: &str, zip: &str, city: &str) -> Value {
+    let mut v = located(zip, city);
+    v["registered_office"]["street"] = json!(street);
+    v
+}
+
+/// A tax request of `kind` (an example) with its seat at `street, zip city`, no office sent.
+fn tax_at(kind: &str, street: &str, zip: &str, city: &str) -> Value {
+    let mut v = example(kind);
+    let seat = json!({"street": street, "zip": zip, "city": city, "country": "DE"});
+    v["address"] = seat.clone();
+    if v.get("business_address").is_some() {
+        v["business_address"] = seat;
+    }
+    v.as_object_mut().unwrap().remove("tax_office_number");
+    v
+}
+
+fn tax_path(kind: &str) -> &'static str {
+    if matches!(kind, "gbr" | "egbr") {
+        "/v1/tax-registration/gbr"
+    } else {
+        "/v1/tax-registration"
+    }
+}
+
 backend_tests! {
     async fn trade_office_lookup(backend) {
         let app = app(backend).await;
@@ -50,6 +77,144 @@ backend_tests! {
         assert_error(s, &b, 401, "UNAUTHORIZED");
     }
 
+    // Berlin by district (Bezirk, Ortsteil), München, Stuttgart, Hamburg: the lookups an
+    // integrator makes before a create, with real addresses of Berlin's register.
+    async fn district_level_lookups(backend) {
+        let app = app(backend).await;
+        let (_, key) = app.provider("P").await;
+        let get = async |q: &str| -> Value {
+            let (s, b) = json(app.get(q, Some(&key)).send().await.unwrap()).await;
+            assert_eq!(s, 200, "{q}: {b}");
+            b["response"].clone()
+        };
+        // 10119 straddles Mitte and Pankow; Choriner Straße crosses the border in it.
+        for (street, office, tax) in [
+            ("Choriner%20Stra%C3%9Fe%2075", "Bezirksamt Mitte von Berlin", "1130"),
+            ("Choriner%20Stra%C3%9Fe%203", "Bezirksamt Pankow von Berlin", "1137"),
+        ] {
+            let r = get(&format!("/v1/trade-offices?zip=10119&city=Berlin&street={street}")).await;
+            assert_eq!(r["status"], "found");
+            assert_eq!(r["office"]["name"], office);
+            assert_eq!(r["office"]["kind"], "district");
+            assert_eq!(r["office"]["municipality_key"], "11000000");
+            let r = get(&format!("/v1/tax-offices?zip=10119&city=Berlin&street={street}")).await;
+            assert_eq!(r["status"], "determined", "{r}");
+            assert_eq!(r["office"]["number"], tax);
+            assert_eq!(r["rule"], "berlin_corporations");
+            assert!(r["locality"]["ortsteil"].is_string());
+        }
+        // Mitte's office with the contact data the service ships.
+        let r = get("/v1/trade-offices?zip=10178&city=Berlin&street=Karl-Marx-Allee%2031").await;
+        assert_eq!(r["office"]["key"], "1100000001");
+        assert!(r["office"]["address"].as_str().unwrap().contains("Karl-Marx-Allee 31"));
+        // Without a street a postal code of two Bezirke decides nothing: the likeliest first.
+        let r = get("/v1/trade-offices?zip=10119&city=Berlin").await;
+        assert_eq!(r["status"], "district_not_determined");
+        assert_eq!(r["reason"]["code"], "street_not_in_register");
+        assert_eq!(r["candidates"][0]["name"], "Bezirksamt Mitte von Berlin");
+        assert_eq!(r["candidates"][1]["name"], "Bezirksamt Pankow von Berlin");
+        // A partnership, a holding.
+        let r = get("/v1/tax-offices?zip=10119&city=Berlin&street=Choriner%20Stra%C3%9Fe%203&legal_form=gbr").await;
+        assert_eq!(r["status"], "needs_confirmation");
+        assert_eq!(r["suggestions"][0]["office"]["number"], "1131", "Prenzlauer Berg");
+        assert_eq!(r["reasons"][0]["reason"], "rule_not_verified");
+        let r = get("/v1/tax-offices?zip=10119&city=Berlin&street=Choriner%20Stra%C3%9Fe%203&is_holding=true").await;
+        assert_eq!(r["reasons"][0]["reason"], "group_company");
+        assert_eq!(r["suggestions"][0]["office"]["number"], "1137");
+        // München and Stuttgart: their corporation offices first.
+        let r = get("/v1/tax-offices?zip=80331&city=M%C3%BCnchen&street=Marienplatz%208").await;
+        assert_eq!(r["suggestions"][0]["office"]["number"], "9143");
+        let r = get("/v1/tax-offices?zip=70173&city=Stuttgart&street=Marktplatz%201&legal_form=ug").await;
+        assert_eq!(r["suggestions"][0]["office"]["number"], "2899");
+        // Hamburg: the district offices, flagged.
+        let r = get("/v1/trade-offices?zip=20095&city=Hamburg&street=Rathausmarkt%201").await;
+        assert_eq!(r["status"], "district_not_determined");
+        assert_eq!(r["reason"]["code"], "no_district_data");
+        assert_eq!(r["candidates"].as_array().unwrap().len(), 7);
+        let r = get("/v1/tax-offices?zip=20095&city=Hamburg&street=Rathausmarkt%201&legal_form=gbr").await;
+        assert_eq!(r["status"], "needs_confirmation");
+        // Bad parameters.
+        let (s, b) = json(app.get("/v1/tax-offices?zip=10119&legal_form=ag", Some(&key)).send().await.unwrap()).await;
+        let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+        assert_eq!(r["errors"][0]["field"], "legal_form");
+        let long = "a".repeat(73);
+        let (s, b) = json(app.get(&format!("/v1/trade-offices?zip=10119&street={long}"), Some(&key)).send().await.unwrap()).await;
+        let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+        assert_eq!(r["errors"][0]["field"], "street");
+    }
+
+    // A create determines the district's offices: the trade office heads the GewA 1, the
+    // corporation's tax office gets its XML at once; what the address does not decide waits.
+    async fn creates_in_berlin_hamburg_muenchen_and_stuttgart(backend) {
+        let app = app(backend).await;
+        let (_, key) = app.provider("P").await;
+        let (s, b) = json(app.post("/v1/trade-registration", Some(&key)).json(&located_at("Schwedter Straße 262", "10119", "Berlin")).send().await.unwrap()).await;
+        assert_eq!(s, 201, "{b}");
+        let id = b["response"]["trade_registration_id"].as_str().unwrap().to_string();
+        let url = b["response"]["owners"][0]["documents"]["gewa_1"]["download_url"].as_str().unwrap();
+        let text = pdf_text(&app.client.get(url).send().await.unwrap().bytes().await.unwrap());
+        assert!(text.contains("Bezirksamt Pankow von Berlin"), "the GewA 1 head: {text}");
+        assert!(text.contains("11000000"));
+        let (_, g) = json(app.get(&format!("/v1/trade-registration/{id}"), Some(&key)).send().await.unwrap()).await;
+        assert_eq!(g["response"]["trade_office"]["key"], "1100000003");
+        assert_eq!(g["response"]["trade_office"]["email"], "gewerbe@ba-pankow.berlin.de");
+        // Hamburg: no district determined, the seven district offices as candidates.
+        let (s, b) = json(app.post("/v1/trade-registration", Some(&key)).json(&located_at("Rathausmarkt 1", "20095", "Hamburg")).send().await.unwrap()).await;
+        assert_eq!(s, 201, "{b}");
+        let id = b["response"]["trade_registration_id"].as_str().unwrap().to_string();
+        let (_, g) = json(app.get(&format!("/v1/trade-registration/{id}"), Some(&key)).send().await.unwrap()).await;
+        assert!(g["response"].get("trade_office").is_none());
+        assert_eq!(g["response"]["trade_office_candidates"][0]["name"], "Bezirksamt Hamburg-Mitte");
+        assert_eq!(g["response"]["trade_office_candidates"].as_array().unwrap().len(), 7);
+
+        // Tax: (request, street, zip, city, determined office or the first suggestion).
+        for (kind, street, zip, city, determined, first) in [
+            ("gmbh", "Hartriegelstraße 8", "12439", "Berlin", Some("1137"), None),
+            ("ug", "Keplerstraße 12", "10589", "Berlin", Some("1127"), None),
+            ("gmbh", "Choriner Straße 75", "10119", "Berlin", Some("1130"), None),
+            ("gbr", "Choriner Straße 3", "10119", "Berlin", None, Some("1131")),
+            ("egbr", "Hartriegelstraße 8", "12439", "Berlin", None, Some("1136")),
+            ("gmbh", "Marienplatz 8", "80331", "München", None, Some("9143")),
+            ("gbr", "Marienplatz 8", "80331", "München", None, Some("9143")),
+            ("ug", "Marktplatz 1", "70173", "Stuttgart", None, Some("2899")),
+            ("gmbh", "Rathausmarkt 1", "20095", "Hamburg", None, None),
+            ("gbr", "Rathausmarkt 1", "20095", "Hamburg", None, None),
+        ] {
+            let (s, b) = json(app.post(tax_path(kind), Some(&key)).json(&tax_at(kind, street, zip, city)).send().await.unwrap()).await;
+            assert_eq!(s, 201, "{kind} {city}: {b}");
+            let id = b["response"]["tax_registration_id"].as_str().unwrap();
+            let (_, g) = json(app.get(&format!("/v1/tax-registration/{id}"), Some(&key)).send().await.unwrap()).await;
+            let case = &g["response"];
+            match determined {
+                Some(number) => {
+                    assert_eq!(case["tax_office"]["number"], number, "{kind} {street}");
+                    assert_eq!(case["elster_xml"]["status"], "written", "the XML at create");
+                    let xml = case["documents"].as_array().unwrap().iter().find(|d| d["type"] == "tax-registration-xml").expect("xml");
+                    let bytes = app.client.get(xml["download_url"].as_str().unwrap()).send().await.unwrap().bytes().await.unwrap();
+                    assert!(String::from_utf8_lossy(&bytes).contains(&format!("<Empfaenger id=\"F\">{number}</Empfaenger>")));
+                }
+                None => {
+                    assert!(case.get("tax_office").is_none(), "{kind} {city}");
+                    assert_eq!(case["elster_xml"]["pending_reason"], "tax_office_unknown");
+                    let d = &case["tax_office_determination"];
+                    assert_eq!(d["status"], "needs_confirmation", "{kind} {city}");
+                    if let Some(first) = first {
+                        assert_eq!(d["suggestions"][0]["office"]["number"], first, "{kind} {city}: {d}");
+                    }
+                }
+            }
+        }
+        // A Berlin holding waits: groups are assigned by industry.
+        let mut holding = tax_at("gmbh", "Hartriegelstraße 8", "12439", "Berlin");
+        holding["is_holding"] = json!(true);
+        let (s, b) = json(app.post("/v1/tax-registration", Some(&key)).json(&holding).send().await.unwrap()).await;
+        assert_eq!(s, 201, "{b}");
+        let id = b["response"]["tax_registration_id"].as_str().unwrap();
+        let (_, g) = json(app.get(&format!("/v1/tax-registration/{id}"), Some(&key)).send().await.unwrap()).await;
+        assert_eq!(g["response"]["tax_office_determination"]["reasons"][0]["reason"], "group_company");
+        assert_eq!(g["response"]["tax_office_determination"]["suggestions"][0]["office"]["number"], "1137");
+    }
+
     async fn tax_office_lookup(backend) {
         let app = app(backend).await;
         let (_, key) = app.provider("P").await;
@@ -57,7 +222,10 @@ backend_tests! {
         assert_eq!(s, 200, "{b}");
         assert_eq!(b["response"]["status"], "determined");
         assert_eq!(b["response"]["office"]["number"], "2115");
-        for (zip, city) in [("10115", "Berlin"), ("20095", "Hamburg"), ("80331", "München")] {
+        // Kiel's register office 2119 has merged into 2120, which a source names.
+        let (_, b) = json(app.get("/v1/tax-offices?zip=24103&city=Kiel", Some(&key)).send().await.unwrap()).await;
+        assert_eq!((b["response"]["status"].as_str(), b["response"]["office"]["number"].as_str(), b["response"]["merged_from"].as_str()), (Some("determined"), Some("2120"), Some("2119")));
+        for (zip, city) in [("10119", "Berlin"), ("20095", "Hamburg"), ("80331", "München")] {
             let (s, b) = json(app.get(&format!("/v1/tax-offices?zip={zip}&city={city}"), Some(&key)).send().await.unwrap()).await;
             assert_eq!(s, 200);
             assert_eq!(b["response"]["status"], "needs_confirmation", "{city}: {b}");

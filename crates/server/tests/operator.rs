@@ -398,15 +398,17 @@ backend_tests! {
 
         // A form rendered at the create under the office it names is the form a re-render
         // gives: assigning that office again replaces nothing.
-        let (s, _) = json(app.client.put(app.url("/v1/operator/trade-offices/11000000")).bearer_auth(&okey).json(&json!({"name": "Bezirksamt Mitte von Berlin"})).send().await.unwrap()).await;
+        let (s, _) = json(app.client.put(app.url("/v1/operator/trade-offices/1100000001")).bearer_auth(&okey).json(&json!({"name": "Bezirksamt Mitte von Berlin", "email": "gewerbe@ba-mitte.example"})).send().await.unwrap()).await;
         assert_eq!(s, 200);
         let (_, b) = json(app.post("/v1/trade-registration", Some(&pkey)).json(&example("self")).send().await.unwrap()).await;
         let berlin = b["response"]["trade_registration_id"].as_str().unwrap().to_string();
         let (_, g) = json(app.get(&format!("/v1/trade-registration/{berlin}"), Some(&pkey)).send().await.unwrap()).await;
-        assert_eq!(g["response"]["trade_office"]["key"], "11000000");
+        assert_eq!(g["response"]["trade_office"]["key"], "1100000001", "Musterstraße 1, 10115: Bezirk Mitte");
+        assert_eq!(g["response"]["trade_office"]["kind"], "district");
+        assert_eq!(g["response"]["trade_office"]["email"], "gewerbe@ba-mitte.example", "the directory's entry");
         // In another second than the create: the file's metadata time must be the create's.
         tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
-        let (s, b) = json(app.client.patch(app.url(&format!("/v1/operator/trade-registrations/{berlin}"))).bearer_auth(&okey).json(&json!({"trade_office": {"key": "11000000", "municipality_key": "11000000"}})).send().await.unwrap()).await;
+        let (s, b) = json(app.client.patch(app.url(&format!("/v1/operator/trade-registrations/{berlin}"))).bearer_auth(&okey).json(&json!({"trade_office": {"key": "1100000001", "municipality_key": "11000000"}})).send().await.unwrap()).await;
         assert_eq!(s, 200, "{b}");
         assert_eq!(documents(&b["response"]), documents(&g["response"]));
 
@@ -629,7 +631,7 @@ backend_tests! {
         assert_eq!(g["response"]["status_history"][2]["reason"], "Plausibilitätsfehler 0815: Rechtsform");
 
         // Without an office there is no XML to submit.
-        let (_, b) = json(app.post("/v1/tax-registration", Some(&pkey)).json(&example("gmbh")).send().await.unwrap()).await;
+        let (_, b) = json(app.post("/v1/tax-registration", Some(&pkey)).json(&common::office_undetermined(example("gmbh"))).send().await.unwrap()).await;
         let waiting = b["response"]["tax_registration_id"].as_str().unwrap();
         let (s, b) = json(app.post(&format!("/v1/operator/tax-registrations/{waiting}/transition"), Some(&okey)).json(&json!({"status": "submitted"})).send().await.unwrap()).await;
         let r = assert_error(s, &b, 409, "INVALID_STATE_TRANSITION");
@@ -642,7 +644,7 @@ backend_tests! {
         let app = TestApp::spawn(backend).await.unwrap();
         let (_, pkey) = app.provider("P").await;
         let (_, okey) = app.operator("O").await;
-        let (_, b) = json(app.post("/v1/tax-registration", Some(&pkey)).json(&example("gmbh")).send().await.unwrap()).await;
+        let (_, b) = json(app.post("/v1/tax-registration", Some(&pkey)).json(&common::office_undetermined(example("gmbh"))).send().await.unwrap()).await;
         let id = b["response"]["tax_registration_id"].as_str().unwrap().to_string();
         let path = format!("/v1/operator/tax-registrations/{id}/tax-office");
         let docs_of = |g: &Value, t: &str| -> Vec<Value> {

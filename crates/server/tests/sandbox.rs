@@ -297,7 +297,7 @@ backend_tests! {
         assert_eq!(history(&g).last().unwrap().2.as_deref(), Some("sandbox simulation: Bescheid vom Finanzamt"));
 
         // Without an assigned office there is no XML to submit, in the sandbox too.
-        let waiting = create(&app, &pkey, "tax", &sandbox("gmbh")).await;
+        let waiting = create(&app, &pkey, "tax", &common::office_undetermined(sandbox("gmbh"))).await;
         let (s, b) = go(&app, &pkey, "tax", &waiting, json!({"status": "submitted"})).await;
         let r = assert_error(s, &b, 409, "INVALID_STATE_TRANSITION");
         assert!(r["message"].as_str().unwrap().contains("tax office"), "{r}");

@@ -111,9 +111,7 @@ backend_tests! {
         assert!(xml.contains("<Testmerker>700000004</Testmerker>") && xml.contains("<HerstellerID>74931</HerstellerID>"));
 
         // Without an office the reason is the office.
-        let mut berlin = example("ug");
-        berlin["address"] = json!({"street": "Musterstraße 1", "zip": "10115", "city": "Berlin", "country": "DE"});
-        berlin["business_address"] = berlin["address"].clone();
+        let berlin = common::office_undetermined(example("ug"));
         let (s, b) = post(&app, &key, &berlin).await;
         assert_eq!(s, 201, "{b}");
         let waiting = get(&app, &key, b["response"]["tax_registration_id"].as_str().unwrap()).await;
@@ -306,8 +304,9 @@ backend_tests! {
     async fn without_a_determinable_office_the_case_waits_for_an_operator(backend) {
         let app = app(backend).await;
         let (_, key) = app.provider("P").await;
-        // Berlin has special offices for corporations: never guessed.
-        let (s, b) = post(&app, &key, &example("gmbh")).await;
+        // A Berlin street the register does not know, in a postal code of two Bezirke: the
+        // Bezirk, and with it the corporation office, is never guessed.
+        let (s, b) = post(&app, &key, &common::office_undetermined(example("gmbh"))).await;
         assert_eq!(s, 201, "{b}");
         assert!(b["response"]["message"].as_str().unwrap().contains("assignment of the tax office"));
         let case = get(&app, &key, b["response"]["tax_registration_id"].as_str().unwrap()).await;

@@ -1123,7 +1123,7 @@ backend_tests! {
         transition(&app, &okey, format!("/v1/operator/trade-registrations/{trade}/transition"), json!({"status": "submitted"})).await;
 
         // A GmbH without an office: the office brings the XML (new) and a new summary.
-        let (s, b) = json(app.post("/v1/tax-registration", Some(&pkey)).json(&example("gmbh")).send().await.unwrap()).await;
+        let (s, b) = json(app.post("/v1/tax-registration", Some(&pkey)).json(&common::office_undetermined(example("gmbh"))).send().await.unwrap()).await;
         assert_eq!(s, 201, "{b}");
         let tax = b["response"]["tax_registration_id"].as_str().unwrap().to_string();
         let (_, g) = json(app.get(&format!("/v1/tax-registration/{tax}"), Some(&pkey)).send().await.unwrap()).await;

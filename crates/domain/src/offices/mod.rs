@@ -25,19 +25,27 @@
 //! - [`tax_office`] / [`is_known_tax_office`]: the directory by office number.
 
 mod data;
+pub mod district;
 mod normalize;
 mod tax;
 mod trade;
 
+#[cfg(test)]
+mod city_tests;
 #[cfg(test)]
 mod tests;
 
 use serde::Serialize;
 
 pub use normalize::normalize_city;
-pub use tax::{ConfirmationReason, Suggestion, SuggestionBasis, TaxOfficeLookup, tax_office_for};
+pub use tax::{
+    CityRule, ConfirmationReason, LegalFamily, Suggestion, SuggestionBasis, TaxOfficeLookup,
+    TaxOfficeQuery, berlin_corporation_office, berlin_regional_office, tax_office_at,
+    tax_office_for,
+};
 pub use trade::{
-    TradeOfficeKind, TradeOfficeLookup, TradeOfficeRef, VerbandType, trade_office, trade_office_for,
+    TradeOfficeKind, TradeOfficeLookup, TradeOfficeRef, VerbandType, district_office, trade_office,
+    trade_office_at, trade_office_for,
 };
 
 use data::{MunicipalityRec, Resolved, index};

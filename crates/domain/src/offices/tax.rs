@@ -5,7 +5,105 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use super::data::{Index, index};
+use super::district::{self, Locality, Unlocated};
 use super::{Municipality, OfficePurpose, Resolution, TaxOffice, municipalities_for};
+
+const MERGED_OFFICES: &str = include_str!("../../data/offices/merged-offices.tsv");
+
+/// How certain a successor of a merged office is (`merged-offices.tsv`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Certainty {
+    /// Stated by a source: the successor replaces the register's number.
+    High,
+    /// Inferred from the sources: the successor is suggested only.
+    Medium,
+}
+
+/// The register number's successors, when the office has merged since the register's edition
+/// (or is now a cash office), with how certain they are.
+fn merged(number: &str) -> Option<(Vec<&'static str>, Certainty)> {
+    MERGED_OFFICES
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .find_map(|l| {
+            let mut f = l.split('\t');
+            if f.next()? != number {
+                return None;
+            }
+            let successors = f.next()?.split(',').collect();
+            let certainty = match f.next()? {
+                "high" => Certainty::High,
+                _ => Certainty::Medium,
+            };
+            Some((successors, certainty))
+        })
+}
+
+/// The legal form's family: the rules of the cities differ between corporations (GmbH, UG) and
+/// partnerships (GbR, eGbR).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LegalFamily {
+    Corporation,
+    Partnership,
+}
+
+/// What [`tax_office_at`] decides on: the company's seat and what the rules ask of the company.
+#[derive(Debug, Clone, Copy)]
+pub struct TaxOfficeQuery<'a> {
+    pub zip: &'a str,
+    pub city: &'a str,
+    /// The street line with its house number, when known.
+    pub street: Option<&'a str>,
+    pub family: LegalFamily,
+    /// Whether the company belongs to a group (a holding, `is_holding`): Berlin assigns group
+    /// companies by industry, not by address.
+    pub group: bool,
+}
+
+/// A city's rule for the tax office of a company, and how certain it is (docs/offices.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CityRule {
+    /// Berlin, GmbH/UG: the Bezirk decides among the Finanzämter für Körperschaften I-IV
+    /// (berlin.de; FÄZustVO of 8.12.2021). Certain.
+    BerlinCorporations,
+    /// Berlin, GbR: the regional office of the Ortsteil (the office names; the FÄZustVO's annex
+    /// not read). Not verified: confirm.
+    BerlinPartnerships,
+    /// München: the Körperschaften/Personengesellschaften department 9143 (office names and
+    /// public tax numbers; when 9187 applies is not public). Not verified: confirm.
+    MuenchenCompanies,
+    /// Stuttgart, GmbH/UG: the corporation office 2899 (BW FAZuVO § 1 no. 6; its table not
+    /// read). Not verified: confirm.
+    StuttgartCorporations,
+    /// Hamburg: the district office of the Ortsteil (Anordnung über die Zuständigkeit der
+    /// Finanzämter, section II); no licensed data places an address in its Ortsteil.
+    HamburgOrtsteil,
+}
+
+impl CityRule {
+    /// An English sentence for operators and API clients.
+    pub fn message(self) -> &'static str {
+        match self {
+            CityRule::BerlinCorporations => {
+                "Berlin: the Bezirk of the company's address decides among the Finanzämter für Körperschaften I-IV"
+            }
+            CityRule::BerlinPartnerships => {
+                "Berlin: a partnership goes to the regional office of the Ortsteil where its business is run; the table of the offices' areas is inferred from their names and not verified in the ordinance"
+            }
+            CityRule::MuenchenCompanies => {
+                "München: corporations and partnerships go to the department for Körperschaften/Personengesellschaften (9143); when the other corporation department (9187) applies is not public"
+            }
+            CityRule::StuttgartCorporations => {
+                "Stuttgart: corporations go to Finanzamt Stuttgart-Körperschaften (2899) by the Land ordinance, whose table was not read"
+            }
+            CityRule::HamburgOrtsteil => {
+                "Hamburg: the office of the company's Ortsteil is responsible, and no licensed data places an address in its Ortsteil"
+            }
+        }
+    }
+}
 
 /// Why a tax office result must be confirmed by a person before use.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -29,6 +127,15 @@ pub enum ConfirmationReason {
     /// The municipality has several general tax offices; which one is responsible depends on the
     /// street or district, which the register does not resolve.
     SeveralOfficesInMunicipality { numbers: Vec<&'static str> },
+    /// The city's rule decides by district (Bezirk or Ortsteil), and the address does not place
+    /// the company in one.
+    DistrictNotDetermined { cause: Unlocated },
+    /// Berlin assigns companies of a group (here: a holding) to the corporation office of the
+    /// group's industry, not by address.
+    GroupCompany,
+    /// The city's rule is known from secondary sources only, or has no data to apply it: the
+    /// suggestions follow it, the likeliest first.
+    RuleNotVerified { rule: CityRule },
 }
 
 impl ConfirmationReason {
@@ -58,6 +165,9 @@ impl ConfirmationReason {
                 "the municipality has several tax offices ({}); the street decides",
                 numbers.join(", ")
             ),
+            ConfirmationReason::DistrictNotDetermined { cause } => cause.message().into(),
+            ConfirmationReason::GroupCompany => "Berlin assigns companies of a group to the Finanzamt für Körperschaften of the group's industry; a holding may belong there".into(),
+            ConfirmationReason::RuleNotVerified { rule } => rule.message().into(),
         }
     }
 }
@@ -75,6 +185,12 @@ pub enum SuggestionBasis {
     /// A probable successor of a merged office (located in its district, named after one of its
     /// municipalities, or located in the same Kreis). A heuristic: confirm.
     ProbableSuccessor,
+    /// The successor a source names for a merged office (`merged-offices.tsv`).
+    Successor,
+    /// The office the city's rule gives for the address (see the `rule_not_verified` reason).
+    CityRule,
+    /// The office of a district the address may lie in, the likeliest district first.
+    DistrictCandidate,
 }
 
 /// A tax office proposed for confirmation, never a determination.
@@ -94,6 +210,16 @@ pub enum TaxOfficeLookup {
         office: &'static TaxOffice,
         /// The municipality, or the candidates sharing this office.
         municipalities: Vec<Municipality>,
+        /// The register's office number when the office has merged into `office` since the
+        /// register's edition (`merged-offices.tsv`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        merged_from: Option<&'static str>,
+        /// The city's rule that decided (Berlin's corporations by Bezirk).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        rule: Option<CityRule>,
+        /// Where the address lies below the municipality, when a city's rule looked.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        locality: Option<Locality>,
     },
     /// No determination; a person must confirm an office. `suggestions` are proposals only.
     NeedsConfirmation {
@@ -101,7 +227,11 @@ pub enum TaxOfficeLookup {
         municipalities: Vec<Municipality>,
         /// The Finanzamtsbezirk the register gives, when there is exactly one.
         register_number: Option<&'static str>,
+        /// Proposals only, the likeliest first.
         suggestions: Vec<Suggestion>,
+        /// Where the address lies below the municipality, when a city's rule looked and found it.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        locality: Option<Locality>,
     },
     /// The postal code is unknown.
     NotFound,
@@ -161,10 +291,33 @@ pub fn tax_office_for(zip: &str, city: &str) -> TaxOfficeLookup {
     };
     let mut reasons = Vec::new();
     let mut suggestions = Vec::new();
-    let numbers: BTreeSet<&'static str> = municipalities
+    let register: BTreeSet<&'static str> = municipalities
         .iter()
         .filter_map(|m| m.register_tax_office_number())
         .collect();
+    // A register number whose office has merged since (or is now a cash office) stands for its
+    // successor when a source names exactly one; otherwise the successors are suggestions.
+    let mut merged_from = None;
+    let mut numbers: BTreeSet<&'static str> = BTreeSet::new();
+    for number in &register {
+        match merged(number) {
+            Some((successors, Certainty::High)) if successors.len() == 1 => {
+                merged_from = Some(*number);
+                numbers.insert(successors[0]);
+            }
+            Some((successors, _)) => {
+                reasons.push(ConfirmationReason::OfficeNotInDirectory { number });
+                for successor in successors {
+                    if let Some(office) = super::tax_office(successor) {
+                        push(&mut suggestions, office, SuggestionBasis::Successor);
+                    }
+                }
+            }
+            None => {
+                numbers.insert(number);
+            }
+        }
+    }
     for m in &municipalities {
         if !m.in_register {
             reasons.push(ConfirmationReason::MunicipalityNotInRegister {
@@ -228,14 +381,15 @@ pub fn tax_office_for(zip: &str, city: &str) -> TaxOfficeLookup {
             );
         }
     }
-    let register_number = (numbers.len() == 1).then(|| *numbers.first().unwrap_or(&""));
-    match (
-        reasons.is_empty(),
-        register_number.and_then(super::tax_office),
-    ) {
+    let register_number = (register.len() == 1).then(|| *register.first().unwrap_or(&""));
+    let effective = (numbers.len() == 1).then(|| *numbers.first().unwrap_or(&""));
+    match (reasons.is_empty(), effective.and_then(super::tax_office)) {
         (true, Some(office)) => TaxOfficeLookup::Determined {
             office,
             municipalities,
+            merged_from,
+            rule: None,
+            locality: None,
         },
         _ => {
             if reasons.is_empty() {
@@ -247,7 +401,265 @@ pub fn tax_office_for(zip: &str, city: &str) -> TaxOfficeLookup {
                 municipalities,
                 register_number,
                 suggestions,
+                locality: None,
             }
         }
     }
+}
+
+/// The Finanzamt für Körperschaften of a Berlin Bezirk (berlin.de, "Zuständigkeiten der
+/// Finanzämter für Körperschaften", regional split since 1.1.2016): I 1127 Charlottenburg-
+/// Wilmersdorf; II 1137 Friedrichshain-Kreuzberg, Lichtenberg, Marzahn-Hellersdorf, Pankow,
+/// Treptow-Köpenick; III 1129 Neukölln, Tempelhof-Schöneberg, Spandau, Steglitz-Zehlendorf;
+/// IV 1130 Mitte, Reinickendorf.
+pub fn berlin_corporation_office(bezirk: &str) -> Option<&'static str> {
+    Some(match bezirk {
+        "04" => "1127",
+        "02" | "03" | "09" | "10" | "11" => "1137",
+        "05" | "06" | "07" | "08" => "1129",
+        "01" | "12" => "1130",
+        _ => return None,
+    })
+}
+
+/// The regional Finanzamt of a Berlin Ortsteil (for partnerships): the offices' names and the
+/// Bezirke they cover (docs/offices.md; the FÄZustVO's annex was not read).
+pub fn berlin_regional_office(bezirk: &str, ortsteil: &str) -> Option<&'static str> {
+    Some(match (bezirk, ortsteil) {
+        ("01", "Wedding" | "Gesundbrunnen") => "1123",
+        ("01", _) => "1134",
+        ("02", _) => "1114",
+        ("03", "Prenzlauer Berg") => "1131",
+        ("03", _) => "1135",
+        ("04", "Charlottenburg" | "Charlottenburg-Nord" | "Westend") => "1113",
+        ("04", _) => "1124",
+        ("05", _) => "1119",
+        ("06", "Steglitz" | "Lichterfelde" | "Lankwitz") => "1120",
+        ("06", _) => "1125",
+        ("07", "Schöneberg" | "Friedenau") => "1118",
+        ("07", _) => "1121",
+        ("08", _) => "1116",
+        ("09", _) => "1136",
+        ("10", _) => "1133",
+        ("11", _) => "1132",
+        ("12", _) => "1117",
+        _ => return None,
+    })
+}
+
+/// The tax office of a company: [`tax_office_for`] (postal code and city), then the rules of the
+/// cities whose offices are split by district or by legal form (docs/offices.md, "Cities"):
+///
+/// - **Berlin**, GmbH/UG: the Bezirk of the address (Berlin's address register) decides among the
+///   Finanzämter für Körperschaften I-IV: determined, unless the address is not placed in a
+///   Bezirk or the company is a holding (groups are assigned by industry); GbR/eGbR: the
+///   regional office of the Ortsteil, suggested (its table is not verified);
+/// - **München**: 9143 suggested first; **Stuttgart**, GmbH/UG: 2899 suggested first;
+/// - **Hamburg**: the district offices suggested; no data places an address in its Ortsteil.
+///
+/// Anything the rules cannot decide needs a person's confirmation, the likeliest office first.
+pub fn tax_office_at(query: &TaxOfficeQuery) -> TaxOfficeLookup {
+    let base = tax_office_for(query.zip, query.city);
+    let municipality = match &base {
+        TaxOfficeLookup::Determined { municipalities, .. }
+        | TaxOfficeLookup::NeedsConfirmation { municipalities, .. }
+            if municipalities.len() == 1 =>
+        {
+            municipalities[0]
+        }
+        _ => return base,
+    };
+    match (municipality.key, query.family) {
+        (district::BERLIN, family) => berlin(query, municipality, family),
+        ("09162000", _) => with_rule(base, CityRule::MuenchenCompanies, &["9143"]),
+        ("08111000", LegalFamily::Corporation) => {
+            with_rule(base, CityRule::StuttgartCorporations, &["2899"])
+        }
+        (district::HAMBURG, _) => hamburg(base),
+        _ => base,
+    }
+}
+
+/// `base` needing confirmation under `rule`, with the rule's offices suggested first.
+fn with_rule(base: TaxOfficeLookup, rule: CityRule, first: &[&str]) -> TaxOfficeLookup {
+    match base {
+        TaxOfficeLookup::NeedsConfirmation {
+            mut reasons,
+            municipalities,
+            register_number,
+            suggestions,
+            locality,
+        } => {
+            reasons.insert(0, ConfirmationReason::RuleNotVerified { rule });
+            let mut ordered = Vec::new();
+            for number in first {
+                if let Some(office) = super::tax_office(number) {
+                    push(&mut ordered, office, SuggestionBasis::CityRule);
+                }
+            }
+            for s in suggestions {
+                push(&mut ordered, s.office, s.basis);
+            }
+            TaxOfficeLookup::NeedsConfirmation {
+                reasons,
+                municipalities,
+                register_number,
+                suggestions: ordered,
+                locality,
+            }
+        }
+        other => other,
+    }
+}
+
+fn hamburg(base: TaxOfficeLookup) -> TaxOfficeLookup {
+    let base = with_rule(base, CityRule::HamburgOrtsteil, &[]);
+    match base {
+        TaxOfficeLookup::NeedsConfirmation {
+            mut reasons,
+            municipalities,
+            register_number,
+            suggestions,
+            locality,
+        } => {
+            reasons.insert(
+                1,
+                ConfirmationReason::DistrictNotDetermined {
+                    cause: Unlocated::NoDistrictData,
+                },
+            );
+            // The district offices first (in the order of the directory), then the rest.
+            let (general, other): (Vec<Suggestion>, Vec<Suggestion>) = suggestions
+                .into_iter()
+                .partition(|s| s.office.purpose == OfficePurpose::General);
+            TaxOfficeLookup::NeedsConfirmation {
+                reasons,
+                municipalities,
+                register_number,
+                suggestions: general.into_iter().chain(other).collect(),
+                locality,
+            }
+        }
+        other => other,
+    }
+}
+
+fn berlin(
+    query: &TaxOfficeQuery,
+    municipality: Municipality,
+    family: LegalFamily,
+) -> TaxOfficeLookup {
+    let lookup = district::locate(district::BERLIN, query.zip, query.street.unwrap_or(""))
+        .expect("Berlin has districts");
+    let office_of = |locality: &Locality| -> Option<&'static TaxOffice> {
+        let number = match family {
+            LegalFamily::Corporation => berlin_corporation_office(locality.district.number)?,
+            LegalFamily::Partnership => {
+                berlin_regional_office(locality.district.number, locality.ortsteil?)?
+            }
+        };
+        super::tax_office(number)
+    };
+    let located = lookup.locality();
+    if let (LegalFamily::Corporation, false, Some(locality)) = (family, query.group, located)
+        && let Some(office) = office_of(&locality)
+    {
+        return TaxOfficeLookup::Determined {
+            office,
+            municipalities: vec![municipality],
+            merged_from: None,
+            rule: Some(CityRule::BerlinCorporations),
+            locality: Some(locality),
+        };
+    }
+    let mut reasons = Vec::new();
+    let mut suggestions = Vec::new();
+    if let super::district::DistrictLookup::Unlocated { reason, .. } = &lookup {
+        reasons.push(ConfirmationReason::DistrictNotDetermined { cause: *reason });
+    }
+    match family {
+        LegalFamily::Corporation => {
+            if query.group {
+                reasons.push(ConfirmationReason::GroupCompany);
+            }
+            for (district, _) in lookup.districts() {
+                if let Some(office) =
+                    berlin_corporation_office(district.number).and_then(super::tax_office)
+                {
+                    let basis = if located.is_some() {
+                        SuggestionBasis::CityRule
+                    } else {
+                        SuggestionBasis::DistrictCandidate
+                    };
+                    push(&mut suggestions, office, basis);
+                }
+            }
+            // A group's office may be any of the four.
+            for number in ["1127", "1137", "1129", "1130"] {
+                if let Some(office) = super::tax_office(number) {
+                    push(&mut suggestions, office, SuggestionBasis::CorporationOffice);
+                }
+            }
+        }
+        LegalFamily::Partnership => {
+            reasons.push(ConfirmationReason::RuleNotVerified {
+                rule: CityRule::BerlinPartnerships,
+            });
+            let candidates: Vec<Locality> = match &lookup {
+                super::district::DistrictLookup::Located { locality, .. } => vec![*locality],
+                super::district::DistrictLookup::Unlocated { candidates, .. } => {
+                    candidates.iter().map(|c| c.locality).collect()
+                }
+            };
+            for locality in &candidates {
+                let basis = if located.is_some() {
+                    SuggestionBasis::CityRule
+                } else {
+                    SuggestionBasis::DistrictCandidate
+                };
+                match locality.ortsteil {
+                    Some(_) => {
+                        if let Some(office) = office_of(locality) {
+                            push(&mut suggestions, office, basis);
+                        }
+                    }
+                    // Located by postal code in a Bezirk of two regional offices.
+                    None => {
+                        for number in berlin_regional_offices_of(locality.district.number) {
+                            if let Some(office) = super::tax_office(number) {
+                                push(&mut suggestions, office, basis);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    TaxOfficeLookup::NeedsConfirmation {
+        reasons,
+        municipalities: vec![municipality],
+        register_number: municipality.register_tax_office_number(),
+        suggestions,
+        locality: located,
+    }
+}
+
+/// The regional offices of a Berlin Bezirk.
+fn berlin_regional_offices_of(bezirk: &str) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    for ortsteil in [
+        "Wedding",
+        "Prenzlauer Berg",
+        "Charlottenburg",
+        "Steglitz",
+        "Schöneberg",
+        "",
+    ] {
+        if let Some(n) = berlin_regional_office(bezirk, ortsteil)
+            && !out.contains(&n)
+        {
+            out.push(n);
+        }
+    }
+    out
 }

@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use super::data::{VerbandRec, index};
+use super::district::{self, District, DistrictLookup, Unlocated};
 use super::{Municipality, Resolution, display_municipality, municipalities_for};
 
 /// The kind of a Gemeindeverband, from the register's Textkennzeichen of its Satzart 50 record.
@@ -103,13 +104,17 @@ impl VerbandType {
 pub enum TradeOfficeKind {
     Municipality,
     Verband,
+    /// A district office (Bezirksamt) of Berlin or Hamburg.
+    District,
 }
 
 /// The office receiving a trade notice for an establishment.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TradeOfficeRef {
-    /// The office's key: the 8-digit AGS of a municipality or the 9-digit Gemeindeverband key
-    /// (Land, Regierungsbezirk, Kreis and Verband number, e.g. `072355007`).
+    /// The office's key: the 8-digit AGS of a municipality, the 9-digit Gemeindeverband key
+    /// (Land, Regierungsbezirk, Kreis and Verband number, e.g. `072355007`), or for a district
+    /// office the city's AGS and the district's number (`1100000001`, Bezirksamt Mitte von
+    /// Berlin; [`district::District::key`]).
     pub key: &'static str,
     pub kind: TradeOfficeKind,
     /// The Verband's type when `kind` is `Verband` (or the municipality acts as erfüllende
@@ -141,10 +146,60 @@ pub enum TradeOfficeLookup {
     Ambiguous {
         candidates: Vec<TradeOfficeRef>,
     },
+    /// Berlin, Hamburg: the district office of the establishment's address receives the notice,
+    /// and the address does not decide which (`cause`); the candidates, the likeliest first.
+    DistrictNotDetermined {
+        cause: Unlocated,
+        candidates: Vec<TradeOfficeRef>,
+    },
     NotFound,
 }
 
-/// The trade office for an establishment at this postal code and city.
+/// The trade office for an establishment at this address: [`trade_office_for`], and in Berlin
+/// and Hamburg the district office (Bezirksamt) of the district the address lies in
+/// ([`district::locate`]; `street` is the street line with its house number).
+pub fn trade_office_at(zip: &str, city: &str, street: &str) -> TradeOfficeLookup {
+    let found = trade_office_for(zip, city);
+    let TradeOfficeLookup::Found { office } = &found else {
+        return found;
+    };
+    let Some(municipality) = Municipality::by_key(office.municipality_key) else {
+        return found;
+    };
+    match district::locate(municipality.key, zip, street) {
+        None => found,
+        Some(DistrictLookup::Located { locality, .. }) => TradeOfficeLookup::Found {
+            office: district_office(municipality, locality.district),
+        },
+        Some(lookup @ DistrictLookup::Unlocated { reason, .. }) => {
+            TradeOfficeLookup::DistrictNotDetermined {
+                cause: reason,
+                candidates: lookup
+                    .districts()
+                    .into_iter()
+                    .map(|(d, _)| district_office(municipality, d))
+                    .collect(),
+            }
+        }
+    }
+}
+
+/// The district office receiving the trade notices of `district` of `municipality`.
+pub fn district_office(municipality: Municipality, district: &'static District) -> TradeOfficeRef {
+    TradeOfficeRef {
+        key: district.key,
+        kind: TradeOfficeKind::District,
+        verband_type: None,
+        name: district.office_name.to_owned(),
+        seat: None,
+        municipality_key: municipality.key,
+        municipality_name: municipality.display_name(),
+        note: None,
+    }
+}
+
+/// The trade office for an establishment at this postal code and city (the municipality's;
+/// Berlin and Hamburg need the street: [`trade_office_at`]).
 pub fn trade_office_for(zip: &str, city: &str) -> TradeOfficeLookup {
     match municipalities_for(zip, city) {
         Resolution::Unique { municipality, .. } => TradeOfficeLookup::Found {

@@ -31,10 +31,38 @@ pub struct AddressQuery {
     /// no control characters).
     #[param(max_length = 72, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")]
     pub city: Option<String>,
+    /// Street and house number on one line (`Karl-Marx-Allee 31`): in Berlin it decides the
+    /// district (Bezirk), and with it the trade office and a corporation's tax office (at most
+    /// 72 characters, no control characters).
+    #[param(max_length = 72, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")]
+    pub street: Option<String>,
+}
+
+/// The tax office lookup's address and what the rules ask of the company.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct TaxOfficeQueryParams {
+    /// German postal code (5 digits).
+    #[param(value_type = String, required = true, pattern = "^[0-9]{5}$")]
+    pub zip: Option<String>,
+    /// City (at most 72 characters, no control characters).
+    #[param(max_length = 72, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")]
+    pub city: Option<String>,
+    /// Street and house number on one line: in Berlin it decides the district (at most 72
+    /// characters, no control characters).
+    #[param(max_length = 72, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")]
+    pub street: Option<String>,
+    /// `ug`, `gmbh` (the default), `gbr` or `egbr`: Berlin, München and Stuttgart send
+    /// corporations and partnerships to different offices.
+    #[param(value_type = Option<String>, pattern = "^(ug|gmbh|gbr|egbr)$")]
+    pub legal_form: Option<String>,
+    /// `true` for a holding (a group company), which Berlin assigns by the group's industry.
+    pub is_holding: Option<bool>,
 }
 
 fn address(q: &AddressQuery) -> Result<(String, String), ApiError> {
     let mut errs = Violations::new();
+    checked_street(q.street.as_deref(), &mut errs);
     // Checked as sent (the document's pattern), not trimmed first.
     let zip = q.zip.as_deref().unwrap_or("");
     if zip.is_empty() {
@@ -58,14 +86,28 @@ fn address(q: &AddressQuery) -> Result<(String, String), ApiError> {
         .map_err(ApiError::Validation)
 }
 
+fn checked_street(street: Option<&str>, errs: &mut Violations) {
+    if let Some(s) = street
+        && (s.chars().count() > 72 || s.chars().any(char::is_control))
+    {
+        errs.push(
+            "street",
+            "invalid_value",
+            "must be at most 72 printable characters",
+        );
+    }
+}
+
 /// A trade office with the contact data of the operator-maintained directory, when it has an
 /// entry for the office's key.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct TradeOfficeView {
-    /// 8-digit municipality key (AGS) or 9-digit Gemeindeverband key of the office.
+    /// 8-digit municipality key (AGS), 9-digit Gemeindeverband key, or for a district office
+    /// (Bezirksamt) of Berlin or Hamburg the city's AGS and the district's number
+    /// (`1100000001`: Bezirksamt Mitte von Berlin).
     pub key: String,
     pub name: String,
-    /// `municipality` or `verband`.
+    /// `municipality`, `verband` or `district` (a Bezirksamt of Berlin or Hamburg).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// The establishment's municipality key: the GewA 1 head's "Gemeindekennzahl".
@@ -86,8 +128,10 @@ pub struct TradeOfficeView {
 }
 
 impl TradeOfficeView {
-    /// The determination alone (no directory contact data yet).
+    /// The determination with the contact data the service ships for a district office
+    /// (docs/offices.md; the directory's entry overrides it: [`Self::with_directory`]).
     pub fn from_ref(r: &TradeOfficeRef) -> Self {
+        let district = domain::offices::district::district(r.key);
         Self {
             key: r.key.to_string(),
             name: r.name.clone(),
@@ -96,10 +140,10 @@ impl TradeOfficeView {
                 .and_then(|v| v.as_str().map(str::to_string)),
             municipality_key: r.municipality_key.to_string(),
             municipality_name: Some(r.municipality_name.clone()),
-            address: None,
-            email: None,
-            phone: None,
-            website: None,
+            address: district.and_then(|d| d.address).map(str::to_string),
+            email: district.and_then(|d| d.email).map(str::to_string),
+            phone: district.and_then(|d| d.phone).map(str::to_string),
+            website: district.and_then(|d| d.website).map(str::to_string),
             note: r.note.map(str::to_string),
         }
     }
@@ -128,14 +172,21 @@ pub struct TradeOfficeLookupResponse {
     pub result: Outcome,
     pub message: String,
     /// `found`, `ambiguous` (the postal code spans several municipalities and the city did not
-    /// decide) or `not_found`.
+    /// decide), `district_not_determined` (Berlin or Hamburg: a district office receives the
+    /// notice and the address does not decide which; see `reason`) or `not_found`.
     #[schema(example = "found")]
     pub status: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub office: Option<TradeOfficeView>,
-    /// With `ambiguous`: one office per candidate municipality.
+    /// With `ambiguous`: one office per candidate municipality; with `district_not_determined`:
+    /// the district offices, the likeliest first.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub candidates: Vec<TradeOfficeView>,
+    /// With `district_not_determined`: why (`street_not_in_register`,
+    /// `house_number_not_in_register`, `no_house_number`, `no_district_data`) and in words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub reason: Option<Value>,
 }
 
 /// The trade office that receives a trade registration for an establishment at this address.
@@ -149,8 +200,10 @@ pub async fn lookup_trade_office(
     ApiQuery(q): ApiQuery<AddressQuery>,
 ) -> Result<Response, ApiError> {
     let (zip, city) = address(&q)?;
+    let street = q.street.as_deref().unwrap_or("").trim();
     let repo = state.repo.as_ref();
-    let (status, office, candidates) = match domain::offices::trade_office_for(&zip, &city) {
+    let mut reason = None;
+    let (status, office, candidates) = match domain::offices::trade_office_at(&zip, &city, street) {
         TradeOfficeLookup::Found { office } => {
             let entry = repo.get_trade_office(office.key).await?;
             (
@@ -167,6 +220,15 @@ pub async fn lookup_trade_office(
             }
             ("ambiguous", None, views)
         }
+        TradeOfficeLookup::DistrictNotDetermined { cause, candidates } => {
+            let mut views = Vec::with_capacity(candidates.len());
+            for c in &candidates {
+                let entry = repo.get_trade_office(c.key).await?;
+                views.push(TradeOfficeView::from_ref(c).with_directory(entry));
+            }
+            reason = Some(serde_json::json!({"code": cause, "message": cause.message()}));
+            ("district_not_determined", None, views)
+        }
         TradeOfficeLookup::NotFound => ("not_found", None, vec![]),
     };
     Ok(respond(
@@ -176,11 +238,15 @@ pub async fn lookup_trade_office(
             message: match status {
                 "found" => "trade office determined".into(),
                 "ambiguous" => "the address spans several municipalities; pick one".into(),
+                "district_not_determined" => {
+                    "a district office receives the notice and the address does not decide which; pick one".into()
+                }
                 _ => "no municipality with this postal code".into(),
             },
             status: status.into(),
             office,
             candidates,
+            reason,
         },
     ))
 }
@@ -197,14 +263,37 @@ pub struct TaxOfficeLookupResponse {
 }
 
 /// The tax office of a company seated at this address.
-#[utoipa::path(get, path = "/v1/tax-offices", tag = "offices", params(AddressQuery),
+#[utoipa::path(get, path = "/v1/tax-offices", tag = "offices", params(TaxOfficeQueryParams),
     responses(
         (status = 200, description = "The office, or why a person must confirm it", body = Envelope<TaxOfficeLookupResponse>),
         (status = 422, description = "`VALIDATION_FAILED`: zip missing or not 5 digits", body = Envelope<ErrorBody>),
     ))]
-pub async fn lookup_tax_office(ApiQuery(q): ApiQuery<AddressQuery>) -> Result<Response, ApiError> {
-    let (zip, city) = address(&q)?;
-    let lookup = domain::offices::tax_office_for(&zip, &city);
+pub async fn lookup_tax_office(
+    ApiQuery(q): ApiQuery<TaxOfficeQueryParams>,
+) -> Result<Response, ApiError> {
+    let (zip, city) = address(&AddressQuery {
+        zip: q.zip.clone(),
+        city: q.city.clone(),
+        street: q.street.clone(),
+    })?;
+    let family = match q.legal_form.as_deref().map(str::trim) {
+        None | Some("ug" | "gmbh") => domain::offices::LegalFamily::Corporation,
+        Some("gbr" | "egbr") => domain::offices::LegalFamily::Partnership,
+        Some(_) => {
+            return Err(ApiError::validation(
+                "legal_form",
+                "invalid_value",
+                "must be one of: ug, gmbh, gbr, egbr",
+            ));
+        }
+    };
+    let lookup = domain::offices::tax_office_at(&domain::offices::TaxOfficeQuery {
+        zip: &zip,
+        city: &city,
+        street: q.street.as_deref().map(str::trim),
+        family,
+        group: q.is_holding.unwrap_or(false),
+    });
     let message = match &lookup {
         TaxOfficeLookup::Determined { .. } => "tax office determined",
         TaxOfficeLookup::NeedsConfirmation { .. } => {
@@ -257,9 +346,33 @@ pub async fn get_tax_office(Path(number): Path<String>) -> Result<Response, ApiE
 
 use crate::routes::operator::operator_only;
 
-/// Checks a directory key: an 8-digit AGS or a 9-digit Gemeindeverband key.
+/// Checks a directory key: an 8-digit AGS, a 9-digit Gemeindeverband key, or the key of a
+/// district office of Berlin or Hamburg.
 pub fn valid_office_key(key: &str) -> bool {
-    (key.len() == 8 || key.len() == 9) && key.bytes().all(|b| b.is_ascii_digit())
+    ((key.len() == 8 || key.len() == 9) && key.bytes().all(|b| b.is_ascii_digit()))
+        || domain::offices::district::district(key).is_some()
+}
+
+/// The directory's entry for an office key, or for a district office without one the entry the
+/// service ships (its name and the contact data of docs/offices.md).
+pub async fn directory_entry(
+    state: &AppState,
+    key: &str,
+) -> Result<Option<TradeOfficeEntry>, ApiError> {
+    if let Some(entry) = state.repo.get_trade_office(key).await? {
+        return Ok(Some(entry));
+    }
+    Ok(
+        domain::offices::district::district(key).map(|d| TradeOfficeEntry {
+            key: d.key.to_string(),
+            name: d.office_name.to_string(),
+            address: d.address.map(str::to_string),
+            email: d.email.map(str::to_string),
+            phone: d.phone.map(str::to_string),
+            website: d.website.map(str::to_string),
+            updated_at: time::OffsetDateTime::UNIX_EPOCH,
+        }),
+    )
 }
 
 /// The editable fields of a directory entry.
@@ -288,7 +401,7 @@ impl TradeOfficeInput {
             errs.push(
                 p("key"),
                 "invalid_value",
-                "must be an 8-digit municipality key or a 9-digit Gemeindeverband key",
+                "must be an 8-digit municipality key, a 9-digit Gemeindeverband key or a district office key of Berlin or Hamburg (1100000001 to 1100000012, 0200000001 to 0200000007)",
             );
         }
         let name = rules::text(

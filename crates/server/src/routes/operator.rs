@@ -482,7 +482,8 @@ pub async fn patch_trade(
             });
         let entry = match &key {
             Some(k) => {
-                let e = state.repo.get_trade_office(k).await?;
+                // The directory's entry, or a district office the service ships.
+                let e = crate::routes::offices::directory_entry(&state, k).await?;
                 if e.is_none() {
                     errs.push(
                         "trade_office.key",

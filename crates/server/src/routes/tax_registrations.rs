@@ -328,8 +328,9 @@ async fn resolve_company(
     ))
 }
 
-/// The office: as sent, or determined from the seat (never guessed: an office that needs
-/// confirmation is left for an operator).
+/// The office: as sent, or determined from the seat's address, the legal form and whether the
+/// company is a holding (never guessed: an office that needs confirmation is left for an
+/// operator, with the determination's suggestions, the likeliest first).
 fn resolve_tax_office(
     reg: &AnyTaxRegistration,
 ) -> Result<(Option<String>, Option<Value>), ApiError> {
@@ -340,7 +341,22 @@ fn resolve_tax_office(
     if !address.country.is_germany() {
         return Ok((None, None));
     }
-    let lookup = domain::offices::tax_office_for(&address.zip, &address.city);
+    // Berlin decides by the address's district, and several cities by the legal form
+    // (domain::offices::tax_office_at; docs/offices.md).
+    let (family, group) = match reg {
+        AnyTaxRegistration::Corporation(r) => (
+            domain::offices::LegalFamily::Corporation,
+            r.is_holding == Some(true),
+        ),
+        AnyTaxRegistration::Partnership(_) => (domain::offices::LegalFamily::Partnership, false),
+    };
+    let lookup = domain::offices::tax_office_at(&domain::offices::TaxOfficeQuery {
+        zip: &address.zip,
+        city: &address.city,
+        street: Some(&address.street),
+        family,
+        group,
+    });
     let json = serde_json::to_value(&lookup).map_err(|e| ApiError::Internal(e.into()))?;
     Ok(match lookup {
         TaxOfficeLookup::Determined { office, .. } => (Some(office.number.to_string()), Some(json)),

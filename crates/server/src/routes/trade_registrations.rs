@@ -662,7 +662,7 @@ async fn determine_trade_office(
 ) -> Result<(Option<Value>, Option<Value>, Head), ApiError> {
     use domain::offices::TradeOfficeLookup;
     Ok(
-        match domain::offices::trade_office_for(&office.zip, &office.city) {
+        match domain::offices::trade_office_at(&office.zip, &office.city, &office.street) {
             TradeOfficeLookup::Found { office } => {
                 let entry = match state.trade_offices.get(office.key) {
                     Some(entry) => entry,
@@ -680,7 +680,8 @@ async fn determine_trade_office(
                 };
                 (Some(to_json(&view)?), None, head)
             }
-            TradeOfficeLookup::Ambiguous { candidates } => {
+            TradeOfficeLookup::Ambiguous { candidates }
+            | TradeOfficeLookup::DistrictNotDetermined { candidates, .. } => {
                 let views: Vec<TradeOfficeView> =
                     candidates.iter().map(TradeOfficeView::from_ref).collect();
                 (None, Some(to_json(&views)?), Head::default())

@@ -459,6 +459,19 @@ pub fn pdf_text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// A tax request whose seat no rule places in a tax office: an unknown street in a Berlin
+/// postal code that straddles Mitte and Pankow (10119), so the case waits for an operator.
+pub fn office_undetermined(mut request: Value) -> Value {
+    let seat = serde_json::json!({
+        "street": "Musterstraße 1", "zip": "10119", "city": "Berlin", "country": "DE"
+    });
+    request["address"] = seat.clone();
+    if request.get("business_address").is_some() {
+        request["business_address"] = seat;
+    }
+    request
+}
+
 /// Status and parsed JSON body of a response.
 pub async fn json(res: reqwest::Response) -> (u16, Value) {
     let status = res.status().as_u16();

@@ -1,4 +1,5 @@
-//! Splitting the one-line street of the API into ELSTER's `Str`, `HausNr` and `HausNrZu`.
+//! Splitting the one-line street of the API into the street's name and its house number: for
+//! ELSTER's `Str`, `HausNr` and `HausNrZu`, and for finding an address in Berlin's register.
 
 /// A street split for `StrAdr`.
 #[derive(Debug, Clone, PartialEq, Eq)]

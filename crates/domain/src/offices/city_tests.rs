@@ -233,6 +233,22 @@ fn straddling_postal_codes_on_both_sides() {
     }
 }
 
+/// A Berlin address with a postal code the postal code data gives to Brandenburg (Schmöckwitz,
+/// 15537): the city and Berlin's register decide, never Erkner's office.
+#[test]
+fn berlin_addresses_with_a_brandenburg_postal_code() {
+    assert_eq!(
+        trade("15537", "Am Zwiebusch 52").name,
+        "Bezirksamt Treptow-Köpenick von Berlin"
+    );
+    assert_eq!(corporation_office("15537", "Am Zwiebusch 52"), "1137");
+    // The same postal code in Erkner stays Brandenburg's.
+    assert!(matches!(
+        trade_office_at("15537", "Erkner", "Friedrichstraße 6"),
+        TradeOfficeLookup::Found { office } if office.municipality_key == "12067124"
+    ));
+}
+
 #[test]
 fn spelling_of_the_street_does_not_matter() {
     for street in [

@@ -256,6 +256,16 @@ pub fn locate(city_key: &str, zip: &str, street: &str) -> Option<DistrictLookup>
     }
 }
 
+/// Whether Berlin's address register has this street under this postal code: a few Berlin
+/// addresses carry a postal code that the postal code data gives to a Brandenburg municipality
+/// (15537, 15566, 15569 at the city's edge), which the city "Berlin" and the register correct.
+pub fn in_berlin_register(zip: &str, street: &str) -> bool {
+    let (name, _) = street_and_number(street);
+    zip.trim()
+        .parse::<u32>()
+        .is_ok_and(|plz| berlin().streets.contains_key(&(plz, street_key(name))))
+}
+
 /// The key a street name is found by: lower case, `ä ö ü ß` as `ae oe ue ss`, other diacritics
 /// dropped, only letters and digits, and `strasse` as `str`, so that `Karl-Marx-Str.` finds
 /// `Karl-Marx-Straße` and `Str. des 17. Juni` finds `Straße des 17. Juni`.

@@ -104,6 +104,15 @@ impl Municipality {
     }
 }
 
+/// Berlin, when the city says "Berlin" and Berlin's address register has the street under the
+/// postal code, whatever municipality the postal code data gives (a few Berlin addresses at the
+/// city's edge carry a Brandenburg postal code).
+pub(crate) fn berlin_by_register(zip: &str, city: &str, street: &str) -> Option<Municipality> {
+    (normalize_city(city) == "berlin" && district::in_berlin_register(zip, street))
+        .then(|| Municipality::by_key(district::BERLIN))
+        .flatten()
+}
+
 /// Writes a register name "X, Stadt" as "Stadt X"; names without a title get one from the
 /// register's Textkennzeichen (60 Markt, 61/62/63/67 Stadt, 64 Gemeinde).
 fn display_municipality(name: &str, code: u8) -> String {

@@ -459,6 +459,11 @@ pub fn berlin_regional_office(bezirk: &str, ortsteil: &str) -> Option<&'static s
 ///
 /// Anything the rules cannot decide needs a person's confirmation, the likeliest office first.
 pub fn tax_office_at(query: &TaxOfficeQuery) -> TaxOfficeLookup {
+    if let Some(berlin) =
+        super::berlin_by_register(query.zip, query.city, query.street.unwrap_or(""))
+    {
+        return self::berlin(query, berlin, query.family);
+    }
     let base = tax_office_for(query.zip, query.city);
     let municipality = match &base {
         TaxOfficeLookup::Determined { municipalities, .. }

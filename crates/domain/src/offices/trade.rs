@@ -160,11 +160,16 @@ pub enum TradeOfficeLookup {
 /// ([`district::locate`]; `street` is the street line with its house number).
 pub fn trade_office_at(zip: &str, city: &str, street: &str) -> TradeOfficeLookup {
     let found = trade_office_for(zip, city);
-    let TradeOfficeLookup::Found { office } = &found else {
-        return found;
-    };
-    let Some(municipality) = Municipality::by_key(office.municipality_key) else {
-        return found;
+    let berlin = super::berlin_by_register(zip, city, street);
+    let municipality = match (&found, berlin) {
+        (_, Some(berlin)) => berlin,
+        (TradeOfficeLookup::Found { office }, None) => {
+            match Municipality::by_key(office.municipality_key) {
+                Some(m) => m,
+                None => return found,
+            }
+        }
+        _ => return found,
     };
     match district::locate(municipality.key, zip, street) {
         None => found,

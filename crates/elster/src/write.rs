@@ -582,8 +582,9 @@ fn beteiligte(x: &mut Xml, reg: &GbrTaxRegistration) -> io::Result<()> {
 /// `Umsatzsteuer`. Exactly one small-business flag: `KleinUnternUSt` under § 19 UStG,
 /// `KleinUnternUStVerzicht` otherwise (also above the thresholds, as the reference does);
 /// `ZahllastUeberschuss` always, under § 19 as payable 0. Flags the API has as "no"
-/// (`VoranmeldungMonatlich`, `UStIdNr`, `SteuerschuldnerschaftLE`, `Onlinehandel`) write no
-/// element, as the reference's "Nein" answers do.
+/// (`VoranmeldungMonatlich`, `SteuerschuldnerschaftLE`, `Onlinehandel`) write no element, as
+/// the reference's "Nein" answers do; `UStIdNr` likewise, where the reference always writes the
+/// request (docs/elster.md, "Open points").
 fn umsatzsteuer(x: &mut Xml, est: &FinancialEstimates, vat: &Vat) -> io::Result<()> {
     x.open("Umsatzsteuer")?;
     x.open("GesUmsatz")?;

@@ -467,6 +467,20 @@ impl TaxRegistration {
             .collect()
     }
 
+    /// Whether the company belongs to a group as far as the request shows: it is a holding
+    /// (`is_holding`), or a company holds more than half of it (a majority holding presumes
+    /// dependence and a group, §§ 17 (2), 18 (1) AktG). Berlin assigns such companies to the
+    /// corporation office of the group's industry (docs/offices.md). A minority company
+    /// shareholder alone does not make a group here.
+    pub fn belongs_to_group(&self) -> bool {
+        self.is_holding == Some(true)
+            || self
+                .shareholders
+                .entities
+                .iter()
+                .any(|e| u64::from(e.share_percentage.0) * 2 > u64::from(Percentage::HUNDRED.0))
+    }
+
     /// The shares' whole-euro nominal amounts in filing order ([`nominal_amounts`]).
     pub fn nominal_amounts(&self) -> Vec<i64> {
         nominal_amounts(self.capital, &self.share_percentages())

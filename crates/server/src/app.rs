@@ -161,10 +161,12 @@ pub async fn build_state(config: Config) -> anyhow::Result<Arc<AppState>> {
     // Build the office indexes now rather than in the first request that needs them.
     let started = std::time::Instant::now();
     let stats = domain::offices::index_stats();
+    let berlin_streets = domain::offices::district::warm_up();
     tracing::debug!(
         elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
         heap_bytes = stats.heap_bytes,
         municipalities = stats.municipalities,
+        berlin_streets,
         "office indexes built"
     );
     let keys = crate::auth::KeyCache::new(config.key_cache);

@@ -213,6 +213,27 @@ backend_tests! {
         let (_, g) = json(app.get(&format!("/v1/tax-registration/{id}"), Some(&key)).send().await.unwrap()).await;
         assert_eq!(g["response"]["tax_office_determination"]["reasons"][0]["reason"], "group_company");
         assert_eq!(g["response"]["tax_office_determination"]["suggestions"][0]["office"]["number"], "1137");
+        // So does a GmbH whose majority shareholder is a company (a group's subsidiary),
+        // while a minority company shareholder leaves the district's corporation office.
+        for (shares, group) in [([10.0, 10.0, 80.0], true), ([40.0, 30.0, 30.0], false)] {
+            let mut v = tax_at("gmbh", "Hartriegelstraße 8", "12439", "Berlin");
+            v["is_holding"] = json!(false);
+            for (i, share) in shares[..2].iter().enumerate() {
+                v["shareholders"]["individuals"][i]["share_percentage"] = json!(share);
+            }
+            v["shareholders"]["entities"][0]["share_percentage"] = json!(shares[2]);
+            let (s, b) = json(app.post("/v1/tax-registration", Some(&key)).json(&v).send().await.unwrap()).await;
+            assert_eq!(s, 201, "{b}");
+            let id = b["response"]["tax_registration_id"].as_str().unwrap();
+            let (_, g) = json(app.get(&format!("/v1/tax-registration/{id}"), Some(&key)).send().await.unwrap()).await;
+            let case = &g["response"];
+            if group {
+                assert!(case.get("tax_office").is_none(), "{case}");
+                assert_eq!(case["tax_office_determination"]["reasons"][0]["reason"], "group_company", "{case}");
+            } else {
+                assert_eq!(case["tax_office"]["number"], "1137", "{case}");
+            }
+        }
     }
 
     async fn tax_office_lookup(backend) {

@@ -726,6 +726,17 @@ pub trait Repository: Send + Sync + 'static {
         limit: i64,
     ) -> Result<Vec<CaseSummary>>;
 
+    /// Tax registrations of `environment` in `validated` or `rejected` that have a tax office
+    /// but no document of type `doc_type` (their XML waits), by id after `after` (exclusive);
+    /// at most `limit`. One statement, filtered in the database.
+    async fn tax_registrations_missing_document(
+        &self,
+        environment: domain::company::Environment,
+        doc_type: &str,
+        after: Option<Uuid>,
+        limit: i64,
+    ) -> Result<Vec<Uuid>>;
+
     /// Benchmark data: inserts `count` copies of the trade registration `template`, each with
     /// its own client company (a copy of the template's) and a copy of the template's status
     /// history, in transactions of a few thousand. Documents are not copied: a copy lists none.

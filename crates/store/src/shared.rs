@@ -675,6 +675,33 @@ macro_rules! repository_impl {
                 .collect()
         }
 
+        async fn tax_registrations_missing_document(
+            &self,
+            environment: domain::company::Environment,
+            doc_type: &str,
+            after: Option<uuid::Uuid>,
+            limit: i64,
+        ) -> $crate::Result<Vec<uuid::Uuid>> {
+            use sqlx::Row;
+            let rows = sqlx::query(
+                "SELECT t.id FROM tax_registrations t \
+                 WHERE t.environment = $1 AND t.status IN ('validated', 'rejected') \
+                 AND t.tax_office_number IS NOT NULL \
+                 AND NOT EXISTS (SELECT 1 FROM documents d WHERE d.case_id = t.id \
+                                 AND d.doc_type = $2) \
+                 AND ($3 IS NULL OR t.id > $3) ORDER BY t.id LIMIT $4",
+            )
+            .bind(environment.as_str())
+            .bind(doc_type)
+            .bind(after)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+            rows.iter()
+                .map(|row| Ok(row.try_get("id")?))
+                .collect()
+        }
+
         async fn seed_trade_copies(
             &self,
             template: uuid::Uuid,

@@ -4,9 +4,10 @@
 //! Berlin's address register (Geoportal Berlin, "Adressen Berlin", June 2023; every address with
 //! its Ortsteil, each Ortsteil in one Bezirk) is compiled in as `berlin-addresses.tsv`, derived
 //! by `crates/domain/tools/offices/berlin.py`: per postal code and street the Ortsteil, or, where
-//! a street crosses an Ortsteil border, the stretches of house numbers on each side of it. No
-//! such data was found for Hamburg under a licence that allows shipping it, so a Hamburg address
-//! is never located (docs/offices.md, "Districts").
+//! a street crosses an Ortsteil border, the house numbers the register has in each Ortsteil.
+//! Hamburg publishes its Ortsteile as polygons only, and placing an address in them needs
+//! address points or a geocoder, which the service has not: a Hamburg address is never located
+//! (docs/offices.md, "Districts").
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -126,11 +127,11 @@ fn district_summary<S: serde::Serializer>(d: &&'static District, s: S) -> Result
 #[serde(rename_all = "snake_case")]
 pub enum LocatedBy {
     /// The street is in the register for this postal code: all its addresses there lie in one
-    /// Ortsteil, or, where it crosses a border, the house number lies in a stretch of its side
-    /// of the street between addresses of one Ortsteil.
+    /// Ortsteil, or, where it crosses a border, the register has the address itself.
     Register,
-    /// The street is not in the register, but all of the postal code's addresses lie in one
-    /// district (and, where named, one Ortsteil).
+    /// The street is not in the register under this postal code nor, in another district,
+    /// under any other, and all of the postal code's addresses lie in one district (and, where
+    /// named, one Ortsteil).
     PostalCode,
 }
 
@@ -138,14 +139,17 @@ pub enum LocatedBy {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Unlocated {
-    /// The street crosses an Ortsteil border and the house number lies between stretches of
-    /// different Ortsteile, or beyond the register's last address on its side.
+    /// The street crosses an Ortsteil border and the register does not have the house number
+    /// (a number between two addresses of one Ortsteil may still lie in an enclave of another).
     HouseNumberNotInRegister,
     /// The street crosses an Ortsteil border and the address has no house number.
     NoHouseNumber,
     /// The street is not in the register for this postal code, whose addresses lie in several
     /// districts (or Ortsteile).
     StreetNotInRegister,
+    /// The street is not in the register under this postal code but under another, in another
+    /// district: the postal code may be wrong.
+    StreetUnderAnotherPostalCode,
     /// Hamburg: no licensed address data locates an address in its districts.
     NoDistrictData,
 }
@@ -163,6 +167,9 @@ impl Unlocated {
             Unlocated::StreetNotInRegister => {
                 "the street is not in Berlin's address register for this postal code, which spans several districts or Ortsteile"
             }
+            Unlocated::StreetUnderAnotherPostalCode => {
+                "Berlin's address register has the street under another postal code, in another district: check the postal code"
+            }
             Unlocated::NoDistrictData => {
                 "no licensed address data places a Hamburg address in its district"
             }
@@ -170,8 +177,9 @@ impl Unlocated {
     }
 }
 
-/// A locality an address may lie in, with the share of the register's addresses that speak for
-/// it (nearby on the street, or of the postal code); `None` without data.
+/// A locality an address may lie in, with a weight for how likely it is, the candidates' weights
+/// summing to 1: the share of the postal code's addresses, or on a street, nearness to the house
+/// number; `None` without data.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Candidate {
     #[serde(flatten)]
@@ -256,6 +264,11 @@ pub fn locate(city_key: &str, zip: &str, street: &str) -> Option<DistrictLookup>
     }
 }
 
+/// The Ortsteile of a Berlin postal code, by their share of its addresses, the largest first.
+pub fn berlin_postal_code_ortsteile(zip: &str) -> Vec<Candidate> {
+    berlin().postal_code_candidates(zip.trim().parse().unwrap_or(0))
+}
+
 /// Whether Berlin's address register has this street under this postal code: a few Berlin
 /// addresses carry a postal code that the postal code data gives to a Brandenburg municipality
 /// (15537, 15566, 15569 at the city's edge), which the city "Berlin" and the register correct.
@@ -335,20 +348,12 @@ fn street_and_number(line: &str) -> (&str, Option<HouseNo>) {
     (line, None)
 }
 
-/// A stretch of consecutive addresses on one side of a street that lie in one Ortsteil.
-#[derive(Debug)]
-struct Run {
-    from: HouseNo,
-    to: HouseNo,
-    ortsteil: u8,
-}
-
 #[derive(Debug)]
 enum Place {
     /// Every address of the street in the postal code lies in this Ortsteil.
     One(u8),
-    /// The odd side's and the even side's stretches.
-    Sides([Vec<Run>; 2]),
+    /// A street across a border: its addresses with their Ortsteil, by house number.
+    Split(Vec<(HouseNo, u8)>),
 }
 
 struct Berlin {
@@ -356,6 +361,8 @@ struct Berlin {
     ortsteile: Vec<(&'static str, usize)>,
     /// (postal code, street key) -> the street's place.
     streets: HashMap<(u32, String), Place>,
+    /// Street key -> the postal codes it is under.
+    postal_codes_of_street: HashMap<String, Vec<u32>>,
     /// Postal code -> (Ortsteil, number of addresses), most first.
     postal_codes: HashMap<u32, Vec<(u8, u32)>>,
 }
@@ -371,19 +378,22 @@ pub fn warm_up() -> usize {
     berlin().streets.len()
 }
 
-fn parse_runs(text: &str) -> Vec<Run> {
-    text.split(',')
-        .filter(|r| !r.is_empty())
-        .filter_map(|r| {
-            let (range, ot) = r.split_once('=')?;
-            let (from, to) = range.split_once('-')?;
-            Some(Run {
-                from: HouseNo::parse(from)?,
-                to: HouseNo::parse(to)?,
-                ortsteil: ot.parse().ok()?,
-            })
+/// `id:12 12A 14|id:13 15` -> the addresses by house number.
+fn parse_split(text: &str) -> Vec<(HouseNo, u8)> {
+    let mut out: Vec<(HouseNo, u8)> = text
+        .split('|')
+        .filter_map(|part| part.split_once(':'))
+        .flat_map(|(ot, numbers)| {
+            let ot: u8 = ot.parse().unwrap_or(u8::MAX);
+            numbers
+                .split(' ')
+                .filter_map(HouseNo::parse)
+                .map(move |n| (n, ot))
         })
-        .collect()
+        .filter(|(_, ot)| *ot != u8::MAX)
+        .collect();
+    out.sort();
+    out
 }
 
 impl Berlin {
@@ -397,6 +407,7 @@ impl Berlin {
         let mut b = Berlin {
             ortsteile: Vec::with_capacity(100),
             streets: HashMap::with_capacity(12_000),
+            postal_codes_of_street: HashMap::with_capacity(10_000),
             postal_codes: HashMap::with_capacity(200),
         };
         for line in BERLIN_ADDRESSES.lines() {
@@ -423,15 +434,21 @@ impl Berlin {
                     }
                 }
                 ["S", plz, street, place] => {
-                    let place = match place.split_once('|') {
-                        None => match place.parse() {
+                    let place = if place.contains(':') {
+                        Place::Split(parse_split(place))
+                    } else {
+                        match place.parse() {
                             Ok(ot) => Place::One(ot),
                             Err(_) => continue,
-                        },
-                        Some((odd, even)) => Place::Sides([parse_runs(odd), parse_runs(even)]),
+                        }
                     };
                     if let Ok(plz) = plz.parse() {
-                        b.streets.insert((plz, street_key(street)), place);
+                        let key = street_key(street);
+                        b.postal_codes_of_street
+                            .entry(key.clone())
+                            .or_default()
+                            .push(plz);
+                        b.streets.insert((plz, key), place);
                     }
                 }
                 _ => {}
@@ -451,53 +468,67 @@ impl Berlin {
     fn locate(&self, zip: &str, street: &str) -> DistrictLookup {
         let plz: u32 = zip.parse().unwrap_or(0);
         let (name, number) = street_and_number(street);
-        match self.streets.get(&(plz, street_key(name))) {
+        let key = street_key(name);
+        match self.streets.get(&(plz, key.clone())) {
             Some(Place::One(ot)) => DistrictLookup::Located {
                 locality: self.locality(*ot),
                 by: LocatedBy::Register,
             },
-            Some(Place::Sides(sides)) => self.on_street(sides, number),
-            None => self.by_postal_code(plz),
+            Some(Place::Split(addresses)) => self.on_street(addresses, number),
+            None => self.by_postal_code(plz, &key),
         }
     }
 
-    /// A street that crosses a border: the stretch of the house number's side that holds it,
-    /// or the candidates, nearest stretch first.
-    fn on_street(&self, sides: &[Vec<Run>; 2], number: Option<HouseNo>) -> DistrictLookup {
-        let all = sides.iter().flatten();
+    /// A street that crosses a border: the register's address, or the candidates, the Ortsteile
+    /// of the nearest addresses first (on the house number's side of the street, then across).
+    fn on_street(&self, addresses: &[(HouseNo, u8)], number: Option<HouseNo>) -> DistrictLookup {
         let Some(n) = number else {
-            return self.unlocated(Unlocated::NoHouseNumber, all.map(|r| (r.ortsteil, 1.0)));
+            return self.unlocated(
+                Unlocated::NoHouseNumber,
+                addresses.iter().map(|(_, ot)| (*ot, 1.0)),
+            );
         };
-        let side = &sides[usize::from(n.number % 2 == 0)];
-        if let Some(run) = side.iter().find(|r| r.from <= n && n <= r.to) {
+        if let Ok(i) = addresses.binary_search_by_key(&n, |(h, _)| *h) {
             return DistrictLookup::Located {
-                locality: self.locality(run.ortsteil),
+                locality: self.locality(addresses[i].1),
                 by: LocatedBy::Register,
             };
         }
-        // Nearest stretches first: on the same side, then across the street.
-        let distance = |r: &Run| {
-            if n < r.from {
-                r.from.number - n.number
-            } else {
-                n.number.saturating_sub(r.to.number)
-            }
-        };
-        let mut near: Vec<(u32, u8)> = side.iter().map(|r| (distance(r), r.ortsteil)).collect();
-        near.sort_by_key(|(d, _)| *d);
-        let mut other: Vec<(u32, u8)> = sides[usize::from(n.number % 2 != 0)]
+        let mut near: Vec<(u32, bool, u8)> = addresses
             .iter()
-            .map(|r| (distance(r), r.ortsteil))
+            .map(|(h, ot)| {
+                (
+                    h.number.abs_diff(n.number),
+                    h.number % 2 == n.number % 2,
+                    *ot,
+                )
+            })
             .collect();
-        other.sort_by_key(|(d, _)| *d);
-        let ordered = near.into_iter().chain(other).map(|(d, ot)| {
-            // Weight by nearness: a stretch next door counts most.
-            (ot, 1.0 / (1.0 + f64::from(d)))
+        // The same side first, then by distance.
+        near.sort_by_key(|(d, same_side, _)| (!same_side, *d));
+        let weighted = near.iter().take(4).map(|(d, same_side, ot)| {
+            let side = if *same_side { 1.0 } else { 0.5 };
+            (*ot, side / (1.0 + f64::from(*d)))
         });
-        self.unlocated(Unlocated::HouseNumberNotInRegister, ordered)
+        self.unlocated(Unlocated::HouseNumberNotInRegister, weighted)
     }
 
-    fn by_postal_code(&self, plz: u32) -> DistrictLookup {
+    /// The Ortsteile of a postal code, by their share of its addresses.
+    fn postal_code_candidates(&self, plz: u32) -> Vec<Candidate> {
+        match self.unlocated(
+            Unlocated::StreetNotInRegister,
+            self.postal_codes
+                .get(&plz)
+                .into_iter()
+                .flatten()
+                .map(|(ot, n)| (*ot, f64::from(*n))),
+        ) {
+            DistrictLookup::Unlocated { candidates, .. } => candidates,
+            DistrictLookup::Located { .. } => vec![],
+        }
+    }
+
+    fn by_postal_code(&self, plz: u32, street: &str) -> DistrictLookup {
         let Some(counts) = self.postal_codes.get(&plz) else {
             return DistrictLookup::Unlocated {
                 reason: Unlocated::StreetNotInRegister,
@@ -505,6 +536,37 @@ impl Berlin {
             };
         };
         let first = self.locality(counts[0].0);
+        // The street under another postal code in another district: the postal code may be
+        // wrong, so it decides nothing; the street's districts are candidates too.
+        let elsewhere: Vec<u8> = self
+            .postal_codes_of_street
+            .get(street)
+            .into_iter()
+            .flatten()
+            .filter_map(
+                |other| match self.streets.get(&(*other, street.to_owned())) {
+                    Some(Place::One(ot)) => Some(vec![*ot]),
+                    Some(Place::Split(a)) => Some(a.iter().map(|(_, ot)| *ot).collect()),
+                    None => None,
+                },
+            )
+            .flatten()
+            .collect();
+        if elsewhere
+            .iter()
+            .any(|ot| self.locality(*ot).district.key != first.district.key)
+        {
+            let total: f64 = counts.iter().map(|(_, n)| f64::from(*n)).sum();
+            let weighted = counts
+                .iter()
+                .map(|(ot, n)| (*ot, f64::from(*n) / total))
+                .chain(
+                    elsewhere
+                        .iter()
+                        .map(|ot| (*ot, 0.5 / elsewhere.len() as f64)),
+                );
+            return self.unlocated(Unlocated::StreetUnderAnotherPostalCode, weighted);
+        }
         if counts
             .iter()
             .all(|(ot, _)| self.locality(*ot).district.key == first.district.key)

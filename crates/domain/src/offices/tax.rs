@@ -56,8 +56,9 @@ pub struct TaxOfficeQuery<'a> {
     /// The street line with its house number, when known.
     pub street: Option<&'a str>,
     pub family: LegalFamily,
-    /// Whether the company belongs to a group (a holding, `is_holding`): Berlin assigns group
-    /// companies by industry, not by address.
+    /// Whether the company belongs to a group as far as the request shows
+    /// ([`crate::tax::TaxRegistration::belongs_to_group`]): Berlin assigns group companies by
+    /// the group's industry, not by address.
     pub group: bool,
 }
 
@@ -65,8 +66,9 @@ pub struct TaxOfficeQuery<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CityRule {
-    /// Berlin, GmbH/UG: the Bezirk decides among the Finanzämter für Körperschaften I-IV
-    /// (berlin.de; FÄZustVO of 8.12.2021). Certain.
+    /// Berlin, GmbH/UG: the Finanzämter für Körperschaften I-IV take the areas of the regional
+    /// offices (berlin.de; FÄZustVO of 8.12.2021); those lie within the Bezirke and each
+    /// Bezirk's go to one Körperschaften office, so the Bezirk decides (docs/offices.md).
     BerlinCorporations,
     /// Berlin, GbR: the regional office of the Ortsteil (the office names; the FÄZustVO's annex
     /// not read). Not verified: confirm.
@@ -130,8 +132,8 @@ pub enum ConfirmationReason {
     /// The city's rule decides by district (Bezirk or Ortsteil), and the address does not place
     /// the company in one.
     DistrictNotDetermined { cause: Unlocated },
-    /// Berlin assigns companies of a group (here: a holding) to the corporation office of the
-    /// group's industry, not by address.
+    /// Berlin assigns companies of a group (a holding, or a company whose majority shareholder
+    /// is a company) to the corporation office of the group's industry, not by address.
     GroupCompany,
     /// The city's rule is known from secondary sources only, or has no data to apply it: the
     /// suggestions follow it, the likeliest first.
@@ -166,7 +168,7 @@ impl ConfirmationReason {
                 numbers.join(", ")
             ),
             ConfirmationReason::DistrictNotDetermined { cause } => cause.message().into(),
-            ConfirmationReason::GroupCompany => "Berlin assigns companies of a group to the Finanzamt für Körperschaften of the group's industry; a holding may belong there".into(),
+            ConfirmationReason::GroupCompany => "Berlin assigns companies of a group (here: a holding, or a company whose majority shareholder is a company) to the Finanzamt für Körperschaften of the group's industry".into(),
             ConfirmationReason::RuleNotVerified { rule } => rule.message().into(),
         }
     }
@@ -611,7 +613,25 @@ fn berlin(
                 rule: CityRule::BerlinPartnerships,
             });
             let candidates: Vec<Locality> = match &lookup {
-                super::district::DistrictLookup::Located { locality, .. } => vec![*locality],
+                super::district::DistrictLookup::Located { locality, .. }
+                    if locality.ortsteil.is_some() =>
+                {
+                    vec![*locality]
+                }
+                // Located by a postal code of one Bezirk and several Ortsteile: its Ortsteile
+                // there, the one with the most addresses first.
+                super::district::DistrictLookup::Located { locality, .. } => {
+                    let mut ortsteile: Vec<Locality> =
+                        district::berlin_postal_code_ortsteile(query.zip)
+                            .into_iter()
+                            .map(|c| c.locality)
+                            .filter(|l| l.district.key == locality.district.key)
+                            .collect();
+                    if ortsteile.is_empty() {
+                        ortsteile.push(*locality);
+                    }
+                    ortsteile
+                }
                 super::district::DistrictLookup::Unlocated { candidates, .. } => {
                     candidates.iter().map(|c| c.locality).collect()
                 }

@@ -12,9 +12,8 @@
 use std::sync::Arc;
 
 use domain::company::Environment;
-use domain::lifecycle::{Lifecycle, TaxStatus};
 use serde::Serialize;
-use store::{CaseFilter, CaseKind, TaxRegistrationRecord};
+use store::TaxRegistrationRecord;
 use utoipa::ToSchema;
 
 use crate::app::AppState;
@@ -42,7 +41,8 @@ pub enum PendingReason {
     /// (`FILING_ELSTER_HERSTELLER_ID`), which is not configured; it is written when the service
     /// starts with one.
     HerstellerIdMissing,
-    /// The id is configured now; the XML is being written after the service's start.
+    /// The id is configured now; the XML is written in the background after the service's
+    /// start (or, should that fail, when an operator assigns the office again).
     Queued,
 }
 
@@ -67,41 +67,34 @@ pub fn state(
     (XmlStatus::Pending, Some(reason))
 }
 
-/// Production cases in `validated` with an office but without their XML, written one after
-/// the other once a manufacturer id is configured: through [`crate::routes::operator::
-/// assign_office`] with the case's own office, so each is XSD-validated, stored with its
-/// summary in one write and announced as `documents.updated`. Several instances may run it at
-/// once: the assignment writes nothing for a case that holds the XML already. Returns the
-/// number of cases written, or `None` without a manufacturer id.
+/// Production cases in `validated` or `rejected` with an office but without their XML (found
+/// by one filtered query per page), written one after the other once a manufacturer id is
+/// configured: through [`crate::routes::operator::assign_office`] with the case's own office,
+/// so each is XSD-validated, stored with its summary in one write and announced as
+/// `documents.updated`. Several instances may run it at once: the assignment writes nothing for
+/// a case that holds the XML already. A case whose write fails stays `queued` until the next
+/// start, or until an operator assigns its office again. Returns the number of cases written,
+/// or `None` without a manufacturer id.
 pub async fn write_pending(state: &Arc<AppState>) -> anyhow::Result<Option<u64>> {
     if state.config.elster.hersteller_id.is_none() {
         return Ok(None);
     }
-    let filter = CaseFilter {
-        status: Some(TaxStatus::Validated.as_str().into()),
-        environment: Some(Environment::Production),
-    };
     let mut after = None;
     let mut written = 0u64;
     loop {
         let page = state
             .repo
-            .list_cases(CaseKind::Tax, &filter, after, 500)
+            .tax_registrations_missing_document(Environment::Production, DOC_XML, after, 500)
             .await?;
         let Some(last) = page.last() else { break };
-        after = Some(last.id);
-        for summary in &page {
-            let Some(case) = state.repo.get_tax_registration(summary.id).await? else {
+        after = Some(*last);
+        for id in page {
+            let Some(case) = state.repo.get_tax_registration(id).await? else {
                 continue;
             };
             let Some(office) = case.tax_office_number.clone() else {
                 continue;
             };
-            if state.config.elster.hersteller_id.is_none()
-                || self::state(&case, &state.config.elster).0 == XmlStatus::Written
-            {
-                continue;
-            }
             match crate::routes::operator::assign_office(state, &case, &office).await {
                 Ok(()) => {
                     written += 1;
@@ -110,7 +103,7 @@ pub async fn write_pending(state: &Arc<AppState>) -> anyhow::Result<Option<u64>>
                 // Moved on meanwhile (submitted by hand, say): nothing to write.
                 Err(crate::error::ApiError::Conflict { .. }) => {}
                 Err(e) => {
-                    tracing::error!(tax_registration_id = %case.id, error = %e, "writing a pending ELSTER XML failed");
+                    tracing::error!(tax_registration_id = %case.id, error = %e, "writing a pending ELSTER XML failed; it is tried again at the next start, or when an operator assigns the office again");
                 }
             }
         }

@@ -266,26 +266,40 @@ pub struct TaxOfficeLookupResponse {
 #[utoipa::path(get, path = "/v1/tax-offices", tag = "offices", params(TaxOfficeQueryParams),
     responses(
         (status = 200, description = "The office, or why a person must confirm it", body = Envelope<TaxOfficeLookupResponse>),
-        (status = 422, description = "`VALIDATION_FAILED`: zip missing or not 5 digits", body = Envelope<ErrorBody>),
+        (status = 422, description = "`VALIDATION_FAILED`: zip missing or not 5 digits, city or street too long or with control characters, an unknown legal_form (each broken parameter named)", body = Envelope<ErrorBody>),
     ))]
 pub async fn lookup_tax_office(
     ApiQuery(q): ApiQuery<TaxOfficeQueryParams>,
 ) -> Result<Response, ApiError> {
-    let (zip, city) = address(&AddressQuery {
+    let family = match q.legal_form.as_deref().map(str::trim) {
+        None | Some("ug" | "gmbh") => Some(domain::offices::LegalFamily::Corporation),
+        Some("gbr" | "egbr") => Some(domain::offices::LegalFamily::Partnership),
+        Some(_) => None,
+    };
+    let (zip, city) = match address(&AddressQuery {
         zip: q.zip.clone(),
         city: q.city.clone(),
         street: q.street.clone(),
-    })?;
-    let family = match q.legal_form.as_deref().map(str::trim) {
-        None | Some("ug" | "gmbh") => domain::offices::LegalFamily::Corporation,
-        Some("gbr" | "egbr") => domain::offices::LegalFamily::Partnership,
-        Some(_) => {
-            return Err(ApiError::validation(
-                "legal_form",
-                "invalid_value",
-                "must be one of: ug, gmbh, gbr, egbr",
-            ));
+    }) {
+        // Every broken parameter at once.
+        Err(ApiError::Validation(mut errs)) => {
+            if family.is_none() {
+                errs.push(
+                    "legal_form",
+                    "invalid_value",
+                    "must be one of: ug, gmbh, gbr, egbr",
+                );
+            }
+            return Err(ApiError::Validation(errs));
         }
+        other => other?,
+    };
+    let Some(family) = family else {
+        return Err(ApiError::validation(
+            "legal_form",
+            "invalid_value",
+            "must be one of: ug, gmbh, gbr, egbr",
+        ));
     };
     let lookup = domain::offices::tax_office_at(&domain::offices::TaxOfficeQuery {
         zip: &zip,

@@ -874,7 +874,7 @@ pub async fn clear_identity(
         (status = 200, description = "Moved", body = Envelope<OperatorTransitionResponse>),
         (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
         (status = 404, description = "No such case (`NOT_FOUND`)", body = Envelope<ErrorBody>),
-        (status = 409, description = "`INVALID_STATE_TRANSITION` (also: submitting without an assigned tax office)", body = Envelope<ErrorBody>),
+        (status = 409, description = "`INVALID_STATE_TRANSITION` (also: submitting a case without its XML: no tax office assigned, or a production XML waiting for the service's ELSTER manufacturer id; the message says which)", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED`: unknown status, `completed` without a tax number, `rejected` without a reason", body = Envelope<ErrorBody>),
     ))]
 pub async fn transition_tax(
@@ -908,7 +908,8 @@ pub struct AssignTaxOfficeRequest {
 }
 
 /// Assigns the tax office of a `validated` or `rejected` tax registration and regenerates its
-/// ELSTER XML (validated against the XSD again) and summary, announced to the provider as
+/// ELSTER XML (validated against the XSD again; a production XML only with the service's
+/// ELSTER manufacturer id, see `elster_xml`) and summary, announced to the provider as
 /// `documents.updated`; the office the case has already, with its XML as it is, changes
 /// nothing. Answers with the case.
 #[utoipa::path(post, path = "/v1/operator/tax-registrations/{tax_registration_id}/tax-office", tag = "operator",
@@ -982,10 +983,15 @@ pub(crate) async fn assign_office(
     // The XML the case already holds (it names the office, so this is the case's office
     // again): nothing to replace and nothing to announce, as for a trade office that leaves
     // the forms as they are. The summary, dated when it was recorded, stays too.
-    let unchanged = !produced.is_empty()
-        && produced.iter().all(|(doc_type, _, _, bytes)| {
+    // Without an XML to write (production without a manufacturer id), the case's own office
+    // again changes nothing either.
+    let unchanged = if produced.is_empty() {
+        case.tax_office_number.as_deref() == Some(number.as_str())
+    } else {
+        produced.iter().all(|(doc_type, _, _, bytes)| {
             crate::routes::cases::holds_document(&case.documents, None, doc_type, bytes)
-        });
+        })
+    };
     if unchanged {
         return if allowed.contains(&case.status.as_str()) {
             Ok(())

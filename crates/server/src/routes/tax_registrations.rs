@@ -346,7 +346,7 @@ fn resolve_tax_office(
     let (family, group) = match reg {
         AnyTaxRegistration::Corporation(r) => (
             domain::offices::LegalFamily::Corporation,
-            r.is_holding == Some(true),
+            r.belongs_to_group(),
         ),
         AnyTaxRegistration::Partnership(_) => (domain::offices::LegalFamily::Partnership, false),
     };
@@ -492,9 +492,12 @@ fn display_name(doc_type: &str, company: &str, ext: &str) -> String {
     format!("{what} - {company}.{ext}")
 }
 
-/// Creates a tax registration for a UG or GmbH: validates it, generates the ELSTER XML
-/// (validated against the service's XSD) and stores it; the German summary PDF is listed at once
-/// and rendered on its first download. The XML then awaits manual submission to the tax office.
+/// Creates a tax registration for a UG or GmbH: validates it, determines the tax office (Berlin
+/// by the seat's Bezirk; cities whose rule is not public wait for an operator), generates the
+/// ELSTER XML when the office is known (validated against the service's XSD; a production XML
+/// needs the service's ELSTER manufacturer id, see `elster_xml` in the GET) and stores it; the
+/// German summary PDF is listed at once and rendered on its first download. The XML then awaits
+/// manual submission to the tax office.
 #[utoipa::path(post, path = "/v1/tax-registration", tag = "tax registration",
     operation_id = "create_tax_registration",
     request_body(content((TaxRegistrationRequest = "application/json", example = json!(crate::openapi::examples::tax_registration()))),

@@ -680,11 +680,22 @@ async fn determine_trade_office(
                 };
                 (Some(to_json(&view)?), None, head)
             }
-            TradeOfficeLookup::Ambiguous { candidates }
-            | TradeOfficeLookup::DistrictNotDetermined { candidates, .. } => {
+            TradeOfficeLookup::Ambiguous { candidates } => {
                 let views: Vec<TradeOfficeView> =
                     candidates.iter().map(TradeOfficeView::from_ref).collect();
                 (None, Some(to_json(&views)?), Head::default())
+            }
+            // Berlin or Hamburg without its district: the city, and so the head's
+            // Gemeindekennzahl, is certain; the office waits for an operator.
+            TradeOfficeLookup::DistrictNotDetermined { candidates, .. } => {
+                let views: Vec<TradeOfficeView> =
+                    candidates.iter().map(TradeOfficeView::from_ref).collect();
+                let head = Head {
+                    office_name: None,
+                    municipality_key: candidates.first().map(|c| c.municipality_key.to_string()),
+                    main_office: None,
+                };
+                (None, Some(to_json(&views)?), head)
             }
             TradeOfficeLookup::NotFound => (None, None, Head::default()),
         },

@@ -427,7 +427,9 @@ pub async fn move_tax(
                 PendingReason::HerstellerIdMissing => {
                     "the case has no XML yet: a production XML needs the service's ELSTER manufacturer id (FILING_ELSTER_HERSTELLER_ID)"
                 }
-                PendingReason::Queued => "the case's XML is being written; try again shortly",
+                PendingReason::Queued => {
+                    "the case's XML is not written yet: it is written after the service's start; assign the case's tax office again to write it now"
+                }
             }
             .into(),
         });

@@ -489,66 +489,51 @@ pub fn tax_office_at(query: &TaxOfficeQuery) -> TaxOfficeLookup {
 
 /// `base` needing confirmation under `rule`, with the rule's offices suggested first.
 fn with_rule(base: TaxOfficeLookup, rule: CityRule, first: &[&str]) -> TaxOfficeLookup {
-    match base {
-        TaxOfficeLookup::NeedsConfirmation {
-            mut reasons,
-            municipalities,
-            register_number,
-            suggestions,
-            locality,
-        } => {
-            reasons.insert(0, ConfirmationReason::RuleNotVerified { rule });
-            let mut ordered = Vec::new();
-            for number in first {
-                if let Some(office) = super::tax_office(number) {
-                    push(&mut ordered, office, SuggestionBasis::CityRule);
-                }
-            }
-            for s in suggestions {
-                push(&mut ordered, s.office, s.basis);
-            }
-            TaxOfficeLookup::NeedsConfirmation {
-                reasons,
-                municipalities,
-                register_number,
-                suggestions: ordered,
-                locality,
+    amend_confirmation(base, |reasons, suggestions| {
+        reasons.insert(0, ConfirmationReason::RuleNotVerified { rule });
+        let mut ordered = Vec::new();
+        for number in first {
+            if let Some(office) = super::tax_office(number) {
+                push(&mut ordered, office, SuggestionBasis::CityRule);
             }
         }
-        other => other,
-    }
+        for s in suggestions.drain(..) {
+            push(&mut ordered, s.office, s.basis);
+        }
+        *suggestions = ordered;
+    })
 }
 
 fn hamburg(base: TaxOfficeLookup) -> TaxOfficeLookup {
     let base = with_rule(base, CityRule::HamburgOrtsteil, &[]);
-    match base {
-        TaxOfficeLookup::NeedsConfirmation {
-            mut reasons,
-            municipalities,
-            register_number,
-            suggestions,
-            locality,
-        } => {
-            reasons.insert(
-                1,
-                ConfirmationReason::DistrictNotDetermined {
-                    cause: Unlocated::NoDistrictData,
-                },
-            );
-            // The district offices first (in the order of the directory), then the rest.
-            let (general, other): (Vec<Suggestion>, Vec<Suggestion>) = suggestions
-                .into_iter()
-                .partition(|s| s.office.purpose == OfficePurpose::General);
-            TaxOfficeLookup::NeedsConfirmation {
-                reasons,
-                municipalities,
-                register_number,
-                suggestions: general.into_iter().chain(other).collect(),
-                locality,
-            }
-        }
-        other => other,
+    amend_confirmation(base, |reasons, suggestions| {
+        reasons.insert(
+            1,
+            ConfirmationReason::DistrictNotDetermined {
+                cause: Unlocated::NoDistrictData,
+            },
+        );
+        // The district offices first (in the order of the directory), then the rest; the
+        // sort is stable.
+        suggestions.sort_by_key(|s| s.office.purpose != OfficePurpose::General);
+    })
+}
+
+/// `base` with its reasons and suggestions changed by `amend` when it needs confirmation;
+/// a determined office stays as it is.
+fn amend_confirmation(
+    mut base: TaxOfficeLookup,
+    amend: impl FnOnce(&mut Vec<ConfirmationReason>, &mut Vec<Suggestion>),
+) -> TaxOfficeLookup {
+    if let TaxOfficeLookup::NeedsConfirmation {
+        reasons,
+        suggestions,
+        ..
+    } = &mut base
+    {
+        amend(reasons, suggestions);
     }
+    base
 }
 
 fn berlin(

@@ -1,6 +1,8 @@
 //! ISO 3166-1 alpha-2 country codes with German short names.
 //!
-//! The list holds all 249 officially assigned alpha-2 codes (ISO 3166-1, as of 2024). The German
+//! The list holds all 249 officially assigned alpha-2 codes (ISO 3166-1, as of 2024) and `XK`
+//! for Kosovo, a user-assigned code that the EU, Destatis and ICAO use while ISO has none
+//! (Germany recognises Kosovo; its people must be able to state their nationality). The German
 //! names are the short forms used on German official forms (following the Auswärtiges Amt's
 //! "Verzeichnis der Staatennamen für den amtlichen Gebrauch" where a state is listed, e.g.
 //! "Korea, Republik", "Vereinigte Staaten", "Türkei"; common German names for territories). They
@@ -256,6 +258,7 @@ const COUNTRIES: &[(&str, &str)] = &[
     ("VU", "Vanuatu"),
     ("WF", "Wallis und Futuna"),
     ("WS", "Samoa"),
+    ("XK", "Kosovo"),
     ("YE", "Jemen"),
     ("YT", "Mayotte"),
     ("ZA", "Südafrika"),
@@ -359,12 +362,12 @@ mod tests {
 
     #[test]
     fn table_is_complete_sorted_and_unique() {
-        assert_eq!(COUNTRIES.len(), 249);
+        assert_eq!(COUNTRIES.len(), 250, "249 ISO codes and XK");
         assert!(COUNTRIES.windows(2).all(|w| w[0].0 < w[1].0));
         assert!(COUNTRIES.iter().all(|(c, n)| c.len() == 2
             && c.bytes().all(|b| b.is_ascii_uppercase())
             && !n.is_empty()));
-        assert_eq!(CountryCode::all().count(), 249);
+        assert_eq!(CountryCode::all().count(), 250);
     }
 
     #[test]

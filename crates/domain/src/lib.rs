@@ -15,9 +15,11 @@ pub mod gbr_request;
 pub mod latin9;
 pub mod legal_name;
 pub mod lifecycle;
+pub mod nationality;
 pub mod offices;
 #[cfg(test)]
 mod properties;
+pub mod register_court;
 #[cfg(any(test, feature = "test-support"))]
 pub mod rule_cases;
 pub mod rules;

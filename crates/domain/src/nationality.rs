@@ -1,0 +1,176 @@
+//! German nationality designations (Staatsangehörigkeit), as field 10 of the GewA 1 asks for
+//! them: "deutsch" for Germany, "polnisch", "türkisch", "der Vereinigten Arabischen Emirate"
+//! for others.
+//!
+//! The designations are those of the Auswärtiges Amt's "Verzeichnis der Staatennamen für den
+//! amtlichen Gebrauch in der Bundesrepublik Deutschland", with the Federal Statistical Office's
+//! nationality key (Staatsangehörigkeitsschlüssel, dl-de/by-2-0), compiled into
+//! `data/nationalities.tsv` (source and licence in its head and in
+//! `data/nationalities-README.md`). Territories that are no state carry the designation of the
+//! state whose nationality their people hold (our reading, marked `sovereign:XX` in the file);
+//! Antarctica has none and is refused as a nationality.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use crate::country::CountryCode;
+
+const TABLE: &str = include_str!("../data/nationalities.tsv");
+
+/// Where a designation comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Basis {
+    /// The official list has the state.
+    Source,
+    /// A territory: the designation of the state named (our reading).
+    Sovereign(CountryCode),
+}
+
+/// One row of the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Nationality {
+    pub code: CountryCode,
+    /// The Destatis key (three digits), for states of the official list.
+    pub destatis_key: Option<&'static str>,
+    /// As the official list spells it ("polnisch", "der Vereinigten Arabischen Emirate").
+    pub designation: &'static str,
+    pub basis: Basis,
+}
+
+fn table() -> &'static HashMap<CountryCode, Nationality> {
+    static TABLE_MAP: OnceLock<HashMap<CountryCode, Nationality>> = OnceLock::new();
+    TABLE_MAP.get_or_init(|| {
+        let mut map = HashMap::new();
+        for line in TABLE.lines() {
+            if line.starts_with('#') || line.starts_with("iso2\t") || line.trim().is_empty() {
+                continue;
+            }
+            let cols: Vec<&'static str> = line.split('\t').collect();
+            let [iso2, key, _name, designation, basis] = cols[..] else {
+                panic!("nationalities.tsv: bad row {line:?}");
+            };
+            let code = CountryCode::parse(iso2).expect("nationalities.tsv: known code");
+            let basis = match basis {
+                "source" => Basis::Source,
+                "none" => continue,
+                other => Basis::Sovereign(
+                    other
+                        .strip_prefix("sovereign:")
+                        .and_then(|c| CountryCode::parse(c).ok())
+                        .unwrap_or_else(|| panic!("nationalities.tsv: bad basis {other:?}")),
+                ),
+            };
+            assert!(!designation.is_empty(), "nationalities.tsv: {iso2} empty");
+            map.insert(
+                code,
+                Nationality {
+                    code,
+                    destatis_key: (!key.is_empty()).then_some(key),
+                    designation,
+                    basis,
+                },
+            );
+        }
+        map
+    })
+}
+
+/// The nationality of the people of `code`, `None` for a place without one (Antarctica).
+pub fn of(code: CountryCode) -> Option<&'static Nationality> {
+    table().get(&code)
+}
+
+/// The designation to print ("deutsch", "polnisch"), `None` as in [`of`].
+pub fn designation(code: CountryCode) -> Option<&'static str> {
+    of(code).map(|n| n.designation)
+}
+
+/// The designations of several nationalities for field 10, in the given order, each once:
+/// `(german, others)` where `german` says whether "deutsch" is to be ticked and `others` is
+/// the comma-separated list of the rest ("polnisch, türkisch").
+pub fn field_10(codes: impl IntoIterator<Item = CountryCode>) -> (bool, String) {
+    let mut german = false;
+    let mut others: Vec<&str> = Vec::new();
+    for code in codes {
+        if code.is_germany() {
+            german = true;
+        } else if let Some(d) = designation(code)
+            && !others.contains(&d)
+        {
+            others.push(d);
+        }
+    }
+    (german, others.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code(s: &str) -> CountryCode {
+        CountryCode::parse(s).unwrap()
+    }
+
+    #[test]
+    fn every_accepted_code_has_a_designation_but_three() {
+        let mut missing = Vec::new();
+        for c in CountryCode::all() {
+            match of(c) {
+                Some(n) => {
+                    assert_eq!(n.code, c);
+                    assert!(!n.designation.trim().is_empty(), "{c}");
+                    assert_eq!(n.designation, n.designation.trim(), "{c}");
+                    if let Basis::Sovereign(s) = n.basis {
+                        // A territory takes a state's designation from the official list.
+                        assert_eq!(of(s).map(|n| n.basis), Some(Basis::Source), "{c} -> {s}");
+                        assert_eq!(designation(s), Some(n.designation), "{c} -> {s}");
+                    }
+                    if n.basis == Basis::Source {
+                        let key = n.destatis_key.unwrap_or_else(|| panic!("{c}: no key"));
+                        assert!(key.len() == 3 && key.bytes().all(|b| b.is_ascii_digit()));
+                    }
+                }
+                None => missing.push(c.as_str()),
+            }
+        }
+        // Antarctica has no people; Western Sahara and the Palestinian territories have no
+        // state the official list names (docs/forms.md, "Field 10").
+        assert_eq!(missing, ["AQ", "EH", "PS"]);
+    }
+
+    #[test]
+    fn official_designations() {
+        for (c, d, key) in [
+            ("DE", "deutsch", "000"),
+            ("PL", "polnisch", "152"),
+            ("TR", "türkisch", "163"),
+            ("FR", "französisch", "129"),
+            ("AT", "österreichisch", "151"),
+            ("GB", "britisch", "168"),
+            ("US", "amerikanisch", "368"),
+            ("UA", "ukrainisch", "166"),
+            ("SY", "syrisch", "475"),
+            ("XK", "kosovarisch", "150"),
+        ] {
+            let n = of(code(c)).unwrap();
+            assert_eq!((n.designation, n.destatis_key), (d, Some(key)), "{c}");
+        }
+        // Territories take their state's.
+        assert_eq!(designation(code("GL")), Some("dänisch"));
+        assert_eq!(designation(code("PR")), Some("amerikanisch"));
+    }
+
+    #[test]
+    fn field_10_ticks_german_and_lists_the_others_once() {
+        assert_eq!(field_10([code("DE")]), (true, String::new()));
+        assert_eq!(
+            field_10([code("PL"), code("DE"), code("TR")]),
+            (true, "polnisch, türkisch".into())
+        );
+        // Two codes with the same designation are written once.
+        assert_eq!(
+            field_10([code("US"), code("PR")]),
+            (false, "amerikanisch".into())
+        );
+    }
+}

@@ -436,6 +436,194 @@ pub fn trade_cases() -> Vec<RuleCase> {
             "business_address",
             "required",
         ),
+        // GewA 1 field 10: nationalities the official list names.
+        c(
+            "self",
+            vec![("/owners/0/nationality", Some(json!("AQ")))],
+            "owners[0].nationality",
+            "no_nationality",
+        ),
+        c(
+            "self",
+            vec![("/owners/0/other_nationalities", Some(json!(["PS"])))],
+            "owners[0].other_nationalities[0]",
+            "no_nationality",
+        ),
+        c(
+            "self",
+            vec![("/owners/0/other_nationalities", Some(json!(["tr"])))],
+            "owners[0].other_nationalities[0]",
+            "duplicate",
+        ),
+        c(
+            "self",
+            vec![(
+                "/owners/0/other_nationalities",
+                Some(json!(["AT", "DE", "PL", "FR"])),
+            )],
+            "owners[0].other_nationalities",
+            "too_many",
+        ),
+        c(
+            "self",
+            vec![("/owners/0/other_nationalities", Some(json!(["XX"])))],
+            "owners[0].other_nationalities[0]",
+            "invalid_country",
+        ),
+        // Field 31: the restriction's wording when there is one.
+        c(
+            "self",
+            vec![("/owners/0/has_employment_restrictions", Some(json!(true)))],
+            "owners[0].employment_restriction_details",
+            "required",
+        ),
+        c(
+            "self",
+            vec![(
+                "/owners/0/employment_restriction_details",
+                Some(json!("Selbständige Tätigkeit nicht gestattet")),
+            )],
+            "owners[0].employment_restriction_details",
+            "not_allowed",
+        ),
+        c(
+            "self",
+            vec![
+                ("/owners/0/has_employment_restrictions", Some(json!(true))),
+                ("/owners/0/employment_restriction_details", Some(long(201))),
+            ],
+            "owners[0].employment_restriction_details",
+            "too_long",
+        ),
+        // Field 2: the register court.
+        c(
+            "self",
+            vec![("/registration_court", Some(json!("Amtsgericht Atlantis")))],
+            "registration_court",
+            "unknown_register_court",
+        ),
+        c(
+            "self",
+            vec![("/registration_number", None)],
+            "registration_court",
+            "not_allowed",
+        ),
+        // Field 14: only for a branch or an AG.
+        c(
+            "self",
+            vec![(
+                "/authorized_representative",
+                Some(json!({"first_name": "Jonas", "last_name": "Weber"})),
+            )],
+            "authorized_representative",
+            "not_allowed",
+        ),
+        c(
+            "assisted",
+            vec![("/authorized_representative/last_name", None)],
+            "authorized_representative.last_name",
+            "required",
+        ),
+        c(
+            "assisted",
+            vec![(
+                "/authorized_representative/first_name",
+                Some(json!("Jonas 2")),
+            )],
+            "authorized_representative.first_name",
+            "invalid_characters",
+        ),
+        // Field 16: the main establishment of a branch.
+        c(
+            "self",
+            vec![(
+                "/main_establishment",
+                Some(json!({"street": "Rue 1", "zip": "75001", "city": "Paris", "country": "FR"})),
+            )],
+            "main_establishment",
+            "not_allowed",
+        ),
+        c(
+            "assisted",
+            vec![(
+                "/main_establishment",
+                Some(
+                    json!({"street": "Rue 1", "zip": "75001", "city": "Paris", "country": "FR", "phone": "call me"}),
+                ),
+            )],
+            "main_establishment.phone",
+            "invalid_phone",
+        ),
+        c(
+            "assisted",
+            vec![(
+                "/main_establishment",
+                Some(json!({"street": "Rue 1", "zip": "75001", "city": "Paris"})),
+            )],
+            "main_establishment.country",
+            "required",
+        ),
+        // Fields 26 and 27: not for a new foundation.
+        c(
+            "self",
+            vec![(
+                "/previous_business",
+                Some(json!({"name": "Gabler Software e. K."})),
+            )],
+            "previous_business",
+            "not_allowed",
+        ),
+        c(
+            "self",
+            vec![
+                ("/reason", Some(json!("takeover"))),
+                (
+                    "/previous_business",
+                    Some(json!({"accident_insurer": "BG ETEM"})),
+                ),
+            ],
+            "previous_business.name",
+            "required",
+        ),
+        c(
+            "self",
+            vec![
+                ("/reason", Some(json!("takeover"))),
+                (
+                    "/previous_business",
+                    Some(
+                        json!({"name": "Gabler Software e. K.", "accident_insurance_number": "1".repeat(31)}),
+                    ),
+                ),
+            ],
+            "previous_business.accident_insurance_number",
+            "too_long",
+        ),
+        // Field 29: the Handwerkskarte of a craft business.
+        c(
+            "self",
+            vec![("/craft_card", Some(json!({"held": false})))],
+            "craft_card",
+            "not_allowed",
+        ),
+        c(
+            "assisted",
+            vec![("/craft_card/issue_date", None)],
+            "craft_card.issue_date",
+            "required",
+        ),
+        c(
+            "assisted",
+            vec![("/craft_card/held", Some(json!(false)))],
+            "craft_card.chamber",
+            "not_allowed",
+        ),
+        c(
+            "assisted",
+            vec![("/craft_card/issue_date", Some(json!("2099-01-01")))],
+            "craft_card.issue_date",
+            "not_in_past",
+        ),
         c(
             "self",
             vec![("/company_id", Some(json!("not-a-uuid")))],

@@ -40,6 +40,11 @@ pub struct TradeRegistration {
     /// Public-register number, when registered (max 30).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub registration_number: Option<String>,
+    /// The register court keeping that entry, as `Amtsgericht <place>` from the list of German
+    /// register courts ([`crate::register_court`]); only with `registration_number` (field 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(example = "Amtsgericht Charlottenburg"))]
+    pub registration_court: Option<String>,
     /// At least one entry.
     pub business_type: Vec<BusinessType>,
     /// Activity description (max 200).
@@ -58,8 +63,102 @@ pub struct TradeRegistration {
     pub has_public_sector_participation: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub employees: Option<Employees>,
+    /// Field 14: the person authorised to represent the establishment or manage it
+    /// (Vertretungsberechtigte Person/Betriebsleiter); only for `branch-office`,
+    /// `dependent-branch` and an AG.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authorized_representative: Option<PersonName>,
+    /// Field 16 with its contact rows: the main establishment of a `branch-office` or
+    /// `dependent-branch`. Printed instead of `business_address` or the company's stored
+    /// address when sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub main_establishment: Option<MainEstablishment>,
+    /// Fields 26 and 27: the previous business, for every reason except `new-foundation`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_business: Option<PreviousBusiness>,
+    /// Field 29: the Handwerkskarte of a craft business of Annex A of the Handwerksordnung;
+    /// only when `business_type` includes `craft`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub craft_card: Option<CraftCard>,
     /// 1 to 9 owners in the order they should appear.
     pub owners: Vec<Owner>,
+}
+
+/// A person's name (field 14).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(example = json!({"first_name": "Jonas", "last_name": "Weber"})))]
+pub struct PersonName {
+    /// Max 72, DIN 91379 names of natural persons.
+    pub first_name: String,
+    /// Max 72, DIN 91379 names of natural persons.
+    pub last_name: String,
+}
+
+/// The main establishment of a branch (field 16): its address (may be abroad) and the
+/// contacts the form's rows beside it ask for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(example = json!({
+    "street": "Rue de la Paix 8", "zip": "75002", "city": "Paris", "country": "FR",
+    "phone": "+33 1 42 60 00 00", "email": "siege@example.fr"
+})))]
+pub struct MainEstablishment {
+    pub street: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub street_second_line: Option<String>,
+    pub zip: String,
+    pub city: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(value_type = String, example = "DE"))]
+    pub country: CountryCode,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phone: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+}
+
+/// Fields 26 and 27 of the GewA 1.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(example = json!({
+    "name": "Café Gabler, Inh. Erika Gabler e. K.",
+    "accident_insurer": "BGN Berufsgenossenschaft Nahrungsmittel und Gastgewerbe",
+    "accident_insurance_number": "123456789"
+})))]
+pub struct PreviousBusiness {
+    /// Field 26: the previous business owner or the former company name (max 120).
+    pub name: String,
+    /// Field 27: the previous statutory accident insurer (Berufsgenossenschaft, max 120);
+    /// absent ticks "nicht bekannt".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accident_insurer: Option<String>,
+    /// Field 27: the previous membership number with that insurer (max 30); absent ticks
+    /// "nicht bekannt".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accident_insurance_number: Option<String>,
+}
+
+/// Field 29 of the GewA 1: whether a Handwerkskarte is held, and if so its date and chamber.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(example = json!({
+    "held": true, "issue_date": "2024-09-30", "chamber": "Handwerkskammer Berlin"
+})))]
+pub struct CraftCard {
+    pub held: bool,
+    /// Issue date; required when `held`, rejected otherwise.
+    #[serde(
+        default,
+        with = "iso_date::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = Date))]
+    pub issue_date: Option<Date>,
+    /// The Handwerkskammer that issued it (max 120); required when `held`, rejected otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chamber: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -333,8 +432,14 @@ pub struct Owner {
     pub place_of_birth: String,
     #[cfg_attr(feature = "openapi", schema(value_type = String, example = "DE"))]
     pub country_of_birth: CountryCode,
+    /// Field 10: printed as the German nationality designation ("deutsch" ticked for DE,
+    /// "polnisch", "türkisch", ... after "andere").
     #[cfg_attr(feature = "openapi", schema(value_type = String, example = "DE"))]
     pub nationality: CountryCode,
+    /// Further nationalities of a person with several (at most 3, none repeated).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>, example = json!(["PL"])))]
+    pub other_nationalities: Vec<CountryCode>,
     pub gender: Gender,
     pub phone: String,
     pub email: String,
@@ -351,6 +456,10 @@ pub struct Owner {
     /// `residence_permit` is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub has_employment_restrictions: Option<bool>,
+    /// Field 31: the condition or restriction as the residence title states it (max 200);
+    /// required when `has_employment_restrictions` is true, rejected otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub employment_restriction_details: Option<String>,
     /// Residential address; `None` when the owner lives at the establishment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub address: Option<ResidentialAddress>,

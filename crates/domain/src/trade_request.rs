@@ -45,8 +45,16 @@ const TOP: &[&str] = &[
     "industrial_license",
     "has_public_sector_participation",
     "employees",
+    "authorized_representative",
+    "main_establishment",
+    "previous_business",
+    "craft_card",
+    "registration_court",
     "owners",
 ];
+
+/// Most further nationalities of one owner (field 10).
+pub const MAX_OTHER_NATIONALITIES: usize = 3;
 
 const PACKAGES: &[&str] = &["self", "assisted"];
 const ENVIRONMENTS: &[&str] = &["sandbox", "production"];
@@ -152,27 +160,29 @@ type ForeignAddress = (
     CountryCode,
 );
 
+const ADDRESS_FIELDS: &[&str] = &[
+    "street",
+    "street_second_line",
+    "zip",
+    "city",
+    "state",
+    "country",
+];
+
 fn foreign_address(
     v: &Value,
     path: &str,
     zip_max: usize,
     errs: &mut Violations,
 ) -> Option<ForeignAddress> {
-    let o = object(
-        v,
-        path,
-        &[
-            "street",
-            "street_second_line",
-            "zip",
-            "city",
-            "state",
-            "country",
-        ],
-        errs,
-    )?;
-    let street = req_text(&o, "street", 72, TextType::B, errs);
-    let second = opt_text(&o, "street_second_line", 72, TextType::B, errs);
+    let o = object(v, path, ADDRESS_FIELDS, errs)?;
+    address_fields(&o, zip_max, errs)
+}
+
+/// The fields of an address that may be abroad, in an object already checked for its keys.
+fn address_fields(o: &Obj, zip_max: usize, errs: &mut Violations) -> Option<ForeignAddress> {
+    let street = req_text(o, "street", 72, TextType::B, errs);
+    let second = opt_text(o, "street_second_line", 72, TextType::B, errs);
     let country = o
         .req("country", errs)
         .and_then(|v| rules::country(v, &o.path("country"), errs));
@@ -182,7 +192,7 @@ fn foreign_address(
     let city = o
         .req("city", errs)
         .and_then(|v| rules::city(v, &o.path("city"), errs));
-    let state = opt_text(&o, "state", 72, TextType::B, errs);
+    let state = opt_text(o, "state", 72, TextType::B, errs);
     Some((street?, second, zip?, city?, state, country?))
 }
 
@@ -195,6 +205,32 @@ fn signature(v: &Value, path: &str, errs: &mut Violations) -> Option<SignaturePa
             None
         }
     }
+}
+
+/// A country code whose people have a nationality designation (field 10).
+fn nationality_code(v: &Value, path: &str, errs: &mut Violations) -> Option<CountryCode> {
+    let code = rules::country(v, path, errs)?;
+    if crate::nationality::of(code).is_none() {
+        errs.push(
+            path,
+            "no_nationality",
+            format!(
+                "{code} ({}) has no nationality on the official German list of state names; \
+                 name the state whose nationality the person holds",
+                code.german_name()
+            ),
+        );
+        return None;
+    }
+    Some(code)
+}
+
+/// Whether the owner's `nationality` field is `code` (for duplicates among the others).
+fn nationality_is(o: &Obj, code: CountryCode) -> bool {
+    o.opt("nationality")
+        .and_then(|v| v.as_str())
+        .and_then(|s| CountryCode::parse(s.trim()).ok())
+        == Some(code)
 }
 
 fn owner(
@@ -215,6 +251,7 @@ fn owner(
             "place_of_birth",
             "country_of_birth",
             "nationality",
+            "other_nationalities",
             "gender",
             "phone",
             "email",
@@ -222,6 +259,7 @@ fn owner(
             "documents",
             "residence_permit",
             "has_employment_restrictions",
+            "employment_restriction_details",
             "address",
         ],
         errs,
@@ -246,7 +284,29 @@ fn owner(
         .and_then(|v| rules::country(v, &o.path("country_of_birth"), errs));
     let nationality = o
         .req("nationality", errs)
-        .and_then(|v| rules::country(v, &o.path("nationality"), errs));
+        .and_then(|v| nationality_code(v, &o.path("nationality"), errs));
+    let other_nationalities = match o.opt("other_nationalities") {
+        None => Some(Vec::new()),
+        Some(v) => {
+            let p = o.path("other_nationalities");
+            rules::array(v, &p, 0, MAX_OTHER_NATIONALITIES, errs).and_then(|items| {
+                let mut out: Vec<CountryCode> = Vec::new();
+                let mut ok = true;
+                for (i, item) in items.iter().enumerate() {
+                    let ip = format!("{p}[{i}]");
+                    match nationality_code(item, &ip, errs) {
+                        Some(c) if out.contains(&c) || nationality_is(&o, c) => {
+                            errs.push(ip, "duplicate", "names a nationality already given");
+                            ok = false;
+                        }
+                        Some(c) => out.push(c),
+                        None => ok = false,
+                    }
+                }
+                ok.then_some(out)
+            })
+        }
+    };
     let gender = req_enum(&o, "gender", GENDERS, errs);
     let phone = o
         .req("phone", errs)
@@ -369,6 +429,28 @@ fn owner(
         ),
         _ => {}
     }
+    // Field 31 wants the condition's wording when there is one.
+    let restriction_details =
+        opt_text(&o, "employment_restriction_details", 200, TextType::C, errs);
+    let restricted = if o.has("has_employment_restrictions") {
+        has_restrictions // None when the value itself is broken: nothing more to say
+    } else {
+        Some(false)
+    };
+    match (restricted, o.has("employment_restriction_details")) {
+        (Some(true), false) => errs.push(
+            o.path("employment_restriction_details"),
+            "required",
+            "is required when has_employment_restrictions is true: the condition or restriction \
+             as the residence title states it (GewA 1 field 31)",
+        ),
+        (Some(false), true) => errs.push(
+            o.path("employment_restriction_details"),
+            "not_allowed",
+            "is only accepted when has_employment_restrictions is true",
+        ),
+        _ => {}
+    }
     let address = o.opt("address").and_then(|v| {
         let (street, street_second_line, zip, city, state, country) =
             foreign_address(v, &o.path("address"), 12, errs)?;
@@ -393,6 +475,7 @@ fn owner(
         place_of_birth: place_of_birth?,
         country_of_birth: country_of_birth?,
         nationality: nationality?,
+        other_nationalities: other_nationalities?,
         gender: gender?,
         phone: phone?,
         email: email?,
@@ -404,11 +487,37 @@ fn owner(
             None
         },
         has_employment_restrictions: has_restrictions,
+        employment_restriction_details: restriction_details,
         address: if o.has("address") {
             Some(address?)
         } else {
             None
         },
+    })
+}
+
+/// Field 16 with its contact rows: an address (may be abroad) with an optional phone and email.
+fn main_establishment(v: &Value, errs: &mut Violations) -> Option<MainEstablishment> {
+    let mut keys = ADDRESS_FIELDS.to_vec();
+    keys.extend(["phone", "email"]);
+    let m = object(v, "main_establishment", &keys, errs)?;
+    let address = address_fields(&m, 12, errs);
+    let phone = m
+        .opt("phone")
+        .and_then(|v| rules::phone(v, &m.path("phone"), errs));
+    let email = m
+        .opt("email")
+        .and_then(|v| rules::email(v, &m.path("email"), errs));
+    let (street, street_second_line, zip, city, state, country) = address?;
+    Some(MainEstablishment {
+        street,
+        street_second_line,
+        zip,
+        city,
+        state,
+        country,
+        phone,
+        email,
     })
 }
 
@@ -445,6 +554,29 @@ pub fn parse(body: &Value, today: Date) -> Result<TradeRequest, Violations> {
         crate::legal_name::check(n, crate::legal_name::designations(f), e);
     }
     let registration_number = opt_text(&o, "registration_number", 30, TextType::B, e);
+    let registration_court = o.opt("registration_court").and_then(|v| {
+        let text = rules::text(v, "registration_court", 120, TextType::B, e)?;
+        match crate::register_court::find(&text) {
+            Some(court) => Some(court.name()),
+            None => {
+                e.push(
+                    "registration_court",
+                    "unknown_register_court",
+                    "must name a German register court (Registergericht) by its place, such as \
+                     Amtsgericht Charlottenburg or München (the list: GET /v1/register-courts)",
+                );
+                None
+            }
+        }
+    });
+    if o.has("registration_court") && !o.has("registration_number") {
+        e.push(
+            "registration_court",
+            "not_allowed",
+            "is only accepted together with registration_number (GewA 1 field 2: place and \
+             number of the register entry)",
+        );
+    }
     let business_type = o.req("business_type", e).and_then(|v| {
         let items = rules::array(v, "business_type", 1, BUSINESS_TYPES.len(), e)?;
         let mut out: Vec<BusinessType> = Vec::new();
@@ -491,12 +623,48 @@ pub fn parse(body: &Value, today: Date) -> Result<TradeRequest, Violations> {
     if establishment_type.is_some_and(EstablishmentType::is_branch)
         && !o.has("business_address")
         && !o.has("company_id")
+        && !o.has("main_establishment")
     {
         e.push(
             "business_address",
             "required",
             "is the main office (Hauptniederlassung, GewA 1 field 16), required for a \
-             branch-office or dependent-branch unless company_id names the company",
+             branch-office or dependent-branch unless main_establishment is sent or company_id \
+             names the company",
+        );
+    }
+    let main_establishment = o
+        .opt("main_establishment")
+        .and_then(|v| main_establishment(v, e));
+    if o.has("main_establishment") && establishment_type.is_some_and(|t| !t.is_branch()) {
+        e.push(
+            "main_establishment",
+            "not_allowed",
+            "is only accepted for a branch-office or dependent-branch (GewA 1 field 16)",
+        );
+    }
+    let authorized_representative = o.opt("authorized_representative").and_then(|v| {
+        let r = object(
+            v,
+            "authorized_representative",
+            &["first_name", "last_name"],
+            e,
+        )?;
+        let first_name = req_text(&r, "first_name", 72, TextType::A, e);
+        let last_name = req_text(&r, "last_name", 72, TextType::A, e);
+        Some(PersonName {
+            first_name: first_name?,
+            last_name: last_name?,
+        })
+    });
+    if o.has("authorized_representative")
+        && let (Some(t), Some(f)) = (establishment_type, legal_form)
+        && !(t.is_branch() || f == LegalForm::Ag)
+    {
+        e.push(
+            "authorized_representative",
+            "not_allowed",
+            "is only accepted for a branch-office, a dependent-branch or an AG (GewA 1 field 14)",
         );
     }
     let phone = o.req("phone", e).and_then(|v| rules::phone(v, "phone", e));
@@ -526,6 +694,70 @@ pub fn parse(body: &Value, today: Date) -> Result<TradeRequest, Violations> {
             location: location?,
         })
     });
+    let previous_business = o.opt("previous_business").and_then(|v| {
+        let b = object(
+            v,
+            "previous_business",
+            &["name", "accident_insurer", "accident_insurance_number"],
+            e,
+        )?;
+        let name = req_text(&b, "name", 120, TextType::B, e);
+        let insurer = opt_text(&b, "accident_insurer", 120, TextType::B, e);
+        let number = opt_text(&b, "accident_insurance_number", 30, TextType::B, e);
+        Some(PreviousBusiness {
+            name: name?,
+            accident_insurer: insurer,
+            accident_insurance_number: number,
+        })
+    });
+    if o.has("previous_business") && reason == Some(Reason::NewFoundation) {
+        e.push(
+            "previous_business",
+            "not_allowed",
+            "is only accepted when reason is not new-foundation (GewA 1 fields 26 and 27)",
+        );
+    }
+    let craft_card = o.opt("craft_card").and_then(|v| {
+        let c = object(v, "craft_card", &["held", "issue_date", "chamber"], e)?;
+        let held = c
+            .req("held", e)
+            .and_then(|v| rules::boolean(v, &c.path("held"), e));
+        let issue_date = c
+            .opt("issue_date")
+            .and_then(|v| rules::past_date(v, &c.path("issue_date"), today_, e));
+        let chamber = opt_text(&c, "chamber", 120, TextType::B, e);
+        for field in ["issue_date", "chamber"] {
+            match (held, c.has(field)) {
+                (Some(true), false) => e.push(
+                    c.path(field),
+                    "required",
+                    "is required when held is true (GewA 1 field 29)",
+                ),
+                (Some(false), true) => e.push(
+                    c.path(field),
+                    "not_allowed",
+                    "is only accepted when held is true",
+                ),
+                _ => {}
+            }
+        }
+        Some(CraftCard {
+            held: held?,
+            issue_date,
+            chamber,
+        })
+    });
+    if o.has("craft_card")
+        && business_type
+            .as_ref()
+            .is_some_and(|t: &Vec<BusinessType>| !t.contains(&BusinessType::Craft))
+    {
+        e.push(
+            "craft_card",
+            "not_allowed",
+            "is only accepted when business_type includes craft (GewA 1 field 29)",
+        );
+    }
     let public_sector = o
         .req("has_public_sector_participation", e)
         .and_then(|v| rules::boolean(v, "has_public_sector_participation", e));
@@ -575,6 +807,7 @@ pub fn parse(body: &Value, today: Date) -> Result<TradeRequest, Violations> {
             name: name.clone()?,
             legal_form: legal_form?,
             registration_number: registration_number.clone(),
+            registration_court: registration_court.clone(),
             business_type: business_type.clone()?,
             purpose: purpose.clone()?,
             registered_office: registered_office.clone()?,
@@ -584,6 +817,10 @@ pub fn parse(body: &Value, today: Date) -> Result<TradeRequest, Violations> {
             industrial_license: industrial_license.clone(),
             has_public_sector_participation: public_sector?,
             employees,
+            authorized_representative: authorized_representative.clone(),
+            main_establishment: main_establishment.clone(),
+            previous_business: previous_business.clone(),
+            craft_card: craft_card.clone(),
             owners: owners.clone()?,
         })
     };

@@ -722,19 +722,30 @@ pub(crate) struct Info {
     pub timestamp: time::OffsetDateTime,
 }
 
-/// A document being written from a [`Template`]: one page per template page, in order.
+/// A document being written from a [`Template`]: one page per template page, in order; the
+/// template's last pages may be optional ([`Document::with_optional_pages`]).
 pub(crate) struct Document<'t> {
     template: &'t Template,
     own: [Option<GlyphSet>; 2],
     pages: Vec<(Vec<u8>, Vec<f32>)>,
+    required: usize,
 }
 
 impl<'t> Document<'t> {
+    /// A document with every page of the template.
     pub(crate) fn new(template: &'t Template) -> Document<'t> {
+        Document::with_optional_pages(template, template.pages.len())
+    }
+
+    /// A document with the template's first `required` pages and, when drawn, the pages after
+    /// them (the GewA 1's supplementary sheet). Unused pages' static streams stay in the file
+    /// unreferenced.
+    pub(crate) fn with_optional_pages(template: &'t Template, required: usize) -> Document<'t> {
         Document {
             template,
             own: [None, None],
             pages: Vec::new(),
+            required: required.min(template.pages.len()),
         }
     }
 
@@ -762,7 +773,7 @@ impl<'t> Document<'t> {
 
     pub(crate) fn finish(self, info: &Info) -> Result<Vec<u8>, RenderError> {
         let template = self.template;
-        if self.pages.len() != template.pages.len() {
+        if self.pages.len() < self.required {
             return Err(RenderError::Pdf("a template page was not drawn".into()));
         }
         let faces = faces()?;
@@ -1105,8 +1116,14 @@ mod tests {
         let krilla = krilla_pdf(2, |i, surface| {
             layout::draw_static(surface, [&geometry::PAGE1, &geometry::PAGE2][i]).unwrap();
         });
-        let mut document = Document::new(layout::template().unwrap());
+        // The form's two pages; the supplementary sheet's are optional.
+        let mut document = Document::with_optional_pages(layout::template().unwrap(), 2);
         document.page(|_| Ok(())).unwrap();
+        let one_page = Document::with_optional_pages(layout::template().unwrap(), 2);
+        assert!(
+            one_page.finish(&test_info()).is_err(),
+            "a required page is missing"
+        );
         document.page(|_| Ok(())).unwrap();
         let direct = document.finish(&test_info()).unwrap();
         for page in ["1", "2"] {

@@ -552,6 +552,21 @@ pub(crate) fn draw_laid<C: Canvas + ?Sized>(
     }
 }
 
+/// Shapes and lays out `text` (hard line breaks with `\n`) in `rect`; `None` when it fits only
+/// below `fit.min` (the caller then moves it elsewhere) or is empty.
+pub(crate) fn fit_box(face: &Face, text: &str, rect: Rect, fit: Fit) -> Option<Laid> {
+    let paragraphs: Vec<Run> = text
+        .split('\n')
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| shape(face, p))
+        .collect();
+    if paragraphs.is_empty() {
+        return None;
+    }
+    let laid = layout(&paragraphs, rect, fit);
+    (laid.size + 1e-3 >= fit.min && !laid.lines.is_empty()).then_some(laid)
+}
+
 /// Shapes, fits and draws `text` (hard line breaks with `\n`) in `rect`.
 pub(crate) fn fill_box<C: Canvas + ?Sized>(
     canvas: &mut C,

@@ -67,7 +67,7 @@ fn every_value_in_box_order() {
         &[
             "Bezirksamt Mitte von Berlin, Gewerbeamt",
             "11000000",
-            "HRB 245789 B",
+            "Amtsgericht Charlottenburg, HRB 245789 B",
             "Mustermann Software GmbH",
             "Rechtsform: GmbH",
             "Mustermann",
@@ -76,7 +76,7 @@ fn every_value_in_box_order() {
             "Gabler",
             "12.08.1984",
             "Wien, Österreich",
-            "Türkei",
+            "andere: türkisch",
             "+49 170 1234567",
             "Heidestraße 17",
             "51147 Köln",
@@ -129,7 +129,7 @@ fn partnership_lists_other_partners_and_foreign_main_office() {
         "divers X",
         "28.02.1990",
         "Kraków, Polen",
-        "Polen",
+        "deutsch X andere: polnisch",
         "ul. Floriańska 12",
         "31-019 Kraków",
         // Field 16: the main office abroad for a branch.

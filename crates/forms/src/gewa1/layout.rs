@@ -133,8 +133,8 @@ pub(crate) fn draw_static<C: Canvas>(
     Ok(())
 }
 
-/// The two pages of the static form, with the fonts of their labels, the check mark and the
-/// sandbox mark; prepared on first use.
+/// The two pages of the static form and the supplementary sheet's pages, with the fonts of
+/// their labels, the check mark and the sandbox mark; prepared on first use.
 pub(crate) fn template() -> Result<&'static Template, RenderError> {
     static TEMPLATE: OnceLock<Result<Template, RenderError>> = OnceLock::new();
     TEMPLATE
@@ -144,7 +144,15 @@ pub(crate) fn template() -> Result<&'static Template, RenderError> {
             for geometry in [&super::geometry::PAGE1, &super::geometry::PAGE2] {
                 preparer.page(|page| draw_static(page, geometry))?;
             }
+            // The supplementary sheet's pages, drawn only when a value needs them.
+            for number in 1..=super::sheet::PAGES {
+                preparer.page(|page| super::sheet::draw_static(page, number))?;
+            }
             for text in [super::CHECK_MARK, pdf::SANDBOX_MARK, pdf::SANDBOX_BANNER] {
+                preparer.include(&fonts.bold, text)?;
+            }
+            preparer.include(&fonts.regular, super::sheet::SEE_SHEET)?;
+            for text in super::sheet::prepared_texts() {
                 preparer.include(&fonts.bold, text)?;
             }
             preparer.finish()

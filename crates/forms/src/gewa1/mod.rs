@@ -2,6 +2,7 @@
 
 pub(crate) mod geometry;
 pub(crate) mod layout;
+pub(crate) mod sheet;
 
 use crate::canvas::Canvas;
 use crate::direct::{Document, Info, Page};
@@ -13,6 +14,7 @@ use domain::trade::{
     Reason, TradeRegistration,
 };
 use layout::rect;
+use sheet::Entry;
 
 /// Box of a value field: left, bottom, right, top in gazette points (see [`layout`]).
 type GBox = (f32, f32, f32, f32);
@@ -39,9 +41,12 @@ const F11_CONTACT: (f32, f32) = (314.5, 292.6);
 const F12: GBox = (304.5, 237.0, 464.5, 258.0);
 const F13_YES: GBox = (306.0, 222.0, 319.0, 232.0);
 const F13_NO: GBox = (362.0, 222.0, 374.5, 232.0);
+/// Field 14: the row after "Name, Vornamen".
+const F14: GBox = (79.5, 187.0, 464.5, 206.5);
 const F15_ADDRESS: GBox = (18.0, 123.5, 225.5, 156.5);
 const F15_CONTACT: (f32, f32) = (160.4, 138.5);
 const F16_ADDRESS: GBox = (18.0, 68.0, 225.5, 101.0);
+const F16_CONTACT: (f32, f32) = (115.9, 94.0);
 /// Left and right edge of the contact value column.
 const CONTACT_COLUMN: (f32, f32) = (304.5, 464.5);
 
@@ -67,9 +72,17 @@ const F25_PARTNER: GBox = (189.5, 372.0, 201.0, 382.0);
 const F25_REOPENING: GBox = (440.0, 401.5, 452.0, 412.0);
 const F25_TRANSFORMATION: GBox = (440.0, 387.0, 452.0, 397.0);
 const F25_TAKEOVER: GBox = (440.0, 372.0, 452.0, 382.0);
+const F26: GBox = (19.0, 344.5, 463.5, 355.0);
+const F27_INSURER: GBox = (19.0, 322.0, 369.5, 333.0);
+const F27_INSURER_UNKNOWN: GBox = (439.5, 322.0, 452.0, 332.5);
+const F27_NUMBER: GBox = (19.0, 296.0, 369.5, 307.0);
+const F27_NUMBER_UNKNOWN: GBox = (439.5, 296.0, 452.0, 306.5);
 const F28_NO: GBox = (189.5, 256.5, 201.0, 266.5);
 const F28_YES: GBox = (224.0, 256.5, 236.5, 266.5);
 const F28_TEXT: GBox = (237.5, 234.0, 463.5, 256.0);
+const F29_NO: GBox = (189.5, 219.5, 201.0, 230.0);
+const F29_YES: GBox = (224.0, 219.5, 236.5, 230.0);
+const F29_TEXT: GBox = (237.5, 197.0, 463.5, 219.0);
 const F30_YES: GBox = (224.0, 182.5, 236.5, 192.5);
 const F30_TEXT: GBox = (237.0, 160.0, 463.5, 182.5);
 const F31_NO: GBox = (189.5, 145.0, 201.0, 155.5);
@@ -107,11 +120,12 @@ pub fn signature_box() -> (f32, f32, f32, f32) {
 }
 
 /// The text value boxes of the GewA 1 as `(name, page index, x, y, width, height)` in A4
-/// points, origin top-left (as `pdftotext -bbox` reports). For tests and tooling.
+/// points, origin top-left (as `pdftotext -bbox` reports), then some check boxes and the first
+/// page of the supplementary sheet (`sheet`). For tests and tooling.
 #[doc(hidden)]
 pub fn field_boxes() -> Vec<(&'static str, usize, f32, f32, f32, f32)> {
     let contact = |b: f32| (CONTACT_COLUMN.0, b - 3.4, CONTACT_COLUMN.1, b + 7.2);
-    let boxes: [(&str, usize, GBox); 25] = [
+    let boxes: [(&str, usize, GBox); 41] = [
         ("head_office", 0, HEAD_OFFICE),
         ("head_ags", 0, HEAD_AGS),
         ("1", 0, F1),
@@ -126,17 +140,34 @@ pub fn field_boxes() -> Vec<(&'static str, usize, f32, f32, f32, f32)> {
         ("11_phone", 0, contact(F11_CONTACT.0)),
         ("11_email", 0, contact(F11_CONTACT.1)),
         ("12", 0, F12),
+        ("14", 0, F14),
         ("15", 0, F15_ADDRESS),
         ("15_phone", 0, contact(F15_CONTACT.0)),
         ("15_email", 0, contact(F15_CONTACT.1)),
         ("16", 0, F16_ADDRESS),
+        ("16_phone", 0, contact(F16_CONTACT.0)),
+        ("16_email", 0, contact(F16_CONTACT.1)),
         ("18", 1, F18),
         ("20", 1, F20),
         ("22_full", 1, F22_FULL),
+        ("26", 1, F26),
+        ("27_insurer", 1, F27_INSURER),
+        ("27_number", 1, F27_NUMBER),
         ("28", 1, F28_TEXT),
+        ("29", 1, F29_TEXT),
         ("30", 1, F30_TEXT),
         ("31", 1, F31_TEXT),
         ("32", 1, F32),
+        // Check boxes the tests read.
+        ("10_german", 0, F10_GERMAN),
+        ("27_insurer_unknown", 1, F27_INSURER_UNKNOWN),
+        ("27_number_unknown", 1, F27_NUMBER_UNKNOWN),
+        ("29_no", 1, F29_NO),
+        ("29_yes", 1, F29_YES),
+        ("30_yes", 1, F30_YES),
+        ("31_no", 1, F31_NO),
+        ("31_yes", 1, F31_YES),
+        ("sheet", 2, (-14.0, -70.0, 482.0, 677.0)),
     ];
     boxes
         .iter()
@@ -154,16 +185,35 @@ fn to_rect(b: GBox) -> Rect {
 /// What a check box is ticked with (bold).
 pub(crate) const CHECK_MARK: &str = "X";
 
+/// A field of the form: its number (with the row, where a field has several) and label, as
+/// the supplementary sheet names it.
+type Field = (&'static str, &'static str);
+
 struct Writer<'a, 'p> {
     page: &'a mut Page<'p>,
     fonts: &'static text::Fonts,
+    /// Values moved to the supplementary sheet.
+    sheet: &'a mut Vec<Entry>,
 }
 
 impl Writer<'_, '_> {
-    fn value(&mut self, b: GBox, value: &str, fit: Fit) {
+    /// Draws `value` in box `b`, at no less than `fit.min`; a value that does not fit there
+    /// goes to the supplementary sheet and the box says so ([`sheet`]).
+    fn value(&mut self, field: Field, b: GBox, value: &str, fit: Fit) {
         let r = to_rect(b).inset(1.8, 0.6);
         self.page.set_fill_rgb(BLACK);
-        text::fill_box(self.page, &self.fonts.regular, value, r, fit);
+        match text::fit_box(&self.fonts.regular, value, r, fit) {
+            Some(laid) => text::draw_laid(self.page, &self.fonts.regular, &laid, r, fit.valign),
+            None if value.trim().is_empty() => {}
+            None => {
+                self.sheet.push(Entry {
+                    field: field.0,
+                    label: field.1,
+                    text: value.to_owned(),
+                });
+                text::fill_box(self.page, &self.fonts.regular, sheet::SEE_SHEET, r, fit);
+            }
+        }
     }
 
     fn check(&mut self, b: GBox) {
@@ -184,11 +234,19 @@ impl Writer<'_, '_> {
         );
     }
 
-    /// Phone and email in the contact column next to an address field.
-    fn contacts(&mut self, baselines: (f32, f32), phone: &str, email: &str) {
+    /// Phone and email in the contact column next to address field `field`.
+    fn contacts(&mut self, field: &'static str, baselines: (f32, f32), phone: &str, email: &str) {
         let (left, right) = CONTACT_COLUMN;
-        for (base, value) in [(baselines.0, phone), (baselines.1, email)] {
-            self.value((left, base - 3.4, right, base + 7.2), value, FIT);
+        for (base, label, value) in [
+            (baselines.0, "(Mobil-)Telefonnummer", phone),
+            (baselines.1, "E-Mail-Adresse", email),
+        ] {
+            self.value(
+                (field, label),
+                (left, base - 3.4, right, base + 7.2),
+                value,
+                FIT,
+            );
         }
     }
 }
@@ -260,6 +318,22 @@ fn field1(reg: &TradeRegistration, owner: usize) -> String {
     text
 }
 
+/// Field 2: the register court and the entry's number ("Amtsgericht Charlottenburg, HRB
+/// 245789 B"); the number alone when no court was given.
+fn field2(reg: &TradeRegistration) -> Option<String> {
+    let number = reg.registration_number.as_deref()?;
+    Some(match reg.registration_court.as_deref() {
+        Some(court) => format!("{court}, {number}"),
+        None => number.to_owned(),
+    })
+}
+
+/// Field 10: whether "deutsch" is ticked, and the other nationalities' designations.
+fn field10(owner: &Owner) -> (bool, String) {
+    let codes = std::iter::once(owner.nationality).chain(owner.other_nationalities.iter().copied());
+    domain::nationality::field_10(codes)
+}
+
 pub(crate) fn render(
     reg: &TradeRegistration,
     index: usize,
@@ -278,26 +352,46 @@ pub(crate) fn render(
         .as_ref()
         .ok_or(RenderError::MissingSignature(index))?;
     let fonts = text::fonts()?;
-    let mut document = Document::new(layout::template()?);
+    let mut document = Document::with_optional_pages(layout::template()?, 2);
     let sandbox = reg.environment == Environment::Sandbox;
+    let mut moved: Vec<Entry> = Vec::new();
 
     // Page 1.
     document.page(|page| {
-        let mut w = Writer { page, fonts };
+        let mut w = Writer {
+            page,
+            fonts,
+            sheet: &mut moved,
+        };
         if let Some(office) = &ctx.trade_office_name {
-            w.value(HEAD_OFFICE, office, FIT);
+            w.value(
+                ("Kopf", "Name der entgegennehmenden Stelle"),
+                HEAD_OFFICE,
+                office,
+                FIT,
+            );
         }
         if let Some(ags) = &ctx.municipality_key {
-            w.value(HEAD_AGS, ags, FIT);
+            w.value(("Kopf", "Gemeindekennzahl"), HEAD_AGS, ags, FIT);
         }
-        w.value(F1, &field1(reg, index), FIT_TOP);
-        if let Some(number) = &reg.registration_number {
-            w.value(F2, number, FIT);
+        w.value(
+            ("1", "Eingetragener Name mit Rechtsform"),
+            F1,
+            &field1(reg, index),
+            FIT_TOP,
+        );
+        if let Some(entry) = field2(reg) {
+            w.value(
+                ("2", "Ort und Nummer des Registereintrags"),
+                F2,
+                &entry,
+                FIT,
+            );
         }
         // Field 3 (a business name differing from field 1): the API has a single name, so it
         // stays empty.
-        w.value(F4, &owner.last_name, FIT);
-        w.value(F5, &owner.first_name, FIT);
+        w.value(("4", "Name"), F4, &owner.last_name, FIT);
+        w.value(("5", "Vornamen"), F5, &owner.first_name, FIT);
         w.check(match owner.gender {
             Gender::Male => F6_MALE,
             Gender::Female => F6_FEMALE,
@@ -309,10 +403,11 @@ pub(crate) fn render(
             .as_deref()
             .filter(|b| *b != owner.last_name)
         {
-            w.value(F7, birth_name, FIT);
+            w.value(("7", "Geburtsname"), F7, birth_name, FIT);
         }
-        w.value(F8, &format_date(owner.dob), FIT);
+        w.value(("8", "Geburtsdatum"), F8, &format_date(owner.dob), FIT);
         w.value(
+            ("9", "Geburtsort und -land"),
             F9,
             &format!(
                 "{}, {}",
@@ -321,36 +416,55 @@ pub(crate) fn render(
             ),
             FIT,
         );
-        if owner.nationality.is_germany() {
+        let (german, others) = field10(owner);
+        if german {
             w.check(F10_GERMAN);
-        } else {
-            w.value(F10_OTHER, owner.nationality.german_name(), FIT);
         }
-        w.value(F11_ADDRESS, &owner_address(reg, owner), FIT_TOP);
-        w.contacts(F11_CONTACT, &owner.phone, &owner.email);
+        if !others.is_empty() {
+            w.value(
+                ("10", "Staatsangehörigkeit(en), andere"),
+                F10_OTHER,
+                &others,
+                FIT,
+            );
+        }
+        w.value(
+            ("11", "Anschrift der Wohnung"),
+            F11_ADDRESS,
+            &owner_address(reg, owner),
+            FIT_TOP,
+        );
+        w.contacts("11", F11_CONTACT, &owner.phone, &owner.email);
         if reg.legal_form.is_legal_person() || reg.legal_form.is_partnership() {
-            w.value(F12, &reg.owners.len().to_string(), FIT);
+            w.value(
+                ("12", "Zahl der Gesellschafter/Vertreter"),
+                F12,
+                &reg.owners.len().to_string(),
+                FIT,
+            );
         }
         w.check(if reg.has_public_sector_participation {
             F13_YES
         } else {
             F13_NO
         });
-        w.value(F15_ADDRESS, &establishment_address(reg), FIT_TOP);
-        w.contacts(F15_CONTACT, &reg.phone, &reg.email);
-        if reg.establishment_type.is_branch()
-            && let Some(main) = reg.business_address.as_ref().or(ctx.main_office.as_ref())
-        {
-            let text = address_lines(
-                &main.street,
-                main.street_second_line.as_deref(),
-                &main.zip,
-                &main.city,
-                main.state.as_deref(),
-                Some(main.country),
+        if let Some(r) = &reg.authorized_representative {
+            w.value(
+                ("14", "Vertretungsberechtigte Person/Betriebsleiter"),
+                F14,
+                &format!("{}, {}", r.last_name, r.first_name),
+                FIT,
             );
-            // The main office's phone and email are not in the API: its contact rows stay empty.
-            w.value(F16_ADDRESS, &text, FIT_TOP);
+        }
+        w.value(
+            ("15", "Betriebsstätte"),
+            F15_ADDRESS,
+            &establishment_address(reg),
+            FIT_TOP,
+        );
+        w.contacts("15", F15_CONTACT, &reg.phone, &reg.email);
+        if reg.establishment_type.is_branch() {
+            field16(&mut w, reg, ctx);
         }
         if sandbox {
             pdf::sandbox_mark(w.page)?;
@@ -360,13 +474,22 @@ pub(crate) fn render(
 
     // Page 2.
     document.page(|page| {
-        let mut w = Writer { page, fonts };
-        w.value(F18, &reg.purpose, FIT_WRAP);
+        let mut w = Writer {
+            page,
+            fonts,
+            sheet: &mut moved,
+        };
+        w.value(("18", "Angemeldete Tätigkeit"), F18, &reg.purpose, FIT_WRAP);
         w.check(match reg.acquisition_type {
             AcquisitionType::SecondaryOccupation => F19_YES,
             AcquisitionType::MainOccupation => F19_NO,
         });
-        w.value(F20, &format_date(reg.operational_activity_start_date), FIT);
+        w.value(
+            ("20", "Datum des Beginns"),
+            F20,
+            &format_date(reg.operational_activity_start_date),
+            FIT,
+        );
         for t in &reg.business_type {
             w.check(match t {
                 BusinessType::Industry => F21_INDUSTRY,
@@ -380,8 +503,8 @@ pub(crate) fn render(
                 if !(e.full_time == domain::trade::EmployeeCount::Zero
                     && e.part_time == domain::trade::EmployeeCount::Zero) =>
             {
-                w.value(F22_FULL, e.full_time.as_str(), FIT);
-                w.value(F22_PART, e.part_time.as_str(), FIT);
+                w.value(("22", "Vollzeit"), F22_FULL, e.full_time.as_str(), FIT);
+                w.value(("22", "Teilzeit"), F22_PART, e.part_time.as_str(), FIT);
             }
             _ => w.check(F22_NONE),
         }
@@ -399,10 +522,37 @@ pub(crate) fn render(
             Reason::TransformationLaw => F25_TRANSFORMATION,
             Reason::Takeover => F25_TAKEOVER,
         });
+        if let Some(p) = &reg.previous_business {
+            w.value(
+                ("26", "Früherer Gewerbetreibender oder früherer Firmenname"),
+                F26,
+                &p.name,
+                FIT,
+            );
+            match &p.accident_insurer {
+                Some(insurer) => w.value(
+                    ("27", "Bisheriger gesetzlicher Unfallversicherungsträger"),
+                    F27_INSURER,
+                    insurer,
+                    FIT,
+                ),
+                None => w.check(F27_INSURER_UNKNOWN),
+            }
+            match &p.accident_insurance_number {
+                Some(number) => w.value(
+                    ("27", "Bisherige Mitgliedsnummer"),
+                    F27_NUMBER,
+                    number,
+                    FIT,
+                ),
+                None => w.check(F27_NUMBER_UNKNOWN),
+            }
+        }
         match &reg.industrial_license {
             Some(l) => {
                 w.check(F28_YES);
                 w.value(
+                    ("28", "Erlaubnis: Ausstellungsdatum und erteilende Behörde"),
                     F28_TEXT,
                     &format!(
                         "{}, {}, {} {}",
@@ -416,9 +566,29 @@ pub(crate) fn render(
             }
             None => w.check(F28_NO),
         }
+        if let Some(card) = &reg.craft_card {
+            if card.held {
+                w.check(F29_YES);
+                let date = card.issue_date.map(format_date);
+                let text = [date.as_deref(), card.chamber.as_deref()]
+                    .into_iter()
+                    .flatten()
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                w.value(
+                    ("29", "Handwerkskarte: Ausstellungsdatum und Handwerkskammer"),
+                    F29_TEXT,
+                    &text,
+                    FIT,
+                );
+            } else {
+                w.check(F29_NO);
+            }
+        }
         if let Some(p) = &owner.residence_permit {
             w.check(F30_YES);
             w.value(
+                ("30", "Aufenthaltstitel: Ausstellungsdatum und erteilende Behörde"),
                 F30_TEXT,
                 &format!("{}, {}", format_date(p.issue_date), p.issuing_authority),
                 FIT,
@@ -427,27 +597,85 @@ pub(crate) fn render(
         match owner.has_employment_restrictions {
             Some(true) => {
                 w.check(F31_YES);
-                w.value(
-                    F31_TEXT,
+                // Records from before the wording was asked for carry none: point to the permit.
+                let text = owner.employment_restriction_details.as_deref().unwrap_or(
                     "Auflage/Beschränkung laut Aufenthaltstitel (siehe Zusatzblatt zum Aufenthaltstitel)",
+                );
+                w.value(
+                    ("31", "Auflage und/oder Beschränkung des Aufenthaltstitels"),
+                    F31_TEXT,
+                    text,
                     FIT,
                 );
             }
             Some(false) => w.check(F31_NO),
             None => {}
         }
-        w.value(F32, &format_date(ctx.created_on), FIT);
+        w.value(("32", "Datum"), F32, &format_date(ctx.created_on), FIT);
         pdf::draw_signature(w.page, signature, to_rect(F33));
         if sandbox {
             pdf::sandbox_mark(w.page)?;
         }
         Ok(())
     })?;
+
+    // The supplementary sheet, when a value needed it.
     let full_name = format!("{} {}", owner.first_name, owner.last_name);
+    let pages = sheet::paginate(fonts, &moved);
+    if pages.len() > sheet::PAGES {
+        return Err(RenderError::Pdf(format!(
+            "the supplementary sheet needs {} pages, the template has {}",
+            pages.len(),
+            sheet::PAGES
+        )));
+    }
+    let owner_line = format!("zum Vordruck für {full_name}");
+    for range in pages {
+        document.page(|page| {
+            sheet::draw_page(page, fonts, &owner_line, &moved[range]);
+            if sandbox {
+                pdf::sandbox_mark(page)?;
+            }
+            Ok(())
+        })?;
+    }
     document.finish(&Info {
         title: format!("GewA 1 - {full_name}"),
         subject: format!("Gewerbe-Anmeldung (GewA 1) für {}", reg.name),
         author: Some(full_name),
         timestamp: ctx.timestamp,
     })
+}
+
+/// Field 16 of a branch: `main_establishment` with its contacts, else `business_address` or
+/// the company's stored address (whose phone and email the API does not have).
+fn field16(w: &mut Writer, reg: &TradeRegistration, ctx: &Gewa1Context) {
+    const FIELD: Field = ("16", "Hauptniederlassung");
+    if let Some(m) = &reg.main_establishment {
+        let text = address_lines(
+            &m.street,
+            m.street_second_line.as_deref(),
+            &m.zip,
+            &m.city,
+            m.state.as_deref(),
+            Some(m.country),
+        );
+        w.value(FIELD, F16_ADDRESS, &text, FIT_TOP);
+        w.contacts(
+            "16",
+            F16_CONTACT,
+            m.phone.as_deref().unwrap_or(""),
+            m.email.as_deref().unwrap_or(""),
+        );
+    } else if let Some(main) = reg.business_address.as_ref().or(ctx.main_office.as_ref()) {
+        let text = address_lines(
+            &main.street,
+            main.street_second_line.as_deref(),
+            &main.zip,
+            &main.city,
+            main.state.as_deref(),
+            Some(main.country),
+        );
+        w.value(FIELD, F16_ADDRESS, &text, FIT_TOP);
+    }
 }

@@ -165,3 +165,65 @@ pub fn squash(s: &str) -> String {
 pub fn no_space(s: &str) -> String {
     s.chars().filter(|c| !c.is_whitespace()).collect()
 }
+
+/// The words of the GewA 1 whose centre lies in its box `name` (see `gewa1_field_boxes`),
+/// joined by single spaces in reading order: what a clerk reads in that field.
+pub fn gewa1_box_text(pdf: &[u8], name: &str) -> String {
+    let boxes = forms::gewa1_field_boxes();
+    let (_, page, x, y, w, h) = *boxes
+        .iter()
+        .find(|b| b.0 == name)
+        .unwrap_or_else(|| panic!("no box {name}"));
+    words(pdf)
+        .into_iter()
+        .filter(|word| {
+            let cx = (word.x_min + word.x_max) / 2.0;
+            let cy = (word.y_min + word.y_max) / 2.0;
+            word.page == page && cx >= x && cx <= x + w && cy >= y && cy <= y + h
+        })
+        .map(|word| word.text)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The smallest font size any text of the PDF is drawn at (the text matrix's vertical scale,
+/// times the current transformation's, of every `Tm` in every content stream).
+pub fn smallest_text_size(pdf: &[u8]) -> f32 {
+    use lopdf::content::Content;
+    let doc = lopdf::Document::load_mem(pdf).expect("lopdf parses the file");
+    let mut smallest = f32::MAX;
+    for (_, page_id) in doc.get_pages() {
+        let content = doc.get_page_content(page_id).expect("page content");
+        let ops = Content::decode(&content)
+            .expect("content decodes")
+            .operations;
+        let mut ctm_scale = vec![1.0f32];
+        for op in ops {
+            let num = |i: usize| {
+                op.operands
+                    .get(i)
+                    .and_then(|o| o.as_float().ok())
+                    .unwrap_or(0.0)
+            };
+            match op.operator.as_str() {
+                "q" => ctm_scale.push(*ctm_scale.last().unwrap()),
+                "Q" => {
+                    ctm_scale.pop();
+                    if ctm_scale.is_empty() {
+                        ctm_scale.push(1.0);
+                    }
+                }
+                "cm" => {
+                    let s = ctm_scale.last_mut().unwrap();
+                    *s *= num(3).abs();
+                }
+                "Tm" => {
+                    let size = num(3).abs() * ctm_scale.last().unwrap();
+                    smallest = smallest.min(size);
+                }
+                _ => {}
+            }
+        }
+    }
+    smallest
+}

@@ -131,7 +131,8 @@ pub enum RenderCommand {
 
 #[derive(Debug, clap::Args)]
 pub struct RenderArgs {
-    /// The request: the JSON the API takes as `data` (see examples/).
+    /// The request: the JSON the API takes as `data` (see examples/); checked against every
+    /// rule of the API as of the creation date, a broken one is refused with its field errors.
     #[arg(long)]
     pub input: std::path::PathBuf,
     /// Which owner, counted from 0.

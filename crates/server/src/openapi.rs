@@ -37,6 +37,7 @@ Errors carry a stable `code`, and validation errors list every broken field in `
         offices::lookup_trade_office,
         offices::lookup_tax_office,
         offices::get_tax_office,
+        offices::list_register_courts,
         operator::list_trade,
         operator::list_tax,
         operator::transition_trade,

@@ -14,13 +14,29 @@ fn parse_date(s: &str) -> anyhow::Result<Date> {
     Date::parse(s, &format).map_err(|_| anyhow!("--date must be a date YYYY-MM-DD, got {s:?}"))
 }
 
-/// Reads and decodes the request file, naming the broken field on failure.
-pub fn read_request(path: &std::path::Path) -> anyhow::Result<TradeRegistration> {
+/// Reads the request file and applies every rule of `POST /v1/trade-registration` to it, as
+/// if it were sent on `today`; a broken request fails with the API's field errors, one per
+/// line (`field: message (code)`).
+pub fn read_request(path: &std::path::Path, today: Date) -> anyhow::Result<TradeRegistration> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    crate::extract::decode_json::<TradeRegistration>(&bytes).map_err(|e| match e {
+    let value: serde_json::Value = crate::extract::decode_json(&bytes).map_err(|e| match e {
         crate::error::ApiError::Validation(v) => anyhow!("{}: {v}", path.display()),
         other => anyhow!("{}: {other}", path.display()),
-    })
+    })?;
+    domain::trade_request::parse(&value, today)
+        .map(|request| request.registration)
+        .map_err(|violations| {
+            let lines: Vec<String> = violations
+                .iter()
+                .map(|e| format!("  {}: {} ({})", e.field, e.message, e.code))
+                .collect();
+            anyhow!(
+                "{}: the request breaks {} rule(s) of the API:\n{}",
+                path.display(),
+                lines.len(),
+                lines.join("\n")
+            )
+        })
 }
 
 /// Renders the requested document; returns the path written and its size.
@@ -37,7 +53,6 @@ pub fn run(cmd: RenderCommand, operator: forms::Operator) -> anyhow::Result<(Pat
         trade_office,
         municipality_key,
     } = args;
-    let reg = read_request(&input)?;
     let (created_on, timestamp) = match date {
         Some(d) => {
             let d = parse_date(&d)?;
@@ -48,6 +63,7 @@ pub fn run(cmd: RenderCommand, operator: forms::Operator) -> anyhow::Result<(Pat
             (domain::calendar::date_in_germany(now), now)
         }
     };
+    let reg = read_request(&input, created_on)?;
     let pdf = if is_gewa1 {
         forms::render_gewa1(
             &reg,

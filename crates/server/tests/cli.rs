@@ -522,4 +522,32 @@ fn render_commands_write_the_documents() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("owners[0].dob"), "{err}");
     assert!(!none.exists());
+
+    // A request the API rejects is not rendered: the renderer applies the API's rules (a
+    // character outside DIN 91379, a postal code that is no German one) and prints the same
+    // field errors as the 422 would, with their codes.
+    let mut refused = request.clone();
+    refused["owners"][0]["last_name"] = Value::from("Иванов");
+    refused["registered_office"]["zip"] = Value::from("1011");
+    refused["owners"][0]["nationality"] = Value::from("AQ");
+    let refused_path = dir.path().join("refused.json");
+    std::fs::write(&refused_path, refused.to_string()).unwrap();
+    let out = run(&[
+        "render",
+        "gewa1",
+        "--input",
+        refused_path.to_str().unwrap(),
+        "--out",
+        none.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let api =
+        domain::trade_request::parse(&refused, time::macros::date!(2026 - 11 - 26)).unwrap_err();
+    assert_eq!(api.len(), 3, "{api}");
+    for e in api.iter() {
+        let line = format!("{}: {} ({})", e.field, e.message, e.code);
+        assert!(err.contains(&line), "{line:?} not in {err}");
+    }
+    assert!(!none.exists());
 }

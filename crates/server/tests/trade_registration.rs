@@ -317,6 +317,112 @@ backend_tests! {
         assert!(msg.contains("U+0418"), "{msg}");
     }
 
+    async fn gewa1_fields_round_trip(backend) {
+        // Every GewA 1 field the API carries beyond the basics: sent, stored, returned by the
+        // GET and printed on the form the trade office reads.
+        let app = app(backend).await;
+        let (_, key) = app.provider("P").await;
+        let mut body = example("assisted");
+        body["reason"] = json!("takeover");
+        body["establishment_type"] = json!("dependent-branch");
+        body["previous_business"] = json!({"name": "Café Gabler, Inh. Erika Gabler e. K."});
+        body["main_establishment"] = json!({
+            "street": "Kaiserstraße 12", "zip": "60311", "city": "Frankfurt am Main",
+            "country": "de", "phone": "+49 69 123456", "email": "zentrale@example.de"
+        });
+        body["owners"][1]["other_nationalities"] = json!(["de", "UA"]);
+        body["owners"][1]["residence_permit"] = json!({"issue_date": "2021-03-09", "issuing_authority": "LEA Berlin"});
+        body["owners"][1]["has_employment_restrictions"] = json!(true);
+        body["owners"][1]["employment_restriction_details"] = json!("Nur Gastronomie");
+        let (s, b) = post_json(&app, &key, &body).await;
+        assert_eq!(s, 201, "{b}");
+        let id = b["response"]["trade_registration_id"].as_str().unwrap().to_string();
+        let (s, g) = json(app.get(&format!("{PATH}/{id}"), Some(&key)).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{g}");
+        let g = &g["response"];
+        assert_eq!(g["authorized_representative"], json!({"first_name": "Jonas", "last_name": "Weber"}));
+        assert_eq!(g["main_establishment"]["country"], "DE", "canonical code");
+        assert_eq!(g["main_establishment"]["phone"], "+49 69 123456");
+        assert_eq!(g["previous_business"], json!({"name": "Café Gabler, Inh. Erika Gabler e. K."}));
+        assert_eq!(g["craft_card"], body["craft_card"]);
+        assert_eq!(g["owners"][1]["other_nationalities"], json!(["DE", "UA"]));
+        assert_eq!(g["owners"][1]["employment_restriction_details"], "Nur Gastronomie");
+        assert!(g["owners"][0].get("other_nationalities").is_none());
+        let docs = g["documents"].as_array().unwrap();
+        let form = docs.iter()
+            .find(|d| d["type"] == "trade-licence-application" && d["name"].as_str().unwrap().contains("Łukasiewicz"))
+            .unwrap();
+        let (s, _, pdf) = download(&app, form["download_url"].as_str().unwrap()).await;
+        assert_eq!(s, 200);
+        let text = pdf_text(&pdf);
+        for want in [
+            "Weber, Jonas", "Kaiserstraße 12", "+49 69 123456", "Café Gabler, Inh. Erika Gabler e. K.",
+            "30.09.2024, Handwerkskammer Berlin", "polnisch, ukrainisch", "Nur Gastronomie",
+        ] {
+            assert!(text.contains(want), "{want:?} not in the GewA 1:\n{text}");
+        }
+
+        // The register court, named by its place, is stored and returned in its canonical form.
+        let mut body = example("self");
+        body["registration_court"] = json!("charlottenburg");
+        let (s, b) = post_json(&app, &key, &body).await;
+        assert_eq!(s, 201, "{b}");
+        let id = b["response"]["trade_registration_id"].as_str().unwrap().to_string();
+        let (_, g) = json(app.get(&format!("{PATH}/{id}"), Some(&key)).send().await.unwrap()).await;
+        assert_eq!(g["response"]["registration_court"], "Amtsgericht Charlottenburg");
+        assert_eq!(g["response"]["registration_number"], "HRB 245789 B");
+    }
+
+    async fn gewa1_field_rules_are_reported_together(backend) {
+        let app = app(backend).await;
+        let (_, key) = app.provider("P").await;
+        let mut body = example("self");
+        body["registration_court"] = json!("Amtsgericht Gotham");
+        body["previous_business"] = json!({"name": "Alt GmbH"});
+        body["craft_card"] = json!({"held": true});
+        body["authorized_representative"] = json!({"first_name": "Jonas", "last_name": "Weber"});
+        body["owners"][0]["other_nationalities"] = json!(["TR", "AQ"]);
+        body["owners"][0]["has_employment_restrictions"] = json!(true);
+        let (s, b) = post_json(&app, &key, &body).await;
+        let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+        let found: Vec<(&str, &str)> = r["errors"].as_array().unwrap().iter()
+            .map(|e| (e["field"].as_str().unwrap(), e["code"].as_str().unwrap()))
+            .collect();
+        for want in [
+            ("registration_court", "unknown_register_court"),
+            ("previous_business", "not_allowed"),
+            ("craft_card", "not_allowed"),
+            ("craft_card.issue_date", "required"),
+            ("craft_card.chamber", "required"),
+            ("authorized_representative", "not_allowed"),
+            ("owners[0].other_nationalities[0]", "duplicate"),
+            ("owners[0].other_nationalities[1]", "no_nationality"),
+            ("owners[0].employment_restriction_details", "required"),
+        ] {
+            assert!(found.contains(&want), "{want:?} not in {found:?}");
+        }
+        assert_eq!(found.len(), 9, "{found:?}");
+    }
+
+    async fn register_courts_are_listed(backend) {
+        let app = app(backend).await;
+        let (_, key) = app.provider("P").await;
+        let (s, b) = json(app.get("/v1/register-courts", Some(&key)).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        let courts = b["response"]["courts"].as_array().unwrap();
+        assert_eq!(courts.len(), domain::register_court::all().len());
+        let charlottenburg = courts.iter().find(|c| c["place"] == "Charlottenburg").unwrap();
+        assert_eq!(charlottenburg["name"], "Amtsgericht Charlottenburg");
+        assert_eq!(charlottenburg["land"], "BE");
+        // Each listed name is accepted by a create.
+        for c in courts.iter().step_by(20) {
+            let mut body = example("self");
+            body["registration_court"] = c["name"].clone();
+            let (s, b) = post_json(&app, &key, &body).await;
+            assert_eq!(s, 201, "{c}: {b}");
+        }
+    }
+
     async fn companies_404_and_409(backend) {
         let app = app(backend).await;
         let (provider, key) = app.provider("P").await;

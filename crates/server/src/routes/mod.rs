@@ -77,6 +77,7 @@ pub fn authenticated(config: &Config) -> Router<Arc<AppState>> {
         .route("/v1/trade-offices", get(offices::lookup_trade_office))
         .route("/v1/tax-offices", get(offices::lookup_tax_office))
         .route("/v1/tax-offices/{number}", get(offices::get_tax_office))
+        .route("/v1/register-courts", get(offices::list_register_courts))
         .route(
             "/v1/operator/trade-registrations",
             get(operator::list_trade),

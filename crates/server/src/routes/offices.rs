@@ -356,6 +356,57 @@ pub async fn get_tax_office(Path(number): Path<String>) -> Result<Response, ApiE
     ))
 }
 
+/// A register court (Registergericht) as `registration_court` accepts it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RegisterCourtItem {
+    /// What `registration_court` stores and the GewA 1 prints.
+    #[schema(example = "Amtsgericht Charlottenburg")]
+    pub name: String,
+    /// The place alone, also accepted by `registration_court`.
+    #[schema(example = "Charlottenburg")]
+    pub place: &'static str,
+    /// The court's code in the XUnternehmen code list "Registergerichte" (also accepted).
+    #[schema(example = "F1103R")]
+    pub code: Option<&'static str>,
+    /// The Land, two letters.
+    #[schema(example = "BE")]
+    pub land: &'static str,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RegisterCourtsResponse {
+    pub result: Outcome,
+    pub message: String,
+    pub courts: Vec<RegisterCourtItem>,
+}
+
+/// The German register courts a trade registration's `registration_court` may name (GewA 1
+/// field 2), from the XUnternehmen code list "Registergerichte" (version 12, XRepository);
+/// sorted by place. A court is named by `name`, `place` or `code`, case-insensitively.
+#[utoipa::path(get, path = "/v1/register-courts", tag = "offices",
+    responses(
+        (status = 200, description = "Every register court", body = Envelope<RegisterCourtsResponse>),
+    ))]
+pub async fn list_register_courts() -> Response {
+    let courts = domain::register_court::all()
+        .iter()
+        .map(|c| RegisterCourtItem {
+            name: c.name(),
+            place: c.place,
+            code: c.code,
+            land: c.land,
+        })
+        .collect::<Vec<_>>();
+    respond(
+        StatusCode::OK,
+        RegisterCourtsResponse {
+            result: Outcome::Success,
+            message: format!("{} register courts", courts.len()),
+            courts,
+        },
+    )
+}
+
 // ---- operator directory -------------------------------------------------------------------
 
 use crate::routes::operator::operator_only;

@@ -20,9 +20,10 @@ use domain::calendar::date_in_germany;
 use domain::company::Environment;
 use domain::lifecycle::{Lifecycle, TradeStatus};
 use domain::trade::{
-    AcquisitionType, BusinessType, Employees, EstablishmentType, Gender, IndustrialLicense,
-    Language, Package, PostalAddress, Reason, RegisteredOffice, ResidencePermit,
-    ResidentialAddress, TradeRegistration,
+    AcquisitionType, BusinessType, CraftCard, Employees, EstablishmentType, Gender,
+    IndustrialLicense, Language, MainEstablishment, Package, PersonName, PostalAddress,
+    PreviousBusiness, Reason, RegisteredOffice, ResidencePermit, ResidentialAddress,
+    TradeRegistration,
 };
 use domain::trade_request::TradeRequest;
 use serde::Serialize;
@@ -787,6 +788,9 @@ pub struct OwnerView {
     pub country_of_birth: String,
     #[schema(example = "DE")]
     pub nationality: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schema(example = json!(["PL"]))]
+    pub other_nationalities: Vec<String>,
     pub gender: Gender,
     pub phone: String,
     pub email: String,
@@ -803,6 +807,8 @@ pub struct OwnerView {
     pub residence_permit: Option<ResidencePermit>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub has_employment_restrictions: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub employment_restriction_details: Option<String>,
 }
 
 /// The establishment as read back: always in Germany.
@@ -859,6 +865,9 @@ pub struct TradeRegistrationResponse {
     pub legal_form: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub registration_number: Option<String>,
+    /// As the request named it, in its canonical form (`Amtsgericht Charlottenburg`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub registration_court: Option<String>,
     pub business_type: Vec<BusinessType>,
     pub purpose: String,
     pub registered_office: OfficeView,
@@ -869,6 +878,14 @@ pub struct TradeRegistrationResponse {
     pub has_public_sector_participation: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub employees: Option<Employees>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub authorized_representative: Option<PersonName>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub main_establishment: Option<MainEstablishment>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous_business: Option<PreviousBusiness>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub craft_card: Option<CraftCard>,
     pub owners: Vec<OwnerView>,
     /// Present once determined: from the establishment's address, with the contact data of
     /// the operator-maintained directory.
@@ -947,6 +964,7 @@ pub async fn get(
         name: case.company_name.clone().unwrap_or(reg.name.clone()),
         legal_form,
         registration_number: reg.registration_number.clone(),
+        registration_court: reg.registration_court.clone(),
         business_type: reg.business_type.clone(),
         purpose: reg.purpose.clone(),
         registered_office: OfficeView {
@@ -958,6 +976,10 @@ pub async fn get(
         industrial_license: reg.industrial_license.clone(),
         has_public_sector_participation: reg.has_public_sector_participation,
         employees: reg.employees,
+        authorized_representative: reg.authorized_representative.clone(),
+        main_establishment: reg.main_establishment.clone(),
+        previous_business: reg.previous_business.clone(),
+        craft_card: reg.craft_card.clone(),
         owners: reg
             .owners
             .iter()
@@ -970,6 +992,11 @@ pub async fn get(
                 place_of_birth: o.place_of_birth.clone(),
                 country_of_birth: o.country_of_birth.as_str().into(),
                 nationality: o.nationality.as_str().into(),
+                other_nationalities: o
+                    .other_nationalities
+                    .iter()
+                    .map(|c| c.as_str().to_owned())
+                    .collect(),
                 gender: o.gender,
                 phone: o.phone.clone(),
                 email: o.email.clone(),
@@ -980,6 +1007,7 @@ pub async fn get(
                 address: o.address.clone(),
                 residence_permit: o.residence_permit.clone(),
                 has_employment_restrictions: o.has_employment_restrictions,
+                employment_restriction_details: o.employment_restriction_details.clone(),
             })
             .collect(),
         // The directory entry came with the case (one statement).

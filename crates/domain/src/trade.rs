@@ -104,15 +104,8 @@ pub struct PersonName {
     "phone": "+33 1 42 60 00 00", "email": "siege@example.fr"
 })))]
 pub struct MainEstablishment {
-    pub street: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub street_second_line: Option<String>,
-    pub zip: String,
-    pub city: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub state: Option<String>,
-    #[cfg_attr(feature = "openapi", schema(value_type = String, example = "DE"))]
-    pub country: CountryCode,
+    #[serde(flatten)]
+    pub address: PostalAddress,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phone: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -535,6 +528,19 @@ pub struct ResidentialAddress {
     pub state: Option<String>,
     #[cfg_attr(feature = "openapi", schema(value_type = String, example = "DE"))]
     pub country: CountryCode,
+}
+
+impl From<PostalAddress> for ResidentialAddress {
+    fn from(a: PostalAddress) -> Self {
+        ResidentialAddress {
+            street: a.street,
+            street_second_line: a.street_second_line,
+            zip: a.zip,
+            city: a.city,
+            state: a.state,
+            country: a.country,
+        }
+    }
 }
 
 #[cfg(test)]

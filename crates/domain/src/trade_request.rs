@@ -150,16 +150,6 @@ fn registered_office(v: &Value, path: &str, errs: &mut Violations) -> Option<Reg
     })
 }
 
-/// An address that may be abroad: `(street, second line, zip, city, state, country)`.
-type ForeignAddress = (
-    String,
-    Option<String>,
-    String,
-    String,
-    Option<String>,
-    CountryCode,
-);
-
 const ADDRESS_FIELDS: &[&str] = &[
     "street",
     "street_second_line",
@@ -174,13 +164,13 @@ fn foreign_address(
     path: &str,
     zip_max: usize,
     errs: &mut Violations,
-) -> Option<ForeignAddress> {
+) -> Option<PostalAddress> {
     let o = object(v, path, ADDRESS_FIELDS, errs)?;
     address_fields(&o, zip_max, errs)
 }
 
 /// The fields of an address that may be abroad, in an object already checked for its keys.
-fn address_fields(o: &Obj, zip_max: usize, errs: &mut Violations) -> Option<ForeignAddress> {
+fn address_fields(o: &Obj, zip_max: usize, errs: &mut Violations) -> Option<PostalAddress> {
     let street = req_text(o, "street", 72, TextType::B, errs);
     let second = opt_text(o, "street_second_line", 72, TextType::B, errs);
     let country = o
@@ -193,7 +183,14 @@ fn address_fields(o: &Obj, zip_max: usize, errs: &mut Violations) -> Option<Fore
         .req("city", errs)
         .and_then(|v| rules::city(v, &o.path("city"), errs));
     let state = opt_text(o, "state", 72, TextType::B, errs);
-    Some((street?, second, zip?, city?, state, country?))
+    Some(PostalAddress {
+        street: street?,
+        street_second_line: second,
+        zip: zip?,
+        city: city?,
+        state,
+        country: country?,
+    })
 }
 
 fn signature(v: &Value, path: &str, errs: &mut Violations) -> Option<SignaturePath> {
@@ -451,18 +448,10 @@ fn owner(
         ),
         _ => {}
     }
-    let address = o.opt("address").and_then(|v| {
-        let (street, street_second_line, zip, city, state, country) =
-            foreign_address(v, &o.path("address"), 12, errs)?;
-        Some(ResidentialAddress {
-            street,
-            street_second_line,
-            zip,
-            city,
-            state,
-            country,
-        })
-    });
+    let address = o
+        .opt("address")
+        .and_then(|v| foreign_address(v, &o.path("address"), 12, errs))
+        .map(ResidentialAddress::from);
 
     let last_name = last_name?;
     // "omit when equal to last_name": an equal birth name says nothing and is dropped.
@@ -508,14 +497,8 @@ fn main_establishment(v: &Value, errs: &mut Violations) -> Option<MainEstablishm
     let email = m
         .opt("email")
         .and_then(|v| rules::email(v, &m.path("email"), errs));
-    let (street, street_second_line, zip, city, state, country) = address?;
     Some(MainEstablishment {
-        street,
-        street_second_line,
-        zip,
-        city,
-        state,
-        country,
+        address: address?,
         phone,
         email,
     })
@@ -607,16 +590,7 @@ pub fn parse(body: &Value, today: Date) -> Result<TradeRequest, Violations> {
             );
             return None;
         }
-        let (street, street_second_line, zip, city, state, country) =
-            foreign_address(v, "business_address", 12, e)?;
-        Some(PostalAddress {
-            street,
-            street_second_line,
-            zip,
-            city,
-            state,
-            country,
-        })
+        foreign_address(v, "business_address", 12, e)
     });
     // A branch's form names its main office (field 16): the request's business_address, or
     // the stored address of the company company_id names.

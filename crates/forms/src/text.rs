@@ -552,14 +552,18 @@ pub(crate) fn draw_laid<C: Canvas + ?Sized>(
     }
 }
 
+/// The non-empty lines of `text` (hard line breaks with `\n`), shaped.
+fn paragraphs(face: &Face, text: &str) -> Vec<Run> {
+    text.split('\n')
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| shape(face, p))
+        .collect()
+}
+
 /// Shapes and lays out `text` (hard line breaks with `\n`) in `rect`; `None` when it fits only
 /// below `fit.min` (the caller then moves it elsewhere) or is empty.
 pub(crate) fn fit_box(face: &Face, text: &str, rect: Rect, fit: Fit) -> Option<Laid> {
-    let paragraphs: Vec<Run> = text
-        .split('\n')
-        .filter(|p| !p.trim().is_empty())
-        .map(|p| shape(face, p))
-        .collect();
+    let paragraphs = paragraphs(face, text);
     if paragraphs.is_empty() {
         return None;
     }
@@ -575,11 +579,7 @@ pub(crate) fn fill_box<C: Canvas + ?Sized>(
     rect: Rect,
     fit: Fit,
 ) {
-    let paragraphs: Vec<Run> = text
-        .split('\n')
-        .filter(|p| !p.trim().is_empty())
-        .map(|p| shape(face, p))
-        .collect();
+    let paragraphs = paragraphs(face, text);
     if paragraphs.is_empty() {
         return;
     }

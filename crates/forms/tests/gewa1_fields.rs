@@ -6,7 +6,8 @@ mod common;
 use common::*;
 use domain::country::CountryCode;
 use domain::trade::{
-    CraftCard, EstablishmentType, MainEstablishment, PersonName, PreviousBusiness, Reason,
+    CraftCard, EstablishmentType, MainEstablishment, PersonName, PostalAddress, PreviousBusiness,
+    Reason,
 };
 use forms::render_gewa1;
 
@@ -94,12 +95,14 @@ fn field_14_and_16_for_a_branch() {
 
     reg.establishment_type = EstablishmentType::DependentBranch;
     reg.main_establishment = Some(MainEstablishment {
-        street: "Kaiserstraße 12".into(),
-        street_second_line: None,
-        zip: "60311".into(),
-        city: "Frankfurt am Main".into(),
-        state: None,
-        country: code("DE"),
+        address: PostalAddress {
+            street: "Kaiserstraße 12".into(),
+            street_second_line: None,
+            zip: "60311".into(),
+            city: "Frankfurt am Main".into(),
+            state: None,
+            country: code("DE"),
+        },
         phone: Some("+49 69 123456".into()),
         email: Some("zentrale@example.de".into()),
     });

@@ -50,12 +50,14 @@ fn max_registration() -> TradeRegistration {
         last_name: filler(72, 20),
     });
     reg.main_establishment = Some(domain::trade::MainEstablishment {
-        street: filler(72, 21),
-        street_second_line: Some(filler(72, 22)),
-        zip: "123456789012".into(),
-        city: filler(72, 23),
-        state: Some(filler(72, 24)),
-        country: CountryCode::parse("VC").unwrap(),
+        address: domain::trade::PostalAddress {
+            street: filler(72, 21),
+            street_second_line: Some(filler(72, 22)),
+            zip: "123456789012".into(),
+            city: filler(72, 23),
+            state: Some(filler(72, 24)),
+            country: CountryCode::parse("VC").unwrap(),
+        },
         phone: Some("+49 (0) 30 1234 5678 9012 34/5-6".into()),
         email: Some("qzverylongmailboxnameforafirm.department.division@example-domain.de".into()),
     });
@@ -202,7 +204,12 @@ fn maximum_lengths_stay_inside_their_boxes() {
             .unwrap()
             .last_name
             .clone(),
-        reg.main_establishment.as_ref().unwrap().city.clone(),
+        reg.main_establishment
+            .as_ref()
+            .unwrap()
+            .address
+            .city
+            .clone(),
         reg.previous_business.as_ref().unwrap().name.clone(),
         reg.previous_business
             .as_ref()

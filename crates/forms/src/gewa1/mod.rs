@@ -652,13 +652,14 @@ pub(crate) fn render(
 fn field16(w: &mut Writer, reg: &TradeRegistration, ctx: &Gewa1Context) {
     const FIELD: Field = ("16", "Hauptniederlassung");
     if let Some(m) = &reg.main_establishment {
+        let a = &m.address;
         let text = address_lines(
-            &m.street,
-            m.street_second_line.as_deref(),
-            &m.zip,
-            &m.city,
-            m.state.as_deref(),
-            Some(m.country),
+            &a.street,
+            a.street_second_line.as_deref(),
+            &a.zip,
+            &a.city,
+            a.state.as_deref(),
+            Some(a.country),
         );
         w.value(FIELD, F16_ADDRESS, &text, FIT_TOP);
         w.contacts(

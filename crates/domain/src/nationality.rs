@@ -7,8 +7,9 @@
 //! nationality key (Staatsangehörigkeitsschlüssel, dl-de/by-2-0), compiled into
 //! `data/nationalities.tsv` (source and licence in its head and in
 //! `data/nationalities-README.md`). Territories that are no state carry the designation of the
-//! state whose nationality their people hold (our reading, marked `sovereign:XX` in the file);
-//! Antarctica has none and is refused as a nationality.
+//! state whose nationality their people hold (our reading, marked `sovereign:XX` in the file).
+//! The Palestinian territories and Western Sahara have no designation on the list: their name is
+//! printed (marked `name`). Antarctica has no people and is refused as a nationality.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -24,6 +25,9 @@ pub enum Basis {
     Source,
     /// A territory: the designation of the state named (our reading).
     Sovereign(CountryCode),
+    /// No designation on the official list: the place's name is printed (the Palestinian
+    /// territories, Destatis key 459; Western Sahara).
+    Name,
 }
 
 /// One row of the table.
@@ -52,6 +56,7 @@ fn table() -> &'static HashMap<CountryCode, Nationality> {
             let code = CountryCode::parse(iso2).expect("nationalities.tsv: known code");
             let basis = match basis {
                 "source" => Basis::Source,
+                "name" => Basis::Name,
                 "none" => continue,
                 other => Basis::Sovereign(
                     other
@@ -94,10 +99,13 @@ pub fn field_10(codes: impl IntoIterator<Item = CountryCode>) -> (bool, String) 
     for code in codes {
         if code.is_germany() {
             german = true;
-        } else if let Some(d) = designation(code)
-            && !others.contains(&d)
-        {
-            others.push(d);
+        } else {
+            // A code without a designation (Antarctica, in a record older than the rule)
+            // keeps its country name.
+            let d = designation(code).unwrap_or(code.german_name());
+            if !others.contains(&d) {
+                others.push(d);
+            }
         }
     }
     (german, others.join(", "))
@@ -112,7 +120,7 @@ mod tests {
     }
 
     #[test]
-    fn every_accepted_code_has_a_designation_but_three() {
+    fn every_accepted_code_has_a_designation_but_antarctica() {
         let mut missing = Vec::new();
         for c in CountryCode::all() {
             match of(c) {
@@ -125,6 +133,9 @@ mod tests {
                         assert_eq!(of(s).map(|n| n.basis), Some(Basis::Source), "{c} -> {s}");
                         assert_eq!(designation(s), Some(n.designation), "{c} -> {s}");
                     }
+                    if n.basis == Basis::Name {
+                        assert_eq!(n.designation, c.german_name(), "{c}");
+                    }
                     if n.basis == Basis::Source {
                         let key = n.destatis_key.unwrap_or_else(|| panic!("{c}: no key"));
                         assert!(key.len() == 3 && key.bytes().all(|b| b.is_ascii_digit()));
@@ -133,9 +144,8 @@ mod tests {
                 None => missing.push(c.as_str()),
             }
         }
-        // Antarctica has no people; Western Sahara and the Palestinian territories have no
-        // state the official list names (docs/forms.md, "Field 10").
-        assert_eq!(missing, ["AQ", "EH", "PS"]);
+        // Antarctica has no people (docs/forms.md, "Field 10").
+        assert_eq!(missing, ["AQ"]);
     }
 
     #[test]
@@ -155,6 +165,10 @@ mod tests {
             let n = of(code(c)).unwrap();
             assert_eq!((n.designation, n.destatis_key), (d, Some(key)), "{c}");
         }
+        // No designation on the list: the name.
+        assert_eq!(designation(code("PS")), Some("Palästinensische Gebiete"));
+        assert_eq!(of(code("PS")).unwrap().destatis_key, Some("459"));
+        assert_eq!(designation(code("EH")), Some("Westsahara"));
         // Territories take their state's.
         assert_eq!(designation(code("GL")), Some("dänisch"));
         assert_eq!(designation(code("PR")), Some("amerikanisch"));
@@ -167,6 +181,8 @@ mod tests {
             field_10([code("PL"), code("DE"), code("TR")]),
             (true, "polnisch, türkisch".into())
         );
+        // A stored record with a code refused today keeps its country name.
+        assert_eq!(field_10([code("AQ")]), (false, "Antarktis".into()));
         // Two codes with the same designation are written once.
         assert_eq!(
             field_10([code("US"), code("PR")]),

@@ -62,6 +62,8 @@ fn key(s: &str) -> String {
         .unwrap_or(&lower);
     let mut out = String::with_capacity(rest.len());
     for word in rest.split_whitespace() {
+        // "St. Wendel" is "Sankt Wendel".
+        let word = if word == "st." { "sankt" } else { word };
         if !out.is_empty() && !out.ends_with('.') {
             out.push(' ');
         }
@@ -74,6 +76,9 @@ fn key(s: &str) -> String {
 /// write them (`data/register-courts-README.md`): `(alias, place in the list)`.
 const ALIASES: &[(&str, &str)] = &[
     ("Berlin (Charlottenburg)", "Charlottenburg"),
+    ("Charlottenburg (Berlin)", "Charlottenburg"),
+    // Berlin's commercial, cooperative and partnership registers are kept at Charlottenburg.
+    ("Berlin", "Charlottenburg"),
     ("Berlin-Charlottenburg", "Charlottenburg"),
     ("Frankfurt/Oder", "Frankfurt (Oder)"),
     ("Frankfurt/Main", "Frankfurt am Main"),
@@ -104,6 +109,17 @@ pub fn find(input: &str) -> Option<&'static RegisterCourt> {
         .or_else(|| {
             let (_, place) = ALIASES.iter().find(|(alias, _)| key(alias) == k)?;
             courts.iter().find(|c| c.place == *place)
+        })
+        .or_else(|| {
+            // The place without its qualifier ("Kempten" for "Kempten (Allgäu)", "Landau" for
+            // "Landau in der Pfalz") when exactly one court's place begins with it.
+            let mut found = courts.iter().filter(|c| {
+                key(c.place)
+                    .strip_prefix(&k)
+                    .is_some_and(|rest| rest.starts_with(' ') || rest.starts_with('('))
+            });
+            let first = found.next()?;
+            found.next().is_none().then_some(first)
         })
 }
 
@@ -149,7 +165,15 @@ mod tests {
         // Spellings of the register portal's older form, and a bare "Frankfurt" refused.
         assert_eq!(find("Berlin (Charlottenburg)"), Some(charlottenburg));
         assert_eq!(find("Frankfurt/Oder").unwrap().land, "BB");
-        assert_eq!(find("Frankfurt"), None);
+        assert_eq!(find("Frankfurt"), None, "Frankfurt am Main or (Oder)");
+        assert_eq!(find("Bad"), None);
+        assert_eq!(find("St. Wendel").unwrap().place, "Sankt Wendel");
+        assert_eq!(find("Kempten").unwrap().place, "Kempten (Allgäu)");
+        assert_eq!(find("Landau").unwrap().place, "Landau in der Pfalz");
+        assert_eq!(find("Berlin"), Some(charlottenburg));
+        assert_eq!(find("Charlottenburg (Berlin)"), Some(charlottenburg));
+        // A place is not a prefix of another word: "Hamm" is not "Hamburg".
+        assert_ne!(find("Ham").map(|c| c.place), Some("Hamburg"));
         // Every alias names a court of the list.
         for (alias, place) in ALIASES {
             assert_eq!(find(alias).map(|c| c.place), Some(*place), "{alias}");

@@ -445,7 +445,7 @@ pub fn trade_cases() -> Vec<RuleCase> {
         ),
         c(
             "self",
-            vec![("/owners/0/other_nationalities", Some(json!(["PS"])))],
+            vec![("/owners/0/other_nationalities", Some(json!(["AQ"])))],
             "owners[0].other_nationalities[0]",
             "no_nationality",
         ),
@@ -469,6 +469,13 @@ pub fn trade_cases() -> Vec<RuleCase> {
             vec![("/owners/0/other_nationalities", Some(json!(["XX"])))],
             "owners[0].other_nationalities[0]",
             "invalid_country",
+        ),
+        // Field 30 is for foreigners who need a residence title.
+        c(
+            "self",
+            vec![("/owners/0/other_nationalities", Some(json!(["DE"])))],
+            "owners[0].residence_permit",
+            "not_allowed",
         ),
         // Field 31: the restriction's wording when there is one.
         c(

@@ -449,7 +449,7 @@ pub fn country(v: &Value, path: &str, errs: &mut Violations) -> Option<CountryCo
             errs.push(
                 path,
                 "invalid_country",
-                "must be an ISO 3166-1 alpha-2 country code such as DE",
+                "must be an ISO 3166-1 alpha-2 country code such as DE (or XK for Kosovo)",
             );
             None
         }

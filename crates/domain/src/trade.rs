@@ -40,8 +40,9 @@ pub struct TradeRegistration {
     /// Public-register number, when registered (max 30).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub registration_number: Option<String>,
-    /// The register court keeping that entry, as `Amtsgericht <place>` from the list of German
-    /// register courts ([`crate::register_court`]); only with `registration_number` (field 2).
+    /// The register court keeping that entry (field 2), named by its place ("Charlottenburg",
+    /// "Amtsgericht München") or code; stored and returned as `Amtsgericht <place>`. One of the
+    /// German register courts `GET /v1/register-courts` lists; only with `registration_number`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(example = "Amtsgericht Charlottenburg"))]
     pub registration_court: Option<String>,

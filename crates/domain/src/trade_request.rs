@@ -407,6 +407,25 @@ fn owner(
             issuing_authority: issuing_authority?,
         })
     });
+    // Field 30: "Nur für Ausländer, die einen Aufenthaltstitel benötigen".
+    // Judged on what was sent, also when another entry of the list is broken.
+    let german = nationality_is(&o, CountryCode::DE)
+        || o.opt("other_nationalities")
+            .and_then(Value::as_array)
+            .is_some_and(|items| {
+                items.iter().any(|v| {
+                    v.as_str()
+                        .and_then(|s| CountryCode::parse(s.trim()).ok())
+                        .is_some_and(|c| c.is_germany())
+                })
+            });
+    if german && o.has("residence_permit") {
+        errs.push(
+            o.path("residence_permit"),
+            "not_allowed",
+            "is only for foreigners who need a residence title (GewA 1 field 30); the owner is German",
+        );
+    }
     let has_restrictions = o
         .opt("has_employment_restrictions")
         .and_then(|v| rules::boolean(v, &o.path("has_employment_restrictions"), errs));

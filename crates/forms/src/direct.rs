@@ -722,30 +722,41 @@ pub(crate) struct Info {
     pub timestamp: time::OffsetDateTime,
 }
 
-/// A document being written from a [`Template`]: one page per template page, in order; the
-/// template's last pages may be optional ([`Document::with_optional_pages`]).
+/// A document being written from a [`Template`]: one page per template page, in order; or,
+/// made by [`Document::with_optional_pages`], the required pages and then any number of pages
+/// over the template's pages after them, the last one repeated.
 pub(crate) struct Document<'t> {
     template: &'t Template,
     own: [Option<GlyphSet>; 2],
     pages: Vec<(Vec<u8>, Vec<f32>)>,
     required: usize,
+    /// Whether pages beyond the template's repeat its last page.
+    repeat_last: bool,
 }
 
 impl<'t> Document<'t> {
     /// A document with every page of the template.
     pub(crate) fn new(template: &'t Template) -> Document<'t> {
-        Document::with_optional_pages(template, template.pages.len())
+        Document {
+            template,
+            own: [None, None],
+            pages: Vec::new(),
+            required: template.pages.len(),
+            repeat_last: false,
+        }
     }
 
-    /// A document with the template's first `required` pages and, when drawn, the pages after
-    /// them (the GewA 1's supplementary sheet). Unused pages' static streams stay in the file
-    /// unreferenced.
+    /// A document with the template's first `required` pages and, when drawn, as many pages
+    /// after them as the caller draws, over the template's following pages with the last one
+    /// repeated (the GewA 1's supplementary sheet). An unused page's static stream stays in the
+    /// file unreferenced.
     pub(crate) fn with_optional_pages(template: &'t Template, required: usize) -> Document<'t> {
         Document {
             template,
             own: [None, None],
             pages: Vec::new(),
             required: required.min(template.pages.len()),
+            repeat_last: true,
         }
     }
 
@@ -754,7 +765,7 @@ impl<'t> Document<'t> {
         &mut self,
         draw: impl FnOnce(&mut Page) -> Result<(), RenderError>,
     ) -> Result<(), RenderError> {
-        if self.pages.len() >= self.template.pages.len() {
+        if self.pages.len() >= self.template.pages.len() && !self.repeat_last {
             return Err(RenderError::Pdf("more pages than the template".into()));
         }
         let mut opacities = Vec::new();
@@ -800,15 +811,17 @@ impl<'t> Document<'t> {
         pdf.pages(tree)
             .kids(page_refs.iter().map(|(p, _)| *p))
             .count(i32::try_from(page_refs.len()).unwrap_or(i32::MAX));
+        let last = template.pages.len().saturating_sub(1);
+        let prepared_pages = (0..self.pages.len()).map(|i| template.pages[i.min(last)]);
         for (((page, contents), (content, opacities)), prepared) in
-            page_refs.iter().zip(&self.pages).zip(&template.pages)
+            page_refs.iter().zip(&self.pages).zip(prepared_pages)
         {
             let mut p = pdf.page(*page);
             p.parent(tree)
                 .media_box(pdf_writer::Rect::new(0.0, 0.0, A4_WIDTH, A4_HEIGHT));
             p.insert(Name(b"Contents"))
                 .array()
-                .items([*prepared, *contents]);
+                .items([prepared, *contents]);
             let mut resources = p.resources();
             resources
                 .color_spaces()

@@ -227,6 +227,47 @@ fn maximum_lengths_stay_inside_their_boxes() {
     assert!(all.contains("SãoToméundPríncipe"));
 }
 
+/// Nine partners of a GbR with names at their maximum length, every other field at its
+/// maximum too: field 1 lists eight other partners, far more than its box holds at 6 pt. The
+/// form still renders, nothing is drawn under 6 pt, and every value is readable in full on the
+/// supplementary sheet, over as many pages as it takes.
+#[test]
+fn nine_partners_at_maximum_length_fill_the_sheet() {
+    let mut reg = max_registration();
+    reg.legal_form = domain::trade::LegalForm::Gbr;
+    reg.name = format!("{} GbR", filler(116, 40));
+    let first = reg.owners[0].clone();
+    reg.owners = (0..9)
+        .map(|i| {
+            let mut o = first.clone();
+            o.first_name = filler(72, 50 + i);
+            o.last_name = filler(72, 60 + i);
+            o
+        })
+        .collect();
+    let pdf = render_gewa1(&reg, 4, &gewa1_ctx()).expect("renders");
+    let smallest = smallest_text_size(&pdf);
+    assert!(smallest >= 6.0 - 1e-3, "text drawn at {smallest} pt");
+    let info = pdfinfo(&pdf);
+    let pages: usize = info
+        .lines()
+        .find_map(|l| l.strip_prefix("Pages:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(pages >= 3, "{info}");
+    let all = no_space(&poppler("pdftotext", &["-raw", "-enc", "UTF-8"], &pdf));
+    for (i, o) in reg.owners.iter().enumerate() {
+        for word in o.first_name.split(' ').chain(o.last_name.split(' ')) {
+            assert!(all.contains(word), "owner {i}: {word:?} missing");
+        }
+    }
+    let last_sheet = squash(&page_text(&pdf, pages));
+    let want = format!("Beiblatt, Seite {} von {}", pages - 2, pages - 2);
+    assert!(last_sheet.contains(&want), "{want:?} not in {last_sheet}");
+}
+
 #[test]
 fn din_91379_sequences_render_and_extract() {
     let mut reg = example("trade-registration-self");

@@ -330,7 +330,9 @@ backend_tests! {
             "street": "Kaiserstraße 12", "zip": "60311", "city": "Frankfurt am Main",
             "country": "de", "phone": "+49 69 123456", "email": "zentrale@example.de"
         });
-        body["owners"][1]["other_nationalities"] = json!(["de", "UA"]);
+        body["owners"][1]["other_nationalities"] = json!(["ua"]);
+        // The main establishment stands in for business_address: it becomes the company's.
+        body.as_object_mut().unwrap().remove("business_address");
         body["owners"][1]["residence_permit"] = json!({"issue_date": "2021-03-09", "issuing_authority": "LEA Berlin"});
         body["owners"][1]["has_employment_restrictions"] = json!(true);
         body["owners"][1]["employment_restriction_details"] = json!("Nur Gastronomie");
@@ -345,7 +347,10 @@ backend_tests! {
         assert_eq!(g["main_establishment"]["phone"], "+49 69 123456");
         assert_eq!(g["previous_business"], json!({"name": "Café Gabler, Inh. Erika Gabler e. K."}));
         assert_eq!(g["craft_card"], body["craft_card"]);
-        assert_eq!(g["owners"][1]["other_nationalities"], json!(["DE", "UA"]));
+        assert_eq!(g["owners"][1]["other_nationalities"], json!(["UA"]));
+        let company = g["company_id"].as_str().unwrap();
+        let (_, c) = json(app.get(&format!("/v1/companies/{company}"), Some(&key)).send().await.unwrap()).await;
+        assert_eq!(c["response"]["business_address"]["city"], "Frankfurt am Main", "{c}");
         assert_eq!(g["owners"][1]["employment_restriction_details"], "Nur Gastronomie");
         assert!(g["owners"][0].get("other_nationalities").is_none());
         let docs = g["documents"].as_array().unwrap();
@@ -381,7 +386,7 @@ backend_tests! {
         body["previous_business"] = json!({"name": "Alt GmbH"});
         body["craft_card"] = json!({"held": true});
         body["authorized_representative"] = json!({"first_name": "Jonas", "last_name": "Weber"});
-        body["owners"][0]["other_nationalities"] = json!(["TR", "AQ"]);
+        body["owners"][0]["other_nationalities"] = json!(["TR", "AQ", "DE"]);
         body["owners"][0]["has_employment_restrictions"] = json!(true);
         let (s, b) = post_json(&app, &key, &body).await;
         let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
@@ -398,10 +403,11 @@ backend_tests! {
             ("owners[0].other_nationalities[0]", "duplicate"),
             ("owners[0].other_nationalities[1]", "no_nationality"),
             ("owners[0].employment_restriction_details", "required"),
+            ("owners[0].residence_permit", "not_allowed"),
         ] {
             assert!(found.contains(&want), "{want:?} not in {found:?}");
         }
-        assert_eq!(found.len(), 9, "{found:?}");
+        assert_eq!(found.len(), 10, "{found:?}");
     }
 
     async fn register_courts_are_listed(backend) {

@@ -145,8 +145,8 @@ pub(crate) fn template() -> Result<&'static Template, RenderError> {
                 preparer.page(|page| draw_static(page, geometry))?;
             }
             // The supplementary sheet's pages, drawn only when a value needs them.
-            for number in 1..=super::sheet::PAGES {
-                preparer.page(|page| super::sheet::draw_static(page, number))?;
+            for _ in 0..super::sheet::PAGES {
+                preparer.page(|page| super::sheet::draw_static(page))?;
             }
             for text in [super::CHECK_MARK, pdf::SANDBOX_MARK, pdf::SANDBOX_BANNER] {
                 preparer.include(&fonts.bold, text)?;

@@ -619,20 +619,18 @@ pub(crate) fn render(
         Ok(())
     })?;
 
-    // The supplementary sheet, when a value needed it.
+    // The supplementary sheet, when a value needed it: as many pages as its values take.
     let full_name = format!("{} {}", owner.first_name, owner.last_name);
-    let pages = sheet::paginate(fonts, &moved);
-    if pages.len() > sheet::PAGES {
-        return Err(RenderError::Pdf(format!(
-            "the supplementary sheet needs {} pages, the template has {}",
-            pages.len(),
-            sheet::PAGES
-        )));
-    }
-    let owner_line = format!("zum Vordruck für {full_name}");
-    for range in pages {
+    let heading = format!(
+        "zum Vordruck für {full_name}, {}, vom {}",
+        reg.name,
+        format_date(ctx.created_on)
+    );
+    let pages = sheet::paginate(fonts, &heading, &moved);
+    let total = pages.len();
+    for (i, range) in pages.into_iter().enumerate() {
         document.page(|page| {
-            sheet::draw_page(page, fonts, &owner_line, &moved[range]);
+            sheet::draw_page(page, fonts, &heading, &moved[range], (i + 1, total));
             if sandbox {
                 pdf::sandbox_mark(page)?;
             }

@@ -11,9 +11,9 @@ use crate::canvas::Canvas;
 use crate::pdf::{A4_HEIGHT, A4_WIDTH};
 use crate::text::{self, Face, Fonts};
 
-/// Pages the template holds for the sheet (a form with every field at its maximum length
-/// needs one; `tests/limits.rs`).
-pub(crate) const PAGES: usize = 2;
+/// Pages the template holds for the sheet: one, repeated for as many pages as the values need
+/// (a form with every field at its maximum length needs one; `tests/limits.rs`).
+pub(crate) const PAGES: usize = 1;
 /// What a box says when its value is on the sheet.
 pub(crate) const SEE_SHEET: &str = "siehe Beiblatt";
 const TITLE: &str = "Beiblatt zur Gewerbe-Anmeldung (GewA 1)";
@@ -23,8 +23,8 @@ const MARGIN: f32 = 56.7; // 2 cm
 const WIDTH: f32 = A4_WIDTH - 2.0 * MARGIN;
 const BOTTOM: f32 = A4_HEIGHT - MARGIN;
 const TITLE_BASELINE: f32 = MARGIN + 14.0;
-/// Top of the first entry: below the title and the line naming the form's owner.
-const ENTRIES_TOP: f32 = MARGIN + 58.0;
+/// Top of the heading naming the form the sheet belongs to.
+const HEADING_TOP: f32 = TITLE_BASELINE + 8.0;
 const LABEL_SIZE: f32 = 9.0;
 const VALUE_SIZE: f32 = 10.0;
 const GAP: f32 = 9.0;
@@ -41,25 +41,41 @@ pub(crate) struct Entry {
 }
 
 /// Texts every sheet draws in bold, for the template's prepared fonts.
-pub(crate) fn prepared_texts() -> [&'static str; 4] {
-    [TITLE, PAGE_LABEL, "Feld 0123456789 –", "zum Vordruck für"]
+pub(crate) fn prepared_texts() -> [&'static str; 3] {
+    [PAGE_LABEL, "Feld 0123456789 – von", "zum Vordruck für"]
 }
 
-/// The static part of sheet page `number` (1-based): title and page label.
-pub(crate) fn draw_static<C: Canvas>(page: &mut C, number: usize) -> Result<(), RenderError> {
+/// The static part of every sheet page: the title.
+pub(crate) fn draw_static<C: Canvas>(page: &mut C) -> Result<(), RenderError> {
     let fonts = text::fonts()?;
     page.set_fill_rgb(BLACK);
     let title = text::shape(&fonts.bold, TITLE);
     text::draw_run(page, &fonts.bold, &title, MARGIN, TITLE_BASELINE, 14.0, 1.0);
-    let label = text::shape(&fonts.bold, &format!("{PAGE_LABEL} {number}"));
-    let size = 8.0;
-    let x = A4_WIDTH - MARGIN - label.width_em() * size;
-    text::draw_run(page, &fonts.bold, &label, x, A4_HEIGHT - 28.0, size, 1.0);
     Ok(())
 }
 
+/// "Feld 7 – Geburtsname"; a value of the form's head has no number ("Kopf – ...").
 fn label_text(e: &Entry) -> String {
-    format!("Feld {} – {}", e.field, e.label)
+    if e.field.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("Feld {} – {}", e.field, e.label)
+    } else {
+        format!("{} – {}", e.field, e.label)
+    }
+}
+
+/// The heading under the title: the form the sheet belongs to. Returns the y below it.
+fn draw_heading<C: Canvas>(page: Option<&mut C>, fonts: &Fonts, heading: &str) -> f32 {
+    let run = text::shape(&fonts.regular, heading);
+    text::paragraph(
+        page,
+        &fonts.regular,
+        LABEL_SIZE,
+        BLACK,
+        MARGIN,
+        WIDTH,
+        &run,
+        HEADING_TOP,
+    ) + GAP
 }
 
 /// Height of an entry (label, value lines, gap) at the sheet's sizes.
@@ -97,17 +113,22 @@ fn draw_entry<C: Canvas>(mut page: Option<&mut C>, fonts: &Fonts, e: &Entry, y: 
     y + GAP
 }
 
-/// Splits `entries` into sheet pages: the index ranges each page holds.
-pub(crate) fn paginate(fonts: &Fonts, entries: &[Entry]) -> Vec<std::ops::Range<usize>> {
+/// Splits `entries` into sheet pages under `heading`: the index ranges each page holds.
+pub(crate) fn paginate(
+    fonts: &Fonts,
+    heading: &str,
+    entries: &[Entry],
+) -> Vec<std::ops::Range<usize>> {
+    let top = draw_heading::<crate::direct::Page<'static>>(None, fonts, heading);
     let mut pages = Vec::new();
     let mut start = 0;
-    let mut y = ENTRIES_TOP;
+    let mut y = top;
     for (i, e) in entries.iter().enumerate() {
         let h = entry_height(fonts, e);
         if y + h > BOTTOM && i > start {
             pages.push(start..i);
             start = i;
-            y = ENTRIES_TOP;
+            y = top;
         }
         y += h;
     }
@@ -117,28 +138,23 @@ pub(crate) fn paginate(fonts: &Fonts, entries: &[Entry]) -> Vec<std::ops::Range<
     pages
 }
 
-/// Draws one sheet page: the line naming the form it belongs to, then `entries`.
+/// Draws sheet page `number` of `total`: the heading naming the form it belongs to, then
+/// `entries`, and the page label.
 pub(crate) fn draw_page<C: Canvas>(
     page: &mut C,
     fonts: &Fonts,
-    owner_line: &str,
+    heading: &str,
     entries: &[Entry],
+    (number, total): (usize, usize),
 ) {
     page.set_fill_rgb(BLACK);
-    let face: &Face = &fonts.regular;
-    let run = text::shape(face, owner_line);
-    text::paragraph(
-        Some(&mut *page),
-        face,
-        LABEL_SIZE,
-        BLACK,
-        MARGIN,
-        WIDTH,
-        &run,
-        TITLE_BASELINE + 8.0,
-    );
-    let mut y = ENTRIES_TOP;
+    let mut y = draw_heading(Some(&mut *page), fonts, heading);
     for e in entries {
         y = draw_entry(Some(&mut *page), fonts, e, y);
     }
+    let face: &Face = &fonts.bold;
+    let label = text::shape(face, &format!("{PAGE_LABEL} {number} von {total}"));
+    let size = 8.0;
+    let x = A4_WIDTH - MARGIN - label.width_em() * size;
+    text::draw_run(page, face, &label, x, A4_HEIGHT - 28.0, size, 1.0);
 }

@@ -427,7 +427,14 @@ async fn resolve_company(
             Ok((id, None, main_office))
         }
         None => {
-            let address = match &reg.business_address {
+            // The company's address: business_address, else a branch's main establishment,
+            // else the establishment itself.
+            let main = reg
+                .main_establishment
+                .as_ref()
+                .filter(|_| reg.establishment_type.is_branch())
+                .map(|m| &m.address);
+            let address = match reg.business_address.as_ref().or(main) {
                 Some(a) => serde_json::to_value(a),
                 None => {
                     let o = &reg.registered_office;

@@ -23,7 +23,7 @@ mod trade_licence;
 
 pub use domain::trade::TradeRegistration;
 pub use gewa1::{field_boxes as gewa1_field_boxes, signature_box as gewa1_signature_box};
-pub use pdfcheck::{NotAPdf, check_pdf};
+pub use pdfcheck::{NotAPdf, check_pdf, check_pdf_file};
 pub use text::has_glyph;
 
 /// Render context of a GewA 1 that does not come from the request.

@@ -131,6 +131,29 @@ pub fn trade_assisted_multipart(pdf: &[u8]) -> Body {
     })
 }
 
+/// `POST /v1/trade-registration`, package `self`, multipart: the owner's signed GewA 1 uploaded
+/// as `pdf` (50 MB in the `trade-upload` scenario, for the server's memory under big uploads).
+pub fn trade_self_upload_multipart(pdf: &[u8]) -> Body {
+    let mut data = example("self");
+    data["owners"][0]["documents"] = json!({"gewa_1": {"file": "signed0"}});
+    if let Some(sigs) = data["owners"][0]["signatures"].as_object_mut() {
+        sigs.remove("gewa_1");
+    }
+    let mut body = Vec::with_capacity(pdf.len() + 8192);
+    body.extend_from_slice(
+        format!(
+            "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"data\"\r\n\
+             Content-Type: application/json\r\n\r\n{data}\r\n--{BOUNDARY}\r\n\
+             Content-Disposition: form-data; name=\"signed0\"; filename=\"gewa1.pdf\"\r\n\
+             Content-Type: application/pdf\r\n\r\n"
+        )
+        .as_bytes(),
+    );
+    body.extend_from_slice(pdf);
+    body.extend_from_slice(format!("\r\n--{BOUNDARY}--\r\n").as_bytes());
+    Body::Same(Bytes::from(body))
+}
+
 /// `POST /v1/tax-registration`: a GmbH with three directors and five shareholders (four people,
 /// one company, 20 % each).
 pub fn tax_gmbh() -> Body {

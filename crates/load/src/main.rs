@@ -45,6 +45,9 @@ enum Scenario {
     TradeAssisted,
     /// `POST /v1/tax-registration`, GmbH with three directors and five shareholders.
     TaxGmbh,
+    /// `POST /v1/trade-registration`, package self, multipart with the owner's signed GewA 1
+    /// uploaded as a 50 MB PDF: the server's memory under big uploads (not in the default set).
+    TradeUpload,
 }
 
 #[derive(Debug, Parser)]
@@ -199,6 +202,15 @@ async fn bench_setup(args: &Args, setup: &server::Setup, backend: Backend) -> an
         &assisted,
     );
     let create_tax = post("/v1/tax-registration", "application/json", &tax);
+    // Built only when asked for: 50 MB.
+    let create_upload = args.scenarios.contains(&Scenario::TradeUpload).then(|| {
+        let big = bodies::trade_self_upload_multipart(&bodies::pdf_of_size(50_000_000));
+        post(
+            "/v1/trade-registration",
+            &format!("multipart/form-data; boundary={}", bodies::BOUNDARY),
+            &big,
+        )
+    });
 
     // The case that GET and download read, and a check that every create body is accepted.
     let template = checked(addr, &create_self).await?;
@@ -265,12 +277,16 @@ async fn bench_setup(args: &Args, setup: &server::Setup, backend: Backend) -> an
             Scenario::TradeSelf => create_self.clone(),
             Scenario::TradeAssisted => create_assisted.clone(),
             Scenario::TaxGmbh => create_tax.clone(),
+            Scenario::TradeUpload => create_upload.clone().context("upload body")?,
         };
         for &connections in &args.connections {
             let (m, rss_max) = measured_run(&srv, addr, call.clone(), connections, args).await?;
             if matches!(
                 scenario,
-                Scenario::TradeSelf | Scenario::TradeAssisted | Scenario::TaxGmbh
+                Scenario::TradeSelf
+                    | Scenario::TradeAssisted
+                    | Scenario::TaxGmbh
+                    | Scenario::TradeUpload
             ) {
                 cases += m.ok;
             }

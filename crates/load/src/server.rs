@@ -34,7 +34,9 @@ impl Setup {
             .env("FILING_ELSTER_HERSTELLER_ID", "40417")
             // The default of 16 simultaneous uploads would refuse part of the 32-connection
             // multipart run with 503: measure the create path, not the guard.
-            .env("FILING_MAX_CONCURRENT_UPLOADS", "64");
+            .env("FILING_MAX_CONCURRENT_UPLOADS", "64")
+            // One provider sends every request: its share is every slot.
+            .env("FILING_MAX_UPLOADS_PER_PROVIDER", "64");
         cmd
     }
 

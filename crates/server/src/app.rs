@@ -36,6 +36,12 @@ pub struct AppState {
     pub webhook_wake: tokio::sync::Notify,
     /// One permit per upload (multipart request) this instance serves at a time.
     pub upload_slots: Arc<tokio::sync::Semaphore>,
+    /// The upload slots each provider holds, within its share (see [`crate::limits::upload_slots`]).
+    pub upload_shares: crate::limits::UploadShares,
+    /// Where file parts are spooled while a request is served ([`crate::uploads`]).
+    pub spool_dir: std::path::PathBuf,
+    /// The memory budget of PDF checks ([`crate::uploads::PdfChecks`]).
+    pub pdf_checks: crate::uploads::PdfChecks,
     /// The per-key token buckets; `None` when rate limiting is off.
     pub rate_limiter: Option<crate::limits::KeyRateLimiter>,
     /// API key records read recently (see [`crate::auth::KeyCache`]).
@@ -171,11 +177,16 @@ pub async fn build_state(config: Config) -> anyhow::Result<Arc<AppState>> {
     );
     let keys = crate::auth::KeyCache::new(config.key_cache);
     let trade_offices = crate::recent::Recent::new(config.directory_cache);
+    let spool_dir = crate::uploads::prepare_spool(&config.storage.data_dir)
+        .context("cannot prepare the upload spool folder")?;
     Ok(Arc::new(AppState {
         repo,
         documents,
         links,
         upload_slots: Arc::new(tokio::sync::Semaphore::new(config.max_concurrent_uploads)),
+        upload_shares: crate::limits::UploadShares::new(config.max_uploads_per_provider),
+        spool_dir,
+        pdf_checks: Default::default(),
         rate_limiter: crate::limits::rate_limiter(config.rate_limit),
         config,
         webhook_wake: tokio::sync::Notify::new(),

@@ -215,6 +215,11 @@ pub struct ServeArgs {
     #[arg(long, env = "FILING_MAX_CONCURRENT_UPLOADS", default_value = "16")]
     pub max_concurrent_uploads: String,
 
+    /// Upload slots one provider (with its client companies) may hold at once; one more of
+    /// its uploads is answered 429. Default: a quarter of `FILING_MAX_CONCURRENT_UPLOADS`.
+    #[arg(long, env = "FILING_MAX_UPLOADS_PER_PROVIDER")]
+    pub max_uploads_per_provider: Option<String>,
+
     /// Requests per second each API key may make on average (a token bucket per key);
     /// 0 turns rate limiting off (the default, for development).
     #[arg(long, env = "FILING_RATE_LIMIT_PER_SECOND", default_value = "0")]
@@ -254,6 +259,7 @@ impl Default for ServeArgs {
             body_read_timeout_secs: "30".into(),
             body_min_bytes_per_sec: "65536".into(),
             max_concurrent_uploads: "16".into(),
+            max_uploads_per_provider: None,
             rate_limit_per_second: "0".into(),
             rate_limit_burst: None,
         }
@@ -325,6 +331,8 @@ pub struct Config {
     /// Bytes per second that earn a body one more second (0: none).
     pub body_min_rate: u64,
     pub max_concurrent_uploads: usize,
+    /// Upload slots one provider may hold at once (at most `max_concurrent_uploads`).
+    pub max_uploads_per_provider: usize,
     /// `None`: no rate limiting.
     pub rate_limit: Option<RateLimit>,
 }
@@ -700,6 +708,11 @@ impl Config {
         };
         let max_body_bytes = parse_positive("FILING_MAX_BODY_BYTES", &serve.max_body_bytes)?;
         let max_upload_bytes = parse_positive("FILING_MAX_UPLOAD_BYTES", &serve.max_upload_bytes)?;
+        let max_concurrent_uploads = parse_range(
+            "FILING_MAX_CONCURRENT_UPLOADS",
+            &serve.max_concurrent_uploads,
+            1..=100_000,
+        )?;
         // At most a day, like the body's allowance: deadlines are instants, which overflow.
         let request_timeout = Duration::from_secs(parse_range(
             "FILING_REQUEST_TIMEOUT_SECS",
@@ -809,11 +822,15 @@ impl Config {
                 // JSON body take twelve days.
                 v => parse_range("FILING_BODY_MIN_BYTES_PER_SEC", v, 1024..=1 << 30)?,
             },
-            max_concurrent_uploads: parse_range(
-                "FILING_MAX_CONCURRENT_UPLOADS",
-                &serve.max_concurrent_uploads,
-                1..=100_000,
-            )?,
+            max_concurrent_uploads,
+            max_uploads_per_provider: match &serve.max_uploads_per_provider {
+                None => (max_concurrent_uploads / 4).max(1),
+                Some(v) => parse_range(
+                    "FILING_MAX_UPLOADS_PER_PROVIDER",
+                    v,
+                    1..=max_concurrent_uploads,
+                )?,
+            },
             rate_limit: parse_rate_limit(
                 &serve.rate_limit_per_second,
                 serve.rate_limit_burst.as_deref(),

@@ -110,6 +110,11 @@ pub enum ApiError {
     MethodNotAllowed,
     #[error("too many requests")]
     RateLimited { retry_after_secs: u64 },
+    /// A provider's upload beyond its share of the upload slots (429, `Retry-After: 1`).
+    #[error(
+        "{share} uploads of this provider are in progress, its share of the upload slots; retry when one has finished"
+    )]
+    UploadShareUsed { share: usize },
     #[error("the request took too long")]
     Timeout,
     #[error("{}", body_timeout_message(*secs, *min_rate))]
@@ -198,7 +203,9 @@ impl ApiError {
             ApiError::UnsupportedMediaType(_) => ErrorCode::UnsupportedMediaType,
             ApiError::Validation(_) => ErrorCode::ValidationFailed,
             ApiError::MethodNotAllowed => ErrorCode::MethodNotAllowed,
-            ApiError::RateLimited { .. } => ErrorCode::RateLimited,
+            ApiError::RateLimited { .. } | ApiError::UploadShareUsed { .. } => {
+                ErrorCode::RateLimited
+            }
             ApiError::Timeout | ApiError::BodyTimeout { .. } => ErrorCode::RequestTimeout,
             ApiError::Unavailable(_) | ApiError::Overloaded(_) => ErrorCode::ServiceUnavailable,
             ApiError::Internal(_) => ErrorCode::InternalError,
@@ -271,6 +278,10 @@ impl IntoResponse for ApiError {
             ApiError::RateLimited { retry_after_secs } => {
                 res.headers_mut()
                     .insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
+            }
+            ApiError::UploadShareUsed { .. } => {
+                res.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from(1u64));
             }
             ApiError::Unavailable(_) | ApiError::Overloaded(_) => {
                 res.headers_mut().insert(

@@ -22,4 +22,5 @@ pub mod recent;
 pub mod render;
 pub mod routes;
 pub mod telemetry;
+pub mod uploads;
 pub mod webhooks;

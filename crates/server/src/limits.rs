@@ -259,9 +259,67 @@ fn is_upload(req: &Request) -> bool {
     req.method() == Method::POST && crate::routes::cases::is_multipart(req.headers())
 }
 
+/// The upload slots each provider holds (a provider with its client companies), for the
+/// share each may hold at most: so one provider's slow uploads never take the slots another
+/// provider's upload needs.
+pub struct UploadShares {
+    share: usize,
+    held: std::sync::Mutex<std::collections::HashMap<uuid::Uuid, usize>>,
+}
+
+/// One slot of a provider's share, given back when dropped.
+pub struct ShareGuard<'a> {
+    shares: &'a UploadShares,
+    provider: uuid::Uuid,
+}
+
+impl UploadShares {
+    pub fn new(share: usize) -> Self {
+        Self {
+            share,
+            held: Default::default(),
+        }
+    }
+
+    /// One more slot for `provider`, unless it holds its share already.
+    pub fn take(&self, provider: uuid::Uuid) -> Option<ShareGuard<'_>> {
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        let n = held.entry(provider).or_insert(0);
+        if *n >= self.share {
+            return None;
+        }
+        *n += 1;
+        Some(ShareGuard {
+            shares: self,
+            provider,
+        })
+    }
+
+    /// Slots `provider` holds now.
+    pub fn held_by(&self, provider: uuid::Uuid) -> usize {
+        let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        held.get(&provider).copied().unwrap_or(0)
+    }
+}
+
+impl Drop for ShareGuard<'_> {
+    fn drop(&mut self) {
+        let mut held = self.shares.held.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = held.get_mut(&self.provider) {
+            *n -= 1;
+            if *n == 0 {
+                held.remove(&self.provider);
+            }
+        }
+    }
+}
+
 /// Middleware (after authentication, before the idempotency layer reads the body): at most
-/// `FILING_MAX_CONCURRENT_UPLOADS` multipart requests are served at once; one more is refused
-/// at once with 503 `SERVICE_UNAVAILABLE` and `Retry-After`, before its body is read.
+/// `FILING_MAX_CONCURRENT_UPLOADS` multipart requests are served at once, and of those at most
+/// `FILING_MAX_UPLOADS_PER_PROVIDER` (a quarter) for one provider. A provider's upload beyond
+/// its share is refused at once with 429 `RATE_LIMITED` (its own uploads are what it waits
+/// for); one beyond every slot with 503 `SERVICE_UNAVAILABLE`; both with `Retry-After` and
+/// before the body is read.
 pub async fn upload_slots(
     State(state): State<Arc<AppState>>,
     req: Request,
@@ -276,6 +334,29 @@ pub async fn upload_slots(
     if !is_upload(&req) || !may_write {
         return next.run(req).await;
     }
+    // Operators (one trusted party) share the slots without a share of their own.
+    let provider = match req.extensions().get::<domain::auth::Caller>() {
+        Some(domain::auth::Caller::Provider { company_id }) => Some(*company_id),
+        Some(domain::auth::Caller::Client { provider_id, .. }) => Some(*provider_id),
+        _ => None,
+    };
+    let share = match provider {
+        Some(p) => match state.upload_shares.take(p) {
+            Some(guard) => Some(guard),
+            None => {
+                tracing::info!(
+                    provider = %p,
+                    share = state.config.max_uploads_per_provider,
+                    "upload refused: the provider holds its share of the upload slots"
+                );
+                return ApiError::UploadShareUsed {
+                    share: state.config.max_uploads_per_provider,
+                }
+                .into_response();
+            }
+        },
+        None => None,
+    };
     let Ok(permit) = state.upload_slots.clone().try_acquire_owned() else {
         tracing::warn!(
             limit = state.config.max_concurrent_uploads,
@@ -286,6 +367,7 @@ pub async fn upload_slots(
     };
     let res = next.run(req).await;
     drop(permit);
+    drop(share);
     res
 }
 

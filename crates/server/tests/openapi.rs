@@ -238,6 +238,7 @@ fn one_of_each_error() -> Vec<ApiError> {
         ApiError::RateLimited {
             retry_after_secs: 1,
         },
+        ApiError::UploadShareUsed { share: 4 },
         ApiError::Timeout,
         ApiError::BodyTimeout {
             secs: 30,
@@ -264,6 +265,7 @@ fn one_of_each_error() -> Vec<ApiError> {
             | ApiError::Validation(_)
             | ApiError::MethodNotAllowed
             | ApiError::RateLimited { .. }
+            | ApiError::UploadShareUsed { .. }
             | ApiError::Timeout
             | ApiError::BodyTimeout { .. }
             | ApiError::Unavailable(_)

@@ -335,6 +335,66 @@ impl DocumentStore {
         .map_err(|e: std::io::Error| StoreError::Unavailable(format!("cannot write {key}: {e}")))
     }
 
+    /// Like [`DocumentStore::put`], with the content read from the file at `from` (an upload
+    /// spooled to disk), in bounded memory: copied into place on the local backend, sent in
+    /// parts of 8 MiB to a bucket.
+    pub async fn put_file(&self, key: &str, from: &std::path::Path) -> Result<()> {
+        if let Some(root) = &self.local_root {
+            let file = root.join(key);
+            let (root, from) = (root.to_path_buf(), from.to_path_buf());
+            let (flushes, settled) = (self.folder_flushes.clone(), self.settled.clone());
+            return tokio::task::spawn_blocking(move || {
+                copy_durably(&file, &from)?;
+                let (to_flush, settle) = dirs_to_flush(&file, &root, &settled);
+                flushes.flush(&to_flush)?;
+                record_settled(&settled, settle, SETTLED_MOST);
+                Ok(())
+            })
+            .await
+            .map_err(|e| StoreError::Unavailable(e.to_string()))?
+            .map_err(|e: std::io::Error| {
+                StoreError::Unavailable(format!("cannot write {key}: {e}"))
+            });
+        }
+        let path = Path::from(key);
+        let send = async {
+            use tokio::io::AsyncWriteExt;
+            let mut source =
+                tokio::fs::File::open(from)
+                    .await
+                    .map_err(|e| object_store::Error::Generic {
+                        store: "upload",
+                        source: Box::new(e),
+                    })?;
+            let mut sink = object_store::buffered::BufWriter::with_capacity(
+                self.inner.clone(),
+                path.clone(),
+                8 * 1024 * 1024,
+            );
+            let copied = async {
+                tokio::io::copy(&mut source, &mut sink).await?;
+                sink.shutdown().await
+            }
+            .await;
+            if let Err(e) = copied {
+                let _ = sink.abort().await;
+                return Err(object_store::Error::Generic {
+                    store: "upload",
+                    source: Box::new(e),
+                });
+            }
+            Ok(())
+        };
+        match self.bounded(send).await {
+            Ok(()) => Ok(()),
+            Err(Bounded::Store(
+                e @ (object_store::Error::NotFound { .. }
+                | object_store::Error::AlreadyExists { .. }),
+            )) => Err(StoreError::Unavailable(e.to_string())),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// The whole object; `None` when there is none under that key.
     pub async fn get(&self, key: &str) -> Result<Option<Bytes>> {
         let path = Path::from(key);
@@ -578,6 +638,55 @@ fn write_durably(file: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&staging);
     }
     written
+}
+
+/// [`write_durably`] with the content copied from the file at `from` (in the kernel where it
+/// can: `std::fs::copy` into the staging file is not used, it would not flush).
+fn copy_durably(file: &std::path::Path, from: &std::path::Path) -> std::io::Result<()> {
+    let staging = staging_name(file)?;
+    let copied = (|| {
+        let mut source = std::fs::File::open(from)?;
+        let mut out = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&staging)
+            .or_else(|e| {
+                if e.kind() != std::io::ErrorKind::NotFound {
+                    return Err(e);
+                }
+                std::fs::create_dir_all(staging.parent().unwrap_or(std::path::Path::new(".")))?;
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&staging)
+            })?;
+        std::io::copy(&mut source, &mut out)?;
+        out.sync_all()?;
+        std::fs::rename(&staging, file)
+    })();
+    if copied.is_err() {
+        let _ = std::fs::remove_file(&staging);
+    }
+    copied
+}
+
+/// A staging name beside `file`, as `object_store` names its own (`name#N`, which listings
+/// skip and the sweep removes), unique in this process.
+fn staging_name(file: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COPIES: AtomicU64 = AtomicU64::new(0);
+    let (Some(folder), Some(name)) = (file.parent(), file.file_name()) else {
+        return Err(std::io::Error::other("a document key names no file"));
+    };
+    let mut staged = name.to_os_string();
+    // Digits only, as the sweep expects; the `0` after the process id keeps these apart from
+    // `write_durably`'s names (its counter is written without leading zeros).
+    staged.push(format!(
+        "#{}0{}",
+        std::process::id(),
+        COPIES.fetch_add(1, Ordering::Relaxed)
+    ));
+    Ok(folder.join(staged))
 }
 
 /// `fsync` of each folder, in order.

@@ -40,6 +40,7 @@ use crate::error::{ApiError, ErrorBody, ErrorCode};
 use crate::extract::{PathId, is_json};
 use crate::routes::cases;
 use crate::routes::offices::TradeOfficeView;
+use crate::uploads::{PartRefused, Spooled};
 
 /// Most parts a multipart create may have: `data` and one signed GewA 1 per owner.
 const MAX_PARTS: usize = 1 + domain::trade_request::MAX_OWNERS;
@@ -47,10 +48,17 @@ const MAX_PARTS: usize = 1 + domain::trade_request::MAX_OWNERS;
 pub const DOC_GEWA1: &str = "trade-licence-application";
 pub const DOC_POA: &str = "power-of-attorney";
 
-/// The request as received: the `data` JSON and the file parts by name.
+/// The request as received: the `data` JSON and the file parts, spooled to disk.
 struct Received {
     data: Bytes,
-    files: Vec<(String, Bytes)>,
+    files: Vec<Spooled>,
+}
+
+/// A 422 for one file part refused while it arrived.
+fn refused_part(field: String, code: &str, message: &str) -> ApiError {
+    let mut errs = Violations::new();
+    errs.push(field, code, message);
+    ApiError::Validation(errs)
 }
 
 async fn receive(state: &AppState, req: Request) -> Result<Received, ApiError> {
@@ -77,7 +85,10 @@ async fn receive(state: &AppState, req: Request) -> Result<Received, ApiError> {
     }
     let mut mp = cases::multipart(req).await?;
     let mut data = None;
-    let mut files: Vec<(String, Bytes)> = Vec::new();
+    // The parts the payload references, once it has arrived (`data` first is what clients
+    // send; parts before it are spooled and judged once it is here).
+    let mut refs: Option<Vec<(usize, String)>> = None;
+    let mut files: Vec<Spooled> = Vec::new();
     let mut parts = 0;
     while let Some(mut field) = mp.next_field().await.map_err(cases::multipart_error)? {
         parts += 1;
@@ -90,20 +101,50 @@ async fn receive(state: &AppState, req: Request) -> Result<Received, ApiError> {
         if name.is_empty() {
             return Err(ApiError::InvalidMultipart("every part needs a name".into()));
         }
-        let limit = if name == "data" { max_body } else { max_upload };
-        let part = cases::read_part(&mut field, &name, limit).await?;
         if name == "data" {
-            if data.replace(part).is_some() {
+            if data.is_some() {
                 return Err(ApiError::InvalidMultipart(
                     "more than one `data` part".into(),
                 ));
             }
-        } else if files.iter().any(|(n, _)| *n == name) {
+            let part = cases::read_part(&mut field, &name, max_body).await?;
+            refs = serde_json::from_slice::<Value>(&part)
+                .ok()
+                .map(|v| referenced_files(&v));
+            data = Some(part);
+            continue;
+        }
+        // Refused before a byte of it is read: a second part of a name, a part the payload
+        // does not reference.
+        if files.iter().any(|f| f.name == name) {
             return Err(ApiError::InvalidMultipart(format!(
                 "more than one part named `{name}`"
             )));
-        } else {
-            files.push((name, part));
+        }
+        let owner = refs
+            .as_ref()
+            .map(|r| r.iter().find(|(_, n)| *n == name).map(|(i, _)| *i));
+        if owner == Some(None) {
+            return Err(refused_part(
+                name,
+                "unexpected_file",
+                "no owner references this part in documents.gewa_1.file (refused unread)",
+            ));
+        }
+        match crate::uploads::spool(&mut field, &name, max_upload, &state.spool_dir).await {
+            Ok(spooled) => files.push(spooled),
+            Err(PartRefused::NotAPdf) => {
+                let field = match owner.flatten() {
+                    Some(i) => format!("owners[{i}].documents.gewa_1.file"),
+                    None => name,
+                };
+                return Err(refused_part(
+                    field,
+                    "not_a_pdf",
+                    "must be a signed GewA 1 as PDF: the file does not start with a PDF header",
+                ));
+            }
+            Err(PartRefused::Error(e)) => return Err(e),
         }
     }
     let data = data.ok_or_else(|| {
@@ -133,11 +174,11 @@ fn referenced_files(value: &Value) -> Vec<(usize, String)> {
 }
 
 /// Every part must be referenced, every reference must have its part, and every part must be
-/// a PDF.
-async fn check_files(value: &Value, files: &[(String, Bytes)], errs: &mut Violations) {
+/// a PDF (checked within the instance's budget, [`crate::uploads::PdfChecks`]).
+async fn check_files(state: &AppState, value: &Value, files: &[Spooled], errs: &mut Violations) {
     let refs = referenced_files(value);
     for (i, name) in &refs {
-        if !files.iter().any(|(n, _)| n == name) {
+        if !files.iter().any(|f| f.name == *name) {
             errs.push(
                 format!("owners[{i}].documents.gewa_1.file"),
                 "missing_file",
@@ -145,23 +186,16 @@ async fn check_files(value: &Value, files: &[(String, Bytes)], errs: &mut Violat
             );
         }
     }
-    for (name, bytes) in files {
-        let Some((i, _)) = refs.iter().find(|(_, n)| n == name) else {
+    for file in files {
+        let Some((i, _)) = refs.iter().find(|(_, n)| *n == file.name) else {
             errs.push(
-                name.clone(),
+                file.name.clone(),
                 "unexpected_file",
                 "no owner references this part in documents.gewa_1.file",
             );
             continue;
         };
-        let bytes = bytes.clone();
-        let checked = tokio::task::spawn_blocking(move || forms::check_pdf(&bytes)).await;
-        let problem = match checked {
-            Ok(Ok(_pages)) => None,
-            Ok(Err(e)) => Some(e.to_string()),
-            Err(_) => Some("the file could not be read as a PDF".to_string()),
-        };
-        if let Some(problem) = problem {
+        if let Err(problem) = state.pdf_checks.check(file).await {
             errs.push(
                 format!("owners[{i}].documents.gewa_1.file"),
                 "not_a_pdf",
@@ -232,8 +266,13 @@ fn display_name(kind: &str, first: &str, last: &str) -> String {
 struct Produced {
     owner: usize,
     doc_type: &'static str,
-    /// Shared with the received upload, not copied.
-    bytes: Bytes,
+    content: Content,
+}
+
+/// A document's content: rendered here, or an upload in its spool file.
+enum Content {
+    Rendered(Bytes),
+    Uploaded(Spooled),
 }
 
 /// What the GewA 1 prints that is not in the request: the receiving office's name and the
@@ -247,7 +286,7 @@ struct Head {
 
 fn render_all(
     reg: &TradeRegistration,
-    uploads: &HashMap<String, Bytes>,
+    mut uploads: HashMap<String, Spooled>,
     head: Head,
     operator: forms::Operator,
     now: OffsetDateTime,
@@ -268,22 +307,25 @@ fn render_all(
     let mut out = Vec::new();
     for (i, owner) in reg.owners.iter().enumerate() {
         let gewa1 = match &owner.documents.gewa_1 {
-            Some(upload) => uploads
-                .get(&upload.file)
-                .cloned()
-                .ok_or(forms::RenderError::MissingSignature(i))?,
-            None => Bytes::from(forms::render_gewa1(reg, i, &gewa1_ctx)?),
+            Some(upload) => Content::Uploaded(
+                uploads
+                    .remove(&upload.file)
+                    .ok_or(forms::RenderError::MissingSignature(i))?,
+            ),
+            None => Content::Rendered(Bytes::from(forms::render_gewa1(reg, i, &gewa1_ctx)?)),
         };
         out.push(Produced {
             owner: i,
             doc_type: DOC_GEWA1,
-            bytes: gewa1,
+            content: gewa1,
         });
         if reg.package == Package::Assisted {
             out.push(Produced {
                 owner: i,
                 doc_type: DOC_POA,
-                bytes: Bytes::from(forms::render_power_of_attorney(reg, i, &poa_ctx)?),
+                content: Content::Rendered(Bytes::from(forms::render_power_of_attorney(
+                    reg, i, &poa_ctx,
+                )?)),
             });
         }
     }
@@ -305,9 +347,19 @@ async fn store_produced(
         let id = Uuid::now_v7();
         let key = cases::storage_key("trade", id, "pdf", now);
         let owner = &reg.owners[p.owner];
-        let sha256 = Sha256::digest(&p.bytes).to_vec();
-        let size = p.bytes.len() as i64;
-        if let Err(e) = state.documents.put(&key, p.bytes).await {
+        let (sha256, size, put) = match p.content {
+            Content::Rendered(bytes) => (
+                Sha256::digest(&bytes).to_vec(),
+                bytes.len() as i64,
+                state.documents.put(&key, bytes).await,
+            ),
+            Content::Uploaded(file) => (
+                file.sha256.to_vec(),
+                file.len as i64,
+                state.documents.put_file(&key, &file.path).await,
+            ),
+        };
+        if let Err(e) = put {
             cases::remove_files(state, &written).await;
             return Err(e.into());
         }
@@ -370,7 +422,11 @@ pub(crate) async fn rerender_gewa1(
                 out.push(Produced {
                     owner: i,
                     doc_type: DOC_GEWA1,
-                    bytes: Bytes::from(forms::render_gewa1(&reg_for_render, i, &ctx)?),
+                    content: Content::Rendered(Bytes::from(forms::render_gewa1(
+                        &reg_for_render,
+                        i,
+                        &ctx,
+                    )?)),
                 });
             }
         }
@@ -381,8 +437,11 @@ pub(crate) async fn rerender_gewa1(
     .map_err(|e| ApiError::Internal(anyhow::anyhow!("rendering failed: {e}")))?;
     let changed = produced
         .into_iter()
-        .filter(|p| {
-            !cases::holds_document(&case.documents, Some(p.owner as i32), p.doc_type, &p.bytes)
+        .filter(|p| match &p.content {
+            Content::Rendered(bytes) => {
+                !cases::holds_document(&case.documents, Some(p.owner as i32), p.doc_type, bytes)
+            }
+            Content::Uploaded(_) => true,
         })
         .collect();
     store_produced(state, case.id, &reg, changed, cases::now_micros()).await
@@ -522,7 +581,7 @@ pub async fn create(
             None
         }
     };
-    check_files(&value, &received.files, &mut errs).await;
+    check_files(&state, &value, &received.files, &mut errs).await;
     let request = match parsed {
         Some(p) if errs.is_empty() => p,
         _ => return Err(ApiError::Validation(errs)),
@@ -535,11 +594,15 @@ pub async fn create(
     head.main_office = main_office;
 
     // Render (CPU work) off the async threads.
-    let uploads: HashMap<String, Bytes> = received.files.into_iter().collect();
+    let uploads: HashMap<String, Spooled> = received
+        .files
+        .into_iter()
+        .map(|f| (f.name.clone(), f))
+        .collect();
     let operator = state.config.operator.clone();
     let reg_for_render = reg.clone();
     let produced = tokio::task::spawn_blocking(move || {
-        render_all(&reg_for_render, &uploads, head, operator, now)
+        render_all(&reg_for_render, uploads, head, operator, now)
     })
     .await
     .map_err(|e| ApiError::Internal(anyhow::anyhow!("rendering panicked: {e}")))?

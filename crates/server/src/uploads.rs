@@ -1,0 +1,154 @@
+//! Uploaded files of a multipart create, in bounded memory (docs/adr/0005-uploads-in-bounded-memory.md).
+//!
+//! A file part is never held whole in memory: it is written to a spool file in
+//! `FILING_DATA_DIR/tmp` (beside the idempotency layer's spool) as it arrives, hashed (SHA-256)
+//! and checked for a PDF header on the way, and refused before it is read when the payload, sent before it, does not reference it
+//! (with an `Idempotency-Key` the idempotency layer has read the whole body to its end for the
+//! fingerprint already, into a file of its own: still no memory, but the bytes were received).
+//! Accepted files are checked as PDFs under a memory budget ([`PdfChecks`]) and copied into the
+//! document store from their spool file. Spool files are deleted when the request ends (and at
+//! start, for what a crash left).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+use tokio::io::AsyncWriteExt;
+
+use crate::error::ApiError;
+use crate::routes::cases::multipart_error;
+
+/// An uploaded file part on disk.
+#[derive(Debug)]
+pub struct Spooled {
+    /// The part's name.
+    pub name: String,
+    /// Deleted when dropped.
+    pub path: tempfile::TempPath,
+    pub len: u64,
+    pub sha256: [u8; 32],
+}
+
+/// Why a part was refused while it was being received.
+#[derive(Debug)]
+pub enum PartRefused {
+    /// Its first bytes are not a PDF header: refused without reading the rest.
+    NotAPdf,
+    /// Too large, unreadable multipart, or the spool failed.
+    Error(ApiError),
+}
+
+impl From<ApiError> for PartRefused {
+    fn from(e: ApiError) -> Self {
+        PartRefused::Error(e)
+    }
+}
+
+/// The spool folder below the data directory (`tmp`, which the idempotency layer spools to as
+/// well), created owner-only, emptied of the named files an earlier process left.
+pub fn prepare_spool(data_dir: &Path) -> std::io::Result<PathBuf> {
+    let dir = data_dir.join("tmp");
+    std::fs::create_dir_all(&dir)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    for entry in std::fs::read_dir(&dir)?.flatten() {
+        if entry.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+    Ok(dir)
+}
+
+/// Receives the file part `field` into a new spool file in `dir`, at most `limit` bytes.
+pub async fn spool(
+    field: &mut axum::extract::multipart::Field<'_>,
+    name: &str,
+    limit: usize,
+    dir: &Path,
+) -> Result<Spooled, PartRefused> {
+    // A full or failing disk is the instance's trouble, not the caller's: 503, as the
+    // idempotency layer's spool answers.
+    let spool_failed =
+        |e: std::io::Error| ApiError::Unavailable(format!("cannot spool an upload: {e}"));
+    let dir = dir.to_path_buf();
+    let file = tokio::task::spawn_blocking(move || {
+        tempfile::Builder::new().prefix("upload-").tempfile_in(&dir)
+    })
+    .await
+    .map_err(|e| ApiError::Internal(anyhow::anyhow!("spool task: {e}")))?
+    .map_err(spool_failed)?;
+    let (file, path) = file.into_parts();
+    let mut out = tokio::io::BufWriter::with_capacity(256 * 1024, tokio::fs::File::from_std(file));
+    let mut hasher = Sha256::new();
+    let mut len = 0u64;
+    let mut head: Vec<u8> = Vec::with_capacity(5);
+    while let Some(chunk) = field.chunk().await.map_err(multipart_error)? {
+        len += chunk.len() as u64;
+        if len > limit as u64 {
+            return Err(ApiError::PayloadTooLarge(format!(
+                "the part `{name}` is larger than {limit} bytes"
+            ))
+            .into());
+        }
+        if head.len() < 5 {
+            let take = (5 - head.len()).min(chunk.len());
+            head.extend_from_slice(&chunk[..take]);
+            if !b"%PDF-".starts_with(&head) {
+                return Err(PartRefused::NotAPdf);
+            }
+        }
+        hasher.update(&chunk);
+        out.write_all(&chunk).await.map_err(spool_failed)?;
+    }
+    if head.len() < 5 {
+        return Err(PartRefused::NotAPdf);
+    }
+    out.flush().await.map_err(spool_failed)?;
+    Ok(Spooled {
+        name: name.to_string(),
+        path,
+        len,
+        sha256: hasher.finalize().into(),
+    })
+}
+
+/// The memory budget of PDF checks: the parser reads a file whole, so at most this many
+/// mebibytes of uploads are being checked at once on an instance; a larger file waits for the
+/// ones before it. Small forms (a signed GewA 1 is about 100 KB) pass side by side.
+pub const PDF_CHECK_BUDGET_MIB: u32 = 64;
+
+/// See [`PDF_CHECK_BUDGET_MIB`].
+#[derive(Clone)]
+pub struct PdfChecks(Arc<tokio::sync::Semaphore>);
+
+impl Default for PdfChecks {
+    fn default() -> Self {
+        PdfChecks(Arc::new(tokio::sync::Semaphore::new(
+            PDF_CHECK_BUDGET_MIB as usize,
+        )))
+    }
+}
+
+impl PdfChecks {
+    /// Checks the spooled file as a PDF within the budget; its page count, or why not.
+    pub async fn check(&self, file: &Spooled) -> Result<usize, String> {
+        let mib = file
+            .len
+            .div_ceil(1024 * 1024)
+            .clamp(1, PDF_CHECK_BUDGET_MIB as u64) as u32;
+        let _permit = self
+            .0
+            .clone()
+            .acquire_many_owned(mib)
+            .await
+            .map_err(|_| "the file could not be checked".to_string())?;
+        let path = file.path.to_path_buf();
+        tokio::task::spawn_blocking(move || forms::check_pdf_file(&path))
+            .await
+            .map_err(|_| "the file could not be read as a PDF".to_string())?
+            .map_err(|e| e.to_string())
+    }
+}

@@ -359,6 +359,8 @@ pub struct WebhookConfig {
     /// Seal endpoint secrets (and stored idempotent answers) at rest; without a current key
     /// they are stored as they are.
     pub sealing: crate::webhooks::SealingKeys,
+    /// How target host names are resolved (the system resolver; a fixed table in tests).
+    pub lookup: crate::webhooks::target::Lookup,
 }
 
 /// `FILING_WEBHOOK_SECRETS_KEY` and `FILING_WEBHOOK_SECRETS_OLD_KEYS`.
@@ -781,6 +783,7 @@ impl Config {
                 worker: parse_bool("FILING_WEBHOOK_WORKER", &serve.webhook_worker)?,
                 poll_interval: Duration::from_secs(1),
                 sealing: sealing_keys(serve)?,
+                lookup: Default::default(),
             },
             db_timeout: Duration::from_secs(parse_positive(
                 "FILING_DB_TIMEOUT_SECS",

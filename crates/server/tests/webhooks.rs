@@ -14,6 +14,7 @@ use axum::response::IntoResponse;
 use common::{Options, TestApp, assert_error, json};
 use domain::rule_cases::example;
 use serde_json::{Value, json};
+use server::webhooks::target::Lookup;
 
 /// One request the receiver got.
 #[derive(Debug, Clone)]
@@ -1000,13 +1001,52 @@ backend_tests! {
         };
         let app = TestApp::spawn_with(backend, options).await.unwrap();
         let (_, pkey) = app.provider("P").await;
-        for url in ["http://127.0.0.1:8080/hook", "http://[::1]/hook", "http://169.254.169.254/latest", "http://10.0.0.5/h", "http://localhost:3000/h", "http://intranet/h"] {
+        // The last five: 6to4 of 127.0.0.1 and of 169.254.169.254, IPv4-translated 127.0.0.1,
+        // Teredo (server 0.0.0.0) and the discard-only block; then NAT64 of the metadata
+        // address and an IPv4-mapped address (False in the IANA registry).
+        for url in ["http://127.0.0.1:8080/hook", "http://[::1]/hook", "http://169.254.169.254/latest", "http://10.0.0.5/h", "http://localhost:3000/h", "http://intranet/h", "http://[2002:7f00:1::]/", "http://[2002:a9fe:a9fe::]/", "http://[::ffff:0:7f00:1]/", "http://[2001::]/", "http://[100::1]/", "http://[64:ff9b::a9fe:a9fe]/", "http://[::ffff:8.8.8.8]/"] {
             let (s, b) = json(app.post("/v1/webhook-endpoints", Some(&pkey)).json(&json!({"url": url})).send().await.unwrap()).await;
             let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
             assert_eq!(r["errors"][0]["field"], "url", "{url}");
         }
-        // A public literal address is accepted (nothing is sent until an event happens).
-        let (s, b) = json(app.post("/v1/webhook-endpoints", Some(&pkey)).json(&json!({"url": "https://8.8.8.8/hook"})).send().await.unwrap()).await;
+        // A public literal address is accepted (nothing is sent until an event happens), and
+        // so are 6to4 and NAT64 forms of a public IPv4 address.
+        for url in ["https://8.8.8.8/hook", "https://[2002:808:808::1]/hook", "https://[64:ff9b::808:808]/hook"] {
+            let (s, b) = json(app.post("/v1/webhook-endpoints", Some(&pkey)).json(&json!({"url": url})).send().await.unwrap()).await;
+            assert_eq!(s, 201, "{url}: {b}");
+        }
+    }
+
+    async fn a_name_resolving_inside_is_refused_without_its_address(backend) {
+        let options = Options {
+            tweak: Box::new(|c| {
+                c.webhooks.allow_private_targets = false;
+                c.webhooks.lookup = Lookup::fixed([
+                    ("billing.corp.example", &["10.20.30.40"][..]),
+                    ("mixed.example", &["8.8.8.8", "fd12:3456::7"][..]),
+                    ("sixtofour.example", &["2002:a9fe:a9fe::1"][..]),
+                    ("hooks.example", &["8.8.4.4"][..]),
+                ]);
+            }),
+            ..Options::default()
+        };
+        let app = TestApp::spawn_with(backend, options).await.unwrap();
+        let (_, pkey) = app.provider("P").await;
+        for (url, inside) in [
+            ("https://billing.corp.example/h", "10.20.30.40"),
+            ("https://mixed.example/h", "fd12:3456::7"),
+            ("https://sixtofour.example/h", "2002:a9fe:a9fe::1"),
+        ] {
+            let (s, b) = json(app.post("/v1/webhook-endpoints", Some(&pkey)).json(&json!({"url": url})).send().await.unwrap()).await;
+            let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+            assert_eq!(r["errors"][0]["field"], "url", "{url}");
+            assert_eq!(r["errors"][0]["code"], "private_target", "{url}");
+            let text = b.to_string();
+            assert!(text.contains("resolves to an address that is not public"), "{b}");
+            assert!(!text.contains(inside), "the answer names the inside address: {b}");
+            assert!(!text.contains("169.254"), "the answer names the embedded address: {b}");
+        }
+        let (s, b) = json(app.post("/v1/webhook-endpoints", Some(&pkey)).json(&json!({"url": "https://hooks.example/h"})).send().await.unwrap()).await;
         assert_eq!(s, 201, "{b}");
     }
 
@@ -1224,9 +1264,54 @@ backend_tests! {
         assert_eq!(list.len(), 2, "{list:?}");
         for d in &list {
             assert_eq!(d["outcome"], "failed", "{d}");
-            assert_eq!(d["error"], "refused: 127.0.0.1 is not a public address", "{d}");
+            assert_eq!(d["error"], "refused: 127.0.0.1 is in 127.0.0.0/8 (Loopback, RFC 1122), which is not globally reachable", "{d}");
         }
         assert!(rx.deliveries().is_empty(), "nothing reached the private address");
+        app.stop().await;
+    }
+
+    async fn deliveries_to_a_name_refuse_inside_addresses_without_naming_them(backend) {
+        // The name resolved to a public address at registration; it now resolves inside.
+        let rx = Receiver::start(Behaviour::Ok).await;
+        let port = rx.url.split(':').nth(2).and_then(|p| p.split('/').next()).unwrap().to_string();
+        let first = TestApp::spawn_with(backend, Options {
+            tweak: Box::new(|c| {
+                c.webhooks.allow_private_targets = false;
+                c.webhooks.lookup = Lookup::fixed([("receiver.example", &["8.8.8.8"][..])]);
+            }),
+            ..Options::default()
+        }).await.unwrap();
+        let (_, pkey) = first.provider("P").await;
+        let (eid, _) = endpoint(&first, &pkey, &format!("http://receiver.example:{port}/hook"), None).await;
+        let (url, dir) = (first.database_url.clone(), first.dir.clone());
+        first.stop().await;
+        let strict = Options {
+            tweak: Box::new(|c| {
+                c.webhooks.allow_private_targets = false;
+                c.webhooks.lookup = Lookup::fixed([("receiver.example", &["127.0.0.1"][..])]);
+                c.webhooks.retry_schedule = Vec::new();
+            }),
+            ..Options::default()
+        };
+        let app = TestApp::spawn_on(url, dir, strict).await;
+        create_trade(&app, &pkey, "assisted").await;
+        let mut list = Vec::new();
+        for _ in 0..100 {
+            let (_, b) = json(app.get(&format!("/v1/webhook-endpoints/{eid}/deliveries"), Some(&pkey)).send().await.unwrap()).await;
+            list = b["response"]["deliveries"].as_array().unwrap().clone();
+            if list.len() == 2 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(list.len(), 2, "{list:?}");
+        for d in &list {
+            assert_eq!(d["outcome"], "failed", "{d}");
+            let error = d["error"].as_str().unwrap();
+            assert!(error.contains("receiver.example does not resolve to a public address"), "{d}");
+            assert!(!error.contains("127.0.0.1"), "the log names the inside address: {d}");
+        }
+        assert!(rx.deliveries().is_empty(), "nothing reached the inside address");
         app.stop().await;
     }
 

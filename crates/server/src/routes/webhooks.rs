@@ -54,7 +54,9 @@ async fn own_endpoint(
 #[serde(deny_unknown_fields)]
 pub struct CreateEndpointRequest {
     /// Where events are POSTed: an http(s) URL of a public host (at most 2048 characters, no
-    /// spaces, no `#fragment`), taken as sent.
+    /// spaces, no `#fragment`), taken as sent. Public means globally reachable per the IANA
+    /// special-purpose address registries, for the literal address and for every address the
+    /// name resolves to (checked again at each delivery).
     #[schema(
         example = "https://platform.example.com/hooks/filing",
         format = "uri",
@@ -190,7 +192,7 @@ pub struct DeletedEndpoint {
         (status = 400, description = "`INVALID_JSON`", body = Envelope<ErrorBody>),
         (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
         (status = 409, description = "`WEBHOOK_ENDPOINT_LIMIT` (20 per provider) or `IDEMPOTENCY_KEY_IN_USE`", body = Envelope<ErrorBody>),
-        (status = 422, description = "`VALIDATION_FAILED`: a URL that is not http(s) or names a private address, unknown event types; or `IDEMPOTENCY_KEY_REUSED`", body = Envelope<ErrorBody>),
+        (status = 422, description = "`VALIDATION_FAILED`: a URL that is not http(s) or names (or resolves to) an address that is not globally reachable, unknown event types; or `IDEMPOTENCY_KEY_REUSED`", body = Envelope<ErrorBody>),
     ))]
 pub async fn create(
     State(state): State<Arc<AppState>>,
@@ -206,7 +208,10 @@ pub async fn create(
     let url = req.url;
     match target::check_url(&url, allow_private) {
         Ok(parsed) => {
-            if !allow_private && let Some(problem) = resolves_privately(&parsed).await {
+            if !allow_private
+                && let Some(problem) =
+                    resolves_privately(&state.config.webhooks.lookup, &parsed).await
+            {
                 errs.push("url", "private_target", problem);
             }
         }
@@ -280,20 +285,23 @@ pub async fn create(
 }
 
 /// A host name that resolves to a private address is refused now (deliveries check again);
-/// one that does not resolve (yet) is accepted, and its deliveries fail until it does.
-async fn resolves_privately(url: &reqwest::Url) -> Option<String> {
+/// one that does not resolve (yet) is accepted, and its deliveries fail until it does. The
+/// answer does not say which address the name resolved to: that would let a provider map the
+/// operator's internal DNS.
+async fn resolves_privately(lookup: &target::Lookup, url: &reqwest::Url) -> Option<String> {
     let Some(url::Host::Domain(host)) = url.host() else {
         return None;
     };
-    let lookup = tokio::net::lookup_host((host, 0));
-    let addrs = tokio::time::timeout(Duration::from_secs(3), lookup)
+    let addrs = tokio::time::timeout(Duration::from_secs(3), lookup.resolve(host))
         .await
         .ok()?
         .ok()?;
-    addrs
-        .map(|a| a.ip())
-        .find(|ip| !target::is_public(*ip))
-        .map(|ip| format!("{host} resolves to {ip}, which is not a public address"))
+    addrs.into_iter().any(|ip| !target::is_public(ip)).then(|| {
+        format!(
+            "must name a public host; {host} resolves to an address that is not public \
+             (private targets are not allowed here)"
+        )
+    })
 }
 
 /// The caller's endpoints, oldest first (secrets are not shown).

@@ -10,6 +10,7 @@
 //! message due again, so delivery is at least once. Only the oldest pending message of a case
 //! at an endpoint is ever due, so one case's events arrive in order.
 
+pub mod address;
 pub mod target;
 
 use std::sync::Arc;
@@ -317,6 +318,7 @@ pub fn client(config: &WebhookConfig) -> anyhow::Result<reqwest::Client> {
         .user_agent(concat!("filing-webhooks/", env!("CARGO_PKG_VERSION")))
         .dns_resolver(Arc::new(target::PublicResolver {
             allow_private: config.allow_private_targets,
+            lookup: config.lookup.clone(),
         }))
         .build()?)
 }

@@ -78,6 +78,7 @@ pub fn decode_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             "must be a JSON object",
         ));
     }
+    refuse_duplicate_keys(bytes)?;
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         use serde_json::error::Category;
@@ -95,6 +96,109 @@ pub fn decode_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     de.end()
         .map_err(|e| ApiError::InvalidJson(syntax_message(&e)))?;
     Ok(value)
+}
+
+/// 422 naming every key that appears twice in one object, anywhere in the document. JSON
+/// allows such documents and decoders disagree on them (serde_json keeps the last, others the
+/// first), so a repeated key is refused rather than guessed at. A document that does not parse
+/// passes here; the decoder after this reports it.
+pub fn refuse_duplicate_keys(bytes: &[u8]) -> Result<(), ApiError> {
+    use serde::de::DeserializeSeed;
+    let mut found = Vec::new();
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let scan = KeyScan {
+        path: String::new(),
+        found: &mut found,
+    };
+    if scan.deserialize(&mut de).is_err() || found.is_empty() {
+        return Ok(());
+    }
+    let mut errs = domain::Violations::new();
+    for (path, key) in found {
+        errs.push(
+            path,
+            "duplicate_key",
+            format!("the key {key:?} appears more than once in this object; send each key once"),
+        );
+    }
+    Err(ApiError::Validation(errs))
+}
+
+/// Walks a JSON document and records `(path, key)` for every repeated key of an object.
+struct KeyScan<'a> {
+    path: String,
+    found: &'a mut Vec<(String, String)>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for KeyScan<'_> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for KeyScan<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let found = self.found;
+        let mut i = 0usize;
+        while seq
+            .next_element_seed(KeyScan {
+                path: format!("{}[{i}]", self.path),
+                found: &mut *found,
+            })?
+            .is_some()
+        {
+            i += 1;
+        }
+        Ok(())
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let found = self.found;
+        let mut seen = std::collections::HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let path = join_path(&self.path, &key);
+            if !seen.insert(key.clone()) && !found.iter().any(|(p, _)| *p == path) {
+                found.push((path.clone(), key));
+            }
+            map.next_value_seed(KeyScan {
+                path,
+                found: &mut *found,
+            })?;
+        }
+        Ok(())
+    }
 }
 
 /// 400 `INVALID_JSON` unless the document parses completely, strings included.

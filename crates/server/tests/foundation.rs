@@ -241,6 +241,64 @@ backend_tests! {
         assert_error(s, &b, 403, "FORBIDDEN");
     }
 
+    async fn repeated_keys_are_refused_in_every_json_body(backend) {
+        let app = app(backend).await;
+        let (provider, pkey) = app.provider("P").await;
+        let (_, okey) = app.operator("O").await;
+        // Each body as text, with one key repeated (and, in the tax create, a second one inside
+        // an object); the answer names each repeated key by its path, and nothing is created.
+        let text = |name: &str| match name {
+            "gmbh" => include_str!("../../../examples/tax-registration-gmbh.json").to_string(),
+            "gbr" => include_str!("../../../examples/tax-registration-gbr.json").to_string(),
+            _ => include_str!("../../../examples/trade-registration-self.json").to_string(),
+        };
+        let twice = |body: String, first: &str, again: &str| {
+            assert!(body.contains(first), "{first}");
+            body.replacen(first, &format!("{first}\n  {again},"), 1)
+        };
+        let tax = twice(text("gmbh"), "\"name\": \"Mustermann Software GmbH\",", "\"name\": \"Andere GmbH\"")
+            .replacen("\"zip\": \"10115\",", "\"zip\": \"10115\", \"zip\": \"10117\",", 1);
+        let gbr = twice(text("gbr"), "\"package\": \"guided\",", "\"package\": \"self\"");
+        let trade = twice(text("self"), "\"name\": \"Mustermann Software GmbH\",", "\"name\": \"Andere GmbH\"");
+        let cases: Vec<(bool, String, String, &str, Vec<&str>)> = vec![
+            (true, "/v1/tax-registration".into(), tax, &pkey, vec!["name", "business_address.zip"]),
+            (true, "/v1/tax-registration/gbr".into(), gbr, &pkey, vec!["package"]),
+            (true, "/v1/trade-registration".into(), trade.clone(), &pkey, vec!["name"]),
+            (true, "/v1/webhook-endpoints".into(), r#"{"url": "https://a.example/h", "url": "https://b.example/h"}"#.into(), &pkey, vec!["url"]),
+            (true, format!("/v1/companies/{provider}/api-keys"), r#"{"a": 1, "a": 2}"#.into(), &pkey, vec!["a"]),
+            (false, "/v1/operator/trade-offices/11000000".into(), r#"{"name": "A", "address": {"zip": "1", "zip": "2"}, "name": "B"}"#.into(), &okey, vec!["name", "address.zip"]),
+        ];
+        for (post, path, body, key, fields) in cases {
+            let req = if post { app.post(&path, Some(key)) } else { app.client.put(app.url(&path)).bearer_auth(key) };
+            let (s, b) = json(req.header("content-type", "application/json").body(body).send().await.unwrap()).await;
+            let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+            let mut got: Vec<String> = r["errors"].as_array().unwrap().iter()
+                .filter(|e| e["code"] == "duplicate_key")
+                .map(|e| e["field"].as_str().unwrap().to_string())
+                .collect();
+            got.sort();
+            let mut want: Vec<String> = fields.iter().map(|f| f.to_string()).collect();
+            want.sort();
+            assert_eq!(got, want, "{path}: {b}");
+        }
+        // The payload of a multipart create, too.
+        let form = reqwest::multipart::Form::new().part(
+            "data",
+            reqwest::multipart::Part::text(trade).mime_str("application/json").unwrap(),
+        );
+        let (s, b) = json(app.post("/v1/trade-registration", Some(&pkey)).multipart(form).send().await.unwrap()).await;
+        let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+        assert_eq!(r["errors"][0]["field"], "name", "{b}");
+        assert_eq!(r["errors"][0]["code"], "duplicate_key", "{b}");
+        // Nothing was created.
+        for list in ["/v1/tax-registration", "/v1/trade-registration"] {
+            let (s, b) = json(app.get(list, Some(&pkey)).send().await.unwrap()).await;
+            if s == 200 {
+                assert!(!b.to_string().contains("Andere GmbH"), "{list}: {b}");
+            }
+        }
+    }
+
     async fn oversized_body_is_413(backend) {
         let app = TestApp::spawn_with(backend, Options { tweak: Box::new(|c| c.max_body_bytes = 1024), ..Default::default() }).await.unwrap();
         let (provider, pkey) = app.provider("P").await;

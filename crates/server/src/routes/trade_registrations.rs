@@ -572,6 +572,7 @@ pub async fn create(
             e.column()
         ))
     })?;
+    crate::extract::refuse_duplicate_keys(&received.data)?;
     let now = cases::now_micros();
     let mut errs = Violations::new();
     let parsed = match domain::trade_request::parse(&value, date_in_germany(now)) {

@@ -125,8 +125,45 @@ pub async fn open_documents(
     }
 }
 
+/// Makes every file and folder this process creates from now on owner-only (umask 077): the
+/// data folder holds the database, documents of founders and the keys that sign and seal.
+pub fn owner_only_files() {
+    #[cfg(unix)]
+    rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077));
+}
+
+/// Sets `path` to `mode` when it exists (files and folders created by earlier versions, or
+/// before the process's umask was set); a failure is a warning, not a failed start.
+pub fn restrict_mode(path: &std::path::Path, mode: u32) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        match std::fs::metadata(path) {
+            Ok(m) if m.permissions().mode() & 0o777 != mode => {
+                if let Err(e) =
+                    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+                {
+                    tracing::warn!(path = %path.display(), error = %e, "cannot make owner-only");
+                }
+            }
+            _ => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (path, mode);
+}
+
+/// The SQLite database file of a `sqlite:` URL.
+fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
+    let rest = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))?;
+    let path = rest.split('?').next()?;
+    (!path.is_empty() && path != ":memory:").then(|| path.into())
+}
+
 /// Opens storage (creating the data folder, applying migrations) and loads the signing secret.
-pub async fn build_state(config: Config) -> anyhow::Result<Arc<AppState>> {
+pub async fn build_state(mut config: Config) -> anyhow::Result<Arc<AppState>> {
     use anyhow::Context;
     crate::webhooks::install_tls();
     std::fs::create_dir_all(&config.storage.data_dir).with_context(|| {
@@ -135,6 +172,25 @@ pub async fn build_state(config: Config) -> anyhow::Result<Arc<AppState>> {
             config.storage.data_dir.display()
         )
     })?;
+    restrict_mode(&config.storage.data_dir, 0o700);
+    // SQLite gives its -wal and -shm files the database file's mode: an owner-only database
+    // file makes them owner-only too.
+    if let Some(db) = sqlite_file(&config.storage.database_url) {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            let _ = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&db);
+        }
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let mut name = db.clone().into_os_string();
+            name.push(suffix);
+            restrict_mode(std::path::Path::new(&name), 0o600);
+        }
+    }
     let pool = store::PoolSettings {
         acquire_timeout: config.db_timeout,
         busy_timeout: config.db_timeout,
@@ -157,11 +213,27 @@ pub async fn build_state(config: Config) -> anyhow::Result<Arc<AppState>> {
     .context("cannot open the database")?;
     // An S3 bucket (MinIO beside us, say) may come up after the service, as the database may.
     let documents = open_documents(&config.storage, config.db_startup_wait).await?;
+    if config.storage.documents_s3.is_none() {
+        restrict_mode(&config.storage.documents_dir, 0o700);
+    }
     let secret = match &config.signing_secret {
         Some(s) => s.as_bytes().to_vec(),
         None => crate::links::load_or_create_secret(&config.storage.data_dir)
             .context("cannot read or create the signing secret")?,
     };
+    // Sealing is on by default: without FILING_WEBHOOK_SECRETS_KEY, a key in the data folder.
+    config.webhooks.sealing =
+        crate::webhooks::keys_with_default(config.webhooks.sealing, &config.storage.data_dir)
+            .context("cannot read or create the webhook sealing key")?;
+    // Secrets stored in clear (before sealing was the default) are sealed now.
+    match crate::webhooks::seal_clear_secrets(repo.as_ref(), &config.webhooks.sealing).await {
+        Ok(r) if r.resealed > 0 => tracing::info!(
+            sealed = r.resealed,
+            "webhook endpoint secrets stored in clear are sealed now"
+        ),
+        Ok(_) => {}
+        Err(e) => tracing::warn!(error = %e, "cannot seal the webhook secrets stored in clear"),
+    }
     let answer_keys = crate::idempotency::answer_keys(&config.webhooks.sealing, &secret);
     let links = LinkSigner::new(secret, config.public_url.clone());
     // Build the office indexes now rather than in the first request that needs them.

@@ -97,20 +97,16 @@ pub enum DocumentsCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum WebhooksCommand {
-    /// Seal every stored endpoint secret with FILING_WEBHOOK_SECRETS_KEY: after a change of
-    /// key (the one before in FILING_WEBHOOK_SECRETS_OLD_KEYS), or when sealing is turned on
-    /// (plain secrets get sealed), and the answers kept for idempotent replay with it. Safe
-    /// while servers run. Prints {"endpoints", "resealed", "unchanged", "unreadable", "answers":
-    /// {"answers", "resealed", "unchanged", "unreadable"}}; exits 1 when a secret opens with
-    /// none of the keys (listed under "unreadable"; what can be opened is resealed, the rest
-    /// left as it is). Kept answers that open with none expire within 24 hours: counted only.
-    Reseal {
-        /// Turn sealing off: without FILING_WEBHOOK_SECRETS_KEY, store every secret as it is
-        /// (opened with FILING_WEBHOOK_SECRETS_OLD_KEYS). Required then, so that a missing key
-        /// cannot unseal by mistake.
-        #[arg(long)]
-        unseal: bool,
-    },
+    /// Seal every stored endpoint secret with the current key (FILING_WEBHOOK_SECRETS_KEY, or
+    /// without it the key in the data folder that `serve` generates): after a change of key
+    /// (the one before in FILING_WEBHOOK_SECRETS_OLD_KEYS), and the answers kept for idempotent
+    /// replay with it. Secrets kept in clear are sealed (servers do that at start as well).
+    /// Safe while servers run. Prints {"endpoints", "resealed", "unchanged", "unreadable",
+    /// "answers": {"answers", "resealed", "unchanged", "unreadable"}}; exits 1 when a secret
+    /// opens with none of the keys (listed under "unreadable"; what can be opened is resealed,
+    /// the rest left as it is). Kept answers that open with none expire within 24 hours:
+    /// counted only. Sealing cannot be turned off.
+    Reseal,
 }
 
 #[derive(Debug, Subcommand)]
@@ -330,25 +326,11 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
         Command::Data => {
             print(crate::directory::data_sources());
         }
-        Command::Webhooks(WebhooksCommand::Reseal { unseal }) => {
-            let keys = crate::config::sealing_keys(&cli.serve)?;
-            match (keys.current.is_some(), unseal) {
-                (false, false) => {
-                    return Err(anyhow::anyhow!(
-                        "FILING_WEBHOOK_SECRETS_KEY is not set: that would store every secret \
-                         unsealed; pass --unseal if that is what you want"
-                    )
-                    .into());
-                }
-                (true, true) => {
-                    return Err(anyhow::anyhow!(
-                        "--unseal stores secrets as they are, but FILING_WEBHOOK_SECRETS_KEY is \
-                         set: unset it, or drop --unseal to seal with it"
-                    )
-                    .into());
-                }
-                _ => {}
-            }
+        Command::Webhooks(WebhooksCommand::Reseal) => {
+            let configured = crate::config::sealing_keys(&cli.serve)?;
+            let keys = std::fs::create_dir_all(&cli.common.data_dir)
+                .and_then(|()| crate::webhooks::keys_with_default(configured, &cli.common.data_dir))
+                .map_err(|e| anyhow::anyhow!("cannot read the webhook sealing key: {e}"))?;
             let repo = open_store(&cli.common).await?;
             let report = crate::webhooks::reseal_all(repo.as_ref(), &keys).await?;
             // The answers kept for replay (24 hours) are sealed with the same key, or with one

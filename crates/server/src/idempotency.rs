@@ -48,8 +48,11 @@ pub struct Claim {
 pub struct Settled;
 
 /// A create's answer, serialised once before its transaction: the answer to commit with the
-/// case (when the request has a key) and the response to send are the same bytes.
+/// case (when the request has a key), sealed like every kept answer (it carries signed download
+/// links, valid for a day: readable from the database alone they would hand out the case's
+/// documents), and the response to send.
 pub fn prepare<T: serde::Serialize>(
+    keys: &crate::webhooks::SealingKeys,
     claim: Option<&Claim>,
     status: StatusCode,
     body: T,
@@ -60,7 +63,7 @@ pub fn prepare<T: serde::Serialize>(
         scope: c.scope,
         key: c.key.clone(),
         status: status.as_u16(),
-        body: bytes.clone(),
+        body: crate::webhooks::seal_bytes(keys, &stored_aad(c.scope, &c.key), &bytes),
     });
     let mut res = (
         status,
@@ -390,8 +393,8 @@ async fn handle(state: Arc<AppState>, req: Request, next: Next) -> Result<Respon
     if res_parts.status.is_server_error() {
         state.repo.release_idempotency_key(scope, &key).await?;
     } else {
-        // The answers of API key issues and of webhook endpoint creates and rotations carry
-        // the new key or secret: no stored answer is readable from the database alone.
+        // Every kept answer is sealed: API key issues and webhook endpoint creates and
+        // rotations carry the new key or secret, creates signed download links.
         let stored =
             crate::webhooks::seal_bytes(&state.answer_keys, &stored_aad(scope, &key), &bytes);
         state
@@ -476,8 +479,7 @@ pub fn answer_keys(
     keys
 }
 
-/// What [`reseal_answers`] did with the sealed answers kept for replay (creates' answers,
-/// kept as they are, are not counted).
+/// What [`reseal_answers`] did with the answers kept for replay.
 #[derive(Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct AnswerReseal {
     pub answers: usize,
@@ -506,10 +508,8 @@ pub async fn reseal_answers(
             .await?;
         let last = page.last().map(|(s, k, _)| (*s, k.clone()));
         for (scope, key, body) in page {
-            // Creates keep their answers as they are (they carry no secret; `prepare`).
-            if !crate::webhooks::is_sealed(&body) {
-                continue;
-            }
+            // Answers kept in clear by earlier versions (creates' answers, until 2026-11-26)
+            // are sealed too: `reseal_bytes` takes a clear value as one to seal.
             report.answers += 1;
             match reseal_bytes(keys, &stored_aad(scope, &key), &body) {
                 Resealed::Current => report.unchanged += 1,

@@ -46,7 +46,12 @@ pub fn existing_secret(
     if let Some(s) = configured {
         return Ok(Some(s.as_bytes().to_vec()));
     }
-    let path = data_dir.join(SECRET_FILE);
+    existing_key_file(data_dir, SECRET_FILE)
+}
+
+/// The key kept in `data_dir/name`, if there is one. Reads only.
+pub fn existing_key_file(data_dir: &Path, name: &str) -> std::io::Result<Option<Vec<u8>>> {
+    let path = data_dir.join(name);
     match std::fs::read_to_string(&path) {
         Ok(text) if !text.trim().is_empty() => decode_secret(&text, &path).map(Some),
         Ok(_) => Ok(None),
@@ -70,8 +75,14 @@ fn decode_secret(text: &str, path: &Path) -> std::io::Result<Vec<u8>> {
 /// final file first and wrote it after; a crash in between left an empty file that every later
 /// start waited on forever. An empty file older than a few seconds is removed and replaced.)
 pub fn load_or_create_secret(data_dir: &Path) -> std::io::Result<Vec<u8>> {
+    load_or_create_key_file(data_dir, SECRET_FILE)
+}
+
+/// A 32-byte key kept in `data_dir/name` (URL-safe base64, mode 0600), generated on first use
+/// as [`load_or_create_secret`] describes.
+pub fn load_or_create_key_file(data_dir: &Path, name: &str) -> std::io::Result<Vec<u8>> {
     use std::io::Write;
-    let path = data_dir.join(SECRET_FILE);
+    let path = data_dir.join(name);
     loop {
         match std::fs::read_to_string(&path) {
             Ok(text) if !text.trim().is_empty() => return decode_secret(&text, &path),
@@ -99,7 +110,7 @@ pub fn load_or_create_secret(data_dir: &Path) -> std::io::Result<Vec<u8>> {
         }
         let mut secret = vec![0u8; 32];
         rand::rng().fill_bytes(&mut secret);
-        let staging = data_dir.join(format!(".{SECRET_FILE}.{}.tmp", Uuid::new_v4().simple()));
+        let staging = data_dir.join(format!(".{name}.{}.tmp", Uuid::new_v4().simple()));
         let mut options = std::fs::OpenOptions::new();
         options.write(true).create_new(true);
         #[cfg(unix)]

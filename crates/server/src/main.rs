@@ -10,6 +10,9 @@ use clap::Parser;
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> std::process::ExitCode {
+    // Everything the service creates (database, WAL, documents, secrets, spool) is its own:
+    // owner-only whatever umask it was started with.
+    server::app::owner_only_files();
     let cli = server::cli::Cli::parse();
     server::cli::run(cli)
 }

@@ -551,3 +551,112 @@ fn render_commands_write_the_documents() {
     }
     assert!(!none.exists());
 }
+
+/// Started with umask 022 (files 0644, folders 0755 by default), `filing serve` still creates
+/// the database, its WAL files, the secrets, the spool and the documents with their folders
+/// owner-only (0600 / 0700).
+#[tokio::test]
+async fn files_are_owner_only_whatever_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let url = format!("sqlite://{}", data.join("filing.db").display());
+    // The provider first (the CLI runs under the same umask and is owner-only too).
+    let (code, out, err) = common::output_of(
+        Command::new("sh")
+            .args([
+                "-c",
+                &format!("umask 022; exec {BIN} providers create --name P"),
+            ])
+            .current_dir(dir.path())
+            .env("FILING_DATA_DIR", &data)
+            .env("DATABASE_URL", &url),
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let key = one_object(&out)["api_key"].as_str().unwrap().to_string();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = Command::new("sh")
+        .args(["-c", &format!("umask 022; exec {BIN} serve")])
+        .current_dir(dir.path())
+        .env("FILING_DATA_DIR", &data)
+        .env("DATABASE_URL", &url)
+        .env("FILING_LISTEN", format!("127.0.0.1:{port}"))
+        .env("FILING_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    server::webhooks::install_tls();
+    let client = reqwest::Client::new();
+    let base = format!("http://127.0.0.1:{port}");
+    let mut up = false;
+    for _ in 0..200 {
+        if client.get(format!("{base}/healthz")).send().await.is_ok() {
+            up = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(up, "the server did not come up");
+    let body = domain::rule_cases::example("assisted");
+    let res = client
+        .post(format!("{base}/v1/trade-registration"))
+        .bearer_auth(&key)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 201, "{}", res.text().await.unwrap());
+
+    // While it runs (the WAL files exist now), and after it stopped.
+    let check = |when: &str| {
+        let mut seen = Vec::new();
+        let mut todo = vec![data.clone()];
+        while let Some(d) = todo.pop() {
+            let mode = std::fs::metadata(&d).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o700, "{when}: folder {d:?} is {mode:o}");
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    todo.push(p);
+                } else {
+                    let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+                    assert_eq!(mode, 0o600, "{when}: file {p:?} is {mode:o}");
+                    seen.push(p.file_name().unwrap().to_string_lossy().into_owned());
+                }
+            }
+        }
+        seen
+    };
+    let running = check("running");
+    for name in [
+        "filing.db",
+        "filing.db-wal",
+        "filing.db-shm",
+        "signing-secret",
+        "webhook-sealing-key",
+    ] {
+        assert!(
+            running.iter().any(|s| s == name),
+            "{name} not in {running:?}"
+        );
+    }
+    assert!(
+        running
+            .iter()
+            .filter(|s| s.ends_with(".pdf") || !s.contains('.'))
+            .count()
+            > 3,
+        "documents: {running:?}"
+    );
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    child.wait().unwrap();
+    check("stopped");
+}

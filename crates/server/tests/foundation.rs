@@ -352,6 +352,38 @@ backend_tests! {
         }
     }
 
+    async fn kept_create_answers_are_sealed_and_replay_with_fresh_links(backend) {
+        let app = app(backend).await;
+        let (_, pkey) = app.provider("P").await;
+        let trade = domain::rule_cases::example("self");
+        let tax = domain::rule_cases::example("gmbh");
+        for (path, body) in [("/v1/trade-registration", trade), ("/v1/tax-registration", tax)] {
+            let send = || app.post(path, Some(&pkey)).header("idempotency-key", format!("create-{path}")).json(&body).send();
+            let (s, first) = json(send().await.unwrap()).await;
+            assert_eq!(s, 201, "{first}");
+            let res = send().await.unwrap();
+            assert_eq!(res.headers()["idempotent-replayed"], "true");
+            let (s, replay) = json(res).await;
+            assert_eq!(s, 201, "{replay}");
+            // The same case, with links that download.
+            let id = |v: &Value| v["response"].as_object().unwrap().iter().find(|(k, _)| k.ends_with("registration_id")).map(|(_, v)| v.clone());
+            assert_eq!(id(&first), id(&replay));
+            if let Some(doc) = replay["response"]["documents"].as_array().and_then(|d| d.first()) {
+                let bytes = common::download(&app, doc).await;
+                assert!(bytes.starts_with(b"%PDF-") || bytes.starts_with(b"<?xml"), "{doc}");
+            }
+        }
+        // Kept in the database sealed: no download link (nor anything else of the answers)
+        // is readable from the database alone.
+        let answers = common::stored_answers(&app.database_url).await;
+        assert_eq!(answers.len(), 2);
+        for a in &answers {
+            let text = String::from_utf8_lossy(a);
+            assert!(text.starts_with("sealed:v1:"), "{text}");
+            assert!(!text.contains("download") && !text.contains("Mustermann"), "{text}");
+        }
+    }
+
     async fn idempotent_replay_and_reuse(backend) {
         let app = app(backend).await;
         let (provider, pkey) = app.provider("P").await;

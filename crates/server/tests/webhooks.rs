@@ -550,6 +550,44 @@ backend_tests! {
         assert_eq!(down.deliveries().len(), 3, "one attempt per retry, no new schedule");
     }
 
+    async fn secrets_are_sealed_by_default_and_clear_ones_at_the_next_start(backend) {
+        // No FILING_WEBHOOK_SECRETS_KEY: a key is generated into the data folder (0600).
+        let app = TestApp::spawn(backend).await.unwrap();
+        let key_file = app.dir.path().join("data").join(server::webhooks::SEALING_KEY_FILE);
+        let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&key_file).unwrap().permissions());
+        assert_eq!(mode & 0o777, 0o600, "{key_file:?}");
+        let (_, pkey) = app.provider("P").await;
+        let receiver = Receiver::start(Behaviour::Ok).await;
+        let (eid, secret) = endpoint(&app, &pkey, &receiver.url, Some(&["registration.initiated"])).await;
+        let id: uuid::Uuid = eid.parse().unwrap();
+        let stored = app.state.repo.get_webhook_endpoint(id).await.unwrap().unwrap();
+        assert!(stored.secret.starts_with("sealed:v1:"), "{}", stored.secret);
+        assert!(!stored.secret.contains(secret.trim_start_matches("whsec_")));
+        create_trade(&app, &pkey, "self").await;
+        receiver.wait_for(1).await[0].verify(&secret).unwrap();
+        let (url, dir) = (app.database_url.clone(), app.dir.clone());
+        app.stop().await;
+
+        // A secret stored in clear, as versions before sealing by default left it.
+        {
+            use sqlx::Connection;
+            if url.starts_with("sqlite:") {
+                let mut c = sqlx::SqliteConnection::connect(&url).await.unwrap();
+                sqlx::query("UPDATE webhook_endpoints SET secret = ? WHERE id = ?").bind(&secret).bind(id).execute(&mut c).await.unwrap();
+            } else {
+                let mut c = sqlx::PgConnection::connect(&url).await.unwrap();
+                sqlx::query("UPDATE webhook_endpoints SET secret = $1 WHERE id = $2").bind(&secret).bind(id).execute(&mut c).await.unwrap();
+            }
+        }
+        // The next start seals it, with the same key (the file is kept), and it still signs.
+        let again = TestApp::spawn_on(url, dir, Options::default()).await;
+        let stored = again.state.repo.get_webhook_endpoint(id).await.unwrap().unwrap();
+        assert!(stored.secret.starts_with("sealed:v1:"), "{}", stored.secret);
+        create_trade(&again, &pkey, "self").await;
+        receiver.wait_for(2).await[1].verify(&secret).unwrap();
+        again.stop().await;
+    }
+
     async fn secrets_are_sealed_at_rest_when_a_key_is_set(backend) {
         use base64::Engine;
         let key = base64::engine::general_purpose::STANDARD.encode([42u8; 32]);
@@ -717,26 +755,23 @@ backend_tests! {
         got[1].verify(&second).unwrap();
         after.stop().await;
 
-        // Turning sealing off takes an explicit --unseal; a key left out by mistake does not.
+        // Sealing cannot be turned off: without FILING_WEBHOOK_SECRETS_KEY the key in the data
+        // folder seals (generated here, as a server would), and --unseal is no more.
         let (code, report, err) = reseal(&[("FILING_WEBHOOK_SECRETS_OLD_KEYS", b64(2))]);
-        assert_eq!(code, Some(1), "{report}");
-        assert!(err.contains("--unseal"), "{err}");
-        let still = repo.get_webhook_endpoint(id).await.unwrap().unwrap();
-        assert!(still.secret.starts_with("sealed:v1:"), "{}", still.secret);
-        let (code, _, err) = reseal_cli(dir.path(), &url, &[("FILING_WEBHOOK_SECRETS_KEY", b64(2)), ("FILING_WEBHOOK_SECRETS_OLD_KEYS", b64(2))], &["--unseal"]);
-        assert_eq!(code, Some(1), "--unseal with a current key");
-        assert!(err.contains("--unseal"), "{err}");
-        assert!(repo.get_webhook_endpoint(id).await.unwrap().unwrap().secret.starts_with("sealed:v1:"));
-        let (code, _, err) = reseal_cli(dir.path(), &url, &[("FILING_WEBHOOK_SECRETS_OLD_KEYS", b64(2))], &["--unseal"]);
         assert_eq!(code, Some(0), "{err}");
-        let plain = repo.get_webhook_endpoint(id).await.unwrap().unwrap();
-        assert_eq!((plain.secret.as_str(), plain.previous_secret.as_deref()), (second.as_str(), Some(first.as_str())));
-        // Kept answers are never plain: without a key they are sealed with the derived one,
-        // which a server without any key opens.
+        assert_eq!(report["resealed"], 2, "{report}");
+        let moved = repo.get_webhook_endpoint(id).await.unwrap().unwrap();
+        assert!(moved.secret.starts_with("sealed:v1:"), "{}", moved.secret);
+        assert_eq!(open(&keys(2, vec![]), id, &moved.secret), None, "still under key 2");
+        let (code, _, err) = reseal_cli(dir.path(), &url, &[], &["--unseal"]);
+        assert_eq!(code, Some(2), "--unseal is refused by the parser: {err}");
         let answers = common::stored_answers(&url).await;
         assert!(answers[0].starts_with(b"sealed:v1:"));
+        // A server without the variable uses the folder's key: replays, and signs.
         let unsealed = TestApp::spawn_on(url.clone(), dir.clone(), Options::default()).await;
         replays(&unsealed).await;
+        create_trade(&unsealed, &pkey, "self").await;
+        receiver.wait_for(3).await[2].verify(&second).unwrap();
         unsealed.stop().await;
     }
 

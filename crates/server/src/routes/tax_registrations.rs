@@ -578,6 +578,7 @@ pub(crate) async fn create_case(
 
     let (documents, written) = store_produced(state, id, reg.name(), produced, now).await?;
     let (answer, response) = crate::idempotency::prepare(
+        &state.answer_keys,
         claim,
         StatusCode::CREATED,
         TaxCreateResponse {

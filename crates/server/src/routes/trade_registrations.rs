@@ -654,6 +654,7 @@ pub async fn create(
     // The answer is made before the transaction: under an Idempotency-Key it commits with the
     // case (store::IdempotentAnswer).
     let (answer, response) = crate::idempotency::prepare(
+        &state.answer_keys,
         claim.as_ref(),
         StatusCode::CREATED,
         CreateResponse {

@@ -44,6 +44,27 @@ impl std::fmt::Debug for SealingKey {
     }
 }
 
+/// The sealing key generated into the data folder when `FILING_WEBHOOK_SECRETS_KEY` is not set.
+pub const SEALING_KEY_FILE: &str = "webhook-sealing-key";
+
+/// The keys an instance seals with: `FILING_WEBHOOK_SECRETS_KEY` when it is set, else a key
+/// kept in the data folder beside the signing secret (generated on first start, mode 0600), so
+/// that sealing is on without configuration. When the variable is set and the folder holds such
+/// a key from earlier starts, that key opens what it sealed (an old key until a reseal).
+pub fn keys_with_default(
+    mut keys: SealingKeys,
+    data_dir: &std::path::Path,
+) -> std::io::Result<SealingKeys> {
+    let path = data_dir.join(SEALING_KEY_FILE);
+    if keys.current.is_none() {
+        let raw = crate::links::load_or_create_key_file(data_dir, SEALING_KEY_FILE)?;
+        keys.current = Some(SealingKey::from_file(raw, &path)?);
+    } else if let Some(raw) = crate::links::existing_key_file(data_dir, SEALING_KEY_FILE)? {
+        keys.old.push(SealingKey::from_file(raw, &path)?);
+    }
+    Ok(keys)
+}
+
 /// How a sealed secret is stored: this prefix, then base64 of nonce and ciphertext.
 const SEALED: &str = "sealed:v1:";
 
@@ -65,6 +86,12 @@ impl SealingKey {
             .expect("HMAC takes a key of any length");
         mac.update(purpose.as_bytes());
         SealingKey(mac.finalize().into_bytes().into())
+    }
+
+    fn from_file(raw: Vec<u8>, path: &std::path::Path) -> std::io::Result<Self> {
+        raw.try_into().map(SealingKey).map_err(|_| {
+            std::io::Error::other(format!("{} does not hold 32 bytes", path.display()))
+        })
     }
 
     fn cipher(&self) -> chacha20poly1305::ChaCha20Poly1305 {
@@ -197,6 +224,25 @@ pub async fn reseal_all(
     repo: &dyn store::Repository,
     keys: &SealingKeys,
 ) -> store::Result<ResealReport> {
+    reseal_endpoints(repo, keys, false).await
+}
+
+/// Seals the secrets stored in clear (by versions before sealing was the default), leaving
+/// sealed ones as they are: what a server does at start. Moving secrets to a new key stays the
+/// job of `filing webhooks reseal`, so that instances of a rolling restart still on the old key
+/// keep opening them.
+pub async fn seal_clear_secrets(
+    repo: &dyn store::Repository,
+    keys: &SealingKeys,
+) -> store::Result<ResealReport> {
+    reseal_endpoints(repo, keys, true).await
+}
+
+async fn reseal_endpoints(
+    repo: &dyn store::Repository,
+    keys: &SealingKeys,
+    only_clear: bool,
+) -> store::Result<ResealReport> {
     let mut report = ResealReport::default();
     let mut todo = repo.webhook_endpoint_secrets().await?;
     report.endpoints = todo.len();
@@ -209,6 +255,7 @@ pub async fn reseal_all(
             // A stored value as the current key stores it, whether that changed it, and whether
             // no key opened it (then it stays as it is, and is reported).
             let reseal = |was: &str| match reseal_bytes(keys, aad, was.as_bytes()) {
+                _ if only_clear && is_sealed(was.as_bytes()) => (was.to_owned(), false, false),
                 Resealed::Changed(bytes) => (
                     String::from_utf8(bytes).unwrap_or_else(|_| was.into()),
                     true,

@@ -13,36 +13,73 @@ async fn app(backend: Backend) -> TestApp {
     TestApp::spawn(backend).await.expect("backend available")
 }
 
-async fn app_with(backend: Backend, tweak: impl FnOnce(&mut server::config::Config) + Send + 'static) -> TestApp {
-    TestApp::spawn_with(backend, Options { tweak: Box::new(tweak), ..Default::default() })
-        .await
-        .expect("backend available")
+async fn app_with(
+    backend: Backend,
+    tweak: impl FnOnce(&mut server::config::Config) + Send + 'static,
+) -> TestApp {
+    TestApp::spawn_with(
+        backend,
+        Options {
+            tweak: Box::new(tweak),
+            ..Default::default()
+        },
+    )
+    .await
+    .expect("backend available")
 }
 
 fn prefix_of(key: &str) -> String {
-    domain::auth::parse_key(key).expect("a well-formed key").prefix.to_string()
+    domain::auth::parse_key(key)
+        .expect("a well-formed key")
+        .prefix
+        .to_string()
 }
 
 /// Issues a key over HTTP; returns the key.
 async fn issue(app: &TestApp, company: uuid::Uuid, key: &str) -> String {
-    let (s, b) = json(app.post(&format!("/v1/companies/{company}/api-keys"), Some(key)).send().await.unwrap()).await;
+    let (s, b) = json(
+        app.post(&format!("/v1/companies/{company}/api-keys"), Some(key))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
     assert_eq!(s, 201, "{b}");
     b["response"]["api_key"].as_str().unwrap().to_string()
 }
 
 /// The listing of a company's keys (one page, as asked by `query`).
 async fn list(app: &TestApp, company: uuid::Uuid, key: &str, query: &str) -> Value {
-    let (s, b) = json(app.get(&format!("/v1/companies/{company}/api-keys{query}"), Some(key)).send().await.unwrap()).await;
+    let (s, b) = json(
+        app.get(
+            &format!("/v1/companies/{company}/api-keys{query}"),
+            Some(key),
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
     assert_eq!(s, 200, "{b}");
     b["response"].clone()
 }
 
 fn prefixes(page: &Value) -> Vec<String> {
-    page["api_keys"].as_array().unwrap().iter().map(|k| k["key_prefix"].as_str().unwrap().to_string()).collect()
+    page["api_keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["key_prefix"].as_str().unwrap().to_string())
+        .collect()
 }
 
 async fn revoke(app: &TestApp, company: uuid::Uuid, prefix: &str, key: &str) -> reqwest::Response {
-    app.client.delete(app.url(&format!("/v1/companies/{company}/api-keys/{prefix}"))).bearer_auth(key).send().await.unwrap()
+    app.client
+        .delete(app.url(&format!("/v1/companies/{company}/api-keys/{prefix}")))
+        .bearer_auth(key)
+        .send()
+        .await
+        .unwrap()
 }
 
 backend_tests! {

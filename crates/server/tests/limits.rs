@@ -620,7 +620,11 @@ async fn minting_keys_buys_no_requests() {
             key = b["response"]["api_key"].as_str().unwrap().to_string();
         }
         passed += 1;
-        assert!(passed <= 12, "never limited: {passed} requests in {:?}", started.elapsed());
+        assert!(
+            passed <= 12,
+            "never limited: {passed} requests in {:?}",
+            started.elapsed()
+        );
     };
     if started.elapsed() < Duration::from_secs(1) {
         assert_eq!(passed, 2, "the burst, then 429");

@@ -180,7 +180,7 @@ backend_tests! {
 
         // Again, unknown, malformed, or a key of another company under this one: 404.
         let pkey2 = issue(&app, provider, &pkey).await;
-        for prefix in [prefix_of(&ckey), "rfs_cli_000000000000".into(), "nonsense".into(), prefix_of(&pkey2)] {
+        for prefix in [prefix_of(&ckey), "rfs_cli_000000000000".into(), "nonsense".into(), "%FF%FE".into(), prefix_of(&pkey2)] {
             let (s, b) = json(revoke(&app, client, &prefix, &pkey).await).await;
             assert_error(s, &b, 404, "NOT_FOUND");
         }

@@ -341,9 +341,11 @@ fn is_company_key_prefix(s: &str) -> bool {
 pub async fn revoke_api_key(
     State(state): State<Arc<AppState>>,
     Extension(caller): Extension<Caller>,
-    Path((company_id, prefix)): Path<(String, String)>,
+    path: Result<Path<(String, String)>, axum::extract::rejection::PathRejection>,
 ) -> Result<Response, ApiError> {
     provider_only(caller, "revoke")?;
+    // Like `PathId`: a path that does not decode is the same 404 as an unknown id.
+    let Path((company_id, prefix)) = path.map_err(|_| ApiError::NotFound)?;
     let id = Uuid::parse_str(&company_id).map_err(|_| ApiError::NotFound)?;
     let company = visible_company(&state, caller, id).await?;
     if !is_company_key_prefix(&prefix) {

@@ -56,7 +56,8 @@ pub fn generate_key(kind: KeyKind, owner: Uuid) -> NewKey {
             kind,
             company_id,
             operator_id,
-            created_at: time::OffsetDateTime::now_utc(),
+            // Microseconds, what PostgreSQL keeps: the listing shows what the create answered.
+            created_at: crate::routes::cases::now_micros(),
             revoked_at: None,
             company_provider_id: None,
         },
@@ -64,7 +65,8 @@ pub fn generate_key(kind: KeyKind, owner: Uuid) -> NewKey {
     }
 }
 
-/// Creates and stores a key; returns the key to show once.
+/// Creates and stores a key without a limit (the CLI, an operator's tool); returns the key to
+/// show once. Keys issued over HTTP go through [`issue_company_key`].
 pub async fn issue_key(
     repo: &dyn Repository,
     kind: KeyKind,
@@ -75,8 +77,23 @@ pub async fn issue_key(
     Ok(key)
 }
 
+/// Creates and stores a key of a company unless the company holds `max` unrevoked keys
+/// already (`None`); returns the key to show once.
+pub async fn issue_company_key(
+    repo: &dyn Repository,
+    kind: KeyKind,
+    company: Uuid,
+    max: usize,
+) -> Result<Option<NewKey>, store::StoreError> {
+    let key = generate_key(kind, company);
+    Ok(repo
+        .insert_company_api_key(&key.record, max)
+        .await?
+        .then_some(key))
+}
+
 /// The prefix (`rfs_<role>_<key id>`) of the key a request was authenticated with, put into
-/// the request extensions next to the [`Caller`]: what rate limits count per key.
+/// the request extensions next to the [`Caller`] (for the log).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyPrefix(pub String);
 
@@ -84,11 +101,49 @@ pub struct KeyPrefix(pub String);
 /// `filing keys revoke` stops working on running instances within that time. Every request
 /// still hashes its token and compares it with the record, so only the lookup is saved (one of
 /// the two statements of a case read). Unknown prefixes are not remembered.
-pub struct KeyCache(crate::recent::Recent<ApiKeyRecord>);
+///
+/// It also remembers which keys this instance recorded as used lately, so a key's
+/// `last_used_at` is written at most once per [`KeyCache::USE_EVERY`] and instance, not on every
+/// request.
+pub struct KeyCache {
+    records: crate::recent::Recent<ApiKeyRecord>,
+    used: crate::recent::Recent<()>,
+}
 
 impl KeyCache {
+    /// How often a key's last use is written at most (per instance).
+    pub const USE_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+
     pub fn new(ttl: std::time::Duration) -> Self {
-        Self(crate::recent::Recent::new(ttl))
+        Self {
+            records: crate::recent::Recent::new(ttl),
+            used: crate::recent::Recent::new(Self::USE_EVERY),
+        }
+    }
+
+    /// Forgets the record of `prefix` (this instance revoked the key): it stops working here
+    /// at once, on other instances within the cache time.
+    pub fn forget(&self, prefix: &str) {
+        self.records.forget(prefix);
+    }
+
+    /// Records the use of the key `prefix` now, unless this instance did within
+    /// [`Self::USE_EVERY`]. The write runs in the background: a request never waits for it, and
+    /// a failure is only logged.
+    fn note_use(&self, repo: &Arc<dyn Repository>, prefix: &str) {
+        if self.used.get(prefix).is_some() {
+            return;
+        }
+        self.used.put(prefix, ());
+        let (repo, prefix) = (repo.clone(), prefix.to_string());
+        tokio::spawn(async move {
+            if let Err(e) = repo
+                .touch_api_key(&prefix, time::OffsetDateTime::now_utc())
+                .await
+            {
+                tracing::warn!(%prefix, error = %e, "could not record the key's last use");
+            }
+        });
     }
 
     async fn find(
@@ -96,12 +151,12 @@ impl KeyCache {
         repo: &dyn Repository,
         prefix: &str,
     ) -> Result<Option<ApiKeyRecord>, store::StoreError> {
-        if let Some(record) = self.0.get(prefix) {
+        if let Some(record) = self.records.get(prefix) {
             return Ok(Some(record));
         }
         let found = repo.find_api_key(prefix).await?;
         if let Some(record) = &found {
-            self.0.put(prefix, record.clone());
+            self.records.put(prefix, record.clone());
         }
         Ok(found)
     }
@@ -150,7 +205,7 @@ pub async fn resolve_key(
 
 /// Middleware: every route behind it needs a valid key; the [`Caller`] (and the
 /// [`KeyPrefix`]) is put into the request extensions for handlers, the rate limit and the
-/// idempotency layer.
+/// idempotency layer. The key's use is recorded now and then ([`KeyCache`]).
 pub async fn require_key(
     State(state): State<Arc<AppState>>,
     mut req: Request,
@@ -161,6 +216,7 @@ pub async fn require_key(
         .get(AUTHORIZATION)
         .map(|v| v.to_str().unwrap_or(""));
     let (caller, prefix) = resolve_key(state.repo.as_ref(), &state.keys, header).await?;
+    state.keys.note_use(&state.repo, &prefix.0);
     req.extensions_mut().insert(caller);
     req.extensions_mut().insert(prefix);
     Ok(next.run(req).await)

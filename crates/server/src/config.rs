@@ -220,14 +220,20 @@ pub struct ServeArgs {
     #[arg(long, env = "FILING_MAX_UPLOADS_PER_PROVIDER")]
     pub max_uploads_per_provider: Option<String>,
 
-    /// Requests per second each API key may make on average (a token bucket per key);
-    /// 0 turns rate limiting off (the default, for development).
+    /// Requests per second each company (all its API keys together; an operator with its
+    /// keys) may make on average (a token bucket per company); 0 turns rate limiting off (the
+    /// default, for development).
     #[arg(long, env = "FILING_RATE_LIMIT_PER_SECOND", default_value = "0")]
     pub rate_limit_per_second: String,
 
-    /// Requests an API key may make at once before the rate applies. Default: the rate.
+    /// Requests a company may make at once before the rate applies. Default: the rate.
     #[arg(long, env = "FILING_RATE_LIMIT_BURST")]
     pub rate_limit_burst: Option<String>,
+
+    /// Unrevoked API keys one company (a provider, or each client company) may hold; one more
+    /// issued over HTTP is answered 409 `API_KEY_LIMIT`.
+    #[arg(long, env = "FILING_MAX_KEYS_PER_COMPANY", default_value = "100")]
+    pub max_keys_per_company: String,
 }
 
 impl Default for ServeArgs {
@@ -262,6 +268,7 @@ impl Default for ServeArgs {
             max_uploads_per_provider: None,
             rate_limit_per_second: "0".into(),
             rate_limit_burst: None,
+            max_keys_per_company: "100".into(),
         }
     }
 }
@@ -335,9 +342,12 @@ pub struct Config {
     pub max_uploads_per_provider: usize,
     /// `None`: no rate limiting.
     pub rate_limit: Option<RateLimit>,
+    /// Unrevoked keys one company may hold (keys issued over HTTP beyond it are 409).
+    pub max_keys_per_company: usize,
 }
 
-/// A token bucket per API key: `burst` requests at once, refilled at `per_second`.
+/// A token bucket per company (all its keys) or operator: `burst` requests at once, refilled
+/// at `per_second`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RateLimit {
     pub per_second: NonZeroU32,
@@ -838,6 +848,11 @@ impl Config {
                 &serve.rate_limit_per_second,
                 serve.rate_limit_burst.as_deref(),
             )?,
+            max_keys_per_company: parse_range(
+                "FILING_MAX_KEYS_PER_COMPANY",
+                &serve.max_keys_per_company,
+                1..=1_000_000,
+            )?,
         })
     }
 }
@@ -943,6 +958,7 @@ mod tests {
         assert_eq!(c.body_min_rate, 65536);
         assert_eq!(c.max_concurrent_uploads, 16);
         assert_eq!(c.rate_limit, None, "rate limiting is off by default");
+        assert_eq!(c.max_keys_per_company, 100);
     }
 
     #[test]
@@ -1008,6 +1024,13 @@ mod tests {
                     ..Default::default()
                 },
                 "FILING_DIRECTORY_CACHE_SECS",
+            ),
+            (
+                ServeArgs {
+                    max_keys_per_company: "0".into(),
+                    ..Default::default()
+                },
+                "FILING_MAX_KEYS_PER_COMPANY",
             ),
             (
                 ServeArgs {

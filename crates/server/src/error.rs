@@ -62,6 +62,7 @@ error_codes! {
     DuplicateId = "DUPLICATE_ID" => CONFLICT,
     WebhookEndpointLimit = "WEBHOOK_ENDPOINT_LIMIT" => CONFLICT,
     WebhookMessageDelivered = "WEBHOOK_MESSAGE_DELIVERED" => CONFLICT,
+    ApiKeyLimit = "API_KEY_LIMIT" => CONFLICT,
     IdempotencyKeyInUse = "IDEMPOTENCY_KEY_IN_USE" => CONFLICT,
     PayloadTooLarge = "PAYLOAD_TOO_LARGE" => PAYLOAD_TOO_LARGE,
     UnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE" => UNSUPPORTED_MEDIA_TYPE,

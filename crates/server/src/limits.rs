@@ -1,6 +1,6 @@
 //! Protection against slow and abusive clients (decisions.md, "Faults and limits"): time limits
 //! for receiving a request body and for the request after it, a cap on uploads in progress, and a
-//! token bucket per API key. The header read timeout is the HTTP server's (see [`crate::app::serve_router`]).
+//! token bucket per company (all its API keys share it). The header read timeout is the HTTP server's (see [`crate::app::serve_router`]).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -16,7 +16,6 @@ use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
 
 use crate::app::AppState;
-use crate::auth::KeyPrefix;
 use crate::config::RateLimit;
 use crate::error::ApiError;
 
@@ -371,11 +370,13 @@ pub async fn upload_slots(
     res
 }
 
-/// A token bucket per API key (GCRA, `governor`): `burst` requests at once, refilled at
-/// `per_second`. Buckets of keys not seen for a while are dropped now and then, so the map
-/// holds only recently active keys (and only valid ones: it sits after authentication).
+/// A token bucket per company (GCRA, `governor`), which every key of the company shares, so
+/// issuing more keys buys no more requests (docs/adr/0004-keys-limited-per-company.md); an
+/// operator's keys share the operator's bucket. `burst` requests at once, refilled at
+/// `per_second`. Buckets not used for a while are dropped now and then, so the map holds only
+/// recently active companies (and only ones with valid keys: it sits after authentication).
 pub struct KeyRateLimiter {
-    limiter: DefaultKeyedRateLimiter<String>,
+    limiter: DefaultKeyedRateLimiter<uuid::Uuid>,
     clock: DefaultClock,
     last_sweep: std::sync::Mutex<Instant>,
 }
@@ -394,11 +395,11 @@ impl KeyRateLimiter {
         }
     }
 
-    /// Takes a token for `key`; when there is none, `Err` with the whole seconds (at least 1)
-    /// until there is.
-    pub fn check(&self, key: &str) -> Result<(), u64> {
+    /// Takes a token from the bucket of `owner` (a company or an operator); when there is
+    /// none, `Err` with the whole seconds (at least 1) until there is.
+    pub fn check(&self, owner: uuid::Uuid) -> Result<(), u64> {
         self.sweep_now_and_then();
-        match self.limiter.check_key(&key.to_string()) {
+        match self.limiter.check_key(&owner) {
             Ok(()) => Ok(()),
             Err(not_until) => {
                 let wait = not_until.wait_time_from(self.clock.now());
@@ -407,7 +408,7 @@ impl KeyRateLimiter {
         }
     }
 
-    /// Keys with a bucket right now.
+    /// Companies and operators with a bucket right now.
     pub fn tracked_keys(&self) -> usize {
         self.limiter.len()
     }
@@ -435,15 +436,28 @@ pub fn rate_limiter(limit: Option<RateLimit>) -> Option<KeyRateLimiter> {
     limit.map(KeyRateLimiter::new)
 }
 
-/// Middleware (after authentication): a request beyond its key's rate is answered 429
+/// Whose bucket a caller's requests take from: its company (a provider, or a client company),
+/// or the operator, whichever of its keys it used.
+fn bucket_of(caller: &domain::auth::Caller) -> uuid::Uuid {
+    use domain::auth::Caller;
+    match *caller {
+        Caller::Provider { company_id } | Caller::Client { company_id, .. } => company_id,
+        Caller::Operator { operator_id } => operator_id,
+    }
+}
+
+/// Middleware (after authentication): a request beyond its company's rate is answered 429
 /// `RATE_LIMITED` with `Retry-After`. Requests without a key never get here (401 first).
 pub async fn rate_limit(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
-    if let (Some(limiter), Some(KeyPrefix(key))) =
-        (&state.rate_limiter, req.extensions().get::<KeyPrefix>())
-        && let Err(retry_after_secs) = limiter.check(key)
-    {
-        tracing::info!(key = %key, retry_after_secs, "rate limited");
-        return ApiError::RateLimited { retry_after_secs }.into_response();
+    if let (Some(limiter), Some(caller)) = (
+        &state.rate_limiter,
+        req.extensions().get::<domain::auth::Caller>(),
+    ) {
+        let owner = bucket_of(caller);
+        if let Err(retry_after_secs) = limiter.check(owner) {
+            tracing::info!(%owner, retry_after_secs, "rate limited");
+            return ApiError::RateLimited { retry_after_secs }.into_response();
+        }
     }
     next.run(req).await
 }
@@ -463,11 +477,12 @@ mod tests {
 
     #[test]
     fn burst_then_whole_seconds_to_wait() {
+        let (a, b) = (uuid::Uuid::now_v7(), uuid::Uuid::now_v7());
         let l = limiter(1, 2);
-        assert_eq!(l.check("a"), Ok(()));
-        assert_eq!(l.check("a"), Ok(()));
-        assert_eq!(l.check("a"), Err(1));
-        assert_eq!(l.check("b"), Ok(()));
+        assert_eq!(l.check(a), Ok(()));
+        assert_eq!(l.check(a), Ok(()));
+        assert_eq!(l.check(a), Err(1));
+        assert_eq!(l.check(b), Ok(()));
         // One token every 10 s: the wait is rounded up, never 0.
         let slow = KeyRateLimiter {
             limiter: governor::RateLimiter::dashmap(
@@ -476,15 +491,15 @@ mod tests {
             clock: DefaultClock::default(),
             last_sweep: std::sync::Mutex::new(Instant::now()),
         };
-        assert_eq!(slow.check("a"), Ok(()));
-        assert!(matches!(slow.check("a"), Err(9..=10)));
+        assert_eq!(slow.check(a), Ok(()));
+        assert!(matches!(slow.check(a), Err(9..=10)));
     }
 
     #[test]
     fn idle_keys_are_swept() {
         let l = limiter(1000, 1);
-        for key in ["a", "b", "c"] {
-            assert_eq!(l.check(key), Ok(()));
+        for _ in 0..3 {
+            assert_eq!(l.check(uuid::Uuid::now_v7()), Ok(()));
         }
         assert_eq!(l.tracked_keys(), 3);
         std::thread::sleep(Duration::from_millis(20));

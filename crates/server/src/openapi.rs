@@ -27,6 +27,8 @@ Errors carry a stable `code`, and validation errors list every broken field in `
         health::healthz,
         companies::get_company,
         companies::create_api_key,
+        companies::list_api_keys,
+        companies::revoke_api_key,
         trade_registrations::create,
         trade_registrations::get,
         trade_registrations::mark_submitted,

@@ -177,6 +177,16 @@ pub struct ApiKeyRecord {
     pub company_provider_id: Option<Uuid>,
 }
 
+/// A company's live key as listed over HTTP: never its hash.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiKeySummary {
+    pub prefix: String,
+    pub kind: KeyKind,
+    pub created_at: OffsetDateTime,
+    /// Recorded at most once a minute per key and instance (`touch_api_key`).
+    pub last_used_at: Option<OffsetDateTime>,
+}
+
 /// A client company to create under a provider.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewClientCompany {
@@ -597,6 +607,19 @@ pub trait Repository: Send + Sync + 'static {
     async fn find_api_key(&self, prefix: &str) -> Result<Option<ApiKeyRecord>>;
     /// Marks the key revoked; `false` when no unrevoked key has that prefix.
     async fn revoke_api_key(&self, prefix: &str, at: OffsetDateTime) -> Result<bool>;
+    /// Stores a company's key unless the company holds `max` unrevoked keys already
+    /// (`false`). Concurrent inserts for one company cannot pass the limit together.
+    async fn insert_company_api_key(&self, key: &ApiKeyRecord, max: usize) -> Result<bool>;
+    /// A company's unrevoked keys, oldest first (by creation, then prefix), after the key with
+    /// prefix `after` (exclusive; a prefix that names no key gives nothing), at most `limit`.
+    async fn list_api_keys(
+        &self,
+        company_id: Uuid,
+        after: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<ApiKeySummary>>;
+    /// Records that the key was used at `at` (callers write this now and then, not per request).
+    async fn touch_api_key(&self, prefix: &str, at: OffsetDateTime) -> Result<()>;
 
     async fn claim_idempotency_key(
         &self,

@@ -1509,6 +1509,100 @@ macro_rules! repository_impl {
             Ok(done.rows_affected() == 1)
         }
 
+        async fn insert_company_api_key(
+            &self,
+            key: &$crate::ApiKeyRecord,
+            max: usize,
+        ) -> $crate::Result<bool> {
+            let Some(company_id) = key.company_id else {
+                return Err($crate::StoreError::Corrupt(format!(
+                    "key {} belongs to no company",
+                    key.prefix
+                )));
+            };
+            let mut tx = self.writer.begin().await?;
+            // Keys of one company are issued in turns: the update locks the company's row until
+            // the commit (PostgreSQL; SQLite's one writer takes turns anyway), so the count
+            // below sees every key committed before, and two inserts cannot both see one place
+            // left (as `create_webhook_endpoint`).
+            sqlx::query("UPDATE companies SET kind = kind WHERE id = $1")
+                .bind(company_id)
+                .execute(&mut *tx)
+                .await?;
+            let live: i64 = sqlx::query_scalar(
+                "SELECT COUNT(*) FROM api_keys WHERE company_id = $1 AND revoked_at IS NULL",
+            )
+            .bind(company_id)
+            .fetch_one(&mut *tx)
+            .await?;
+            if usize::try_from(live).unwrap_or(usize::MAX) >= max {
+                tx.rollback().await?;
+                return Ok(false);
+            }
+            sqlx::query(
+                "INSERT INTO api_keys (prefix, hash, kind, company_id, operator_id, created_at, revoked_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            )
+            .bind(&key.prefix)
+            .bind(&key.hash)
+            .bind(key.kind.as_str())
+            .bind(key.company_id)
+            .bind(key.operator_id)
+            .bind(key.created_at)
+            .bind(key.revoked_at)
+            .execute(&mut *tx)
+            .await?;
+            tx.commit().await?;
+            Ok(true)
+        }
+
+        async fn list_api_keys(
+            &self,
+            company_id: uuid::Uuid,
+            after: Option<&str>,
+            limit: i64,
+        ) -> $crate::Result<Vec<$crate::ApiKeySummary>> {
+            use sqlx::Row;
+            // Row values compare in both dialects; a cursor that names no key compares NULL
+            // and ends the list.
+            let rows = sqlx::query(
+                "SELECT prefix, kind, created_at, last_used_at FROM api_keys \
+                 WHERE company_id = $1 AND revoked_at IS NULL \
+                 AND ($2 IS NULL OR (created_at, prefix) > \
+                      (SELECT a.created_at, a.prefix FROM api_keys a WHERE a.prefix = $2)) \
+                 ORDER BY created_at, prefix LIMIT $3",
+            )
+            .bind(company_id)
+            .bind(after.map(str::to_string))
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+            rows.iter()
+                .map(|row| {
+                    let kind: String = row.try_get("kind")?;
+                    Ok($crate::ApiKeySummary {
+                        prefix: row.try_get("prefix")?,
+                        kind: $crate::decode_kind(&kind)?,
+                        created_at: row.try_get("created_at")?,
+                        last_used_at: row.try_get("last_used_at")?,
+                    })
+                })
+                .collect()
+        }
+
+        async fn touch_api_key(
+            &self,
+            prefix: &str,
+            at: time::OffsetDateTime,
+        ) -> $crate::Result<()> {
+            sqlx::query("UPDATE api_keys SET last_used_at = $1 WHERE prefix = $2")
+                .bind(at)
+                .bind(prefix)
+                .execute(&self.writer)
+                .await?;
+            Ok(())
+        }
+
         async fn claim_idempotency_key(
             &self,
             scope: uuid::Uuid,

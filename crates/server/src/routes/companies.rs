@@ -1,23 +1,24 @@
-//! Companies and their API keys (decisions.md §1).
+//! Companies and their API keys (decisions.md §1; listing, revoking and the cap on live keys:
+//! docs/adr/0004-keys-limited-per-company.md).
 
 use std::sync::Arc;
 
 use axum::Extension;
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use domain::auth::{Caller, KeyKind};
 use domain::company::{Company, CompanyKind, Environment};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use crate::app::AppState;
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::{PathId, decode_optional_json};
+use crate::extract::{ApiQuery, PathId, decode_optional_json};
 
 #[derive(Debug, Clone, Copy, Serialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
@@ -143,7 +144,7 @@ pub struct ApiKeyResponse {
         (status = 201, description = "The new key, shown once", body = Envelope<ApiKeyResponse>),
         (status = 403, description = "Client company and operator keys cannot issue keys (`FORBIDDEN`)", body = Envelope<ErrorBody>),
         (status = 404, description = "No such company visible to the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
-        (status = 409, description = "`IDEMPOTENCY_KEY_IN_USE`", body = Envelope<ErrorBody>),
+        (status = 409, description = "`API_KEY_LIMIT` (the company holds `FILING_MAX_KEYS_PER_COMPANY` unrevoked keys, 100 by default) or `IDEMPOTENCY_KEY_IN_USE`", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED` or `IDEMPOTENCY_KEY_REUSED`", body = Envelope<ErrorBody>),
     ))]
 pub async fn create_api_key(
@@ -165,7 +166,19 @@ pub async fn create_api_key(
     } else {
         KeyKind::Client
     };
-    let key = crate::auth::issue_key(state.repo.as_ref(), kind, company.id).await?;
+    let max = state.config.max_keys_per_company;
+    let Some(key) =
+        crate::auth::issue_company_key(state.repo.as_ref(), kind, company.id, max).await?
+    else {
+        tracing::info!(company_id = %company.id, max, "API key refused: the company holds its most keys");
+        return Err(ApiError::Conflict {
+            code: crate::error::ErrorCode::ApiKeyLimit,
+            message: format!(
+                "the company holds {max} unrevoked API keys, the most it may hold; revoke one first (DELETE /v1/companies/{}/api-keys/{{key_prefix}})",
+                company.id
+            ),
+        });
+    };
     tracing::info!(prefix = %key.record.prefix, company_id = %company.id, "API key issued");
     Ok(respond(
         StatusCode::CREATED,
@@ -179,4 +192,180 @@ pub async fn create_api_key(
             created_at: key.record.created_at,
         },
     ))
+}
+
+/// The provider's own keys and its client companies' keys are managed by the provider alone
+/// (as they are issued): client company and operator keys are refused.
+fn provider_only(caller: Caller, what: &str) -> Result<(), ApiError> {
+    match caller {
+        Caller::Provider { .. } => Ok(()),
+        _ => Err(ApiError::Forbidden(format!(
+            "only provider keys can {what} API keys"
+        ))),
+    }
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ApiKeyQuery {
+    /// The `next_cursor` of the previous page (a key prefix).
+    #[param(pattern = "^rfs_(prv|cli)_[a-z0-9]{12}$")]
+    pub after: Option<String>,
+    /// 1 to 500, default 100.
+    #[param(minimum = 1, maximum = 500)]
+    pub limit: Option<i64>,
+}
+
+/// A live key as listed: never the key itself nor its hash.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ApiKeyView {
+    /// The public part of the key; revoke it with `DELETE .../api-keys/{key_prefix}`.
+    #[schema(example = "rfs_cli_8hq2m4kd9x0c")]
+    pub key_prefix: String,
+    /// `provider` or `client`.
+    #[schema(example = "client")]
+    pub key_type: String,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: OffsetDateTime,
+    /// When the key was last used, to the minute (written at most once a minute per key and
+    /// instance); null when it has not been used.
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub last_used_at: Option<OffsetDateTime>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ApiKeyPage {
+    pub result: Outcome,
+    pub message: String,
+    pub company_id: Uuid,
+    /// Unrevoked keys, oldest first.
+    pub api_keys: Vec<ApiKeyView>,
+    /// Pass as `after` for the next page; absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+/// Lists the unrevoked keys of the provider itself or of one of its client companies, oldest
+/// first. Revoked keys are not listed.
+#[utoipa::path(get, path = "/v1/companies/{company_id}/api-keys", tag = "companies",
+    operation_id = "list_api_keys",
+    params(
+        ("company_id" = Uuid, Path, description = "A client company of the caller, or the caller itself"),
+        ApiKeyQuery,
+    ),
+    responses(
+        // No link to the revoke: the first key listed is the caller's own oldest key, which a
+        // client (or the stateful fuzzer, .ci/schemathesis) following links would revoke.
+        (status = 200, description = "A page of keys", body = Envelope<ApiKeyPage>),
+        (status = 403, description = "Client company and operator keys cannot list keys (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        (status = 404, description = "No such company visible to the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        (status = 422, description = "`VALIDATION_FAILED`: bad cursor or limit", body = Envelope<ErrorBody>),
+    ))]
+pub async fn list_api_keys(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    PathId(id): PathId,
+    ApiQuery(q): ApiQuery<ApiKeyQuery>,
+) -> Result<Response, ApiError> {
+    provider_only(caller, "list")?;
+    let company = visible_company(&state, caller, id).await?;
+    let mut errs = domain::Violations::new();
+    let (after, limit) = crate::routes::cases::page_params(
+        "after",
+        q.after.as_deref(),
+        |a| is_company_key_prefix(a).then(|| a.to_string()),
+        q.limit,
+        &mut errs,
+    );
+    errs.finish(())?;
+    let mut rows = state
+        .repo
+        .list_api_keys(company.id, after.as_deref(), limit + 1)
+        .await?;
+    let more = rows.len() as i64 > limit;
+    rows.truncate(limit as usize);
+    let next_cursor = more
+        .then(|| rows.last().map(|r| r.prefix.clone()))
+        .flatten();
+    let api_keys: Vec<ApiKeyView> = rows
+        .into_iter()
+        .map(|k| ApiKeyView {
+            key_prefix: k.prefix,
+            key_type: k.kind.as_str().into(),
+            created_at: k.created_at,
+            last_used_at: k.last_used_at,
+        })
+        .collect();
+    Ok(respond(
+        StatusCode::OK,
+        ApiKeyPage {
+            result: Outcome::Success,
+            message: format!("{} API keys", api_keys.len()),
+            company_id: company.id,
+            api_keys,
+            next_cursor,
+        },
+    ))
+}
+
+/// `rfs_prv_<key id>` or `rfs_cli_<key id>`: the prefix of a company's key.
+fn is_company_key_prefix(s: &str) -> bool {
+    let id = s
+        .strip_prefix("rfs_prv_")
+        .or_else(|| s.strip_prefix("rfs_cli_"));
+    id.is_some_and(|id| {
+        id.len() == domain::auth::KEY_ID_LEN
+            && id
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+    })
+}
+
+/// Revokes a key of the provider itself or of one of its client companies, by its prefix. A
+/// key may revoke itself. The key stops working on this instance at once and on every other
+/// within `FILING_KEY_CACHE_SECS` (5 s), as `filing keys revoke`.
+#[utoipa::path(delete, path = "/v1/companies/{company_id}/api-keys/{key_prefix}", tag = "companies",
+    operation_id = "revoke_api_key",
+    params(
+        ("company_id" = Uuid, Path, description = "A client company of the caller, or the caller itself"),
+        ("key_prefix" = String, Path, description = "The key's prefix (`key_prefix` of the create or the list)",
+            example = "rfs_cli_8hq2m4kd9x0c"),
+    ),
+    responses(
+        (status = 204, description = "The key is revoked"),
+        (status = 403, description = "Client company and operator keys cannot revoke keys (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        (status = 404, description = "No such company visible to the caller, or no unrevoked key of that company with this prefix (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+    ))]
+pub async fn revoke_api_key(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    path: Result<Path<(String, String)>, axum::extract::rejection::PathRejection>,
+) -> Result<Response, ApiError> {
+    provider_only(caller, "revoke")?;
+    // Like `PathId`: a path that does not decode is the same 404 as an unknown id.
+    let Path((company_id, prefix)) = path.map_err(|_| ApiError::NotFound)?;
+    let id = Uuid::parse_str(&company_id).map_err(|_| ApiError::NotFound)?;
+    let company = visible_company(&state, caller, id).await?;
+    if !is_company_key_prefix(&prefix) {
+        return Err(ApiError::NotFound);
+    }
+    let record = state
+        .repo
+        .find_api_key(&prefix)
+        .await?
+        .filter(|k| k.company_id == Some(company.id) && k.revoked_at.is_none())
+        .ok_or(ApiError::NotFound)?;
+    // The store operation `filing keys revoke` uses; `false` when it was revoked meanwhile.
+    if !state
+        .repo
+        .revoke_api_key(&record.prefix, OffsetDateTime::now_utc())
+        .await?
+    {
+        return Err(ApiError::NotFound);
+    }
+    state.keys.forget(&record.prefix);
+    tracing::info!(prefix = %record.prefix, company_id = %company.id, "API key revoked");
+    Ok(StatusCode::NO_CONTENT.into_response())
 }

@@ -153,6 +153,10 @@ pub fn authenticated(config: &Config) -> Router<Arc<AppState>> {
         .route("/v1/companies/{company_id}", get(companies::get_company))
         .route(
             "/v1/companies/{company_id}/api-keys",
-            post(companies::create_api_key),
+            post(companies::create_api_key).get(companies::list_api_keys),
+        )
+        .route(
+            "/v1/companies/{company_id}/api-keys/{key_prefix}",
+            axum::routing::delete(companies::revoke_api_key),
         )
 }

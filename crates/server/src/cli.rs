@@ -169,6 +169,14 @@ pub enum OperatorsCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum KeysCommand {
+    /// Issue a further key for an existing company (a provider's or a client company's), e.g.
+    /// for a provider that revoked its last key over HTTP. Prints {"company_id", "api_key"}.
+    /// Counts towards the company's cap of live keys but is never refused by it.
+    Create {
+        /// The company's id.
+        #[arg(long)]
+        company: uuid::Uuid,
+    },
     /// Revoke a key by its prefix (`rfs_prv_xxxxxxxxxxxx`) or the whole key.
     Revoke { prefix: String },
 }
@@ -426,6 +434,19 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
                 return Err(anyhow::anyhow!("no trade registration {from}").into());
             };
             print(json!({"inserted": inserted, "seconds": started.elapsed().as_secs_f64()}));
+        }
+        Command::Keys(KeysCommand::Create { company }) => {
+            let repo = open_store(&cli.common).await?;
+            let found = repo
+                .get_company(company)
+                .await?
+                .ok_or_else(|| anyhow::anyhow!("no company {company}"))?;
+            let kind = match found.kind {
+                domain::company::CompanyKind::Provider => KeyKind::Provider,
+                domain::company::CompanyKind::Client => KeyKind::Client,
+            };
+            let key = crate::auth::issue_key(repo.as_ref(), kind, found.id).await?;
+            print(json!({"company_id": found.id, "api_key": key.api_key}));
         }
         Command::Keys(KeysCommand::Revoke { prefix }) => {
             let prefix = match domain::auth::parse_key(&prefix) {

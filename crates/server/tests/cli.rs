@@ -149,6 +149,24 @@ backend_tests! {
         assert_eq!(s, 200, "{b}");
         assert_eq!(b["response"]["name"], "Gründerplattform GmbH");
 
+        // A provider that revoked its only key over HTTP gets a new one from the CLI.
+        let prefix = domain::auth::parse_key(&key).unwrap().prefix.to_string();
+        let res = app.client.delete(app.url(&format!("/v1/companies/{company}/api-keys/{prefix}"))).bearer_auth(&key).send().await.unwrap();
+        assert_eq!(res.status(), 204);
+        let (s, _) = json(app.get(&format!("/v1/companies/{company}"), Some(&key)).send().await.unwrap()).await;
+        assert_eq!(s, 401);
+        let (code, out, err) = filing(dir.path(), &url, &["keys", "create", "--company", &company]);
+        assert_eq!(code, 0, "{err}");
+        let v = one_object(&out);
+        assert_eq!(v["company_id"], company.as_str());
+        let key = v["api_key"].as_str().unwrap().to_string();
+        assert!(key.starts_with("rfs_prv_"), "{key}");
+        let (s, b) = json(app.get(&format!("/v1/companies/{company}"), Some(&key)).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        let (code, _, err) = filing(dir.path(), &url, &["keys", "create", "--company", &uuid::Uuid::new_v4().to_string()]);
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains("no company"), "{err}");
+
         let (code, out, err) = filing(dir.path(), &url, &["operators", "create", "--name", "Olga Operator"]);
         assert_eq!(code, 0, "{err}");
         let v = one_object(&out);

@@ -589,6 +589,8 @@ pub(crate) mod tests {
             let tax_id = Uuid::now_v7();
             let tax = NewTaxRegistration {
                 id: tax_id,
+                // Another id than its key, as a case whose chosen id was taken as a key.
+                public_id: Uuid::now_v7(),
                 new_company: trade.new_company.clone().map(|(_, c)| (Uuid::now_v7(), c)),
                 company_id: Uuid::nil(),
                 provider_id: provider,

@@ -8,3 +8,15 @@ ALTER TABLE tax_registrations ADD COLUMN public_id UUID;
 UPDATE tax_registrations SET public_id = id;
 ALTER TABLE tax_registrations ALTER COLUMN public_id SET NOT NULL;
 CREATE UNIQUE INDEX tax_registrations_public_id ON tax_registrations (provider_id, public_id);
+-- A row written without `public_id` (by an instance still on the release before this one,
+-- during a rolling restart) gets its key as its public id, as the rows above did, instead of
+-- failing the NOT NULL.
+CREATE FUNCTION tax_registrations_public_id_default() RETURNS TRIGGER
+LANGUAGE plpgsql AS $$
+BEGIN
+    NEW.public_id := NEW.id;
+    RETURN NEW;
+END;
+$$;
+CREATE TRIGGER tax_registrations_public_id_default BEFORE INSERT ON tax_registrations
+FOR EACH ROW WHEN (NEW.public_id IS NULL) EXECUTE FUNCTION tax_registrations_public_id_default();

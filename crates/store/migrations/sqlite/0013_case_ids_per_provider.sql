@@ -7,3 +7,10 @@
 ALTER TABLE tax_registrations ADD COLUMN public_id BLOB;
 UPDATE tax_registrations SET public_id = id;
 CREATE UNIQUE INDEX tax_registrations_public_id ON tax_registrations (provider_id, public_id);
+-- A row written without `public_id` (by an instance still on the release before this one,
+-- during a rolling restart) gets its key as its public id, as the rows above did.
+CREATE TRIGGER tax_registrations_public_id_default AFTER INSERT ON tax_registrations
+WHEN NEW.public_id IS NULL
+BEGIN
+    UPDATE tax_registrations SET public_id = NEW.id WHERE id = NEW.id;
+END;

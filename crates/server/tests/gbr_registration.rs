@@ -305,6 +305,70 @@ backend_tests! {
         assert!(has(&violations(s, &b), "company_register", "not_allowed"));
     }
 
+    // Ids are unique per provider (docs/adr/0006-case-ids-per-provider.md), across the UG/GmbH
+    // and the GbR/eGbR creates: B's partnership may take the id of A's, both read back by
+    // their own providers and client companies only, and an id of B's own is still 409
+    // DUPLICATE_ID. Before, B got 409 DUPLICATE_ID.
+    async fn another_providers_id_is_neither_visible_nor_in_the_way(backend) {
+        let app = app(backend).await;
+        let (_, a_key) = app.provider("A").await;
+        let (b, b_key) = app.provider("B").await;
+        let (_, okey) = app.operator("O").await;
+        let id = uuid::Uuid::new_v4();
+        let mut a_body = example("gbr");
+        a_body["tax_registration_id"] = json!(id);
+        let (s, r) = post(&app, &a_key, &a_body).await;
+        assert_eq!(s, 201, "{r}");
+        let a_company = r["response"]["company_id"].as_str().unwrap().to_string();
+        // B names a client company of its own, whose key reads the case.
+        let mut b_body = example("egbr");
+        let (b_company, b_client) = app.client_company_like(b, &b_body).await;
+        b_body.as_object_mut().unwrap().remove("business_address");
+        b_body["environment"] = json!("production");
+        b_body["company_id"] = json!(b_company);
+        b_body["tax_registration_id"] = json!(id);
+        let (s, r) = post(&app, &b_key, &b_body).await;
+        assert_eq!(s, 201, "{r}");
+        assert_eq!((r["response"]["tax_registration_id"].as_str(), r["response"]["company_id"].as_str()), (Some(id.to_string().as_str()), Some(b_company.to_string().as_str())));
+
+        let seen = |case: &Value| (case["tax_registration_id"].as_str().unwrap().to_string(), case["company_id"].as_str().unwrap().to_string(), case["legal_form"].as_str().unwrap().to_string(), case["registration"]["name"].as_str().unwrap().to_string());
+        let a_seen = (id.to_string(), a_company, "gbr".to_string(), a_body["name"].as_str().unwrap().to_string());
+        let b_seen = (id.to_string(), b_company.to_string(), "egbr".to_string(), b_body["name"].as_str().unwrap().to_string());
+        assert_ne!(a_seen.3, b_seen.3);
+        for (key, want) in [(&a_key, &a_seen), (&b_key, &b_seen), (&b_client, &b_seen)] {
+            assert_eq!(&seen(&get(&app, key, &id.to_string()).await), want);
+        }
+        // Another client company of B's does not see it.
+        let (_, stranger) = app.client_company(b, "Stranger").await;
+        let (s, r) = json(app.get(&format!("/v1/tax-registration/{id}"), Some(&stranger)).send().await.unwrap()).await;
+        assert_error(s, &r, 404, "NOT_FOUND");
+
+        // B's own id again: a duplicate, by either create; a fresh id is fine.
+        let mut again = example("gbr");
+        again["tax_registration_id"] = json!(id);
+        let (s, r) = post(&app, &b_key, &again).await;
+        assert_error(s, &r, 409, "DUPLICATE_ID");
+        let mut ug = example("ug");
+        ug["tax_registration_id"] = json!(id);
+        let (s, r) = json(app.post("/v1/tax-registration", Some(&b_key)).json(&ug).send().await.unwrap()).await;
+        assert_error(s, &r, 409, "DUPLICATE_ID");
+        again["tax_registration_id"] = json!(uuid::Uuid::new_v4());
+        let (s, r) = post(&app, &b_key, &again).await;
+        assert_eq!(s, 201, "{r}");
+
+        // The operator reads B's case by its key and sees the provider's id beside it.
+        let (s, r) = json(app.get("/v1/operator/tax-registrations", Some(&okey)).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{r}");
+        let keys: Vec<String> = r["response"]["cases"].as_array().unwrap().iter().filter(|c| c["public_id"] == id.to_string()).map(|c| c["id"].as_str().unwrap().to_string()).collect();
+        assert_eq!(keys.len(), 2, "{r}");
+        for key in keys {
+            let case = get(&app, &okey, &key).await;
+            assert_eq!(case["case_id"], key.as_str());
+            let want = if key == id.to_string() { &a_seen } else { &b_seen };
+            assert_eq!(&seen(&case), want);
+        }
+    }
+
     async fn companies_ids_and_access(backend) {
         let app = app(backend).await;
         let (provider, key) = app.provider("P").await;

@@ -66,6 +66,7 @@ fn new_tax_case(provider: Uuid, company: Uuid, id: Uuid) -> store::NewTaxRegistr
         .unwrap();
     store::NewTaxRegistration {
         id,
+        public_id: id,
         new_company: None,
         company_id: company,
         provider_id: provider,
@@ -125,6 +126,38 @@ backend_tests! {
         let err = app.state.repo.create_tax_registration(&dup).await.unwrap_err();
         assert!(matches!(err, store::StoreError::Conflict(_)), "{err}");
         assert!(!err.is_company_conflict(), "{err}");
+
+        // Ids are unique per provider: its own id again under another key is the id conflict;
+        // another case's key again under another id the key conflict, which the create answers
+        // by taking a fresh key.
+        let mut dup = new_tax_case(provider, other, Uuid::now_v7());
+        dup.public_id = id;
+        dup.documents.clear();
+        let err = app.state.repo.create_tax_registration(&dup).await.unwrap_err();
+        assert!(err.is_public_id_conflict() && !err.is_case_key_conflict() && !err.is_company_conflict(), "{err}");
+        let (provider_b, _) = app.provider("B").await;
+        let (company_b, _) = app.client_company(provider_b, "C").await;
+        let mut theirs = new_tax_case(provider_b, company_b, id);
+        theirs.documents.clear();
+        let err = app.state.repo.create_tax_registration(&theirs).await.unwrap_err();
+        assert!(err.is_case_key_conflict() && !err.is_public_id_conflict() && !err.is_company_conflict(), "{err}");
+        let use_of = |p, id| app.state.repo.tax_registration_id_use(p, id);
+        assert_eq!(use_of(provider, id).await.unwrap(), store::CaseIdUse { by_provider: true, as_key: true });
+        assert_eq!(use_of(provider_b, id).await.unwrap(), store::CaseIdUse { by_provider: false, as_key: true });
+        assert_eq!(use_of(provider_b, Uuid::now_v7()).await.unwrap(), store::CaseIdUse::default());
+        theirs.id = Uuid::now_v7();
+        app.state.repo.create_tax_registration(&theirs).await.unwrap();
+        // Each provider (and client company) finds its own case by the id, nobody another's.
+        let find = |scope, id| app.state.repo.find_tax_registration(scope, id);
+        use store::CaseScope::{Company, Provider};
+        assert_eq!(find(Provider(provider), id).await.unwrap().map(|c| c.id), Some(id));
+        assert_eq!(find(Company(company), id).await.unwrap().map(|c| c.id), Some(id));
+        let b_case = find(Provider(provider_b), id).await.unwrap().expect("B's case");
+        assert_eq!((b_case.id, b_case.public_id, b_case.company_id), (theirs.id, id, company_b));
+        assert_eq!(find(Company(company_b), id).await.unwrap().map(|c| c.id), Some(theirs.id));
+        assert_eq!(find(Company(other), id).await.unwrap(), None);
+        assert_eq!(find(Provider(company), id).await.unwrap(), None);
+        assert_eq!(app.state.repo.get_tax_registration(theirs.id).await.unwrap().map(|c| c.public_id), Some(id));
 
         // Racing creates for one company: exactly one wins.
         let (racing, _) = app.client_company(provider, "E").await;

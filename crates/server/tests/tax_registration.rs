@@ -30,6 +30,16 @@ async fn get(app: &TestApp, key: &str, id: &str) -> Value {
     b["response"].clone()
 }
 
+/// `body` again under a new `Idempotency-Key`: not a replay.
+async fn send_b_again(app: &TestApp, key: &str, body: &Value) -> reqwest::Response {
+    app.post(PATH, Some(key))
+        .header("idempotency-key", "b-2")
+        .json(body)
+        .send()
+        .await
+        .unwrap()
+}
+
 /// Valid for the corporation's schemas, with libxml2 and with xmllint.
 fn assert_valid_xml(xml: &[u8]) {
     common::assert_valid_elster_xml(xml, "elster-v11-fse-kapg.xsd");
@@ -350,6 +360,119 @@ backend_tests! {
                 .collect();
             assert!(found.contains(&(case.field.to_string(), case.code.to_string())), "{} {}: {found:?}", case.field, case.code);
         }
+    }
+
+    // Ids are unique per provider (docs/adr/0006-case-ids-per-provider.md): provider B may use
+    // the id of A's case and gets it back; each provider (and client company) reads its own case
+    // by it, never the other's; the sandbox moves B's; nothing B sees tells that A's exists;
+    // a provider's own id again is still 409 DUPLICATE_ID. Before, B got 409 DUPLICATE_ID.
+    async fn another_providers_id_is_neither_visible_nor_in_the_way(backend) {
+        let app = app(backend).await;
+        let (_, a_key) = app.provider("A").await;
+        let (_, b_key) = app.provider("B").await;
+        let (_, okey) = app.operator("O").await;
+        let id = uuid::Uuid::new_v4();
+        let ticket = format!("<NutzdatenTicket>{}</NutzdatenTicket>", &id.simple().to_string()[..15]);
+        let mut a_body = with_office(example("ug"), "1127");
+        a_body["tax_registration_id"] = json!(id);
+        let (s, r) = post(&app, &a_key, &a_body).await;
+        assert_eq!(s, 201, "{r}");
+        let a_company = r["response"]["company_id"].as_str().unwrap().to_string();
+        let mut b_body = with_office(example("gmbh"), "1127");
+        b_body["environment"] = json!("sandbox");
+        b_body["tax_registration_id"] = json!(id);
+        let send_b = || app.post(PATH, Some(&b_key)).header("idempotency-key", "b-1").json(&b_body).send();
+        let (s, r) = json(send_b().await.unwrap()).await;
+        assert_eq!(s, 201, "{r}");
+        assert_eq!(r["response"]["tax_registration_id"], id.to_string());
+        let b_company = r["response"]["company_id"].as_str().unwrap().to_string();
+        assert_ne!(a_company, b_company);
+        // A retry under the key replays the answer.
+        assert_eq!(json(send_b().await.unwrap()).await, (201, r));
+
+        // Each provider and each client company reads its own case by the id.
+        let client_key = |company: String, key: String| {
+            let app = &app;
+            async move {
+                let (s, k) = json(app.post(&format!("/v1/companies/{company}/api-keys"), Some(&key)).send().await.unwrap()).await;
+                assert_eq!(s, 201, "{k}");
+                k["response"]["api_key"].as_str().unwrap().to_string()
+            }
+        };
+        let a_client = client_key(a_company.clone(), a_key.clone()).await;
+        let b_client = client_key(b_company.clone(), b_key.clone()).await;
+        let seen = |case: &Value| {
+            (case["tax_registration_id"].as_str().unwrap().to_string(), case["company_id"].as_str().unwrap().to_string(), case["legal_form"].as_str().unwrap().to_string(), case["environment"].as_str().unwrap().to_string(), case["registration"]["name"].as_str().unwrap().to_string())
+        };
+        let a_seen = (id.to_string(), a_company.clone(), "ug".to_string(), "production".to_string(), a_body["name"].as_str().unwrap().to_string());
+        let b_seen = (id.to_string(), b_company.clone(), "gmbh".to_string(), "sandbox".to_string(), b_body["name"].as_str().unwrap().to_string());
+        assert_ne!(a_seen.4, b_seen.4);
+        for (key, want) in [(&a_key, &a_seen), (&a_client, &a_seen), (&b_key, &b_seen), (&b_client, &b_seen)] {
+            let case = get(&app, key, &id.to_string()).await;
+            assert_eq!(&seen(&case), want);
+            assert!(case.get("case_id").is_none(), "the key is for operators: {case}");
+        }
+
+        // A provider's own id again is a duplicate, by either create.
+        let (s, r) = json(send_b_again(&app, &b_key, &b_body).await).await;
+        assert_error(s, &r, 409, "DUPLICATE_ID");
+        let (s, r) = post(&app, &a_key, &a_body).await;
+        assert_error(s, &r, 409, "DUPLICATE_ID");
+        let mut gbr = example("gbr");
+        gbr["tax_registration_id"] = json!(id);
+        let (s, r) = json(app.post("/v1/tax-registration/gbr", Some(&b_key)).json(&gbr).send().await.unwrap()).await;
+        assert_error(s, &r, 409, "DUPLICATE_ID");
+
+        // The sandbox moves B's case by the id; A's stays as it was.
+        let (s, r) = json(app.post(&format!("/v1/sandbox/tax-registration/{id}/tax-office"), Some(&b_key)).json(&json!({"tax_office_number": "2742"})).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{r}");
+        assert_eq!((r["response"]["tax_registration_id"].as_str(), r["response"]["tax_office"]["number"].as_str()), (Some(id.to_string().as_str()), Some("2742")));
+        let (s, r) = json(app.post(&format!("/v1/sandbox/tax-registration/{id}/transition"), Some(&b_key)).json(&json!({"status": "submitted"})).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{r}");
+        assert_eq!(r["response"]["tax_registration_id"], id.to_string());
+        let (s, r) = json(app.post(&format!("/v1/sandbox/tax-registration/{id}/transition"), Some(&b_key)).json(&json!({"status": "completed"})).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{r}");
+        let b_case = get(&app, &b_key, &id.to_string()).await;
+        let a_case = get(&app, &a_key, &id.to_string()).await;
+        assert_eq!((b_case["status"].as_str(), b_case["tax_office"]["number"].as_str()), (Some("completed"), Some("2742")));
+        assert_eq!((a_case["status"].as_str(), a_case["tax_office"]["number"].as_str()), (Some("validated"), Some("1127")));
+        // The demo tax number is made from the id B knows, as it would be without A's case.
+        assert_eq!(b_case["tax_number"].as_str(), domain::sandbox::demo_tax_number("2742", id).as_deref());
+        // Both XMLs carry the ticket of the id (the XML of B's office, written by the sandbox's
+        // assignment): nothing in B's documents depends on A's case.
+        for case in [&a_case, &b_case] {
+            let xml = String::from_utf8(download(&app, doc(case, "tax-registration-xml").unwrap()).await).unwrap();
+            assert!(xml.contains(&ticket), "{xml}");
+        }
+        // A's sandbox key cannot reach B's case, and A's production case is not a sandbox case.
+        let (s, r) = json(app.post(&format!("/v1/sandbox/tax-registration/{id}/transition"), Some(&a_key)).json(&json!({"status": "submitted"})).send().await.unwrap()).await;
+        assert_error(s, &r, 404, "NOT_FOUND");
+
+        // Operators see both, each with the provider's id; B's under a key of its own.
+        let list = |env: &'static str| {
+            let app = &app;
+            let okey = okey.clone();
+            async move {
+                let (s, r) = json(app.get(&format!("/v1/operator/tax-registrations?environment={env}"), Some(&okey)).send().await.unwrap()).await;
+                assert_eq!(s, 200, "{r}");
+                r["response"]["cases"].as_array().unwrap().iter().filter(|c| c["public_id"] == id.to_string()).cloned().collect::<Vec<_>>()
+            }
+        };
+        let a_listed = list("production").await;
+        let b_listed = list("sandbox").await;
+        assert_eq!((a_listed.len(), b_listed.len()), (1, 1));
+        assert_eq!(a_listed[0]["id"], id.to_string());
+        let b_key_id = b_listed[0]["id"].as_str().unwrap().to_string();
+        assert_ne!(b_key_id, id.to_string());
+        let as_operator = get(&app, &okey, &b_key_id).await;
+        assert_eq!(seen(&as_operator), b_seen);
+        assert_eq!(as_operator["case_id"], b_key_id.as_str());
+        let as_operator = get(&app, &okey, &id.to_string()).await;
+        assert_eq!(seen(&as_operator), a_seen);
+        assert_eq!(as_operator["case_id"], id.to_string());
+        // B cannot use its case's key: that is not an id B was given.
+        let (s, r) = json(app.get(&format!("{PATH}/{b_key_id}"), Some(&b_key)).send().await.unwrap()).await;
+        assert_error(s, &r, 404, "NOT_FOUND");
     }
 
     async fn companies_ids_and_access(backend) {

@@ -1138,6 +1138,60 @@ backend_tests! {
         assert_eq!(got[1].json()["data"]["reason"], "Steuernummer unplausibel");
     }
 
+    // Tax registration ids are unique per provider (docs/adr/0006-case-ids-per-provider.md):
+    // provider B's case under the id of A's has a key of its own, and B's events, deliveries
+    // and messages name it by the id B chose, never by that key; A hears nothing of B's case.
+    async fn a_tax_id_another_provider_has_is_announced_as_chosen(backend) {
+        let app = TestApp::spawn(backend).await.unwrap();
+        let (_, a_key) = app.provider("A").await;
+        let (_, b_key) = app.provider("B").await;
+        let (_, okey) = app.operator("O").await;
+        let (ra, rb) = (Receiver::start(Behaviour::Ok).await, Receiver::start(Behaviour::Ok).await);
+        endpoint(&app, &a_key, &ra.url, None).await;
+        let (b_endpoint, b_secret) = endpoint(&app, &b_key, &rb.url, None).await;
+        let id = uuid::Uuid::new_v4().to_string();
+        let mut companies = Vec::new();
+        for (key, which) in [(&a_key, "ug"), (&b_key, "gmbh")] {
+            let mut body = example(which);
+            body["tax_registration_id"] = json!(id);
+            body["tax_office_number"] = json!("1127");
+            body["environment"] = json!("production");
+            let (s, b) = json(app.post("/v1/tax-registration", Some(key)).json(&body).send().await.unwrap()).await;
+            assert_eq!(s, 201, "{b}");
+            assert_eq!(b["response"]["tax_registration_id"], id.as_str());
+            companies.push(b["response"]["company_id"].as_str().unwrap().to_string());
+        }
+        // The operator works on B's case by its key: another office, then submitted.
+        let (s, b) = json(app.get("/v1/operator/tax-registrations", Some(&okey)).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        let b_case = b["response"]["cases"].as_array().unwrap().iter().find(|c| c["public_id"] == id.as_str() && c["id"] != id.as_str()).expect("B's case under a key of its own").clone();
+        let b_case_key = b_case["id"].as_str().unwrap().to_string();
+        let (s, b) = json(app.post(&format!("/v1/operator/tax-registrations/{b_case_key}/tax-office"), Some(&okey)).json(&json!({"tax_office_number": "2742"})).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        assert_eq!((b["response"]["tax_registration_id"].as_str(), b["response"]["case_id"].as_str()), (Some(id.as_str()), Some(b_case_key.as_str())));
+        transition(&app, &okey, format!("/v1/operator/tax-registrations/{b_case_key}/transition"), json!({"status": "submitted"})).await;
+
+        let got = rb.wait_for(3).await;
+        let seen: Vec<(String, String, String)> = got.iter().map(|d| {
+            d.verify(&b_secret).unwrap();
+            let v = d.json();
+            (v["type"].as_str().unwrap().to_string(), v["data"]["tax_registration_id"].as_str().unwrap().to_string(), v["data"]["company_id"].as_str().unwrap().to_string())
+        }).collect();
+        let want = |t: &str| (t.to_string(), id.clone(), companies[1].clone());
+        assert_eq!(seen, [want("tax-registration.validated"), want("documents.updated"), want("tax-registration.submitted")]);
+        let a_got = ra.wait_for(1).await;
+        assert_eq!(a_got.len(), 1);
+        assert_eq!((a_got[0].json()["data"]["tax_registration_id"].as_str(), a_got[0].json()["data"]["company_id"].as_str()), (Some(id.as_str()), Some(companies[0].as_str())));
+        // B's lists of deliveries and messages name the case by the id B chose.
+        let deliveries = deliveries_when(&app, &b_key, &b_endpoint, |l| l.len() == 3).await;
+        assert!(deliveries.iter().all(|d| d["case_id"] == id.as_str()), "{deliveries:?}");
+        let (s, b) = json(app.get(&format!("/v1/webhook-endpoints/{b_endpoint}/messages"), Some(&b_key)).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        let messages = b["response"]["messages"].as_array().unwrap();
+        assert_eq!(messages.len(), 3, "{b}");
+        assert!(messages.iter().all(|m| m["case_id"] == id.as_str()), "{b}");
+    }
+
     async fn documents_made_for_an_office_assigned_later_are_announced(backend) {
         // No polling within the test: every delivery must come from a wake, the assignments'
         // included (the last event is a tax office's, with nothing after it to wake the worker).

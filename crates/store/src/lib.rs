@@ -260,7 +260,11 @@ pub struct NewTradeRegistration {
 /// Everything a tax registration create writes, in one transaction.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewTaxRegistration {
+    /// The case's key (documents, history and webhook messages refer to it): `public_id`, unless
+    /// that is another case's key already (docs/adr/0006-case-ids-per-provider.md).
     pub id: Uuid,
+    /// The id the provider knows the case by (its `tax_registration_id`): unique per provider.
+    pub public_id: Uuid,
     pub new_company: Option<(Uuid, NewClientCompany)>,
     pub company_id: Uuid,
     pub provider_id: Uuid,
@@ -285,7 +289,11 @@ pub struct NewTaxRegistration {
 /// A tax registration as stored.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaxRegistrationRecord {
+    /// The case's key, which operator routes take.
     pub id: Uuid,
+    /// The id its provider knows it by (`tax_registration_id`); equals `id` unless the provider
+    /// chose an id that another case had as its key.
+    pub public_id: Uuid,
     pub company_id: Uuid,
     pub provider_id: Uuid,
     pub environment: domain::company::Environment,
@@ -361,6 +369,26 @@ impl CaseKind {
     }
 }
 
+/// Whose tax registrations a lookup by the provider's id searches: those ids are unique per
+/// provider only (docs/adr/0006-case-ids-per-provider.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CaseScope {
+    /// The cases a provider created.
+    Provider(Uuid),
+    /// The case of a client company (a company has at most one tax registration).
+    Company(Uuid),
+}
+
+/// How an id a provider chose for a new tax registration is in use already.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CaseIdUse {
+    /// One of the provider's own tax registrations has it (409 `DUPLICATE_ID`).
+    pub by_provider: bool,
+    /// Some case (trade or tax, of any provider) has it as its key: the new case needs a key of
+    /// its own.
+    pub as_key: bool,
+}
+
 /// Filters of [`Repository::list_cases`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CaseFilter {
@@ -372,6 +400,8 @@ pub struct CaseFilter {
 #[derive(Debug, Clone, PartialEq)]
 pub struct CaseSummary {
     pub id: Uuid,
+    /// The id its provider knows it by (always `id` for a trade registration).
+    pub public_id: Uuid,
     pub company_id: Uuid,
     pub provider_id: Uuid,
     pub environment: domain::company::Environment,
@@ -673,7 +703,17 @@ pub trait Repository: Send + Sync + 'static {
     /// that already has a tax registration fails with a [`StoreError::Conflict`] naming
     /// `company_id`; an id in use with one naming the primary key.
     async fn create_tax_registration(&self, new: &NewTaxRegistration) -> Result<()>;
+    /// A tax registration by its key (operators, documents, the service's own jobs).
     async fn get_tax_registration(&self, id: Uuid) -> Result<Option<TaxRegistrationRecord>>;
+    /// A tax registration by the id its provider knows it by, among the cases of `scope` only.
+    async fn find_tax_registration(
+        &self,
+        scope: CaseScope,
+        public_id: Uuid,
+    ) -> Result<Option<TaxRegistrationRecord>>;
+    /// Whether `public_id`, chosen by `provider` for a new tax registration, is one of its own
+    /// cases' ids or some case's key (one statement).
+    async fn tax_registration_id_use(&self, provider: Uuid, public_id: Uuid) -> Result<CaseIdUse>;
 
     /// Moves a case from `from` to `change.status`, records `change`, adds `documents`, sets
     /// `fields` and writes the webhook messages of the change, atomically; `false` (nothing
@@ -855,6 +895,22 @@ impl StoreError {
     /// Whether this is the one-registration-per-company constraint.
     pub fn is_company_conflict(&self) -> bool {
         matches!(self, StoreError::Conflict(c) if c.contains("company_id"))
+    }
+
+    /// Whether this is the one-id-per-provider constraint of tax registrations
+    /// (`tax_registrations_public_id`; SQLite names its columns).
+    pub fn is_public_id_conflict(&self) -> bool {
+        matches!(self, StoreError::Conflict(c) if c.contains("public_id"))
+    }
+
+    /// Whether a case create was refused because its key is taken: the primary key of the tax
+    /// registrations (SQLite names the column, PostgreSQL the constraint) or, on PostgreSQL, of
+    /// `case_children`, which trade and tax cases share.
+    pub fn is_case_key_conflict(&self) -> bool {
+        matches!(self, StoreError::Conflict(c)
+            if c.contains("tax_registrations.id") && !c.contains(',')
+                || c.contains("tax_registrations_pkey")
+                || c.contains("case_children"))
     }
 }
 

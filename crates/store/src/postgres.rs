@@ -656,6 +656,64 @@ mod tests {
         drop_database(&name, admin).await;
     }
 
+    /// Migration 0016 on a database with a tax registration from before it: the case keeps its
+    /// id as the id its provider finds it by; a row written without `public_id` afterwards (an
+    /// instance on the release before, during a rolling restart) gets its key as well instead of
+    /// failing the NOT NULL. Needs `TEST_DATABASE_URL` (CI sets it).
+    #[tokio::test]
+    async fn migration_0016_gives_existing_tax_cases_their_id_as_public_id() {
+        let Some((url, name, admin)) = fresh_database().await else {
+            return;
+        };
+        let insert_case = |n: u8| {
+            format!(
+                "INSERT INTO companies (id, kind, name, provider_id, environment, created_at) VALUES \
+                   ('00000000-0000-0000-0000-0000000000c{n}', 'client', 'C', \
+                    '00000000-0000-0000-0000-0000000000a1', 'production', '2026-01-02T03:04:05Z'); \
+                 INSERT INTO tax_registrations (id, company_id, provider_id, environment, package, \
+                   legal_form, status, record, created_at, updated_at, list_key) VALUES \
+                   ('00000000-0000-0000-0000-0000000000d{n}', '00000000-0000-0000-0000-0000000000c{n}', \
+                    '00000000-0000-0000-0000-0000000000a1', 'production', 'self', 'gmbh', 'validated', \
+                    '{{}}', '2026-01-02T03:04:05Z', '2026-01-02T03:04:05Z', \
+                    '00000000-0000-0000-0000-0000000000d{n}'); \
+                 INSERT INTO case_children (case_id, history_json, documents_json, verified_json) \
+                   VALUES ('00000000-0000-0000-0000-0000000000d{n}', '[]', '[]', '[]');"
+            )
+        };
+        {
+            let mut conn = PgConnection::connect(&url).await.unwrap();
+            let before = crate::migrations_before(&MIGRATOR, 16);
+            assert_eq!(before.migrations.len(), 14);
+            before.run(&mut conn).await.unwrap();
+            sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+                "INSERT INTO companies (id, kind, name, provider_id, created_at) VALUES \
+                   ('00000000-0000-0000-0000-0000000000a1', 'provider', 'P', NULL, '2026-01-02T03:04:05Z'); {}",
+                insert_case(1)
+            )))
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        }
+        let repo = PostgresRepository::connect(&url, PoolSettings::default())
+            .await
+            .unwrap();
+        sqlx::raw_sql(sqlx::AssertSqlSafe(insert_case(2)))
+            .execute(&repo.pool)
+            .await
+            .unwrap();
+        let provider = uuid::Uuid::from_u128(0xa1);
+        for id in [0xd1, 0xd2].map(uuid::Uuid::from_u128) {
+            let case = repo
+                .find_tax_registration(crate::CaseScope::Provider(provider), id)
+                .await
+                .unwrap()
+                .expect("found by its id");
+            assert_eq!((case.id, case.public_id), (id, id));
+        }
+        repo.pool.close().await;
+        drop_database(&name, admin).await;
+    }
+
     /// Ends every session of database `name` but the caller's (as a server restart would).
     async fn end_sessions(admin: &mut PgConnection, name: &str) -> i64 {
         let ended: Vec<bool> = sqlx::query_scalar(

@@ -154,6 +154,7 @@ async fn targets(
         .map(|row| {
             let events: Option<Json<Vec<String>>> = row.try_get("events")?;
             Ok(EventTarget {
+                case_public_id: c.public_id,
                 endpoint_id: row.try_get("id")?,
                 events: events.map(|e| e.0),
                 company_id: c.company_id,
@@ -179,7 +180,7 @@ pub(crate) async fn create(
 ) -> Result<()> {
     let c = case.common();
     let targets = targets(repo, &c).await?;
-    let messages = event_messages(c.kind, c.id, c.history, &targets);
+    let messages = event_messages(c.kind, c.history, &targets);
     let ok: bool = bound(case, &messages)?
         .fetch_one(writer)
         .await?
@@ -271,7 +272,8 @@ fn bound<'q>(
             .bind(&t.tax_office_number)
             .bind(t.tax_office_lookup.as_ref().map(Json))
             .bind(t.created_at)
-            .bind(uuid::Uuid::now_v7()),
+            .bind(uuid::Uuid::now_v7())
+            .bind(t.public_id),
     };
     Ok(query)
 }
@@ -304,6 +306,6 @@ mod tests {
             "{trade}"
         );
         assert!(trade.contains("SELECT $41, $42, $43, $44, $45, $46, $47, $48, $49, $50, $51, $52, $52 FROM go WHERE go.ok) SELECT ok FROM go"), "{trade}");
-        assert!(statement(INSERT_TAX).contains("$51, $51, $52 FROM go WHERE go.ok)"));
+        assert!(statement(INSERT_TAX).contains("$51, $51, $52, $53 FROM go WHERE go.ok)"));
     }
 }

@@ -47,7 +47,7 @@ macro_rules! emit_events {
         let kind: &str = $kind;
         if $crate::shared::has_events(kind, history) {
             let targets = event_targets!($tx, $case_id, kind);
-            for m in $crate::shared::event_messages(kind, $case_id, history, &targets) {
+            for m in $crate::shared::event_messages(kind, history, &targets) {
                 insert_message!($tx, $case_id, m);
             }
         }
@@ -66,6 +66,7 @@ macro_rules! event_targets {
         for row in &rows {
             let events: Option<sqlx::types::Json<Vec<String>>> = row.try_get("events")?;
             targets.push($crate::shared::EventTarget {
+                case_public_id: row.try_get("public_id")?,
                 endpoint_id: row.try_get("endpoint_id")?,
                 events: events.map(|e| e.0),
                 company_id: row.try_get("company_id")?,
@@ -127,9 +128,9 @@ macro_rules! replace_documents {
         insert_children!($tx, id, kind, documents, no_history);
         if !documents.is_empty() {
             let targets = event_targets!($tx, id, kind);
-            for m in $crate::shared::documents_messages(
-                kind, id, $reason, documents, &replaces, &targets,
-            ) {
+            for m in
+                $crate::shared::documents_messages(kind, $reason, documents, &replaces, &targets)
+            {
                 insert_message!($tx, id, m);
             }
         }
@@ -285,6 +286,55 @@ macro_rules! trade_select {
     };
 }
 
+/// The one statement that reads a tax registration with its history and documents (`$children`,
+/// `$join`: the dialect's), found by `$where`.
+macro_rules! tax_select {
+    ($children:literal, $join:literal, $where:literal) => {
+        concat!(
+            "SELECT t.id, t.public_id, t.company_id, t.provider_id, t.environment, t.package, \
+             t.legal_form, t.status, t.record, t.tax_office_number, t.tax_office_lookup, \
+             t.tax_number, t.created_at, ",
+            $children,
+            " FROM tax_registrations t",
+            $join,
+            $where
+        )
+    };
+}
+
+/// A row of [`tax_select!`] as a [`crate::TaxRegistrationRecord`].
+macro_rules! tax_from_row {
+    ($row:expr) => {{
+        use sqlx::Row;
+        let row = $row;
+        let id: uuid::Uuid = row.try_get("id")?;
+        let environment: String = row.try_get("environment")?;
+        let record: sqlx::types::Json<serde_json::Value> = row.try_get("record")?;
+        let lookup: Option<sqlx::types::Json<serde_json::Value>> =
+            row.try_get("tax_office_lookup")?;
+        let (documents, history) = read_children!(row, id);
+        Ok::<_, $crate::StoreError>($crate::TaxRegistrationRecord {
+            id,
+            public_id: row.try_get("public_id")?,
+            company_id: row.try_get("company_id")?,
+            provider_id: row.try_get("provider_id")?,
+            environment: domain::company::Environment::parse(&environment).ok_or_else(|| {
+                $crate::StoreError::Corrupt(format!("unknown environment {environment:?}"))
+            })?,
+            package: row.try_get("package")?,
+            legal_form: row.try_get("legal_form")?,
+            status: row.try_get("status")?,
+            record: record.0,
+            tax_office_number: row.try_get("tax_office_number")?,
+            tax_office_lookup: lookup.map(|j| j.0),
+            tax_number: row.try_get("tax_number")?,
+            created_at: row.try_get("created_at")?,
+            documents,
+            history,
+        })
+    }};
+}
+
 /// Implements [`crate::Repository`] for a repository struct with a `pool` field: the
 /// dialect-independent methods written here, followed by the dialect's own (`$($own)*`).
 /// (The whole impl is generated here because `#[async_trait]` must see every method.)
@@ -366,6 +416,7 @@ macro_rules! repository_impl {
             .bind(new.tax_office_lookup.as_ref().map(sqlx::types::Json))
             .bind(new.created_at)
             .bind(uuid::Uuid::now_v7())
+            .bind(new.public_id)
             .execute(&mut *tx)
             .await?;
             insert_children!(tx, new.id, "tax", &new.documents, &new.history);
@@ -379,43 +430,54 @@ macro_rules! repository_impl {
             &self,
             id: uuid::Uuid,
         ) -> $crate::Result<Option<$crate::TaxRegistrationRecord>> {
-            use sqlx::Row;
-            const SELECT: &str = concat!(
-                "SELECT t.id, t.company_id, t.provider_id, t.environment, t.package, t.legal_form, \
-                 t.status, t.record, t.tax_office_number, t.tax_office_lookup, t.tax_number, \
-                 t.created_at, ",
-                $children,
-                " FROM tax_registrations t",
-                $join,
-                " WHERE t.id = $1"
-            );
+            const SELECT: &str = tax_select!($children, $join, " WHERE t.id = $1");
             let row = self
                 .read(|c| Box::pin(sqlx::query(SELECT).bind(id).fetch_optional(c)))
                 .await?;
-            let Some(row) = row else { return Ok(None) };
-            let environment: String = row.try_get("environment")?;
-            let record: sqlx::types::Json<serde_json::Value> = row.try_get("record")?;
-            let lookup: Option<sqlx::types::Json<serde_json::Value>> =
-                row.try_get("tax_office_lookup")?;
-            let (documents, history) = read_children!(row, id);
-            Ok(Some($crate::TaxRegistrationRecord {
-                id: row.try_get("id")?,
-                company_id: row.try_get("company_id")?,
-                provider_id: row.try_get("provider_id")?,
-                environment: domain::company::Environment::parse(&environment).ok_or_else(|| {
-                    $crate::StoreError::Corrupt(format!("unknown environment {environment:?}"))
-                })?,
-                package: row.try_get("package")?,
-                legal_form: row.try_get("legal_form")?,
-                status: row.try_get("status")?,
-                record: record.0,
-                tax_office_number: row.try_get("tax_office_number")?,
-                tax_office_lookup: lookup.map(|j| j.0),
-                tax_number: row.try_get("tax_number")?,
-                created_at: row.try_get("created_at")?,
-                documents,
-                history,
-            }))
+            row.as_ref().map(|row| tax_from_row!(row)).transpose()
+        }
+
+        async fn find_tax_registration(
+            &self,
+            scope: $crate::CaseScope,
+            public_id: uuid::Uuid,
+        ) -> $crate::Result<Option<$crate::TaxRegistrationRecord>> {
+            const BY_PROVIDER: &str =
+                tax_select!($children, $join, " WHERE t.provider_id = $1 AND t.public_id = $2");
+            const BY_COMPANY: &str =
+                tax_select!($children, $join, " WHERE t.company_id = $1 AND t.public_id = $2");
+            let (sql, owner) = match scope {
+                $crate::CaseScope::Provider(p) => (BY_PROVIDER, p),
+                $crate::CaseScope::Company(c) => (BY_COMPANY, c),
+            };
+            let row = self
+                .read(|c| {
+                    Box::pin(sqlx::query(sql).bind(owner).bind(public_id).fetch_optional(c))
+                })
+                .await?;
+            row.as_ref().map(|row| tax_from_row!(row)).transpose()
+        }
+
+        async fn tax_registration_id_use(
+            &self,
+            provider: uuid::Uuid,
+            public_id: uuid::Uuid,
+        ) -> $crate::Result<$crate::CaseIdUse> {
+            use sqlx::Row;
+            let row = sqlx::query(
+                "SELECT EXISTS (SELECT 1 FROM tax_registrations \
+                                WHERE provider_id = $1 AND public_id = $2) AS by_provider, \
+                 (EXISTS (SELECT 1 FROM tax_registrations WHERE id = $2) \
+                  OR EXISTS (SELECT 1 FROM trade_registrations WHERE id = $2)) AS as_key",
+            )
+            .bind(provider)
+            .bind(public_id)
+            .fetch_one(&self.pool)
+            .await?;
+            Ok($crate::CaseIdUse {
+                by_provider: row.try_get("by_provider")?,
+                as_key: row.try_get("as_key")?,
+            })
         }
 
         async fn transition_case(
@@ -632,16 +694,16 @@ macro_rules! repository_impl {
             // `$n IS NULL OR ...` keeps one statement per table for every combination of filters.
             let sql = match kind {
                 $crate::CaseKind::Trade => {
-                    "SELECT id, company_id, provider_id, environment, package, status, created_at \
-                     FROM trade_registrations WHERE ($1 IS NULL OR status = $1) \
+                    "SELECT id, id AS public_id, company_id, provider_id, environment, package, \
+                     status, created_at FROM trade_registrations WHERE ($1 IS NULL OR status = $1) \
                      AND ($2 IS NULL OR environment = $2) AND ($3 IS NULL OR id > $3) \
                      ORDER BY id LIMIT $4"
                 }
                 $crate::CaseKind::Tax => {
                     // Callers may choose tax registration ids: the order is the insert order
                     // (`list_key`), and the cursor (an id) stands for its row's key.
-                    "SELECT id, company_id, provider_id, environment, package, status, created_at \
-                     FROM tax_registrations WHERE ($1 IS NULL OR status = $1) \
+                    "SELECT id, public_id, company_id, provider_id, environment, package, status, \
+                     created_at FROM tax_registrations WHERE ($1 IS NULL OR status = $1) \
                      AND ($2 IS NULL OR environment = $2) AND ($3 IS NULL OR list_key > \
                      (SELECT c.list_key FROM tax_registrations c WHERE c.id = $3)) \
                      ORDER BY list_key LIMIT $4"
@@ -659,6 +721,7 @@ macro_rules! repository_impl {
                     let environment: String = row.try_get("environment")?;
                     Ok($crate::CaseSummary {
                         id: row.try_get("id")?,
+                        public_id: row.try_get("public_id")?,
                         company_id: row.try_get("company_id")?,
                         provider_id: row.try_get("provider_id")?,
                         environment: domain::company::Environment::parse(&environment)
@@ -1258,10 +1321,13 @@ macro_rules! repository_impl {
         ) -> $crate::Result<Vec<$crate::WebhookMessageRecord>> {
             use sqlx::Row;
             sqlx::query(
-                "SELECT seq, id, event_type, case_id, state, attempts, created_at, \
-                 next_attempt_us, finished_at FROM webhook_messages \
-                 WHERE endpoint_id = $1 AND seq < $2 AND ($3 IS NULL OR state = $3) \
-                 ORDER BY seq DESC LIMIT $4",
+                "SELECT m.seq, m.id, m.event_type, m.state, m.attempts, m.created_at, \
+                 m.next_attempt_us, m.finished_at, \
+                 COALESCE((SELECT t.public_id FROM tax_registrations t WHERE t.id = m.case_id), \
+                          m.case_id) AS case_id \
+                 FROM webhook_messages m \
+                 WHERE m.endpoint_id = $1 AND m.seq < $2 AND ($3 IS NULL OR m.state = $3) \
+                 ORDER BY m.seq DESC LIMIT $4",
             )
             .bind(endpoint_id)
             .bind(before_seq.unwrap_or(i64::MAX))
@@ -1297,7 +1363,9 @@ macro_rules! repository_impl {
             use sqlx::Row;
             sqlx::query(
                 "SELECT a.seq, a.message_id, a.endpoint_id, a.attempt, a.at, a.status_code, a.error, \
-                 a.duration_ms, a.outcome, m.event_type, m.case_id, m.state, m.next_attempt_us \
+                 a.duration_ms, a.outcome, m.event_type, m.state, m.next_attempt_us, \
+                 COALESCE((SELECT t.public_id FROM tax_registrations t WHERE t.id = m.case_id), \
+                          m.case_id) AS case_id \
                  FROM webhook_attempts a JOIN webhook_messages m ON m.id = a.message_id \
                  WHERE a.endpoint_id = $1 AND a.seq < $2 \
                  ORDER BY a.seq DESC LIMIT $3",
@@ -1779,11 +1847,11 @@ pub(crate) const INSERT_TRADE: &str = "INSERT INTO trade_registrations (id, comp
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)";
 
 /// id, company id, provider id, environment, package, legal form, status, record (JSON), tax
-/// office number, tax office lookup (JSON), created at (also `updated_at`), list key.
+/// office number, tax office lookup (JSON), created at (also `updated_at`), list key, public id.
 pub(crate) const INSERT_TAX: &str = "INSERT INTO tax_registrations (id, company_id, provider_id, \
      environment, package, legal_form, status, record, tax_office_number, tax_office_lookup, \
-     created_at, updated_at, list_key) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12)";
+     created_at, updated_at, list_key, public_id) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12, $13)";
 
 /// The fields of a [`crate::DocumentRecord`] in declaration order.
 pub(crate) const INSERT_DOCUMENT: &str = "INSERT INTO documents (id, case_id, case_kind, \
@@ -1814,13 +1882,13 @@ pub(crate) const COMPLETE_CLAIM: &str = "UPDATE idempotency_keys SET state = 'do
 /// case id), in the order their messages are written; columns as in [`EventTarget`].
 pub(crate) fn event_targets_query(kind: &str) -> &'static str {
     if kind == "tax" {
-        "SELECT c.company_id, c.status, c.environment, \
+        "SELECT c.public_id, c.company_id, c.status, c.environment, \
          c.record ->> 'client_reference' AS client_reference, e.id AS endpoint_id, e.events \
          FROM tax_registrations c JOIN webhook_endpoints e \
          ON e.provider_id = c.provider_id AND e.deleted_at IS NULL WHERE c.id = $1 \
          ORDER BY e.created_at, e.id"
     } else {
-        "SELECT c.company_id, c.status, c.environment, \
+        "SELECT c.id AS public_id, c.company_id, c.status, c.environment, \
          c.record ->> 'client_reference' AS client_reference, e.id AS endpoint_id, e.events \
          FROM trade_registrations c JOIN webhook_endpoints e \
          ON e.provider_id = c.provider_id AND e.deleted_at IS NULL WHERE c.id = $1 \
@@ -1837,6 +1905,9 @@ pub(crate) fn has_events(kind: &str, history: &[crate::StatusChange]) -> bool {
 
 /// A row of [`event_targets_query`].
 pub(crate) struct EventTarget {
+    /// The id the case's provider knows it by, which the payload names (not the case's key:
+    /// docs/adr/0006-case-ids-per-provider.md).
+    pub case_public_id: uuid::Uuid,
     pub endpoint_id: uuid::Uuid,
     /// The event types the endpoint subscribed to; `None` for all.
     pub events: Option<Vec<String>>,
@@ -1862,7 +1933,6 @@ pub(crate) struct EventMessage {
 /// that subscribed to it, changes first, then targets in the given order.
 pub(crate) fn event_messages(
     kind: &str,
-    case_id: uuid::Uuid,
     history: &[crate::StatusChange],
     targets: &[EventTarget],
 ) -> Vec<EventMessage> {
@@ -1871,7 +1941,7 @@ pub(crate) fn event_messages(
         for t in targets {
             let event = domain::webhook::CaseEvent {
                 case_kind: kind,
-                case_id,
+                case_id: t.case_public_id,
                 company_id: t.company_id,
                 status: &h.status,
                 previous_status: h.previous_status.as_deref(),
@@ -1903,7 +1973,6 @@ pub(crate) fn event_messages(
 /// the document in `replaces` at the same index, if any): one per target that subscribed to it.
 pub(crate) fn documents_messages(
     kind: &str,
-    case_id: uuid::Uuid,
     reason: &str,
     documents: &[crate::DocumentRecord],
     replaces: &[Option<uuid::Uuid>],
@@ -1931,7 +2000,7 @@ pub(crate) fn documents_messages(
             let body = domain::webhook::DocumentsEvent {
                 case: domain::webhook::CaseEvent {
                     case_kind: kind,
-                    case_id,
+                    case_id: t.case_public_id,
                     company_id: t.company_id,
                     status: &t.status,
                     previous_status: None,

@@ -589,6 +589,8 @@ pub(crate) mod tests {
             let tax_id = Uuid::now_v7();
             let tax = NewTaxRegistration {
                 id: tax_id,
+                // Another id than its key, as a case whose chosen id was taken as a key.
+                public_id: Uuid::now_v7(),
                 new_company: trade.new_company.clone().map(|(_, c)| (Uuid::now_v7(), c)),
                 company_id: Uuid::nil(),
                 provider_id: provider,
@@ -974,6 +976,90 @@ pub(crate) mod tests {
             .await
             .unwrap();
         assert_eq!(direct.writer.commits(), commits_before + 1);
+    }
+
+    /// Migration 0013 on a database with a tax registration from before it: the case keeps its
+    /// id as the id its provider finds it by; a row written without `public_id` afterwards (an
+    /// instance on the release before, during a rolling restart) gets its key as well.
+    #[tokio::test]
+    async fn migration_0013_gives_existing_tax_cases_their_id_as_public_id() {
+        use sqlx::ConnectOptions;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let url = format!("sqlite://{}", path.display());
+        let options = SqliteConnectOptions::from_str(&url)
+            .unwrap()
+            .create_if_missing(true);
+        {
+            let mut conn = options.connect().await.unwrap();
+            let before = crate::migrations_before(&MIGRATOR, 13);
+            assert_eq!(before.migrations.len(), 11);
+            before.run(&mut conn).await.unwrap();
+        }
+        let (provider, old_case, later_case) = (
+            Uuid::from_u128(0xa1),
+            Uuid::from_u128(0xd1),
+            Uuid::from_u128(0xd2),
+        );
+        let insert_case = |conn: &rusqlite::Connection, id: Uuid, company: u128| {
+            let company = Uuid::from_u128(company);
+            conn.execute(
+                "INSERT INTO companies (id, kind, name, provider_id, environment, created_at) \
+                 VALUES (?1, 'client', 'C', ?2, 'production', '2026-01-02T03:04:05Z')",
+                rusqlite::params![company.as_bytes().to_vec(), provider.as_bytes().to_vec()],
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO tax_registrations (id, company_id, provider_id, environment, package, \
+                 legal_form, status, record, created_at, updated_at, list_key) \
+                 VALUES (?1, ?2, ?3, 'production', 'self', 'gmbh', 'validated', '{}', \
+                 '2026-01-02T03:04:05Z', '2026-01-02T03:04:05Z', ?1)",
+                rusqlite::params![
+                    id.as_bytes().to_vec(),
+                    company.as_bytes().to_vec(),
+                    provider.as_bytes().to_vec()
+                ],
+            )
+            .unwrap();
+        };
+        let old = rusqlite::Connection::open(&path).unwrap();
+        old.execute(
+            "INSERT INTO companies (id, kind, name, created_at) \
+             VALUES (?1, 'provider', 'P', '2026-01-02T03:04:05Z')",
+            rusqlite::params![provider.as_bytes().to_vec()],
+        )
+        .unwrap();
+        insert_case(&old, old_case, 0xc1);
+        drop(old);
+
+        let repo = SqliteRepository::connect(&url, PoolSettings::default())
+            .await
+            .unwrap();
+        insert_case(
+            &rusqlite::Connection::open(&path).unwrap(),
+            later_case,
+            0xc2,
+        );
+        for id in [old_case, later_case] {
+            let case = repo
+                .find_tax_registration(crate::CaseScope::Provider(provider), id)
+                .await
+                .unwrap()
+                .expect("found by its id");
+            assert_eq!((case.id, case.public_id), (id, id));
+        }
+        // The provider's id again is its own.
+        let used = repo
+            .tax_registration_id_use(provider, old_case)
+            .await
+            .unwrap();
+        assert_eq!(
+            used,
+            crate::CaseIdUse {
+                by_provider: true,
+                as_key: true
+            }
+        );
     }
 
     /// Migration 0009 rebuilds `documents` (SQLite cannot drop NOT NULL in place): on a

@@ -34,6 +34,8 @@ pub(crate) enum NewCase {
 /// `postgres_create.rs`).
 pub(crate) struct Common<'a> {
     pub id: uuid::Uuid,
+    /// The id the provider knows the case by (a trade registration's is its key).
+    pub public_id: uuid::Uuid,
     pub kind: &'static str,
     pub provider_id: uuid::Uuid,
     pub company_id: uuid::Uuid,
@@ -50,9 +52,10 @@ impl NewCase {
     pub(crate) fn common(&self) -> Common<'_> {
         // The two kinds name these fields alike; one list for both.
         macro_rules! common {
-            ($t:expr, $kind:literal) => {
+            ($t:expr, $kind:literal, $public_id:expr) => {
                 Common {
                     id: $t.id,
+                    public_id: $public_id,
                     kind: $kind,
                     provider_id: $t.provider_id,
                     company_id: $t.company_id,
@@ -67,8 +70,8 @@ impl NewCase {
             };
         }
         match self {
-            NewCase::Trade(t) => common!(t, "trade"),
-            NewCase::Tax(t) => common!(t, "tax"),
+            NewCase::Trade(t) => common!(t, "trade", t.id),
+            NewCase::Tax(t) => common!(t, "tax", t.public_id),
         }
     }
 }
@@ -274,7 +277,7 @@ fn insert_case(tx: &Connection, case: &NewCase) -> Result<()> {
         NewCase::Tax(t) => {
             let lookup = t.tax_office_lookup.as_ref().map(json).transpose()?;
             let list_key = uuid::Uuid::now_v7();
-            let args: [&dyn ToSql; 12] = [
+            let args: [&dyn ToSql; 13] = [
                 &uuid(&t.id),
                 &uuid(&t.company_id),
                 &uuid(&t.provider_id),
@@ -287,6 +290,7 @@ fn insert_case(tx: &Connection, case: &NewCase) -> Result<()> {
                 &lookup,
                 &at,
                 &uuid(&list_key),
+                &uuid(&t.public_id),
             ];
             execute(tx, INSERT_TAX, &args)?;
         }
@@ -399,6 +403,7 @@ fn emit_events(
             .map(|t| serde_json::from_str::<Vec<String>>(&t).map_err(|_| corrupt("events")))
             .transpose()?;
         targets.push(EventTarget {
+            case_public_id: id("public_id")?,
             endpoint_id: id("endpoint_id")?,
             events,
             company_id: id("company_id")?,
@@ -409,7 +414,7 @@ fn emit_events(
     }
     drop(rows);
     drop(statement);
-    for m in crate::shared::event_messages(kind, case_id, history, &targets) {
+    for m in crate::shared::event_messages(kind, history, &targets) {
         let args: [&dyn ToSql; 7] = [
             &uuid(&m.id),
             &uuid(&m.endpoint_id),

@@ -26,6 +26,31 @@ pub fn ensure_visible(caller: Caller, provider_id: Uuid, company_id: Uuid) -> Re
     }
 }
 
+/// The tax registration `id` names for `caller`: a provider's and a client company's
+/// `tax_registration_id`, looked up among their own cases only (ids are unique per provider,
+/// docs/adr/0006-case-ids-per-provider.md), an operator's the case's key. Not found, and not
+/// visible, is the same 404.
+pub async fn tax_case(
+    state: &AppState,
+    caller: Caller,
+    id: Uuid,
+) -> Result<store::TaxRegistrationRecord, ApiError> {
+    let case = match caller {
+        Caller::Operator { .. } => state.repo.get_tax_registration(id).await?,
+        Caller::Provider { company_id } => {
+            let scope = store::CaseScope::Provider(company_id);
+            state.repo.find_tax_registration(scope, id).await?
+        }
+        Caller::Client { company_id, .. } => {
+            let scope = store::CaseScope::Company(company_id);
+            state.repo.find_tax_registration(scope, id).await?
+        }
+    }
+    .ok_or(ApiError::NotFound)?;
+    ensure_visible(caller, case.provider_id, case.company_id)?;
+    Ok(case)
+}
+
 /// A `company_id` named in a create: a client company of this provider (else 404
 /// `COMPANY_NOT_FOUND`) in the request's environment (else 409 `ENVIRONMENT_MISMATCH`), whose
 /// name and legal form the request repeats (else 422 `company_mismatch` on the fields).

@@ -37,8 +37,10 @@ pub struct GbrTaxRegistrationRequest {
     pub company_id: Option<Uuid>,
     /// The address of the company to create; only without `company_id` (defaults to `address`).
     pub business_address: Option<TaxAddress>,
-    /// The case's id, chosen by the caller; an id in use is 409 `DUPLICATE_ID` (unless the
-    /// request is an idempotent replay).
+    /// The case's id, chosen by the caller (else the service makes one). Ids are unique per
+    /// provider: one of the caller's own tax registrations (UG, GmbH, GbR, eGbR) having it is
+    /// 409 `DUPLICATE_ID` (unless the request is an idempotent replay); another provider's case
+    /// with the same id is neither visible nor in the way.
     pub tax_registration_id: Option<Uuid>,
     /// 4-digit tax office number of the bundled directory; without it the office is
     /// determined from `address` where that is certain, else an operator assigns it.

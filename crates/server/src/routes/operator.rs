@@ -46,7 +46,13 @@ pub struct CaseQuery {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct CaseItem {
+    /// The case's key, which the operator routes take.
     pub id: Uuid,
+    /// The id the provider knows the case by (its `trade_registration_id` or
+    /// `tax_registration_id`). Equals `id` unless a provider chose a tax registration id that
+    /// another case had as its key already: those ids are unique per provider, keys across
+    /// the service.
+    pub public_id: Uuid,
     pub company_id: Uuid,
     pub provider_id: Uuid,
     pub environment: Environment,
@@ -131,6 +137,7 @@ async fn list<L: Lifecycle>(
         .into_iter()
         .map(|r| CaseItem {
             id: r.id,
+            public_id: r.public_id,
             company_id: r.company_id,
             provider_id: r.provider_id,
             environment: r.environment,
@@ -960,7 +967,7 @@ pub(crate) async fn assign_office(
             "is not a 4-digit office number of the tax office directory",
         ));
     }
-    let id = case.id;
+    let (id, public_id) = (case.id, case.public_id);
     // A corporation's or a partnership's record: its XML is FsE_KapG or FsE_PersG.
     let mut reg =
         domain::tax::AnyTaxRegistration::from_stored(&case.legal_form, case.record.clone())
@@ -970,7 +977,8 @@ pub(crate) async fn assign_office(
     let elster = state.config.elster.clone();
     let (reg_for_docs, office) = (reg.clone(), number.clone());
     let produced = tokio::task::spawn_blocking(move || {
-        crate::routes::tax_registrations::produce(&reg_for_docs, id, Some(&office), &elster)
+        // The XML's ticket is made from the id the provider knows (as at the create).
+        crate::routes::tax_registrations::produce(&reg_for_docs, public_id, Some(&office), &elster)
     })
     .await
     .map_err(|e| ApiError::Internal(anyhow::anyhow!("document generation panicked: {e}")))??;

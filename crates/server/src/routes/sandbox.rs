@@ -292,18 +292,15 @@ pub async fn transition_tax(
     let provider = sandbox_provider(caller)?;
     let actor = Actor::SandboxProvider(provider);
     let mut step = transitions::tax_step(input, actor)?;
-    let case = state
-        .repo
-        .get_tax_registration(id)
-        .await?
-        .ok_or(ApiError::NotFound)?;
+    let case = crate::routes::cases::tax_case(&state, caller, id).await?;
     ensure_own_sandbox_case(provider, case.provider_id, case.environment)?;
     if step.target == TaxStatus::Completed && step.tax_number.is_none() {
         // Only a submitted case can be completed, and it has an office (submitting needs one).
         if let Some(n) = case
             .tax_office_number
             .as_deref()
-            .and_then(|office| domain::sandbox::demo_tax_number(office, case.id))
+            // Of the id the provider knows, which alone it can tell from the number.
+            .and_then(|office| domain::sandbox::demo_tax_number(office, case.public_id))
         {
             step.tax_number = Some(n);
             step.demo_tax_number = true;
@@ -353,11 +350,7 @@ pub async fn assign_tax_office(
     ApiJson(input): ApiJson<crate::routes::operator::AssignTaxOfficeRequest>,
 ) -> Result<Response, ApiError> {
     let provider = sandbox_provider(caller)?;
-    let case = state
-        .repo
-        .get_tax_registration(id)
-        .await?
-        .ok_or(ApiError::NotFound)?;
+    let case = crate::routes::cases::tax_case(&state, caller, id).await?;
     ensure_own_sandbox_case(provider, case.provider_id, case.environment)?;
     crate::routes::operator::assign_office(&state, &case, &input.tax_office_number).await?;
     crate::routes::tax_registrations::get(State(state), Extension(caller), PathId(id)).await

@@ -46,6 +46,7 @@ pub const DOC_SUMMARY: &str = "tax-registration-summary";
 pub struct TaxCreateResponse {
     pub result: Outcome,
     pub message: String,
+    /// As sent, or made by the service; unique among the caller's tax registrations.
     pub tax_registration_id: Uuid,
     pub company_id: Uuid,
     /// `validated`.
@@ -70,8 +71,10 @@ pub struct TaxRegistrationRequest {
     /// The address of the company to create; only without `company_id` (defaults to
     /// `address`). May be abroad.
     pub business_address: Option<TaxAddress>,
-    /// The case's id, chosen by the caller; an id in use is 409 `DUPLICATE_ID` (unless the
-    /// request is an idempotent replay).
+    /// The case's id, chosen by the caller (else the service makes one). Ids are unique per
+    /// provider: one of the caller's own tax registrations (UG, GmbH, GbR, eGbR) having it is
+    /// 409 `DUPLICATE_ID` (unless the request is an idempotent replay); another provider's case
+    /// with the same id is neither visible nor in the way.
     pub tax_registration_id: Option<Uuid>,
     /// 4-digit tax office number of the bundled directory; without it the office is
     /// determined from `address` where that is certain, else an operator assigns it.
@@ -207,7 +210,14 @@ impl TaxOfficeView {
 pub struct TaxRegistrationResponse {
     pub result: Outcome,
     pub message: String,
+    /// The id the provider chose or was given at the create; unique among its tax
+    /// registrations.
     pub tax_registration_id: Uuid,
+    /// Operators only: the case's key, which the operator routes take. It equals
+    /// `tax_registration_id` unless the provider chose an id that another case had as its key
+    /// already (tax registration ids are unique per provider, keys across the service).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub case_id: Option<Uuid>,
     pub company_id: Uuid,
     /// `validated`, `submitted`, `completed` or `rejected`.
     #[schema(example = "validated")]
@@ -374,7 +384,7 @@ pub(crate) type Produced = (&'static str, &'static str, &'static str, Vec<u8>);
 /// and rendered on its first download ([`render_summary`]).
 pub(crate) fn produce(
     reg: &AnyTaxRegistration,
-    id: Uuid,
+    public_id: Uuid,
     office: Option<&str>,
     elster: &crate::config::ElsterConfig,
 ) -> Result<Vec<Produced>, ApiError> {
@@ -388,7 +398,7 @@ pub(crate) fn produce(
             sandbox,
             hersteller_id: hersteller_id.to_owned(),
             daten_lieferant: elster.daten_lieferant.clone(),
-            nutzdaten_ticket: id.simple().to_string()[..15].to_string(),
+            nutzdaten_ticket: public_id.simple().to_string()[..15].to_string(),
         };
         // FsE_KapG for a corporation, FsE_PersG for a partnership.
         let xml = match reg {
@@ -396,7 +406,7 @@ pub(crate) fn produce(
             AnyTaxRegistration::Partnership(r) => elster::write_persg_validated(r, &ctx),
         }
         .map_err(|e| {
-            tracing::error!(tax_registration_id = %id, error = %e, "generated ELSTER XML is invalid");
+            tracing::error!(tax_registration_id = %public_id, error = %e, "generated ELSTER XML is invalid");
             ApiError::Internal(anyhow::anyhow!("ELSTER XML generation failed: {e}"))
         })?;
         out.push((DOC_XML, "application/xml", "xml", xml));
@@ -554,10 +564,22 @@ pub(crate) async fn create_case(
     now: OffsetDateTime,
     claim: Option<&Claim>,
 ) -> Result<Response, ApiError> {
-    let id = request.tax_registration_id.unwrap_or_else(Uuid::now_v7);
-    if request.tax_registration_id.is_some() && state.repo.get_tax_registration(id).await?.is_some()
-    {
-        return Err(duplicate_id());
+    // Ids are unique per provider (docs/adr/0006-case-ids-per-provider.md): one of the caller's
+    // own cases with the id is a duplicate; another provider's case with it as its key gives
+    // this case a key of its own, and nothing the caller sees differs.
+    let public_id = request.tax_registration_id.unwrap_or_else(Uuid::now_v7);
+    let mut id = public_id;
+    if request.tax_registration_id.is_some() {
+        let used = state
+            .repo
+            .tax_registration_id_use(provider, public_id)
+            .await?;
+        if used.by_provider {
+            return Err(duplicate_id());
+        }
+        if used.as_key {
+            id = Uuid::now_v7();
+        }
     }
     let (company_id, new_company) = resolve_company(state, provider, &request).await?;
     let reg = request.registration;
@@ -568,7 +590,7 @@ pub(crate) async fn create_case(
     let produced = tokio::task::spawn_blocking(move || {
         produce(
             &reg_for_docs,
-            id,
+            public_id,
             office_for_docs.as_deref(),
             &elster_config,
         )
@@ -590,14 +612,15 @@ pub(crate) async fn create_case(
             } else {
                 "tax registration validated; its ELSTER XML is written once the service's ELSTER manufacturer id is configured".into()
             },
-            tax_registration_id: id,
+            tax_registration_id: public_id,
             company_id,
             status: TaxStatus::Validated.as_str().into(),
             timestamp: now,
         },
     )?;
-    let new = NewTaxRegistration {
+    let mut new = NewTaxRegistration {
         id,
+        public_id,
         new_company,
         company_id,
         provider_id: provider,
@@ -622,7 +645,18 @@ pub(crate) async fn create_case(
         }],
         idempotency: answer,
     };
-    if let Err(e) = state.repo.create_tax_registration(&new).await {
+    let mut written_case = state.repo.create_tax_registration(&new).await;
+    if new.id == public_id && matches!(&written_case, Err(e) if e.is_case_key_conflict()) {
+        // Another provider's create took the id as its key since the check: this case takes
+        // a key of its own (the documents name their case by key; the files stay as written).
+        let key = Uuid::now_v7();
+        new.id = key;
+        for d in &mut new.documents {
+            d.case_id = key;
+        }
+        written_case = state.repo.create_tax_registration(&new).await;
+    }
+    if let Err(e) = written_case {
         cases::remove_files(state, &written).await;
         return match e {
             store::StoreError::IdempotencyClaimLost => Ok(crate::idempotency::claim_lost()),
@@ -635,22 +669,23 @@ pub(crate) async fn create_case(
         };
     }
     state.wake_webhooks();
-    tracing::info!(tax_registration_id = %id, %company_id, legal_form = reg.legal_form().as_str(), office = ?office, "tax registration validated");
+    tracing::info!(tax_registration_id = %public_id, case_id = %new.id, %company_id, legal_form = reg.legal_form().as_str(), office = ?office, "tax registration validated");
     Ok(response)
 }
 
 fn duplicate_id() -> ApiError {
     ApiError::Conflict {
         code: ErrorCode::DuplicateId,
-        message: "a tax registration with this tax_registration_id exists".into(),
+        message: "one of your tax registrations has this tax_registration_id".into(),
     }
 }
 
-/// Reads a tax registration: the provider that created it, the client company it is for, and
-/// operators may; anyone else gets 404.
+/// Reads a tax registration: the provider that created it and the client company it is for, by
+/// its `tax_registration_id` (ids are unique per provider, so another provider's case with the
+/// same id is never found), and operators, by the case's key; anyone else gets 404.
 #[utoipa::path(get, path = "/v1/tax-registration/{tax_registration_id}", tag = "tax registration",
     operation_id = "get_tax_registration",
-    params(("tax_registration_id" = Uuid, Path, description = "As returned by the create")),
+    params(("tax_registration_id" = Uuid, Path, description = "As returned by the create (operators: the case's key, `case_id`)")),
     responses(
         (status = 200, description = "The tax registration with fresh download links", body = Envelope<TaxRegistrationResponse>),
         (status = 404, description = "No such case visible to the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
@@ -660,12 +695,16 @@ pub async fn get(
     Extension(caller): Extension<Caller>,
     PathId(id): PathId,
 ) -> Result<Response, ApiError> {
-    let case = state
-        .repo
-        .get_tax_registration(id)
-        .await?
-        .ok_or(ApiError::NotFound)?;
-    cases::ensure_visible(caller, case.provider_id, case.company_id)?;
+    let case = cases::tax_case(&state, caller, id).await?;
+    view(&state, caller, &case)
+}
+
+/// A tax registration as `GET` answers it to `caller`.
+pub(crate) fn view(
+    state: &AppState,
+    caller: Caller,
+    case: &store::TaxRegistrationRecord,
+) -> Result<Response, ApiError> {
     let registration = AnyTaxRegistration::from_stored(&case.legal_form, case.record.clone())
         .map_err(|e| ApiError::Internal(anyhow::anyhow!(e)))?;
     Ok(respond(
@@ -673,7 +712,8 @@ pub async fn get(
         TaxRegistrationResponse {
             result: Outcome::Success,
             message: "tax registration found".into(),
-            tax_registration_id: case.id,
+            tax_registration_id: case.public_id,
+            case_id: matches!(caller, Caller::Operator { .. }).then_some(case.id),
             company_id: case.company_id,
             status: case.status.clone(),
             environment: case.environment,
@@ -690,7 +730,7 @@ pub async fn get(
             },
             elster_xml: {
                 let (status, pending_reason) =
-                    crate::cases::tax_xml::state(&case, &state.config.elster);
+                    crate::cases::tax_xml::state(case, &state.config.elster);
                 ElsterXmlView {
                     status,
                     pending_reason,
@@ -699,7 +739,7 @@ pub async fn get(
             },
             tax_number: case.tax_number.clone(),
             registration,
-            documents: cases::document_views(&state, &case.documents),
+            documents: cases::document_views(state, &case.documents),
             created_at: case.created_at,
             status_history: cases::history_views(&case.history),
         },

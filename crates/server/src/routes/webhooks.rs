@@ -446,7 +446,8 @@ pub struct DeliveryView {
     /// The `webhook-id` header of the message (the same on every attempt).
     pub message_id: Uuid,
     pub event_type: String,
-    /// The trade or tax registration the event is about.
+    /// The trade or tax registration the event is about: its `trade_registration_id` or
+    /// `tax_registration_id`, as in the event's body.
     pub case_id: Uuid,
     /// 1 for the first attempt.
     pub attempt: i32,
@@ -590,7 +591,8 @@ pub struct MessageView {
     /// The `webhook-id` header of its attempts.
     pub message_id: Uuid,
     pub event_type: String,
-    /// The trade or tax registration the event is about.
+    /// The trade or tax registration the event is about: its `trade_registration_id` or
+    /// `tax_registration_id`, as in the event's body.
     pub case_id: Uuid,
     /// `pending`, `delivered` or `failed`.
     pub state: String,

@@ -222,9 +222,13 @@ pub async fn build_state(mut config: Config) -> anyhow::Result<Arc<AppState>> {
             .context("cannot read or create the signing secret")?,
     };
     // Sealing is on by default: without FILING_WEBHOOK_SECRETS_KEY, a key in the data folder.
-    config.webhooks.sealing =
-        crate::webhooks::keys_with_default(config.webhooks.sealing, &config.storage.data_dir)
-            .context("cannot read or create the webhook sealing key")?;
+    config.webhooks.sealing = crate::webhooks::keys_with_default(
+        config.webhooks.sealing,
+        config.signing_secret.as_deref(),
+        &config.storage.data_dir,
+        true,
+    )
+    .context("cannot read or create the webhook sealing key")?;
     // Secrets stored in clear (before sealing was the default) are sealed now.
     match crate::webhooks::seal_clear_secrets(repo.as_ref(), &config.webhooks.sealing).await {
         Ok(r) if r.resealed > 0 => tracing::info!(

@@ -335,10 +335,24 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
             print(crate::directory::data_sources());
         }
         Command::Webhooks(WebhooksCommand::Reseal) => {
-            let configured = crate::config::sealing_keys(&cli.serve)?;
-            let keys = std::fs::create_dir_all(&cli.common.data_dir)
-                .and_then(|()| crate::webhooks::keys_with_default(configured, &cli.common.data_dir))
-                .map_err(|e| anyhow::anyhow!("cannot read the webhook sealing key: {e}"))?;
+            // The key a server here would seal with; never a new one (a command run away from
+            // the servers' data folder would seal everything with a key no server has).
+            let keys = crate::webhooks::keys_with_default(
+                crate::config::sealing_keys(&cli.serve)?,
+                cli.serve.signing_secret.as_deref(),
+                &cli.common.data_dir,
+                false,
+            )
+            .map_err(|e| anyhow::anyhow!("cannot read the webhook sealing key: {e}"))?;
+            if keys.current.is_none() {
+                return Err(anyhow::anyhow!(
+                    "no sealing key here: set FILING_WEBHOOK_SECRETS_KEY (or FILING_SIGNING_SECRET) \
+                     as the servers have it, or run where their data folder is ({} holds no {})",
+                    cli.common.data_dir.display(),
+                    crate::webhooks::SEALING_KEY_FILE
+                )
+                .into());
+            }
             let repo = open_store(&cli.common).await?;
             let report = crate::webhooks::reseal_all(repo.as_ref(), &keys).await?;
             // The answers kept for replay (24 hours) are sealed with the same key, or with one

@@ -124,6 +124,9 @@ pub fn refuse_duplicate_keys(bytes: &[u8]) -> Result<(), ApiError> {
     Err(ApiError::Validation(errs))
 }
 
+/// The most repeated keys one answer names.
+const MAX_REPORTED: usize = 100;
+
 /// Walks a JSON document and records `(path, key)` for every repeated key of an object.
 struct KeyScan<'a> {
     path: String,
@@ -187,9 +190,15 @@ impl<'de> serde::de::Visitor<'de> for KeyScan<'_> {
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let found = self.found;
         let mut seen = std::collections::HashSet::new();
+        let mut reported = std::collections::HashSet::new();
         while let Some(key) = map.next_key::<String>()? {
             let path = join_path(&self.path, &key);
-            if !seen.insert(key.clone()) && !found.iter().any(|(p, _)| *p == path) {
+            // Each repeated key once per object; at most MAX_REPORTED in all (a hostile body
+            // could repeat keys in tens of thousands of objects).
+            if !seen.insert(key.clone())
+                && reported.insert(key.clone())
+                && found.len() < MAX_REPORTED
+            {
                 found.push((path.clone(), key));
             }
             map.next_value_seed(KeyScan {
@@ -393,6 +402,47 @@ impl<S: Send + Sync> FromRequestParts<S> for PathIds {
 mod tests {
     use super::*;
     use serde::Deserialize;
+
+    fn duplicates(body: &str) -> Vec<(String, String)> {
+        match refuse_duplicate_keys(body.as_bytes()) {
+            Ok(()) => Vec::new(),
+            Err(ApiError::Validation(v)) => v
+                .iter()
+                .map(|e| (e.field.clone(), e.code.to_string()))
+                .collect(),
+            Err(other) => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn repeated_keys_are_named_by_path_once_each() {
+        assert!(duplicates(r#"{"a": 1, "b": {"a": 2}, "c": [{"a": 1}, {"a": 2}]}"#).is_empty());
+        let found =
+            duplicates(r#"{"a": 1, "a": 2, "a": 3, "o": [{"x": 1}, {"x": 1, "y": 2, "x": 3}]}"#);
+        let fields: Vec<&str> = found.iter().map(|(f, _)| f.as_str()).collect();
+        assert_eq!(fields, ["a", "o[1].x"]);
+        assert!(found.iter().all(|(_, c)| c == "duplicate_key"));
+        // Broken JSON is left to the decoder.
+        assert!(duplicates(r#"{"a": 1, "a""#).is_empty());
+    }
+
+    /// A body of 1 MiB repeating keys in ~75,000 objects names at most MAX_REPORTED of them
+    /// (and each object's check is its own: no scan of what was found before, which made such
+    /// a body cost seconds of a worker thread).
+    #[test]
+    fn many_repeated_keys_are_capped() {
+        let body = format!(
+            "{{\"x\": [{}]}}",
+            vec![r#"{"a":0,"a":0}"#; 75_000].join(",")
+        );
+        let found = duplicates(&body);
+        assert_eq!(found.len(), MAX_REPORTED);
+        assert_eq!(found[0].0, "x[0].a");
+        assert_eq!(
+            found[MAX_REPORTED - 1].0,
+            format!("x[{}].a", MAX_REPORTED - 1)
+        );
+    }
 
     #[derive(Debug, Deserialize)]
     #[serde(deny_unknown_fields)]

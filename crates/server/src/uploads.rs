@@ -44,8 +44,15 @@ impl From<ApiError> for PartRefused {
     }
 }
 
+/// How long a spool file must have been left untouched before a start removes it. Instances
+/// may share a data folder: a file another instance is writing or checking right now is young
+/// (an upload at the minimum rate writes every second; a whole request is bounded by the
+/// request timeout), a crash's leftover grows old.
+const LEFTOVER_AGE: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
 /// The spool folder below the data directory (`tmp`, which the idempotency layer spools to as
-/// well), created owner-only, emptied of the named files an earlier process left.
+/// well), created owner-only, emptied of the files earlier processes left (untouched for a day;
+/// see [`LEFTOVER_AGE`]).
 pub fn prepare_spool(data_dir: &Path) -> std::io::Result<PathBuf> {
     let dir = data_dir.join("tmp");
     std::fs::create_dir_all(&dir)?;
@@ -55,7 +62,11 @@ pub fn prepare_spool(data_dir: &Path) -> std::io::Result<PathBuf> {
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
     }
     for entry in std::fs::read_dir(&dir)?.flatten() {
-        if entry.file_type().is_ok_and(|t| t.is_file()) {
+        let old = entry.metadata().ok().filter(|m| m.is_file()).and_then(|m| {
+            let age = m.modified().ok()?.elapsed().ok()?;
+            (age > LEFTOVER_AGE).then_some(())
+        });
+        if old.is_some() {
             let _ = std::fs::remove_file(entry.path());
         }
     }
@@ -150,5 +161,35 @@ impl PdfChecks {
             .await
             .map_err(|_| "the file could not be read as a PDF".to_string())?
             .map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A start removes a crash's leftovers but not the spool files of another instance that
+    /// shares the data folder and is receiving an upload right now.
+    #[test]
+    fn a_start_removes_only_old_spool_files() {
+        let data = tempfile::tempdir().unwrap();
+        let tmp = data.path().join("tmp");
+        std::fs::create_dir_all(&tmp).unwrap();
+        let old = tmp.join("upload-old");
+        let young = tmp.join("upload-young");
+        std::fs::write(&old, b"left by a crash").unwrap();
+        std::fs::write(&young, b"another instance's upload").unwrap();
+        let long_ago =
+            std::time::SystemTime::now() - LEFTOVER_AGE - std::time::Duration::from_secs(60);
+        std::fs::File::options()
+            .write(true)
+            .open(&old)
+            .unwrap()
+            .set_modified(long_ago)
+            .unwrap();
+        let dir = prepare_spool(data.path()).unwrap();
+        assert_eq!(dir, tmp);
+        assert!(!old.exists(), "the leftover stays");
+        assert!(young.exists(), "another instance's spool file was removed");
     }
 }

@@ -121,24 +121,27 @@ backend_tests! {
         let (b_id, b_key) = app.provider("B").await;
         let (_, a_key) = app.provider("A").await;
         let data = payload_with_upload();
-        // B: an upload that sends its payload and a few bytes of its file, then nothing more
-        // for as long as the test runs.
-        let (_hold, held) = tokio::sync::oneshot::channel::<()>();
-        let head = format!(
-            "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"data\"\r\nContent-Type: application/json\r\n\r\n{data}\r\n{}%PDF-1.7\n",
-            part_head("signed", "application/pdf")
-        );
-        let slow = futures::stream::iter([Ok::<_, std::io::Error>(Bytes::from(head))]).chain(
-            futures::stream::once(async move {
-                let _ = held.await;
-                Ok(Bytes::new())
-            }),
-        );
-        let request = app
-            .post(PATH, Some(&b_key))
-            .header("content-type", multipart_type())
-            .body(reqwest::Body::wrap_stream(slow));
-        let slow_upload = tokio::spawn(request.send());
+        // B: uploads that send their payload and a few bytes of their file, then nothing more
+        // for as long as the test runs. Four of them would take every slot; B gets one.
+        let (_hold, held) = tokio::sync::watch::channel(());
+        let slow = || {
+            let head = format!(
+                "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"data\"\r\nContent-Type: application/json\r\n\r\n{data}\r\n{}%PDF-1.7\n",
+                part_head("signed", "application/pdf")
+            );
+            let mut held = held.clone();
+            let body = futures::stream::iter([Ok::<_, std::io::Error>(Bytes::from(head))]).chain(
+                futures::stream::once(async move {
+                    let _ = held.changed().await;
+                    Ok(Bytes::new())
+                }),
+            );
+            app.post(PATH, Some(&b_key))
+                .header("content-type", multipart_type())
+                .body(reqwest::Body::wrap_stream(body))
+                .send()
+        };
+        let slow_upload = tokio::spawn(slow());
         for _ in 0..200 {
             if app.state.upload_shares.held_by(b_id) == 1 {
                 break;
@@ -146,12 +149,14 @@ backend_tests! {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         assert_eq!(app.state.upload_shares.held_by(b_id), 1);
-        // B's next uploads: 429 before their body is read.
+        // B's next slow uploads: 429 before their body is read (before the share, each took
+        // a slot and A's upload was 503 for as long as B wanted).
         for _ in 0..3 {
-            let form = reqwest::multipart::Form::new().text("data", data.to_string());
-            let (s, b) = json(app.post(PATH, Some(&b_key)).multipart(form).send().await.unwrap()).await;
+            let res = tokio::time::timeout(Duration::from_secs(10), slow()).await.expect("answered before the body ended").unwrap();
+            let (s, b) = json(res).await;
             assert_error(s, &b, 429, "RATE_LIMITED");
         }
+        assert_eq!(app.state.upload_shares.held_by(b_id), 1);
         // A's upload is served while B holds its share.
         let pdf = forms::render_gewa1(
             &serde_json::from_value(example("self")).unwrap(),

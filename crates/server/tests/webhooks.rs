@@ -588,6 +588,40 @@ backend_tests! {
         again.stop().await;
     }
 
+    async fn instances_sharing_the_signing_secret_share_the_sealing_key(backend) {
+        // Two instances on separate data folders (two machines), no sealing key configured,
+        // the signing secret shared as the README requires: what one seals, the other opens.
+        let shared = |worker: bool| Options {
+            tweak: Box::new(move |c| {
+                c.signing_secret = Some("s".repeat(40));
+                c.webhooks.worker = worker;
+            }),
+            ..Options::default()
+        };
+        let first = TestApp::spawn_with(backend, shared(false)).await.unwrap();
+        let (_, pkey) = first.provider("P").await;
+        let receiver = Receiver::start(Behaviour::Ok).await;
+        let (eid, secret) = endpoint(&first, &pkey, &receiver.url, Some(&["registration.initiated"])).await;
+        let issue = |app: &TestApp| app.post("/v1/webhook-endpoints", Some(&pkey)).header("idempotency-key", "ep-2").json(&json!({"url": receiver.url, "events": ["registration.completed"]})).send();
+        let (s, kept) = json(issue(&first).await.unwrap()).await;
+        assert_eq!(s, 201, "{kept}");
+        // (The first folder is kept: on SQLite the database file lives there.)
+        let (url, _first_dir) = (first.database_url.clone(), first.dir.clone());
+        first.stop().await;
+        let other_machine = Arc::new(tempfile::tempdir().unwrap());
+        let second = TestApp::spawn_on(url, other_machine.clone(), shared(true)).await;
+        assert!(!other_machine.path().join("data").join(server::webhooks::SEALING_KEY_FILE).exists());
+        let stored = second.state.repo.get_webhook_endpoint(eid.parse().unwrap()).await.unwrap().unwrap();
+        assert!(stored.secret.starts_with("sealed:v1:"), "{}", stored.secret);
+        create_trade(&second, &pkey, "self").await;
+        receiver.wait_for(1).await[0].verify(&secret).unwrap();
+        let res = issue(&second).await.unwrap();
+        assert_eq!(res.headers()["idempotent-replayed"], "true");
+        let (s, replay) = json(res).await;
+        assert_eq!((s, replay), (201, kept));
+        second.stop().await;
+    }
+
     async fn secrets_are_sealed_at_rest_when_a_key_is_set(backend) {
         use base64::Engine;
         let key = base64::engine::general_purpose::STANDARD.encode([42u8; 32]);
@@ -755,16 +789,24 @@ backend_tests! {
         got[1].verify(&second).unwrap();
         after.stop().await;
 
-        // Sealing cannot be turned off: without FILING_WEBHOOK_SECRETS_KEY the key in the data
-        // folder seals (generated here, as a server would), and --unseal is no more.
+        // Sealing cannot be turned off. A key left out by mistake changes nothing: with no key
+        // in the data folder (every server so far had the variable) the command refuses.
+        let (code, report, err) = reseal(&[("FILING_WEBHOOK_SECRETS_OLD_KEYS", b64(2))]);
+        assert_eq!(code, Some(1), "{report}");
+        assert!(err.contains("no sealing key here"), "{err}");
+        assert!(open(&keys(2, vec![]), id, &repo.get_webhook_endpoint(id).await.unwrap().unwrap().secret).is_some());
+        let (code, _, err) = reseal_cli(dir.path(), &url, &[], &["--unseal"]);
+        assert_eq!(code, Some(2), "--unseal is refused by the parser: {err}");
+        // A server without the variable generates the folder's key (and leaves sealed secrets
+        // as they are); moving to it is the command's job, with the old key to open them.
+        let keyless = TestApp::spawn_on(url.clone(), dir.clone(), Options::default()).await;
+        keyless.stop().await;
         let (code, report, err) = reseal(&[("FILING_WEBHOOK_SECRETS_OLD_KEYS", b64(2))]);
         assert_eq!(code, Some(0), "{err}");
         assert_eq!(report["resealed"], 2, "{report}");
         let moved = repo.get_webhook_endpoint(id).await.unwrap().unwrap();
         assert!(moved.secret.starts_with("sealed:v1:"), "{}", moved.secret);
         assert_eq!(open(&keys(2, vec![]), id, &moved.secret), None, "still under key 2");
-        let (code, _, err) = reseal_cli(dir.path(), &url, &[], &["--unseal"]);
-        assert_eq!(code, Some(2), "--unseal is refused by the parser: {err}");
         let answers = common::stored_answers(&url).await;
         assert!(answers[0].starts_with(b"sealed:v1:"));
         // A server without the variable uses the folder's key: replays, and signs.

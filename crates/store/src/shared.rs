@@ -1631,13 +1631,15 @@ macro_rules! repository_impl {
             limit: i64,
         ) -> $crate::Result<Vec<$crate::ApiKeySummary>> {
             use sqlx::Row;
-            // Row values compare in both dialects; a cursor that names no key compares NULL
-            // and ends the list.
+            // Row values compare in both dialects; a cursor that names no key of this company
+            // (another company's included: its existence must not show) compares NULL and
+            // ends the list.
             let rows = sqlx::query(
                 "SELECT prefix, kind, created_at, last_used_at FROM api_keys \
                  WHERE company_id = $1 AND revoked_at IS NULL \
                  AND ($2 IS NULL OR (created_at, prefix) > \
-                      (SELECT a.created_at, a.prefix FROM api_keys a WHERE a.prefix = $2)) \
+                      (SELECT a.created_at, a.prefix FROM api_keys a \
+                       WHERE a.prefix = $2 AND a.company_id = $1)) \
                  ORDER BY created_at, prefix LIMIT $3",
             )
             .bind(company_id)

@@ -47,20 +47,42 @@ impl std::fmt::Debug for SealingKey {
 /// The sealing key generated into the data folder when `FILING_WEBHOOK_SECRETS_KEY` is not set.
 pub const SEALING_KEY_FILE: &str = "webhook-sealing-key";
 
-/// The keys an instance seals with: `FILING_WEBHOOK_SECRETS_KEY` when it is set, else a key
-/// kept in the data folder beside the signing secret (generated on first start, mode 0600), so
-/// that sealing is on without configuration. When the variable is set and the folder holds such
-/// a key from earlier starts, that key opens what it sealed (an old key until a reseal).
+/// The keys an instance seals with, so that sealing is on without configuration:
+/// `FILING_WEBHOOK_SECRETS_KEY` when it is set; else, when `FILING_SIGNING_SECRET` is set, a key
+/// derived from it (instances on several machines must share that secret already, so they
+/// agree on this key too); else a key kept in the data folder beside the signing secret
+/// (generated on first start, mode 0600, when `create`). A key the folder holds that is not the
+/// current one opens what it sealed (an old key, until a reseal moves those values).
+/// `Ok(keys)` with no current key only when `create` is false and none of the three exists.
 pub fn keys_with_default(
     mut keys: SealingKeys,
+    signing_secret: Option<&str>,
     data_dir: &std::path::Path,
+    create: bool,
 ) -> std::io::Result<SealingKeys> {
     let path = data_dir.join(SEALING_KEY_FILE);
+    let in_folder = match crate::links::existing_key_file(data_dir, SEALING_KEY_FILE)? {
+        Some(raw) => Some(SealingKey::from_file(raw, &path)?),
+        None => None,
+    };
     if keys.current.is_none() {
-        let raw = crate::links::load_or_create_key_file(data_dir, SEALING_KEY_FILE)?;
-        keys.current = Some(SealingKey::from_file(raw, &path)?);
-    } else if let Some(raw) = crate::links::existing_key_file(data_dir, SEALING_KEY_FILE)? {
-        keys.old.push(SealingKey::from_file(raw, &path)?);
+        keys.current = match (signing_secret, &in_folder) {
+            (Some(secret), _) => Some(SealingKey::derived(
+                secret.as_bytes(),
+                "filing webhook secrets v1",
+            )),
+            (None, Some(key)) => Some(key.clone()),
+            (None, None) if create => {
+                let raw = crate::links::load_or_create_key_file(data_dir, SEALING_KEY_FILE)?;
+                Some(SealingKey::from_file(raw, &path)?)
+            }
+            (None, None) => None,
+        };
+    }
+    if let Some(key) = in_folder
+        && keys.current.as_ref() != Some(&key)
+    {
+        keys.old.push(key);
     }
     Ok(keys)
 }

@@ -453,6 +453,10 @@ pub struct Owner {
     /// Field 31: the condition or restriction as the residence title states it (max 200);
     /// required when `has_employment_restrictions` is true, rejected otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(example = "Selbständige Tätigkeit nur als Softwareentwickler gestattet")
+    )]
     pub employment_restriction_details: Option<String>,
     /// Residential address; `None` when the owner lives at the establishment.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -161,8 +161,11 @@ impl RateBody {
 /// or while reading: 401, 413, 422, ...), and for how long. A client that is still sending when
 /// the answer goes out would otherwise often get a reset instead of the answer: closing a socket
 /// with unread data resets the connection, and the reset can discard the answer the client has
-/// not read yet. Beyond these, the connection is closed as before.
-const DRAIN_MOST: u64 = 1024 * 1024;
+/// not read yet. Beyond these, the connection is closed as before. 64 MiB: an upload refused
+/// after its first part (issue 35: parts are refused before they are read) arrives at local
+/// speeds faster than 1 MiB drains, and with 1 MiB the client often got a broken pipe instead
+/// of its 422. Drained bytes are discarded as they come: they cost bandwidth, not memory.
+const DRAIN_MOST: u64 = 64 * 1024 * 1024;
 const DRAIN_FOR: Duration = Duration::from_secs(5);
 
 impl Drop for RateBody {

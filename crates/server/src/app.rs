@@ -51,7 +51,7 @@ pub struct AppState {
     pub trade_offices: crate::recent::Recent<Option<store::TradeOfficeEntry>>,
     /// The keys that seal the answers kept for idempotent replay
     /// (see [`crate::idempotency::answer_keys`]).
-    pub answer_keys: crate::webhooks::SealingKeys,
+    pub answer_keys: crate::sealing::SealingKeys,
     /// Cases this instance is rendering documents for from a read of them.
     pub case_locks: crate::case_locks::CaseLocks,
 }
@@ -222,7 +222,7 @@ pub async fn build_state(mut config: Config) -> anyhow::Result<Arc<AppState>> {
             .context("cannot read or create the signing secret")?,
     };
     // Sealing is on by default: without FILING_WEBHOOK_SECRETS_KEY, a key in the data folder.
-    config.webhooks.sealing = crate::webhooks::keys_with_default(
+    config.webhooks.sealing = crate::sealing::keys_with_default(
         config.webhooks.sealing,
         config.signing_secret.as_deref(),
         &config.storage.data_dir,

@@ -337,7 +337,7 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
         Command::Webhooks(WebhooksCommand::Reseal) => {
             // The key a server here would seal with; never a new one (a command run away from
             // the servers' data folder would seal everything with a key no server has).
-            let keys = crate::webhooks::keys_with_default(
+            let keys = crate::sealing::keys_with_default(
                 crate::config::sealing_keys(&cli.serve)?,
                 cli.serve.signing_secret.as_deref(),
                 &cli.common.data_dir,
@@ -349,7 +349,7 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
                     "no sealing key here: set FILING_WEBHOOK_SECRETS_KEY (or FILING_SIGNING_SECRET) \
                      as the servers have it, or run where their data folder is ({} holds no {})",
                     cli.common.data_dir.display(),
-                    crate::webhooks::SEALING_KEY_FILE
+                    crate::sealing::SEALING_KEY_FILE
                 )
                 .into());
             }

@@ -368,14 +368,14 @@ pub struct WebhookConfig {
     pub poll_interval: Duration,
     /// Seal endpoint secrets (and stored idempotent answers) at rest; without a current key
     /// they are stored as they are.
-    pub sealing: crate::webhooks::SealingKeys,
+    pub sealing: crate::sealing::SealingKeys,
     /// How target host names are resolved (the system resolver; a fixed table in tests).
     pub lookup: crate::webhooks::target::Lookup,
 }
 
 /// `FILING_WEBHOOK_SECRETS_KEY` and `FILING_WEBHOOK_SECRETS_OLD_KEYS`.
-pub fn sealing_keys(serve: &ServeArgs) -> Result<crate::webhooks::SealingKeys, ConfigError> {
-    use crate::webhooks::SealingKey;
+pub fn sealing_keys(serve: &ServeArgs) -> Result<crate::sealing::SealingKeys, ConfigError> {
+    use crate::sealing::SealingKey;
     const HOW: &str = "expected base64 of exactly 32 bytes, e.g. from `openssl rand -base64 32`";
     let current = match &serve.webhook_secrets_key {
         None => None,
@@ -399,7 +399,7 @@ pub fn sealing_keys(serve: &ServeArgs) -> Result<crate::webhooks::SealingKeys, C
             )
         })?);
     }
-    Ok(crate::webhooks::SealingKeys { current, old })
+    Ok(crate::sealing::SealingKeys { current, old })
 }
 
 fn parse_bool(var: &'static str, value: &str) -> Result<bool, ConfigError> {

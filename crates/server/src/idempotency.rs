@@ -52,7 +52,7 @@ pub struct Settled;
 /// links, valid for a day: readable from the database alone they would hand out the case's
 /// documents), and the response to send.
 pub fn prepare<T: serde::Serialize>(
-    keys: &crate::webhooks::SealingKeys,
+    keys: &crate::sealing::SealingKeys,
     claim: Option<&Claim>,
     status: StatusCode,
     body: T,
@@ -63,7 +63,7 @@ pub fn prepare<T: serde::Serialize>(
         scope: c.scope,
         key: c.key.clone(),
         status: status.as_u16(),
-        body: crate::webhooks::seal_bytes(keys, &stored_aad(c.scope, &c.key), &bytes),
+        body: crate::sealing::seal_bytes(keys, &stored_aad(c.scope, &c.key), &bytes),
     });
     let mut res = (
         status,
@@ -343,7 +343,7 @@ async fn handle(state: Arc<AppState>, req: Request, next: Next) -> Result<Respon
         IdempotencyClaim::Mismatch => return Err(ApiError::IdempotencyKeyReused),
         IdempotencyClaim::Replay { status, body } => {
             let body =
-                crate::webhooks::open_bytes(&state.answer_keys, &stored_aad(scope, &key), &body)
+                crate::sealing::open_bytes(&state.answer_keys, &stored_aad(scope, &key), &body)
                     .ok_or_else(|| {
                         ApiError::Internal(anyhow::anyhow!(
                             "the stored answer of this idempotency key is sealed and cannot be \
@@ -396,7 +396,7 @@ async fn handle(state: Arc<AppState>, req: Request, next: Next) -> Result<Respon
         // Every kept answer is sealed: API key issues and webhook endpoint creates and
         // rotations carry the new key or secret, creates signed download links.
         let stored =
-            crate::webhooks::seal_bytes(&state.answer_keys, &stored_aad(scope, &key), &bytes);
+            crate::sealing::seal_bytes(&state.answer_keys, &stored_aad(scope, &key), &bytes);
         state
             .repo
             .complete_idempotency_key(scope, &key, res_parts.status.as_u16(), &stored)
@@ -466,11 +466,11 @@ fn refreshed(links: &crate::links::LinkSigner, body: Vec<u8>, request_id: Option
 /// key derived from the link signing secret, which every instance has. Opening also tries the
 /// old keys and the derived one, so answers sealed before a sealing key was set still replay.
 pub fn answer_keys(
-    sealing: &crate::webhooks::SealingKeys,
+    sealing: &crate::sealing::SealingKeys,
     signing_secret: &[u8],
-) -> crate::webhooks::SealingKeys {
+) -> crate::sealing::SealingKeys {
     let derived =
-        crate::webhooks::SealingKey::derived(signing_secret, "filing idempotency answers v1");
+        crate::sealing::SealingKey::derived(signing_secret, "filing idempotency answers v1");
     let mut keys = sealing.clone();
     match keys.current {
         Some(_) => keys.old.push(derived),
@@ -495,9 +495,9 @@ pub struct AnswerReseal {
 /// claimed anew) is left to the instance that wrote it.
 pub async fn reseal_answers(
     repo: &dyn store::Repository,
-    keys: &crate::webhooks::SealingKeys,
+    keys: &crate::sealing::SealingKeys,
 ) -> store::Result<AnswerReseal> {
-    use crate::webhooks::{Resealed, reseal_bytes};
+    use crate::sealing::{Resealed, reseal_bytes};
     /// Answers read at once: each can be megabytes (a create with its documents' links).
     const PAGE: i64 = 200;
     let mut report = AnswerReseal::default();
@@ -609,7 +609,7 @@ mod tests {
     /// signing secret) still replay after it is; answers sealed with the configured key need it.
     #[test]
     fn answers_sealed_with_the_derived_key_open_after_a_sealing_key_is_set() {
-        use crate::webhooks::{SealingKey, SealingKeys, open_bytes, seal_bytes};
+        use crate::sealing::{SealingKey, SealingKeys, open_bytes, seal_bytes};
         let secret = b"signing secret";
         let before = answer_keys(&SealingKeys::default(), secret);
         let sealed = seal_bytes(&before, b"aad", b"{\"api_key\":\"rfs_live_x\"}");

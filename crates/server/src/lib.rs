@@ -21,6 +21,7 @@ pub mod openapi;
 pub mod recent;
 pub mod render;
 pub mod routes;
+pub mod sealing;
 pub mod telemetry;
 pub mod uploads;
 pub mod webhooks;

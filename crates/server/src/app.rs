@@ -54,6 +54,9 @@ pub struct AppState {
     pub answer_keys: crate::sealing::SealingKeys,
     /// Cases this instance is rendering documents for from a read of them.
     pub case_locks: crate::case_locks::CaseLocks,
+    /// The largest body of a route, by its template ([`crate::routes::body_limit`]): handed to
+    /// the layers that read a body before its route does, so they need not know the routes.
+    pub body_limit: fn(&Config, &str) -> usize,
 }
 
 impl AppState {
@@ -270,6 +273,7 @@ pub async fn build_state(mut config: Config) -> anyhow::Result<Arc<AppState>> {
         trade_offices,
         answer_keys,
         case_locks: Default::default(),
+        body_limit: crate::routes::body_limit,
     }))
 }
 

@@ -57,7 +57,7 @@ pub fn generate_key(kind: KeyKind, owner: Uuid) -> NewKey {
             company_id,
             operator_id,
             // Microseconds, what PostgreSQL keeps: the listing shows what the create answered.
-            created_at: crate::routes::cases::now_micros(),
+            created_at: crate::clock::now_micros(),
             revoked_at: None,
             company_provider_id: None,
         },

@@ -30,6 +30,18 @@ pub fn is_json(headers: &HeaderMap) -> bool {
         .unwrap_or(false)
 }
 
+/// `true` for a `multipart/form-data` content type.
+pub fn is_multipart(headers: &HeaderMap) -> bool {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("multipart/form-data")
+        })
+}
+
 /// Reads the whole body within the route's limit, mapping an oversized body to 413.
 pub async fn read_body(req: Request) -> Result<Bytes, ApiError> {
     Bytes::from_request(req, &()).await.map_err(|rejection| {

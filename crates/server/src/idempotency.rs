@@ -313,8 +313,8 @@ async fn handle(state: Arc<AppState>, req: Request, next: Next) -> Result<Respon
         .extensions
         .get::<axum::extract::MatchedPath>()
         .map_or("", |m| m.as_str());
-    let limit = if crate::routes::cases::is_multipart(&parts.headers) {
-        crate::routes::body_limit(&state.config, route)
+    let limit = if crate::extract::is_multipart(&parts.headers) {
+        (state.body_limit)(&state.config, route)
     } else {
         state.config.max_body_bytes
     };

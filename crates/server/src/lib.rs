@@ -9,6 +9,7 @@ pub mod auth;
 pub mod case_locks;
 pub mod cases;
 pub mod cli;
+pub mod clock;
 pub mod config;
 pub mod directory;
 pub mod envelope;

@@ -258,7 +258,7 @@ impl http_body::Body for RateBody {
 
 /// Whether a request carries a multipart body (an upload).
 fn is_upload(req: &Request) -> bool {
-    req.method() == Method::POST && crate::routes::cases::is_multipart(req.headers())
+    req.method() == Method::POST && crate::extract::is_multipart(req.headers())
 }
 
 /// The upload slots each provider holds (a provider with its client companies), for the

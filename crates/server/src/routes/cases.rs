@@ -130,30 +130,11 @@ pub fn storage_key(kind: &str, document_id: Uuid, ext: &str, at: OffsetDateTime)
     )
 }
 
-/// Now, at the microsecond precision both databases keep.
-pub fn now_micros() -> OffsetDateTime {
-    let t = OffsetDateTime::now_utc();
-    t.replace_nanosecond(t.nanosecond() / 1000 * 1000)
-        .unwrap_or(t)
-}
-
-/// `true` for a `multipart/form-data` content type.
-pub fn is_multipart(headers: &axum::http::HeaderMap) -> bool {
-    headers
-        .get(axum::http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| {
-            v.trim_start()
-                .to_ascii_lowercase()
-                .starts_with("multipart/form-data")
-        })
-}
-
 /// A `multipart/form-data` body to read part by part: another content type is 415, a
 /// multipart content type without a usable boundary 400 `INVALID_MULTIPART`.
 pub async fn multipart(req: axum::extract::Request) -> Result<axum::extract::Multipart, ApiError> {
     use axum::extract::FromRequest;
-    if !is_multipart(req.headers()) {
+    if !crate::extract::is_multipart(req.headers()) {
         return Err(ApiError::UnsupportedMediaType(
             "send multipart/form-data".into(),
         ));

@@ -23,7 +23,6 @@ use crate::app::AppState;
 use crate::envelope::Envelope;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::ApiJson;
-use crate::routes::cases;
 use crate::routes::tax_registrations::{self, TaxCreateResponse, VatRequest};
 
 /// The payload of `POST /v1/tax-registration/gbr` (GbR or eGbR). Unknown fields are refused
@@ -136,7 +135,7 @@ pub async fn create(
     // The role first: a key that may not create gets 403 whatever its body.
     let provider = tax_registrations::provider_only(caller)?;
     let ApiJson(body) = body?;
-    let now = cases::now_micros();
+    let now = crate::clock::now_micros();
     let request = domain::gbr_request::parse(
         &body,
         date_in_germany(now),

@@ -707,7 +707,7 @@ pub async fn verify_identity(
     let operator_id = operator_only(caller)?;
     let body: serde_json::Value = crate::extract::decode_optional_json(&headers, &body)?;
     let (case, index) = case_owner(&state, &raw_id, &raw_index).await?;
-    let now = crate::routes::cases::now_micros();
+    let now = crate::clock::now_micros();
     let mut at = now;
     if !body.is_null() {
         let mut errs = Violations::new();
@@ -849,7 +849,7 @@ pub async fn clear_identity(
             case.id,
             index as i32,
             &Actor::Operator(operator_id).history_actor(),
-            crate::routes::cases::now_micros(),
+            crate::clock::now_micros(),
         )
         .await?;
     if removed {
@@ -973,7 +973,7 @@ pub(crate) async fn assign_office(
         domain::tax::AnyTaxRegistration::from_stored(&case.legal_form, case.record.clone())
             .map_err(|e| ApiError::Internal(anyhow::anyhow!(e)))?;
     reg.set_tax_office_number(number.clone());
-    let now = crate::routes::cases::now_micros();
+    let now = crate::clock::now_micros();
     let elster = state.config.elster.clone();
     let (reg_for_docs, office) = (reg.clone(), number.clone());
     let produced = tokio::task::spawn_blocking(move || {

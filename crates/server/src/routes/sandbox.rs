@@ -176,7 +176,7 @@ async fn complete_with_sample_licence(
     // Nothing is rendered or filled in for a case that cannot be completed (409).
     transitions::check_completable(case)?;
     let reg = cases::stored_trade(case)?;
-    let now = cases::now_micros();
+    let now = crate::clock::now_micros();
     let mut patch = TradePatch::default();
     let determined = case
         .trade_office

@@ -534,7 +534,7 @@ pub async fn create(
     // The role first: a key that may not create gets 403 whatever its body.
     let provider = provider_only(caller)?;
     let ApiJson(body) = body?;
-    let now = cases::now_micros();
+    let now = crate::clock::now_micros();
     let request = domain::tax_request::parse(
         &body,
         date_in_germany(now),

@@ -77,7 +77,7 @@ async fn receive(state: &AppState, req: Request) -> Result<Received, ApiError> {
             files: Vec::new(),
         });
     }
-    if !cases::is_multipart(req.headers()) {
+    if !crate::extract::is_multipart(req.headers()) {
         return Err(ApiError::UnsupportedMediaType(
             "send application/json, or multipart/form-data with a `data` part and the signed PDFs"
                 .into(),
@@ -444,7 +444,7 @@ pub(crate) async fn rerender_gewa1(
             Content::Uploaded(_) => true,
         })
         .collect();
-    store_produced(state, case.id, &reg, changed, cases::now_micros()).await
+    store_produced(state, case.id, &reg, changed, crate::clock::now_micros()).await
 }
 
 /// The client company the case is for: an existing one of this provider in the same
@@ -573,7 +573,7 @@ pub async fn create(
         ))
     })?;
     crate::extract::refuse_duplicate_keys(&received.data)?;
-    let now = cases::now_micros();
+    let now = crate::clock::now_micros();
     let mut errs = Violations::new();
     let parsed = match domain::trade_request::parse(&value, date_in_germany(now)) {
         Ok(p) => Some(p),
@@ -1205,7 +1205,7 @@ pub async fn mark_submitted(
         previous_status: Some(current.as_str().into()),
         actor: format!("provider:{provider}"),
         reason,
-        at: cases::now_micros(),
+        at: crate::clock::now_micros(),
     };
     cases::move_case(
         &state,

@@ -165,7 +165,7 @@ async fn apply<L: Lifecycle>(
         previous_status: Some(current.as_str().into()),
         actor: actor.history_actor(),
         reason: actor.history_reason(reason),
-        at: cases::now_micros(),
+        at: crate::clock::now_micros(),
     };
     cases::move_case(
         state,
@@ -233,7 +233,7 @@ pub async fn complete_trade_with_licence(
     check_completable(case)?;
     let id = case.id;
     let doc_id = Uuid::now_v7();
-    let now = cases::now_micros();
+    let now = crate::clock::now_micros();
     let key = cases::storage_key("trade", doc_id, "pdf", now);
     let doc = DocumentRecord {
         id: doc_id,

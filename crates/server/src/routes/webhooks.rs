@@ -258,7 +258,7 @@ pub async fn create(
         secret: crate::webhooks::seal(key, id, &secret),
         previous_secret: None,
         previous_secret_expires_at: None,
-        created_at: crate::routes::cases::now_micros(),
+        created_at: crate::clock::now_micros(),
     };
     if !state
         .repo
@@ -376,7 +376,7 @@ pub async fn delete(
     own_endpoint(&state, caller, id).await?;
     if !state
         .repo
-        .delete_webhook_endpoint(id, crate::routes::cases::now_micros())
+        .delete_webhook_endpoint(id, crate::clock::now_micros())
         .await?
     {
         return Err(ApiError::NotFound);
@@ -413,7 +413,7 @@ pub async fn rotate_secret(
     own_endpoint(&state, caller, id).await?;
     let secret = crate::webhooks::new_secret();
     let sealed = crate::webhooks::seal(&state.config.webhooks.sealing, id, &secret);
-    let until = crate::routes::cases::now_micros() + ROTATION_OVERLAP;
+    let until = crate::clock::now_micros() + ROTATION_OVERLAP;
     if !state.repo.rotate_webhook_secret(id, &sealed, until).await? {
         return Err(ApiError::NotFound);
     }
@@ -731,7 +731,7 @@ pub async fn retry_message(
     PathIds(endpoint_id, message_id): PathIds,
 ) -> Result<Response, ApiError> {
     own_endpoint(&state, caller, endpoint_id).await?;
-    let now = crate::routes::cases::now_micros();
+    let now = crate::clock::now_micros();
     let before = state
         .repo
         .retry_webhook_message(endpoint_id, message_id, store::micros(now))

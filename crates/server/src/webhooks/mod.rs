@@ -323,7 +323,7 @@ pub async fn run_once(state: &AppState, client: &reqwest::Client) -> anyhow::Res
 async fn deliver(state: &AppState, client: &reqwest::Client, m: ClaimedMessage) {
     let attempt_no = m.attempts.saturating_add(1);
     let started = Instant::now();
-    let at = crate::routes::cases::now_micros();
+    let at = crate::clock::now_micros();
     let (status_code, error) = attempt(state, client, &m, at).await;
     let duration_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
     let delivered = status_code.is_some_and(|c| (200..300).contains(&c));

@@ -11,6 +11,17 @@ use crate::company::Environment;
 use crate::country::CountryCode;
 use crate::signature::SignaturePath;
 
+/// § 19 (1) UStG, small businesses: the revenue of the founding year (in its place, the
+/// expected one) up to which the rule applies, in whole euros ...
+pub const SMALL_BUSINESS_FOUNDING_YEAR: i64 = 25_000;
+/// ... and that of the following year.
+pub const SMALL_BUSINESS_FOLLOWING_YEAR: i64 = 100_000;
+/// § 20 UStG: the founding-year revenue up to which cash accounting (Ist-Versteuerung) may be
+/// applied for, in whole euros.
+pub const CASH_ACCOUNTING_LIMIT: i64 = 800_000;
+/// § 18 (2) UStG: the expected VAT balance above which advance returns are monthly.
+pub const MONTHLY_RETURNS_ABOVE: i64 = 9_000;
+
 time::serde::format_description!(pub(crate) iso_date, Date, "[year]-[month]-[day]");
 
 /// A share in percent with at most four decimal places, held exactly as ten-thousandths of a
@@ -291,9 +302,8 @@ impl FinancialEstimates {
     /// 25,000 euros and the following year's at most 100,000. Otherwise the regular regime
     /// applies and `vat.regime` has no effect.
     pub fn small_business_election_available(&self) -> bool {
-        self.formation_year.revenue_amount <= crate::tax_request::SMALL_BUSINESS_FOUNDING_YEAR
-            && self.following_year.revenue_amount
-                <= crate::tax_request::SMALL_BUSINESS_FOLLOWING_YEAR
+        self.formation_year.revenue_amount <= SMALL_BUSINESS_FOUNDING_YEAR
+            && self.following_year.revenue_amount <= SMALL_BUSINESS_FOLLOWING_YEAR
     }
 }
 

@@ -17,11 +17,8 @@ use crate::tax::*;
 
 pub const MAX_DIRECTORS: usize = 9;
 pub const MAX_SHAREHOLDERS: usize = 99;
-/// § 19 UStG thresholds and the cash-accounting limit, in whole euros.
-pub const SMALL_BUSINESS_FOUNDING_YEAR: i64 = 25_000;
-pub const SMALL_BUSINESS_FOLLOWING_YEAR: i64 = 100_000;
-pub const CASH_ACCOUNTING_LIMIT: i64 = 800_000;
-pub const MONTHLY_RETURNS_ABOVE: i64 = 9_000;
+// The § 19 UStG thresholds and the other VAT limits are the model's (`crate::tax`), read here
+// through `use crate::tax::*`.
 
 /// A validated create request.
 #[derive(Debug, Clone, PartialEq)]

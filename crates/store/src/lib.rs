@@ -9,6 +9,7 @@
 mod shared;
 pub mod documents;
 mod folder_flush;
+mod new_case;
 mod postgres;
 mod postgres_create;
 mod sqlite;

@@ -282,7 +282,7 @@ impl PostgresRepository {
     /// transaction of `shared.rs`, which remains for comparison in tests (`one_statement`).
     async fn create_direct(
         &self,
-        case: impl FnOnce() -> crate::sqlite_write::NewCase,
+        case: impl FnOnce() -> crate::new_case::NewCase,
     ) -> Option<Result<()>> {
         if !self.one_statement {
             return None;

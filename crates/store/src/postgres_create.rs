@@ -20,11 +20,11 @@ use std::sync::LazyLock;
 use sqlx::Row;
 use sqlx::types::Json;
 
+use crate::new_case::{Common, NewCase};
 use crate::shared::{
     COMPLETE_CLAIM, EventMessage, EventTarget, INSERT_CLIENT_COMPANY, INSERT_TAX, INSERT_TRADE,
     event_messages, has_events,
 };
-use crate::sqlite_write::{Common, NewCase};
 use crate::{Result, StoreError};
 
 /// The parts every create shares after the claim, the gate and the company (see [`statement`]):

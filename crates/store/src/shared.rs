@@ -355,7 +355,7 @@ macro_rules! repository_impl {
             new: &$crate::NewTradeRegistration,
         ) -> $crate::Result<()> {
             // The dialect may write the whole case in one go (SQLite: `create_direct`).
-            if let Some(done) = self.create_direct(|| $crate::sqlite_write::NewCase::Trade(Box::new(new.clone()))).await {
+            if let Some(done) = self.create_direct(|| $crate::new_case::NewCase::Trade(Box::new(new.clone()))).await {
                 return done;
             }
             let mut tx = self.writer.begin().await?;
@@ -398,7 +398,7 @@ macro_rules! repository_impl {
             &self,
             new: &$crate::NewTaxRegistration,
         ) -> $crate::Result<()> {
-            if let Some(done) = self.create_direct(|| $crate::sqlite_write::NewCase::Tax(Box::new(new.clone()))).await {
+            if let Some(done) = self.create_direct(|| $crate::new_case::NewCase::Tax(Box::new(new.clone()))).await {
                 return done;
             }
             let mut tx = self.writer.begin().await?;

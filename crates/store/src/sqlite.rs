@@ -6,7 +6,8 @@ use futures::future::BoxFuture;
 use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
-use crate::sqlite_write::{DirectWriter, NewCase};
+use crate::new_case::NewCase;
+use crate::sqlite_write::DirectWriter;
 use crate::{PoolSettings, Result, StoreError, TradeRegistrationRecord};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");

@@ -15,66 +15,12 @@ use std::time::Duration;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, ToSql, TransactionBehavior};
 
+use crate::new_case::NewCase;
 use crate::shared::{
     COMPLETE_CLAIM, EventTarget, INSERT_CLIENT_COMPANY, INSERT_DOCUMENT, INSERT_HISTORY,
     INSERT_TAX, INSERT_TRADE, INSERT_WEBHOOK_MESSAGE, rfc3339,
 };
-use crate::{
-    DocumentRecord, IdempotentAnswer, NewClientCompany, NewTaxRegistration, NewTradeRegistration,
-    Result, StatusChange, StoreError,
-};
-
-/// A case create, owned so that it can move to a blocking thread.
-pub(crate) enum NewCase {
-    Trade(Box<NewTradeRegistration>),
-    Tax(Box<NewTaxRegistration>),
-}
-
-/// What either kind of case has, for the statements both kinds share (here and in
-/// `postgres_create.rs`).
-pub(crate) struct Common<'a> {
-    pub id: uuid::Uuid,
-    /// The id the provider knows the case by (a trade registration's is its key).
-    pub public_id: uuid::Uuid,
-    pub kind: &'static str,
-    pub provider_id: uuid::Uuid,
-    pub company_id: uuid::Uuid,
-    pub environment: &'static str,
-    pub record: &'a serde_json::Value,
-    pub new_company: Option<&'a (uuid::Uuid, NewClientCompany)>,
-    pub created_at: time::OffsetDateTime,
-    pub documents: &'a [DocumentRecord],
-    pub history: &'a [StatusChange],
-    pub idempotency: Option<&'a IdempotentAnswer>,
-}
-
-impl NewCase {
-    pub(crate) fn common(&self) -> Common<'_> {
-        // The two kinds name these fields alike; one list for both.
-        macro_rules! common {
-            ($t:expr, $kind:literal, $public_id:expr) => {
-                Common {
-                    id: $t.id,
-                    public_id: $public_id,
-                    kind: $kind,
-                    provider_id: $t.provider_id,
-                    company_id: $t.company_id,
-                    environment: $t.environment.as_str(),
-                    record: &$t.record,
-                    new_company: $t.new_company.as_ref(),
-                    created_at: $t.created_at,
-                    documents: &$t.documents,
-                    history: &$t.history,
-                    idempotency: $t.idempotency.as_ref(),
-                }
-            };
-        }
-        match self {
-            NewCase::Trade(t) => common!(t, "trade", t.id),
-            NewCase::Tax(t) => common!(t, "tax", t.public_id),
-        }
-    }
-}
+use crate::{DocumentRecord, IdempotentAnswer, NewClientCompany, Result, StatusChange, StoreError};
 
 /// The one read-write rusqlite connection (opened on first use, and again after a failure).
 /// Callers hold the sqlx writer's only connection while they use it, so it never competes with

@@ -1,4 +1,5 @@
-//! The lifecycles of trade and tax registrations (decisions.md §5 and §7), checked in one place:
+//! The lifecycles of trade and tax registrations (docs/decisions.md "Trade registration API"
+//! and "Tax registration API"), checked in one place:
 //! a transition not in the table is refused with the current status and the allowed next ones.
 
 use serde::{Deserialize, Serialize};
@@ -15,7 +16,7 @@ pub enum TradeStatus {
     Blocked,
 }
 
-/// Tax registration statuses (decisions.md §7).
+/// Tax registration statuses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]

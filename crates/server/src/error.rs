@@ -1,4 +1,4 @@
-//! The one error type of the API and its mapping to responses (decisions.md §2). Handlers return
+//! The one error type of the API and its mapping to responses (docs/decisions.md "Errors"). Handlers return
 //! `Result<_, ApiError>`; nothing else decides a status code or an error code.
 
 use axum::Json;

@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 use crate::error::ApiError;
 
-/// A JSON body decoded into `T`, or the matching error of decisions.md §2.
+/// A JSON body decoded into `T`, or the matching error of docs/decisions.md "Errors".
 #[derive(Debug)]
 pub struct ApiJson<T>(pub T);
 

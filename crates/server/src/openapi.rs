@@ -162,7 +162,7 @@ impl Modify for BearerAuth {
 }
 
 /// What every operation can answer besides its own responses, declared here once rather than on
-/// each route: the generic errors (decisions.md §2 and docs/decisions.md, "Error codes") as
+/// each route: the generic errors (docs/decisions.md "Errors") as
 /// `#/components/responses/...`, each with the one error envelope schema; and on every
 /// authenticated POST the `Idempotency-Key` header the idempotency layer reads
 /// (crate::idempotency), with its 409 and 422. A route's own entry for a status wins (it names
@@ -255,7 +255,7 @@ nothing was kept, retry after `Retry-After` seconds",
 /// The statuses no route documents itself: their meaning is the same everywhere.
 const ALWAYS_GENERIC: &[&str] = &["401", "408", "413", "415", "429", "500", "503"];
 
-/// The `Idempotency-Key` header of every authenticated POST (decisions.md §3).
+/// The `Idempotency-Key` header of every authenticated POST (docs/decisions.md "Idempotency").
 pub const IDEMPOTENCY_KEY_PATTERN: &str = "^[!-~]{1,255}$";
 
 impl Modify for CommonResponses {
@@ -305,7 +305,7 @@ impl Modify for CommonResponses {
             .parameter_in(ParameterIn::Header)
             .required(Required::False)
             .description(Some(
-                "Makes retries safe (decisions.md §3): 1 to 255 visible ASCII characters, unique \
+                "Makes retries safe: 1 to 255 visible ASCII characters, unique \
 per request; the same key with the same request within 24 hours replays the first answer",
             ))
             .schema(Some(

@@ -11,7 +11,7 @@ use crate::app::AppState;
 use crate::error::{ApiError, ErrorCode};
 use crate::routes::trade_registrations::{DocumentView, StatusHistoryEntry};
 
-/// Decisions §1: the provider that created a case, the client company it is for, and operators
+/// docs/decisions.md "Keys and callers": the provider that created a case, the client company it is for, and operators
 /// see it; anyone else gets the same 404 as for an unknown id.
 pub fn ensure_visible(caller: Caller, provider_id: Uuid, company_id: Uuid) -> Result<(), ApiError> {
     let visible = match caller {

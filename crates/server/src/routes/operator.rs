@@ -220,7 +220,7 @@ impl OperatorTransitionResponse {
     }
 }
 
-/// Moves a trade registration along its lifecycle (decisions §5), with a reason for the
+/// Moves a trade registration along its lifecycle, with a reason for the
 /// history. Forbidden moves answer 409 `INVALID_STATE_TRANSITION` naming the allowed ones.
 #[utoipa::path(post, path = "/v1/operator/trade-registrations/{trade_registration_id}/transition", tag = "operator",
     params(("trade_registration_id" = Uuid, Path, description = "The case")),
@@ -872,7 +872,7 @@ pub async fn clear_identity(
     ))
 }
 
-/// Moves a tax registration along its lifecycle (decisions §7): `validated -> submitted ->
+/// Moves a tax registration along its lifecycle: `validated -> submitted ->
 /// completed | rejected -> submitted`.
 #[utoipa::path(post, path = "/v1/operator/tax-registrations/{tax_registration_id}/transition", tag = "operator",
     params(("tax_registration_id" = Uuid, Path, description = "The case")),

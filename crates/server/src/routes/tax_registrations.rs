@@ -1,5 +1,6 @@
 //! `POST /v1/tax-registration` (UG, GmbH) and `GET /v1/tax-registration/{id}` (api.md;
-//! decisions.md §2, §3, §7, §8). The partnership endpoint (`routes::gbr_registrations`) parses
+//! docs/decisions.md "Errors", "Idempotency", "Tax registration API"). The partnership
+//! endpoint (`routes::gbr_registrations`) parses
 //! its own payload and then goes through the same create, documents and GET as here: every step
 //! after validation works on [`AnyTaxRegistration`].
 //!

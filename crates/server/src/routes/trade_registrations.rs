@@ -1,5 +1,5 @@
-//! `POST /v1/trade-registration` and `GET /v1/trade-registration/{id}` (api.md; decisions.md
-//! §2-4, §8).
+//! `POST /v1/trade-registration` and `GET /v1/trade-registration/{id}` (docs/spec/api.md;
+//! docs/spec/decisions.md §2-4, §8).
 //!
 //! A create validates everything first (every broken rule in one 422), renders the documents,
 //! writes the files, then writes the case, its company, documents and history in one
@@ -612,7 +612,7 @@ pub async fn create(
     let case_id = Uuid::now_v7();
     let (documents, written) = store_produced(&state, case_id, &reg, produced, now).await?;
 
-    // Decisions §4: every case passes through `initiated`; the package decides the next status.
+    // docs/decisions.md "Trade registration API": every case passes through `initiated`; the package decides the next status.
     let status = TradeStatus::Initiated
         .transition(match reg.package {
             Package::SelfService => TradeStatus::FormRendered,
@@ -1128,7 +1128,7 @@ pub struct TransitionResponse {
     pub previous_status: String,
 }
 
-/// The owners filed the GewA 1 themselves: `form-rendered` -> `submitted` (decisions §5).
+/// The owners filed the GewA 1 themselves: `form-rendered` -> `submitted` (docs/decisions.md "Trade registration API").
 #[utoipa::path(post, path = "/v1/trade-registration/{trade_registration_id}/mark-submitted", tag = "trade registration",
     params(("trade_registration_id" = Uuid, Path, description = "As returned by the create")),
     request_body(content = Option<MarkSubmittedRequest>, content_type = "application/json"),

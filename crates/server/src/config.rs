@@ -370,7 +370,7 @@ pub struct WebhookConfig {
     /// they are stored as they are.
     pub sealing: crate::sealing::SealingKeys,
     /// How target host names are resolved (the system resolver; a fixed table in tests).
-    pub lookup: crate::webhooks::target::Lookup,
+    pub lookup: crate::dns::Lookup,
 }
 
 /// `FILING_WEBHOOK_SECRETS_KEY` and `FILING_WEBHOOK_SECRETS_OLD_KEYS`.

@@ -12,6 +12,7 @@ pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod directory;
+pub mod dns;
 pub mod envelope;
 pub mod error;
 pub mod extract;

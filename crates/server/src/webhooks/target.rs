@@ -3,59 +3,17 @@
 //! delivery, through a DNS resolver that drops private addresses (a name that resolved to a
 //! public address yesterday may resolve to 127.0.0.1 today).
 
-use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::Arc;
 
 use reqwest::Url;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
 pub use super::address::is_public;
 
+pub use crate::dns::Lookup;
+
 /// The longest target URL accepted.
 pub const MAX_URL_LEN: usize = 2048;
-
-/// How host names of targets are resolved: the system resolver, or a fixed table (tests, and
-/// set-ups that pin their receivers' addresses; not settable from the environment).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum Lookup {
-    #[default]
-    System,
-    Fixed(Arc<BTreeMap<String, Vec<IpAddr>>>),
-}
-
-impl Lookup {
-    /// A fixed table of names and their addresses.
-    pub fn fixed<'a>(entries: impl IntoIterator<Item = (&'a str, &'a [&'a str])>) -> Self {
-        let table = entries
-            .into_iter()
-            .map(|(name, addrs)| {
-                let addrs = addrs
-                    .iter()
-                    .map(|a| a.parse().expect("an IP address"))
-                    .collect();
-                (name.to_ascii_lowercase(), addrs)
-            })
-            .collect();
-        Lookup::Fixed(Arc::new(table))
-    }
-
-    /// The addresses of `host`.
-    pub async fn resolve(&self, host: &str) -> std::io::Result<Vec<IpAddr>> {
-        match self {
-            Lookup::System => Ok(tokio::net::lookup_host((host, 0))
-                .await?
-                .map(|a| a.ip())
-                .collect()),
-            Lookup::Fixed(table) => {
-                let key = host.trim_end_matches('.').to_ascii_lowercase();
-                table.get(&key).cloned().ok_or_else(|| {
-                    std::io::Error::new(std::io::ErrorKind::NotFound, "no such host")
-                })
-            }
-        }
-    }
-}
 
 /// Why a target URL is refused.
 pub fn check_url(raw: &str, allow_private: bool) -> Result<Url, String> {

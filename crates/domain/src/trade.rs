@@ -166,6 +166,31 @@ pub enum Package {
     Assisted,
 }
 
+impl Package {
+    /// The request value: `self` or `assisted`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Package::SelfService => "self",
+            Package::Assisted => "assisted",
+        }
+    }
+
+    /// Where a new case goes from `initiated`: the owners of a `self` case file their own
+    /// forms (`form-rendered`); an `assisted` case is ours to file (`submitted`).
+    pub fn first_status(self) -> crate::lifecycle::TradeStatus {
+        use crate::lifecycle::TradeStatus;
+        match self {
+            Package::SelfService => TradeStatus::FormRendered,
+            Package::Assisted => TradeStatus::Submitted,
+        }
+    }
+
+    /// Whether each owner signs a power of attorney for us (we file in their name).
+    pub fn needs_power_of_attorney(self) -> bool {
+        self == Package::Assisted
+    }
+}
+
 pub use crate::company::Environment;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -551,6 +576,26 @@ impl From<PostalAddress> for ResidentialAddress {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The package's rules, each a step of the lifecycle table, and its name as the request
+    /// spells it.
+    #[test]
+    fn each_package_decides_its_first_status_and_its_documents() {
+        use crate::lifecycle::{Lifecycle, TradeStatus};
+        for (package, first, poa) in [
+            (Package::SelfService, TradeStatus::FormRendered, false),
+            (Package::Assisted, TradeStatus::Submitted, true),
+        ] {
+            assert_eq!(package.first_status(), first);
+            assert!(
+                TradeStatus::Initiated.transition(first).is_ok(),
+                "{package:?}"
+            );
+            assert_eq!(package.needs_power_of_attorney(), poa);
+            let json = serde_json::to_value(package).unwrap();
+            assert_eq!(json, package.as_str());
+        }
+    }
 
     const MINIMAL: &str = r#"{
         "package": "self",

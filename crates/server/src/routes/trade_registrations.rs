@@ -319,7 +319,7 @@ fn render_all(
             doc_type: DOC_GEWA1,
             content: gewa1,
         });
-        if reg.package == Package::Assisted {
+        if reg.package.needs_power_of_attorney() {
             out.push(Produced {
                 owner: i,
                 doc_type: DOC_POA,
@@ -612,17 +612,15 @@ pub async fn create(
     let case_id = Uuid::now_v7();
     let (documents, written) = store_produced(&state, case_id, &reg, produced, now).await?;
 
-    // docs/decisions.md "Trade registration API": every case passes through `initiated`; the package decides the next status.
+    // Every case passes through `initiated`; the package decides the next status.
     let status = TradeStatus::Initiated
-        .transition(match reg.package {
-            Package::SelfService => TradeStatus::FormRendered,
-            Package::Assisted => TradeStatus::Submitted,
-        })
+        .transition(reg.package.first_status())
         .map_err(|e| ApiError::Internal(anyhow::anyhow!("lifecycle table: {e}")))?
         .as_str();
-    let (package, price_cents) = match reg.package {
-        Package::SelfService => ("self", state.config.price_self_cents),
-        Package::Assisted => ("assisted", state.config.price_assisted_cents),
+    let package = reg.package.as_str();
+    let price_cents = match reg.package {
+        Package::SelfService => state.config.price_self_cents,
+        Package::Assisted => state.config.price_assisted_cents,
     };
     let unix = now.unix_timestamp();
     let link = |d: &DocumentRecord| OwnerDocument {

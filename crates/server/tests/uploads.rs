@@ -34,14 +34,20 @@ fn part_head(name: &str, content_type: &str) -> String {
     )
 }
 
+/// How much of a file part [`streaming_body`] sends before it waits for its gate.
+const BEFORE_GATE: usize = 1 << 20;
+
 /// A multipart body: `data`, then a file part `name` whose content is `first` followed by
 /// zeros up to `len` bytes, then the end. Counts the bytes the client has sent in `sent`.
+/// After [`BEFORE_GATE`] bytes of the part it sends nothing more until `gate` changes: a
+/// server that answers only once it has read the part never answers.
 fn streaming_body(
     data: &Value,
     name: &str,
     first: &'static [u8],
     len: usize,
     sent: Arc<AtomicU64>,
+    mut gate: tokio::sync::watch::Receiver<()>,
 ) -> reqwest::Body {
     let head = format!(
         "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"data\"\r\nContent-Type: application/json\r\n\r\n{data}\r\n{}",
@@ -60,7 +66,21 @@ fn streaming_body(
     });
     let tail = Bytes::from(format!("\r\n--{BOUNDARY}--\r\n"));
     chunks.truncate(2);
+    let mut body_chunks = body_chunks.peekable();
+    let mut before = Vec::new();
+    let mut counted = first.len();
+    while counted < BEFORE_GATE {
+        let Some(c) = body_chunks.next() else { break };
+        counted += c.len();
+        before.push(c);
+    }
+    let wait = futures::stream::once(async move {
+        let _ = gate.changed().await;
+        Bytes::new()
+    });
     let stream = futures::stream::iter(chunks)
+        .chain(futures::stream::iter(before))
+        .chain(wait)
         .chain(futures::stream::iter(body_chunks))
         .chain(futures::stream::iter([tail]))
         .map(move |b| {
@@ -86,20 +106,26 @@ backend_tests! {
             ("signed", &b"GIF89a"[..], "owners[0].documents.gewa_1.file", "not_a_pdf"),
         ] {
             let sent = Arc::new(AtomicU64::new(0));
-            let body = streaming_body(&data, name, first, 45 << 20, sent.clone());
-            let res = app
+            let (open, gate) = tokio::sync::watch::channel(());
+            let body = streaming_body(&data, name, first, 45 << 20, sent.clone(), gate);
+            let send = app
                 .post(PATH, Some(&key))
                 .header("content-type", multipart_type())
                 .body(body)
-                .send()
+                .send();
+            // The body stops after 1 MiB of the part until the answer is here: the server
+            // must answer without the rest of its 45 MB.
+            let res = tokio::time::timeout(Duration::from_secs(20), send)
                 .await
+                .expect("no answer before the rest of the part was sent")
                 .expect("an answer before the body ends");
+            let read = sent.load(Ordering::Relaxed);
+            assert!(read < 2 << 20, "{name}: {read} bytes were sent before the answer");
+            let _ = open.send(());
             let (s, b) = json(res).await;
             let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
             assert_eq!(r["errors"][0]["field"], field, "{b}");
             assert_eq!(r["errors"][0]["code"], code, "{b}");
-            let read = sent.load(Ordering::Relaxed);
-            assert!(read < 16 << 20, "{name}: {read} bytes were sent before the answer");
         }
         // Nothing stayed in the spool.
         let spool = app.dir.path().join("data/tmp");

@@ -107,38 +107,25 @@ pub fn trade_assisted_multipart(pdf: &[u8]) -> Body {
     third["dob"] = json!("1979-11-03");
     third["email"] = json!("jan.kowalski@example.pl");
     owners.push(third);
-    owners[0]["documents"] = json!({"gewa_1": {"file": "signed0"}});
-    if let Some(sigs) = owners[0]["signatures"].as_object_mut() {
-        sigs.remove("gewa_1");
-    }
+    uploads_owner0(&mut data);
     let pdf = Bytes::copy_from_slice(pdf);
     Body::each(move |n| {
         let mut data = data.clone();
         vary_trade(&mut data, n);
-        let mut body = Vec::with_capacity(pdf.len() + 8192);
-        body.extend_from_slice(
-            format!(
-                "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"data\"\r\n\
-                 Content-Type: application/json\r\n\r\n{data}\r\n--{BOUNDARY}\r\n\
-                 Content-Disposition: form-data; name=\"signed0\"; filename=\"gewa1.pdf\"\r\n\
-                 Content-Type: application/pdf\r\n\r\n"
-            )
-            .as_bytes(),
-        );
-        body.extend_from_slice(&pdf);
-        body.extend_from_slice(format!("\r\n--{BOUNDARY}--\r\n").as_bytes());
-        Bytes::from(body)
+        Bytes::from(with_upload(&data, &pdf))
     })
 }
 
-/// `POST /v1/trade-registration`, package `self`, multipart: the owner's signed GewA 1 uploaded
-/// as `pdf` (50 MB in the `trade-upload` scenario, for the server's memory under big uploads).
-pub fn trade_self_upload_multipart(pdf: &[u8]) -> Body {
-    let mut data = example("self");
+/// Owner 0 files the signed GewA 1 uploaded as the part `signed0` (and signs nothing here).
+fn uploads_owner0(data: &mut Value) {
     data["owners"][0]["documents"] = json!({"gewa_1": {"file": "signed0"}});
     if let Some(sigs) = data["owners"][0]["signatures"].as_object_mut() {
         sigs.remove("gewa_1");
     }
+}
+
+/// A multipart body: the payload `data`, then `pdf` as the part `signed0`.
+fn with_upload(data: &Value, pdf: &[u8]) -> Vec<u8> {
     let mut body = Vec::with_capacity(pdf.len() + 8192);
     body.extend_from_slice(
         format!(
@@ -151,7 +138,15 @@ pub fn trade_self_upload_multipart(pdf: &[u8]) -> Body {
     );
     body.extend_from_slice(pdf);
     body.extend_from_slice(format!("\r\n--{BOUNDARY}--\r\n").as_bytes());
-    Body::Same(Bytes::from(body))
+    body
+}
+
+/// `POST /v1/trade-registration`, package `self`, multipart: the owner's signed GewA 1 uploaded
+/// as `pdf` (50 MB in the `trade-upload` scenario, for the server's memory under big uploads).
+pub fn trade_self_upload_multipart(pdf: &[u8]) -> Body {
+    let mut data = example("self");
+    uploads_owner0(&mut data);
+    Body::Same(Bytes::from(with_upload(&data, pdf)))
 }
 
 /// `POST /v1/tax-registration`: a GmbH with three directors and five shareholders (four people,

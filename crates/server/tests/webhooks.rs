@@ -1383,16 +1383,7 @@ backend_tests! {
         };
         let app = TestApp::spawn_on(url, dir, strict).await;
         create_trade(&app, &pkey, "assisted").await;
-        let mut list = Vec::new();
-        for _ in 0..100 {
-            let (_, b) = json(app.get(&format!("/v1/webhook-endpoints/{eid}/deliveries"), Some(&pkey)).send().await.unwrap()).await;
-            list = b["response"]["deliveries"].as_array().unwrap().clone();
-            if list.len() == 2 {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        assert_eq!(list.len(), 2, "{list:?}");
+        let list = deliveries_when(&app, &pkey, &eid, |l| l.len() == 2).await;
         for d in &list {
             assert_eq!(d["outcome"], "failed", "{d}");
             assert_eq!(d["error"], "refused: 127.0.0.1 is in 127.0.0.0/8 (Loopback, RFC 1122), which is not globally reachable", "{d}");
@@ -1426,16 +1417,7 @@ backend_tests! {
         };
         let app = TestApp::spawn_on(url, dir, strict).await;
         create_trade(&app, &pkey, "assisted").await;
-        let mut list = Vec::new();
-        for _ in 0..100 {
-            let (_, b) = json(app.get(&format!("/v1/webhook-endpoints/{eid}/deliveries"), Some(&pkey)).send().await.unwrap()).await;
-            list = b["response"]["deliveries"].as_array().unwrap().clone();
-            if list.len() == 2 {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        assert_eq!(list.len(), 2, "{list:?}");
+        let list = deliveries_when(&app, &pkey, &eid, |l| l.len() == 2).await;
         for d in &list {
             assert_eq!(d["outcome"], "failed", "{d}");
             let error = d["error"].as_str().unwrap();

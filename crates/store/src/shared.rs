@@ -1524,10 +1524,7 @@ macro_rules! repository_impl {
         }
 
         async fn insert_api_key(&self, key: &$crate::ApiKeyRecord) -> $crate::Result<()> {
-            sqlx::query(
-                "INSERT INTO api_keys (prefix, hash, kind, company_id, operator_id, created_at, revoked_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
-            )
+            sqlx::query($crate::shared::INSERT_API_KEY)
             .bind(&key.prefix)
             .bind(&key.hash)
             .bind(key.kind.as_str())
@@ -1607,10 +1604,7 @@ macro_rules! repository_impl {
                 tx.rollback().await?;
                 return Ok(false);
             }
-            sqlx::query(
-                "INSERT INTO api_keys (prefix, hash, kind, company_id, operator_id, created_at, revoked_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
-            )
+            sqlx::query($crate::shared::INSERT_API_KEY)
             .bind(&key.prefix)
             .bind(&key.hash)
             .bind(key.kind.as_str())
@@ -1834,6 +1828,11 @@ macro_rules! repository_impl {
 
 /// Binds: id, name, provider id, environment, legal form, registration number, business
 /// address (JSON), created at.
+/// An API key record; the statement of `insert_api_key` and of the capped
+/// `insert_company_api_key`.
+pub(crate) const INSERT_API_KEY: &str = "INSERT INTO api_keys (prefix, hash, kind, company_id, \
+     operator_id, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7)";
+
 pub(crate) const INSERT_CLIENT_COMPANY: &str = "INSERT INTO companies (id, kind, name, provider_id, \
      environment, legal_form, registration_number, business_address, created_at) \
      VALUES ($1, 'client', $2, $3, $4, $5, $6, $7, $8)";

@@ -51,6 +51,9 @@ pub const DOC_POA: &str = "power-of-attorney";
 /// The request as received: the `data` JSON and the file parts, spooled to disk.
 struct Received {
     data: Bytes,
+    /// `data` parsed, when it was parsed while the parts arrived (a multipart `data` part sent
+    /// first, to match the file parts against it); parsed once, by whoever needs it first.
+    parsed: Option<Value>,
     files: Vec<Spooled>,
 }
 
@@ -74,6 +77,7 @@ async fn receive(state: &AppState, req: Request) -> Result<Received, ApiError> {
             })?;
         return Ok(Received {
             data,
+            parsed: None,
             files: Vec::new(),
         });
     }
@@ -85,6 +89,7 @@ async fn receive(state: &AppState, req: Request) -> Result<Received, ApiError> {
     }
     let mut mp = cases::multipart(req).await?;
     let mut data = None;
+    let mut parsed: Option<Value> = None;
     // The parts the payload references, once it has arrived (`data` first is what clients
     // send; parts before it are spooled and judged once it is here).
     let mut refs: Option<Vec<(usize, String)>> = None;
@@ -108,9 +113,8 @@ async fn receive(state: &AppState, req: Request) -> Result<Received, ApiError> {
                 ));
             }
             let part = cases::read_part(&mut field, &name, max_body).await?;
-            refs = serde_json::from_slice::<Value>(&part)
-                .ok()
-                .map(|v| referenced_files(&v));
+            parsed = serde_json::from_slice::<Value>(&part).ok();
+            refs = parsed.as_ref().map(referenced_files);
             data = Some(part);
             continue;
         }
@@ -150,7 +154,11 @@ async fn receive(state: &AppState, req: Request) -> Result<Received, ApiError> {
     let data = data.ok_or_else(|| {
         ApiError::InvalidMultipart("the multipart body has no `data` part with the JSON".into())
     })?;
-    Ok(Received { data, files })
+    Ok(Received {
+        data,
+        parsed,
+        files,
+    })
 }
 
 /// `owners[i].documents.gewa_1.file` values as sent, for matching parts even when other rules
@@ -564,14 +572,17 @@ pub async fn create(
         ));
     };
     let claim = req.extensions().get::<crate::idempotency::Claim>().cloned();
-    let received = receive(&state, req).await?;
-    let value: Value = serde_json::from_slice(&received.data).map_err(|e| {
-        ApiError::InvalidJson(format!(
-            "the payload is not well-formed JSON (line {}, column {})",
-            e.line(),
-            e.column()
-        ))
-    })?;
+    let mut received = receive(&state, req).await?;
+    let value: Value = match received.parsed.take() {
+        Some(value) => value,
+        None => serde_json::from_slice(&received.data).map_err(|e| {
+            ApiError::InvalidJson(format!(
+                "the payload is not well-formed JSON (line {}, column {})",
+                e.line(),
+                e.column()
+            ))
+        })?,
+    };
     crate::extract::refuse_duplicate_keys(&received.data)?;
     let now = crate::clock::now_micros();
     let mut errs = Violations::new();

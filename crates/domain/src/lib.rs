@@ -6,6 +6,7 @@
 
 pub mod auth;
 pub mod calendar;
+pub mod case;
 pub mod company;
 pub mod country;
 pub mod din91379;

@@ -82,6 +82,92 @@ pub trait Lifecycle: Copy + Eq + 'static {
     fn is_final(self) -> bool {
         self.next().is_empty()
     }
+
+    /// The statuses `role` may ask a case to move to; the table then decides from where.
+    fn targets(role: Role) -> &'static [Self];
+
+    /// The statuses from which `role` may move a case at all (`None`: wherever the table
+    /// allows).
+    fn origins(role: Role) -> Option<&'static [Self]> {
+        let _ = role;
+        None
+    }
+
+    /// `to` when `role` may take the case there from `self`: a target of the role, from one of
+    /// its origins, and a transition of the table; else why not.
+    ///
+    /// The role's origins are checked first, then the table (whose refusal names where the
+    /// case can go), then the role's targets.
+    fn step(self, to: Self, role: Role) -> Result<Self, StepRefused> {
+        if let Some(origins) = Self::origins(role)
+            && !origins.contains(&self)
+        {
+            return Err(StepRefused::NotFromHere {
+                current: self.as_str(),
+                origins: origins.iter().map(|s| s.as_str()).collect(),
+                allowed: self.next().iter().map(|s| s.as_str()).collect(),
+            });
+        }
+        let to = self.transition(to).map_err(StepRefused::Transition)?;
+        if !Self::targets(role).contains(&to) {
+            return Err(StepRefused::NotATarget {
+                requested: to.as_str(),
+                targets: Self::targets(role).iter().map(|s| s.as_str()).collect(),
+            });
+        }
+        Ok(to)
+    }
+}
+
+/// Who takes a step, as the lifecycle rules tell them apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// The provider that created the case: a `self` case's owners filed their forms
+    /// (`mark-submitted`).
+    Provider,
+    /// An operator moving the case with the office's answer.
+    Operator,
+    /// A provider simulating the operator on its own sandbox case.
+    SandboxProvider,
+}
+
+/// A step refused by the per-role rules or the table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StepRefused {
+    /// The role never asks for this status.
+    NotATarget {
+        requested: &'static str,
+        targets: Vec<&'static str>,
+    },
+    /// The role moves a case only from `origins`; from `current` others may take it to
+    /// `allowed`.
+    NotFromHere {
+        current: &'static str,
+        origins: Vec<&'static str>,
+        allowed: Vec<&'static str>,
+    },
+    /// The table does not allow it.
+    Transition(InvalidTransition),
+}
+
+impl std::fmt::Display for StepRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StepRefused::NotATarget { requested, targets } => write!(
+                f,
+                "{requested} is not a step of this caller; it can ask for {}",
+                targets.join(" or ")
+            ),
+            StepRefused::NotFromHere {
+                current, origins, ..
+            } => write!(
+                f,
+                "the case is {current}; this step is only possible from {}",
+                origins.join(" or ")
+            ),
+            StepRefused::Transition(e) => e.fmt(f),
+        }
+    }
 }
 
 impl Lifecycle for TradeStatus {
@@ -113,21 +199,33 @@ impl Lifecycle for TradeStatus {
             Completed => &[],
         }
     }
+
+    /// The provider only marks its owners' filing (`submitted`); operators and the sandbox
+    /// answer for the office: `submitted` (filed, or unblocked), `blocked`, `completed` (an
+    /// operator with the issued licence: [`TradeStatus::needs_licence`]).
+    fn targets(role: Role) -> &'static [Self] {
+        use TradeStatus::*;
+        match role {
+            Role::Provider => &[Submitted],
+            Role::Operator | Role::SandboxProvider => &[Submitted, Blocked, Completed],
+        }
+    }
+
+    /// The table's other way into `submitted`, from `initiated`, is the create's own step: the
+    /// provider's step starts only at `form-rendered`.
+    fn origins(role: Role) -> Option<&'static [Self]> {
+        match role {
+            Role::Provider => Some(&[TradeStatus::FormRendered]),
+            Role::Operator | Role::SandboxProvider => None,
+        }
+    }
 }
 
 impl TradeStatus {
-    /// Whether a case's GewA 1 forms still follow its trade office (an office assigned later
-    /// heads them): until someone files them. Our operators file an assisted case's forms (it
-    /// is `submitted` from the create, and `blocked` when the office asks for more, such as
-    /// filing with another office), so they follow until the case is completed; a self case's
-    /// owners file their own, so they follow only while `form-rendered`.
-    pub fn forms_follow_office(self, package: crate::trade::Package) -> bool {
-        use crate::trade::Package;
-        match self {
-            TradeStatus::FormRendered => true,
-            TradeStatus::Submitted | TradeStatus::Blocked => package == Package::Assisted,
-            TradeStatus::Initiated | TradeStatus::Completed => false,
-        }
+    /// Whether `role`'s step to `self` must carry the trade licence the office issued: an
+    /// operator completes a case only by uploading it (the sandbox generates a sample).
+    pub fn needs_licence(self, role: Role) -> bool {
+        self == TradeStatus::Completed && role == Role::Operator
     }
 }
 
@@ -157,6 +255,29 @@ impl Lifecycle for TaxStatus {
             Completed => &[],
         }
     }
+
+    /// Only operators (and the sandbox, simulating them) move a tax case; `validated` is
+    /// where a case starts, never a step's target.
+    fn targets(role: Role) -> &'static [Self] {
+        use TaxStatus::*;
+        match role {
+            Role::Provider => &[],
+            Role::Operator | Role::SandboxProvider => &[Submitted, Completed, Rejected],
+        }
+    }
+}
+
+impl TaxStatus {
+    /// Whether `role`'s step to `self` must carry the issued tax number: an operator's
+    /// completion does; the sandbox generates a demo number when none is sent.
+    pub fn needs_tax_number(self, role: Role) -> bool {
+        self == TaxStatus::Completed && role == Role::Operator
+    }
+
+    /// Whether a step to `self` must say why: a rejection carries the filing system's message.
+    pub fn needs_reason(self) -> bool {
+        self == TaxStatus::Rejected
+    }
 }
 
 #[cfg(test)]
@@ -164,23 +285,55 @@ mod tests {
     use super::*;
 
     #[test]
-    fn forms_follow_the_office_until_someone_files_them() {
-        use crate::trade::Package::{Assisted, SelfService};
-        let follows: Vec<(&str, &str)> = TradeStatus::ALL
-            .iter()
-            .flat_map(|&s| [(s, SelfService), (s, Assisted)])
-            .filter(|&(s, p)| s.forms_follow_office(p))
-            .map(|(s, p)| (s.as_str(), if p == Assisted { "assisted" } else { "self" }))
-            .collect();
+    fn each_role_takes_its_own_steps() {
+        use Role::*;
+        use TradeStatus::*;
+        // The provider marks a self case's filing, only from form-rendered.
+        assert_eq!(FormRendered.step(Submitted, Provider), Ok(Submitted));
+        let e = Initiated.step(Submitted, Provider).unwrap_err();
+        assert!(matches!(e, StepRefused::NotFromHere { current: "initiated", .. }), "{e:?}");
+        assert!(matches!(
+            FormRendered.step(Initiated, Provider),
+            Err(StepRefused::Transition(_))
+        ));
+        assert!(matches!(
+            Initiated.step(FormRendered, Operator),
+            Err(StepRefused::NotATarget { requested: "form-rendered", .. })
+        ));
+        // Operators and the sandbox answer for the office; the table still decides.
+        for role in [Operator, SandboxProvider] {
+            assert_eq!(Submitted.step(Blocked, role), Ok(Blocked));
+            assert_eq!(Blocked.step(Submitted, role), Ok(Submitted));
+            assert_eq!(Submitted.step(Completed, role), Ok(Completed));
+            assert!(matches!(
+                FormRendered.step(Blocked, role),
+                Err(StepRefused::Transition(_))
+            ));
+            // The table speaks first: its message names where the case can go.
+            assert!(matches!(
+                Submitted.step(FormRendered, role),
+                Err(StepRefused::Transition(_))
+            ));
+        }
+        assert!(Completed.needs_licence(Operator));
+        assert!(!Completed.needs_licence(SandboxProvider));
+        assert!(!Blocked.needs_licence(Operator));
+        // A tax case is moved by operators and the sandbox only.
+        assert!(matches!(
+            TaxStatus::Validated.step(TaxStatus::Submitted, Provider),
+            Err(StepRefused::NotATarget { .. })
+        ));
+        assert!(matches!(
+            TaxStatus::Validated.step(TaxStatus::Completed, Operator),
+            Err(StepRefused::Transition(_))
+        ));
         assert_eq!(
-            follows,
-            [
-                ("form-rendered", "self"),
-                ("form-rendered", "assisted"),
-                ("submitted", "assisted"),
-                ("blocked", "assisted"),
-            ]
+            TaxStatus::Validated.step(TaxStatus::Submitted, Operator),
+            Ok(TaxStatus::Submitted)
         );
+        assert!(TaxStatus::Completed.needs_tax_number(Operator));
+        assert!(!TaxStatus::Completed.needs_tax_number(SandboxProvider));
+        assert!(TaxStatus::Rejected.needs_reason());
     }
 
     /// Every pair (from, to): allowed exactly when the decisions' table lists it.

@@ -15,6 +15,8 @@ use time::Date;
 
 use crate::country::CountryCode;
 use crate::signature::SignaturePath;
+use crate::case::DocumentType;
+use crate::lifecycle::TradeStatus;
 
 time::serde::format_description!(pub(crate) iso_date, Date, "[year]-[month]-[day]");
 
@@ -177,8 +179,7 @@ impl Package {
 
     /// Where a new case goes from `initiated`: the owners of a `self` case file their own
     /// forms (`form-rendered`); an `assisted` case is ours to file (`submitted`).
-    pub fn first_status(self) -> crate::lifecycle::TradeStatus {
-        use crate::lifecycle::TradeStatus;
+    pub fn initial_status(self) -> TradeStatus {
         match self {
             Package::SelfService => TradeStatus::FormRendered,
             Package::Assisted => TradeStatus::Submitted,
@@ -188,6 +189,31 @@ impl Package {
     /// Whether each owner signs a power of attorney for us (we file in their name).
     pub fn needs_power_of_attorney(self) -> bool {
         self == Package::Assisted
+    }
+
+    /// The documents a create produces for each owner: the GewA 1, and for an `assisted` case
+    /// the power of attorney.
+    pub fn owner_documents(self) -> &'static [DocumentType] {
+        match self {
+            Package::SelfService => &[DocumentType::TradeLicenceApplication],
+            Package::Assisted => &[
+                DocumentType::TradeLicenceApplication,
+                DocumentType::PowerOfAttorney,
+            ],
+        }
+    }
+
+    /// Whether a case's GewA 1 forms still follow its trade office (an office assigned later
+    /// heads them): until someone files them. Our operators file an assisted case's forms (it
+    /// is `submitted` from the create, and `blocked` when the office asks for more, such as
+    /// filing with another office), so they follow until the case is completed; a self case's
+    /// owners file their own, so they follow only while `form-rendered`.
+    pub fn forms_follow_office(self, status: TradeStatus) -> bool {
+        match status {
+            TradeStatus::FormRendered => true,
+            TradeStatus::Submitted | TradeStatus::Blocked => self == Package::Assisted,
+            TradeStatus::Initiated | TradeStatus::Completed => false,
+        }
     }
 }
 
@@ -586,7 +612,11 @@ mod tests {
             (Package::SelfService, TradeStatus::FormRendered, false),
             (Package::Assisted, TradeStatus::Submitted, true),
         ] {
-            assert_eq!(package.first_status(), first);
+            assert_eq!(package.initial_status(), first);
+            assert_eq!(
+                package.owner_documents().contains(&DocumentType::PowerOfAttorney),
+                poa
+            );
             assert!(
                 TradeStatus::Initiated.transition(first).is_ok(),
                 "{package:?}"
@@ -595,6 +625,27 @@ mod tests {
             let json = serde_json::to_value(package).unwrap();
             assert_eq!(json, package.as_str());
         }
+    }
+
+    #[test]
+    fn forms_follow_the_office_until_someone_files_them() {
+        use crate::lifecycle::{Lifecycle, TradeStatus};
+        use Package::{Assisted, SelfService};
+        let follows: Vec<(&str, &str)> = TradeStatus::ALL
+            .iter()
+            .flat_map(|&s| [(s, SelfService), (s, Assisted)])
+            .filter(|&(s, p)| p.forms_follow_office(s))
+            .map(|(s, p)| (s.as_str(), p.as_str()))
+            .collect();
+        assert_eq!(
+            follows,
+            [
+                ("form-rendered", "self"),
+                ("form-rendered", "assisted"),
+                ("submitted", "assisted"),
+                ("blocked", "assisted"),
+            ]
+        );
     }
 
     const MINIMAL: &str = r#"{

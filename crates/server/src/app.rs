@@ -8,10 +8,9 @@ use axum::Router;
 use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
-use axum::http::{HeaderName, HeaderValue, StatusCode};
+use axum::http::{HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use store::Repository;
 use store::documents::DocumentStore;
 use tokio::net::TcpListener;
 use tower_http::catch_panic::CatchPanicLayer;
@@ -24,48 +23,7 @@ use crate::error::{ApiError, ErrorBody, ErrorCode};
 use crate::extract::is_json;
 use crate::links::LinkSigner;
 
-pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
-
-/// What every handler can reach.
-pub struct AppState {
-    pub repo: Arc<dyn Repository>,
-    pub documents: DocumentStore,
-    pub links: LinkSigner,
-    pub config: Config,
-    /// Wakes this instance's webhook worker when a request has written events.
-    pub webhook_wake: tokio::sync::Notify,
-    /// One permit per upload (multipart request) this instance serves at a time.
-    pub upload_slots: Arc<tokio::sync::Semaphore>,
-    /// The upload slots each provider holds, within its share (see [`crate::limits::upload_slots`]).
-    pub upload_shares: crate::limits::UploadShares,
-    /// Where file parts are spooled while a request is served ([`crate::uploads`]).
-    pub spool_dir: std::path::PathBuf,
-    /// The memory budget of PDF checks ([`crate::uploads::PdfChecks`]).
-    pub pdf_checks: crate::uploads::PdfChecks,
-    /// The per-key token buckets; `None` when rate limiting is off.
-    pub rate_limiter: Option<crate::limits::KeyRateLimiter>,
-    /// API key records read recently (see [`crate::auth::KeyCache`]).
-    pub keys: crate::auth::KeyCache,
-    /// Trade office directory entries (or their absence) read recently for new cases' GewA 1
-    /// heads, by office key, for `config.directory_cache`.
-    pub trade_offices: crate::recent::Recent<Option<store::TradeOfficeEntry>>,
-    /// The keys that seal the answers kept for idempotent replay
-    /// (see [`crate::idempotency::answer_keys`]).
-    pub answer_keys: crate::sealing::SealingKeys,
-    /// Cases this instance is rendering documents for from a read of them.
-    pub case_locks: crate::case_locks::CaseLocks,
-    /// The largest body of a route, by its template ([`crate::routes::body_limit`]): handed to
-    /// the layers that read a body before its route does, so they need not know the routes.
-    pub body_limit: fn(&Config, &str) -> usize,
-}
-
-impl AppState {
-    /// Tells the webhook worker that new events may be waiting (they are in the database
-    /// already; this only saves the worker's poll delay).
-    pub fn wake_webhooks(&self) {
-        self.webhook_wake.notify_one();
-    }
-}
+pub use crate::state::{AppState, REQUEST_ID};
 
 /// Runs `attempt` until it succeeds, fails in a way `may_pass` calls final, or `wait` has
 /// passed: pauses of 1, 2, 4 ... up to 15 s between attempts, a warning naming `what` each time.

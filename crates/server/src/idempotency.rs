@@ -24,7 +24,7 @@ use sha2::{Digest, Sha256};
 use store::{IdempotencyClaim, IdempotencyTimes, Repository};
 use uuid::Uuid;
 
-use crate::app::AppState;
+use crate::state::AppState;
 use crate::error::ApiError;
 
 pub const HEADER: &str = "idempotency-key";
@@ -354,7 +354,7 @@ async fn handle(state: Arc<AppState>, req: Request, next: Next) -> Result<Respon
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
             let request_id = parts
                 .headers
-                .get(crate::app::REQUEST_ID)
+                .get(crate::state::REQUEST_ID)
                 .and_then(|v| v.to_str().ok());
             let body = refreshed(&state.links, body, request_id);
             let mut res = (status, body).into_response();

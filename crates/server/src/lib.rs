@@ -24,6 +24,7 @@ pub mod recent;
 pub mod render;
 pub mod routes;
 pub mod sealing;
+pub mod state;
 pub mod telemetry;
 pub mod uploads;
 pub mod webhooks;

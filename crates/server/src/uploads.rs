@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 use tokio::io::AsyncWriteExt;
 
 use crate::error::ApiError;
-use crate::routes::cases::multipart_error;
+use crate::extract::multipart_error;
 
 /// An uploaded file part on disk.
 #[derive(Debug)]

@@ -524,7 +524,7 @@ fn operation_ids_are_unique_and_links_resolve() {
 #[test]
 fn step_schemas_match_what_the_steps_accept() {
     use domain::lifecycle::{Lifecycle, TaxStatus, TradeStatus};
-    use server::routes::transitions::{
+    use server::cases::steps::{
         Actor, TAX_NOTE_MAX, TRADE_NOTE_MAX, TaxTransitionRequest, TradeTransitionRequest,
         tax_step, trade_step,
     };

@@ -354,21 +354,8 @@ pub struct CaseFields {
     pub trade: Option<TradePatch>,
 }
 
-/// Which table a case lives in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CaseKind {
-    Trade,
-    Tax,
-}
-
-impl CaseKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CaseKind::Trade => "trade",
-            CaseKind::Tax => "tax",
-        }
-    }
-}
+/// Which table a case is in (the domain's vocabulary).
+pub use domain::case::CaseKind;
 
 /// Whose tax registrations a lookup by the provider's id searches: those ids are unique per
 /// provider only (docs/adr/0006-case-ids-per-provider.md).

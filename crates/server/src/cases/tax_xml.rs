@@ -16,9 +16,10 @@ use serde::Serialize;
 use store::TaxRegistrationRecord;
 use utoipa::ToSchema;
 
-use crate::app::AppState;
+use crate::state::AppState;
 use crate::config::ElsterConfig;
-use crate::routes::tax_registrations::DOC_XML;
+
+const DOC_XML: &str = domain::case::DocumentType::TaxRegistrationXml.as_str();
 
 /// Whether the case holds its ELSTER XML.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
@@ -69,7 +70,7 @@ pub fn state(
 
 /// Production cases in `validated` or `rejected` with an office but without their XML (found
 /// by one filtered query per page), written one after the other once a manufacturer id is
-/// configured: through [`crate::routes::operator::assign_office`] with the case's own office,
+/// configured: through [`crate::cases::tax::assign_office`] with the case's own office,
 /// so each is XSD-validated, stored with its summary in one write and announced as
 /// `documents.updated`. Several instances may run it at once: the assignment writes nothing for
 /// a case that holds the XML already. A case whose write fails stays `queued` until the next
@@ -95,7 +96,7 @@ pub async fn write_pending(state: &Arc<AppState>) -> anyhow::Result<Option<u64>>
             let Some(office) = case.tax_office_number.clone() else {
                 continue;
             };
-            match crate::routes::operator::assign_office(state, &case, &office).await {
+            match crate::cases::tax::assign_office(state, &case, &office).await {
                 Ok(()) => {
                     written += 1;
                     tracing::info!(tax_registration_id = %case.id, office, "ELSTER XML written for a case that waited for the manufacturer id");

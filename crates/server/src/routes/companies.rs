@@ -15,7 +15,7 @@ use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use crate::app::AppState;
+use crate::state::AppState;
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{ApiQuery, PathId, decode_optional_json};
@@ -272,7 +272,7 @@ pub async fn list_api_keys(
     provider_only(caller, "list")?;
     let company = visible_company(&state, caller, id).await?;
     let mut errs = domain::Violations::new();
-    let (after, limit) = crate::routes::cases::page_params(
+    let (after, limit) = crate::extract::page_params(
         "after",
         q.after.as_deref(),
         |a| is_company_key_prefix(a).then(|| a.to_string()),

@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use utoipa::IntoParams;
 use uuid::Uuid;
 
-use crate::app::AppState;
+use crate::state::AppState;
 use crate::envelope::Envelope;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::ApiQuery;
@@ -112,7 +112,7 @@ pub async fn content(
 /// downloads read the file. A concurrent first download renders the same bytes (rendering is
 /// deterministic) and writes the same file; whichever records first wins.
 async fn render_recorded(state: &AppState, doc: &store::DocumentRecord) -> Result<Bytes, ApiError> {
-    if doc.doc_type != crate::routes::tax_registrations::DOC_SUMMARY {
+    if doc.doc_type != domain::case::DocumentType::TaxRegistrationSummary.as_str() {
         return Err(ApiError::Internal(anyhow::anyhow!(
             "document {} ({}) has no file and cannot be rendered",
             doc.id,
@@ -126,7 +126,7 @@ async fn render_recorded(state: &AppState, doc: &store::DocumentRecord) -> Resul
         .ok_or(ApiError::NotFound)?;
     let at = doc.created_at;
     let bytes = tokio::task::spawn_blocking(move || {
-        crate::routes::tax_registrations::render_summary(&case, at)
+        crate::cases::tax::render_summary(&case, at)
     })
     .await
     .map_err(|e| ApiError::Internal(anyhow::anyhow!("summary rendering panicked: {e}")))??;

@@ -11,7 +11,6 @@ use axum::Extension;
 use axum::extract::State;
 use axum::response::Response;
 use domain::auth::Caller;
-use domain::calendar::date_in_germany;
 use domain::company::Environment;
 use domain::gbr::{Partners, PartnershipLegalForm};
 use domain::tax::{CommercialRegister, FinancialEstimates, TaxAddress, TaxPackage};
@@ -19,7 +18,7 @@ use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::app::AppState;
+use crate::state::AppState;
 use crate::envelope::Envelope;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::ApiJson;
@@ -133,14 +132,13 @@ pub async fn create(
     body: Result<ApiJson<Value>, ApiError>,
 ) -> Result<Response, ApiError> {
     // The role first: a key that may not create gets 403 whatever its body.
-    let provider = tax_registrations::provider_only(caller)?;
+    let provider = crate::cases::access::provider_only(caller, "tax registrations")?;
     let ApiJson(body) = body?;
-    let now = crate::clock::now_micros();
-    let request = domain::gbr_request::parse(
-        &body,
-        date_in_germany(now),
-        &domain::offices::is_known_tax_office,
-    )?;
     let claim = claim.map(|Extension(c)| c);
-    tax_registrations::create_case(&state, provider, request.into(), now, claim.as_ref()).await
+    let mut response = None;
+    let written = crate::cases::tax::create_partnership_tax(&state, provider, &body, |created| {
+        tax_registrations::answer(&state, claim.as_ref(), created, &mut response)
+    })
+    .await?;
+    tax_registrations::respond_created(written, response)
 }

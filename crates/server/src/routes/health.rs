@@ -6,7 +6,7 @@ use axum::response::Response;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::app::AppState;
+use crate::state::AppState;
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody};
 

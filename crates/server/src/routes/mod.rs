@@ -1,6 +1,5 @@
 //! One module per resource; `public` routes need no key, `authenticated` ones do.
 
-pub mod cases;
 pub mod companies;
 pub mod documents;
 pub mod gbr_registrations;
@@ -10,7 +9,8 @@ pub mod operator;
 pub mod sandbox;
 pub mod tax_registrations;
 pub mod trade_registrations;
-pub mod transitions;
+pub mod views;
+
 pub mod webhooks;
 
 use std::sync::Arc;
@@ -19,7 +19,7 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 
-use crate::app::AppState;
+use crate::state::AppState;
 use crate::config::Config;
 
 pub fn public() -> Router<Arc<AppState>> {

@@ -17,21 +17,13 @@ use time::OffsetDateTime;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::app::AppState;
+use crate::state::AppState;
 use crate::envelope::{Envelope, Outcome, respond};
-use crate::error::{ApiError, ErrorBody, ErrorCode};
+use crate::error::{ApiError, ErrorBody};
 use crate::extract::ApiQuery;
-use crate::routes::transitions::{
-    self, Actor, Moved, TaxTransitionRequest, TradeTransitionRequest,
-};
-
-/// The calling operator; any other key is 403.
-pub fn operator_only(caller: Caller) -> Result<Uuid, ApiError> {
-    match caller {
-        Caller::Operator { operator_id } => Ok(operator_id),
-        _ => Err(ApiError::Forbidden("operator keys only".into())),
-    }
-}
+use crate::cases::access::operator_only;
+use crate::cases::steps::{self, Actor, Moved, TaxTransitionRequest, TradeTransitionRequest};
+use crate::cases;
 
 /// The query of the case lists (documented on each route, whose statuses differ). A
 /// misspelt filter (`state=blocked`) is refused rather than ignored: it would list every case.
@@ -110,7 +102,7 @@ async fn list<L: Lifecycle>(
             }
             parsed
         });
-    let (after, limit) = crate::routes::cases::page_params(
+    let (after, limit) = crate::extract::page_params(
         "after",
         q.after.as_deref(),
         |a| Uuid::try_parse(a).ok(),
@@ -240,13 +232,13 @@ pub async fn transition_trade(
 ) -> Result<Response, ApiError> {
     let operator_id = operator_only(caller)?;
     let actor = Actor::Operator(operator_id);
-    let step = transitions::trade_step(input, actor)?;
+    let step = steps::trade_step(input, actor)?;
     let case = state
         .repo
         .get_trade_registration(id)
         .await?
         .ok_or(ApiError::NotFound)?;
-    let moved = transitions::move_trade(&state, &case, step, actor).await?;
+    let moved = steps::move_trade(&state, &case, step, actor).await?;
     Ok(respond(
         StatusCode::OK,
         OperatorTransitionResponse::new("trade registration", id, moved),
@@ -261,7 +253,7 @@ pub struct LicenceResponse {
     #[schema(example = "completed")]
     pub status: String,
     pub previous_status: String,
-    pub document: crate::routes::trade_registrations::DocumentView,
+    pub document: crate::routes::views::DocumentView,
 }
 
 /// Uploads the trade licence the trade office issued (multipart part `file`, a PDF): it is
@@ -284,15 +276,57 @@ pub async fn upload_trade_licence(
     req: axum::extract::Request,
 ) -> Result<Response, ApiError> {
     let operator_id = operator_only(caller)?;
+    let (file, reason) = licence_upload(&state, req).await?;
+    let case = state
+        .repo
+        .get_trade_registration(id)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let company = case
+        .record
+        .get("name")
+        .and_then(|n| n.as_str())
+        .unwrap_or("Gewerbe")
+        .to_string();
+    let (moved, doc) = steps::complete_trade_with_licence(
+        &state,
+        &case,
+        file,
+        format!("Gewerbeschein - {company}.pdf"),
+        Actor::Operator(operator_id),
+        Some(reason.unwrap_or_else(|| "trade licence issued".into())),
+        store::CaseFields::default(),
+    )
+    .await?;
+    Ok(respond(
+        StatusCode::OK,
+        LicenceResponse {
+            result: Outcome::Success,
+            message: "trade licence stored; the trade registration is completed".into(),
+            id,
+            status: moved.status.as_str().into(),
+            previous_status: moved.previous.as_str().into(),
+            document: crate::routes::views::document_views(&state, std::slice::from_ref(&doc))
+                .remove(0),
+        },
+    ))
+}
+
+/// The parts of a licence upload: the PDF (`file`, checked) and the optional note (`reason`);
+/// every broken part in one 422.
+async fn licence_upload(
+    state: &AppState,
+    req: axum::extract::Request,
+) -> Result<(bytes::Bytes, Option<String>), ApiError> {
     // Another content type is 415, as on every body (the framework's extractor said 400).
-    let mut multipart = crate::routes::cases::multipart(req).await?;
+    let mut multipart = crate::extract::multipart(req).await?;
     let limit = state.config.max_upload_bytes;
     let mut file: Option<bytes::Bytes> = None;
     let mut reason: Option<bytes::Bytes> = None;
     while let Some(mut field) = multipart
         .next_field()
         .await
-        .map_err(crate::routes::cases::multipart_error)?
+        .map_err(crate::extract::multipart_error)?
     {
         let name = field.name().unwrap_or("").to_string();
         let (slot, part_limit) = match name.as_str() {
@@ -308,7 +342,7 @@ pub async fn upload_trade_licence(
                 ));
             }
         };
-        let part = crate::routes::cases::read_part(&mut field, &name, part_limit).await?;
+        let part = crate::extract::read_part(&mut field, &name, part_limit).await?;
         if slot.replace(part).is_some() {
             return Err(ApiError::InvalidMultipart(format!(
                 "more than one `{name}` part"
@@ -320,7 +354,7 @@ pub async fn upload_trade_licence(
         Ok(text) => domain::rules::note(
             &serde_json::Value::from(text),
             "reason",
-            crate::routes::transitions::TRADE_NOTE_MAX,
+            steps::TRADE_NOTE_MAX,
             &mut errs,
         ),
         Err(_) => {
@@ -344,40 +378,7 @@ pub async fn upload_trade_licence(
         }
     }
     errs.finish(())?;
-    let file = file.unwrap_or_default();
-    let case = state
-        .repo
-        .get_trade_registration(id)
-        .await?
-        .ok_or(ApiError::NotFound)?;
-    let company = case
-        .record
-        .get("name")
-        .and_then(|n| n.as_str())
-        .unwrap_or("Gewerbe")
-        .to_string();
-    let (moved, doc) = transitions::complete_trade_with_licence(
-        &state,
-        &case,
-        file,
-        format!("Gewerbeschein - {company}.pdf"),
-        Actor::Operator(operator_id),
-        Some(reason.unwrap_or_else(|| "trade licence issued".into())),
-        &store::CaseFields::default(),
-    )
-    .await?;
-    Ok(respond(
-        StatusCode::OK,
-        LicenceResponse {
-            result: Outcome::Success,
-            message: "trade licence stored; the trade registration is completed".into(),
-            id,
-            status: moved.status.as_str().into(),
-            previous_status: moved.previous.as_str().into(),
-            document: crate::routes::cases::document_views(&state, std::slice::from_ref(&doc))
-                .remove(0),
-        },
-    ))
+    Ok((file.unwrap_or_default(), reason))
 }
 
 /// An operator's changes to a trade registration (every field optional).
@@ -453,185 +454,15 @@ pub async fn patch_trade(
     crate::extract::PathId(id): crate::extract::PathId,
     crate::extract::ApiJson(body): crate::extract::ApiJson<serde_json::Value>,
 ) -> Result<Response, ApiError> {
-    use domain::rules;
     operator_only(caller)?;
-    let mut errs = Violations::new();
-    let Some(o) = rules::object(
-        &body,
-        "",
-        &["trade_office", "city_fee", "is_paid", "source_product"],
-        &mut errs,
-    ) else {
-        return Err(errs.into());
-    };
-    let mut patch = store::TradePatch::default();
-    let mut head: Option<OfficeHead> = None;
-    if let Some(v) = o.opt("trade_office")
-        && let Some(t) = rules::object(v, "trade_office", &["key", "municipality_key"], &mut errs)
-    {
-        let key = t
-            .req("key", &mut errs)
-            .and_then(|k| rules::string(k, "trade_office.key", &mut errs))
-            .map(str::to_string);
-        let municipality = t
-            .req("municipality_key", &mut errs)
-            .and_then(|m| rules::string(m, "trade_office.municipality_key", &mut errs))
-            .and_then(|m| {
-                let found = domain::offices::Municipality::by_key(m);
-                if found.is_none() {
-                    errs.push(
-                        "trade_office.municipality_key",
-                        "unknown_municipality",
-                        "is not an 8-digit municipality key of the register",
-                    );
-                }
-                found
-            });
-        let entry = match &key {
-            Some(k) => {
-                // The directory's entry, or a district office the service ships.
-                let e = crate::routes::offices::directory_entry(&state, k).await?;
-                if e.is_none() {
-                    errs.push(
-                        "trade_office.key",
-                        "unknown_trade_office",
-                        "is not in the trade office directory (add it first)",
-                    );
-                }
-                e
-            }
-            None => None,
-        };
-        if let (Some(entry), Some(m)) = (entry, municipality) {
-            head = Some(OfficeHead {
-                name: entry.name.clone(),
-                municipality_key: m.key.to_string(),
-            });
-            let view = crate::routes::offices::TradeOfficeView {
-                key: entry.key.clone(),
-                name: entry.name.clone(),
-                kind: None,
-                municipality_key: m.key.to_string(),
-                municipality_name: Some(m.display_name()),
-                address: None,
-                email: None,
-                phone: None,
-                website: None,
-                note: None,
-            };
-            patch.trade_office = serde_json::to_value(view).ok();
-        }
-    }
-    patch.city_fee_cents = o
-        .opt("city_fee")
-        .and_then(|v| rules::euro_cents(v, "city_fee", &mut errs));
-    patch.is_paid = o
-        .opt("is_paid")
-        .and_then(|v| rules::boolean(v, "is_paid", &mut errs));
-    if o.has("source_product") || body.get("source_product").is_some() {
-        patch.source_product = match o.opt("source_product") {
-            None => Some(None),
-            Some(serde_json::Value::String(s)) if s == "gbr" => Some(Some("gbr".into())),
-            Some(_) => {
-                errs.push("source_product", "invalid_value", "must be gbr or null");
-                None
-            }
-        };
-    }
-    errs.finish(())?;
-    match head {
-        None => {
-            let outcome = state
-                .repo
-                .patch_trade_registration(id, &patch, None, &[])
-                .await?;
-            if outcome == store::TradePatchOutcome::NotFound {
-                return Err(ApiError::NotFound);
-            }
-        }
-        Some(head) => assign_trade_office(&state, id, &patch, head).await?,
-    }
+    let (patch, head) = cases::trade_patch::trade_patch(&state, &body).await?;
+    cases::trade_patch::patch_trade(&state, id, patch, head).await?;
     crate::routes::trade_registrations::get(
         State(state),
         Extension(caller),
         crate::extract::PathId(id),
     )
     .await
-}
-
-/// An assigned trade office as the GewA 1 head prints it.
-struct OfficeHead {
-    name: String,
-    municipality_key: String,
-}
-
-/// Writes `patch`, which assigns the office `head`, and, while the case's forms follow its
-/// office ([`TradeStatus::forms_follow_office`]), replaces the GewA 1 forms the service
-/// rendered with ones under the new head where that changes them, in the same write. The forms
-/// are rendered from a read of the case, one assignment of the case at a time on this
-/// instance; a write that finds the case moved or reassigned since then (by a transition or
-/// another instance) is discarded and done again (decisions.md, "Office determination").
-async fn assign_trade_office(
-    state: &Arc<AppState>,
-    id: Uuid,
-    patch: &store::TradePatch,
-    head: OfficeHead,
-) -> Result<(), ApiError> {
-    let _held = state.case_locks.lock(id).await;
-    for _ in 0..3 {
-        let case = state
-            .repo
-            .get_trade_registration(id)
-            .await?
-            .ok_or(ApiError::NotFound)?;
-        let status = crate::routes::cases::stored_status::<TradeStatus>(&case.status)?;
-        let package: domain::trade::Package =
-            serde_json::from_value(serde_json::Value::String(case.package.clone()))
-                .map_err(|e| ApiError::Internal(anyhow::anyhow!("stored package: {e}")))?;
-        let (documents, written) = if status.forms_follow_office(package) {
-            crate::routes::trade_registrations::rerender_gewa1(
-                state,
-                &case,
-                head.name.clone(),
-                head.municipality_key.clone(),
-            )
-            .await?
-        } else {
-            (Vec::new(), Vec::new())
-        };
-        let guard = store::TradeCaseGuard {
-            status: case.status.clone(),
-            trade_office: case.trade_office.clone(),
-        };
-        let outcome = state
-            .repo
-            .patch_trade_registration(id, patch, Some(&guard), &documents)
-            .await;
-        match outcome {
-            Ok(store::TradePatchOutcome::Applied { replaced }) => {
-                if !documents.is_empty() {
-                    // Its `documents.updated` event is in the outbox.
-                    state.wake_webhooks();
-                }
-                crate::routes::cases::remove_files(state, &replaced).await;
-                return Ok(());
-            }
-            Ok(store::TradePatchOutcome::Stale) => {
-                crate::routes::cases::remove_files(state, &written).await;
-            }
-            Ok(store::TradePatchOutcome::NotFound) => {
-                crate::routes::cases::remove_files(state, &written).await;
-                return Err(ApiError::NotFound);
-            }
-            Err(e) => {
-                crate::routes::cases::remove_files(state, &written).await;
-                return Err(e.into());
-            }
-        }
-    }
-    Err(ApiError::Overloaded(
-        "the case kept changing while the office was assigned; retry",
-    ))
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -892,13 +723,13 @@ pub async fn transition_tax(
 ) -> Result<Response, ApiError> {
     let operator_id = operator_only(caller)?;
     let actor = Actor::Operator(operator_id);
-    let step = transitions::tax_step(input, actor)?;
+    let step = steps::tax_step(input, actor)?;
     let case = state
         .repo
         .get_tax_registration(id)
         .await?
         .ok_or(ApiError::NotFound)?;
-    let (moved, _) = transitions::move_tax(&state, &case, step, actor).await?;
+    let (moved, _) = steps::move_tax(&state, &case, step, actor).await?;
     Ok(respond(
         StatusCode::OK,
         OperatorTransitionResponse::new("tax registration", id, moved),
@@ -941,93 +772,11 @@ pub async fn assign_tax_office(
         .get_tax_registration(id)
         .await?
         .ok_or(ApiError::NotFound)?;
-    assign_office(&state, &case, &input.tax_office_number).await?;
+    cases::tax::assign_office(&state, &case, &input.tax_office_number).await?;
     crate::routes::tax_registrations::get(
         State(state),
         Extension(caller),
         crate::extract::PathId(id),
     )
     .await
-}
-
-/// Assigns tax office `number` (checked against the directory) to a validated or rejected tax
-/// registration: its XML is written for that office and XSD-validated, the summary re-rendered,
-/// and the old files replaced in one write, with a `documents.updated` event; nothing is
-/// written when the case already holds that XML. Shared by the operator and the sandbox.
-pub(crate) async fn assign_office(
-    state: &Arc<AppState>,
-    case: &store::TaxRegistrationRecord,
-    number: &str,
-) -> Result<(), ApiError> {
-    let number = number.trim().to_string();
-    if !domain::offices::is_known_tax_office(&number) {
-        return Err(ApiError::validation(
-            "tax_office_number",
-            "unknown_tax_office",
-            "is not a 4-digit office number of the tax office directory",
-        ));
-    }
-    let (id, public_id) = (case.id, case.public_id);
-    // A corporation's or a partnership's record: its XML is FsE_KapG or FsE_PersG.
-    let mut reg =
-        domain::tax::AnyTaxRegistration::from_stored(&case.legal_form, case.record.clone())
-            .map_err(|e| ApiError::Internal(anyhow::anyhow!(e)))?;
-    reg.set_tax_office_number(number.clone());
-    let now = crate::clock::now_micros();
-    let elster = state.config.elster.clone();
-    let (reg_for_docs, office) = (reg.clone(), number.clone());
-    let produced = tokio::task::spawn_blocking(move || {
-        // The XML's ticket is made from the id the provider knows (as at the create).
-        crate::routes::tax_registrations::produce(&reg_for_docs, public_id, Some(&office), &elster)
-    })
-    .await
-    .map_err(|e| ApiError::Internal(anyhow::anyhow!("document generation panicked: {e}")))??;
-    let allowed = [TaxStatus::Validated.as_str(), TaxStatus::Rejected.as_str()];
-    let conflict = || ApiError::Conflict {
-        code: ErrorCode::InvalidStateTransition,
-        message: "the tax office can only be assigned while the case is validated or rejected"
-            .into(),
-    };
-    // The XML the case already holds (it names the office, so this is the case's office
-    // again): nothing to replace and nothing to announce, as for a trade office that leaves
-    // the forms as they are. The summary, dated when it was recorded, stays too.
-    // Without an XML to write (production without a manufacturer id), the case's own office
-    // again changes nothing either.
-    let unchanged = if produced.is_empty() {
-        case.tax_office_number.as_deref() == Some(number.as_str())
-    } else {
-        produced.iter().all(|(doc_type, _, _, bytes)| {
-            crate::routes::cases::holds_document(&case.documents, None, doc_type, bytes)
-        })
-    };
-    if unchanged {
-        return if allowed.contains(&case.status.as_str()) {
-            Ok(())
-        } else {
-            Err(conflict())
-        };
-    }
-    let (documents, written) =
-        crate::routes::tax_registrations::store_produced(state, id, reg.name(), produced, now)
-            .await?;
-    match state
-        .repo
-        .assign_tax_office(id, &number, &allowed, &documents)
-        .await
-    {
-        Ok(Some(replaced)) => {
-            // Its `documents.updated` event is in the outbox.
-            state.wake_webhooks();
-            crate::routes::cases::remove_files(state, &replaced).await;
-        }
-        Ok(None) => {
-            crate::routes::cases::remove_files(state, &written).await;
-            return Err(conflict());
-        }
-        Err(e) => {
-            crate::routes::cases::remove_files(state, &written).await;
-            return Err(e.into());
-        }
-    }
-    Ok(())
 }

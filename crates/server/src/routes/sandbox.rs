@@ -1,7 +1,7 @@
 //! The sandbox (docs/decisions.md "Sandbox"): the provider that created a sandbox case drives it through
 //! every operator step itself, so it can test its own handling, webhooks included, end to end.
 //!
-//! A simulated step is the operator's step (routes::transitions: same request rules, same
+//! A simulated step is the operator's step (cases::steps: same request rules, same
 //! lifecycle table, same atomic write, same webhook events from the history), recorded with the
 //! actor `provider:<id>` and a reason starting with `sandbox simulation`. What an operator would
 //! supply comes from the sandbox instead: `completed` of a trade case stores a generated sample
@@ -18,25 +18,21 @@ use axum::Extension;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
-use bytes::Bytes;
 use domain::auth::Caller;
-use domain::calendar::date_in_germany;
 use domain::company::Environment;
 use domain::lifecycle::{Lifecycle, TaxStatus, TradeStatus};
 use serde::Serialize;
-use store::{DocumentRecord, TradePatch, TradeRegistrationRecord};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::app::AppState;
+use crate::state::AppState;
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{ApiJson, PathId};
-use crate::routes::cases;
-use crate::routes::offices::TradeOfficeView;
-use crate::routes::trade_registrations::DocumentView;
-use crate::routes::transitions::{
-    self, Actor, Moved, TaxTransitionRequest, TradeStep, TradeTransitionRequest,
+use crate::cases::{access, sandbox, steps};
+use crate::routes::views::{self, DocumentView};
+use crate::cases::steps::{
+    Actor, Moved, TaxTransitionRequest, TradeTransitionRequest,
 };
 
 /// The calling provider; any other key may not simulate (403).
@@ -103,7 +99,7 @@ pub async fn transition_trade(
 ) -> Result<Response, ApiError> {
     let provider = sandbox_provider(caller)?;
     let actor = Actor::SandboxProvider(provider);
-    let step = transitions::trade_step(input, actor)?;
+    let step = steps::trade_step(input, actor)?;
     // A completion writes the demo office when the case has none: an operator's office
     // assignment (which renders the forms under its office) must not run between the read and
     // that write.
@@ -115,12 +111,12 @@ pub async fn transition_trade(
         .ok_or(ApiError::NotFound)?;
     ensure_own_sandbox_case(provider, case.provider_id, case.environment)?;
     let (moved, document) = if step.target == TradeStatus::Completed {
-        let (moved, doc) = complete_with_sample_licence(&state, &case, step, actor).await?;
-        let view = cases::document_views(&state, std::slice::from_ref(&doc)).remove(0);
+        let (moved, doc) = sandbox::complete_with_sample_licence(&state, &case, step, actor).await?;
+        let view = views::document_views(&state, std::slice::from_ref(&doc)).remove(0);
         (moved, Some(view))
     } else {
         (
-            transitions::move_trade(&state, &case, step, actor).await?,
+            steps::move_trade(&state, &case, step, actor).await?,
             None,
         )
     };
@@ -142,109 +138,6 @@ fn simulated_message<L: Lifecycle>(what: &str, moved: Moved<L>) -> String {
         "{what} is now {} (sandbox simulation)",
         moved.status.as_str()
     )
-}
-
-/// The demo trade office of a case that has none.
-fn demo_trade_office() -> TradeOfficeView {
-    use domain::sandbox::*;
-    TradeOfficeView {
-        key: DEMO_TRADE_OFFICE_KEY.into(),
-        name: DEMO_TRADE_OFFICE_NAME.into(),
-        kind: None,
-        municipality_key: DEMO_TRADE_OFFICE_KEY.into(),
-        municipality_name: None,
-        address: Some(DEMO_TRADE_OFFICE_ADDRESS.into()),
-        email: None,
-        phone: None,
-        website: None,
-        note: Some(DEMO_TRADE_OFFICE_NOTE.into()),
-    }
-}
-
-/// `completed` in the sandbox: the office, fee and payment the case has (demo values where it
-/// has none, which are stored), a sample licence rendered from them, stored and the case
-/// completed in the operator's one write.
-///
-/// The demo values are written in the same transaction as the move, so a move that loses a
-/// race leaves nothing behind.
-async fn complete_with_sample_licence(
-    state: &AppState,
-    case: &TradeRegistrationRecord,
-    step: TradeStep,
-    actor: Actor,
-) -> Result<(Moved<TradeStatus>, DocumentRecord), ApiError> {
-    // Nothing is rendered or filled in for a case that cannot be completed (409).
-    transitions::check_completable(case)?;
-    let reg = cases::stored_trade(case)?;
-    let now = crate::clock::now_micros();
-    let mut patch = TradePatch::default();
-    let determined = case
-        .trade_office
-        .as_ref()
-        .and_then(TradeOfficeView::stored)
-        .map(|view| view.with_directory(case.trade_office_entry.clone()));
-    let office = match determined {
-        Some(office) => office,
-        None => {
-            let demo = demo_trade_office();
-            patch.trade_office =
-                Some(serde_json::to_value(&demo).map_err(|e| ApiError::Internal(e.into()))?);
-            demo
-        }
-    };
-    let fee_cents = match case.city_fee_cents {
-        Some(c) => c,
-        None => {
-            patch.city_fee_cents = Some(domain::sandbox::DEMO_CITY_FEE_CENTS);
-            domain::sandbox::DEMO_CITY_FEE_CENTS
-        }
-    };
-    if !case.is_paid {
-        patch.is_paid = Some(true);
-    }
-    let ctx = forms::TradeLicenceContext {
-        trade_office_name: office.name.clone(),
-        trade_office_address: office.address.clone(),
-        municipality_key: (office.municipality_key != domain::sandbox::DEMO_TRADE_OFFICE_KEY)
-            .then(|| office.municipality_key.clone()),
-        reference: format!("SANDBOX-{}", case.id),
-        received_on: case
-            .history
-            .iter()
-            .rev()
-            .find(|h| h.status == TradeStatus::Submitted.as_str())
-            .map(|h| date_in_germany(h.at)),
-        issued_on: date_in_germany(now),
-        fee_cents: Some(fee_cents),
-        fee_paid: true,
-        timestamp: now,
-    };
-    let reg_for_render = reg.clone();
-    let pdf =
-        tokio::task::spawn_blocking(move || forms::render_trade_licence(&reg_for_render, &ctx))
-            .await
-            .map_err(|e| ApiError::Internal(anyhow::anyhow!("rendering panicked: {e}")))?
-            .map_err(|e| ApiError::Internal(anyhow::anyhow!("sample licence failed: {e}")))?;
-    let fields = store::CaseFields {
-        tax_number: None,
-        trade: (patch != TradePatch::default()).then_some(TradePatch {
-            updated_at: Some(now),
-            ..patch
-        }),
-    };
-    transitions::complete_trade_with_licence(
-        state,
-        case,
-        Bytes::from(pdf),
-        format!("Gewerbeschein (Muster) - {}.pdf", reg.name),
-        actor,
-        Some(match step.reason {
-            Some(r) => format!("sample trade licence generated; {r}"),
-            None => "sample trade licence generated".into(),
-        }),
-        &fields,
-    )
-    .await
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -291,8 +184,8 @@ pub async fn transition_tax(
 ) -> Result<Response, ApiError> {
     let provider = sandbox_provider(caller)?;
     let actor = Actor::SandboxProvider(provider);
-    let mut step = transitions::tax_step(input, actor)?;
-    let case = crate::routes::cases::tax_case(&state, caller, id).await?;
+    let mut step = steps::tax_step(input, actor)?;
+    let case = access::tax_case(&state, caller, id).await?;
     ensure_own_sandbox_case(provider, case.provider_id, case.environment)?;
     if step.target == TaxStatus::Completed && step.tax_number.is_none() {
         // Only a submitted case can be completed, and it has an office (submitting needs one).
@@ -310,7 +203,7 @@ pub async fn transition_tax(
             });
         }
     }
-    let (moved, tax_number) = transitions::move_tax(&state, &case, step, actor).await?;
+    let (moved, tax_number) = steps::move_tax(&state, &case, step, actor).await?;
     Ok(respond(
         StatusCode::OK,
         SandboxTaxTransitionResponse {
@@ -350,8 +243,8 @@ pub async fn assign_tax_office(
     ApiJson(input): ApiJson<crate::routes::operator::AssignTaxOfficeRequest>,
 ) -> Result<Response, ApiError> {
     let provider = sandbox_provider(caller)?;
-    let case = crate::routes::cases::tax_case(&state, caller, id).await?;
+    let case = access::tax_case(&state, caller, id).await?;
     ensure_own_sandbox_case(provider, case.provider_id, case.environment)?;
-    crate::routes::operator::assign_office(&state, &case, &input.tax_office_number).await?;
+    crate::cases::tax::assign_office(&state, &case, &input.tax_office_number).await?;
     crate::routes::tax_registrations::get(State(state), Extension(caller), PathId(id)).await
 }

@@ -14,34 +14,28 @@
 use std::sync::Arc;
 
 use axum::Extension;
-use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use domain::auth::Caller;
-use domain::calendar::date_in_germany;
 use domain::company::Environment;
-use domain::lifecycle::{Lifecycle, TaxStatus};
-use domain::offices::TaxOfficeLookup;
+use domain::lifecycle::Lifecycle;
 use domain::tax::{AnyTaxRegistration, TaxAddress, TaxLegalForm, TaxPackage};
 use serde::Serialize;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
-use store::{DocumentRecord, NewClientCompany, NewTaxRegistration, StatusChange};
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::app::AppState;
+use crate::cases::tax::{self, CreatedTax};
+use crate::cases::{Written, access};
 use crate::envelope::{Envelope, Outcome, respond};
-use crate::error::{ApiError, ErrorBody, ErrorCode};
+use crate::error::{ApiError, ErrorBody};
 use crate::extract::{ApiJson, PathId};
-use crate::idempotency::Claim;
-use crate::routes::cases;
-use crate::routes::trade_registrations::{DocumentView, StatusHistoryEntry};
+use crate::idempotency::{self, Claim};
+use crate::routes::views::{self, DocumentView, StatusHistoryEntry};
+use crate::state::AppState;
 
-pub const DOC_XML: &str = "tax-registration-xml";
-pub const DOC_SUMMARY: &str = "tax-registration-summary";
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct TaxCreateResponse {
@@ -269,240 +263,6 @@ pub struct ElsterXmlView {
     pub transliterated: Vec<elster::Transliteration>,
 }
 
-/// A validated create request of either kind.
-pub(crate) struct ParsedTaxRequest {
-    pub company_id: Option<Uuid>,
-    pub tax_registration_id: Option<Uuid>,
-    /// The company to create when `company_id` is omitted.
-    pub business_address: Option<TaxAddress>,
-    pub registration: AnyTaxRegistration,
-}
-
-impl From<domain::tax_request::TaxRequest> for ParsedTaxRequest {
-    fn from(r: domain::tax_request::TaxRequest) -> Self {
-        Self {
-            company_id: r.company_id,
-            tax_registration_id: r.tax_registration_id,
-            business_address: r.business_address,
-            registration: AnyTaxRegistration::Corporation(Box::new(r.registration)),
-        }
-    }
-}
-
-impl From<domain::gbr_request::GbrTaxRequest> for ParsedTaxRequest {
-    fn from(r: domain::gbr_request::GbrTaxRequest) -> Self {
-        Self {
-            company_id: r.company_id,
-            tax_registration_id: r.tax_registration_id,
-            business_address: r.business_address,
-            registration: AnyTaxRegistration::Partnership(Box::new(r.registration)),
-        }
-    }
-}
-
-/// The client company: an existing one of this provider in the same environment, or one to
-/// create from the request.
-async fn resolve_company(
-    state: &AppState,
-    provider: Uuid,
-    request: &ParsedTaxRequest,
-) -> Result<(Uuid, Option<(Uuid, NewClientCompany)>), ApiError> {
-    let reg = &request.registration;
-    if let Some(id) = request.company_id {
-        cases::check_named_company(
-            state,
-            provider,
-            id,
-            reg.environment(),
-            (reg.name(), reg.legal_form().as_str()),
-        )
-        .await?;
-        return Ok((id, None));
-    }
-    let address: &TaxAddress = request.business_address.as_ref().unwrap_or(reg.address());
-    let id = Uuid::now_v7();
-    Ok((
-        id,
-        Some((
-            id,
-            NewClientCompany {
-                provider_id: provider,
-                name: reg.name().to_owned(),
-                environment: reg.environment(),
-                legal_form: Some(reg.legal_form().as_str().into()),
-                registration_number: reg.registration_number().map(str::to_owned),
-                business_address: Some(
-                    serde_json::to_value(address).map_err(|e| ApiError::Internal(e.into()))?,
-                ),
-            },
-        )),
-    ))
-}
-
-/// The office: as sent, or determined from the seat's address, the legal form and whether the
-/// company is a holding (never guessed: an office that needs confirmation is left for an
-/// operator, with the determination's suggestions, the likeliest first).
-fn resolve_tax_office(
-    reg: &AnyTaxRegistration,
-) -> Result<(Option<String>, Option<Value>), ApiError> {
-    if let Some(n) = reg.tax_office_number() {
-        return Ok((Some(n.to_owned()), None));
-    }
-    let address = reg.address();
-    if !address.country.is_germany() {
-        return Ok((None, None));
-    }
-    // Berlin decides by the address's district, and several cities by the legal form
-    // (domain::offices::tax_office_at; docs/offices.md).
-    let (family, group) = match reg {
-        AnyTaxRegistration::Corporation(r) => (
-            domain::offices::LegalFamily::Corporation,
-            r.belongs_to_group(),
-        ),
-        AnyTaxRegistration::Partnership(_) => (domain::offices::LegalFamily::Partnership, false),
-    };
-    let lookup = domain::offices::tax_office_at(&domain::offices::TaxOfficeQuery {
-        zip: &address.zip,
-        city: &address.city,
-        street: Some(&address.street),
-        family,
-        group,
-    });
-    let json = serde_json::to_value(&lookup).map_err(|e| ApiError::Internal(e.into()))?;
-    Ok(match lookup {
-        TaxOfficeLookup::Determined { office, .. } => (Some(office.number.to_string()), Some(json)),
-        _ => (None, Some(json)),
-    })
-}
-
-/// A generated file: document type, content type, file extension, bytes.
-pub(crate) type Produced = (&'static str, &'static str, &'static str, Vec<u8>);
-
-/// The ELSTER XML (validated against the bundled XSD) when the office is known and the document
-/// may carry a manufacturer id (production only with the operator's own:
-/// [`crate::cases::tax_xml`]). A document that fails its own schema is a server bug: 500,
-/// logged, nothing stored. The summary PDF is not produced here: it is recorded with the case
-/// and rendered on its first download ([`render_summary`]).
-pub(crate) fn produce(
-    reg: &AnyTaxRegistration,
-    public_id: Uuid,
-    office: Option<&str>,
-    elster: &crate::config::ElsterConfig,
-) -> Result<Vec<Produced>, ApiError> {
-    let mut out = Vec::new();
-    let sandbox = reg.environment() == Environment::Sandbox;
-    if let Some(number) = office
-        && let Some(hersteller_id) = elster.hersteller_id_for(sandbox)
-    {
-        let ctx = elster::XmlContext {
-            tax_office_number: number.to_string(),
-            sandbox,
-            hersteller_id: hersteller_id.to_owned(),
-            daten_lieferant: elster.daten_lieferant.clone(),
-            nutzdaten_ticket: public_id.simple().to_string()[..15].to_string(),
-        };
-        // FsE_KapG for a corporation, FsE_PersG for a partnership.
-        let xml = match reg {
-            AnyTaxRegistration::Corporation(r) => elster::write_validated(r, &ctx),
-            AnyTaxRegistration::Partnership(r) => elster::write_persg_validated(r, &ctx),
-        }
-        .map_err(|e| {
-            tracing::error!(tax_registration_id = %public_id, error = %e, "generated ELSTER XML is invalid");
-            ApiError::Internal(anyhow::anyhow!("ELSTER XML generation failed: {e}"))
-        })?;
-        out.push((DOC_XML, "application/xml", "xml", xml));
-    }
-    Ok(out)
-}
-
-/// The German summary PDF of a tax registration as it stands in `case`, dated `at` (when its
-/// document was recorded). Rendering is deterministic: the same case and time give the same
-/// bytes, so concurrent first downloads store identical files.
-pub(crate) fn render_summary(
-    case: &store::TaxRegistrationRecord,
-    at: OffsetDateTime,
-) -> Result<Vec<u8>, ApiError> {
-    let mut reg = AnyTaxRegistration::from_stored(&case.legal_form, case.record.clone())
-        .map_err(|e| ApiError::Internal(anyhow::anyhow!(e)))?;
-    let office = case.tax_office_number.as_deref();
-    if let Some(number) = office {
-        // As the XML: the office the case is filed with (sent, determined or assigned).
-        reg.set_tax_office_number(number.to_string());
-    }
-    let summary_ctx = forms::TaxSummaryContext {
-        tax_office: office
-            .and_then(domain::offices::tax_office)
-            .map(|o| (o.number.to_string(), o.display_name())),
-        created_on: date_in_germany(at),
-        timestamp: at,
-    };
-    match &reg {
-        AnyTaxRegistration::Corporation(r) => forms::render_tax_summary(r, &summary_ctx),
-        AnyTaxRegistration::Partnership(r) => {
-            forms::render_partnership_tax_summary(r, &summary_ctx)
-        }
-    }
-    .map_err(|e| ApiError::Internal(anyhow::anyhow!("summary PDF failed: {e}")))
-}
-
-/// Writes generated files to the document store; on a failure the ones written are removed.
-/// Returns the document records and the keys written.
-pub(crate) async fn store_produced(
-    state: &AppState,
-    id: Uuid,
-    company: &str,
-    produced: Vec<Produced>,
-    now: OffsetDateTime,
-) -> Result<(Vec<DocumentRecord>, Vec<String>), ApiError> {
-    // A record of a file under `tax/<month>/`; `content` (size, digest) is `None` for the summary,
-    // which is recorded now and rendered on its first download.
-    let record =
-        |doc_type: &str, content_type: &str, ext: &str, content: Option<(i64, Vec<u8>)>| {
-            let doc_id = Uuid::now_v7();
-            let (size, sha256) = content.unzip();
-            DocumentRecord {
-                id: doc_id,
-                case_id: id,
-                case_kind: "tax".into(),
-                owner_index: None,
-                doc_type: doc_type.into(),
-                name: display_name(doc_type, company, ext),
-                storage_key: cases::storage_key("tax", doc_id, ext, now),
-                content_type: content_type.into(),
-                size,
-                sha256,
-                created_at: now,
-            }
-        };
-    let mut documents = Vec::new();
-    let mut written = Vec::new();
-    for (doc_type, content_type, ext, bytes) in produced {
-        let content = (bytes.len() as i64, Sha256::digest(&bytes).to_vec());
-        let doc = record(doc_type, content_type, ext, Some(content));
-        if let Err(e) = state
-            .documents
-            .put(&doc.storage_key, Bytes::from(bytes))
-            .await
-        {
-            cases::remove_files(state, &written).await;
-            return Err(e.into());
-        }
-        written.push(doc.storage_key.clone());
-        documents.push(doc);
-    }
-    documents.push(record(DOC_SUMMARY, "application/pdf", "pdf", None));
-    Ok((documents, written))
-}
-
-fn display_name(doc_type: &str, company: &str, ext: &str) -> String {
-    let what = if doc_type == DOC_XML {
-        "Fragebogen zur steuerlichen Erfassung"
-    } else {
-        "Fragebogen zur steuerlichen Erfassung - Zusammenfassung"
-    };
-    format!("{what} - {company}.{ext}")
-}
-
 /// Creates a tax registration for a UG or GmbH: validates it, determines the tax office (Berlin
 /// by the seat's Bezirk; cities whose rule is not public wait for an operator), generates the
 /// ELSTER XML when the office is known (validated against the service's XSD; a production XML
@@ -533,151 +293,52 @@ pub async fn create(
     body: Result<ApiJson<Value>, ApiError>,
 ) -> Result<Response, ApiError> {
     // The role first: a key that may not create gets 403 whatever its body.
-    let provider = provider_only(caller)?;
+    let provider = access::provider_only(caller, "tax registrations")?;
     let ApiJson(body) = body?;
-    let now = crate::clock::now_micros();
-    let request = domain::tax_request::parse(
-        &body,
-        date_in_germany(now),
-        &domain::offices::is_known_tax_office,
-    )?;
     let claim = claim.map(|Extension(c)| c);
-    create_case(&state, provider, request.into(), now, claim.as_ref()).await
-}
-
-/// Only provider keys create tax registrations.
-pub(crate) fn provider_only(caller: Caller) -> Result<Uuid, ApiError> {
-    match caller {
-        Caller::Provider { company_id } => Ok(company_id),
-        _ => Err(ApiError::Forbidden(
-            "only provider keys can create tax registrations".into(),
-        )),
-    }
-}
-
-/// Everything after validation, for either kind: the id, the company, the office, the
-/// documents (written and XSD-validated off the async threads), and one transaction, which
-/// under an `Idempotency-Key` also completes `claim` with the answer.
-pub(crate) async fn create_case(
-    state: &AppState,
-    provider: Uuid,
-    request: ParsedTaxRequest,
-    now: OffsetDateTime,
-    claim: Option<&Claim>,
-) -> Result<Response, ApiError> {
-    // Ids are unique per provider (docs/adr/0006-case-ids-per-provider.md): one of the caller's
-    // own cases with the id is a duplicate; another provider's case with it as its key gives
-    // this case a key of its own, and nothing the caller sees differs.
-    let public_id = request.tax_registration_id.unwrap_or_else(Uuid::now_v7);
-    let mut id = public_id;
-    if request.tax_registration_id.is_some() {
-        let used = state
-            .repo
-            .tax_registration_id_use(provider, public_id)
-            .await?;
-        if used.by_provider {
-            return Err(duplicate_id());
-        }
-        if used.as_key {
-            id = Uuid::now_v7();
-        }
-    }
-    let (company_id, new_company) = resolve_company(state, provider, &request).await?;
-    let reg = request.registration;
-    let (office, lookup) = resolve_tax_office(&reg)?;
-
-    let elster_config = state.config.elster.clone();
-    let (reg_for_docs, office_for_docs) = (reg.clone(), office.clone());
-    let produced = tokio::task::spawn_blocking(move || {
-        produce(
-            &reg_for_docs,
-            public_id,
-            office_for_docs.as_deref(),
-            &elster_config,
-        )
+    let mut response = None;
+    let written = tax::create_tax(&state, provider, &body, |created| {
+        answer(&state, claim.as_ref(), created, &mut response)
     })
-    .await
-    .map_err(|e| ApiError::Internal(anyhow::anyhow!("document generation panicked: {e}")))??;
-
-    let (documents, written) = store_produced(state, id, reg.name(), produced, now).await?;
-    let (answer, response) = crate::idempotency::prepare(
-        &state.answer_keys,
-        claim,
-        StatusCode::CREATED,
-        TaxCreateResponse {
-            result: Outcome::Success,
-            message: if office.is_none() {
-                "tax registration validated; awaiting the assignment of the tax office and manual submission".into()
-            } else if documents.iter().any(|d| d.doc_type == DOC_XML) {
-                "tax registration validated; awaiting manual submission to the tax office".into()
-            } else {
-                "tax registration validated; its ELSTER XML is written once the service's ELSTER manufacturer id is configured".into()
-            },
-            tax_registration_id: public_id,
-            company_id,
-            status: TaxStatus::Validated.as_str().into(),
-            timestamp: now,
-        },
-    )?;
-    let mut new = NewTaxRegistration {
-        id,
-        public_id,
-        new_company,
-        company_id,
-        provider_id: provider,
-        environment: reg.environment(),
-        package: match reg.package() {
-            TaxPackage::SelfService => "self".into(),
-            TaxPackage::Guided => "guided".into(),
-        },
-        legal_form: reg.legal_form().as_str().into(),
-        status: TaxStatus::Validated.as_str().into(),
-        record: reg.to_record().map_err(|e| ApiError::Internal(e.into()))?,
-        tax_office_number: office.clone(),
-        tax_office_lookup: lookup,
-        created_at: now,
-        documents,
-        history: vec![StatusChange {
-            status: TaxStatus::Validated.as_str().into(),
-            previous_status: None,
-            actor: format!("provider:{provider}"),
-            reason: None,
-            at: now,
-        }],
-        idempotency: answer,
-    };
-    let mut written_case = state.repo.create_tax_registration(&new).await;
-    if new.id == public_id && matches!(&written_case, Err(e) if e.is_case_key_conflict()) {
-        // Another provider's create took the id as its key since the check: this case takes
-        // a key of its own (the documents name their case by key; the files stay as written).
-        let key = Uuid::now_v7();
-        new.id = key;
-        for d in &mut new.documents {
-            d.case_id = key;
-        }
-        written_case = state.repo.create_tax_registration(&new).await;
-    }
-    if let Err(e) = written_case {
-        cases::remove_files(state, &written).await;
-        return match e {
-            store::StoreError::IdempotencyClaimLost => Ok(crate::idempotency::claim_lost()),
-            e if e.is_company_conflict() => Err(ApiError::Conflict {
-                code: ErrorCode::CompanyAlreadyRegistered,
-                message: "this company already has a tax registration".into(),
-            }),
-            store::StoreError::Conflict(_) => Err(duplicate_id()),
-            other => Err(other.into()),
-        };
-    }
-    state.wake_webhooks();
-    tracing::info!(tax_registration_id = %public_id, case_id = %new.id, %company_id, legal_form = reg.legal_form().as_str(), office = ?office, "tax registration validated");
-    Ok(response)
+    .await?;
+    respond_created(written, response)
 }
 
-fn duplicate_id() -> ApiError {
-    ApiError::Conflict {
-        code: ErrorCode::DuplicateId,
-        message: "one of your tax registrations has this tax_registration_id".into(),
+/// Makes the create's answer (kept for an `Idempotency-Key`, sent as `response`).
+pub(crate) fn answer(
+    state: &AppState,
+    claim: Option<&Claim>,
+    created: &CreatedTax,
+    response: &mut Option<Response>,
+) -> Result<Option<store::IdempotentAnswer>, ApiError> {
+    let body = TaxCreateResponse {
+        result: Outcome::Success,
+        message: if created.office.is_none() {
+            "tax registration validated; awaiting the assignment of the tax office and manual submission".into()
+        } else if created.has_xml {
+            "tax registration validated; awaiting manual submission to the tax office".into()
+        } else {
+            "tax registration validated; its ELSTER XML is written once the service's ELSTER manufacturer id is configured".into()
+        },
+        tax_registration_id: created.public_id,
+        company_id: created.company_id,
+        status: created.status.as_str().into(),
+        timestamp: created.at,
+    };
+    let (kept, res) = idempotency::prepare(&state.answer_keys, claim, StatusCode::CREATED, body)?;
+    *response = Some(res);
+    Ok(kept)
+}
+
+/// The answer of a create that was written, or the claim's when another request took it over.
+pub(crate) fn respond_created<T>(
+    written: Written<T>,
+    response: Option<Response>,
+) -> Result<Response, ApiError> {
+    match (written, response) {
+        (Written::Created(_), Some(response)) => Ok(response),
+        (Written::Created(_), None) => Err(ApiError::Internal(anyhow::anyhow!("no answer made"))),
+        (Written::ClaimLost, _) => Ok(idempotency::claim_lost()),
     }
 }
 
@@ -696,7 +357,7 @@ pub async fn get(
     Extension(caller): Extension<Caller>,
     PathId(id): PathId,
 ) -> Result<Response, ApiError> {
-    let case = cases::tax_case(&state, caller, id).await?;
+    let case = access::tax_case(&state, caller, id).await?;
     view(&state, caller, &case)
 }
 
@@ -740,9 +401,9 @@ pub(crate) fn view(
             },
             tax_number: case.tax_number.clone(),
             registration,
-            documents: cases::document_views(state, &case.documents),
+            documents: views::document_views(state, &case.documents),
             created_at: case.created_at,
-            status_history: cases::history_views(&case.history),
+            status_history: views::history_views(&case.history),
         },
     ))
 }

@@ -1,12 +1,8 @@
-//! `POST /v1/trade-registration` and `GET /v1/trade-registration/{id}` (docs/spec/api.md;
-//! docs/spec/decisions.md §2-4, §8).
-//!
-//! A create validates everything first (every broken rule in one 422), renders the documents,
-//! writes the files, then writes the case, its company, documents and history in one
-//! transaction. If that transaction fails, the files are removed again: a 201 means all of it is
-//! durable, and a failure leaves nothing the service considers live.
+//! `POST /v1/trade-registration`, `GET /v1/trade-registration/{id}` and `mark-submitted`
+//! (docs/spec/api.md; docs/spec/decisions.md §2-4, §8): the request read (a JSON body, or
+//! multipart with the signed forms spooled as they arrive) and the answers. The create itself
+//! is [`crate::cases::trade::create_trade`].
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::Extension;
@@ -16,37 +12,34 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use domain::Violations;
 use domain::auth::Caller;
-use domain::calendar::date_in_germany;
+use domain::case::DocumentType;
 use domain::company::Environment;
-use domain::lifecycle::{Lifecycle, TradeStatus};
+use domain::lifecycle::Lifecycle;
 use domain::trade::{
     AcquisitionType, BusinessType, CraftCard, Employees, EstablishmentType, Gender,
-    IndustrialLicense, Language, MainEstablishment, Package, PersonName, PostalAddress,
-    PreviousBusiness, Reason, RegisteredOffice, ResidencePermit, ResidentialAddress,
-    TradeRegistration,
+    IndustrialLicense, Language, MainEstablishment, Package, PersonName, PreviousBusiness,
+    Reason, RegisteredOffice, ResidencePermit, ResidentialAddress, TradeRegistration,
 };
-use domain::trade_request::TradeRequest;
 use serde::Serialize;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
-use store::{DocumentRecord, NewClientCompany, NewTradeRegistration, StatusChange};
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::app::AppState;
+use crate::cases::trade::{self, CreatedTrade, TradeSubmission};
+use crate::cases::{access, steps};
 use crate::envelope::{Envelope, Outcome, respond};
-use crate::error::{ApiError, ErrorBody, ErrorCode};
+use crate::error::{ApiError, ErrorBody};
 use crate::extract::{PathId, is_json};
-use crate::routes::cases;
+use crate::idempotency::{self, Claim};
 use crate::routes::offices::TradeOfficeView;
+use crate::routes::views;
+use crate::state::AppState;
 use crate::uploads::{PartRefused, Spooled};
 
 /// Most parts a multipart create may have: `data` and one signed GewA 1 per owner.
 const MAX_PARTS: usize = 1 + domain::trade_request::MAX_OWNERS;
 
-pub const DOC_GEWA1: &str = "trade-licence-application";
-pub const DOC_POA: &str = "power-of-attorney";
 
 /// The request as received: the `data` JSON and the file parts, spooled to disk.
 struct Received {
@@ -57,6 +50,27 @@ struct Received {
     files: Vec<Spooled>,
 }
 
+/// The create's body: its payload well-formed JSON without duplicate keys (400 and 422
+/// otherwise), its file parts spooled.
+async fn receive(state: &AppState, req: Request) -> Result<TradeSubmission, ApiError> {
+    let mut received = receive_parts(state, req).await?;
+    let value: Value = match received.parsed.take() {
+        Some(value) => value,
+        None => serde_json::from_slice(&received.data).map_err(|e| {
+            ApiError::InvalidJson(format!(
+                "the payload is not well-formed JSON (line {}, column {})",
+                e.line(),
+                e.column()
+            ))
+        })?,
+    };
+    crate::extract::refuse_duplicate_keys(&received.data)?;
+    Ok(TradeSubmission {
+        value,
+        files: received.files,
+    })
+}
+
 /// A 422 for one file part refused while it arrived.
 fn refused_part(field: String, code: &str, message: &str) -> ApiError {
     let mut errs = Violations::new();
@@ -64,7 +78,7 @@ fn refused_part(field: String, code: &str, message: &str) -> ApiError {
     ApiError::Validation(errs)
 }
 
-async fn receive(state: &AppState, req: Request) -> Result<Received, ApiError> {
+async fn receive_parts(state: &AppState, req: Request) -> Result<Received, ApiError> {
     let max_body = state.config.max_body_bytes;
     let max_upload = state.config.max_upload_bytes;
     if is_json(req.headers()) {
@@ -87,7 +101,7 @@ async fn receive(state: &AppState, req: Request) -> Result<Received, ApiError> {
                 .into(),
         ));
     }
-    let mut mp = cases::multipart(req).await?;
+    let mut mp = crate::extract::multipart(req).await?;
     let mut data = None;
     let mut parsed: Option<Value> = None;
     // The parts the payload references, once it has arrived (`data` first is what clients
@@ -95,7 +109,7 @@ async fn receive(state: &AppState, req: Request) -> Result<Received, ApiError> {
     let mut refs: Option<Vec<(usize, String)>> = None;
     let mut files: Vec<Spooled> = Vec::new();
     let mut parts = 0;
-    while let Some(mut field) = mp.next_field().await.map_err(cases::multipart_error)? {
+    while let Some(mut field) = mp.next_field().await.map_err(crate::extract::multipart_error)? {
         parts += 1;
         if parts > MAX_PARTS {
             return Err(ApiError::InvalidMultipart(format!(
@@ -112,9 +126,9 @@ async fn receive(state: &AppState, req: Request) -> Result<Received, ApiError> {
                     "more than one `data` part".into(),
                 ));
             }
-            let part = cases::read_part(&mut field, &name, max_body).await?;
+            let part = crate::extract::read_part(&mut field, &name, max_body).await?;
             parsed = serde_json::from_slice::<Value>(&part).ok();
-            refs = parsed.as_ref().map(referenced_files);
+            refs = parsed.as_ref().map(trade::referenced_files);
             data = Some(part);
             continue;
         }
@@ -159,58 +173,6 @@ async fn receive(state: &AppState, req: Request) -> Result<Received, ApiError> {
         parsed,
         files,
     })
-}
-
-/// `owners[i].documents.gewa_1.file` values as sent, for matching parts even when other rules
-/// failed.
-fn referenced_files(value: &Value) -> Vec<(usize, String)> {
-    value
-        .get("owners")
-        .and_then(Value::as_array)
-        .map(|owners| {
-            owners
-                .iter()
-                .enumerate()
-                .filter_map(|(i, o)| {
-                    o.pointer("/documents/gewa_1/file")
-                        .and_then(Value::as_str)
-                        .map(|f| (i, f.to_string()))
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// Every part must be referenced, every reference must have its part, and every part must be
-/// a PDF (checked within the instance's budget, [`crate::uploads::PdfChecks`]).
-async fn check_files(state: &AppState, value: &Value, files: &[Spooled], errs: &mut Violations) {
-    let refs = referenced_files(value);
-    for (i, name) in &refs {
-        if !files.iter().any(|f| f.name == *name) {
-            errs.push(
-                format!("owners[{i}].documents.gewa_1.file"),
-                "missing_file",
-                format!("no multipart part named `{name}` was sent"),
-            );
-        }
-    }
-    for file in files {
-        let Some((i, _)) = refs.iter().find(|(_, n)| *n == file.name) else {
-            errs.push(
-                file.name.clone(),
-                "unexpected_file",
-                "no owner references this part in documents.gewa_1.file",
-            );
-            continue;
-        };
-        if let Err(problem) = state.pdf_checks.check(file).await {
-            errs.push(
-                format!("owners[{i}].documents.gewa_1.file"),
-                "not_a_pdf",
-                format!("must be a signed GewA 1 as PDF: {problem}"),
-            );
-        }
-    }
 }
 
 /// A document of an owner in a create response.
@@ -260,282 +222,6 @@ pub struct CreateResponse {
     pub timestamp: OffsetDateTime,
 }
 
-fn display_name(kind: &str, first: &str, last: &str) -> String {
-    let what = if kind == DOC_GEWA1 {
-        "GewA 1"
-    } else {
-        "Vollmacht"
-    };
-    // Names are DIN 91379 text: no path separators or quotes can reach the file name.
-    format!("{what} - {first} {last}.pdf")
-}
-
-/// One rendered or uploaded document, before it is stored.
-struct Produced {
-    owner: usize,
-    doc_type: &'static str,
-    content: Content,
-}
-
-/// A document's content: rendered here, or an upload in its spool file.
-enum Content {
-    Rendered(Bytes),
-    Uploaded(Spooled),
-}
-
-/// What the GewA 1 prints that is not in the request: the receiving office's name and the
-/// establishment's municipality key (the head), and a branch's main office from the company.
-#[derive(Debug, Clone, Default)]
-struct Head {
-    office_name: Option<String>,
-    municipality_key: Option<String>,
-    main_office: Option<PostalAddress>,
-}
-
-fn render_all(
-    reg: &TradeRegistration,
-    mut uploads: HashMap<String, Spooled>,
-    head: Head,
-    operator: forms::Operator,
-    now: OffsetDateTime,
-) -> Result<Vec<Produced>, forms::RenderError> {
-    let gewa1_ctx = forms::Gewa1Context {
-        trade_office_name: head.office_name,
-        municipality_key: head.municipality_key,
-        main_office: head.main_office,
-        created_on: date_in_germany(now),
-        timestamp: now,
-    };
-    let poa_ctx = forms::PowerOfAttorneyContext {
-        operator,
-        place: None,
-        created_on: date_in_germany(now),
-        timestamp: now,
-    };
-    let mut out = Vec::new();
-    for (i, owner) in reg.owners.iter().enumerate() {
-        let gewa1 = match &owner.documents.gewa_1 {
-            Some(upload) => Content::Uploaded(
-                uploads
-                    .remove(&upload.file)
-                    .ok_or(forms::RenderError::MissingSignature(i))?,
-            ),
-            None => Content::Rendered(Bytes::from(forms::render_gewa1(reg, i, &gewa1_ctx)?)),
-        };
-        out.push(Produced {
-            owner: i,
-            doc_type: DOC_GEWA1,
-            content: gewa1,
-        });
-        if reg.package.needs_power_of_attorney() {
-            out.push(Produced {
-                owner: i,
-                doc_type: DOC_POA,
-                content: Content::Rendered(Bytes::from(forms::render_power_of_attorney(
-                    reg, i, &poa_ctx,
-                )?)),
-            });
-        }
-    }
-    Ok(out)
-}
-
-/// Writes rendered or uploaded documents of case `case_id` to the document store and returns
-/// their records (for the case's write) and storage keys; on a failure, removes what it wrote.
-async fn store_produced(
-    state: &AppState,
-    case_id: Uuid,
-    reg: &TradeRegistration,
-    produced: Vec<Produced>,
-    now: OffsetDateTime,
-) -> Result<(Vec<DocumentRecord>, Vec<String>), ApiError> {
-    let mut documents = Vec::with_capacity(produced.len());
-    let mut written: Vec<String> = Vec::with_capacity(produced.len());
-    for p in produced {
-        let id = Uuid::now_v7();
-        let key = cases::storage_key("trade", id, "pdf", now);
-        let owner = &reg.owners[p.owner];
-        let (sha256, size, put) = match p.content {
-            Content::Rendered(bytes) => (
-                Sha256::digest(&bytes).to_vec(),
-                bytes.len() as i64,
-                state.documents.put(&key, bytes).await,
-            ),
-            Content::Uploaded(file) => (
-                file.sha256.to_vec(),
-                file.len as i64,
-                state.documents.put_file(&key, &file.path).await,
-            ),
-        };
-        if let Err(e) = put {
-            cases::remove_files(state, &written).await;
-            return Err(e.into());
-        }
-        written.push(key.clone());
-        documents.push(DocumentRecord {
-            id,
-            case_id,
-            case_kind: "trade".into(),
-            owner_index: Some(p.owner as i32),
-            doc_type: p.doc_type.into(),
-            name: display_name(p.doc_type, &owner.first_name, &owner.last_name),
-            storage_key: key,
-            content_type: "application/pdf".into(),
-            size: Some(size),
-            sha256: Some(sha256),
-            created_at: now,
-        });
-    }
-    Ok((documents, written))
-}
-
-/// The GewA 1 forms of a stored case that the service rendered (not the callers' uploads),
-/// rendered again with a new head (`office_name`, `municipality_key`): every other field as at
-/// the create, dated the day of the create (when the owners signed), field 16 from the
-/// company's stored address for a branch as at the create. The forms whose bytes differ from
-/// the case's are written to the document store and returned as [`store_produced`] returns
-/// them; a form the new head leaves as it is is not replaced.
-pub(crate) async fn rerender_gewa1(
-    state: &AppState,
-    case: &store::TradeRegistrationRecord,
-    office_name: String,
-    municipality_key: String,
-) -> Result<(Vec<DocumentRecord>, Vec<String>), ApiError> {
-    let reg = cases::stored_trade(case)?;
-    if reg.owners.iter().all(|o| o.documents.gewa_1.is_some()) {
-        return Ok((Vec::new(), Vec::new()));
-    }
-    let main_office = if reg.establishment_type.is_branch() && reg.business_address.is_none() {
-        state
-            .repo
-            .get_company(case.company_id)
-            .await?
-            .and_then(|c| c.business_address)
-            .and_then(|a| serde_json::from_value::<PostalAddress>(a).ok())
-    } else {
-        None
-    };
-    let ctx = forms::Gewa1Context {
-        trade_office_name: Some(office_name),
-        municipality_key: Some(municipality_key),
-        main_office,
-        created_on: date_in_germany(case.created_at),
-        timestamp: case.created_at,
-    };
-    let reg_for_render = reg.clone();
-    let produced = tokio::task::spawn_blocking(move || {
-        let mut out = Vec::new();
-        for (i, owner) in reg_for_render.owners.iter().enumerate() {
-            if owner.documents.gewa_1.is_none() {
-                out.push(Produced {
-                    owner: i,
-                    doc_type: DOC_GEWA1,
-                    content: Content::Rendered(Bytes::from(forms::render_gewa1(
-                        &reg_for_render,
-                        i,
-                        &ctx,
-                    )?)),
-                });
-            }
-        }
-        Ok::<_, forms::RenderError>(out)
-    })
-    .await
-    .map_err(|e| ApiError::Internal(anyhow::anyhow!("rendering panicked: {e}")))?
-    .map_err(|e| ApiError::Internal(anyhow::anyhow!("rendering failed: {e}")))?;
-    let changed = produced
-        .into_iter()
-        .filter(|p| match &p.content {
-            Content::Rendered(bytes) => {
-                !cases::holds_document(&case.documents, Some(p.owner as i32), p.doc_type, bytes)
-            }
-            Content::Uploaded(_) => true,
-        })
-        .collect();
-    store_produced(state, case.id, &reg, changed, crate::clock::now_micros()).await
-}
-
-/// The client company the case is for: an existing one of this provider in the same
-/// environment, or a new one described by the request. For a branch naming an existing
-/// company, also that company's stored address: its main office (GewA 1 field 16).
-async fn resolve_company(
-    state: &AppState,
-    provider: Uuid,
-    request: &TradeRequest,
-) -> Result<
-    (
-        Uuid,
-        Option<(Uuid, NewClientCompany)>,
-        Option<PostalAddress>,
-    ),
-    ApiError,
-> {
-    let reg = &request.registration;
-    // The API value (`gmbh-co-kg`), as serde writes it.
-    let legal_form = serde_json::to_value(reg.legal_form)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string));
-    match request.company_id {
-        Some(id) => {
-            let company = cases::check_named_company(
-                state,
-                provider,
-                id,
-                reg.environment,
-                (&reg.name, legal_form.as_deref().unwrap_or_default()),
-            )
-            .await?;
-            // Stored by the create that made the company, in the shape of `business_address`
-            // (a tax registration's seat, or a trade request's address).
-            let main_office = company
-                .business_address
-                .filter(|_| reg.establishment_type.is_branch())
-                .and_then(|a| serde_json::from_value::<PostalAddress>(a).ok());
-            Ok((id, None, main_office))
-        }
-        None => {
-            // The company's address: business_address, else a branch's main establishment,
-            // else the establishment itself.
-            let main = reg
-                .main_establishment
-                .as_ref()
-                .filter(|_| reg.establishment_type.is_branch())
-                .map(|m| &m.address);
-            let address = match reg.business_address.as_ref().or(main) {
-                Some(a) => serde_json::to_value(a),
-                None => {
-                    let o = &reg.registered_office;
-                    serde_json::to_value(PostalAddress {
-                        street: o.street.clone(),
-                        street_second_line: o.street_second_line.clone(),
-                        zip: o.zip.clone(),
-                        city: o.city.clone(),
-                        state: None,
-                        country: domain::country::CountryCode::DE,
-                    })
-                }
-            }
-            .map_err(|e| ApiError::Internal(e.into()))?;
-            let id = Uuid::now_v7();
-            Ok((
-                id,
-                Some((
-                    id,
-                    NewClientCompany {
-                        provider_id: provider,
-                        name: reg.name.clone(),
-                        environment: reg.environment,
-                        legal_form,
-                        registration_number: reg.registration_number.clone(),
-                        business_address: Some(address),
-                    },
-                )),
-                None,
-            ))
-        }
-    }
-}
-
 /// Creates a trade registration. The body is `application/json` (the payload), or
 /// `multipart/form-data` with the payload in the part `data` and one signed GewA 1 PDF per
 /// `owners[i].documents.gewa_1.file`.
@@ -563,229 +249,71 @@ pub async fn create(
     Extension(caller): Extension<Caller>,
     req: Request,
 ) -> Result<Response, ApiError> {
-    let Caller::Provider {
-        company_id: provider,
-    } = caller
-    else {
-        return Err(ApiError::Forbidden(
-            "only provider keys can create trade registrations".into(),
-        ));
-    };
-    let claim = req.extensions().get::<crate::idempotency::Claim>().cloned();
-    let mut received = receive(&state, req).await?;
-    let value: Value = match received.parsed.take() {
-        Some(value) => value,
-        None => serde_json::from_slice(&received.data).map_err(|e| {
-            ApiError::InvalidJson(format!(
-                "the payload is not well-formed JSON (line {}, column {})",
-                e.line(),
-                e.column()
-            ))
-        })?,
-    };
-    crate::extract::refuse_duplicate_keys(&received.data)?;
-    let now = crate::clock::now_micros();
-    let mut errs = Violations::new();
-    let parsed = match domain::trade_request::parse(&value, date_in_germany(now)) {
-        Ok(p) => Some(p),
-        Err(v) => {
-            errs.extend(v);
-            None
-        }
-    };
-    check_files(&state, &value, &received.files, &mut errs).await;
-    let request = match parsed {
-        Some(p) if errs.is_empty() => p,
-        _ => return Err(ApiError::Validation(errs)),
-    };
-    let (company_id, new_company, main_office) =
-        resolve_company(&state, provider, &request).await?;
-    let reg = request.registration;
-    let (trade_office, trade_office_candidates, mut head) =
-        determine_trade_office(&state, &reg.registered_office).await?;
-    head.main_office = main_office;
-
-    // Render (CPU work) off the async threads.
-    let uploads: HashMap<String, Spooled> = received
-        .files
-        .into_iter()
-        .map(|f| (f.name.clone(), f))
-        .collect();
-    let operator = state.config.operator.clone();
-    let reg_for_render = reg.clone();
-    let produced = tokio::task::spawn_blocking(move || {
-        render_all(&reg_for_render, uploads, head, operator, now)
+    let provider = access::provider_only(caller, "trade registrations")?;
+    let claim = req.extensions().get::<Claim>().cloned();
+    let submission = receive(&state, req).await?;
+    let mut response = None;
+    let written = trade::create_trade(&state, provider, submission, |created| {
+        let body = created_answer(&state, created);
+        let (kept, res) = idempotency::prepare(
+            &state.answer_keys,
+            claim.as_ref(),
+            StatusCode::CREATED,
+            body,
+        )?;
+        response = Some(res);
+        Ok(kept)
     })
-    .await
-    .map_err(|e| ApiError::Internal(anyhow::anyhow!("rendering panicked: {e}")))?
-    .map_err(|e| ApiError::Internal(anyhow::anyhow!("rendering failed: {e}")))?;
+    .await?;
+    crate::routes::tax_registrations::respond_created(written, response)
+}
 
-    let case_id = Uuid::now_v7();
-    let (documents, written) = store_produced(&state, case_id, &reg, produced, now).await?;
-
-    // Every case passes through `initiated`; the package decides the next status.
-    let status = TradeStatus::Initiated
-        .transition(reg.package.first_status())
-        .map_err(|e| ApiError::Internal(anyhow::anyhow!("lifecycle table: {e}")))?
-        .as_str();
-    let package = reg.package.as_str();
-    let price_cents = match reg.package {
-        Package::SelfService => state.config.price_self_cents,
-        Package::Assisted => state.config.price_assisted_cents,
-    };
-    let unix = now.unix_timestamp();
-    let link = |d: &DocumentRecord| OwnerDocument {
-        id: d.id,
-        name: d.name.clone(),
-        download_url: state.links.url(d.id, unix),
+/// The create's answer: the case, its status and each owner's documents with signed links.
+fn created_answer(state: &AppState, created: &CreatedTrade) -> CreateResponse {
+    let reg = &created.registration;
+    let unix = created.at.unix_timestamp();
+    let find = |i: usize, t: DocumentType| {
+        created
+            .documents
+            .iter()
+            .find(|d| d.owner_index == Some(i as i32) && d.doc_type == t.as_str())
+            .map(|d| OwnerDocument {
+                id: d.id,
+                name: d.name.clone(),
+                download_url: state.links.url(d.id, unix),
+            })
     };
     let owners = reg
         .owners
         .iter()
         .enumerate()
-        .map(|(i, o)| {
-            let find = |t: &str| {
-                documents
-                    .iter()
-                    .find(|d| d.owner_index == Some(i as i32) && d.doc_type == t)
-                    .map(link)
-            };
-            CreatedOwner {
-                first_name: o.first_name.clone(),
-                last_name: o.last_name.clone(),
-                documents: OwnerDocuments {
-                    gewa_1: find(DOC_GEWA1),
-                    power_of_attorney: find(DOC_POA),
-                },
-            }
+        .map(|(i, o)| CreatedOwner {
+            first_name: o.first_name.clone(),
+            last_name: o.last_name.clone(),
+            documents: OwnerDocuments {
+                gewa_1: find(i, DocumentType::TradeLicenceApplication),
+                power_of_attorney: find(i, DocumentType::PowerOfAttorney),
+            },
         })
         .collect();
-    // The answer is made before the transaction: under an Idempotency-Key it commits with the
-    // case (store::IdempotentAnswer).
-    let (answer, response) = crate::idempotency::prepare(
-        &state.answer_keys,
-        claim.as_ref(),
-        StatusCode::CREATED,
-        CreateResponse {
-            result: Outcome::Success,
-            message: match reg.package {
-                Package::SelfService => {
-                    "trade registration created; the GewA 1 forms are ready to sign and file".into()
-                }
-                Package::Assisted => {
-                    "trade registration created and submitted; we file it with the trade office"
-                        .into()
-                }
-            },
-            company_id,
-            trade_registration_id: case_id,
-            status: status.into(),
-            owners,
-            client_reference: reg.client_reference.clone(),
-            client_preferred_language: reg.client_preferred_language,
-            timestamp: now,
+    CreateResponse {
+        result: Outcome::Success,
+        message: match reg.package {
+            Package::SelfService => {
+                "trade registration created; the GewA 1 forms are ready to sign and file".into()
+            }
+            Package::Assisted => {
+                "trade registration created and submitted; we file it with the trade office".into()
+            }
         },
-    )?;
-    let new = NewTradeRegistration {
-        id: case_id,
-        new_company,
-        company_id,
-        provider_id: provider,
-        environment: reg.environment,
-        package: package.into(),
-        status: status.into(),
-        record: serde_json::to_value(&reg).map_err(|e| ApiError::Internal(e.into()))?,
-        price_cents,
-        trade_office,
-        trade_office_candidates,
-        created_at: now,
-        documents,
-        history: vec![
-            StatusChange {
-                status: TradeStatus::Initiated.as_str().into(),
-                previous_status: None,
-                actor: format!("provider:{provider}"),
-                reason: None,
-                at: now,
-            },
-            StatusChange {
-                status: status.into(),
-                previous_status: Some(TradeStatus::Initiated.as_str().into()),
-                actor: "system".into(),
-                reason: None,
-                at: now,
-            },
-        ],
-        idempotency: answer,
-    };
-    if let Err(e) = state.repo.create_trade_registration(&new).await {
-        cases::remove_files(&state, &written).await;
-        if e.is_company_conflict() {
-            return Err(ApiError::Conflict {
-                code: ErrorCode::CompanyAlreadyRegistered,
-                message: "this company already has a trade registration".into(),
-            });
-        }
-        if matches!(e, store::StoreError::IdempotencyClaimLost) {
-            return Ok(crate::idempotency::claim_lost());
-        }
-        return Err(e.into());
+        company_id: created.company_id,
+        trade_registration_id: created.case_id,
+        status: created.status.as_str().into(),
+        owners,
+        client_reference: reg.client_reference.clone(),
+        client_preferred_language: reg.client_preferred_language,
+        timestamp: created.at,
     }
-    state.wake_webhooks();
-    tracing::info!(trade_registration_id = %case_id, %company_id, status, "trade registration created");
-    Ok(response)
-}
-
-/// Determines the receiving trade office from the establishment's address (domain::offices);
-/// the head of the GewA 1 takes the directory's name for it when the directory has one.
-async fn determine_trade_office(
-    state: &AppState,
-    office: &RegisteredOffice,
-) -> Result<(Option<Value>, Option<Value>, Head), ApiError> {
-    use domain::offices::TradeOfficeLookup;
-    Ok(
-        match domain::offices::trade_office_at(&office.zip, &office.city, &office.street) {
-            TradeOfficeLookup::Found { office } => {
-                let entry = match state.trade_offices.get(office.key) {
-                    Some(entry) => entry,
-                    None => {
-                        let entry = state.repo.get_trade_office(office.key).await?;
-                        state.trade_offices.put(office.key, entry.clone());
-                        entry
-                    }
-                };
-                let view = TradeOfficeView::from_ref(&office);
-                let head = Head {
-                    office_name: Some(entry.map(|e| e.name).unwrap_or_else(|| view.name.clone())),
-                    municipality_key: Some(view.municipality_key.clone()),
-                    main_office: None,
-                };
-                (Some(to_json(&view)?), None, head)
-            }
-            TradeOfficeLookup::Ambiguous { candidates } => {
-                let views: Vec<TradeOfficeView> =
-                    candidates.iter().map(TradeOfficeView::from_ref).collect();
-                (None, Some(to_json(&views)?), Head::default())
-            }
-            // Berlin or Hamburg without its district: the city, and so the head's
-            // Gemeindekennzahl, is certain; the office waits for an operator.
-            TradeOfficeLookup::DistrictNotDetermined { candidates, .. } => {
-                let views: Vec<TradeOfficeView> =
-                    candidates.iter().map(TradeOfficeView::from_ref).collect();
-                let head = Head {
-                    office_name: None,
-                    municipality_key: candidates.first().map(|c| c.municipality_key.to_string()),
-                    main_office: None,
-                };
-                (None, Some(to_json(&views)?), head)
-            }
-            TradeOfficeLookup::NotFound => (None, None, Head::default()),
-        },
-    )
-}
-
-fn to_json<T: Serialize>(v: &T) -> Result<Value, ApiError> {
-    serde_json::to_value(v).map_err(|e| ApiError::Internal(e.into()))
 }
 
 /// The request payload, for the OpenAPI document (the server validates it field by field into
@@ -902,30 +430,6 @@ pub struct OfficeView {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct DocumentView {
-    pub id: Uuid,
-    /// `trade-licence-application`, `power-of-attorney` or `trade-licence`.
-    #[serde(rename = "type")]
-    pub doc_type: String,
-    pub name: String,
-    pub download_url: String,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct StatusHistoryEntry {
-    pub status: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub previous_status: Option<String>,
-    /// `provider:<id>`, `operator:<id>` or `system`.
-    pub actor: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    #[serde(with = "time::serde::rfc3339")]
-    #[schema(value_type = String, format = DateTime)]
-    pub at: OffsetDateTime,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
 pub struct TradeRegistrationResponse {
     pub result: Outcome,
     pub message: String,
@@ -982,7 +486,7 @@ pub struct TradeRegistrationResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub city_fee: Option<f64>,
     pub is_paid: bool,
-    pub documents: Vec<DocumentView>,
+    pub documents: Vec<views::DocumentView>,
     /// `gbr` when another product of the provider spawned the case, else null.
     pub source_product: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -991,7 +495,7 @@ pub struct TradeRegistrationResponse {
     #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
-    pub status_history: Vec<StatusHistoryEntry>,
+    pub status_history: Vec<views::StatusHistoryEntry>,
 }
 
 fn iso(d: time::Date) -> String {
@@ -1013,13 +517,16 @@ pub async fn get(
     Extension(caller): Extension<Caller>,
     PathId(id): PathId,
 ) -> Result<Response, ApiError> {
-    let case = state
-        .repo
-        .get_trade_registration(id)
-        .await?
-        .ok_or(ApiError::NotFound)?;
-    cases::ensure_visible(caller, case.provider_id, case.company_id)?;
-    let reg = cases::stored_trade(&case)?;
+    let case = access::trade_case(&state, caller, id).await?;
+    Ok(respond(StatusCode::OK, view(&state, &case)?))
+}
+
+/// A trade registration as `GET` answers it.
+fn view(
+    state: &AppState,
+    case: &store::TradeRegistrationRecord,
+) -> Result<TradeRegistrationResponse, ApiError> {
+    let reg = trade::stored_trade(case)?;
     let verified = &case.identity_verifications;
     let legal_form = case
         .company_legal_form
@@ -1030,7 +537,7 @@ pub async fn get(
                 .and_then(|v| v.as_str().map(str::to_string))
         })
         .unwrap_or_default();
-    let body = TradeRegistrationResponse {
+    Ok(TradeRegistrationResponse {
         result: Outcome::Success,
         message: "trade registration found".into(),
         trade_registration_id: case.id,
@@ -1105,14 +612,13 @@ pub async fn get(
         price: case.price_cents as f64 / 100.0,
         city_fee: case.city_fee_cents.map(|c| c as f64 / 100.0),
         is_paid: case.is_paid,
-        documents: cases::document_views(&state, &case.documents),
+        documents: views::document_views(state, &case.documents),
         source_product: case.source_product.clone(),
         client_reference: reg.client_reference.clone(),
         client_preferred_language: reg.client_preferred_language,
         created_at: case.created_at,
-        status_history: cases::history_views(&case.history),
-    };
-    Ok(respond(StatusCode::OK, body))
+        status_history: views::history_views(&case.history),
+    })
 }
 
 /// Body of `mark-submitted`: optional, `{}` or with a reason.
@@ -1156,84 +662,20 @@ pub async fn mark_submitted(
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let input: MarkSubmittedRequest = crate::extract::decode_optional_json(&headers, &body)?;
-    let reason = match input.reason {
-        None => None,
-        Some(r) => {
-            let mut errs = Violations::new();
-            let r = domain::rules::note(
-                &Value::from(r),
-                "reason",
-                crate::routes::transitions::TRADE_NOTE_MAX,
-                &mut errs,
-            );
-            errs.finish(r)?
-        }
-    };
-    let case = state
-        .repo
-        .get_trade_registration(id)
-        .await?
-        .ok_or(ApiError::NotFound)?;
-    cases::ensure_visible(caller, case.provider_id, case.company_id)?;
-    let Caller::Provider {
-        company_id: provider,
-    } = caller
-    else {
-        return Err(ApiError::Forbidden(
-            "only the provider that created the case marks it submitted".into(),
-        ));
-    };
-    let current: TradeStatus = cases::stored_status(&case.status)?;
-    // The provider's action exists only from form-rendered (the table's other way into
-    // submitted, from initiated, is the create's own step).
-    if current != TradeStatus::FormRendered {
-        return Err(ApiError::Conflict {
-            code: ErrorCode::InvalidStateTransition,
-            message: {
-                let allowed: Vec<&str> = current.next().iter().map(|s| s.as_str()).collect();
-                if allowed.is_empty() {
-                    format!(
-                        "the case is {} (final); mark-submitted is only possible from form-rendered",
-                        current.as_str()
-                    )
-                } else {
-                    format!(
-                        "the case is {}; it can become {} (through an operator), and mark-submitted is only possible from form-rendered",
-                        current.as_str(),
-                        allowed.join(" or ")
-                    )
-                }
-            },
-        });
-    }
-    let to = current
-        .transition(TradeStatus::Submitted)
-        .map_err(|e| ApiError::Internal(anyhow::anyhow!("lifecycle table: {e}")))?;
-    let change = StatusChange {
-        status: to.as_str().into(),
-        previous_status: Some(current.as_str().into()),
-        actor: format!("provider:{provider}"),
-        reason,
-        at: crate::clock::now_micros(),
-    };
-    cases::move_case(
-        &state,
-        store::CaseKind::Trade,
-        id,
-        current.as_str(),
-        &change,
-        &[],
-        &store::CaseFields::default(),
-    )
-    .await?;
+    let mut errs = Violations::new();
+    let reason = input
+        .reason
+        .and_then(|r| steps::checked_note(r, steps::TRADE_NOTE_MAX, &mut errs));
+    errs.finish(())?;
+    let moved = steps::mark_submitted(&state, caller, id, reason).await?;
     Ok(respond(
         StatusCode::OK,
         TransitionResponse {
             result: Outcome::Success,
             message: "trade registration marked submitted".into(),
             trade_registration_id: id,
-            status: to.as_str().into(),
-            previous_status: current.as_str().into(),
+            status: moved.status.as_str().into(),
+            previous_status: moved.previous.as_str().into(),
         },
     ))
 }

@@ -17,7 +17,7 @@ use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use crate::app::AppState;
+use crate::state::AppState;
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody, ErrorCode};
 use crate::extract::{ApiJson, ApiQuery, PathId, PathIds};
@@ -489,7 +489,7 @@ fn before_page(
     limit: Option<i64>,
     errs: &mut Violations,
 ) -> (Option<i64>, i64) {
-    crate::routes::cases::page_params(
+    crate::extract::page_params(
         "before",
         before,
         |b| b.parse::<i64>().ok().filter(|n| *n > 0),

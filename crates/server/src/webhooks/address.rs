@@ -23,6 +23,7 @@
 //!   that means an IPv4 address writes it as one.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::sync::LazyLock;
 
 /// What the registry says about an entry's "Globally Reachable".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,347 +38,83 @@ pub enum Reach {
 }
 
 /// One registry entry.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Entry<A> {
     pub base: A,
     pub len: u8,
-    pub name: &'static str,
-    pub rfc: &'static str,
+    pub name: String,
+    pub rfc: String,
     pub reach: Reach,
 }
 
-const fn v4(
-    octets: [u8; 4],
-    len: u8,
-    name: &'static str,
-    rfc: &'static str,
-    reach: Reach,
-) -> Entry<u32> {
-    Entry {
-        base: u32::from_be_bytes(octets),
-        len,
-        name,
-        rfc,
-        reach,
-    }
-}
+/// Both registries, every entry, as `data/iana-special-purpose-addresses.csv` holds them (its
+/// header names the sources).
+const REGISTRY: &str = include_str!("../../data/iana-special-purpose-addresses.csv");
 
-const fn v6(
-    segs: [u16; 8],
-    len: u8,
-    name: &'static str,
-    rfc: &'static str,
-    reach: Reach,
-) -> Entry<u128> {
-    let mut base: u128 = 0;
-    let mut i = 0;
-    while i < 8 {
-        base = (base << 16) | segs[i] as u128;
-        i += 1;
-    }
-    Entry {
-        base,
-        len,
-        name,
-        rfc,
-        reach,
-    }
+/// The IANA IPv4 Special-Purpose Address Registry, every entry.
+pub static IPV4_SPECIAL: LazyLock<Vec<Entry<u32>>> = LazyLock::new(|| {
+    registry()
+        .filter_map(|(ip, e)| match ip {
+            IpAddr::V4(a) => Some(Entry {
+                base: u32::from(a),
+                len: e.len,
+                name: e.name,
+                rfc: e.rfc,
+                reach: e.reach,
+            }),
+            IpAddr::V6(_) => None,
+        })
+        .collect()
+});
+
+/// The IANA IPv6 Special-Purpose Address Registry, every entry.
+pub static IPV6_SPECIAL: LazyLock<Vec<Entry<u128>>> = LazyLock::new(|| {
+    registry()
+        .filter_map(|(ip, e)| match ip {
+            IpAddr::V6(a) => Some(Entry {
+                base: u128::from(a),
+                len: e.len,
+                name: e.name,
+                rfc: e.rfc,
+                reach: e.reach,
+            }),
+            IpAddr::V4(_) => None,
+        })
+        .collect()
+});
+
+/// The rows of [`REGISTRY`]: a block's address and its entry. The file is part of the build and
+/// checked by the tests, so a row that does not read is a bug: it panics.
+fn registry() -> impl Iterator<Item = (IpAddr, Entry<()>)> {
+    let data: String = REGISTRY
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let rows: Vec<csv::StringRecord> = csv::Reader::from_reader(data.as_bytes())
+        .records()
+        .collect::<Result<_, _>>()
+        .expect("the address registry reads as CSV");
+    rows.into_iter().map(|row| {
+        let (block, len) = row[0].split_once('/').expect("a block with its length");
+        let reach = match &row[3] {
+            "Global" => Global,
+            "Local" => Local,
+            "Embedded" => Embedded,
+            other => panic!("unknown reach {other:?}"),
+        };
+        let entry = Entry {
+            base: (),
+            len: len.parse().expect("a prefix length"),
+            name: row[1].to_string(),
+            rfc: row[2].to_string(),
+            reach,
+        };
+        (block.parse().expect("an address"), entry)
+    })
 }
 
 use Reach::{Embedded, Global, Local};
-
-/// The IANA IPv4 Special-Purpose Address Registry, every entry.
-pub const IPV4_SPECIAL: &[Entry<u32>] = &[
-    v4([0, 0, 0, 0], 8, "\"This network\"", "RFC 791", Local),
-    v4(
-        [0, 0, 0, 0],
-        32,
-        "\"This host on this network\"",
-        "RFC 1122",
-        Local,
-    ),
-    v4([10, 0, 0, 0], 8, "Private-Use", "RFC 1918", Local),
-    v4(
-        [100, 64, 0, 0],
-        10,
-        "Shared Address Space",
-        "RFC 6598",
-        Local,
-    ),
-    v4([127, 0, 0, 0], 8, "Loopback", "RFC 1122", Local),
-    v4([169, 254, 0, 0], 16, "Link Local", "RFC 3927", Local),
-    v4([172, 16, 0, 0], 12, "Private-Use", "RFC 1918", Local),
-    v4(
-        [192, 0, 0, 0],
-        24,
-        "IETF Protocol Assignments",
-        "RFC 6890",
-        Local,
-    ),
-    v4(
-        [192, 0, 0, 0],
-        29,
-        "IPv4 Service Continuity Prefix",
-        "RFC 7335",
-        Local,
-    ),
-    v4([192, 0, 0, 8], 32, "IPv4 dummy address", "RFC 7600", Local),
-    v4(
-        [192, 0, 0, 9],
-        32,
-        "Port Control Protocol Anycast",
-        "RFC 7723",
-        Global,
-    ),
-    v4(
-        [192, 0, 0, 10],
-        32,
-        "Traversal Using Relays around NAT Anycast",
-        "RFC 8155",
-        Global,
-    ),
-    v4(
-        [192, 0, 0, 170],
-        32,
-        "NAT64/DNS64 Discovery",
-        "RFC 7050",
-        Local,
-    ),
-    v4(
-        [192, 0, 0, 171],
-        32,
-        "NAT64/DNS64 Discovery",
-        "RFC 7050",
-        Local,
-    ),
-    v4(
-        [192, 0, 2, 0],
-        24,
-        "Documentation (TEST-NET-1)",
-        "RFC 5737",
-        Local,
-    ),
-    v4([192, 31, 196, 0], 24, "AS112-v4", "RFC 7535", Global),
-    v4([192, 52, 193, 0], 24, "AMT", "RFC 7450", Global),
-    v4(
-        [192, 88, 99, 0],
-        24,
-        "Deprecated (6to4 Relay Anycast)",
-        "RFC 7526",
-        Local,
-    ),
-    v4(
-        [192, 88, 99, 2],
-        32,
-        "6a44-relay anycast address",
-        "RFC 6751",
-        Local,
-    ),
-    v4([192, 168, 0, 0], 16, "Private-Use", "RFC 1918", Local),
-    v4(
-        [192, 175, 48, 0],
-        24,
-        "Direct Delegation AS112 Service",
-        "RFC 7534",
-        Global,
-    ),
-    v4([198, 18, 0, 0], 15, "Benchmarking", "RFC 2544", Local),
-    v4(
-        [198, 51, 100, 0],
-        24,
-        "Documentation (TEST-NET-2)",
-        "RFC 5737",
-        Local,
-    ),
-    v4(
-        [203, 0, 113, 0],
-        24,
-        "Documentation (TEST-NET-3)",
-        "RFC 5737",
-        Local,
-    ),
-    v4([240, 0, 0, 0], 4, "Reserved", "RFC 1112", Local),
-    v4(
-        [255, 255, 255, 255],
-        32,
-        "Limited Broadcast",
-        "RFC 8190",
-        Local,
-    ),
-];
-
-/// The IANA IPv6 Special-Purpose Address Registry, every entry.
-pub const IPV6_SPECIAL: &[Entry<u128>] = &[
-    v6(
-        [0, 0, 0, 0, 0, 0, 0, 1],
-        128,
-        "Loopback Address",
-        "RFC 4291",
-        Local,
-    ),
-    v6(
-        [0, 0, 0, 0, 0, 0, 0, 0],
-        128,
-        "Unspecified Address",
-        "RFC 4291",
-        Local,
-    ),
-    v6(
-        [0, 0, 0, 0, 0, 0xffff, 0, 0],
-        96,
-        "IPv4-mapped Address",
-        "RFC 4291",
-        Local,
-    ),
-    v6(
-        [0x64, 0xff9b, 0, 0, 0, 0, 0, 0],
-        96,
-        "IPv4-IPv6 Translat.",
-        "RFC 6052",
-        Embedded,
-    ),
-    v6(
-        [0x64, 0xff9b, 1, 0, 0, 0, 0, 0],
-        48,
-        "IPv4-IPv6 Translat. (local use)",
-        "RFC 8215",
-        Local,
-    ),
-    v6(
-        [0x100, 0, 0, 0, 0, 0, 0, 0],
-        64,
-        "Discard-Only Address Block",
-        "RFC 6666",
-        Local,
-    ),
-    v6(
-        [0x100, 0, 0, 1, 0, 0, 0, 0],
-        64,
-        "Dummy IPv6 Prefix",
-        "RFC 9780",
-        Local,
-    ),
-    v6(
-        [0x2001, 0, 0, 0, 0, 0, 0, 0],
-        23,
-        "IETF Protocol Assignments",
-        "RFC 2928",
-        Local,
-    ),
-    v6(
-        [0x2001, 0, 0, 0, 0, 0, 0, 0],
-        32,
-        "TEREDO",
-        "RFC 4380",
-        Embedded,
-    ),
-    v6(
-        [0x2001, 1, 0, 0, 0, 0, 0, 1],
-        128,
-        "Port Control Protocol Anycast",
-        "RFC 7723",
-        Global,
-    ),
-    v6(
-        [0x2001, 1, 0, 0, 0, 0, 0, 2],
-        128,
-        "Traversal Using Relays around NAT Anycast",
-        "RFC 8155",
-        Global,
-    ),
-    v6(
-        [0x2001, 1, 0, 0, 0, 0, 0, 3],
-        128,
-        "DNS-SD Service Registration Protocol Anycast",
-        "RFC 9665",
-        Global,
-    ),
-    v6(
-        [0x2001, 2, 0, 0, 0, 0, 0, 0],
-        48,
-        "Benchmarking",
-        "RFC 5180",
-        Local,
-    ),
-    v6([0x2001, 3, 0, 0, 0, 0, 0, 0], 32, "AMT", "RFC 7450", Global),
-    v6(
-        [0x2001, 4, 0x112, 0, 0, 0, 0, 0],
-        48,
-        "AS112-v6",
-        "RFC 7535",
-        Global,
-    ),
-    v6(
-        [0x2001, 0x10, 0, 0, 0, 0, 0, 0],
-        28,
-        "Deprecated (previously ORCHID)",
-        "RFC 4843",
-        Local,
-    ),
-    v6(
-        [0x2001, 0x20, 0, 0, 0, 0, 0, 0],
-        28,
-        "ORCHIDv2",
-        "RFC 7343",
-        Global,
-    ),
-    v6(
-        [0x2001, 0x30, 0, 0, 0, 0, 0, 0],
-        28,
-        "Drone Remote ID Protocol Entity Tags (DETs) Prefix",
-        "RFC 9374",
-        Global,
-    ),
-    v6(
-        [0x2001, 0xdb8, 0, 0, 0, 0, 0, 0],
-        32,
-        "Documentation",
-        "RFC 3849",
-        Local,
-    ),
-    v6(
-        [0x2002, 0, 0, 0, 0, 0, 0, 0],
-        16,
-        "6to4",
-        "RFC 3056",
-        Embedded,
-    ),
-    v6(
-        [0x2620, 0x4f, 0x8000, 0, 0, 0, 0, 0],
-        48,
-        "Direct Delegation AS112 Service",
-        "RFC 7534",
-        Global,
-    ),
-    v6(
-        [0x3fff, 0, 0, 0, 0, 0, 0, 0],
-        20,
-        "Documentation",
-        "RFC 9637",
-        Local,
-    ),
-    v6(
-        [0x5f00, 0, 0, 0, 0, 0, 0, 0],
-        16,
-        "Segment Routing (SRv6) SIDs",
-        "RFC 9602",
-        Local,
-    ),
-    v6(
-        [0xfc00, 0, 0, 0, 0, 0, 0, 0],
-        7,
-        "Unique-Local",
-        "RFC 4193",
-        Local,
-    ),
-    v6(
-        [0xfe80, 0, 0, 0, 0, 0, 0, 0],
-        10,
-        "Link-Local Unicast",
-        "RFC 4291",
-        Local,
-    ),
-];
 
 fn mask32(len: u8) -> u32 {
     if len == 0 {
@@ -451,7 +188,7 @@ fn check_v4(ip: Ipv4Addr) -> Result<(), NotPublic> {
 
 /// The IPv4 addresses an address of an `Embedded` entry carries.
 fn embedded(a: u128, e: &Entry<u128>) -> Vec<Ipv4Addr> {
-    match e.name {
+    match e.name.as_str() {
         // RFC 3056: 2002:V4ADDR::/48.
         "6to4" => vec![Ipv4Addr::from((a >> 80) as u32)],
         // RFC 4380 section 4: server IPv4 in bits 32-63, the client's external IPv4
@@ -513,7 +250,7 @@ mod tests {
     #[test]
     fn every_ipv4_registry_entry() {
         assert_eq!(IPV4_SPECIAL.len(), 26);
-        for e in IPV4_SPECIAL {
+        for e in IPV4_SPECIAL.iter() {
             for a in [Ipv4Addr::from(e.base), last4(e)] {
                 let governing = longest_v4(u32::from(a)).unwrap();
                 let want = governing.reach == Global;
@@ -540,7 +277,7 @@ mod tests {
     #[test]
     fn every_ipv6_registry_entry() {
         assert_eq!(IPV6_SPECIAL.len(), 25);
-        for e in IPV6_SPECIAL {
+        for e in IPV6_SPECIAL.iter() {
             for a in [Ipv6Addr::from(e.base), last6(e)] {
                 let governing = longest_v6(u128::from(a)).unwrap();
                 let got = is_public(a.into());

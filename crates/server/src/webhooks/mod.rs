@@ -25,7 +25,7 @@ use time::OffsetDateTime;
 use tokio::sync::watch;
 use uuid::Uuid;
 
-use crate::app::AppState;
+use crate::state::AppState;
 use crate::config::WebhookConfig;
 
 /// How many messages one worker sends at once.

@@ -1,25 +1,22 @@
-//! One way to apply an operator's lifecycle step to a case, whoever asks: the operator API
-//! (`/v1/operator/...`) and the sandbox (`/v1/sandbox/...`, where a provider simulates the
-//! operator on its own sandbox cases). The request rules, the lifecycle check (409
+//! One way to move a case along its lifecycle, whoever asks: the operator API
+//! (`/v1/operator/...`), the sandbox (`/v1/sandbox/...`, where a provider simulates the
+//! operator on its own sandbox cases) and the provider's own `mark-submitted`. The request
+//! rules, who may take which step (`domain::lifecycle::Role`), the lifecycle check (409
 //! `INVALID_STATE_TRANSITION` naming the allowed statuses), the history entry and the atomic
-//! move live here once; the routes only decide who may call them.
+//! move live here once, in [`apply_step`]; the routes only extract and answer.
 
 use bytes::Bytes;
 use domain::Violations;
-use domain::lifecycle::{Lifecycle, TaxStatus, TradeStatus};
+use domain::case::{CaseKind, DocumentType};
+use domain::lifecycle::{Lifecycle, Role, StepRefused, TaxStatus, TradeStatus};
 use serde::Deserialize;
-use store::{
-    CaseKind, DocumentRecord, StatusChange, TaxRegistrationRecord, TradeRegistrationRecord,
-};
+use store::{DocumentRecord, StatusChange, TaxRegistrationRecord, TradeRegistrationRecord};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::app::AppState;
+use crate::cases::documents;
 use crate::error::{ApiError, ErrorCode};
-use crate::routes::cases;
-
-/// Document type of the issued trade licence.
-pub const DOC_TRADE_LICENCE: &str = "trade-licence";
+use crate::state::AppState;
 
 /// The most characters of a trade case's note (a step's, `mark-submitted`'s or the licence
 /// upload's `reason`); the OpenAPI document's `maxLength` of those fields, which
@@ -32,24 +29,35 @@ pub const TAX_NOTE_MAX: usize = 2000;
 /// Who applies a step; decides the history's actor and reason, and what the request may ask.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Actor {
+    /// The provider that created the case.
+    Provider(Uuid),
     Operator(Uuid),
     /// A provider simulating the operator on its own sandbox case.
     SandboxProvider(Uuid),
 }
 
 impl Actor {
+    /// The role whose steps the lifecycle allows this actor.
+    pub fn role(self) -> Role {
+        match self {
+            Actor::Provider(_) => Role::Provider,
+            Actor::Operator(_) => Role::Operator,
+            Actor::SandboxProvider(_) => Role::SandboxProvider,
+        }
+    }
+
     /// `operator:<id>` or `provider:<id>`.
     pub fn history_actor(self) -> String {
         match self {
             Actor::Operator(id) => format!("operator:{id}"),
-            Actor::SandboxProvider(id) => format!("provider:{id}"),
+            Actor::Provider(id) | Actor::SandboxProvider(id) => format!("provider:{id}"),
         }
     }
 
     /// The reason as recorded: a simulated step says so (`sandbox simulation: ...`).
     pub fn history_reason(self, reason: Option<String>) -> Option<String> {
         match self {
-            Actor::Operator(_) => reason,
+            Actor::Operator(_) | Actor::Provider(_) => reason,
             Actor::SandboxProvider(_) => Some(match reason {
                 Some(r) => format!("{}: {r}", domain::sandbox::SIMULATION),
                 None => domain::sandbox::SIMULATION.to_string(),
@@ -109,22 +117,16 @@ pub fn trade_step(input: TradeTransitionRequest, actor: Actor) -> Result<TradeSt
             "invalid_value",
             "must be one of: submitted, blocked (completed comes with the trade licence upload)",
         ),
-        Some(TradeStatus::Completed) if !actor.is_sandbox() => errs.push(
+        Some(target) if target.needs_licence(actor.role()) => errs.push(
             "status",
             "requires_trade_licence",
             "a case is completed by uploading the issued trade licence",
         ),
         _ => {}
     }
-    let reason = match input.reason {
-        Some(r) => domain::rules::note(
-            &serde_json::Value::from(r),
-            "reason",
-            TRADE_NOTE_MAX,
-            &mut errs,
-        ),
-        None => None,
-    };
+    let reason = input
+        .reason
+        .and_then(|r| checked_note(r, TRADE_NOTE_MAX, &mut errs));
     if target == Some(TradeStatus::Blocked) && reason.is_none() && errs.is_empty() {
         errs.push(
             "reason",
@@ -140,26 +142,51 @@ pub fn trade_step(input: TradeTransitionRequest, actor: Actor) -> Result<TradeSt
 
 /// A case as read: which table, its id, and the status it had then.
 #[derive(Debug, Clone, Copy)]
-struct CaseRef<'a> {
-    kind: CaseKind,
-    id: Uuid,
-    stored_status: &'a str,
+pub struct CaseRef<'a> {
+    pub kind: CaseKind,
+    pub id: Uuid,
+    pub stored_status: &'a str,
 }
 
-/// Moves a loaded case to `target` if the lifecycle allows it (else 409 naming the allowed
-/// statuses), recording `actor` and `reason` and adding `documents`, all in one write that
-/// fails with 409 if another request moved the case since it was read.
-async fn apply<L: Lifecycle>(
+impl<'a> CaseRef<'a> {
+    pub fn trade(case: &'a TradeRegistrationRecord) -> Self {
+        Self {
+            kind: CaseKind::Trade,
+            id: case.id,
+            stored_status: &case.status,
+        }
+    }
+
+    pub fn tax(case: &'a TaxRegistrationRecord) -> Self {
+        Self {
+            kind: CaseKind::Tax,
+            id: case.id,
+            stored_status: &case.status,
+        }
+    }
+}
+
+/// What a step writes besides the move: documents it adds and fields it sets.
+#[derive(Debug, Default)]
+pub struct StepWrites<'a> {
+    pub documents: &'a [DocumentRecord],
+    pub fields: store::CaseFields,
+}
+
+/// The one way every step moves a case: to `target` if `actor`'s role may take it there from
+/// where it is (else 409 naming the allowed statuses), recording the actor and `reason` and
+/// adding the step's writes, all in one write that fails with 409 if another request moved the
+/// case since it was read.
+pub async fn apply_step<L: Lifecycle>(
     state: &AppState,
     case: CaseRef<'_>,
     target: L,
     actor: Actor,
     reason: Option<String>,
-    documents: &[DocumentRecord],
-    fields: &store::CaseFields,
+    writes: StepWrites<'_>,
 ) -> Result<Moved<L>, ApiError> {
-    let current: L = cases::stored_status(case.stored_status)?;
-    let to = cases::checked_transition(current, target)?;
+    let current: L = stored_status(case.stored_status)?;
+    let to = current.step(target, actor.role()).map_err(refused)?;
     let change = StatusChange {
         status: to.as_str().into(),
         previous_status: Some(current.as_str().into()),
@@ -167,20 +194,96 @@ async fn apply<L: Lifecycle>(
         reason: actor.history_reason(reason),
         at: crate::clock::now_micros(),
     };
-    cases::move_case(
-        state,
-        case.kind,
-        case.id,
-        current.as_str(),
-        &change,
-        documents,
-        fields,
-    )
-    .await?;
+    if !state
+        .repo
+        .transition_case(
+            case.kind,
+            case.id,
+            current.as_str(),
+            &change,
+            writes.documents,
+            &writes.fields,
+        )
+        .await?
+    {
+        return Err(ApiError::Conflict {
+            code: ErrorCode::InvalidStateTransition,
+            message: "the case changed status meanwhile; read it again".into(),
+        });
+    }
+    state.wake_webhooks();
     Ok(Moved {
         previous: current,
         status: to,
     })
+}
+
+/// A refused step as its 409 `INVALID_STATE_TRANSITION`, naming where the case is and where
+/// it can go.
+fn refused(e: StepRefused) -> ApiError {
+    let message = match e {
+        StepRefused::Transition(e) => e.to_string(),
+        // Only the provider's `mark-submitted` has origins.
+        StepRefused::NotFromHere {
+            current,
+            origins,
+            allowed,
+        } if allowed.is_empty() => format!(
+            "the case is {current} (final); mark-submitted is only possible from {}",
+            origins.join(" or ")
+        ),
+        StepRefused::NotFromHere {
+            current,
+            origins,
+            allowed,
+        } => format!(
+            "the case is {current}; it can become {} (through an operator), and mark-submitted is only possible from {}",
+            allowed.join(" or "),
+            origins.join(" or ")
+        ),
+        e @ StepRefused::NotATarget { .. } => e.to_string(),
+    };
+    ApiError::Conflict {
+        code: ErrorCode::InvalidStateTransition,
+        message,
+    }
+}
+
+/// The stored status of a case as its lifecycle type.
+pub fn stored_status<L: Lifecycle>(status: &str) -> Result<L, ApiError> {
+    L::parse(status)
+        .ok_or_else(|| ApiError::Internal(anyhow::anyhow!("unknown stored status {status:?}")))
+}
+
+/// A step's note (`reason`), checked against the note rules with `max` characters, recording
+/// what is wrong in `errs`.
+pub fn checked_note(raw: String, max: usize, errs: &mut Violations) -> Option<String> {
+    domain::rules::note(&serde_json::Value::from(raw), "reason", max, errs)
+}
+
+/// `mark-submitted`: the provider that created a `self` case says its owners filed the GewA 1
+/// (`form-rendered` -> `submitted`). Any other caller who sees the case is 403.
+pub async fn mark_submitted(
+    state: &AppState,
+    caller: domain::auth::Caller,
+    id: Uuid,
+    reason: Option<String>,
+) -> Result<Moved<TradeStatus>, ApiError> {
+    let case = crate::cases::access::trade_case(state, caller, id).await?;
+    let domain::auth::Caller::Provider { company_id } = caller else {
+        return Err(ApiError::Forbidden(
+            "only the provider that created the case marks it submitted".into(),
+        ));
+    };
+    apply_step(
+        state,
+        CaseRef::trade(&case),
+        TradeStatus::Submitted,
+        Actor::Provider(company_id),
+        reason,
+        StepWrites::default(),
+    )
+    .await
 }
 
 /// Applies a checked trade step other than `completed` (which needs a licence: see
@@ -196,27 +299,25 @@ pub async fn move_trade(
             "completion without a licence"
         )));
     }
-    apply(
+    apply_step(
         state,
-        CaseRef {
-            kind: CaseKind::Trade,
-            id: case.id,
-            stored_status: &case.status,
-        },
+        CaseRef::trade(case),
         step.target,
         actor,
         step.reason,
-        &[],
-        &store::CaseFields::default(),
+        StepWrites::default(),
     )
     .await
 }
 
 /// Whether the case may be completed now (409 naming the allowed statuses otherwise); checked
 /// before a licence is stored or rendered, and again atomically by the move.
-pub fn check_completable(case: &TradeRegistrationRecord) -> Result<(), ApiError> {
-    let current: TradeStatus = cases::stored_status(&case.status)?;
-    cases::checked_transition(current, TradeStatus::Completed).map(|_| ())
+pub fn check_completable(case: &TradeRegistrationRecord, actor: Actor) -> Result<(), ApiError> {
+    let current: TradeStatus = stored_status(&case.status)?;
+    current
+        .step(TradeStatus::Completed, actor.role())
+        .map(|_| ())
+        .map_err(refused)
 }
 
 /// Stores `file` (a checked PDF) as the case's `trade-licence` document named `name` and
@@ -228,48 +329,38 @@ pub async fn complete_trade_with_licence(
     name: String,
     actor: Actor,
     reason: Option<String>,
-    fields: &store::CaseFields,
+    fields: store::CaseFields,
 ) -> Result<(Moved<TradeStatus>, DocumentRecord), ApiError> {
-    check_completable(case)?;
-    let id = case.id;
-    let doc_id = Uuid::now_v7();
+    check_completable(case, actor)?;
     let now = crate::clock::now_micros();
-    let key = cases::storage_key("trade", doc_id, "pdf", now);
-    let doc = DocumentRecord {
-        id: doc_id,
-        case_id: id,
-        case_kind: CaseKind::Trade.as_str().into(),
-        owner_index: None,
-        doc_type: DOC_TRADE_LICENCE.into(),
+    let doc = documents::record(
+        case.id,
+        DocumentType::TradeLicence,
+        None,
         name,
-        storage_key: key.clone(),
-        content_type: "application/pdf".into(),
-        size: Some(file.len() as i64),
-        sha256: Some({
-            use sha2::Digest;
-            sha2::Sha256::digest(&file).to_vec()
-        }),
-        created_at: now,
-    };
+        "pdf",
+        Some(documents::Digested::of(&file)),
+        now,
+    );
+    let key = doc.storage_key.clone();
     state.documents.put(&key, file).await?;
-    match apply(
+    let writes = StepWrites {
+        documents: std::slice::from_ref(&doc),
+        fields,
+    };
+    match apply_step(
         state,
-        CaseRef {
-            kind: CaseKind::Trade,
-            id,
-            stored_status: &case.status,
-        },
+        CaseRef::trade(case),
         TradeStatus::Completed,
         actor,
         reason,
-        std::slice::from_ref(&doc),
-        fields,
+        writes,
     )
     .await
     {
         Ok(moved) => Ok((moved, doc)),
         Err(e) => {
-            cases::remove_files(state, std::slice::from_ref(&key)).await;
+            documents::remove_files(state, std::slice::from_ref(&key)).await;
             Err(e)
         }
     }
@@ -350,14 +441,9 @@ pub fn tax_step(input: TaxTransitionRequest, actor: Actor) -> Result<TaxStep, Ap
             "must be one of: submitted, completed, rejected",
         );
     }
-    let reason = input.reason.and_then(|r| {
-        domain::rules::note(
-            &serde_json::Value::from(r),
-            "reason",
-            TAX_NOTE_MAX,
-            &mut errs,
-        )
-    });
+    let reason = input
+        .reason
+        .and_then(|r| checked_note(r, TAX_NOTE_MAX, &mut errs));
     let tax_number = match (&input.tax_number, target) {
         (Some(n), Some(TaxStatus::Completed)) => {
             let t = domain::steuernummer::digits_of(n);
@@ -367,7 +453,7 @@ pub fn tax_step(input: TaxTransitionRequest, actor: Actor) -> Result<TaxStep, Ap
             }
             t
         }
-        (None, Some(TaxStatus::Completed)) if !actor.is_sandbox() => {
+        (None, Some(target)) if target.needs_tax_number(actor.role()) => {
             errs.push(
                 "tax_number",
                 "required",
@@ -385,7 +471,7 @@ pub fn tax_step(input: TaxTransitionRequest, actor: Actor) -> Result<TaxStep, Ap
         }
         (None, _) => None,
     };
-    if target == Some(TaxStatus::Rejected)
+    if target.is_some_and(TaxStatus::needs_reason)
         && reason.is_none()
         && !errs.iter().any(|e| e.field == "reason")
     {
@@ -412,8 +498,8 @@ pub async fn move_tax(
     step: TaxStep,
     actor: Actor,
 ) -> Result<(Moved<TaxStatus>, Option<String>), ApiError> {
-    let current: TaxStatus = cases::stored_status(&case.status)?;
-    let to = cases::checked_transition(current, step.target)?;
+    let current: TaxStatus = stored_status(&case.status)?;
+    let to = current.step(step.target, actor.role()).map_err(refused)?;
     if to == TaxStatus::Submitted
         && let (_, Some(reason)) = crate::cases::tax_xml::state(case, &state.config.elster)
     {
@@ -443,21 +529,20 @@ pub async fn move_tax(
         Some(raw) if !step.demo_tax_number => Some(issued_tax_number(&raw, case)?),
         other => other,
     };
-    let moved = apply(
-        state,
-        CaseRef {
-            kind: CaseKind::Tax,
-            id: case.id,
-            stored_status: &case.status,
-        },
-        step.target,
-        actor,
-        step.reason,
-        &[],
-        &store::CaseFields {
+    let writes = StepWrites {
+        documents: &[],
+        fields: store::CaseFields {
             tax_number: tax_number.clone(),
             trade: None,
         },
+    };
+    let moved = apply_step(
+        state,
+        CaseRef::tax(case),
+        step.target,
+        actor,
+        step.reason,
+        writes,
     )
     .await?;
     Ok((moved, tax_number))

@@ -4,6 +4,10 @@
 //! Keys carry 32 random alphanumerics (~190 bits), so a fast hash is enough: nothing can be
 //! guessed from it, unlike a password.
 
+pub mod cache;
+
+pub use cache::KeyCache;
+
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
@@ -17,7 +21,7 @@ use store::{ApiKeyRecord, Repository};
 use subtle::ConstantTimeEq;
 use uuid::Uuid;
 
-use crate::app::AppState;
+use crate::state::AppState;
 use crate::error::ApiError;
 
 /// A freshly made key: the secret to show once, and the record to store.
@@ -96,71 +100,6 @@ pub async fn issue_company_key(
 /// the request extensions next to the [`Caller`] (for the log).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyPrefix(pub String);
-
-/// Key records by prefix, each trusted for `ttl` (`FILING_KEY_CACHE_SECS`): a key revoked with
-/// `filing keys revoke` stops working on running instances within that time. Every request
-/// still hashes its token and compares it with the record, so only the lookup is saved (one of
-/// the two statements of a case read). Unknown prefixes are not remembered.
-///
-/// It also remembers which keys this instance recorded as used lately, so a key's
-/// `last_used_at` is written at most once per [`KeyCache::USE_EVERY`] and instance, not on every
-/// request.
-pub struct KeyCache {
-    records: crate::recent::Recent<ApiKeyRecord>,
-    used: crate::recent::Recent<()>,
-}
-
-impl KeyCache {
-    /// How often a key's last use is written at most (per instance).
-    pub const USE_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
-
-    pub fn new(ttl: std::time::Duration) -> Self {
-        Self {
-            records: crate::recent::Recent::new(ttl),
-            used: crate::recent::Recent::new(Self::USE_EVERY),
-        }
-    }
-
-    /// Forgets the record of `prefix` (this instance revoked the key): it stops working here
-    /// at once, on other instances within the cache time.
-    pub fn forget(&self, prefix: &str) {
-        self.records.forget(prefix);
-    }
-
-    /// Records the use of the key `prefix` now, unless this instance did within
-    /// [`Self::USE_EVERY`]. The write runs in the background: a request never waits for it, and
-    /// a failure is only logged.
-    fn note_use(&self, repo: &Arc<dyn Repository>, prefix: &str) {
-        if self.used.get(prefix).is_some() {
-            return;
-        }
-        self.used.put(prefix, ());
-        let (repo, prefix) = (repo.clone(), prefix.to_string());
-        tokio::spawn(async move {
-            if let Err(e) = repo
-                .touch_api_key(&prefix, time::OffsetDateTime::now_utc())
-                .await
-            {
-                tracing::warn!(%prefix, error = %e, "could not record the key's last use");
-            }
-        });
-    }
-
-    async fn find(
-        &self,
-        repo: &dyn Repository,
-        prefix: &str,
-    ) -> Result<Option<ApiKeyRecord>, store::StoreError> {
-        if let Some(record) = self.records.get(prefix) {
-            return Ok(Some(record));
-        }
-        let found = repo.find_api_key(prefix).await?;
-        if let Some(record) = &found {
-            self.records.put(prefix, record.clone());
-        }
-        Ok(found)
-    }
-}
 
 /// Resolves a bearer token to its caller and the key's prefix (through `cache`), or the 401
 /// reason.

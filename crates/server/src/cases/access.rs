@@ -1,0 +1,114 @@
+//! Who may act on a case: the caller's role, which cases it sees, and the client company a
+//! create names.
+
+use domain::auth::Caller;
+use domain::company::{CompanyKind, Environment};
+use uuid::Uuid;
+
+use crate::error::{ApiError, ErrorCode};
+use crate::state::AppState;
+
+/// The calling operator; any other key is 403.
+pub fn operator_only(caller: Caller) -> Result<Uuid, ApiError> {
+    match caller {
+        Caller::Operator { operator_id } => Ok(operator_id),
+        _ => Err(ApiError::Forbidden("operator keys only".into())),
+    }
+}
+
+/// The calling provider, which alone creates cases (`what`: "trade registrations", "tax
+/// registrations"); any other key is 403.
+pub fn provider_only(caller: Caller, what: &str) -> Result<Uuid, ApiError> {
+    match caller {
+        Caller::Provider { company_id } => Ok(company_id),
+        _ => Err(ApiError::Forbidden(format!(
+            "only provider keys can create {what}"
+        ))),
+    }
+}
+
+/// docs/decisions.md "Keys and callers": the provider that created a case, the client company
+/// it is for, and operators see it; anyone else gets the same 404 as for an unknown id.
+pub fn ensure_visible(caller: Caller, provider_id: Uuid, company_id: Uuid) -> Result<(), ApiError> {
+    let visible = match caller {
+        Caller::Operator { .. } => true,
+        Caller::Provider { company_id: me } => provider_id == me,
+        Caller::Client { company_id: me, .. } => company_id == me,
+    };
+    if visible {
+        Ok(())
+    } else {
+        Err(ApiError::NotFound)
+    }
+}
+
+/// The trade registration `id` if `caller` may see it; not found, and not visible, is the
+/// same 404.
+pub async fn trade_case(
+    state: &AppState,
+    caller: Caller,
+    id: Uuid,
+) -> Result<store::TradeRegistrationRecord, ApiError> {
+    let case = state
+        .repo
+        .get_trade_registration(id)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    ensure_visible(caller, case.provider_id, case.company_id)?;
+    Ok(case)
+}
+
+/// The tax registration `id` names for `caller`: a provider's and a client company's
+/// `tax_registration_id`, looked up among their own cases only (ids are unique per provider,
+/// docs/adr/0006-case-ids-per-provider.md), an operator's the case's key. Not found, and not
+/// visible, is the same 404.
+pub async fn tax_case(
+    state: &AppState,
+    caller: Caller,
+    id: Uuid,
+) -> Result<store::TaxRegistrationRecord, ApiError> {
+    let case = match caller {
+        Caller::Operator { .. } => state.repo.get_tax_registration(id).await?,
+        Caller::Provider { company_id } => {
+            let scope = store::CaseScope::Provider(company_id);
+            state.repo.find_tax_registration(scope, id).await?
+        }
+        Caller::Client { company_id, .. } => {
+            let scope = store::CaseScope::Company(company_id);
+            state.repo.find_tax_registration(scope, id).await?
+        }
+    }
+    .ok_or(ApiError::NotFound)?;
+    ensure_visible(caller, case.provider_id, case.company_id)?;
+    Ok(case)
+}
+
+/// A `company_id` named in a create: a client company of this provider (else 404
+/// `COMPANY_NOT_FOUND`) in the request's environment (else 409 `ENVIRONMENT_MISMATCH`), whose
+/// name and legal form the request repeats (else 422 `company_mismatch` on the fields).
+pub async fn check_named_company(
+    state: &AppState,
+    provider: Uuid,
+    id: Uuid,
+    environment: Environment,
+    (name, legal_form): (&str, &str),
+) -> Result<domain::company::Company, ApiError> {
+    let company = state
+        .repo
+        .get_company(id)
+        .await?
+        .filter(|c| c.kind == CompanyKind::Client && c.provider_id == Some(provider))
+        .ok_or(ApiError::CompanyNotFound)?;
+    if company.environment != Some(environment) {
+        return Err(ApiError::Conflict {
+            code: ErrorCode::EnvironmentMismatch,
+            message: format!(
+                "the company is a {} company; the request is for {}",
+                company.environment.map(Environment::as_str).unwrap_or("?"),
+                environment.as_str()
+            ),
+        });
+    }
+    company.mismatches(name, legal_form).finish(())?;
+    Ok(company)
+}

@@ -1,0 +1,555 @@
+//! Creating a trade registration: everything after the request arrived. It validates
+//! everything first (every broken rule in one 422), determines the trade office, renders the
+//! documents, writes the files, then writes the case, its company, documents and history in one
+//! transaction. If that transaction fails, the files are removed again: a 201 means all of it is
+//! durable, and a failure leaves nothing the service considers live.
+
+use std::collections::HashMap;
+
+use axum::body::Bytes;
+use domain::Violations;
+use domain::calendar::date_in_germany;
+use domain::case::DocumentType;
+use domain::lifecycle::{Lifecycle, TradeStatus};
+use domain::trade::{Package, PostalAddress, RegisteredOffice, TradeRegistration};
+use domain::trade_request::TradeRequest;
+use serde::Serialize;
+use serde_json::Value;
+use store::{
+    DocumentRecord, IdempotentAnswer, NewClientCompany, NewTradeRegistration, StatusChange,
+};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::cases::documents::{self, Digested};
+use crate::cases::offices::TradeOfficeView;
+use crate::cases::{Written, access};
+use crate::error::{ApiError, ErrorCode};
+use crate::state::AppState;
+use crate::uploads::Spooled;
+
+/// A create as received: the payload (well-formed JSON without duplicate keys) and the file
+/// parts, spooled to disk.
+pub struct TradeSubmission {
+    pub value: Value,
+    pub files: Vec<Spooled>,
+}
+
+/// What a create made, for its answer.
+#[derive(Debug)]
+pub struct CreatedTrade {
+    pub case_id: Uuid,
+    pub company_id: Uuid,
+    /// Where the package took the case (`TradeStatus::Initiated` was its first step).
+    pub status: TradeStatus,
+    pub registration: TradeRegistration,
+    pub documents: Vec<DocumentRecord>,
+    pub at: OffsetDateTime,
+}
+
+/// The stored request of a trade case as its domain type, read from the record in place (no copy
+/// of the JSON tree: the copy was a tenth of a GET's CPU on PostgreSQL).
+pub fn stored_trade(case: &store::TradeRegistrationRecord) -> Result<TradeRegistration, ApiError> {
+    serde::Deserialize::deserialize(&case.record)
+        .map_err(|e| ApiError::Internal(anyhow::anyhow!("stored record unreadable: {e}")))
+}
+
+/// Creates a trade registration for `provider` from a received request. `answer` makes the
+/// create's answer from what it made, before the transaction, and returns what to keep for an
+/// `Idempotency-Key` (committed with the case).
+pub async fn create_trade(
+    state: &AppState,
+    provider: Uuid,
+    submission: TradeSubmission,
+    answer: impl FnOnce(&CreatedTrade) -> Result<Option<IdempotentAnswer>, ApiError>,
+) -> Result<Written<CreatedTrade>, ApiError> {
+    let TradeSubmission { value, files } = submission;
+    let now = crate::clock::now_micros();
+    let mut errs = Violations::new();
+    let parsed = match domain::trade_request::parse(&value, date_in_germany(now)) {
+        Ok(p) => Some(p),
+        Err(v) => {
+            errs.extend(v);
+            None
+        }
+    };
+    check_files(state, &value, &files, &mut errs).await;
+    let request = match parsed {
+        Some(p) if errs.is_empty() => p,
+        _ => return Err(ApiError::Validation(errs)),
+    };
+    let (company_id, new_company, main_office) =
+        resolve_company(state, provider, &request).await?;
+    let reg = request.registration;
+    let (trade_office, trade_office_candidates, mut head) =
+        determine_trade_office(state, &reg.registered_office).await?;
+    head.main_office = main_office;
+
+    // Render (CPU work) off the async threads.
+    let uploads: HashMap<String, Spooled> = files
+        .into_iter()
+        .map(|f| (f.name.clone(), f))
+        .collect();
+    let operator = state.config.operator.clone();
+    let reg_for_render = reg.clone();
+    let produced = tokio::task::spawn_blocking(move || {
+        render_all(&reg_for_render, uploads, head, operator, now)
+    })
+    .await
+    .map_err(|e| ApiError::Internal(anyhow::anyhow!("rendering panicked: {e}")))?
+    .map_err(|e| ApiError::Internal(anyhow::anyhow!("rendering failed: {e}")))?;
+
+    let case_id = Uuid::now_v7();
+    let (documents, written) = store_produced(state, case_id, &reg, produced, now).await?;
+
+    // Every case passes through `initiated`; the package decides the next status.
+    let status = TradeStatus::Initiated
+        .transition(reg.package.initial_status())
+        .map_err(|e| ApiError::Internal(anyhow::anyhow!("lifecycle table: {e}")))?;
+    let price_cents = match reg.package {
+        Package::SelfService => state.config.price_self_cents,
+        Package::Assisted => state.config.price_assisted_cents,
+    };
+    let mut created = CreatedTrade {
+        case_id,
+        company_id,
+        status,
+        registration: reg,
+        documents,
+        at: now,
+    };
+    // The answer is made before the transaction: under an Idempotency-Key it commits with the
+    // case (store::IdempotentAnswer).
+    let idempotency = answer(&created)?;
+    let reg = &created.registration;
+    let new = NewTradeRegistration {
+        id: case_id,
+        new_company,
+        company_id,
+        provider_id: provider,
+        environment: reg.environment,
+        package: reg.package.as_str().into(),
+        status: status.as_str().into(),
+        record: serde_json::to_value(reg).map_err(|e| ApiError::Internal(e.into()))?,
+        price_cents,
+        trade_office,
+        trade_office_candidates,
+        created_at: now,
+        documents: std::mem::take(&mut created.documents),
+        history: vec![
+            StatusChange {
+                status: TradeStatus::Initiated.as_str().into(),
+                previous_status: None,
+                actor: format!("provider:{provider}"),
+                reason: None,
+                at: now,
+            },
+            StatusChange {
+                status: status.as_str().into(),
+                previous_status: Some(TradeStatus::Initiated.as_str().into()),
+                actor: "system".into(),
+                reason: None,
+                at: now,
+            },
+        ],
+        idempotency,
+    };
+    let written_case = state.repo.create_trade_registration(&new).await;
+    created.documents = new.documents;
+    if let Err(e) = written_case {
+        documents::remove_files(state, &written).await;
+        if e.is_company_conflict() {
+            return Err(ApiError::Conflict {
+                code: ErrorCode::CompanyAlreadyRegistered,
+                message: "this company already has a trade registration".into(),
+            });
+        }
+        if matches!(e, store::StoreError::IdempotencyClaimLost) {
+            return Ok(Written::ClaimLost);
+        }
+        return Err(e.into());
+    }
+    state.wake_webhooks();
+    tracing::info!(trade_registration_id = %case_id, %company_id, status = status.as_str(), "trade registration created");
+    Ok(Written::Created(created))
+}
+
+/// `owners[i].documents.gewa_1.file` values as sent, for matching parts even when other rules
+/// failed.
+pub fn referenced_files(value: &Value) -> Vec<(usize, String)> {
+    value
+        .get("owners")
+        .and_then(Value::as_array)
+        .map(|owners| {
+            owners
+                .iter()
+                .enumerate()
+                .filter_map(|(i, o)| {
+                    o.pointer("/documents/gewa_1/file")
+                        .and_then(Value::as_str)
+                        .map(|f| (i, f.to_string()))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Every part must be referenced, every reference must have its part, and every part must be
+/// a PDF (checked within the instance's budget, [`crate::uploads::PdfChecks`]).
+async fn check_files(state: &AppState, value: &Value, files: &[Spooled], errs: &mut Violations) {
+    let refs = referenced_files(value);
+    for (i, name) in &refs {
+        if !files.iter().any(|f| f.name == *name) {
+            errs.push(
+                format!("owners[{i}].documents.gewa_1.file"),
+                "missing_file",
+                format!("no multipart part named `{name}` was sent"),
+            );
+        }
+    }
+    for file in files {
+        let Some((i, _)) = refs.iter().find(|(_, n)| *n == file.name) else {
+            errs.push(
+                file.name.clone(),
+                "unexpected_file",
+                "no owner references this part in documents.gewa_1.file",
+            );
+            continue;
+        };
+        if let Err(problem) = state.pdf_checks.check(file).await {
+            errs.push(
+                format!("owners[{i}].documents.gewa_1.file"),
+                "not_a_pdf",
+                format!("must be a signed GewA 1 as PDF: {problem}"),
+            );
+        }
+    }
+}
+
+fn display_name(kind: DocumentType, first: &str, last: &str) -> String {
+    let what = if kind == DocumentType::TradeLicenceApplication {
+        "GewA 1"
+    } else {
+        "Vollmacht"
+    };
+    // Names are DIN 91379 text: no path separators or quotes can reach the file name.
+    format!("{what} - {first} {last}.pdf")
+}
+
+/// One rendered or uploaded document, before it is stored.
+struct Produced {
+    owner: usize,
+    doc_type: DocumentType,
+    content: Content,
+}
+
+/// A document's content: rendered here, or an upload in its spool file.
+enum Content {
+    Rendered(Bytes),
+    Uploaded(Spooled),
+}
+
+/// What the GewA 1 prints that is not in the request: the receiving office's name and the
+/// establishment's municipality key (the head), and a branch's main office from the company.
+#[derive(Debug, Clone, Default)]
+struct Head {
+    office_name: Option<String>,
+    municipality_key: Option<String>,
+    main_office: Option<PostalAddress>,
+}
+
+fn render_all(
+    reg: &TradeRegistration,
+    mut uploads: HashMap<String, Spooled>,
+    head: Head,
+    operator: forms::Operator,
+    now: OffsetDateTime,
+) -> Result<Vec<Produced>, forms::RenderError> {
+    let gewa1_ctx = forms::Gewa1Context {
+        trade_office_name: head.office_name,
+        municipality_key: head.municipality_key,
+        main_office: head.main_office,
+        created_on: date_in_germany(now),
+        timestamp: now,
+    };
+    let poa_ctx = forms::PowerOfAttorneyContext {
+        operator,
+        place: None,
+        created_on: date_in_germany(now),
+        timestamp: now,
+    };
+    let mut out = Vec::new();
+    for (i, owner) in reg.owners.iter().enumerate() {
+        let gewa1 = match &owner.documents.gewa_1 {
+            Some(upload) => Content::Uploaded(
+                uploads
+                    .remove(&upload.file)
+                    .ok_or(forms::RenderError::MissingSignature(i))?,
+            ),
+            None => Content::Rendered(Bytes::from(forms::render_gewa1(reg, i, &gewa1_ctx)?)),
+        };
+        out.push(Produced {
+            owner: i,
+            doc_type: DocumentType::TradeLicenceApplication,
+            content: gewa1,
+        });
+        if reg
+            .package
+            .owner_documents()
+            .contains(&DocumentType::PowerOfAttorney)
+        {
+            out.push(Produced {
+                owner: i,
+                doc_type: DocumentType::PowerOfAttorney,
+                content: Content::Rendered(Bytes::from(forms::render_power_of_attorney(
+                    reg, i, &poa_ctx,
+                )?)),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Writes rendered or uploaded documents of case `case_id` to the document store and returns
+/// their records (for the case's write) and storage keys; on a failure, removes what it wrote.
+async fn store_produced(
+    state: &AppState,
+    case_id: Uuid,
+    reg: &TradeRegistration,
+    produced: Vec<Produced>,
+    now: OffsetDateTime,
+) -> Result<(Vec<DocumentRecord>, Vec<String>), ApiError> {
+    let mut records = Vec::with_capacity(produced.len());
+    let mut written: Vec<String> = Vec::with_capacity(produced.len());
+    for p in produced {
+        let owner = &reg.owners[p.owner];
+        let name = display_name(p.doc_type, &owner.first_name, &owner.last_name);
+        let digest = match &p.content {
+            Content::Rendered(bytes) => Digested::of(bytes),
+            Content::Uploaded(file) => Digested {
+                size: file.len as i64,
+                sha256: file.sha256.to_vec(),
+            },
+        };
+        let doc = documents::record(
+            case_id,
+            p.doc_type,
+            Some(p.owner as i32),
+            name,
+            "pdf",
+            Some(digest),
+            now,
+        );
+        let put = match p.content {
+            Content::Rendered(bytes) => state.documents.put(&doc.storage_key, bytes).await,
+            Content::Uploaded(file) => state.documents.put_file(&doc.storage_key, &file.path).await,
+        };
+        if let Err(e) = put {
+            documents::remove_files(state, &written).await;
+            return Err(e.into());
+        }
+        written.push(doc.storage_key.clone());
+        records.push(doc);
+    }
+    Ok((records, written))
+}
+
+/// The GewA 1 forms of a stored case that the service rendered (not the callers' uploads),
+/// rendered again with a new head (`office_name`, `municipality_key`): every other field as at
+/// the create, dated the day of the create (when the owners signed), field 16 from the
+/// company's stored address for a branch as at the create. The forms whose bytes differ from
+/// the case's are written to the document store and returned as [`store_produced`] returns
+/// them; a form the new head leaves as it is is not replaced.
+pub async fn rerender_gewa1(
+    state: &AppState,
+    case: &store::TradeRegistrationRecord,
+    office_name: String,
+    municipality_key: String,
+) -> Result<(Vec<DocumentRecord>, Vec<String>), ApiError> {
+    let reg = stored_trade(case)?;
+    if reg.owners.iter().all(|o| o.documents.gewa_1.is_some()) {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let main_office = if reg.establishment_type.is_branch() && reg.business_address.is_none() {
+        state
+            .repo
+            .get_company(case.company_id)
+            .await?
+            .and_then(|c| c.business_address)
+            .and_then(|a| serde_json::from_value::<PostalAddress>(a).ok())
+    } else {
+        None
+    };
+    let ctx = forms::Gewa1Context {
+        trade_office_name: Some(office_name),
+        municipality_key: Some(municipality_key),
+        main_office,
+        created_on: date_in_germany(case.created_at),
+        timestamp: case.created_at,
+    };
+    let reg_for_render = reg.clone();
+    let produced = tokio::task::spawn_blocking(move || {
+        let mut out = Vec::new();
+        for (i, owner) in reg_for_render.owners.iter().enumerate() {
+            if owner.documents.gewa_1.is_none() {
+                out.push(Produced {
+                    owner: i,
+                    doc_type: DocumentType::TradeLicenceApplication,
+                    content: Content::Rendered(Bytes::from(forms::render_gewa1(
+                        &reg_for_render,
+                        i,
+                        &ctx,
+                    )?)),
+                });
+            }
+        }
+        Ok::<_, forms::RenderError>(out)
+    })
+    .await
+    .map_err(|e| ApiError::Internal(anyhow::anyhow!("rendering panicked: {e}")))?
+    .map_err(|e| ApiError::Internal(anyhow::anyhow!("rendering failed: {e}")))?;
+    let changed = produced
+        .into_iter()
+        .filter(|p| match &p.content {
+            Content::Rendered(bytes) => {
+                !documents::holds_document(&case.documents, Some(p.owner as i32), p.doc_type, bytes)
+            }
+            Content::Uploaded(_) => true,
+        })
+        .collect();
+    store_produced(state, case.id, &reg, changed, crate::clock::now_micros()).await
+}
+
+/// The client company the case is for: an existing one of this provider in the same
+/// environment, or a new one described by the request. For a branch naming an existing
+/// company, also that company's stored address: its main office (GewA 1 field 16).
+async fn resolve_company(
+    state: &AppState,
+    provider: Uuid,
+    request: &TradeRequest,
+) -> Result<
+    (
+        Uuid,
+        Option<(Uuid, NewClientCompany)>,
+        Option<PostalAddress>,
+    ),
+    ApiError,
+> {
+    let reg = &request.registration;
+    // The API value (`gmbh-co-kg`), as serde writes it.
+    let legal_form = serde_json::to_value(reg.legal_form)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string));
+    match request.company_id {
+        Some(id) => {
+            let company = access::check_named_company(
+                state,
+                provider,
+                id,
+                reg.environment,
+                (&reg.name, legal_form.as_deref().unwrap_or_default()),
+            )
+            .await?;
+            // Stored by the create that made the company, in the shape of `business_address`
+            // (a tax registration's seat, or a trade request's address).
+            let main_office = company
+                .business_address
+                .filter(|_| reg.establishment_type.is_branch())
+                .and_then(|a| serde_json::from_value::<PostalAddress>(a).ok());
+            Ok((id, None, main_office))
+        }
+        None => {
+            // The company's address: business_address, else a branch's main establishment,
+            // else the establishment itself.
+            let main = reg
+                .main_establishment
+                .as_ref()
+                .filter(|_| reg.establishment_type.is_branch())
+                .map(|m| &m.address);
+            let address = match reg.business_address.as_ref().or(main) {
+                Some(a) => serde_json::to_value(a),
+                None => {
+                    let o = &reg.registered_office;
+                    serde_json::to_value(PostalAddress {
+                        street: o.street.clone(),
+                        street_second_line: o.street_second_line.clone(),
+                        zip: o.zip.clone(),
+                        city: o.city.clone(),
+                        state: None,
+                        country: domain::country::CountryCode::DE,
+                    })
+                }
+            }
+            .map_err(|e| ApiError::Internal(e.into()))?;
+            let id = Uuid::now_v7();
+            Ok((
+                id,
+                Some((
+                    id,
+                    NewClientCompany {
+                        provider_id: provider,
+                        name: reg.name.clone(),
+                        environment: reg.environment,
+                        legal_form,
+                        registration_number: reg.registration_number.clone(),
+                        business_address: Some(address),
+                    },
+                )),
+                None,
+            ))
+        }
+    }
+}
+
+/// Determines the receiving trade office from the establishment's address (domain::offices);
+/// the head of the GewA 1 takes the directory's name for it when the directory has one.
+async fn determine_trade_office(
+    state: &AppState,
+    office: &RegisteredOffice,
+) -> Result<(Option<Value>, Option<Value>, Head), ApiError> {
+    use domain::offices::TradeOfficeLookup;
+    Ok(
+        match domain::offices::trade_office_at(&office.zip, &office.city, &office.street) {
+            TradeOfficeLookup::Found { office } => {
+                let entry = match state.trade_offices.get(office.key) {
+                    Some(entry) => entry,
+                    None => {
+                        let entry = state.repo.get_trade_office(office.key).await?;
+                        state.trade_offices.put(office.key, entry.clone());
+                        entry
+                    }
+                };
+                let view = TradeOfficeView::from_ref(&office);
+                let head = Head {
+                    office_name: Some(entry.map(|e| e.name).unwrap_or_else(|| view.name.clone())),
+                    municipality_key: Some(view.municipality_key.clone()),
+                    main_office: None,
+                };
+                (Some(to_json(&view)?), None, head)
+            }
+            TradeOfficeLookup::Ambiguous { candidates } => {
+                let views: Vec<TradeOfficeView> =
+                    candidates.iter().map(TradeOfficeView::from_ref).collect();
+                (None, Some(to_json(&views)?), Head::default())
+            }
+            // Berlin or Hamburg without its district: the city, and so the head's
+            // Gemeindekennzahl, is certain; the office waits for an operator.
+            TradeOfficeLookup::DistrictNotDetermined { candidates, .. } => {
+                let views: Vec<TradeOfficeView> =
+                    candidates.iter().map(TradeOfficeView::from_ref).collect();
+                let head = Head {
+                    office_name: None,
+                    municipality_key: candidates.first().map(|c| c.municipality_key.to_string()),
+                    main_office: None,
+                };
+                (None, Some(to_json(&views)?), head)
+            }
+            TradeOfficeLookup::NotFound => (None, None, Head::default()),
+        },
+    )
+}
+
+pub(crate) fn to_json<T: Serialize>(v: &T) -> Result<Value, ApiError> {
+    serde_json::to_value(v).map_err(|e| ApiError::Internal(e.into()))
+}
+

@@ -1,0 +1,62 @@
+//! What trade and tax cases show alike when read back: their documents, with fresh signed
+//! download links, and their status history.
+
+use serde::Serialize;
+use store::{DocumentRecord, StatusChange};
+use time::OffsetDateTime;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::state::AppState;
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DocumentView {
+    pub id: Uuid,
+    /// `trade-licence-application`, `power-of-attorney` or `trade-licence`.
+    #[serde(rename = "type")]
+    pub doc_type: String,
+    pub name: String,
+    pub download_url: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct StatusHistoryEntry {
+    pub status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous_status: Option<String>,
+    /// `provider:<id>`, `operator:<id>` or `system`.
+    pub actor: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub at: OffsetDateTime,
+}
+
+/// Documents with fresh signed links.
+pub fn document_views(state: &AppState, documents: &[DocumentRecord]) -> Vec<DocumentView> {
+    let now = OffsetDateTime::now_utc().unix_timestamp();
+    documents
+        .iter()
+        .map(|d| DocumentView {
+            id: d.id,
+            doc_type: d.doc_type.clone(),
+            name: d.name.clone(),
+            download_url: state.links.url(d.id, now),
+        })
+        .collect()
+}
+
+pub fn history_views(history: &[StatusChange]) -> Vec<StatusHistoryEntry> {
+    history
+        .iter()
+        .map(|h| StatusHistoryEntry {
+            status: h.status.clone(),
+            previous_status: h.previous_status.clone(),
+            actor: h.actor.clone(),
+            reason: h.reason.clone(),
+            at: h.at,
+        })
+        .collect()
+}
+

@@ -402,23 +402,17 @@ fn render_commands_write_the_documents() {
     let assisted_json = workspace_file("examples/trade-registration-assisted.json");
     let request: Value = serde_json::from_slice(&std::fs::read(&self_json).unwrap()).unwrap();
 
+    // The GewA 1 of the self-package example on a fixed date with an office in its head, and
+    // `more` arguments.
+    let fixed_gewa1 = |out: &std::path::Path, more: &[&str]| {
+        let (input, out) = (self_json.to_str().unwrap(), out.to_str().unwrap());
+        let office = "Bezirksamt Mitte von Berlin";
+        let date = ["--date", "2025-03-20", "--trade-office", office];
+        let args = ["render", "gewa1", "--input", input, "--out", out];
+        run(&[&args[..], &date, &["--municipality-key", "11000000"], more].concat())
+    };
     let gewa1 = dir.path().join("form.pdf");
-    let out = run(&[
-        "render",
-        "gewa1",
-        "--input",
-        self_json.to_str().unwrap(),
-        "--owner",
-        "0",
-        "--out",
-        gewa1.to_str().unwrap(),
-        "--date",
-        "2025-03-20",
-        "--trade-office",
-        "Bezirksamt Mitte von Berlin",
-        "--municipality-key",
-        "11000000",
-    ]);
+    let out = fixed_gewa1(&gewa1, &["--owner", "0"]);
     assert!(
         out.status.success(),
         "{}",
@@ -443,20 +437,7 @@ fn render_commands_write_the_documents() {
     }
     // A fixed date gives the same bytes again.
     let again = dir.path().join("again.pdf");
-    let out = run(&[
-        "render",
-        "gewa1",
-        "--input",
-        self_json.to_str().unwrap(),
-        "--out",
-        again.to_str().unwrap(),
-        "--date",
-        "2025-03-20",
-        "--trade-office",
-        "Bezirksamt Mitte von Berlin",
-        "--municipality-key",
-        "11000000",
-    ]);
+    let out = fixed_gewa1(&again, &[]);
     assert!(out.status.success());
     assert_eq!(
         std::fs::read(&gewa1).unwrap(),

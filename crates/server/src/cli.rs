@@ -47,7 +47,7 @@ pub enum Command {
     Keys(KeysCommand),
     /// Render a document from a trade registration request file, without a server.
     #[command(subcommand)]
-    Render(RenderCommand),
+    Render(crate::render::RenderCommand),
     /// The trade office directory (contact data of the offices that receive trade notices).
     #[command(subcommand, name = "trade-offices")]
     TradeOffices(TradeOfficesCommand),
@@ -118,38 +118,6 @@ pub enum TradeOfficesCommand {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum RenderCommand {
-    /// The GewA 1 of one owner (two A4 pages).
-    Gewa1(RenderArgs),
-    /// The power of attorney of one owner (package `assisted`).
-    PowerOfAttorney(RenderArgs),
-}
-
-#[derive(Debug, clap::Args)]
-pub struct RenderArgs {
-    /// The request: the JSON the API takes as `data` (see examples/); checked against every
-    /// rule of the API as of the creation date, a broken one is refused with its field errors.
-    #[arg(long)]
-    pub input: std::path::PathBuf,
-    /// Which owner, counted from 0.
-    #[arg(long, default_value_t = 0)]
-    pub owner: usize,
-    /// Where to write the PDF.
-    #[arg(long)]
-    pub out: std::path::PathBuf,
-    /// Creation date printed on the document (YYYY-MM-DD); default today. A fixed date makes
-    /// the output byte-for-byte reproducible.
-    #[arg(long)]
-    pub date: Option<String>,
-    /// GewA 1 head: name of the receiving trade office.
-    #[arg(long)]
-    pub trade_office: Option<String>,
-    /// GewA 1 head: 8-digit municipality key (AGS) of the establishment.
-    #[arg(long)]
-    pub municipality_key: Option<String>,
-}
-
-#[derive(Debug, Subcommand)]
 pub enum ProvidersCommand {
     /// Create a provider company and its first API key; prints {"company_id", "api_key"}.
     Create {
@@ -183,13 +151,7 @@ pub enum KeysCommand {
 
 /// Runs the command; the exit code is 0 on success, 1 on failure, 2 for bad configuration.
 pub fn run(cli: Cli) -> ExitCode {
-    let log_format = match cli.common.log_format() {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::from(2);
-        }
-    };
+    let log_format = cli.common.log_format;
     let serving = matches!(cli.command, None | Some(Command::Serve));
     // Administrative commands log only warnings, so their output stays one JSON line.
     let filter = if serving {
@@ -226,12 +188,12 @@ pub fn run(cli: Cli) -> ExitCode {
 }
 
 enum Failure {
-    Config(crate::config::ConfigError),
+    Config(crate::config::ConfigErrors),
     Other(anyhow::Error),
 }
 
-impl From<crate::config::ConfigError> for Failure {
-    fn from(e: crate::config::ConfigError) -> Self {
+impl From<crate::config::ConfigErrors> for Failure {
+    fn from(e: crate::config::ConfigErrors) -> Self {
         Failure::Config(e)
     }
 }
@@ -319,8 +281,7 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
             print(json!({"operator_id": operator.id, "api_key": key.api_key}));
         }
         Command::Render(cmd) => {
-            let operator = cli.common.operator()?;
-            let written = crate::render::run(cmd, operator)?;
+            let written = crate::render::run(cmd, cli.common.operator())?;
             print(json!({"written": written.0.display().to_string(), "bytes": written.1}));
         }
         Command::TradeOffices(TradeOfficesCommand::Import { file }) => {
@@ -338,7 +299,7 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
             // The key a server here would seal with; never a new one (a command run away from
             // the servers' data folder would seal everything with a key no server has).
             let keys = crate::sealing::keys_with_default(
-                crate::config::sealing_keys(&cli.serve)?,
+                cli.serve.sealing_keys(),
                 cli.serve.signing_secret.as_deref(),
                 &cli.common.data_dir,
                 false,

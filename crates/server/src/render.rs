@@ -7,7 +7,37 @@ use anyhow::{Context, anyhow};
 use domain::trade::TradeRegistration;
 use time::{Date, OffsetDateTime, Time};
 
-use crate::cli::{RenderArgs, RenderCommand};
+#[derive(Debug, clap::Subcommand)]
+pub enum RenderCommand {
+    /// The GewA 1 of one owner (two A4 pages).
+    Gewa1(RenderArgs),
+    /// The power of attorney of one owner (package `assisted`).
+    PowerOfAttorney(RenderArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RenderArgs {
+    /// The request: the JSON the API takes as `data` (see examples/); checked against every
+    /// rule of the API as of the creation date, a broken one is refused with its field errors.
+    #[arg(long)]
+    pub input: std::path::PathBuf,
+    /// Which owner, counted from 0.
+    #[arg(long, default_value_t = 0)]
+    pub owner: usize,
+    /// Where to write the PDF.
+    #[arg(long)]
+    pub out: std::path::PathBuf,
+    /// Creation date printed on the document (YYYY-MM-DD); default today. A fixed date makes
+    /// the output byte-for-byte reproducible.
+    #[arg(long)]
+    pub date: Option<String>,
+    /// GewA 1 head: name of the receiving trade office.
+    #[arg(long)]
+    pub trade_office: Option<String>,
+    /// GewA 1 head: 8-digit municipality key (AGS) of the establishment.
+    #[arg(long)]
+    pub municipality_key: Option<String>,
+}
 
 fn parse_date(s: &str) -> anyhow::Result<Date> {
     let format = time::macros::format_description!("[year]-[month]-[day]");

@@ -262,13 +262,12 @@ async fn s3_config(
     let common = CommonArgs {
         data_dir: dir.path().join("data"),
         database_url: Some(url),
-        documents_dir: None,
-        documents_url: Some(format!("s3://{}/docs", settings.bucket)),
-        documents_timeout_secs: "1".into(),
-        log_format: "text".into(),
+        documents_url: Some(format!("s3://{}/docs", settings.bucket).parse().unwrap()),
+        documents_timeout_secs: std::time::Duration::from_secs(1),
         log: "warn".into(),
         operator_name: "Muster Filing GmbH".into(),
         operator_address: "Beispielweg 5, 10117 Berlin".into(),
+        ..CommonArgs::default()
     };
     let mut config = Config::from_args(&common, &ServeArgs::default()).expect("valid config");
     assert_eq!(

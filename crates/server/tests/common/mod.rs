@@ -270,20 +270,17 @@ impl TestApp {
         let common = CommonArgs {
             data_dir: dir.path().join("data"),
             database_url: Some(database_url.clone()),
-            documents_dir: None,
-            documents_url: None,
-            documents_timeout_secs: "30".into(),
-            log_format: "text".into(),
             log: "warn".into(),
             operator_name: "Muster Filing GmbH".into(),
             operator_address: "Beispielweg 5, 10117 Berlin".into(),
+            ..CommonArgs::default()
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind port 0");
         let addr = listener.local_addr().unwrap();
         let serve = ServeArgs {
-            listen: addr.to_string(),
+            listen: addr,
             ..ServeArgs::default()
         };
         let mut config = Config::from_args(&common, &serve).expect("valid test config");

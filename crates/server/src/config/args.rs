@@ -1,0 +1,256 @@
+//! The flags and variables of the configuration, each read into its typed value by the value
+//! parser beside it (`parse`); what depends on two of them is checked in `super::validate`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{ArgAction, Args};
+
+use super::parse::{self, S3Location};
+use super::{HerstellerId, LogFormat};
+use crate::sealing::SealingKey;
+
+/// Settings shared by every subcommand (the database and the data folder).
+#[derive(Debug, Clone, Args)]
+pub struct CommonArgs {
+    /// Folder for the SQLite database, documents and the link-signing secret (created when
+    /// missing).
+    #[arg(long, env = "FILING_DATA_DIR", default_value = "./data", global = true)]
+    #[arg(value_parser = parse::folder())]
+    pub data_dir: PathBuf,
+
+    /// Database: `sqlite://PATH` or `postgres://USER@HOST/DB`. Default: sqlite in the data folder.
+    #[arg(long, env = "DATABASE_URL", global = true, value_parser = parse::database_url())]
+    pub database_url: Option<String>,
+
+    /// Where documents are stored: a local directory. Default: `<data dir>/documents`.
+    #[arg(long, env = "FILING_DOCUMENTS_DIR", global = true)]
+    pub documents_dir: Option<PathBuf>,
+
+    /// Store documents in an S3 bucket instead of a directory: `s3://BUCKET[/PREFIX]`.
+    /// Credentials, region and endpoint come from the AWS variables (`AWS_ACCESS_KEY_ID`,
+    /// `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`, `AWS_ENDPOINT`, `AWS_ALLOW_HTTP`).
+    #[arg(long, env = "FILING_DOCUMENTS_URL", global = true, value_parser = parse::s3_location())]
+    pub documents_url: Option<S3Location>,
+
+    /// Bound on one request to the document bucket, retries included (seconds).
+    #[arg(
+        long,
+        env = "FILING_DOCUMENTS_TIMEOUT_SECS",
+        default_value = "30",
+        global = true
+    )]
+    #[arg(value_parser = parse::seconds(1..))]
+    pub documents_timeout_secs: Duration,
+
+    /// Log format: `text` or `json`.
+    #[arg(long, env = "FILING_LOG_FORMAT", default_value = "text", global = true)]
+    #[arg(value_parser = parse::log_format())]
+    pub log_format: LogFormat,
+
+    /// Log filter (tracing EnvFilter syntax), e.g. `info` or `filing=debug,sqlx=warn`.
+    #[arg(long, env = "FILING_LOG", default_value = "info", global = true)]
+    pub log: String,
+
+    /// Legal name of the company running this service: the attorney named in every power of
+    /// attorney.
+    #[arg(long, env = "FILING_OPERATOR_NAME", default_value = DEFAULT_OPERATOR_NAME, global = true)]
+    #[arg(value_parser = parse::line())]
+    pub operator_name: String,
+
+    /// Postal address of the operator on one line, printed in every power of attorney.
+    #[arg(long, env = "FILING_OPERATOR_ADDRESS", default_value = DEFAULT_OPERATOR_ADDRESS)]
+    #[arg(global = true, value_parser = parse::line())]
+    pub operator_address: String,
+}
+
+/// Placeholder operator identity for development; production sets its own (a warning is logged
+/// at start while the placeholder is in use).
+pub const DEFAULT_OPERATOR_NAME: &str =
+    "Registration Filing Service (Betreiber nicht konfiguriert)";
+pub const DEFAULT_OPERATOR_ADDRESS: &str = "Anschrift nicht konfiguriert";
+
+/// Settings of the HTTP server.
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Address and port to listen on.
+    #[arg(long, env = "FILING_LISTEN", default_value = "127.0.0.1:8080")]
+    #[arg(value_parser = parse::listen())]
+    pub listen: SocketAddr,
+
+    /// Base of the absolute links the service hands out (document downloads).
+    /// Default: `http://<FILING_LISTEN>`.
+    #[arg(long, env = "FILING_PUBLIC_URL", value_parser = parse::public_url())]
+    pub public_url: Option<String>,
+
+    /// Largest JSON request body in bytes.
+    #[arg(long, env = "FILING_MAX_BODY_BYTES", default_value = "1048576")]
+    #[arg(value_parser = parse::whole(1_usize..))]
+    pub max_body_bytes: usize,
+
+    /// Largest uploaded file (one multipart file part) in bytes.
+    #[arg(long, env = "FILING_MAX_UPLOAD_BYTES", default_value = "52428800")]
+    #[arg(value_parser = parse::whole(1_usize..))]
+    pub max_upload_bytes: usize,
+
+    /// Longest time one request may take, in seconds.
+    #[arg(long, env = "FILING_REQUEST_TIMEOUT_SECS", default_value = "60")]
+    #[arg(value_parser = parse::seconds(1..=86_400))]
+    pub request_timeout_secs: Duration,
+
+    /// How long shutdown waits for in-flight requests, in seconds.
+    #[arg(long, env = "FILING_SHUTDOWN_TIMEOUT_SECS", default_value = "30")]
+    #[arg(value_parser = parse::seconds(1..))]
+    pub shutdown_timeout_secs: Duration,
+
+    /// Price of a trade registration with the `self` package, in euros.
+    #[arg(long, env = "FILING_PRICE_SELF", default_value = "49.00")]
+    #[arg(value_parser = parse::setting(parse::euros))]
+    pub price_self: i64,
+
+    /// Price of a trade registration with the `assisted` package, in euros.
+    #[arg(long, env = "FILING_PRICE_ASSISTED", default_value = "149.00")]
+    #[arg(value_parser = parse::setting(parse::euros))]
+    pub price_assisted: i64,
+
+    /// ELSTER manufacturer id (HerstellerID, 5 digits) that ELSTER assigned the operator,
+    /// written into every tax XML. Unset, production tax registrations are validated and
+    /// stored without their XML, which is written once an id is set (sandbox XML carries
+    /// ELSTER's test id 74931, which this setting refuses).
+    #[arg(long, env = "FILING_ELSTER_HERSTELLER_ID")]
+    #[arg(value_parser = parse::setting(HerstellerId::parse))]
+    pub elster_hersteller_id: Option<HerstellerId>,
+
+    /// ELSTER DatenLieferant: who delivers the data, written into every tax XML.
+    #[arg(long, env = "FILING_ELSTER_DATENLIEFERANT")]
+    #[arg(default_value = "Registration Filing Service", value_parser = parse::elster_text())]
+    pub elster_daten_lieferant: String,
+
+    /// Secret for signing document links (at least 32 characters). Default: generated once and
+    /// kept in `<data dir>/signing-secret`. Set it to the same value on every instance when
+    /// several share one database.
+    #[arg(long, env = "FILING_SIGNING_SECRET", hide_env_values = true)]
+    #[arg(value_parser = parse::signing_secret())]
+    pub signing_secret: Option<String>,
+
+    /// Pauses between webhook delivery attempts, comma-separated seconds. The default tries a
+    /// message 8 times over about 27.6 hours: at once, then after 5 s, 5 min, 30 min, 2 h, 5 h,
+    /// 10 h and 10 h.
+    #[arg(long, env = "FILING_WEBHOOK_RETRY_SCHEDULE")]
+    #[arg(default_value = "5,300,1800,7200,18000,36000,36000")]
+    #[arg(value_parser = parse::retry_schedule())]
+    pub webhook_retry_schedule: Box<[Duration]>,
+
+    /// `true` lets webhook endpoints target private, loopback and link-local addresses
+    /// (development and tests); production leaves it `false`.
+    #[arg(
+        long,
+        env = "FILING_WEBHOOK_ALLOW_PRIVATE_TARGETS",
+        default_value = "false"
+    )]
+    #[arg(value_parser = parse::boolean(), action = ArgAction::Set)]
+    pub webhook_allow_private_targets: bool,
+
+    /// How long one webhook delivery may take, in seconds.
+    #[arg(long, env = "FILING_WEBHOOK_TIMEOUT_SECS", default_value = "15")]
+    #[arg(value_parser = parse::seconds(1..))]
+    pub webhook_timeout_secs: Duration,
+
+    /// Seals webhook secrets in the database: base64 of 32 random bytes (`openssl rand -base64
+    /// 32`). Without it secrets are stored as they are. Every instance needs the same value.
+    #[arg(long, env = "FILING_WEBHOOK_SECRETS_KEY", hide_env_values = true)]
+    #[arg(value_parser = parse::sealing_key())]
+    pub webhook_secrets_key: Option<SealingKey>,
+
+    /// Keys that sealed webhook secrets before `FILING_WEBHOOK_SECRETS_KEY` changed, comma
+    /// separated: they only open. Keep them until `filing webhooks reseal` has run and stored
+    /// idempotent answers (24 hours) have expired.
+    #[arg(long, env = "FILING_WEBHOOK_SECRETS_OLD_KEYS", hide_env_values = true)]
+    #[arg(value_parser = parse::sealing_keys())]
+    pub webhook_secrets_old_keys: Option<Box<[SealingKey]>>,
+
+    /// `false` runs this instance without the webhook delivery worker (others deliver).
+    #[arg(long, env = "FILING_WEBHOOK_WORKER", default_value = "true")]
+    #[arg(value_parser = parse::boolean(), action = ArgAction::Set)]
+    pub webhook_worker: bool,
+
+    /// Longest time a request waits for the database (a pooled connection, reconnecting, or
+    /// with SQLite another writer's lock) before it is answered 503, in seconds.
+    #[arg(long, env = "FILING_DB_TIMEOUT_SECS", default_value = "5")]
+    #[arg(value_parser = parse::seconds(1..))]
+    pub db_timeout_secs: Duration,
+
+    /// PostgreSQL: connections in the pool for writes (1 to 1000). About the database server's
+    /// cores times two to four; more only queue inside the database.
+    #[arg(long, env = "FILING_DB_POOL_SIZE", default_value = "8")]
+    #[arg(value_parser = parse::whole(1_u32..=1000))]
+    pub db_pool_size: u32,
+
+    /// How long `serve` keeps trying to reach the database, and an S3 bucket for documents, at
+    /// start (they may come up after the service), in seconds; 0 gives up at the first failure.
+    /// Only unreachability is waited out: a wrong password, a failing migration or a missing
+    /// bucket ends the start at once.
+    #[arg(long, env = "FILING_DB_STARTUP_WAIT_SECS", default_value = "60")]
+    #[arg(value_parser = parse::seconds(0..=86_400).note("0: do not wait"))]
+    pub db_startup_wait_secs: Duration,
+
+    /// How long an API key read from the database is trusted before it is read again, in
+    /// seconds: a key revoked with `filing keys revoke` stops working on running instances
+    /// within this time. 0 reads the key on every request.
+    #[arg(long, env = "FILING_KEY_CACHE_SECS", default_value = "5")]
+    #[arg(value_parser = parse::seconds(0..).note("0 turns the cache off"))]
+    pub key_cache_secs: Duration,
+
+    /// How long a trade office directory entry read for a new case's GewA 1 is used without
+    /// reading it again, in seconds: an operator's change reaches the forms of other running
+    /// instances within this time (the instance that made it at once). 0 reads it every time.
+    #[arg(long, env = "FILING_DIRECTORY_CACHE_SECS", default_value = "5")]
+    #[arg(value_parser = parse::seconds(0..).note("0 turns the cache off"))]
+    pub directory_cache_secs: Duration,
+
+    /// Longest time a client may take to send a request's headers, in seconds; also how long
+    /// an idle keep-alive connection stays open. The connection is closed after it.
+    #[arg(long, env = "FILING_HEADER_READ_TIMEOUT_SECS", default_value = "10")]
+    #[arg(value_parser = parse::seconds(1..))]
+    pub header_read_timeout_secs: Duration,
+
+    /// Time a client has to send a request body, in seconds, before the received bytes
+    /// extend it (`FILING_BODY_MIN_BYTES_PER_SEC`); 408 after it.
+    #[arg(long, env = "FILING_BODY_READ_TIMEOUT_SECS", default_value = "30")]
+    #[arg(value_parser = parse::seconds(1..=86_400))]
+    pub body_read_timeout_secs: Duration,
+
+    /// The slowest upload served: every this many bytes received give the body one more
+    /// second; 0 makes `FILING_BODY_READ_TIMEOUT_SECS` a hard deadline.
+    #[arg(long, env = "FILING_BODY_MIN_BYTES_PER_SEC", default_value = "65536")]
+    #[arg(value_parser = parse::min_rate())]
+    pub body_min_bytes_per_sec: u64,
+
+    /// Multipart requests (uploads) served at the same time; one more is answered 503.
+    #[arg(long, env = "FILING_MAX_CONCURRENT_UPLOADS", default_value = "16")]
+    #[arg(value_parser = parse::whole(1_usize..=100_000))]
+    pub max_concurrent_uploads: usize,
+
+    /// Upload slots one provider (with its client companies) may hold at once; one more of
+    /// its uploads is answered 429. Default: a quarter of `FILING_MAX_CONCURRENT_UPLOADS`.
+    #[arg(long, env = "FILING_MAX_UPLOADS_PER_PROVIDER", value_parser = parse::whole(1_usize..))]
+    pub max_uploads_per_provider: Option<usize>,
+
+    /// Requests per second each company (all its API keys together; an operator with its
+    /// keys) may make on average (a token bucket per company); 0 turns rate limiting off (the
+    /// default, for development).
+    #[arg(long, env = "FILING_RATE_LIMIT_PER_SECOND", default_value = "0")]
+    #[arg(value_parser = parse::whole(0_u32..).note("0 turns limiting off"))]
+    pub rate_limit_per_second: u32,
+
+    /// Requests a company may make at once before the rate applies. Default: the rate.
+    #[arg(long, env = "FILING_RATE_LIMIT_BURST", value_parser = parse::burst())]
+    pub rate_limit_burst: Option<parse::Burst>,
+
+    /// Unrevoked API keys one company (a provider, or each client company) may hold; one more
+    /// issued over HTTP is answered 409 `API_KEY_LIMIT`.
+    #[arg(long, env = "FILING_MAX_KEYS_PER_COMPANY", default_value = "100")]
+    #[arg(value_parser = parse::whole(1_usize..=1_000_000))]
+    pub max_keys_per_company: usize,
+}

@@ -44,7 +44,7 @@ pub(crate) struct Face {
 /// walks the font's lookups for every glyph, and much of what a form holds repeats from one
 /// form to the next (the power of attorney's paragraphs, places, nationalities, dates, an
 /// operator's name). Shaping is a pure function of the face and the text, so a cached run is
-/// the run shaping would give (docs/decisions.md, "Shaped runs kept by their text").
+/// the run shaping would give (docs/adr/0018-shaped-runs-cache.md).
 pub(crate) struct RunCache(quick_cache::sync::Cache<String, Run, RunWeight>);
 
 /// Bytes of runs kept per face.

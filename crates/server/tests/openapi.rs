@@ -336,7 +336,7 @@ async fn every_error_code_is_in_the_served_document() {
     // What docs/api/errors.md promises.
     let table = decisions_table();
     let in_table: BTreeSet<String> = table.iter().map(|(_, c)| c.clone()).collect();
-    assert_eq!(in_table, all, "docs/api/errors.md's table vs ErrorCode::ALL");
+    assert_eq!(in_table, all, "api/errors.md's table vs ErrorCode::ALL");
     assert_eq!(in_table.len(), table.len(), "a code listed twice");
     for (status, code) in &table {
         let known = ErrorCode::ALL.iter().find(|c| c.as_str() == code).unwrap();

@@ -11,7 +11,7 @@ use crate::app::AppState;
 use crate::error::{ApiError, ErrorCode};
 use crate::routes::trade_registrations::{DocumentView, StatusHistoryEntry};
 
-/// docs/decisions.md "Keys and callers": the provider that created a case, the client company it is for, and operators
+/// docs/api/authentication.md: the provider that created a case, the client company it is for, and operators
 /// see it; anyone else gets the same 404 as for an unknown id.
 pub fn ensure_visible(caller: Caller, provider_id: Uuid, company_id: Uuid) -> Result<(), ApiError> {
     let visible = match caller {
@@ -120,7 +120,7 @@ pub async fn remove_files(state: &AppState, keys: &[String]) {
 /// Where a case document is stored: `<kind>/<yyyy-mm>/<document id>.<ext>`, the month of
 /// `at` (UTC). Documents share a folder per kind and month rather than one per case: a folder
 /// per case cost every create a `mkdir` (a new inode) and the flush of one more folder
-/// (decisions.md, "Storage keys by month"). Older cases keep the keys they were stored under.
+/// (docs/adr/0016-storage-keys-by-month.md). Older cases keep the keys they were stored under.
 pub fn storage_key(kind: &str, document_id: Uuid, ext: &str, at: OffsetDateTime) -> String {
     let at = at.to_offset(time::UtcOffset::UTC);
     format!(

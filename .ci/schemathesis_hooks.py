@@ -1,8 +1,8 @@
-"""Schemathesis hooks for .ci/schemathesis (docs/decisions.md, "API fuzzing").
+"""Schemathesis hooks for .ci/schemathesis (docs/testing.md, "API fuzzing").
 
 Generated `Idempotency-Key` values repeat a lot ("0", "00", ...), and the service rightly answers
 a key sent again with another request with 422 IDEMPOTENCY_KEY_REUSED, and the same request
-again with the first answer (decisions.md §3). Both are correct, but they hide what the request
+again with the first answer (docs/spec/decisions.md §3). Both are correct, but they hide what the request
 itself would get: the "schema-valid request rejected" check fails on the 422, and a replayed
 create names a resource a later step may have deleted. So every well-formed key is replaced by a
 fresh one; malformed keys are sent as generated, so the 422 for them is still exercised.

@@ -1,6 +1,6 @@
 //! The date in Germany. Forms are dated, and "today" for date rules is taken, by the calendar
 //! of the offices and founders who read them: at 00:30 in Berlin it is already tomorrow there,
-//! while UTC still says today (api.md leaves the zone open; docs/decisions.md).
+//! while UTC still says today (api.md leaves the zone open; docs/api/trade-registration.md).
 
 use time::{Date, Month, OffsetDateTime};
 

@@ -71,7 +71,7 @@ pub struct Company {
 }
 
 impl Company {
-    /// docs/decisions.md "Keys and callers": a provider sees the companies it created; a client company sees itself.
+    /// docs/api/authentication.md: a provider sees the companies it created; a client company sees itself.
     /// Anything else must answer exactly as an unknown id.
     pub fn visible_to(&self, caller_company: Uuid) -> bool {
         self.id == caller_company || self.provider_id == Some(caller_company)

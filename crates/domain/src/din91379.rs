@@ -1,5 +1,5 @@
 //! DIN 91379 ("String.Latin+ 1.3"): the characters that may appear in text that lands on
-//! official forms (docs/decisions.md "Trade registration rules").
+//! official forms (docs/api/trade-registration.md "Field rules").
 //!
 //! Data types: **A** (names of natural persons) = letters (`bll`) + N1 non-letters (`bnlreq`) +
 //! combining diacritics (`dc`); **B** (names of legal persons, addresses) = A + N2 (`bnl`);

@@ -1,5 +1,5 @@
-//! The lifecycles of trade and tax registrations (docs/decisions.md "Trade registration API"
-//! and "Tax registration API"), checked in one place:
+//! The lifecycles of trade and tax registrations (docs/api/lifecycle.md),
+//! checked in one place:
 //! a transition not in the table is refused with the current status and the allowed next ones.
 
 use serde::{Deserialize, Serialize};

@@ -1,4 +1,4 @@
-//! What the sandbox makes up when a provider simulates an operator's step (docs/decisions.md "Sandbox"): the
+//! What the sandbox makes up when a provider simulates an operator's step (docs/api/sandbox.md): the
 //! demo trade office, its fee, and a demo tax number. Every value is recognisable as sandbox
 //! data, so it cannot be mistaken for something an authority issued.
 

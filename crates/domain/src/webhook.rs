@@ -1,4 +1,4 @@
-//! Webhook events (docs/decisions.md "Webhooks"): their names, which status change produces which, the
+//! Webhook events (docs/api/webhooks.md): their names, which status change produces which, the
 //! payload every endpoint receives, and the retry schedule.
 //!
 //! The store writes one event per subscribed endpoint in the same transaction as the status

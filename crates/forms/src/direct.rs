@@ -1,7 +1,7 @@
 //! PDF/A-2b documents written directly with pdf-writer, from a part prepared once per process
 //! and a part written per document. The GewA 1 uses it: its form (shading, rules, about 400
 //! labels) is the same on every document, and krilla, which writes the other documents, can
-//! only draw it again each time (half of a trade create's CPU time, BENCHMARKS.md). The power
+//! only draw it again each time (the largest part of a trade create's CPU: ADR 0017). The power
 //! of attorney uses it too, with an empty static page: what it reuses is the fonts prepared
 //! for its fixed texts in every language, which krilla would subset and compress again for
 //! each of an assisted create's three documents.
@@ -793,7 +793,7 @@ impl<'t> Document<'t> {
         pdf.extend(&template.chunk);
 
         // The document's own font subsets, at deflate level 1: a few kilobytes of glyphs the
-        // labels lack; level 6 (krilla's) made the whole GewA 1 a fifth slower (BENCHMARKS.md).
+        // labels lack; level 6 (krilla's) made the whole GewA 1 slower (ADR 0017).
         let mut own_fonts: [Option<Ref>; 2] = [None, None];
         for (i, set) in self.own.iter().enumerate() {
             if let Some(set) = set.as_ref().filter(|s| !s.is_empty()) {

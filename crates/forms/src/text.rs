@@ -31,7 +31,7 @@ pub(crate) struct Face {
     pub shaper: rustybuzz::Face<'static>,
     pub units_per_em: f32,
     /// Shape plans by segment properties. Building a plan (collecting and compiling the font's
-    /// features) took a third of the shaping time when `rustybuzz::shape` did it on every call;
+    /// features) took much of the shaping time when `rustybuzz::shape` did it on every call (BENCHMARKS.md, "PDF rendering");
     /// text here is left-to-right in a handful of scripts (Latin, Greek, Cyrillic; DIN 91379),
     /// so the list stays short.
     plans: RwLock<Vec<PlanEntry>>,
@@ -44,7 +44,7 @@ pub(crate) struct Face {
 /// walks the font's lookups for every glyph, and much of what a form holds repeats from one
 /// form to the next (the power of attorney's paragraphs, places, nationalities, dates, an
 /// operator's name). Shaping is a pure function of the face and the text, so a cached run is
-/// the run shaping would give (docs/decisions.md, "Shaped runs kept by their text").
+/// the run shaping would give (docs/adr/0018-shaped-runs-cache.md).
 pub(crate) struct RunCache(quick_cache::sync::Cache<String, Run, RunWeight>);
 
 /// Bytes of runs kept per face.
@@ -188,8 +188,8 @@ fn sanitize(text: &str) -> String {
 /// Shapes `text` in `face` word by word: each word with the spaces after it is shaped once and
 /// kept ([`RunCache`]), and the runs are joined (short texts are kept whole as well). Most
 /// words of a form repeat from one form to the next even where its paragraphs don't (a power
-/// of attorney's paragraphs hold the owner's name and address); shaping whole paragraphs again for every new name was a fifth of the server's
-/// CPU under assisted creates. Noto Sans has no kerning or ligature across a space, and a word
+/// of attorney's paragraphs hold the owner's name and address); shaping whole paragraphs again for every new name was a large share of the server's
+/// CPU under assisted creates (ADR 0018). Noto Sans has no kerning or ligature across a space, and a word
 /// is shaped in the script of its own letters (a whole paragraph took the first letter's), so
 /// the run is the one whole-text shaping gives (`word_runs_are_the_runs_of_whole_texts`).
 pub(crate) fn shape(face: &Face, text: &str) -> Run {

@@ -100,8 +100,8 @@ struct Args {
 }
 
 // One thread: the tool shares the two cores with the server and PostgreSQL, and a second worker
-// only added wake-ups between its threads (a single-threaded tool measured 5-10 % more of the
-// same server, BENCHMARKS.md). One thread keeps up with 32 connections: it is mostly waiting.
+// only added wake-ups between its threads (a single-threaded tool measured more of the
+// same server: BENCHMARKS.md, "Targets"). One thread keeps up with 32 connections: it is mostly waiting.
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();

@@ -1,4 +1,4 @@
-//! The one error type of the API and its mapping to responses (docs/decisions.md "Errors"). Handlers return
+//! The one error type of the API and its mapping to responses (docs/api/errors.md). Handlers return
 //! `Result<_, ApiError>`; nothing else decides a status code or an error code.
 
 use axum::Json;
@@ -14,10 +14,10 @@ use crate::envelope::{Envelope, Outcome};
 pub const UNAVAILABLE_RETRY_AFTER_SECS: u64 = 2;
 /// Declares [`ErrorCode`] with the list of all its values, so nothing can add a code without it
 /// reaching the OpenAPI document (the `code` enum of `ErrorBody`) and the test that compares the
-/// document with docs/decisions.md (tests/openapi.rs).
+/// document with docs/api/errors.md (tests/openapi.rs).
 macro_rules! error_codes {
     ($($variant:ident = $code:literal => $status:ident,)*) => {
-        /// Stable machine-readable code of an error answer (docs/decisions.md, "Errors").
+        /// Stable machine-readable code of an error answer (docs/api/errors.md, "Codes").
         /// Serialised as `as_str` (the variant name in SCREAMING_SNAKE_CASE; a test compares).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, ToSchema)]
         #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -147,7 +147,7 @@ fn body_timeout_message(secs: u64, min_rate: u64) -> String {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct ErrorBody {
     pub result: Outcome,
-    /// Stable machine-readable code, e.g. `VALIDATION_FAILED` (docs/decisions.md, "Error codes").
+    /// Stable machine-readable code, e.g. `VALIDATION_FAILED` (docs/api/errors.md, "Codes").
     pub code: ErrorCode,
     pub message: String,
     /// Every broken field rule (validation errors only).

@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 use crate::error::ApiError;
 
-/// A JSON body decoded into `T`, or the matching error of docs/decisions.md "Errors".
+/// A JSON body decoded into `T`, or the matching error of docs/api/errors.md.
 #[derive(Debug)]
 pub struct ApiJson<T>(pub T);
 

@@ -1,4 +1,4 @@
-//! `Idempotency-Key` for POST endpoints (docs/decisions.md "Idempotency"), kept in the database so it holds
+//! `Idempotency-Key` for POST endpoints (docs/api/idempotency.md), kept in the database so it holds
 //! across instances and restarts.
 //!
 //! Same key and same request within 24 hours replays the first response (status and body); same

@@ -1,4 +1,4 @@
-//! Signed document links (docs/decisions.md "Trade registration API"): `{public url}/v1/documents/{id}/content?expires=..&signature=..`,
+//! Signed document links (docs/api/documents.md, "Download links"): `{public url}/v1/documents/{id}/content?expires=..&signature=..`,
 //! an HMAC-SHA256 over the document id and the expiry, valid 24 hours, usable without a key.
 
 use std::path::Path;

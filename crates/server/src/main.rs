@@ -3,9 +3,9 @@ use clap::Parser;
 /// jemalloc instead of glibc's malloc (its options are set at build time in
 /// `.cargo/config.toml`, `JEMALLOC_SYS_WITH_MALLOC_CONF`): the request path allocates many
 /// small, short-lived buffers across threads (JSON, shaped glyph runs, PDF streams), and
-/// `malloc`/`free` were about 15 % of the server's CPU in the GET profile. mimalloc was as fast but kept up to 575 MiB
+/// `malloc`/`free` were a visible share of the server's CPU in the GET profile. mimalloc was as fast but kept far more
 /// resident under 32 concurrent trade creates (PDFs rendered on blocking threads and freed on
-/// others); jemalloc stayed below glibc's figure (BENCHMARKS.md).
+/// others); jemalloc stayed below glibc's figure (BENCHMARKS.md, "What the profiles showed, and what changed").
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 

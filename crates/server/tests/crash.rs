@@ -42,7 +42,7 @@ use uuid::Uuid;
 
 const BIN: &str = env!("CARGO_BIN_EXE_filing");
 /// `FILING_REQUEST_TIMEOUT_SECS` of the server in a settling run: a claim of a killed request is
-/// taken over after this plus 30 s (docs/decisions.md, Idempotency).
+/// taken over after this plus 30 s (docs/api/idempotency.md).
 const SETTLE_REQUEST_TIMEOUT_SECS: u64 = 5;
 
 #[derive(Debug, Clone)]

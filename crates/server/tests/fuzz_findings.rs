@@ -1,4 +1,4 @@
-//! What API fuzzing (.ci/schemathesis, docs/decisions.md "API fuzzing") found, pinned through
+//! What API fuzzing (.ci/schemathesis, docs/testing.md "API fuzzing") found, pinned through
 //! HTTP: each answer here is what the OpenAPI document now promises, and each differed before.
 
 mod common;

@@ -276,13 +276,13 @@ fn one_of_each_error() -> Vec<ApiError> {
     all
 }
 
-/// The rows `| status | CODE | when |` of the code table in docs/decisions.md ("Errors").
+/// The rows `| status | CODE | when |` of the code table in docs/api/errors.md ("Codes").
 fn decisions_table() -> Vec<(u16, String)> {
-    const DECISIONS: &str = include_str!("../../../docs/decisions.md");
+    const DECISIONS: &str = include_str!("../../../docs/api/errors.md");
     let section = DECISIONS
         .split("\n## ")
-        .find(|s| s.starts_with("Errors\n"))
-        .expect("docs/decisions.md has a section \"Errors\"");
+        .find(|s| s.starts_with("Codes\n"))
+        .expect("docs/api/errors.md has a section \"Codes\"");
     section
         .lines()
         .filter_map(|line| {
@@ -295,7 +295,7 @@ fn decisions_table() -> Vec<(u16, String)> {
 }
 
 /// Every error code the service can answer with is in the served document (the enum of
-/// `ErrorBody.code`), every code of docs/decisions.md's table is one of them with the same
+/// `ErrorBody.code`), every code of docs/api/errors.md's table is one of them with the same
 /// status, and every generic error response of the document uses the one error envelope.
 #[tokio::test]
 async fn every_error_code_is_in_the_served_document() {
@@ -333,10 +333,10 @@ async fn every_error_code_is_in_the_served_document() {
         assert_eq!(body["code"], code.as_str());
     }
 
-    // What docs/decisions.md promises.
+    // What docs/api/errors.md promises.
     let table = decisions_table();
     let in_table: BTreeSet<String> = table.iter().map(|(_, c)| c.clone()).collect();
-    assert_eq!(in_table, all, "docs/decisions.md's table vs ErrorCode::ALL");
+    assert_eq!(in_table, all, "api/errors.md's table vs ErrorCode::ALL");
     assert_eq!(in_table.len(), table.len(), "a code listed twice");
     for (status, code) in &table {
         let known = ErrorCode::ALL.iter().find(|c| c.as_str() == code).unwrap();

@@ -249,7 +249,7 @@ fn peak_rss(pid: u32) -> u64 {
 /// provider's share of the 16 upload slots), then four creates each with nine 49 MB parts no
 /// owner references (the reproduction): every create is answered as it should be and
 /// the real server's peak RSS stays under 300 MiB. Before the spooled uploads, the nine-part
-/// request alone took the server from about 140 MB to 550 MB.
+/// request alone took the server far beyond that (ADR 0005).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn big_uploads_keep_memory_bounded() {
     server::webhooks::install_tls();

@@ -139,7 +139,7 @@ pub struct PoolSettings {
     pub busy_timeout: std::time::Duration,
     /// PostgreSQL only: connections of the pool that writes (and reads what the read
     /// connections do not). More than the database server's cores can run at once only adds
-    /// waiting inside it: 8 gave a shorter tail than 16 on 2 cores (BENCHMARKS.md).
+    /// waiting inside it (measured on 2 cores: ADR 0011).
     pub max_connections: u32,
 }
 

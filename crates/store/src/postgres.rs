@@ -24,7 +24,7 @@ pub struct PostgresRepository {
 /// Connections for reads of one statement (a case, a document, a key), kept outside sqlx's
 /// pool: the pool pings a connection before handing it out and again, in a task of its own, when
 /// it comes back, so a read through it costs three round trips to PostgreSQL instead of one
-/// (BENCHMARKS.md: under GET load those round trips were most of the context switches).
+/// (ADR 0011: under GET load those round trips were most of the context switches).
 ///
 /// Without a ping, a connection that died while idle (the server restarted, the network dropped
 /// it) is found out by the read itself: a read that fails that way on a reused connection runs
@@ -218,8 +218,8 @@ impl PostgresRepository {
     }
 
     /// Writes the JSON copies of a new case's children (`case_children`), built here from what
-    /// the create inserts: cheaper than `refresh_children`'s aggregates, which cost creates 10 to
-    /// 15 % of their rate. A unit test checks that both give the same arrays.
+    /// the create inserts: cheaper than `refresh_children`'s aggregates, which cost creates a
+    /// share of their rate (ADR 0010). A unit test checks that both give the same arrays.
     pub(crate) async fn children_created(
         tx: &mut sqlx::PgConnection,
         case: uuid::Uuid,
@@ -294,7 +294,7 @@ impl PostgresRepository {
 // The children of a case (`t`) as JSON arrays in one statement (see `read_children!`): a copy
 // kept in `case_children` (migration 0010, `refresh_children`) and joined by key, so a case read
 // aggregates nothing. Three aggregate subqueries here cost more than the rest of the statement
-// (BENCHMARKS.md).
+// (ADR 0010).
 repository_impl!(
     PostgresRepository,
     "postgres",

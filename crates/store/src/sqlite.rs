@@ -18,8 +18,8 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite")
 /// the other pool, which in WAL mode never waits for the writer.
 ///
 /// sqlx runs each SQLite connection on a thread of its own and hands every statement over a
-/// channel; for the hottest read (a trade registration, one statement of ~50 µs) the hand-off
-/// and the wake-ups cost more CPU than the query (37 % of the server's CPU under GET load). That
+/// channel; for the hottest read (a trade registration, one short statement) the hand-off
+/// and the wake-ups cost more CPU than the query (figures: ADR 0008). That
 /// read is therefore made on the calling thread through `readers` (rusqlite on the same SQLite
 /// library), which cannot wait: a reader that would have to (`SQLITE_BUSY`, rare in WAL mode)
 /// gives way to the pool.

@@ -2,8 +2,8 @@
 //!
 //! sqlx hands every statement of a transaction to its connection's worker thread and waits for
 //! the answer; a tax create (begin, company, case, two documents, history, webhook targets,
-//! commit) paid for eight such round trips, about a third of the server's CPU under create
-//! load. Here the whole transaction runs on one blocking-pool thread with one hand-off. The
+//! commit) paid for eight such round trips, a large share of the server's CPU under create
+//! load (ADR 0008). Here the whole transaction runs on one blocking-pool thread with one hand-off. The
 //! statements are the ones the sqlx path runs (`shared.rs`), bound with the encodings sqlx
 //! uses for SQLite (ids as 16-byte blobs, timestamps as RFC 3339 text, JSON as text), so both
 //! paths write identical rows (tested below) and everything else reads them through sqlx.

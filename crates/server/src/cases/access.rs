@@ -27,7 +27,7 @@ pub fn provider_only(caller: Caller, what: &str) -> Result<Uuid, ApiError> {
     }
 }
 
-/// docs/decisions.md "Keys and callers": the provider that created a case, the client company
+/// docs/api/authentication.md: the provider that created a case, the client company
 /// it is for, and operators see it; anyone else gets the same 404 as for an unknown id.
 pub fn ensure_visible(caller: Caller, provider_id: Uuid, company_id: Uuid) -> Result<(), ApiError> {
     let visible = match caller {

@@ -62,7 +62,7 @@ pub fn record(
 /// Where a case document is stored: `<kind>/<yyyy-mm>/<document id>.<ext>`, the month of
 /// `at` (UTC). Documents share a folder per kind and month rather than one per case: a folder
 /// per case cost every create a `mkdir` (a new inode) and the flush of one more folder
-/// (decisions.md, "Storage keys by month"). Older cases keep the keys they were stored under.
+/// (docs/adr/0016-storage-keys-by-month.md). Older cases keep the keys they were stored under.
 pub fn storage_key(kind: &str, document_id: Uuid, ext: &str, at: OffsetDateTime) -> String {
     let at = at.to_offset(time::UtcOffset::UTC);
     format!(

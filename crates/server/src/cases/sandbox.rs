@@ -1,6 +1,6 @@
 //! What the sandbox supplies where an operator would: a provider completing its own sandbox
-//! trade case gets a sample licence and demo office, fee and payment (docs/decisions.md
-//! "Sandbox"). The step itself is the operator's ([`crate::cases::steps`]).
+//! trade case gets a sample licence and demo office, fee and payment (docs/api/sandbox.md). The
+//! step itself is the operator's ([`crate::cases::steps`]).
 
 use axum::body::Bytes;
 use domain::calendar::date_in_germany;

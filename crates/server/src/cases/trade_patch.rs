@@ -143,7 +143,7 @@ pub struct OfficeHead {
 /// rendered with ones under the new head where that changes them, in the same write. The forms
 /// are rendered from a read of the case, one assignment of the case at a time on this
 /// instance; a write that finds the case moved or reassigned since then (by a transition or
-/// another instance) is discarded and done again (decisions.md, "Office determination").
+/// another instance) is discarded and done again (docs/api/offices.md).
 async fn assign_trade_office(
     state: &Arc<AppState>,
     id: Uuid,

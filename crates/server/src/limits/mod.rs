@@ -1,4 +1,4 @@
-//! Protection against slow and abusive clients (decisions.md, "Faults and limits"): time limits
+//! Protection against slow and abusive clients (docs/api/limits.md): time limits
 //! for receiving a request body and for the request after it, a cap on uploads in progress, and a
 //! token bucket per company (all its API keys share it). The header read timeout is the HTTP server's (see [`crate::app::serve_router`]).
 
@@ -20,7 +20,7 @@ pub use buckets::{KeyRateLimiter, ShareGuard, UploadShares, rate_limiter};
 use crate::state::AppState;
 use crate::error::ApiError;
 
-/// The time limits of one request (decisions.md, "Faults and limits").
+/// The time limits of one request (docs/api/limits.md, "Slow clients").
 #[derive(Clone, Copy, Debug)]
 pub struct Deadlines {
     /// What a body has to arrive in before the bytes it brings extend it.

@@ -162,7 +162,7 @@ impl Modify for BearerAuth {
 }
 
 /// What every operation can answer besides its own responses, declared here once rather than on
-/// each route: the generic errors (docs/decisions.md "Errors") as
+/// each route: the generic errors (docs/api/errors.md) as
 /// `#/components/responses/...`, each with the one error envelope schema; and on every
 /// authenticated POST the `Idempotency-Key` header the idempotency layer reads
 /// (crate::idempotency), with its 409 and 422. A route's own entry for a status wins (it names
@@ -255,7 +255,7 @@ nothing was kept, retry after `Retry-After` seconds",
 /// The statuses no route documents itself: their meaning is the same everywhere.
 const ALWAYS_GENERIC: &[&str] = &["401", "408", "413", "415", "429", "500", "503"];
 
-/// The `Idempotency-Key` header of every authenticated POST (docs/decisions.md "Idempotency").
+/// The `Idempotency-Key` header of every authenticated POST (docs/api/idempotency.md).
 pub const IDEMPOTENCY_KEY_PATTERN: &str = "^[!-~]{1,255}$";
 
 impl Modify for CommonResponses {

@@ -1,4 +1,4 @@
-//! Companies and their API keys (docs/decisions.md "Keys and callers"; listing, revoking and the cap on live keys:
+//! Companies and their API keys (docs/api/authentication.md; listing, revoking and the cap on live keys:
 //! docs/adr/0004-keys-limited-per-company.md).
 
 use std::sync::Arc;
@@ -72,7 +72,7 @@ impl CompanyResponse {
     }
 }
 
-/// Loads a company the caller may see; any other answers as an unknown id (docs/decisions.md "Keys and callers").
+/// Loads a company the caller may see; any other answers as an unknown id (docs/api/authentication.md, "Companies").
 async fn visible_company(state: &AppState, caller: Caller, id: Uuid) -> Result<Company, ApiError> {
     let company = state
         .repo

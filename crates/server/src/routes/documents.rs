@@ -1,4 +1,4 @@
-//! Document downloads through signed links (docs/decisions.md "Trade registration API"): no key needed, the link is the
+//! Document downloads through signed links (docs/api/documents.md, "Download links"): no key needed, the link is the
 //! authorisation; it expires after 24 hours.
 
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! The sandbox (docs/decisions.md "Sandbox"): the provider that created a sandbox case drives it through
+//! The sandbox (docs/api/sandbox.md): the provider that created a sandbox case drives it through
 //! every operator step itself, so it can test its own handling, webhooks included, end to end.
 //!
 //! A simulated step is the operator's step (cases::steps: same request rules, same

@@ -1,5 +1,5 @@
 //! `POST /v1/tax-registration` (UG, GmbH) and `GET /v1/tax-registration/{id}` (api.md;
-//! docs/decisions.md "Errors", "Idempotency", "Tax registration API"). The partnership
+//! docs/api/errors.md, idempotency.md, tax-registration.md). The partnership
 //! endpoint (`routes::gbr_registrations`) parses
 //! its own payload and then goes through the same create, documents and GET as here: every step
 //! after validation works on [`AnyTaxRegistration`].

@@ -643,7 +643,7 @@ pub struct TransitionResponse {
     pub previous_status: String,
 }
 
-/// The owners filed the GewA 1 themselves: `form-rendered` -> `submitted` (docs/decisions.md "Trade registration API").
+/// The owners filed the GewA 1 themselves: `form-rendered` -> `submitted` (docs/api/lifecycle.md).
 #[utoipa::path(post, path = "/v1/trade-registration/{trade_registration_id}/mark-submitted", tag = "trade registration",
     params(("trade_registration_id" = Uuid, Path, description = "As returned by the create")),
     request_body(content = Option<MarkSubmittedRequest>, content_type = "application/json"),

@@ -1,4 +1,4 @@
-//! Webhook endpoints of a provider (docs/decisions.md "Webhooks"): register, list, read, delete, rotate the
+//! Webhook endpoints of a provider (docs/api/webhooks.md): register, list, read, delete, rotate the
 //! secret, read the delivery attempts and retry a message that was given up. Provider keys only; a client company's or an
 //! operator's key is refused with 403.
 
@@ -710,7 +710,7 @@ pub struct RetryAnswer {
 /// Queues a message the service gave up on (`failed` after its retry schedule) for one more
 /// attempt now; if that fails too, it is `failed` again. A message still `pending` is already
 /// queued (200, nothing changes); a `delivered` one is 409. 200 rather than 202, like every
-/// action that is not a create (docs/decisions.md "Errors": "Other actions: 200"). The attempt shows in the deliveries
+/// action that is not a create (docs/spec/decisions.md §2: "Other actions: 200"). The attempt shows in the deliveries
 /// list like any other; within its case the message goes before the case's later pending ones.
 #[utoipa::path(post, path = "/v1/webhook-endpoints/{endpoint_id}/messages/{message_id}/retry",
     tag = "webhooks",

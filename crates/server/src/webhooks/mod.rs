@@ -1,4 +1,4 @@
-//! Webhook delivery (docs/decisions.md "Webhooks", Standard Webhooks): secrets and signatures, and the
+//! Webhook delivery (docs/api/webhooks.md, ADR 0019, Standard Webhooks): secrets and signatures, and the
 //! worker that drains the outbox the store fills in the transaction of every status change (and
 //! of every replacement of documents by an office assignment).
 //!

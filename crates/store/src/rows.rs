@@ -1,50 +1,104 @@
 //! Rows read the same way in both dialects, and the JSON arrays of a case's children.
 
-/// A `documents` row, read the same way in both dialects.
-pub(crate) fn document_from_row<R>(row: &R) -> crate::Result<crate::DocumentRecord>
-where
-    R: sqlx::Row,
-    for<'r> &'r str: sqlx::ColumnIndex<R>,
-    for<'r> uuid::Uuid: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> Option<i32>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> Option<i64>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> Option<Vec<u8>>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> time::OffsetDateTime: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-{
-    Ok(crate::DocumentRecord {
-        id: row.try_get("id")?,
-        case_id: row.try_get("case_id")?,
-        case_kind: row.try_get("case_kind")?,
-        owner_index: row.try_get("owner_index")?,
-        doc_type: row.try_get("doc_type")?,
-        name: row.try_get("name")?,
-        storage_key: row.try_get("storage_key")?,
-        content_type: row.try_get("content_type")?,
-        size: row.try_get("size")?,
-        sha256: row.try_get("sha256")?,
-        created_at: row.try_get("created_at")?,
-    })
-}
+use sqlx::types::Json;
+use sqlx::{Decode, Row, Type};
+use time::OffsetDateTime;
+use uuid::Uuid;
 
-/// A `trade_offices` row selected with `office_columns!`, read the same way in both dialects.
-pub(crate) fn trade_office_from_row<R>(row: &R) -> crate::Result<crate::TradeOfficeEntry>
+use crate::{DocumentRecord, TaxRegistrationRecord, TradeOfficeEntry, WebhookEndpoint};
+
+/// A row of one of the statements both dialects share, decoded the same way in both.
+pub(crate) struct Columns<'r, R>(pub(crate) &'r R);
+
+impl<R> Columns<'_, R>
 where
-    R: sqlx::Row,
-    for<'r> &'r str: sqlx::ColumnIndex<R>,
-    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> Option<String>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> time::OffsetDateTime: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    R: Row,
+    for<'a> &'a str: sqlx::ColumnIndex<R>,
+    for<'a> Uuid: Decode<'a, R::Database> + Type<R::Database>,
+    for<'a> String: Decode<'a, R::Database> + Type<R::Database>,
+    for<'a> i32: Decode<'a, R::Database> + Type<R::Database>,
+    for<'a> i64: Decode<'a, R::Database> + Type<R::Database>,
+    for<'a> Vec<u8>: Decode<'a, R::Database> + Type<R::Database>,
+    for<'a> OffsetDateTime: Decode<'a, R::Database> + Type<R::Database>,
+    for<'a> Json<serde_json::Value>: Decode<'a, R::Database> + Type<R::Database>,
+    for<'a> Json<Vec<String>>: Decode<'a, R::Database> + Type<R::Database>,
 {
-    Ok(crate::TradeOfficeEntry {
-        key: row.try_get("office_key")?,
-        name: row.try_get("office_name")?,
-        address: row.try_get("office_address")?,
-        email: row.try_get("office_email")?,
-        phone: row.try_get("office_phone")?,
-        website: row.try_get("office_website")?,
-        updated_at: row.try_get("office_updated_at")?,
-    })
+    /// A `documents` row.
+    pub(crate) fn document(&self) -> crate::Result<DocumentRecord> {
+        let row = self.0;
+        Ok(DocumentRecord {
+            id: row.try_get("id")?,
+            case_id: row.try_get("case_id")?,
+            case_kind: row.try_get("case_kind")?,
+            owner_index: row.try_get("owner_index")?,
+            doc_type: row.try_get("doc_type")?,
+            name: row.try_get("name")?,
+            storage_key: row.try_get("storage_key")?,
+            content_type: row.try_get("content_type")?,
+            size: row.try_get("size")?,
+            sha256: row.try_get("sha256")?,
+            created_at: row.try_get("created_at")?,
+        })
+    }
+
+    /// A `trade_offices` row selected with `office_columns!`.
+    pub(crate) fn trade_office(&self) -> crate::Result<TradeOfficeEntry> {
+        let row = self.0;
+        Ok(TradeOfficeEntry {
+            key: row.try_get("office_key")?,
+            name: row.try_get("office_name")?,
+            address: row.try_get("office_address")?,
+            email: row.try_get("office_email")?,
+            phone: row.try_get("office_phone")?,
+            website: row.try_get("office_website")?,
+            updated_at: row.try_get("office_updated_at")?,
+        })
+    }
+
+    /// A `webhook_endpoints` row.
+    pub(crate) fn endpoint(&self) -> crate::Result<WebhookEndpoint> {
+        let row = self.0;
+        let events: Option<Json<Vec<String>>> = row.try_get("events")?;
+        Ok(WebhookEndpoint {
+            id: row.try_get("id")?,
+            provider_id: row.try_get("provider_id")?,
+            url: row.try_get("url")?,
+            events: events.map(|e| e.0),
+            secret: row.try_get("secret")?,
+            previous_secret: row.try_get("previous_secret")?,
+            previous_secret_expires_at: row.try_get("previous_secret_expires_at")?,
+            created_at: row.try_get("created_at")?,
+        })
+    }
+
+    /// A row of a tax registration read ([`DialectSql`](crate::sql::text::DialectSql)'s
+    /// `tax_*`), its children as JSON arrays.
+    pub(crate) fn tax(&self) -> crate::Result<TaxRegistrationRecord> {
+        let row = self.0;
+        let id: Uuid = row.try_get("id")?;
+        let environment: String = row.try_get("environment")?;
+        let record: Json<serde_json::Value> = row.try_get("record")?;
+        let lookup: Option<Json<serde_json::Value>> = row.try_get("tax_office_lookup")?;
+        let history: String = row.try_get("history_json")?;
+        let documents: String = row.try_get("documents_json")?;
+        Ok(TaxRegistrationRecord {
+            id,
+            public_id: row.try_get("public_id")?,
+            company_id: row.try_get("company_id")?,
+            provider_id: row.try_get("provider_id")?,
+            environment: crate::sql::environment(&environment)?,
+            package: row.try_get("package")?,
+            legal_form: row.try_get("legal_form")?,
+            status: row.try_get("status")?,
+            record: record.0,
+            tax_office_number: row.try_get("tax_office_number")?,
+            tax_office_lookup: lookup.map(|j| j.0),
+            tax_number: row.try_get("tax_number")?,
+            created_at: row.try_get("created_at")?,
+            documents: documents_from_json(&documents, id)?,
+            history: history_from_json(&history)?,
+        })
+    }
 }
 
 /// The current time at microsecond precision: what both databases store without rounding, so a
@@ -53,32 +107,6 @@ pub(crate) fn now() -> time::OffsetDateTime {
     let t = time::OffsetDateTime::now_utc();
     let micros = t.nanosecond() / 1_000 * 1_000;
     t.replace_nanosecond(micros).unwrap_or(t)
-}
-
-/// A `webhook_endpoints` row, read the same way in both dialects.
-pub(crate) fn endpoint_from_row<R>(row: &R) -> crate::Result<crate::WebhookEndpoint>
-where
-    R: sqlx::Row,
-    for<'r> &'r str: sqlx::ColumnIndex<R>,
-    for<'r> uuid::Uuid: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> Option<String>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> Option<sqlx::types::Json<Vec<String>>>:
-        sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> time::OffsetDateTime: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-    for<'r> Option<time::OffsetDateTime>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
-{
-    let events: Option<sqlx::types::Json<Vec<String>>> = row.try_get("events")?;
-    Ok(crate::WebhookEndpoint {
-        id: row.try_get("id")?,
-        provider_id: row.try_get("provider_id")?,
-        url: row.try_get("url")?,
-        events: events.map(|e| e.0),
-        secret: row.try_get("secret")?,
-        previous_secret: row.try_get("previous_secret")?,
-        previous_secret_expires_at: row.try_get("previous_secret_expires_at")?,
-        created_at: row.try_get("created_at")?,
-    })
 }
 
 /// The status history as the `history_json` column gives it: `[[status, previous_status, actor,

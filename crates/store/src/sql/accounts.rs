@@ -8,7 +8,7 @@ use uuid::Uuid;
 use super::text::{INSERT_API_KEY, INSERT_CLIENT_COMPANY};
 use super::{Dialect, Shared};
 use crate::Result;
-use crate::rows::{now, trade_office_from_row};
+use crate::rows::{Columns, now};
 
 impl<DB> Shared<DB>
 where
@@ -482,7 +482,7 @@ where
         .bind(key)
         .fetch_optional(&self.pool)
         .await?;
-        row.as_ref().map(trade_office_from_row).transpose()
+        row.as_ref().map(|r| Columns(r).trade_office()).transpose()
     }
 
     pub(crate) async fn list_trade_offices(
@@ -500,7 +500,7 @@ where
         .fetch_all(&self.pool)
         .await?
         .iter()
-        .map(trade_office_from_row)
+        .map(|r| Columns(r).trade_office())
         .collect()
     }
 }

@@ -7,10 +7,8 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::{Dialect, Shared, environment};
-use crate::rows::{
-    documents_from_json, history_from_json, trade_office_from_row, verifications_from_json,
-};
-use crate::{Result, TaxRegistrationRecord, TradeRegistrationRecord};
+use crate::rows::{Columns, documents_from_json, history_from_json, verifications_from_json};
+use crate::{Result, TradeRegistrationRecord};
 
 impl<DB> Shared<DB>
 where
@@ -61,7 +59,7 @@ where
         // The directory entry, when the join found one.
         let office_key: Option<String> = row.try_get("office_key")?;
         let office_entry = match office_key {
-            Some(_) => Some(trade_office_from_row(&row)?),
+            Some(_) => Some(Columns(&row).trade_office()?),
             None => None,
         };
         Ok(Some(TradeRegistrationRecord {
@@ -95,7 +93,7 @@ where
         let row = self
             .read(|c| Box::pin(sqlx::query(DB::SQL.tax_by_id).bind(id).fetch_optional(c)))
             .await?;
-        row.as_ref().map(tax_from_row).transpose()
+        row.as_ref().map(|r| Columns(r).tax()).transpose()
     }
 
     pub(crate) async fn find_tax_registration(
@@ -117,7 +115,7 @@ where
                 )
             })
             .await?;
-        row.as_ref().map(tax_from_row).transpose()
+        row.as_ref().map(|r| Columns(r).tax()).transpose()
     }
 
     pub(crate) async fn tax_registration_id_use(
@@ -223,7 +221,7 @@ where
         let row = self
             .read(|c| Box::pin(sqlx::query(SELECT).bind(id).fetch_optional(c)))
             .await?;
-        row.as_ref().map(crate::rows::document_from_row).transpose()
+        row.as_ref().map(|r| Columns(r).document()).transpose()
     }
 
     pub(crate) async fn record_rendered(
@@ -567,39 +565,4 @@ where
         }
         Ok(Some(done))
     }
-}
-
-/// A row of a tax registration read ([`DialectSql`](super::text::DialectSql)'s `tax_*`).
-fn tax_from_row<R>(row: &R) -> Result<TaxRegistrationRecord>
-where
-    R: Row,
-    for<'r> &'r str: sqlx::ColumnIndex<R>,
-    for<'r> Uuid: Decode<'r, R::Database> + Type<R::Database>,
-    for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
-    for<'r> OffsetDateTime: Decode<'r, R::Database> + Type<R::Database>,
-    for<'r> Json<serde_json::Value>: Decode<'r, R::Database> + Type<R::Database>,
-{
-    let id: Uuid = row.try_get("id")?;
-    let environment_text: String = row.try_get("environment")?;
-    let record: Json<serde_json::Value> = row.try_get("record")?;
-    let lookup: Option<Json<serde_json::Value>> = row.try_get("tax_office_lookup")?;
-    let history: String = row.try_get("history_json")?;
-    let documents: String = row.try_get("documents_json")?;
-    Ok(TaxRegistrationRecord {
-        id,
-        public_id: row.try_get("public_id")?,
-        company_id: row.try_get("company_id")?,
-        provider_id: row.try_get("provider_id")?,
-        environment: environment(&environment_text)?,
-        package: row.try_get("package")?,
-        legal_form: row.try_get("legal_form")?,
-        status: row.try_get("status")?,
-        record: record.0,
-        tax_office_number: row.try_get("tax_office_number")?,
-        tax_office_lookup: lookup.map(|j| j.0),
-        tax_number: row.try_get("tax_number")?,
-        created_at: row.try_get("created_at")?,
-        documents: documents_from_json(&documents, id)?,
-        history: history_from_json(&history)?,
-    })
 }

@@ -90,7 +90,8 @@ pub(crate) struct DialectSql {
     pub claim_messages: &'static str,
 }
 
-/// The columns of a `trade_offices` row (alias `o`) as `rows::trade_office_from_row` reads them.
+/// The columns of a `trade_offices` row (alias `o`) as `rows::Columns::trade_office`
+/// reads them.
 macro_rules! office_columns {
     () => {
         "o.key AS office_key, o.name AS office_name, o.address AS office_address, \

@@ -8,7 +8,7 @@ use uuid::Uuid;
 use super::text::GIVE_UP_PENDING;
 use super::{Dialect, Shared};
 use crate::Result;
-use crate::rows::endpoint_from_row;
+use crate::rows::Columns;
 
 impl<DB> Shared<DB>
 where
@@ -93,7 +93,7 @@ where
         .fetch_all(&self.pool)
         .await?
         .iter()
-        .map(endpoint_from_row)
+        .map(|r| Columns(r).endpoint())
         .collect()
     }
 
@@ -110,7 +110,7 @@ where
         .fetch_optional(&self.pool)
         .await?
         .as_ref()
-        .map(endpoint_from_row)
+        .map(|r| Columns(r).endpoint())
         .transpose()
     }
 
@@ -226,7 +226,7 @@ where
         let mut deleted_endpoints: Vec<uuid::Uuid> = Vec::new();
         for row in &claimed {
             let endpoint_id: uuid::Uuid = row.try_get("endpoint_id")?;
-            if !endpoints.contains_key(&endpoint_id) {
+            if let std::collections::hash_map::Entry::Vacant(slot) = endpoints.entry(endpoint_id) {
                 let found = sqlx::query(
                     "SELECT id, provider_id, url, events, secret, previous_secret, \
                      previous_secret_expires_at, created_at, deleted_at FROM webhook_endpoints \
@@ -241,9 +241,9 @@ where
                         deleted_endpoints.push(endpoint_id);
                         None
                     }
-                    None => Some(endpoint_from_row(&found)?),
+                    None => Some(Columns(&found).endpoint()?),
                 };
-                endpoints.insert(endpoint_id, endpoint);
+                slot.insert(endpoint);
             }
             let Some(endpoint) = &endpoints[&endpoint_id] else {
                 continue;

@@ -1,5 +1,5 @@
-//! A case create as both backends' fast create paths take it (`sqlite_write.rs` on a blocking
-//! thread, `postgres_create.rs` in one statement), and what either kind of case has for the
+//! A case create as both backends' create paths take it (`sqlite/write.rs` on a blocking
+//! thread, `postgres/create.rs` in one statement), and what either kind of case has for the
 //! statements they share.
 
 use crate::{
@@ -13,8 +13,8 @@ pub(crate) enum NewCase {
     Tax(Box<NewTaxRegistration>),
 }
 
-/// What either kind of case has, for the statements both kinds share (here and in
-/// `postgres_create.rs`).
+/// What either kind of case has, for the statements both kinds share (`sqlite/write.rs`,
+/// `postgres/create.rs`).
 pub(crate) struct Common<'a> {
     pub id: uuid::Uuid,
     /// The id the provider knows the case by (a trade registration's is its key).

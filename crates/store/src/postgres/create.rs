@@ -9,10 +9,10 @@
 //! before it, on a reading connection: at `READ COMMITTED`, the isolation of the transaction
 //! this replaces, a read inside the transaction saw no more than one just before it.
 //!
-//! The claim, the company and the case row are `shared.rs`'s statements (`COMPLETE_CLAIM`,
-//! `INSERT_CLIENT_COMPANY`, `INSERT_TRADE`, `INSERT_TAX`), which the sqlx path and SQLite run,
+//! The claim, the company and the case row are `sql/text.rs`'s statements (`COMPLETE_CLAIM`,
+//! `INSERT_CLIENT_COMPANY`, `INSERT_TRADE`, `INSERT_TAX`), which SQLite runs (and the tests' sqlx transaction),
 //! rewritten to depend on the claim; the children are inserted from arrays with the columns of
-//! `INSERT_DOCUMENT`, `INSERT_HISTORY` and `INSERT_WEBHOOK_MESSAGE`. A test in `postgres.rs`
+//! `INSERT_DOCUMENT`, `INSERT_HISTORY` and `INSERT_WEBHOOK_MESSAGE`. A test in `tests.rs`
 //! writes cases both ways and compares the rows.
 
 use std::sync::LazyLock;
@@ -21,10 +21,10 @@ use sqlx::Row;
 use sqlx::types::Json;
 
 use crate::new_case::{Common, NewCase};
-use crate::shared::{
-    COMPLETE_CLAIM, EventMessage, EventTarget, INSERT_CLIENT_COMPANY, INSERT_TAX, INSERT_TRADE,
-    event_messages, has_events,
-};
+use crate::rows::{documents_to_json, history_to_json};
+use crate::sql::Shared;
+use crate::sql::events::{EventMessage, EventTarget, event_messages, has_events};
+use crate::sql::text::{COMPLETE_CLAIM, INSERT_CLIENT_COMPANY, INSERT_TAX, INSERT_TRADE};
 use crate::{Result, StoreError};
 
 /// The parts every create shares after the claim, the gate and the company (see [`statement`]):
@@ -34,7 +34,7 @@ use crate::{Result, StoreError};
 ///
 /// Rows are inserted in the order of the arrays (`WITH ORDINALITY`), so the sequence numbers of
 /// the history and of the outbox (its delivery order) follow the order of the changes, as the
-/// sqlx path's one insert after another does. Foreign keys are checked at the end of the
+/// sqlx transaction's one insert after another does. Foreign keys are checked at the end of the
 /// statement, when the company and the case exist.
 const CHILD_PARTS: &str = "documents AS (\
        INSERT INTO documents (id, case_id, case_kind, owner_index, doc_type, name, storage_key, \
@@ -68,8 +68,8 @@ static TRADE: LazyLock<String> = LazyLock::new(|| statement(INSERT_TRADE));
 static TAX: LazyLock<String> = LazyLock::new(|| statement(INSERT_TAX));
 
 /// The whole statement of a create whose case row `case_insert` writes (`INSERT_TRADE` or
-/// `INSERT_TAX`). The claim, the company and the case row are the statements the sqlx path runs
-/// (`shared.rs`), so their columns are written once, with their parameters moved up and each
+/// `INSERT_TAX`). The claim, the company and the case row are the statements SQLite runs
+/// (`sql/text.rs`), so their columns are written once, with their parameters moved up and each
 /// made to depend on the gate:
 /// - `$1`-`$5`: whether there is a claim, then `COMPLETE_CLAIM`'s status, body, scope and key.
 ///   The claim is completed first; when it is no longer in flight, `go` is false and nothing
@@ -126,15 +126,12 @@ const ENDPOINTS: &str = "SELECT id, events FROM webhook_endpoints \
 
 /// The webhook targets of a new case: its provider's endpoints, with the case's company,
 /// environment and client reference (as `event_targets_query` reads them from the case row).
-async fn targets(
-    repo: &crate::postgres::PostgresRepository,
-    c: &Common<'_>,
-) -> Result<Vec<EventTarget>> {
+async fn targets(sql: &Shared<sqlx::Postgres>, c: &Common<'_>) -> Result<Vec<EventTarget>> {
     if !has_events(c.kind, c.history) {
         return Ok(Vec::new());
     }
     let provider = c.provider_id;
-    let rows = repo
+    let rows = sql
         .read(move |conn| {
             Box::pin(async move {
                 sqlx::query(ENDPOINTS)
@@ -173,16 +170,12 @@ async fn targets(
 
 /// Writes the case in one statement; `IdempotencyClaimLost` (and nothing written) when its
 /// claim is no longer in flight.
-pub(crate) async fn create(
-    repo: &crate::postgres::PostgresRepository,
-    writer: &sqlx::PgPool,
-    case: &NewCase,
-) -> Result<()> {
+pub(super) async fn create(sql: &Shared<sqlx::Postgres>, case: &NewCase) -> Result<()> {
     let c = case.common();
-    let targets = targets(repo, &c).await?;
+    let targets = targets(sql, &c).await?;
     let messages = event_messages(c.kind, c.history, &targets);
     let ok: bool = bound(case, &messages)?
-        .fetch_one(writer)
+        .fetch_one(&sql.writer)
         .await?
         .try_get("ok")?;
     if ok {
@@ -238,8 +231,8 @@ fn bound<'q>(
         .bind(column(history, |h| h.actor.as_str()))
         .bind(column(history, |h| h.reason.as_deref()))
         .bind(column(history, |h| h.at))
-        .bind(crate::shared::history_to_json(history)?)
-        .bind(crate::shared::documents_to_json(docs)?)
+        .bind(history_to_json(history)?)
+        .bind(documents_to_json(docs)?)
         .bind(column(messages, |m| m.id))
         .bind(column(messages, |m| m.endpoint_id))
         .bind(column(messages, |m| m.event_type))

@@ -4,9 +4,9 @@
 //! the answer; a tax create (begin, company, case, two documents, history, webhook targets,
 //! commit) paid for eight such round trips, a large share of the server's CPU under create
 //! load (ADR 0008). Here the whole transaction runs on one blocking-pool thread with one hand-off. The
-//! statements are the ones the sqlx path runs (`shared.rs`), bound with the encodings sqlx
+//! statements are the ones in `sql/text.rs`, bound with the encodings sqlx
 //! uses for SQLite (ids as 16-byte blobs, timestamps as RFC 3339 text, JSON as text), so both
-//! paths write identical rows (tested below) and everything else reads them through sqlx.
+//! paths write identical rows (`tests.rs` compares them) and everything else reads them through sqlx.
 
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -16,16 +16,18 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, ToSql, TransactionBehavior};
 
 use crate::new_case::NewCase;
-use crate::shared::{
-    COMPLETE_CLAIM, EventTarget, INSERT_CLIENT_COMPANY, INSERT_DOCUMENT, INSERT_HISTORY,
-    INSERT_TAX, INSERT_TRADE, INSERT_WEBHOOK_MESSAGE, rfc3339,
+use crate::rows::rfc3339;
+use crate::sql::events::{EventTarget, event_messages, has_events};
+use crate::sql::text::{
+    COMPLETE_CLAIM, INSERT_CLIENT_COMPANY, INSERT_DOCUMENT, INSERT_HISTORY, INSERT_TAX,
+    INSERT_TRADE, INSERT_WEBHOOK_MESSAGE, event_targets_query,
 };
 use crate::{DocumentRecord, IdempotentAnswer, NewClientCompany, Result, StatusChange, StoreError};
 
 /// The one read-write rusqlite connection (opened on first use, and again after a failure).
 /// Callers hold the sqlx writer's only connection while they use it, so it never competes with
 /// the sqlx writes for SQLite's write lock.
-pub(crate) struct DirectWriter {
+pub(super) struct DirectWriter {
     path: PathBuf,
     busy_timeout: Duration,
     conn: Mutex<Option<Connection>>,
@@ -35,7 +37,7 @@ pub(crate) struct DirectWriter {
 }
 
 impl DirectWriter {
-    pub(crate) fn new(path: PathBuf, busy_timeout: Duration) -> Self {
+    pub(super) fn new(path: PathBuf, busy_timeout: Duration) -> Self {
         Self {
             path,
             busy_timeout,
@@ -61,7 +63,7 @@ impl DirectWriter {
     /// Writes the case in one transaction (blocking: call it on a blocking thread). A failed
     /// write rolls back; after any failure but a refused write (conflict, lost claim) the
     /// connection is closed and the next create opens a fresh one.
-    pub(crate) fn create(&self, case: &NewCase) -> Result<()> {
+    fn create(&self, case: &NewCase) -> Result<()> {
         self.with_conn(|conn| write_case(conn, case))
     }
 
@@ -78,7 +80,7 @@ impl DirectWriter {
     ///   again in a transaction of its own and answered right after it, so that no case fails
     ///   for another's and no committed case waits for a later one. A case whose writing panics
     ///   is answered [`StoreError::Corrupt`].
-    pub(crate) fn create_all(&self, cases: &[&NewCase], mut answer: impl FnMut(usize, Result<()>)) {
+    pub(super) fn create_all(&self, cases: &[&NewCase], mut answer: impl FnMut(usize, Result<()>)) {
         if cases.len() > 1 {
             let group = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 self.with_conn(|conn| write_batch(conn, cases))
@@ -144,13 +146,13 @@ impl DirectWriter {
 
     /// Transactions committed so far.
     #[cfg(test)]
-    pub(crate) fn commits(&self) -> usize {
+    pub(super) fn commits(&self) -> usize {
         self.commits.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The connection's `(synchronous, foreign_keys)` settings, for tests.
     #[cfg(test)]
-    pub(crate) fn settings(&self) -> (i64, i64) {
+    pub(super) fn settings(&self) -> (i64, i64) {
         let conn = self.open().unwrap();
         let get = |p: &str| {
             conn.query_row(&format!("PRAGMA {p}"), [], |r| r.get(0))
@@ -311,18 +313,18 @@ fn insert_history(
     Ok(())
 }
 
-/// The outbox, as `emit_events!` writes it on the sqlx path.
+/// The outbox, as `Shared::insert_children` writes it through sqlx.
 fn emit_events(
     tx: &Connection,
     case_id: uuid::Uuid,
     kind: &str,
     history: &[StatusChange],
 ) -> Result<()> {
-    if !crate::shared::has_events(kind, history) {
+    if !has_events(kind, history) {
         return Ok(());
     }
     let mut statement = tx
-        .prepare_cached(crate::shared::event_targets_query(kind))
+        .prepare_cached(event_targets_query(kind))
         .map_err(store_error)?;
     statement
         .raw_bind_parameter("$1", uuid(&case_id))
@@ -360,7 +362,7 @@ fn emit_events(
     }
     drop(rows);
     drop(statement);
-    for m in crate::shared::event_messages(kind, history, &targets) {
+    for m in event_messages(kind, history, &targets) {
         let args: [&dyn ToSql; 7] = [
             &uuid(&m.id),
             &uuid(&m.endpoint_id),

@@ -1,0 +1,457 @@
+//! The values the store reads and writes.
+
+use domain::auth::KeyKind;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+#[cfg(doc)]
+use crate::Repository;
+
+/// An operator account.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Operator {
+    pub id: Uuid,
+    pub name: String,
+    pub created_at: OffsetDateTime,
+}
+
+/// A stored API key: its public prefix, the hash of the whole key, and whom it belongs to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiKeyRecord {
+    pub prefix: String,
+    pub hash: Vec<u8>,
+    pub kind: KeyKind,
+    pub company_id: Option<Uuid>,
+    pub operator_id: Option<Uuid>,
+    pub created_at: OffsetDateTime,
+    pub revoked_at: Option<OffsetDateTime>,
+    /// For a client company's key: the provider that created the company. Filled when read;
+    /// ignored on insert.
+    pub company_provider_id: Option<Uuid>,
+}
+
+/// A company's live key as listed over HTTP: never its hash.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiKeySummary {
+    pub prefix: String,
+    pub kind: KeyKind,
+    pub created_at: OffsetDateTime,
+    /// Recorded at most once a minute per key and instance (`touch_api_key`).
+    pub last_used_at: Option<OffsetDateTime>,
+}
+
+/// A client company to create under a provider.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewClientCompany {
+    pub provider_id: Uuid,
+    pub name: String,
+    pub environment: domain::company::Environment,
+    pub legal_form: Option<String>,
+    pub registration_number: Option<String>,
+    pub business_address: Option<serde_json::Value>,
+}
+
+/// A stored document (a PDF or XML file of a case).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DocumentRecord {
+    pub id: Uuid,
+    pub case_id: Uuid,
+    /// `trade` or `tax`.
+    pub case_kind: String,
+    pub owner_index: Option<i32>,
+    /// `trade-licence-application`, `power-of-attorney`, `trade-licence`, ...
+    pub doc_type: String,
+    /// Display name, e.g. `GewA 1 - Erika Mustermann.pdf`.
+    pub name: String,
+    /// Key in the document store.
+    pub storage_key: String,
+    pub content_type: String,
+    /// The file's size and SHA-256 digest; both `None` while the file is not rendered yet (the
+    /// tax summary is rendered on its first download, see [`Repository::record_rendered`]).
+    pub size: Option<i64>,
+    pub sha256: Option<Vec<u8>>,
+    pub created_at: OffsetDateTime,
+}
+
+/// One entry of a case's status history.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatusChange {
+    pub status: String,
+    pub previous_status: Option<String>,
+    /// `provider:<id>`, `operator:<id>` or `system`.
+    pub actor: String,
+    pub reason: Option<String>,
+    pub at: OffsetDateTime,
+}
+
+/// Everything a trade registration create writes, in one transaction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewTradeRegistration {
+    pub id: Uuid,
+    /// The client company to create with it (with its id), when the request named none.
+    pub new_company: Option<(Uuid, NewClientCompany)>,
+    pub company_id: Uuid,
+    pub provider_id: Uuid,
+    pub environment: domain::company::Environment,
+    pub package: String,
+    pub status: String,
+    /// The validated request as JSON (the domain model's serde form).
+    pub record: serde_json::Value,
+    pub price_cents: i64,
+    /// The receiving trade office as determined from the establishment's address.
+    pub trade_office: Option<serde_json::Value>,
+    /// When the address did not decide the municipality: the candidate offices.
+    pub trade_office_candidates: Option<serde_json::Value>,
+    pub created_at: OffsetDateTime,
+    pub documents: Vec<DocumentRecord>,
+    pub history: Vec<StatusChange>,
+    /// The answer to keep for the request's `Idempotency-Key`, when it has one: written in the
+    /// create's own transaction.
+    pub idempotency: Option<IdempotentAnswer>,
+}
+
+/// Everything a tax registration create writes, in one transaction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewTaxRegistration {
+    /// The case's key (documents, history and webhook messages refer to it): `public_id`, unless
+    /// that is another case's key already (docs/adr/0006-case-ids-per-provider.md).
+    pub id: Uuid,
+    /// The id the provider knows the case by (its `tax_registration_id`): unique per provider.
+    pub public_id: Uuid,
+    pub new_company: Option<(Uuid, NewClientCompany)>,
+    pub company_id: Uuid,
+    pub provider_id: Uuid,
+    pub environment: domain::company::Environment,
+    pub package: String,
+    pub legal_form: String,
+    pub status: String,
+    /// The validated request as JSON (the domain model's serde form).
+    pub record: serde_json::Value,
+    /// The receiving tax office, when sent or determined.
+    pub tax_office_number: Option<String>,
+    /// The determination from the address (for operators when it needs confirmation).
+    pub tax_office_lookup: Option<serde_json::Value>,
+    pub created_at: OffsetDateTime,
+    pub documents: Vec<DocumentRecord>,
+    pub history: Vec<StatusChange>,
+    /// As a trade registration's ([`NewTradeRegistration::idempotency`]).
+    pub idempotency: Option<IdempotentAnswer>,
+}
+
+/// A tax registration as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaxRegistrationRecord {
+    /// The case's key, which operator routes take.
+    pub id: Uuid,
+    /// The id its provider knows it by (`tax_registration_id`); equals `id` unless the provider
+    /// chose an id that another case had as its key.
+    pub public_id: Uuid,
+    pub company_id: Uuid,
+    pub provider_id: Uuid,
+    pub environment: domain::company::Environment,
+    pub package: String,
+    pub legal_form: String,
+    pub status: String,
+    pub record: serde_json::Value,
+    pub tax_office_number: Option<String>,
+    pub tax_office_lookup: Option<serde_json::Value>,
+    /// The Steuernummer the tax office issued (once completed).
+    pub tax_number: Option<String>,
+    pub created_at: OffsetDateTime,
+    pub documents: Vec<DocumentRecord>,
+    pub history: Vec<StatusChange>,
+}
+
+/// Operator-set fields of a trade registration; `None` leaves a field as it is.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TradePatch {
+    /// The receiving office (clears the candidates of an ambiguous address).
+    pub trade_office: Option<serde_json::Value>,
+    pub city_fee_cents: Option<i64>,
+    pub is_paid: Option<bool>,
+    /// `Some(None)` clears it.
+    pub source_product: Option<Option<String>>,
+    pub updated_at: Option<OffsetDateTime>,
+}
+
+/// A trade registration as a caller read it before preparing documents for it: a
+/// [`Repository::patch_trade_registration`] that carries one applies only while the case is
+/// still in this status with this receiving office.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TradeCaseGuard {
+    pub status: String,
+    pub trade_office: Option<serde_json::Value>,
+}
+
+/// What [`Repository::patch_trade_registration`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TradePatchOutcome {
+    /// Applied; the storage keys of the documents the new ones replaced (to delete after the
+    /// commit).
+    Applied {
+        replaced: Vec<String>,
+    },
+    /// The case moved or got another office since the guard's read; nothing was written.
+    Stale,
+    NotFound,
+}
+
+/// Fields a transition sets on its case, in the same write.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CaseFields {
+    /// A tax registration's issued tax number (on completion).
+    pub tax_number: Option<String>,
+    /// Trade registration fields (the sandbox's demo office, fee and payment on completion).
+    pub trade: Option<TradePatch>,
+}
+
+/// Which table a case is in (the domain's vocabulary).
+pub use domain::case::CaseKind;
+
+/// Whose tax registrations a lookup by the provider's id searches: those ids are unique per
+/// provider only (docs/adr/0006-case-ids-per-provider.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CaseScope {
+    /// The cases a provider created.
+    Provider(Uuid),
+    /// The case of a client company (a company has at most one tax registration).
+    Company(Uuid),
+}
+
+/// How an id a provider chose for a new tax registration is in use already.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CaseIdUse {
+    /// One of the provider's own tax registrations has it (409 `DUPLICATE_ID`).
+    pub by_provider: bool,
+    /// Some case (trade or tax, of any provider) has it as its key: the new case needs a key of
+    /// its own.
+    pub as_key: bool,
+}
+
+/// Filters of [`Repository::list_cases`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CaseFilter {
+    pub status: Option<String>,
+    pub environment: Option<domain::company::Environment>,
+}
+
+/// A case in a listing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaseSummary {
+    pub id: Uuid,
+    /// The id its provider knows it by (always `id` for a trade registration).
+    pub public_id: Uuid,
+    pub company_id: Uuid,
+    pub provider_id: Uuid,
+    pub environment: domain::company::Environment,
+    pub package: String,
+    pub status: String,
+    pub created_at: OffsetDateTime,
+}
+
+/// An entry of the operator-maintained trade office directory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TradeOfficeEntry {
+    /// 8-digit AGS of a municipality or 9-digit Gemeindeverband key.
+    pub key: String,
+    pub name: String,
+    pub address: Option<String>,
+    pub email: Option<String>,
+    pub phone: Option<String>,
+    pub website: Option<String>,
+    pub updated_at: OffsetDateTime,
+}
+
+/// A trade registration as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TradeRegistrationRecord {
+    pub id: Uuid,
+    pub company_id: Uuid,
+    pub provider_id: Uuid,
+    pub environment: domain::company::Environment,
+    pub package: String,
+    pub status: String,
+    pub record: serde_json::Value,
+    pub price_cents: i64,
+    pub city_fee_cents: Option<i64>,
+    pub is_paid: bool,
+    pub trade_office: Option<serde_json::Value>,
+    pub trade_office_candidates: Option<serde_json::Value>,
+    /// The directory's entry (name and contact data) for `trade_office`'s key, read with the
+    /// case; `None` when the directory has none.
+    pub trade_office_entry: Option<TradeOfficeEntry>,
+    pub source_product: Option<String>,
+    pub created_at: OffsetDateTime,
+    /// The client company's current name and legal form (read with the case).
+    pub company_name: Option<String>,
+    pub company_legal_form: Option<String>,
+    pub documents: Vec<DocumentRecord>,
+    pub history: Vec<StatusChange>,
+    /// Owners whose identity an operator verified: (owner index, when), by owner index.
+    pub identity_verifications: Vec<(i32, OffsetDateTime)>,
+}
+
+/// One record or removal of an owner's identity verification.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerificationLogEntry {
+    /// `recorded` or `removed`.
+    pub action: String,
+    /// When the identity was verified (for `recorded`).
+    pub verified_at: Option<OffsetDateTime>,
+    pub actor: String,
+    /// When the record or removal was made.
+    pub at: OffsetDateTime,
+}
+
+/// A provider's webhook endpoint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WebhookEndpoint {
+    pub id: Uuid,
+    pub provider_id: Uuid,
+    pub url: String,
+    /// Event types subscribed to; `None`: all of them.
+    pub events: Option<Vec<String>>,
+    /// `whsec_...`
+    pub secret: String,
+    /// The secret before the last rotation, still signing until `previous_secret_expires_at`.
+    pub previous_secret: Option<String>,
+    pub previous_secret_expires_at: Option<OffsetDateTime>,
+    pub created_at: OffsetDateTime,
+}
+
+/// An endpoint's secrets as stored (sealed or not).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredSecrets {
+    pub endpoint_id: Uuid,
+    pub secret: String,
+    pub previous_secret: Option<String>,
+}
+
+/// A message the worker has leased for one delivery attempt, with its endpoint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaimedMessage {
+    pub id: Uuid,
+    pub case_id: Uuid,
+    pub event_type: String,
+    /// The body to send, exactly as signed.
+    pub payload: String,
+    /// Attempts made before this one.
+    pub attempts: i32,
+    pub endpoint: WebhookEndpoint,
+}
+
+/// What became of a message after an attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttemptOutcome {
+    Delivered,
+    /// Failed; the next attempt is due at this time (microseconds since the epoch).
+    RetryAt(i64),
+    /// Failed, and the schedule is used up.
+    Failed,
+}
+
+impl AttemptOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AttemptOutcome::Delivered => "delivered",
+            AttemptOutcome::RetryAt(_) => "retrying",
+            AttemptOutcome::Failed => "failed",
+        }
+    }
+}
+
+/// One delivery attempt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WebhookAttempt {
+    pub message_id: Uuid,
+    pub endpoint_id: Uuid,
+    /// 1 for the first attempt.
+    pub attempt: i32,
+    pub at: OffsetDateTime,
+    pub status_code: Option<i32>,
+    pub error: Option<String>,
+    pub duration_ms: i64,
+}
+
+/// A delivery attempt as listed, with its message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WebhookAttemptRecord {
+    pub seq: i64,
+    pub attempt: WebhookAttempt,
+    /// `delivered`, `retrying` or `failed`.
+    pub outcome: String,
+    pub event_type: String,
+    pub case_id: Uuid,
+    /// The message's state now: `pending`, `delivered` or `failed`.
+    pub message_state: String,
+    pub next_attempt_at: Option<OffsetDateTime>,
+}
+
+/// A webhook message as its endpoint's message list shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WebhookMessageRecord {
+    pub seq: i64,
+    pub id: Uuid,
+    pub event_type: String,
+    pub case_id: Uuid,
+    /// `pending`, `delivered` or `failed`.
+    pub state: String,
+    /// Attempts made so far.
+    pub attempts: i32,
+    pub created_at: OffsetDateTime,
+    /// When a pending message is tried next.
+    pub next_attempt_at: Option<OffsetDateTime>,
+    /// When it was delivered or given up.
+    pub finished_at: Option<OffsetDateTime>,
+}
+
+/// Microseconds since the epoch, the unit of the times the webhook worker compares.
+pub fn micros(t: OffsetDateTime) -> i64 {
+    i64::try_from(t.unix_timestamp_nanos() / 1000).unwrap_or(i64::MAX)
+}
+
+/// When a message is tried next: only a pending one is (the column keeps its last value).
+pub fn next_attempt(state: &str, next_attempt_us: i64) -> Option<OffsetDateTime> {
+    (state == "pending").then(|| from_micros(next_attempt_us))
+}
+
+/// The other way round.
+pub fn from_micros(us: i64) -> OffsetDateTime {
+    OffsetDateTime::from_unix_timestamp_nanos(i128::from(us) * 1000)
+        .unwrap_or(OffsetDateTime::UNIX_EPOCH)
+}
+
+/// The outcome of claiming an idempotency key.
+#[derive(Debug, Clone, PartialEq)]
+pub enum IdempotencyClaim {
+    /// The key is new (or its old record expired): the caller owns it and must complete or
+    /// release it.
+    Claimed,
+    /// A request with this key is still being processed.
+    InFlight,
+    /// The key was used with a different request.
+    Mismatch,
+    /// The key was used with this request before: replay its response.
+    Replay { status: u16, body: Vec<u8> },
+}
+
+/// The answer of a create made under an `Idempotency-Key`, completed in the create's own
+/// transaction: the case and the answer a retry replays commit together. (Completing the key
+/// afterwards leaves a window in which a crash keeps the case but leaves the key in flight; once
+/// that claim is presumed abandoned, a retry would create the case a second time.)
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdempotentAnswer {
+    pub scope: Uuid,
+    pub key: String,
+    pub status: u16,
+    pub body: Vec<u8>,
+}
+
+/// How long idempotency records live, and after how long an unfinished one is presumed
+/// abandoned (its instance died mid-request).
+#[derive(Debug, Clone, Copy)]
+pub struct IdempotencyTimes {
+    pub now: OffsetDateTime,
+    pub ttl: time::Duration,
+    pub abandon_after: time::Duration,
+}

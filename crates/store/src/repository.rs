@@ -1,0 +1,291 @@
+//! The [`Repository`] trait: everything the service stores in its database.
+
+use async_trait::async_trait;
+use domain::company::Company;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+#[cfg(doc)]
+use crate::StoreError;
+use crate::{
+    ApiKeyRecord, ApiKeySummary, AttemptOutcome, CaseFields, CaseFilter, CaseIdUse, CaseKind,
+    CaseScope, CaseSummary, ClaimedMessage, DocumentRecord, IdempotencyClaim, IdempotencyTimes,
+    NewClientCompany, NewTaxRegistration, NewTradeRegistration, Operator, Result, StatusChange,
+    StoredSecrets, TaxRegistrationRecord, TradeCaseGuard, TradeOfficeEntry, TradePatch,
+    TradePatchOutcome, TradeRegistrationRecord, VerificationLogEntry, WebhookAttempt,
+    WebhookAttemptRecord, WebhookEndpoint, WebhookMessageRecord,
+};
+
+/// Everything the service stores in its database.
+#[async_trait]
+pub trait Repository: Send + Sync + 'static {
+    /// `"sqlite"` or `"postgres"`.
+    fn backend(&self) -> &'static str;
+
+    /// Cheap round trip, for health checks.
+    async fn ping(&self) -> Result<()>;
+
+    async fn create_provider(&self, name: &str) -> Result<Company>;
+    async fn create_client_company(&self, new: NewClientCompany) -> Result<Company>;
+    async fn get_company(&self, id: Uuid) -> Result<Option<Company>>;
+
+    async fn create_operator(&self, name: &str) -> Result<Operator>;
+    async fn get_operator(&self, id: Uuid) -> Result<Option<Operator>>;
+
+    async fn insert_api_key(&self, key: &ApiKeyRecord) -> Result<()>;
+    async fn find_api_key(&self, prefix: &str) -> Result<Option<ApiKeyRecord>>;
+    /// Marks the key revoked; `false` when no unrevoked key has that prefix.
+    async fn revoke_api_key(&self, prefix: &str, at: OffsetDateTime) -> Result<bool>;
+    /// Stores a company's key unless the company holds `max` unrevoked keys already
+    /// (`false`). Concurrent inserts for one company cannot pass the limit together.
+    async fn insert_company_api_key(&self, key: &ApiKeyRecord, max: usize) -> Result<bool>;
+    /// A company's unrevoked keys, oldest first (by creation, then prefix), after the key with
+    /// prefix `after` (exclusive; a prefix that names no key gives nothing), at most `limit`.
+    async fn list_api_keys(
+        &self,
+        company_id: Uuid,
+        after: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<ApiKeySummary>>;
+    /// Records that the key was used at `at` (callers write this now and then, not per request).
+    async fn touch_api_key(&self, prefix: &str, at: OffsetDateTime) -> Result<()>;
+
+    async fn claim_idempotency_key(
+        &self,
+        scope: Uuid,
+        key: &str,
+        request_hash: &[u8],
+        times: IdempotencyTimes,
+    ) -> Result<IdempotencyClaim>;
+    async fn complete_idempotency_key(
+        &self,
+        scope: Uuid,
+        key: &str,
+        status: u16,
+        body: &[u8],
+    ) -> Result<()>;
+    /// Forgets an in-flight claim (the request failed in a way a retry may fix).
+    async fn release_idempotency_key(&self, scope: Uuid, key: &str) -> Result<()>;
+    /// Answers kept for replay, (scope, key, stored body), ordered by scope and key, after
+    /// `after` (exclusive), at most `limit`.
+    async fn kept_answers(
+        &self,
+        after: Option<(Uuid, &str)>,
+        limit: i64,
+    ) -> Result<Vec<(Uuid, String, Vec<u8>)>>;
+    /// Replaces a kept answer's stored body while it is still `was`; `false` when it is not
+    /// (gone, or the key was claimed again after it expired).
+    async fn replace_kept_answer(
+        &self,
+        scope: Uuid,
+        key: &str,
+        was: &[u8],
+        new: &[u8],
+    ) -> Result<bool>;
+
+    /// Writes the case, its new company (if any), documents and history atomically. A company
+    /// that already has a trade registration fails with [`StoreError::Conflict`] naming
+    /// `company_id`.
+    async fn create_trade_registration(&self, new: &NewTradeRegistration) -> Result<()>;
+    async fn get_trade_registration(&self, id: Uuid) -> Result<Option<TradeRegistrationRecord>>;
+    async fn get_document(&self, id: Uuid) -> Result<Option<DocumentRecord>>;
+    /// Records the size and digest of a document rendered after its case was written (the file
+    /// is already in the document store). `false` when the document is gone or was recorded
+    /// already (a concurrent first download won; its file has the same bytes).
+    async fn record_rendered(&self, id: Uuid, size: i64, sha256: &[u8]) -> Result<bool>;
+
+    /// Whether a document record names this storage key (its file may still be unwritten: a
+    /// document rendered on first download).
+    async fn storage_key_known(&self, key: &str) -> Result<bool>;
+
+    /// Writes the case, its new company (if any), documents and history atomically. A company
+    /// that already has a tax registration fails with a [`StoreError::Conflict`] naming
+    /// `company_id`; an id in use with one naming the primary key.
+    async fn create_tax_registration(&self, new: &NewTaxRegistration) -> Result<()>;
+    /// A tax registration by its key (operators, documents, the service's own jobs).
+    async fn get_tax_registration(&self, id: Uuid) -> Result<Option<TaxRegistrationRecord>>;
+    /// A tax registration by the id its provider knows it by, among the cases of `scope` only.
+    async fn find_tax_registration(
+        &self,
+        scope: CaseScope,
+        public_id: Uuid,
+    ) -> Result<Option<TaxRegistrationRecord>>;
+    /// Whether `public_id`, chosen by `provider` for a new tax registration, is one of its own
+    /// cases' ids or some case's key (one statement).
+    async fn tax_registration_id_use(&self, provider: Uuid, public_id: Uuid) -> Result<CaseIdUse>;
+
+    /// Moves a case from `from` to `change.status`, records `change`, adds `documents`, sets
+    /// `fields` and writes the webhook messages of the change, atomically; `false` (nothing
+    /// written) when the case is not in `from` any more (another request won).
+    async fn transition_case(
+        &self,
+        kind: CaseKind,
+        id: Uuid,
+        from: &str,
+        change: &StatusChange,
+        documents: &[DocumentRecord],
+        fields: &CaseFields,
+    ) -> Result<bool>;
+
+    /// Records that `actor` verified owner `owner_index`'s identity at `verified_at` (the
+    /// latest record wins), and logs it as made at `now`.
+    async fn verify_identity(
+        &self,
+        case_id: Uuid,
+        owner_index: i32,
+        verified_at: OffsetDateTime,
+        actor: &str,
+        now: OffsetDateTime,
+    ) -> Result<()>;
+
+    /// Removes the record of owner `owner_index`'s verification (one made in error) and logs
+    /// the removal by `actor` at `now`; `false` (and nothing logged) when there was none.
+    async fn clear_identity_verification(
+        &self,
+        case_id: Uuid,
+        owner_index: i32,
+        actor: &str,
+        now: OffsetDateTime,
+    ) -> Result<bool>;
+
+    /// Every record and removal of owner `owner_index`'s verification, oldest first.
+    async fn identity_verification_log(
+        &self,
+        case_id: Uuid,
+        owner_index: i32,
+    ) -> Result<Vec<VerificationLogEntry>>;
+
+    /// Assigns the tax office of a tax registration in `allowed_statuses` and replaces its
+    /// documents of the types in `documents` with these, atomically. Returns the storage keys
+    /// of the replaced documents (to delete after the commit), or `None` when the case is not
+    /// in one of the statuses.
+    async fn assign_tax_office(
+        &self,
+        id: Uuid,
+        office_number: &str,
+        allowed_statuses: &[&str],
+        documents: &[DocumentRecord],
+    ) -> Result<Option<Vec<String>>>;
+
+    /// Applies an operator's changes to a trade registration and, in the same write, replaces
+    /// its documents of the same owner and type as `documents` with these. With a `guard`,
+    /// nothing is written unless the case is still as the guard read it.
+    async fn patch_trade_registration(
+        &self,
+        id: Uuid,
+        patch: &TradePatch,
+        guard: Option<&TradeCaseGuard>,
+        documents: &[DocumentRecord],
+    ) -> Result<TradePatchOutcome>;
+
+    /// Cases of one kind, oldest first (ids are time-ordered UUIDv7), after `after`
+    /// (exclusive), optionally filtered by status and environment; at most `limit`.
+    async fn list_cases(
+        &self,
+        kind: CaseKind,
+        filter: &CaseFilter,
+        after: Option<Uuid>,
+        limit: i64,
+    ) -> Result<Vec<CaseSummary>>;
+
+    /// Tax registrations of `environment` in `validated` or `rejected` that have a tax office
+    /// but no document of type `doc_type` (their XML waits), by id after `after` (exclusive);
+    /// at most `limit`. One statement, filtered in the database.
+    async fn tax_registrations_missing_document(
+        &self,
+        environment: domain::company::Environment,
+        doc_type: &str,
+        after: Option<Uuid>,
+        limit: i64,
+    ) -> Result<Vec<Uuid>>;
+
+    /// Benchmark data: inserts `count` copies of the trade registration `template`, each with
+    /// its own client company (a copy of the template's) and a copy of the template's status
+    /// history, in transactions of a few thousand. Documents are not copied: a copy lists none.
+    /// Returns `None` when there is no such template.
+    async fn seed_trade_copies(&self, template: Uuid, count: u64) -> Result<Option<u64>>;
+
+    /// Inserts or replaces a directory entry.
+    async fn upsert_trade_office(&self, entry: &TradeOfficeEntry) -> Result<()>;
+    async fn get_trade_office(&self, key: &str) -> Result<Option<TradeOfficeEntry>>;
+    /// Entries by key, after `after` (exclusive), at most `limit`.
+    async fn list_trade_offices(
+        &self,
+        after: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<TradeOfficeEntry>>;
+
+    /// Adds a provider's webhook endpoint unless the provider has `limit` endpoints (not
+    /// deleted) already (`false`). Concurrent creates cannot pass the limit together.
+    async fn create_webhook_endpoint(
+        &self,
+        endpoint: &WebhookEndpoint,
+        limit: usize,
+    ) -> Result<bool>;
+    /// A provider's endpoints (not deleted), oldest first.
+    async fn list_webhook_endpoints(&self, provider_id: Uuid) -> Result<Vec<WebhookEndpoint>>;
+    /// An endpoint that is not deleted.
+    async fn get_webhook_endpoint(&self, id: Uuid) -> Result<Option<WebhookEndpoint>>;
+    /// Deletes an endpoint and gives up its undelivered messages; `false` when there is no
+    /// such endpoint (or it was deleted before).
+    async fn delete_webhook_endpoint(&self, id: Uuid, at: OffsetDateTime) -> Result<bool>;
+    /// Replaces the secret; the old one keeps signing until `previous_expires_at`.
+    async fn rotate_webhook_secret(
+        &self,
+        id: Uuid,
+        secret: &str,
+        previous_expires_at: OffsetDateTime,
+    ) -> Result<bool>;
+    /// Every endpoint's stored secrets, deleted endpoints included (for re-sealing them with
+    /// another key).
+    async fn webhook_endpoint_secrets(&self) -> Result<Vec<StoredSecrets>>;
+    /// Stores `new` as the endpoint's secrets if they are still `old`; `false` when they
+    /// changed in between (a rotation), so the caller can read them again.
+    async fn replace_webhook_endpoint_secrets(
+        &self,
+        old: &StoredSecrets,
+        new: &StoredSecrets,
+    ) -> Result<bool>;
+    /// Leases up to `limit` due messages until `lease_until_us`: pending, due at `now_us`, not
+    /// leased by another worker, and the oldest pending one of their case at their endpoint
+    /// (so one case's events arrive in order). Safe to call from several instances at once.
+    async fn claim_webhook_messages(
+        &self,
+        now_us: i64,
+        lease_until_us: i64,
+        limit: i64,
+    ) -> Result<Vec<ClaimedMessage>>;
+    /// Records an attempt and moves its message on (delivered, retry later, failed), releasing
+    /// the lease.
+    async fn record_webhook_attempt(
+        &self,
+        attempt: &WebhookAttempt,
+        outcome: AttemptOutcome,
+    ) -> Result<()>;
+    /// Puts a `failed` message of `endpoint_id` back in the queue, due at `now_us`, for one
+    /// more attempt (its attempt count is kept, so a failure ends it again). Answers
+    /// `requeued` when it did, otherwise the message's state (`pending`, `delivered`, or
+    /// `failed` when its endpoint has been deleted), `None` when the endpoint has no such
+    /// message.
+    async fn retry_webhook_message(
+        &self,
+        endpoint_id: Uuid,
+        message_id: Uuid,
+        now_us: i64,
+    ) -> Result<Option<String>>;
+    /// An endpoint's attempts, newest first, before `before_seq` (exclusive), at most `limit`.
+    async fn list_webhook_attempts(
+        &self,
+        endpoint_id: Uuid,
+        before_seq: Option<i64>,
+        limit: i64,
+    ) -> Result<Vec<WebhookAttemptRecord>>;
+    /// An endpoint's messages, newest first, before `before_seq`, in `state` when given.
+    async fn list_webhook_messages(
+        &self,
+        endpoint_id: Uuid,
+        state: Option<&str>,
+        before_seq: Option<i64>,
+        limit: i64,
+    ) -> Result<Vec<WebhookMessageRecord>>;
+}

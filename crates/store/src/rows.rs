@@ -1,0 +1,281 @@
+//! Rows read the same way in both dialects, and the JSON arrays of a case's children.
+
+use sqlx::types::Json;
+use sqlx::{Decode, Row, Type};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::{DocumentRecord, TaxRegistrationRecord, TradeOfficeEntry, WebhookEndpoint};
+
+/// A row of one of the statements both dialects share, decoded the same way in both.
+pub(crate) struct Columns<'r, R>(pub(crate) &'r R);
+
+impl<R> Columns<'_, R>
+where
+    R: Row,
+    for<'a> &'a str: sqlx::ColumnIndex<R>,
+    for<'a> Uuid: Decode<'a, R::Database> + Type<R::Database>,
+    for<'a> String: Decode<'a, R::Database> + Type<R::Database>,
+    for<'a> i32: Decode<'a, R::Database> + Type<R::Database>,
+    for<'a> i64: Decode<'a, R::Database> + Type<R::Database>,
+    for<'a> Vec<u8>: Decode<'a, R::Database> + Type<R::Database>,
+    for<'a> OffsetDateTime: Decode<'a, R::Database> + Type<R::Database>,
+    for<'a> Json<serde_json::Value>: Decode<'a, R::Database> + Type<R::Database>,
+    for<'a> Json<Vec<String>>: Decode<'a, R::Database> + Type<R::Database>,
+{
+    /// A `documents` row.
+    pub(crate) fn document(&self) -> crate::Result<DocumentRecord> {
+        let row = self.0;
+        Ok(DocumentRecord {
+            id: row.try_get("id")?,
+            case_id: row.try_get("case_id")?,
+            case_kind: row.try_get("case_kind")?,
+            owner_index: row.try_get("owner_index")?,
+            doc_type: row.try_get("doc_type")?,
+            name: row.try_get("name")?,
+            storage_key: row.try_get("storage_key")?,
+            content_type: row.try_get("content_type")?,
+            size: row.try_get("size")?,
+            sha256: row.try_get("sha256")?,
+            created_at: row.try_get("created_at")?,
+        })
+    }
+
+    /// A `trade_offices` row selected with `office_columns!`.
+    pub(crate) fn trade_office(&self) -> crate::Result<TradeOfficeEntry> {
+        let row = self.0;
+        Ok(TradeOfficeEntry {
+            key: row.try_get("office_key")?,
+            name: row.try_get("office_name")?,
+            address: row.try_get("office_address")?,
+            email: row.try_get("office_email")?,
+            phone: row.try_get("office_phone")?,
+            website: row.try_get("office_website")?,
+            updated_at: row.try_get("office_updated_at")?,
+        })
+    }
+
+    /// A `webhook_endpoints` row.
+    pub(crate) fn endpoint(&self) -> crate::Result<WebhookEndpoint> {
+        let row = self.0;
+        let events: Option<Json<Vec<String>>> = row.try_get("events")?;
+        Ok(WebhookEndpoint {
+            id: row.try_get("id")?,
+            provider_id: row.try_get("provider_id")?,
+            url: row.try_get("url")?,
+            events: events.map(|e| e.0),
+            secret: row.try_get("secret")?,
+            previous_secret: row.try_get("previous_secret")?,
+            previous_secret_expires_at: row.try_get("previous_secret_expires_at")?,
+            created_at: row.try_get("created_at")?,
+        })
+    }
+
+    /// A row of a tax registration read ([`DialectSql`](crate::sql::text::DialectSql)'s
+    /// `tax_*`), its children as JSON arrays.
+    pub(crate) fn tax(&self) -> crate::Result<TaxRegistrationRecord> {
+        let row = self.0;
+        let id: Uuid = row.try_get("id")?;
+        let environment: String = row.try_get("environment")?;
+        let record: Json<serde_json::Value> = row.try_get("record")?;
+        let lookup: Option<Json<serde_json::Value>> = row.try_get("tax_office_lookup")?;
+        let history: String = row.try_get("history_json")?;
+        let documents: String = row.try_get("documents_json")?;
+        Ok(TaxRegistrationRecord {
+            id,
+            public_id: row.try_get("public_id")?,
+            company_id: row.try_get("company_id")?,
+            provider_id: row.try_get("provider_id")?,
+            environment: crate::sql::environment(&environment)?,
+            package: row.try_get("package")?,
+            legal_form: row.try_get("legal_form")?,
+            status: row.try_get("status")?,
+            record: record.0,
+            tax_office_number: row.try_get("tax_office_number")?,
+            tax_office_lookup: lookup.map(|j| j.0),
+            tax_number: row.try_get("tax_number")?,
+            created_at: row.try_get("created_at")?,
+            documents: documents_from_json(&documents, id)?,
+            history: history_from_json(&history)?,
+        })
+    }
+}
+
+/// The current time at microsecond precision: what both databases store without rounding, so a
+/// value read back compares equal to the one written.
+pub(crate) fn now() -> time::OffsetDateTime {
+    let t = time::OffsetDateTime::now_utc();
+    let micros = t.nanosecond() / 1_000 * 1_000;
+    t.replace_nanosecond(micros).unwrap_or(t)
+}
+
+/// The status history as the `history_json` column gives it: `[[status, previous_status, actor,
+/// reason, at], ...]` in order.
+pub(crate) fn history_from_json(json: &str) -> crate::Result<Vec<crate::StatusChange>> {
+    type Row = (String, Option<String>, String, Option<String>, String);
+    let rows: Vec<Row> = serde_json::from_str(json).map_err(corrupt_json)?;
+    rows.into_iter()
+        .map(|(status, previous_status, actor, reason, at)| {
+            Ok(crate::StatusChange {
+                status,
+                previous_status,
+                actor,
+                reason,
+                at: timestamp(&at)?,
+            })
+        })
+        .collect()
+}
+
+/// The JSON of [`history_from_json`], for a new case's history (PostgreSQL's `case_children`).
+pub(crate) fn history_to_json(history: &[crate::StatusChange]) -> crate::Result<String> {
+    let rows = history
+        .iter()
+        .map(|h| {
+            Ok((
+                &h.status,
+                &h.previous_status,
+                &h.actor,
+                &h.reason,
+                rfc3339(h.at)?,
+            ))
+        })
+        .collect::<crate::Result<Vec<_>>>()?;
+    serde_json::to_string(&rows).map_err(|e| crate::StoreError::Corrupt(e.to_string()))
+}
+
+/// The JSON of [`documents_from_json`], for a new case's documents (PostgreSQL's
+/// `case_children`), in the order PostgreSQL's `refresh_case_children` gives them: by creation
+/// time, owner (none last) and type (bytewise).
+pub(crate) fn documents_to_json(documents: &[crate::DocumentRecord]) -> crate::Result<String> {
+    let mut sorted: Vec<&crate::DocumentRecord> = documents.iter().collect();
+    sorted.sort_by(|a, b| {
+        (
+            a.created_at,
+            a.owner_index.is_none(),
+            a.owner_index,
+            a.doc_type.as_bytes(),
+        )
+            .cmp(&(
+                b.created_at,
+                b.owner_index.is_none(),
+                b.owner_index,
+                b.doc_type.as_bytes(),
+            ))
+    });
+    let rows = sorted
+        .into_iter()
+        .map(|d| {
+            Ok((
+                d.id.simple().to_string(),
+                &d.case_kind,
+                d.owner_index,
+                &d.doc_type,
+                &d.name,
+                &d.storage_key,
+                &d.content_type,
+                d.size,
+                d.sha256.as_deref().map(to_hex),
+                rfc3339(d.created_at)?,
+            ))
+        })
+        .collect::<crate::Result<Vec<_>>>()?;
+    serde_json::to_string(&rows).map_err(|e| crate::StoreError::Corrupt(e.to_string()))
+}
+
+/// A timestamp as RFC 3339 text: how sqlx stores it in SQLite (the rusqlite writes use it too)
+/// and how [`timestamp`] reads it back from the child arrays.
+pub(crate) fn rfc3339(at: time::OffsetDateTime) -> crate::Result<String> {
+    at.format(&time::format_description::well_known::Rfc3339)
+        .map_err(|e| crate::StoreError::Corrupt(format!("timestamp {at}: {e}")))
+}
+
+fn to_hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The documents as the `documents_json` column gives them: `[[id (hex), case_kind,
+/// owner_index, doc_type, name, storage_key, content_type, size, sha256 (hex), created_at],
+/// ...]`; size and sha256 are null for a document not rendered yet.
+pub(crate) fn documents_from_json(
+    json: &str,
+    case_id: uuid::Uuid,
+) -> crate::Result<Vec<crate::DocumentRecord>> {
+    type Row = (
+        String,
+        String,
+        Option<i32>,
+        String,
+        String,
+        String,
+        String,
+        Option<i64>,
+        Option<String>,
+        String,
+    );
+    let rows: Vec<Row> = serde_json::from_str(json).map_err(corrupt_json)?;
+    rows.into_iter()
+        .map(
+            |(
+                id,
+                case_kind,
+                owner_index,
+                doc_type,
+                name,
+                storage_key,
+                content_type,
+                size,
+                sha,
+                at,
+            )| {
+                Ok(crate::DocumentRecord {
+                    id: uuid::Uuid::try_parse(&id).map_err(|e| {
+                        crate::StoreError::Corrupt(format!("document id {id:?}: {e}"))
+                    })?,
+                    case_id,
+                    case_kind,
+                    owner_index,
+                    doc_type,
+                    name,
+                    storage_key,
+                    content_type,
+                    size,
+                    sha256: sha.as_deref().map(from_hex).transpose()?,
+                    created_at: timestamp(&at)?,
+                })
+            },
+        )
+        .collect()
+}
+
+/// Identity verifications as the `verified_json` column gives them: `[[owner_index,
+/// verified_at], ...]`.
+pub(crate) fn verifications_from_json(
+    json: &str,
+) -> crate::Result<Vec<(i32, time::OffsetDateTime)>> {
+    let rows: Vec<(i32, String)> = serde_json::from_str(json).map_err(corrupt_json)?;
+    rows.into_iter()
+        .map(|(i, at)| Ok((i, timestamp(&at)?)))
+        .collect()
+}
+
+fn corrupt_json(e: serde_json::Error) -> crate::StoreError {
+    crate::StoreError::Corrupt(format!("child rows unreadable: {e}"))
+}
+
+/// RFC 3339, as SQLite stores timestamps (sqlx) and PostgreSQL writes them in JSON.
+pub(crate) fn timestamp(text: &str) -> crate::Result<time::OffsetDateTime> {
+    time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339)
+        .map_err(|e| crate::StoreError::Corrupt(format!("timestamp {text:?}: {e}")))
+}
+
+fn from_hex(text: &str) -> crate::Result<Vec<u8>> {
+    let bad = || crate::StoreError::Corrupt(format!("hex {text:?}"));
+    if !text.len().is_multiple_of(2) {
+        return Err(bad());
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2).ok_or_else(bad)?, 16).map_err(|_| bad()))
+        .collect()
+}

@@ -1,0 +1,320 @@
+//! A case's documents, status history and webhook messages, written inside a transaction.
+
+use sqlx::types::Json;
+use sqlx::{Decode, Encode, Row, Type};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use super::events::{EventMessage, EventTarget, documents_messages, event_messages, has_events};
+#[cfg(test)]
+use super::text::{COMPLETE_CLAIM, INSERT_CLIENT_COMPANY, INSERT_TAX, INSERT_TRADE};
+use super::text::{INSERT_DOCUMENT, INSERT_HISTORY, INSERT_WEBHOOK_MESSAGE, event_targets_query};
+use super::{Dialect, Shared};
+#[cfg(test)]
+use crate::StoreError;
+#[cfg(test)]
+use crate::new_case::NewCase;
+use crate::{DocumentRecord, Result, StatusChange, TradePatch};
+
+impl<DB> Shared<DB>
+where
+    DB: Dialect,
+    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
+    DB::Arguments: sqlx::IntoArguments<DB>,
+    for<'r> &'r str: sqlx::ColumnIndex<DB::Row>,
+    for<'r> usize: sqlx::ColumnIndex<DB::Row>,
+    for<'q> Uuid: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> String: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    for<'q> i32: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> Vec<u8>: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
+    for<'q> OffsetDateTime: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> Json<&'q serde_json::Value>: Encode<'q, DB> + Type<DB>,
+    for<'q> Json<serde_json::Value>: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> Json<Vec<String>>: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> Option<Uuid>: Encode<'q, DB>,
+    for<'q> Option<String>: Encode<'q, DB>,
+    for<'q> Option<&'q str>: Encode<'q, DB>,
+    for<'q> Option<i32>: Encode<'q, DB>,
+    for<'q> Option<i64>: Encode<'q, DB>,
+    for<'q> Option<Vec<u8>>: Encode<'q, DB>,
+    for<'q> Option<OffsetDateTime>: Encode<'q, DB>,
+    for<'q> Option<Json<&'q serde_json::Value>>: Encode<'q, DB>,
+    for<'q> Option<Json<serde_json::Value>>: Encode<'q, DB>,
+    for<'q> Option<Json<Vec<String>>>: Encode<'q, DB>,
+{
+    /// Inserts a case's documents and status history, and the webhook messages of the changes
+    /// (the outbox). The caller then has the dialect bring its copy of the children up to date
+    /// ([`Dialect::refresh_children`]).
+    pub(super) async fn insert_children(
+        tx: &mut DB::Connection,
+        case_id: Uuid,
+        kind: &str,
+        documents: &[DocumentRecord],
+        history: &[StatusChange],
+    ) -> Result<()> {
+        for d in documents {
+            sqlx::query(INSERT_DOCUMENT)
+                .bind(d.id)
+                .bind(d.case_id)
+                .bind(&d.case_kind)
+                .bind(d.owner_index)
+                .bind(&d.doc_type)
+                .bind(&d.name)
+                .bind(&d.storage_key)
+                .bind(&d.content_type)
+                .bind(d.size)
+                .bind(&d.sha256)
+                .bind(d.created_at)
+                .execute(&mut *tx)
+                .await?;
+        }
+        for h in history {
+            sqlx::query(INSERT_HISTORY)
+                .bind(case_id)
+                .bind(kind)
+                .bind(&h.status)
+                .bind(&h.previous_status)
+                .bind(&h.actor)
+                .bind(&h.reason)
+                .bind(h.at)
+                .execute(&mut *tx)
+                .await?;
+        }
+        // The outbox: one message per change that has an event and per endpoint of the case's
+        // provider that subscribed to it. The worker delivers them after the commit.
+        if has_events(kind, history) {
+            let targets = Self::event_targets(tx, case_id, kind).await?;
+            for m in event_messages(kind, history, &targets) {
+                Self::insert_message(tx, case_id, m).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The rows of [`event_targets_query`] for a case.
+    async fn event_targets(
+        tx: &mut DB::Connection,
+        case_id: Uuid,
+        kind: &str,
+    ) -> Result<Vec<EventTarget>> {
+        let rows = sqlx::query(event_targets_query(kind))
+            .bind(case_id)
+            .fetch_all(&mut *tx)
+            .await?;
+        let mut targets = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let events: Option<Json<Vec<String>>> = row.try_get("events")?;
+            targets.push(EventTarget {
+                case_public_id: row.try_get("public_id")?,
+                endpoint_id: row.try_get("endpoint_id")?,
+                events: events.map(|e| e.0),
+                company_id: row.try_get("company_id")?,
+                status: row.try_get("status")?,
+                environment: row.try_get("environment")?,
+                client_reference: row.try_get("client_reference")?,
+            });
+        }
+        Ok(targets)
+    }
+
+    /// Writes one message of a case to the outbox.
+    async fn insert_message(tx: &mut DB::Connection, case_id: Uuid, m: EventMessage) -> Result<()> {
+        sqlx::query(INSERT_WEBHOOK_MESSAGE)
+            .bind(m.id)
+            .bind(m.endpoint_id)
+            .bind(case_id)
+            .bind(m.event_type)
+            .bind(m.body)
+            .bind(m.next_attempt_us)
+            .bind(m.at)
+            .execute(&mut *tx)
+            .await?;
+        Ok(())
+    }
+
+    /// Replaces a case's documents of the same type and owner as `documents` with these, and
+    /// writes a `documents.updated` event (`reason`) for the endpoints that take it; answers the
+    /// storage keys of the replaced ones (to delete after the commit).
+    pub(super) async fn replace_documents(
+        tx: &mut DB::Connection,
+        id: Uuid,
+        kind: &str,
+        documents: &[DocumentRecord],
+        reason: &str,
+    ) -> Result<Vec<String>> {
+        let mut replaced: Vec<String> = Vec::new();
+        let mut replaces: Vec<Option<Uuid>> = Vec::with_capacity(documents.len());
+        for d in documents {
+            let old = sqlx::query(
+                "DELETE FROM documents WHERE case_id = $1 AND doc_type = $2 \
+                 AND owner_index IS NOT DISTINCT FROM $3 RETURNING id, storage_key",
+            )
+            .bind(id)
+            .bind(&d.doc_type)
+            .bind(d.owner_index)
+            .fetch_all(&mut *tx)
+            .await?;
+            let mut first = None;
+            for row in old {
+                first = first.or(Some(row.try_get::<Uuid, _>("id")?));
+                replaced.push(row.try_get::<String, _>("storage_key")?);
+            }
+            replaces.push(first);
+        }
+        Self::insert_children(tx, id, kind, documents, &[]).await?;
+        if !documents.is_empty() {
+            let targets = Self::event_targets(tx, id, kind).await?;
+            for m in documents_messages(kind, reason, documents, &replaces, &targets) {
+                Self::insert_message(tx, id, m).await?;
+            }
+        }
+        Ok(replaced)
+    }
+
+    /// Applies the set fields of a [`TradePatch`] to a trade registration.
+    pub(super) async fn apply_trade_patch(
+        tx: &mut DB::Connection,
+        id: Uuid,
+        patch: &TradePatch,
+    ) -> Result<()> {
+        if let Some(office) = &patch.trade_office {
+            sqlx::query(
+                "UPDATE trade_registrations SET trade_office = $1, trade_office_candidates = NULL \
+                 WHERE id = $2",
+            )
+            .bind(Json(office))
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        }
+        if let Some(fee) = patch.city_fee_cents {
+            sqlx::query("UPDATE trade_registrations SET city_fee_cents = $1 WHERE id = $2")
+                .bind(fee)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        if let Some(paid) = patch.is_paid {
+            sqlx::query("UPDATE trade_registrations SET is_paid = $1 WHERE id = $2")
+                .bind(paid)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        if let Some(product) = &patch.source_product {
+            sqlx::query("UPDATE trade_registrations SET source_product = $1 WHERE id = $2")
+                .bind(product.as_deref())
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Logs a record (`Some(verified_at)`) or removal (`None`) of an owner's identity
+    /// verification.
+    pub(super) async fn log_verification(
+        tx: &mut DB::Connection,
+        case_id: Uuid,
+        owner_index: i32,
+        verified_at: Option<OffsetDateTime>,
+        actor: &str,
+        now: OffsetDateTime,
+    ) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO identity_verification_log \
+             (case_id, owner_index, action, verified_at, actor, at) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(case_id)
+        .bind(owner_index)
+        .bind(if verified_at.is_some() {
+            "recorded"
+        } else {
+            "removed"
+        })
+        .bind(verified_at)
+        .bind(actor)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        Ok(())
+    }
+
+    /// A case create as a plain sqlx transaction, one statement after another: what both
+    /// backends' create paths (`sqlite/write.rs`, `postgres/create.rs`) replace, kept for the
+    /// tests that compare the rows the two ways write.
+    ///
+    /// Writes the case, its new company (if any), documents, history and webhook messages and
+    /// completes its idempotency claim, in one transaction.
+    #[cfg(test)]
+    pub(crate) async fn create_in_transaction(&self, case: &NewCase) -> Result<()> {
+        let c = case.common();
+        let mut tx = self.writer.begin().await?;
+        if let Some((id, n)) = c.new_company {
+            sqlx::query(INSERT_CLIENT_COMPANY)
+                .bind(*id)
+                .bind(&n.name)
+                .bind(n.provider_id)
+                .bind(n.environment.as_str())
+                .bind(&n.legal_form)
+                .bind(&n.registration_number)
+                .bind(n.business_address.clone().map(Json))
+                .bind(c.created_at)
+                .execute(&mut *tx)
+                .await?;
+        }
+        let insert = match case {
+            NewCase::Trade(t) => sqlx::query(INSERT_TRADE)
+                .bind(t.id)
+                .bind(t.company_id)
+                .bind(t.provider_id)
+                .bind(t.environment.as_str())
+                .bind(&t.package)
+                .bind(&t.status)
+                .bind(Json(&t.record))
+                .bind(t.price_cents)
+                .bind(false)
+                .bind(t.trade_office.as_ref().map(Json))
+                .bind(t.trade_office_candidates.as_ref().map(Json))
+                .bind(t.created_at),
+            NewCase::Tax(t) => sqlx::query(INSERT_TAX)
+                .bind(t.id)
+                .bind(t.company_id)
+                .bind(t.provider_id)
+                .bind(t.environment.as_str())
+                .bind(&t.package)
+                .bind(&t.legal_form)
+                .bind(&t.status)
+                .bind(Json(&t.record))
+                .bind(&t.tax_office_number)
+                .bind(t.tax_office_lookup.as_ref().map(Json))
+                .bind(t.created_at)
+                .bind(Uuid::now_v7())
+                .bind(t.public_id),
+        };
+        insert.execute(&mut *tx).await?;
+        Self::insert_children(&mut *tx, c.id, c.kind, c.documents, c.history).await?;
+        DB::children_created(&mut *tx, c.id, c.documents, c.history).await?;
+        // The answer a retry replays commits with the case; a claim that is no longer in flight
+        // fails the create, which rolls it back.
+        if let Some(a) = c.idempotency {
+            let done = sqlx::query(COMPLETE_CLAIM)
+                .bind(i32::from(a.status))
+                .bind(&a.body)
+                .bind(a.scope)
+                .bind(&a.key)
+                .execute(&mut *tx)
+                .await?;
+            if DB::rows_affected(&done) != 1 {
+                return Err(StoreError::IdempotencyClaimLost);
+            }
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,89 @@
+//! What SQLite and PostgreSQL share: most statements read the same in both dialects, so they
+//! are written once here, as code generic over the dialect's sqlx [`Database`](sqlx::Database)
+//! on its pools ([`Shared`]). What differs per dialect (a few parts of the SQL text, the
+//! connections reads use, the copy of a case's children PostgreSQL keeps) is its [`Dialect`]
+//! implementation, in `sqlite/` and `postgres/`; each backend's `impl Repository` calls into
+//! [`Shared`] for the rest.
+
+#[macro_use]
+pub(crate) mod text;
+mod accounts;
+mod cases;
+mod children;
+pub(crate) mod events;
+mod webhooks;
+
+use futures::future::BoxFuture;
+
+use crate::Result;
+
+/// A dialect's differences from the statements written here.
+pub(crate) trait Dialect: sqlx::Database {
+    /// What reads of one statement run on, beside the pool (see [`Dialect::read`]).
+    type Reads: Send + Sync;
+
+    /// The statements whose text differs by dialect.
+    const SQL: text::DialectSql;
+
+    /// Runs a read of one statement (SQLite: on a connection of the pool; PostgreSQL: on the
+    /// connections of `reads`).
+    fn read<'a, T, F>(
+        reads: &'a Self::Reads,
+        pool: &'a sqlx::Pool<Self>,
+        read: F,
+    ) -> BoxFuture<'a, Result<T>>
+    where
+        T: Send + 'a,
+        F: for<'c> Fn(&'c mut Self::Connection) -> BoxFuture<'c, sqlx::Result<T>>
+            + Send
+            + Sync
+            + 'a;
+
+    /// Brings the dialect's copy of these cases' children up to date inside the transaction of
+    /// `conn`: every transaction that changes a case's history, documents or identity
+    /// verifications ends with it (PostgreSQL keeps them in `case_children`; SQLite builds them
+    /// in the read and has nothing to do).
+    fn refresh_children<'c>(
+        conn: &'c mut Self::Connection,
+        cases: &'c [uuid::Uuid],
+    ) -> BoxFuture<'c, Result<()>>;
+
+    /// Writes the copy of a new case's children, for the create through sqlx
+    /// ([`Shared::create_in_transaction`]).
+    #[cfg(test)]
+    fn children_created<'c>(
+        conn: &'c mut Self::Connection,
+        case: uuid::Uuid,
+        documents: &'c [crate::DocumentRecord],
+        history: &'c [crate::StatusChange],
+    ) -> BoxFuture<'c, Result<()>>;
+
+    /// The rows a statement changed.
+    fn rows_affected(done: &Self::QueryResult) -> u64;
+}
+
+/// A dialect's pools, with the statements both dialects share as methods.
+pub(crate) struct Shared<DB: Dialect> {
+    /// Reads (and writes that need no turn of their own).
+    pub(crate) pool: sqlx::Pool<DB>,
+    /// Writes (SQLite: its one connection, where they queue; PostgreSQL: the same pool).
+    pub(crate) writer: sqlx::Pool<DB>,
+    pub(crate) reads: DB::Reads,
+}
+
+impl<DB: Dialect> Shared<DB> {
+    /// Runs a read of one statement where the dialect runs them ([`Dialect::read`]).
+    pub(crate) async fn read<T, F>(&self, read: F) -> Result<T>
+    where
+        T: Send,
+        F: for<'c> Fn(&'c mut DB::Connection) -> BoxFuture<'c, sqlx::Result<T>> + Send + Sync,
+    {
+        DB::read(&self.reads, &self.pool, read).await
+    }
+}
+
+/// An environment as stored, or [`StoreError::Corrupt`](crate::StoreError::Corrupt).
+pub(crate) fn environment(text: &str) -> Result<domain::company::Environment> {
+    domain::company::Environment::parse(text)
+        .ok_or_else(|| crate::StoreError::Corrupt(format!("unknown environment {text:?}")))
+}

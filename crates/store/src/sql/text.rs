@@ -1,0 +1,152 @@
+//! The SQL text both dialects share (both accept `$1` placeholders), and the small `concat!`
+//! helpers that put a dialect's parts into the statements that differ.
+
+/// An API key record; the statement of `insert_api_key` and of the capped
+/// `insert_company_api_key`.
+pub(crate) const INSERT_API_KEY: &str = "INSERT INTO api_keys (prefix, hash, kind, company_id, \
+     operator_id, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7)";
+
+/// Binds: id, name, provider id, environment, legal form, registration number, business
+/// address (JSON), created at.
+pub(crate) const INSERT_CLIENT_COMPANY: &str = "INSERT INTO companies (id, kind, name, provider_id, \
+     environment, legal_form, registration_number, business_address, created_at) \
+     VALUES ($1, 'client', $2, $3, $4, $5, $6, $7, $8)";
+
+// The statements of a case create, written once for both dialects: run as they are by SQLite's
+// create (`sqlite/write.rs`), made parts of one statement by PostgreSQL's (`postgres/create.rs`);
+// each comment names the values in bind order.
+
+/// id, company id, provider id, environment, package, status, record (JSON), price (cents),
+/// is paid, trade office (JSON), candidates (JSON), created at (also `updated_at`).
+pub(crate) const INSERT_TRADE: &str = "INSERT INTO trade_registrations (id, company_id, \
+     provider_id, environment, package, status, record, price_cents, is_paid, trade_office, \
+     trade_office_candidates, created_at, updated_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)";
+
+/// id, company id, provider id, environment, package, legal form, status, record (JSON), tax
+/// office number, tax office lookup (JSON), created at (also `updated_at`), list key, public id.
+pub(crate) const INSERT_TAX: &str = "INSERT INTO tax_registrations (id, company_id, provider_id, \
+     environment, package, legal_form, status, record, tax_office_number, tax_office_lookup, \
+     created_at, updated_at, list_key, public_id) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12, $13)";
+
+/// The fields of a [`crate::DocumentRecord`] in declaration order.
+pub(crate) const INSERT_DOCUMENT: &str = "INSERT INTO documents (id, case_id, case_kind, \
+     owner_index, doc_type, name, storage_key, content_type, size, sha256, created_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
+
+/// case id, case kind, then the fields of a [`crate::StatusChange`] in declaration order.
+pub(crate) const INSERT_HISTORY: &str = "INSERT INTO status_history (case_id, case_kind, status, \
+     previous_status, actor, reason, at) VALUES ($1, $2, $3, $4, $5, $6, $7)";
+
+/// Gives up an endpoint's pending messages (`$1` the time, `$2` the endpoint): when it is
+/// deleted, and when the worker finds messages a create queued for it as the delete committed.
+pub(crate) const GIVE_UP_PENDING: &str = "UPDATE webhook_messages SET state = 'failed', \
+     finished_at = $1, locked_until_us = NULL WHERE endpoint_id = $2 AND state = 'pending'";
+
+/// The fields of an [`EventMessage`](super::events::EventMessage): id, endpoint id, case id,
+/// event type, body, next attempt (µs), created at.
+pub(crate) const INSERT_WEBHOOK_MESSAGE: &str = "INSERT INTO webhook_messages (id, endpoint_id, \
+     case_id, event_type, payload, state, attempts, next_attempt_us, created_at) \
+     VALUES ($1, $2, $3, $4, $5, 'pending', 0, $6, $7)";
+
+/// The fields of an [`crate::IdempotentAnswer`]: status, body, scope, key. Completes the claim
+/// only while it is still this request's (`state = 'in-flight'`).
+pub(crate) const COMPLETE_CLAIM: &str = "UPDATE idempotency_keys SET state = 'done', \
+     response_status = $1, response_body = $2 \
+     WHERE scope = $3 AND key = $4 AND state = 'in-flight'";
+
+/// The case's company and the endpoints of its provider that may receive its events (binds:
+/// case id), in the order their messages are written; columns as in [`EventTarget`].
+pub(crate) fn event_targets_query(kind: &str) -> &'static str {
+    if kind == "tax" {
+        "SELECT c.public_id, c.company_id, c.status, c.environment, \
+         c.record ->> 'client_reference' AS client_reference, e.id AS endpoint_id, e.events \
+         FROM tax_registrations c JOIN webhook_endpoints e \
+         ON e.provider_id = c.provider_id AND e.deleted_at IS NULL WHERE c.id = $1 \
+         ORDER BY e.created_at, e.id"
+    } else {
+        "SELECT c.id AS public_id, c.company_id, c.status, c.environment, \
+         c.record ->> 'client_reference' AS client_reference, e.id AS endpoint_id, e.events \
+         FROM trade_registrations c JOIN webhook_endpoints e \
+         ON e.provider_id = c.provider_id AND e.deleted_at IS NULL WHERE c.id = $1 \
+         ORDER BY e.created_at, e.id"
+    }
+}
+
+/// The statements whose text differs by dialect, built by [`dialect_sql!`] from the dialect's
+/// parts.
+pub(crate) struct DialectSql {
+    /// A trade registration with its company, history, documents, identity verifications and
+    /// the directory entry of its trade office (`office_*`, NULL when the directory has none).
+    pub trade: &'static str,
+    /// A tax registration with its history and documents, by key.
+    pub tax_by_id: &'static str,
+    /// ... by the id its provider knows it by, among the provider's cases.
+    pub tax_by_provider: &'static str,
+    /// ... by that id, for a client company.
+    pub tax_by_company: &'static str,
+    /// Leases due webhook messages (see `claim_webhook_messages`).
+    pub claim_messages: &'static str,
+}
+
+/// The columns of a `trade_offices` row (alias `o`) as `rows::Columns::trade_office`
+/// reads them.
+macro_rules! office_columns {
+    () => {
+        "o.key AS office_key, o.name AS office_name, o.address AS office_address, \
+         o.email AS office_email, o.phone AS office_phone, o.website AS office_website, \
+         o.updated_at AS office_updated_at"
+    };
+}
+
+/// The columns of a tax registration read (alias `t`), before its children.
+macro_rules! tax_columns {
+    () => {
+        "SELECT t.id, t.public_id, t.company_id, t.provider_id, t.environment, t.package, \
+         t.legal_form, t.status, t.record, t.tax_office_number, t.tax_office_lookup, \
+         t.tax_number, t.created_at, "
+    };
+}
+
+/// A [`DialectSql`] from the dialect's parts: `$children`, `$verified`: the case's children as
+/// JSON (columns `history_json`, `documents_json`, `verified_json`) and the `$join` they need;
+/// `$skip_locked`: the row-locking clause of the webhook claim.
+macro_rules! dialect_sql {
+    ($children:literal, $verified:literal, $join:literal, $skip_locked:literal) => {
+        $crate::sql::text::DialectSql {
+            trade: concat!(
+                "SELECT t.id, t.company_id, t.provider_id, t.environment, t.package, t.status, \
+                 t.record, t.price_cents, t.city_fee_cents, t.is_paid, t.trade_office, \
+                 t.trade_office_candidates, t.source_product, t.created_at, \
+                 c.name AS company_name, c.legal_form AS company_legal_form, ",
+                office_columns!(),
+                ", ",
+                $children,
+                ", ",
+                $verified,
+                " FROM trade_registrations t LEFT JOIN companies c ON c.id = t.company_id \
+                 LEFT JOIN trade_offices o ON o.key = (t.trade_office ->> 'key')",
+                $join,
+                " WHERE t.id = $1"
+            ),
+            tax_by_id: concat!(tax_columns!(), $children, " FROM tax_registrations t", $join,
+                " WHERE t.id = $1"),
+            tax_by_provider: concat!(tax_columns!(), $children, " FROM tax_registrations t", $join,
+                " WHERE t.provider_id = $1 AND t.public_id = $2"),
+            tax_by_company: concat!(tax_columns!(), $children, " FROM tax_registrations t", $join,
+                " WHERE t.company_id = $1 AND t.public_id = $2"),
+            claim_messages: concat!(
+                "UPDATE webhook_messages SET locked_until_us = $1 WHERE seq IN (\
+                 SELECT m.seq FROM webhook_messages m \
+                 WHERE m.state = 'pending' AND m.next_attempt_us <= $2 \
+                 AND (m.locked_until_us IS NULL OR m.locked_until_us < $2) \
+                 AND NOT EXISTS (SELECT 1 FROM webhook_messages p WHERE p.endpoint_id = m.endpoint_id \
+                 AND p.case_id = m.case_id AND p.state = 'pending' AND p.seq < m.seq) \
+                 ORDER BY m.next_attempt_us, m.seq LIMIT $3 ",
+                $skip_locked,
+                ") RETURNING id, endpoint_id, case_id, event_type, payload, attempts"
+            ),
+        }
+    };
+}

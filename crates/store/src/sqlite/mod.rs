@@ -1,0 +1,176 @@
+//! The embedded default: one SQLite file in write-ahead-log mode.
+
+mod group;
+mod readers;
+mod repository;
+#[cfg(test)]
+pub(crate) mod tests;
+mod write;
+
+use std::str::FromStr;
+
+use futures::future::BoxFuture;
+use sqlx::Sqlite;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+
+use crate::new_case::NewCase;
+use crate::sql::text::DialectSql;
+use crate::sql::{Dialect, Shared};
+use crate::{PoolSettings, Result, StoreError, TradeRegistrationRecord};
+use group::Direct;
+use readers::Readers;
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+
+/// The children of a case (`t`) as JSON arrays built in the read, in one statement. Only trade
+/// cases have identity verifications. No join: the arrays are built in the columns.
+const SQL: DialectSql = dialect_sql!(
+    "\
+    (SELECT json_group_array(json_array(status, previous_status, actor, reason, at) ORDER BY seq) FROM status_history WHERE case_id = t.id) AS history_json, \
+    (SELECT json_group_array(json_array(lower(hex(id)), case_kind, owner_index, doc_type, name, storage_key, content_type, size, iif(sha256 IS NULL, NULL, lower(hex(sha256))), created_at) ORDER BY created_at, owner_index, doc_type) FROM documents WHERE case_id = t.id) AS documents_json",
+    "(SELECT json_group_array(json_array(owner_index, verified_at) ORDER BY owner_index) FROM identity_verifications WHERE case_id = t.id) AS verified_json",
+    "",
+    // SQLite's writers take turns anyway: no row locks.
+    ""
+);
+
+/// SQLite lets one connection write at a time. Writers that race for that lock back off and
+/// sleep (the busy timeout), which under load turned into second-long stalls; so every write
+/// goes through one connection of its own (`writer`), where they queue in order, and reads use
+/// the other pool, which in WAL mode never waits for the writer.
+///
+/// sqlx runs each SQLite connection on a thread of its own and hands every statement over a
+/// channel; for the hottest read (a trade registration, one short statement) the hand-off
+/// and the wake-ups cost more CPU than the query (figures: ADR 0008). That
+/// read is therefore made on the calling thread through `readers` (rusqlite on the same SQLite
+/// library), which cannot wait: a reader that would have to (`SQLITE_BUSY`, rare in WAL mode)
+/// gives way to the pool.
+///
+/// Case creates, the hottest writes, likewise run on a blocking thread through rusqlite
+/// (`direct`, see `write.rs`) instead of one hand-off per statement; they hold the `writer`
+/// pool's only connection meanwhile, so writes still queue in one line. Creates that arrive
+/// while one is being written are written together, in one transaction with one commit (group
+/// commit, see `group.rs`).
+pub struct SqliteRepository {
+    sql: Shared<Sqlite>,
+    readers: Readers,
+    direct: Direct,
+    /// Tests turn the direct create off to compare it with the sqlx transaction.
+    #[cfg(test)]
+    sqlx_creates: bool,
+}
+
+impl Dialect for Sqlite {
+    /// Reads use the pool.
+    type Reads = ();
+
+    const SQL: DialectSql = SQL;
+
+    fn read<'a, T, F>(
+        _reads: &'a (),
+        pool: &'a sqlx::SqlitePool,
+        read: F,
+    ) -> BoxFuture<'a, Result<T>>
+    where
+        T: Send + 'a,
+        F: for<'c> Fn(&'c mut sqlx::SqliteConnection) -> BoxFuture<'c, sqlx::Result<T>>
+            + Send
+            + Sync
+            + 'a,
+    {
+        Box::pin(async move {
+            let mut conn = pool.acquire().await?;
+            Ok(read(&mut conn).await?)
+        })
+    }
+
+    /// Nothing to do: SQLite builds a case's child arrays in the read (see PostgreSQL's).
+    fn refresh_children<'c>(
+        _conn: &'c mut sqlx::SqliteConnection,
+        _cases: &'c [uuid::Uuid],
+    ) -> BoxFuture<'c, Result<()>> {
+        Box::pin(async { Ok(()) })
+    }
+
+    /// Nothing to do, as [`Dialect::refresh_children`].
+    #[cfg(test)]
+    fn children_created<'c>(
+        _conn: &'c mut sqlx::SqliteConnection,
+        _case: uuid::Uuid,
+        _documents: &'c [crate::DocumentRecord],
+        _history: &'c [crate::StatusChange],
+    ) -> BoxFuture<'c, Result<()>> {
+        Box::pin(async { Ok(()) })
+    }
+
+    fn rows_affected(done: &sqlx::sqlite::SqliteQueryResult) -> u64 {
+        done.rows_affected()
+    }
+}
+
+impl SqliteRepository {
+    /// Opens (creating when missing) the database file and applies migrations.
+    ///
+    /// `synchronous = FULL`: a write the API acknowledged survives a power loss, not only a
+    /// process crash. A write that waits longer than `settings.busy_timeout` for another
+    /// connection's lock fails with `SQLITE_BUSY` ([`StoreError::Unavailable`]). The database
+    /// must be a file: the on-thread reads and the creates open it themselves.
+    pub async fn connect(url: &str, settings: PoolSettings) -> Result<Self> {
+        let options = SqliteConnectOptions::from_str(url)
+            .map_err(|e| StoreError::Config(e.to_string()))?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Full)
+            .busy_timeout(settings.busy_timeout)
+            .foreign_keys(true);
+        let path = options.get_filename().to_path_buf();
+        if path.as_os_str().is_empty() || path == std::path::Path::new(":memory:") {
+            return Err(StoreError::Config(
+                "an SQLite database must be a file, not in memory".into(),
+            ));
+        }
+        let writer = SqlitePoolOptions::new()
+            .max_connections(1)
+            .acquire_timeout(settings.acquire_timeout)
+            .connect_with(options.clone())
+            .await?;
+        MIGRATOR.run(&writer).await?;
+        let pool = SqlitePoolOptions::new()
+            .max_connections(8)
+            .acquire_timeout(settings.acquire_timeout)
+            .connect_with(options)
+            .await?;
+        Ok(Self {
+            readers: Readers {
+                path: path.clone(),
+                idle: std::sync::Mutex::new(Vec::new()),
+            },
+            direct: Direct::start(path, settings.busy_timeout, writer.clone()),
+            sql: Shared {
+                pool,
+                writer,
+                reads: (),
+            },
+            #[cfg(test)]
+            sqlx_creates: false,
+        })
+    }
+
+    /// Writes a new case through the group-commit writer (`group.rs`).
+    async fn create(&self, case: NewCase) -> Result<()> {
+        #[cfg(test)]
+        if self.sqlx_creates {
+            return self.sql.create_in_transaction(&case).await;
+        }
+        self.direct.create(case).await
+    }
+
+    /// A trade registration: read on the calling thread (`readers.rs`) unless that cannot be
+    /// done now (the database is busy), then through the pool.
+    async fn trade(&self, id: uuid::Uuid) -> Result<Option<TradeRegistrationRecord>> {
+        if let Some(done) = self.readers.trade(id) {
+            return done;
+        }
+        self.sql.trade_via_sqlx(id).await
+    }
+}

@@ -1,0 +1,773 @@
+use serde_json::json;
+use uuid::Uuid;
+
+use super::*;
+use crate::{DocumentRecord, NewClientCompany, NewTradeRegistration, Repository, StatusChange};
+
+pub(crate) fn micros(t: time::OffsetDateTime) -> time::OffsetDateTime {
+    t.replace_nanosecond(t.nanosecond() / 1000 * 1000).unwrap()
+}
+
+/// A repository on a new database file: (its folder, the file, the repository).
+async fn file_repo() -> (tempfile::TempDir, std::path::PathBuf, SqliteRepository) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.db");
+    let url = format!("sqlite://{}", path.display());
+    let repo = SqliteRepository::connect(&url, PoolSettings::default())
+        .await
+        .unwrap();
+    (dir, path, repo)
+}
+
+/// A trade case with a new company, a rendered and a pending document, and a status
+/// change with an event; Unicode, quotes and JSON in every text column that takes them.
+pub(crate) fn trade_case(provider: Uuid) -> NewTradeRegistration {
+    let (id, company) = (Uuid::now_v7(), Uuid::now_v7());
+    let now = micros(time::OffsetDateTime::now_utc());
+    let document = |doc_type: &str, owner: i32, rendered: bool| DocumentRecord {
+        id: Uuid::now_v7(),
+        case_id: id,
+        case_kind: "trade".into(),
+        owner_index: Some(owner),
+        doc_type: doc_type.into(),
+        name: format!("{doc_type} - Jürgen \"Ł\" Ωmega.pdf"),
+        storage_key: format!("trade/{id}/{doc_type}-{owner}.pdf"),
+        content_type: "application/pdf".into(),
+        size: rendered.then_some(1234),
+        sha256: rendered.then(|| vec![0xab; 32]),
+        created_at: now,
+    };
+    NewTradeRegistration {
+        id,
+        new_company: Some((
+            company,
+            NewClientCompany {
+                provider_id: provider,
+                name: "Müller & Söhne GmbH".into(),
+                environment: domain::company::Environment::Sandbox,
+                legal_form: Some("gmbh".into()),
+                registration_number: None,
+                business_address: Some(json!({"zip": "10115", "city": "Berlin"})),
+            },
+        )),
+        company_id: company,
+        provider_id: provider,
+        environment: domain::company::Environment::Sandbox,
+        package: "assisted".into(),
+        status: "submitted".into(),
+        record: json!({"name": "Müller", "client_reference": "Ref «7»", "owners": [{"first_name": "Ærøskøbing\u{0301}"}], "n": 1.5}),
+        price_cents: 4900,
+        trade_office: Some(json!({"key": "11000000", "name": "Berlin"})),
+        trade_office_candidates: Some(json!([{"key": "1"}, {"key": "2"}])),
+        created_at: now,
+        documents: vec![
+            document("trade-licence-application", 0, true),
+            document("power-of-attorney", 0, false),
+        ],
+        history: vec![StatusChange {
+            status: "submitted".into(),
+            previous_status: None,
+            actor: format!("provider:{provider}"),
+            reason: Some("with \"quotes\"".into()),
+            at: now,
+        }],
+        idempotency: None,
+    }
+}
+
+/// The on-thread read decodes every column exactly as the pooled (sqlx) read does, sees
+/// writes committed after its connection was opened, and answers `None` for a missing id.
+#[tokio::test]
+async fn on_thread_read_matches_the_pooled_read() {
+    let (_dir, _, repo) = file_repo().await;
+    let provider = repo.create_provider("P").await.unwrap().id;
+    let new = trade_case(provider);
+    let id = new.id;
+    // The directory has an entry for the case's office: it is read with the case.
+    let entry = crate::TradeOfficeEntry {
+        key: "11000000".into(),
+        name: "Bezirksamt Mitte – Gewerbeamt".into(),
+        address: Some("Müllerstraße 146, 13353 Berlin".into()),
+        email: None,
+        phone: Some("+49 30 9018-0".into()),
+        website: None,
+        updated_at: micros(time::OffsetDateTime::now_utc()),
+    };
+    repo.upsert_trade_office(&entry).await.unwrap();
+    // A reader connection exists before the write: it must still see the new case.
+    assert!(matches!(repo.readers.trade(id), Some(Ok(None))));
+    repo.create_trade_registration(&new).await.unwrap();
+    let now = micros(time::OffsetDateTime::now_utc());
+    repo.verify_identity(id, 0, now, "operator:x", now)
+        .await
+        .unwrap();
+
+    let on_thread = repo.readers.trade(id).expect("answered").unwrap();
+    let pooled = repo.sql.trade_via_sqlx(id).await.unwrap();
+    assert!(on_thread.is_some());
+    assert_eq!(on_thread, pooled);
+    let record = on_thread.unwrap();
+    assert_eq!(record.identity_verifications.len(), 1);
+    assert_eq!(record.documents.len(), 2);
+    assert_eq!(record.company_name.as_deref(), Some("Müller & Söhne GmbH"));
+    assert_eq!(record.trade_office_entry, Some(entry));
+    // And through the trait, which takes the on-thread path.
+    assert_eq!(repo.get_trade_registration(id).await.unwrap(), pooled);
+}
+
+/// A database another connection holds exclusively (rollback-journal locking): the
+/// on-thread read does not wait but gives way (`None`), and reads again once it is free.
+#[tokio::test]
+async fn a_busy_database_sends_the_read_to_the_pool() {
+    let (_dir, path, repo) = file_repo().await;
+    repo.sql.pool.close().await;
+    repo.sql.writer.close().await;
+    let readers = Readers {
+        path: path.clone(),
+        idle: std::sync::Mutex::new(Vec::new()),
+    };
+    let id = Uuid::now_v7();
+    let blocker = rusqlite::Connection::open(&path).unwrap();
+    blocker
+        .execute_batch(
+            "PRAGMA journal_mode = DELETE; PRAGMA locking_mode = EXCLUSIVE; \
+             BEGIN EXCLUSIVE; DELETE FROM companies;",
+        )
+        .unwrap();
+    let started = std::time::Instant::now();
+    let answered = readers.trade(id);
+    assert!(answered.is_none(), "did not give way: {answered:?}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_millis(500),
+        "waited"
+    );
+    drop(blocker);
+    assert!(matches!(readers.trade(id), Some(Ok(None))));
+}
+
+/// Every row of `table` in insertion order, each column as SQLite holds it (type and
+/// value), without the columns in `random` (fresh ids the create draws itself).
+fn dump(
+    path: &std::path::Path,
+    table: &str,
+    random: &[&str],
+) -> Vec<Vec<(String, rusqlite::types::Value)>> {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    let mut statement = conn
+        .prepare(&format!("SELECT * FROM {table} ORDER BY rowid"))
+        .unwrap();
+    let names: Vec<String> = statement
+        .column_names()
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
+    statement
+        .query_map([], |row| {
+            Ok(names
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| !random.contains(&n.as_str()))
+                .map(|(i, n)| (n.clone(), row.get::<_, rusqlite::types::Value>(i).unwrap()))
+                .collect())
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// A trade case with an idempotency claim, a tax case and two webhook endpoints (one for
+/// every event, one for a tax event only) of `provider`, to write into several databases.
+pub(crate) struct Sample {
+    pub endpoints: [crate::WebhookEndpoint; 2],
+    pub times: crate::IdempotencyTimes,
+    pub trade: NewTradeRegistration,
+    pub tax: crate::NewTaxRegistration,
+}
+
+impl Sample {
+    /// The tables [`Sample::write`] writes to, each with the columns that take values drawn
+    /// afresh by every write (which differ between two databases).
+    pub(crate) const TABLES: [(&str, &[&str]); 7] = [
+        ("companies", &[]),
+        ("trade_registrations", &[]),
+        ("tax_registrations", &["list_key"]),
+        ("documents", &[]),
+        ("status_history", &[]),
+        ("webhook_messages", &["id"]),
+        ("idempotency_keys", &[]),
+    ];
+
+    pub(crate) fn new(provider: Uuid) -> Self {
+        use crate::{IdempotencyTimes, IdempotentAnswer, NewTaxRegistration, WebhookEndpoint};
+        let now = micros(time::OffsetDateTime::now_utc());
+        let endpoint = |id: Uuid, events: Option<Vec<String>>| WebhookEndpoint {
+            id,
+            provider_id: provider,
+            url: "https://hooks.example.com/filing".into(),
+            events,
+            secret: "whsec_c2VjcmV0".into(),
+            previous_secret: None,
+            previous_secret_expires_at: None,
+            created_at: now,
+        };
+        let all = endpoint(Uuid::now_v7(), None);
+        let tax_only = endpoint(
+            Uuid::now_v7(),
+            Some(vec!["tax-registration.submitted".into()]),
+        );
+        let times = IdempotencyTimes {
+            now,
+            ttl: time::Duration::hours(24),
+            abandon_after: time::Duration::minutes(5),
+        };
+
+        let mut trade = trade_case(provider);
+        trade.idempotency = Some(IdempotentAnswer {
+            scope: provider,
+            key: "key-ä".into(),
+            status: 201,
+            body: b"{\"id\":1}".to_vec(),
+        });
+        let tax_id = Uuid::now_v7();
+        let tax = NewTaxRegistration {
+            id: tax_id,
+            // Another id than its key, as a case whose chosen id was taken as a key.
+            public_id: Uuid::now_v7(),
+            new_company: trade.new_company.clone().map(|(_, c)| (Uuid::now_v7(), c)),
+            company_id: Uuid::nil(),
+            provider_id: provider,
+            environment: domain::company::Environment::Production,
+            package: "standard".into(),
+            legal_form: "gmbh".into(),
+            status: "submitted".into(),
+            record: json!({"client_reference": "T-1", "directors": [{"name": "Zoë"}]}),
+            tax_office_number: Some("1116".into()),
+            tax_office_lookup: None,
+            created_at: now,
+            documents: trade
+                .documents
+                .iter()
+                .map(|d| DocumentRecord {
+                    id: Uuid::now_v7(),
+                    case_id: tax_id,
+                    case_kind: "tax".into(),
+                    owner_index: None,
+                    storage_key: format!("tax/{tax_id}/{}.pdf", d.doc_type),
+                    ..d.clone()
+                })
+                .collect(),
+            history: trade.history.clone(),
+            idempotency: None,
+        };
+        let tax = NewTaxRegistration {
+            company_id: tax.new_company.as_ref().unwrap().0,
+            ..tax
+        };
+        Sample {
+            endpoints: [all, tax_only],
+            times,
+            trade,
+            tax,
+        }
+    }
+
+    /// The endpoints, the claim, then both cases.
+    pub(crate) async fn write(&self, repo: &impl Repository) {
+        for e in &self.endpoints {
+            assert!(repo.create_webhook_endpoint(e, 20).await.unwrap());
+        }
+        let claim = repo
+            .claim_idempotency_key(self.trade.provider_id, "key-ä", b"hash", self.times)
+            .await
+            .unwrap();
+        assert!(
+            matches!(claim, crate::IdempotencyClaim::Claimed),
+            "{claim:?}"
+        );
+        repo.create_trade_registration(&self.trade).await.unwrap();
+        repo.create_tax_registration(&self.tax).await.unwrap();
+    }
+}
+
+/// Creates through rusqlite (`create_direct`) and through sqlx (the path PostgreSQL and
+/// in-memory databases take) write identical rows: same types, same encodings, same outbox
+/// messages, the same completed idempotency record.
+#[tokio::test]
+async fn direct_and_sqlx_creates_write_identical_rows() {
+    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    let paths: Vec<_> = dirs.iter().map(|d| d.path().join("t.db")).collect();
+    let mut repos = Vec::new();
+    for path in &paths {
+        let url = format!("sqlite://{}", path.display());
+        repos.push(
+            SqliteRepository::connect(&url, PoolSettings::default())
+                .await
+                .unwrap(),
+        );
+    }
+    repos[1].sqlx_creates = true;
+    assert!(!repos[0].sqlx_creates);
+
+    // The same provider (copied row for row) and the same endpoint in both databases.
+    let provider = repos[0].create_provider("Plattform «P»").await.unwrap().id;
+    let copy = rusqlite::Connection::open(&paths[1]).unwrap();
+    copy.execute("ATTACH DATABASE ?1 AS a", [paths[0].to_str().unwrap()])
+        .unwrap();
+    copy.execute("INSERT INTO companies SELECT * FROM a.companies", [])
+        .unwrap();
+    drop(copy);
+    let sample = Sample::new(provider);
+    for repo in &repos {
+        sample.write(repo).await;
+    }
+    let (trade, tax, tax_id) = (&sample.trade, &sample.tax, sample.tax.id);
+
+    for (table, random) in Sample::TABLES {
+        let (direct, pooled) = (
+            dump(&paths[0], table, random),
+            dump(&paths[1], table, random),
+        );
+        assert!(!direct.is_empty(), "{table} is empty");
+        assert_eq!(direct, pooled, "{table}");
+    }
+    // The outbox: the trade event for one endpoint, the tax event for both.
+    assert_eq!(dump(&paths[0], "webhook_messages", &[]).len(), 3);
+    let keys = dump(&paths[0], "idempotency_keys", &[]);
+    assert!(keys[0].contains(&("state".into(), rusqlite::types::Value::Text("done".into()))));
+    // And what was written directly reads back through sqlx as it was given.
+    // (Documents are read in the order created, owner, type.)
+    let sorted = |mut d: Vec<DocumentRecord>| {
+        d.sort_by(|a, b| a.doc_type.cmp(&b.doc_type));
+        d
+    };
+    let read = repos[0]
+        .sql
+        .trade_via_sqlx(trade.id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (read.record, read.documents, read.history),
+        (
+            trade.record.clone(),
+            sorted(trade.documents.clone()),
+            trade.history.clone()
+        )
+    );
+    let read = repos[0]
+        .get_tax_registration(tax_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (read.record, read.documents),
+        (tax.record.clone(), sorted(tax.documents.clone()))
+    );
+}
+
+/// The direct path refuses as the sqlx path does and leaves nothing behind: a duplicate id
+/// is a conflict naming the column, a second trade case of a company the company conflict,
+/// a claim another request took over `IdempotencyClaimLost`; its connection is durable
+/// (`synchronous = FULL`) and enforces foreign keys.
+#[tokio::test]
+async fn direct_creates_refuse_like_sqlx() {
+    use crate::{IdempotentAnswer, StoreError};
+    let (_dir, path, repo) = file_repo().await;
+    assert_eq!(repo.direct.writer.settings(), (2, 1));
+    let provider = repo.create_provider("P").await.unwrap().id;
+    let first = trade_case(provider);
+    repo.create_trade_registration(&first).await.unwrap();
+    let count = |table: &str| dump(&path, table, &[]).len();
+    let counts = || {
+        [
+            "companies",
+            "trade_registrations",
+            "documents",
+            "status_history",
+        ]
+        .map(count)
+    };
+    let before = counts();
+
+    let other_company = trade_case(provider).new_company;
+    let same_id = NewTradeRegistration {
+        company_id: other_company.as_ref().unwrap().0,
+        new_company: other_company,
+        documents: vec![],
+        ..first.clone()
+    };
+    let e = repo.create_trade_registration(&same_id).await.unwrap_err();
+    assert!(
+        matches!(&e, StoreError::Conflict(c) if c.contains("trade_registrations.id")),
+        "{e:?}"
+    );
+
+    let same_company = NewTradeRegistration {
+        id: Uuid::now_v7(),
+        new_company: None,
+        documents: vec![],
+        ..first.clone()
+    };
+    let e = repo
+        .create_trade_registration(&same_company)
+        .await
+        .unwrap_err();
+    assert!(e.is_company_conflict(), "{e:?}");
+
+    let unknown_company = NewTradeRegistration {
+        id: Uuid::now_v7(),
+        new_company: None,
+        company_id: Uuid::now_v7(),
+        documents: vec![],
+        ..first.clone()
+    };
+    let e = repo
+        .create_trade_registration(&unknown_company)
+        .await
+        .unwrap_err();
+    assert!(matches!(e, StoreError::Conflict(_)), "{e:?}");
+
+    let unclaimed = NewTradeRegistration {
+        idempotency: Some(IdempotentAnswer {
+            scope: provider,
+            key: "never-claimed".into(),
+            status: 201,
+            body: vec![],
+        }),
+        ..trade_case(provider)
+    };
+    let e = repo
+        .create_trade_registration(&unclaimed)
+        .await
+        .unwrap_err();
+    assert!(matches!(e, StoreError::IdempotencyClaimLost), "{e:?}");
+
+    assert_eq!(before, counts(), "a refused create left rows");
+    // The connection is still usable after the refusals.
+    repo.create_trade_registration(&trade_case(provider))
+        .await
+        .unwrap();
+    assert_eq!(count("trade_registrations"), 2);
+}
+
+/// Spawns a create of each case while holding the writer's turn, so that all of them
+/// queue, runs `meanwhile`, and lets them go at once. On this one-thread runtime every
+/// spawned create runs while the test sleeps: each sends its case, and the writer's task
+/// takes what has arrived and waits for the turn.
+async fn queued_creates(
+    repo: &std::sync::Arc<SqliteRepository>,
+    cases: &[NewTradeRegistration],
+    meanwhile: impl FnOnce(),
+) -> Vec<tokio::task::JoinHandle<crate::Result<()>>> {
+    let turn = repo.sql.writer.acquire().await.unwrap();
+    let tasks = cases
+        .iter()
+        .cloned()
+        .map(|c| {
+            let repo = repo.clone();
+            tokio::spawn(async move { repo.create_trade_registration(&c).await })
+        })
+        .collect();
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    meanwhile();
+    drop(turn);
+    tasks
+}
+
+/// Creates that arrive while the writer is busy are written as one group: one commit for
+/// many cases. Refusals in the group (a second case of a company, an unknown company, a
+/// claim that is not in flight) are rolled back to their own savepoint and answered as
+/// refusals; a case that fails otherwise (a CHECK constraint) sends the group back to
+/// one transaction per case, so it fails alone. Every other case is written whole.
+#[tokio::test]
+async fn concurrent_creates_are_committed_in_groups_and_fail_alone() {
+    use crate::{IdempotentAnswer, StoreError};
+    let (_dir, path, repo) = file_repo().await;
+    let repo = std::sync::Arc::new(repo);
+    let provider = repo.create_provider("P").await.unwrap().id;
+    let direct = &repo.direct;
+
+    for broken_one in [false, true] {
+        let commits_before = direct.writer.commits();
+        let rows_before = dump(&path, "trade_registrations", &[]).len();
+        let mut cases: Vec<NewTradeRegistration> = (0..20).map(|_| trade_case(provider)).collect();
+        // 3: a second case of the company of 2; 5: an unknown company; 7: a lost claim.
+        cases[3].new_company = None;
+        cases[3].company_id = cases[2].company_id;
+        cases[5].new_company = None;
+        cases[5].company_id = Uuid::now_v7();
+        cases[7].idempotency = Some(IdempotentAnswer {
+            scope: provider,
+            key: format!("never-claimed-{broken_one}"),
+            status: 201,
+            body: vec![],
+        });
+        // 11: a document with a size and no digest (CHECK), on the second round.
+        if broken_one {
+            cases[11].documents[0].sha256 = None;
+        }
+        let tasks = queued_creates(&repo, &cases, || ()).await;
+        let mut outcomes = Vec::new();
+        for t in tasks {
+            outcomes.push(t.await.unwrap());
+        }
+        for (i, outcome) in outcomes.iter().enumerate() {
+            match i {
+                3 => assert!(
+                    matches!(outcome, Err(e) if e.is_company_conflict()),
+                    "{outcome:?}"
+                ),
+                5 => assert!(
+                    matches!(outcome, Err(StoreError::Conflict(_))),
+                    "{outcome:?}"
+                ),
+                7 => assert!(
+                    matches!(outcome, Err(StoreError::IdempotencyClaimLost)),
+                    "{outcome:?}"
+                ),
+                11 if broken_one => assert!(
+                    matches!(outcome, Err(StoreError::Embedded(_))),
+                    "{outcome:?}"
+                ),
+                _ => assert!(outcome.is_ok(), "case {i}: {outcome:?}"),
+            }
+        }
+        let written: Vec<Uuid> = outcomes
+            .iter()
+            .zip(&cases)
+            .filter(|(o, _)| o.is_ok())
+            .map(|(_, c)| c.id)
+            .collect();
+        assert_eq!(written.len(), if broken_one { 16 } else { 17 });
+        // Exactly the accepted cases are there, each with its documents and history.
+        assert_eq!(
+            dump(&path, "trade_registrations", &[]).len(),
+            rows_before + written.len()
+        );
+        for (case, outcome) in cases.iter().zip(&outcomes) {
+            let read = repo.get_trade_registration(case.id).await.unwrap();
+            match outcome {
+                Ok(()) => {
+                    let read = read.unwrap();
+                    assert_eq!(read.documents.len(), case.documents.len());
+                    assert_eq!(read.history.len(), case.history.len());
+                }
+                Err(_) => assert!(read.is_none(), "{}", case.id),
+            }
+        }
+        let commits = direct.writer.commits() - commits_before;
+        if broken_one {
+            // The group failed as a whole and its cases were written one by one.
+            assert_eq!(commits, 16, "each accepted case alone");
+        } else {
+            assert!(commits <= 2, "{commits} commits for 20 creates");
+        }
+    }
+}
+
+/// A group that meets a database it cannot write (another process holds the write lock
+/// past the busy timeout) is answered unavailable as a whole, after one busy timeout: not
+/// tried again case by case, which would wait the timeout out once per case. Once the lock
+/// is gone, creates go through again.
+#[tokio::test]
+async fn a_busy_database_fails_a_group_once() {
+    use crate::StoreError;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.db");
+    let url = format!("sqlite://{}", path.display());
+    let busy_timeout = std::time::Duration::from_millis(300);
+    let settings = PoolSettings {
+        busy_timeout,
+        ..PoolSettings::default()
+    };
+    let repo = std::sync::Arc::new(SqliteRepository::connect(&url, settings).await.unwrap());
+    let provider = repo.create_provider("P").await.unwrap().id;
+    let direct = &repo.direct;
+    let commits_before = direct.writer.commits();
+
+    let cases: Vec<NewTradeRegistration> = (0..10).map(|_| trade_case(provider)).collect();
+    // Another process's write lock, taken while the creates wait for the writer.
+    let other = rusqlite::Connection::open(&path).unwrap();
+    let tasks = queued_creates(&repo, &cases, || {
+        other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    })
+    .await;
+    let started = std::time::Instant::now();
+    for t in tasks {
+        let outcome = t.await.unwrap();
+        assert!(
+            matches!(outcome, Err(StoreError::Unavailable(_))),
+            "{outcome:?}"
+        );
+    }
+    let waited = started.elapsed();
+    assert!(
+        waited < busy_timeout * 4,
+        "waited {waited:?}: the busy timeout once per case?"
+    );
+    assert_eq!(direct.writer.commits(), commits_before);
+    other.execute_batch("ROLLBACK").unwrap();
+    drop(other);
+
+    repo.create_trade_registration(&trade_case(provider))
+        .await
+        .unwrap();
+    assert_eq!(direct.writer.commits(), commits_before + 1);
+}
+
+/// Migration 0013 on a database with a tax registration from before it: the case keeps its
+/// id as the id its provider finds it by; a row written without `public_id` afterwards (an
+/// instance on the release before, during a rolling restart) gets its key as well.
+#[tokio::test]
+async fn migration_0013_gives_existing_tax_cases_their_id_as_public_id() {
+    // 0001 to 0012 (0012, the API key listing, came in with issue 35's keys).
+    let (_dir, path, url) = database_before(13, 12).await;
+    let (provider, old_case, later_case) = (
+        Uuid::from_u128(0xa1),
+        Uuid::from_u128(0xd1),
+        Uuid::from_u128(0xd2),
+    );
+    let insert_case = |conn: &rusqlite::Connection, id: Uuid, company: u128| {
+        let company = Uuid::from_u128(company);
+        conn.execute(
+            "INSERT INTO companies (id, kind, name, provider_id, environment, created_at) \
+             VALUES (?1, 'client', 'C', ?2, 'production', '2026-01-02T03:04:05Z')",
+            rusqlite::params![company.as_bytes().to_vec(), provider.as_bytes().to_vec()],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO tax_registrations (id, company_id, provider_id, environment, package, \
+             legal_form, status, record, created_at, updated_at, list_key) \
+             VALUES (?1, ?2, ?3, 'production', 'self', 'gmbh', 'validated', '{}', \
+             '2026-01-02T03:04:05Z', '2026-01-02T03:04:05Z', ?1)",
+            rusqlite::params![
+                id.as_bytes().to_vec(),
+                company.as_bytes().to_vec(),
+                provider.as_bytes().to_vec()
+            ],
+        )
+        .unwrap();
+    };
+    let old = rusqlite::Connection::open(&path).unwrap();
+    old.execute(
+        "INSERT INTO companies (id, kind, name, created_at) \
+         VALUES (?1, 'provider', 'P', '2026-01-02T03:04:05Z')",
+        rusqlite::params![provider.as_bytes().to_vec()],
+    )
+    .unwrap();
+    insert_case(&old, old_case, 0xc1);
+    drop(old);
+
+    let repo = SqliteRepository::connect(&url, PoolSettings::default())
+        .await
+        .unwrap();
+    insert_case(
+        &rusqlite::Connection::open(&path).unwrap(),
+        later_case,
+        0xc2,
+    );
+    for id in [old_case, later_case] {
+        let case = repo
+            .find_tax_registration(crate::CaseScope::Provider(provider), id)
+            .await
+            .unwrap()
+            .expect("found by its id");
+        assert_eq!((case.id, case.public_id), (id, id));
+    }
+    // The provider's id again is its own.
+    let used = repo
+        .tax_registration_id_use(provider, old_case)
+        .await
+        .unwrap();
+    assert_eq!(
+        used,
+        crate::CaseIdUse {
+            by_provider: true,
+            as_key: true
+        }
+    );
+}
+
+/// Migration 0009 rebuilds `documents` (SQLite cannot drop NOT NULL in place): on a
+/// database that has rows from before it, every row comes through unchanged, the index and
+/// the unique storage key are back, and the new CHECK holds size and digest together.
+#[tokio::test]
+async fn migration_0009_keeps_existing_documents() {
+    let (_dir, path, url) = database_before(9, 8).await;
+    let old = rusqlite::Connection::open(&path).unwrap();
+    for i in 0..3u8 {
+        old.execute(
+            "INSERT INTO documents (id, case_id, case_kind, owner_index, doc_type, name, \
+             storage_key, content_type, size, sha256, created_at) \
+             VALUES (?1, ?2, 'trade', ?3, 'gewa-1', ?4, ?5, 'application/pdf', ?6, ?7, ?8)",
+            rusqlite::params![
+                vec![i; 16],
+                vec![7u8; 16],
+                i64::from(i),
+                format!("GewA 1 – Jürgen {i}.pdf"),
+                format!("trade/x/{i}.pdf"),
+                1000 + i64::from(i),
+                vec![i; 32],
+                "2026-01-02T03:04:05.123456Z",
+            ],
+        )
+        .unwrap();
+    }
+    let rows_before = dump(&path, "documents", &[]);
+    assert_eq!(rows_before.len(), 3);
+    drop(old);
+
+    let repo = SqliteRepository::connect(&url, PoolSettings::default())
+        .await
+        .unwrap();
+    assert_eq!(dump(&path, "documents", &[]), rows_before);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let index: String = conn
+        .query_row(
+            "SELECT sql FROM sqlite_master WHERE name = 'documents_case'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(index.contains("documents (case_id)"), "{index}");
+    let insert = |key: &str, size: Option<i64>, digest: Option<Vec<u8>>| {
+        conn.execute(
+            "INSERT INTO documents (id, case_id, case_kind, doc_type, name, storage_key, \
+             content_type, size, sha256, created_at) \
+             VALUES (randomblob(16), randomblob(16), 'tax', 't', 'n', ?1, 'application/pdf', ?2, ?3, 'x')",
+            rusqlite::params![key, size, digest],
+        )
+    };
+    assert!(
+        insert("trade/x/0.pdf", Some(1), Some(vec![1])).is_err(),
+        "storage key not unique"
+    );
+    assert!(insert("a", Some(1), None).is_err(), "size without digest");
+    assert!(
+        insert("b", None, Some(vec![1])).is_err(),
+        "digest without size"
+    );
+    insert("c", None, None).unwrap();
+    insert("d", Some(1), Some(vec![1])).unwrap();
+    drop(repo);
+}
+
+/// A new database file with the migrations before `version` applied (`count` of them), as an
+/// older release left it: (its folder, the file, its URL).
+async fn database_before(
+    version: i64,
+    count: usize,
+) -> (tempfile::TempDir, std::path::PathBuf, String) {
+    use sqlx::ConnectOptions;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.db");
+    let url = format!("sqlite://{}", path.display());
+    let options = SqliteConnectOptions::from_str(&url)
+        .unwrap()
+        .create_if_missing(true);
+    let mut conn = options.connect().await.unwrap();
+    let before = crate::migrations_before(&MIGRATOR, version);
+    assert_eq!(before.migrations.len(), count);
+    before.run(&mut conn).await.unwrap();
+    (dir, path, url)
+}

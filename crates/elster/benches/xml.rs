@@ -1,12 +1,12 @@
 //! Writing and validating the ElsterXML of the test fixtures.
 //!
-//! `CARGO_TARGET_DIR=/root/.cache/elster-target cargo bench -p elster --bench xml`
+//! `cargo bench -p elster --bench xml`
 
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 
-#[path = "../tests/fixtures.rs"]
+#[path = "../tests/fixtures/mod.rs"]
 mod fixtures;
 
 fn bench(c: &mut Criterion) {

@@ -170,16 +170,66 @@ fn transfer_header(x: &mut Xml, ctx: &XmlContext, daten_art: &str) -> io::Result
     x.close("TransferHeader")
 }
 
+/// A questionnaire: its payload element with namespace and version, its own element, and its
+/// `FragebogenTyp`.
+type Questionnaire = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+);
+
+/// Gruendung einer Kapitalgesellschaft.
+const KAPG: Questionnaire = ("FsE_KapG", FSE_KAPG_NS, FSE_KAPG_VERSION, "KapG", "GRNDKPG");
+/// Gruendung einer Personengesellschaft (ours, after GRNDKPG).
+const PERSG: Questionnaire = (
+    "FsE_PersG",
+    FSE_PERSG_NS,
+    FSE_PERSG_VERSION,
+    "PersG",
+    "GRNDPG",
+);
+
+/// The values every questionnaire ends with: estimates, whether there are employees, the
+/// payroll, VAT.
+type Closing<'a> = (&'a FinancialEstimates, bool, Option<&'a Payroll>, &'a Vat);
+
+/// Writes questionnaire `q`: its head, what `own` writes, then the estimates, the payroll and
+/// VAT.
+fn questionnaire(
+    x: &mut Xml,
+    q: Questionnaire,
+    (estimates, has_employees, payroll, vat): Closing,
+    own: impl FnOnce(&mut Xml) -> io::Result<()>,
+) -> io::Result<()> {
+    let (payload, namespace, version, element, fragebogen_typ) = q;
+    x.open_with(payload, &[("xmlns", namespace), ("version", version)])?;
+    x.open(element)?;
+    questionnaire_head(x, fragebogen_typ)?;
+    own(x)?;
+    festsetzung(x, estimates)?;
+    lohnberechnung(x, has_employees, payroll)?;
+    umsatzsteuer(x, estimates, vat)?;
+    x.close(element)?;
+    x.close(payload)
+}
+
 fn fse_kapg(x: &mut Xml, reg: &TaxRegistration) -> io::Result<()> {
-    x.open_with(
-        "FsE_KapG",
-        &[("xmlns", FSE_KAPG_NS), ("version", FSE_KAPG_VERSION)],
-    )?;
-    x.open("KapG")?;
-    // Gruendung einer Kapitalgesellschaft.
-    questionnaire_head(x, "GRNDKPG")?;
-    allg_angaben(x, reg)?;
-    gesellschafter(x, reg)?;
+    let closing = (
+        &reg.financial_estimates,
+        reg.has_employees,
+        reg.payroll.as_ref(),
+        &reg.vat,
+    );
+    questionnaire(x, KAPG, closing, |x| {
+        allg_angaben(x, reg)?;
+        gesellschafter(x, reg)?;
+        gruendung(x, reg)
+    })
+}
+
+fn gruendung(x: &mut Xml, reg: &TaxRegistration) -> io::Result<()> {
     x.open("Gruendung")?;
     x.leaf(
         "AuswahlBarSach",
@@ -189,12 +239,7 @@ fn fse_kapg(x: &mut Xml, reg: &TaxRegistration) -> io::Result<()> {
             FormationType::Conversion => "3",
         },
     )?;
-    x.close("Gruendung")?;
-    festsetzung(x, &reg.financial_estimates)?;
-    lohnberechnung(x, reg.has_employees, reg.payroll.as_ref())?;
-    umsatzsteuer(x, &reg.financial_estimates, &reg.vat)?;
-    x.close("KapG")?;
-    x.close("FsE_KapG")
+    x.close("Gruendung")
 }
 
 /// The questionnaire's type and its `Ordnungskriterium` (no tax number yet).
@@ -499,20 +544,16 @@ fn lohnberechnung(x: &mut Xml, has_employees: bool, payroll: Option<&Payroll>) -
 }
 
 fn fse_persg(x: &mut Xml, reg: &GbrTaxRegistration) -> io::Result<()> {
-    x.open_with(
-        "FsE_PersG",
-        &[("xmlns", FSE_PERSG_NS), ("version", FSE_PERSG_VERSION)],
-    )?;
-    x.open("PersG")?;
-    // Gruendung einer Personengesellschaft (ours, after GRNDKPG).
-    questionnaire_head(x, "GRNDPG")?;
-    persg_allg_angaben(x, reg)?;
-    beteiligte(x, reg)?;
-    festsetzung(x, &reg.financial_estimates)?;
-    lohnberechnung(x, reg.has_employees, reg.payroll.as_ref())?;
-    umsatzsteuer(x, &reg.financial_estimates, &reg.vat)?;
-    x.close("PersG")?;
-    x.close("FsE_PersG")
+    let closing = (
+        &reg.financial_estimates,
+        reg.has_employees,
+        reg.payroll.as_ref(),
+        &reg.vat,
+    );
+    questionnaire(x, PERSG, closing, |x| {
+        persg_allg_angaben(x, reg)?;
+        beteiligte(x, reg)
+    })
 }
 
 fn persg_allg_angaben(x: &mut Xml, reg: &GbrTaxRegistration) -> io::Result<()> {

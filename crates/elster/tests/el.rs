@@ -7,6 +7,11 @@ use std::process::Command;
 use quick_xml::events::Event;
 use quick_xml::{Reader, XmlVersion};
 
+/// The corporation's questionnaire data in a document: `FsE_KapG/KapG`.
+pub fn kapg(doc: &El) -> &El {
+    doc.at("DatenTeil/Nutzdatenblock/Nutzdaten/FsE_KapG/KapG")
+}
+
 /// A minimal element tree read back with quick-xml.
 #[derive(Debug, Default)]
 pub struct El {
@@ -91,6 +96,18 @@ impl El {
         path.split('/').fold(self, |el, name| el.child(name))
     }
 
+    /// Asserts that the children are named as in `expected`, in that order, and that each
+    /// given a text there has it.
+    pub fn assert_children(&self, expected: &[(&str, Option<&str>)]) {
+        let names: Vec<&str> = expected.iter().map(|(name, _)| *name).collect();
+        assert_eq!(self.names(), names);
+        for (name, text) in expected {
+            if let Some(text) = text {
+                assert_eq!(self.child(name).text(), *text, "{name}");
+            }
+        }
+    }
+
     pub fn names(&self) -> Vec<&str> {
         self.children.iter().map(|c| c.name.as_str()).collect()
     }
@@ -158,6 +175,24 @@ pub fn replace_once(doc: &str, from: &str, to: &str) -> String {
         "{from:?} once in the document"
     );
     doc.replace(from, to)
+}
+
+/// The cases of `doc` each changed by one [`replace_once`]: `(name, from, to)`.
+pub fn edits(doc: &str, cases: &[(&'static str, &str, &str)]) -> Vec<(&'static str, String)> {
+    cases
+        .iter()
+        .map(|&(name, from, to)| (name, replace_once(doc, from, to)))
+        .collect()
+}
+
+/// Asserts that validating `doc` fails with an error that names `element` and its line.
+pub fn assert_violation_named(doc: &str, element: &str) {
+    let errs = elster::validate(doc.as_bytes()).unwrap_err();
+    assert!(
+        errs.iter()
+            .any(|e| e.contains(element) && e.starts_with("line ")),
+        "{errs:?}"
+    );
 }
 
 /// Each `(what, document)` is rejected by the crate's libxml2 validation: by the schema, or by

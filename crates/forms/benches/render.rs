@@ -3,16 +3,16 @@
 //! one sample trade licence (sandbox, one page).
 //!
 //! ```sh
-//! CARGO_TARGET_DIR=/root/.cache/forms-target cargo bench -p forms --bench render
+//! cargo bench -p forms --bench render
 //! ```
 
 use std::path::PathBuf;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use forms::{
-    Gewa1Context, Operator, PowerOfAttorneyContext, TaxSummaryContext, TradeLicenceContext,
-    TradeRegistration,
-};
+
+#[path = "../examples/contexts/mod.rs"]
+mod contexts;
+use forms::{TaxSummaryContext, TradeLicenceContext, TradeRegistration};
 
 fn example(name: &str) -> TradeRegistration {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -59,22 +59,8 @@ fn bench(c: &mut Criterion) {
     let timestamp = time::macros::datetime!(2025-03-20 09:30:00 UTC);
     let own = example("trade-registration-self");
     let assisted = example("trade-registration-assisted");
-    let gewa1_ctx = Gewa1Context {
-        trade_office_name: Some("Bezirksamt Mitte von Berlin, Gewerbeamt".into()),
-        municipality_key: Some("11000000".into()),
-        main_office: None,
-        created_on: timestamp.date(),
-        timestamp,
-    };
-    let poa_ctx = PowerOfAttorneyContext {
-        operator: Operator {
-            name: "Muster Filing Services GmbH".into(),
-            address: "Beispielweg 5, 10117 Berlin".into(),
-        },
-        place: None,
-        created_on: timestamp.date(),
-        timestamp,
-    };
+    let gewa1_ctx = contexts::gewa1(timestamp);
+    let poa_ctx = contexts::power_of_attorney(timestamp);
     let tax = tax_example();
     let tax_ctx = TaxSummaryContext {
         tax_office: Some((

@@ -9,7 +9,9 @@
 
 use std::path::PathBuf;
 
-use forms::{Gewa1Context, Operator, PowerOfAttorneyContext, TradeRegistration};
+mod contexts;
+
+use forms::TradeRegistration;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out = PathBuf::from(
@@ -27,25 +29,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             reg.environment = domain::trade::Environment::Sandbox;
         }
         for i in 0..reg.owners.len() {
-            let ctx = Gewa1Context {
-                trade_office_name: Some("Bezirksamt Mitte von Berlin, Gewerbeamt".into()),
-                municipality_key: Some("11000000".into()),
-                main_office: None,
-                created_on: timestamp.date(),
-                timestamp,
-            };
-            let pdf = forms::render_gewa1(&reg, i, &ctx)?;
+            let pdf = forms::render_gewa1(&reg, i, &contexts::gewa1(timestamp))?;
             std::fs::write(out.join(format!("{name}-gewa1-{i}.pdf")), pdf)?;
             if reg.owners[i].signatures.power_of_attorney.is_some() {
-                let ctx = PowerOfAttorneyContext {
-                    operator: Operator {
-                        name: "Muster Filing Services GmbH".into(),
-                        address: "Beispielweg 5, 10117 Berlin".into(),
-                    },
-                    place: None,
-                    created_on: timestamp.date(),
-                    timestamp,
-                };
+                let ctx = contexts::power_of_attorney(timestamp);
                 let pdf = forms::render_power_of_attorney(&reg, i, &ctx)?;
                 std::fs::write(out.join(format!("{name}-poa-{i}.pdf")), pdf)?;
             }

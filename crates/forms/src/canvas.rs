@@ -10,10 +10,10 @@
 use krilla::color::rgb;
 use krilla::geom::{PathBuilder, Point, Transform};
 use krilla::num::NormalizedF32;
-use krilla::paint::{LineCap, LineJoin, Stroke};
+use krilla::paint::{Fill, LineCap, LineJoin, Stroke};
 use krilla::surface::Surface;
 
-use crate::text::{Face, Run};
+use crate::font::{Face, Run};
 
 /// One segment of a path, in page coordinates.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -50,7 +50,7 @@ pub(crate) trait Canvas {
 
 impl Canvas for Surface<'_> {
     fn set_fill_rgb(&mut self, (r, g, b): (u8, u8, u8)) {
-        self.set_fill(Some(crate::pdf::fill(rgb::Color::new(r, g, b))));
+        self.set_fill(Some(fill(rgb::Color::new(r, g, b))));
     }
 
     fn glyphs(&mut self, face: &Face, run: &Run, x: f32, y: f32, size: f32, squash: f32) {
@@ -128,5 +128,14 @@ impl Canvas for Surface<'_> {
         }));
         self.draw_path(&path);
         self.set_stroke(None);
+    }
+}
+
+/// An opaque fill of one colour on a krilla surface.
+pub(crate) fn fill(color: rgb::Color) -> Fill {
+    Fill {
+        paint: color.into(),
+        opacity: NormalizedF32::ONE,
+        rule: Default::default(),
     }
 }

@@ -3,8 +3,9 @@
 //! page holds them.
 
 use crate::canvas::Canvas;
+use crate::font::{self, Run};
 use crate::pdf::{self, A4_HEIGHT, A4_WIDTH};
-use crate::text::{self, Rect, Run};
+use crate::text::{self, Rect};
 
 pub(crate) const MARGIN_X: f32 = 62.0;
 pub(crate) const TOP: f32 = 56.0;
@@ -43,7 +44,7 @@ pub(crate) struct Flow<'a> {
 
 impl Flow<'_> {
     /// The largest scale (1.0 down to 0.4 in steps of 0.05) at which the items fit the page.
-    pub fn fitting_scale(&self, fonts: &text::Fonts) -> f32 {
+    pub fn fitting_scale(&self, fonts: &font::Fonts) -> f32 {
         let available = BOTTOM - TOP;
         let mut scale = 1.0;
         while scale > 0.4 && self.run(scale, fonts, None) > available {
@@ -56,7 +57,7 @@ impl Flow<'_> {
     pub fn run(
         &self,
         scale: f32,
-        fonts: &text::Fonts,
+        fonts: &font::Fonts,
         mut surface: Option<&mut dyn Canvas>,
     ) -> f32 {
         let mut y = TOP;

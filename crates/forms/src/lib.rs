@@ -13,6 +13,7 @@
 mod canvas;
 mod direct;
 mod flow;
+mod font;
 mod gewa1;
 mod pdf;
 mod pdfcheck;
@@ -22,9 +23,9 @@ mod text;
 mod trade_licence;
 
 pub use domain::trade::TradeRegistration;
+pub use font::has_glyph;
 pub use gewa1::{field_boxes as gewa1_field_boxes, signature_box as gewa1_signature_box};
 pub use pdfcheck::{NotAPdf, check_pdf, check_pdf_file};
-pub use text::has_glyph;
 
 /// Render context of a GewA 1 that does not come from the request.
 #[derive(Debug, Clone, PartialEq)]
@@ -185,4 +186,20 @@ pub fn render_partnership_tax_summary(
 /// `DD.MM.YYYY`, as German forms write dates.
 pub(crate) fn format_date(d: time::Date) -> String {
     format!("{:02}.{:02}.{:04}", d.day(), u8::from(d.month()), d.year())
+}
+
+/// The first parts of an address on one line: street, the second street line when it is not
+/// blank, and "zip city".
+pub(crate) fn street_zip_city(
+    street: &str,
+    second_line: Option<&str>,
+    zip: &str,
+    city: &str,
+) -> Vec<String> {
+    let mut parts = vec![street.to_owned()];
+    if let Some(s) = second_line.filter(|s| !s.trim().is_empty()) {
+        parts.push(s.to_owned());
+    }
+    parts.push(format!("{zip} {city}"));
+    parts
 }

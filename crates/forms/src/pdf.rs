@@ -1,16 +1,14 @@
 //! Document-level pieces shared by all forms: PDF/A settings, metadata, sandbox mark, signatures.
 
 use domain::signature::{Segment, SignaturePath};
-use krilla::color::rgb;
 use krilla::configure::{Archival, ConfigurationBuilder};
 use krilla::geom::Transform;
 use krilla::metadata::{DateTime, Metadata};
-use krilla::num::NormalizedF32;
-use krilla::paint::Fill;
 use krilla::{Document, SerializeSettings};
 
 use crate::RenderError;
 use crate::canvas::{Canvas, Pen, Seg};
+use crate::font;
 use crate::text::{self, Rect};
 
 /// A4 in PDF points.
@@ -74,18 +72,10 @@ pub(crate) fn finish(document: Document) -> Result<Vec<u8>, RenderError> {
         .map_err(|e| RenderError::Pdf(format!("{e:?}")))
 }
 
-pub(crate) fn fill(color: rgb::Color) -> Fill {
-    Fill {
-        paint: color.into(),
-        opacity: NormalizedF32::ONE,
-        rule: Default::default(),
-    }
-}
-
 /// The visible "MUSTER - SANDBOX" mark, diagonally across the page, drawn last.
 pub(crate) fn sandbox_mark<C: Canvas + ?Sized>(canvas: &mut C) -> Result<(), RenderError> {
-    let fonts = text::fonts()?;
-    let run = text::shape(&fonts.bold, SANDBOX_MARK);
+    let fonts = font::fonts()?;
+    let run = font::shape(&fonts.bold, SANDBOX_MARK);
     let size = 64.0;
     let width = run.width_em() * size;
     let angle = -(A4_HEIGHT.atan2(A4_WIDTH)).to_degrees();
@@ -107,7 +97,7 @@ pub(crate) fn sandbox_mark<C: Canvas + ?Sized>(canvas: &mut C) -> Result<(), Ren
     canvas.pop();
     // A horizontal banner in the top margin as well: readable by text extraction, which cannot
     // follow the diagonal mark.
-    let banner = text::shape(&fonts.bold, SANDBOX_BANNER);
+    let banner = font::shape(&fonts.bold, SANDBOX_BANNER);
     let size = 7.5;
     canvas.set_fill_rgb(SANDBOX_RED);
     text::draw_run(

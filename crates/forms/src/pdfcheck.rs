@@ -12,8 +12,15 @@ pub fn check_pdf(bytes: &[u8]) -> Result<usize, NotAPdf> {
     if !bytes.starts_with(b"%PDF-") {
         return Err(NotAPdf("the file does not start with a PDF header".into()));
     }
-    // The parser is defensive, but a hostile file must never take the process down.
-    let parsed = std::panic::catch_unwind(|| lopdf::Document::load_mem(bytes))
+    page_count(|| lopdf::Document::load_mem(bytes))
+}
+
+/// The page count of the document `load` parses. The parser is defensive, but a hostile file
+/// must never take the process down: a panic is a file that could not be read.
+fn page_count(
+    load: impl FnOnce() -> Result<lopdf::Document, lopdf::Error> + std::panic::UnwindSafe,
+) -> Result<usize, NotAPdf> {
+    let parsed = std::panic::catch_unwind(load)
         .map_err(|_| NotAPdf("the file could not be read as a PDF".into()))?;
     let doc = parsed.map_err(|e| NotAPdf(format!("the file is not a readable PDF: {e}")))?;
     let pages = doc.get_pages().len();
@@ -36,14 +43,7 @@ pub fn check_pdf_file(path: &std::path::Path) -> Result<usize, NotAPdf> {
         return Err(NotAPdf("the file does not start with a PDF header".into()));
     }
     drop(file);
-    let parsed = std::panic::catch_unwind(|| lopdf::Document::load_filtered(path, drop_content))
-        .map_err(|_| NotAPdf("the file could not be read as a PDF".into()))?;
-    let doc = parsed.map_err(|e| NotAPdf(format!("the file is not a readable PDF: {e}")))?;
-    let pages = doc.get_pages().len();
-    if pages == 0 {
-        return Err(NotAPdf("the PDF has no pages".into()));
-    }
-    Ok(pages)
+    page_count(|| lopdf::Document::load_filtered(path, drop_content))
 }
 
 /// Keeps every object but shrinks the content of streams the page tree does not need (images,

@@ -12,18 +12,16 @@ use domain::trade::{Environment, Language, Owner, TradeRegistration};
 use crate::canvas::Canvas;
 use crate::direct::{Document, Info, Preparer, Template};
 use crate::flow::{Flow, Item};
+use crate::font;
 use crate::pdf;
-use crate::text;
-use crate::{PowerOfAttorneyContext, RenderError, format_date};
+use crate::{PowerOfAttorneyContext, RenderError, format_date, street_zip_city};
 
 /// The translated body for one language.
 struct Translation {
     heading: &'static str,
     note: &'static str,
-    body: BodyFn,
+    body: &'static Body,
 }
-
-type BodyFn = fn(&Facts) -> Vec<String>;
 
 /// The values the text is built from.
 #[derive(Default)]
@@ -39,6 +37,35 @@ struct Facts {
     start: String,
 }
 
+/// A courtesy translation's text around the facts: the sentence giving power of attorney
+/// (the parts around the owner's name, date of birth and address, then the operator, then the
+/// parts around the company, legal form, establishment and start) and the closing paragraph.
+struct Body {
+    intro: [&'static str; 4],
+    mandate: [&'static str; 5],
+    closing: &'static str,
+}
+
+impl Body {
+    /// The paragraphs' parts with `f` filled in; all but the last form one sentence.
+    fn text(&self, f: &Facts) -> Vec<String> {
+        let [i0, i1, i2, i3] = self.intro;
+        let [m0, m1, m2, m3, m4] = self.mandate;
+        vec![
+            format!(
+                "{i0}{}{i1}{}{i2}{}{i3}",
+                f.owner_name, f.owner_dob, f.owner_address
+            ),
+            format!("{}, {},", f.operator_name, f.operator_address),
+            format!(
+                "{m0}{}{m1}{}{m2}{}{m3}{}{m4}",
+                f.company, f.legal_form, f.establishment, f.start
+            ),
+            self.closing.to_owned(),
+        ]
+    }
+}
+
 /// The binding German text; the facts table above it names the parties.
 fn german(f: &Facts) -> Vec<String> {
     vec![
@@ -50,65 +77,68 @@ fn german(f: &Facts) -> Vec<String> {
     ]
 }
 
-fn english(f: &Facts) -> Vec<String> {
-    vec![
-        format!(
-            "I, {}, born on {}, residing at {}, hereby authorise",
-            f.owner_name, f.owner_dob, f.owner_address
-        ),
-        format!("{}, {},", f.operator_name, f.operator_address),
-        format!(
-            "on my behalf and on behalf of the business {} (legal form: {}), establishment at {}, to file the trade registration under section 14 of the German Trade Regulation Act (form GewA 1) for the start of business on {} with the competent authority, to make all declarations and submit all documents required for it, and to receive the authority's letters, decisions and certificates concerning this trade registration, in particular the confirmation of receipt of the registration.",
-            f.company, f.legal_form, f.establishment, f.start
-        ),
-        "This power of attorney is valid for this matter until it is concluded. It may be revoked at any time.".to_owned(),
-    ]
-}
+const ENGLISH: Body = Body {
+    intro: ["I, ", ", born on ", ", residing at ", ", hereby authorise"],
+    mandate: [
+        "on my behalf and on behalf of the business ",
+        " (legal form: ",
+        "), establishment at ",
+        ", to file the trade registration under section 14 of the German Trade Regulation Act (form GewA 1) for the start of business on ",
+        " with the competent authority, to make all declarations and submit all documents required for it, and to receive the authority's letters, decisions and certificates concerning this trade registration, in particular the confirmation of receipt of the registration.",
+    ],
+    closing: "This power of attorney is valid for this matter until it is concluded. It may be revoked at any time.",
+};
 
-fn french(f: &Facts) -> Vec<String> {
-    vec![
-        format!(
-            "Je soussigné(e), {}, né(e) le {}, demeurant {}, donne par la présente pouvoir à",
-            f.owner_name, f.owner_dob, f.owner_address
-        ),
-        format!("{}, {},", f.operator_name, f.operator_address),
-        format!(
-            "en mon nom et au nom de l'entreprise {} (forme juridique : {}), établissement situé {}, de déposer auprès de l'autorité compétente la déclaration d'activité professionnelle prévue à l'article 14 du code allemand des activités professionnelles (formulaire GewA 1) pour le début de l'activité le {}, de faire toutes les déclarations et de produire tous les documents nécessaires à cet effet, ainsi que de recevoir les courriers, décisions et attestations de l'autorité relatifs à cette déclaration, en particulier l'accusé de réception de la déclaration.",
-            f.company, f.legal_form, f.establishment, f.start
-        ),
-        "Ce pouvoir est valable pour cette affaire jusqu'à sa conclusion. Il peut être révoqué à tout moment.".to_owned(),
-    ]
-}
+const FRENCH: Body = Body {
+    intro: [
+        "Je soussigné(e), ",
+        ", né(e) le ",
+        ", demeurant ",
+        ", donne par la présente pouvoir à",
+    ],
+    mandate: [
+        "en mon nom et au nom de l'entreprise ",
+        " (forme juridique : ",
+        "), établissement situé ",
+        ", de déposer auprès de l'autorité compétente la déclaration d'activité professionnelle prévue à l'article 14 du code allemand des activités professionnelles (formulaire GewA 1) pour le début de l'activité le ",
+        ", de faire toutes les déclarations et de produire tous les documents nécessaires à cet effet, ainsi que de recevoir les courriers, décisions et attestations de l'autorité relatifs à cette déclaration, en particulier l'accusé de réception de la déclaration.",
+    ],
+    closing: "Ce pouvoir est valable pour cette affaire jusqu'à sa conclusion. Il peut être révoqué à tout moment.",
+};
 
-fn italian(f: &Facts) -> Vec<String> {
-    vec![
-        format!(
-            "Io sottoscritto/a, {}, nato/a il {}, residente in {}, con la presente conferisco delega a",
-            f.owner_name, f.owner_dob, f.owner_address
-        ),
-        format!("{}, {},", f.operator_name, f.operator_address),
-        format!(
-            "a presentare in mio nome e in nome dell'impresa {} (forma giuridica: {}), sede operativa {}, presso l'autorità competente la denuncia di inizio attività ai sensi del § 14 del codice tedesco delle attività economiche (modulo GewA 1) per l'inizio dell'attività il {}, a rendere tutte le dichiarazioni e a presentare tutti i documenti a tal fine necessari, nonché a ricevere le comunicazioni, i provvedimenti e le attestazioni dell'autorità relativi a tale denuncia, in particolare la conferma di ricevimento della denuncia.",
-            f.company, f.legal_form, f.establishment, f.start
-        ),
-        "La presente delega è valida per questa pratica fino alla sua conclusione. Può essere revocata in qualsiasi momento.".to_owned(),
-    ]
-}
+const ITALIAN: Body = Body {
+    intro: [
+        "Io sottoscritto/a, ",
+        ", nato/a il ",
+        ", residente in ",
+        ", con la presente conferisco delega a",
+    ],
+    mandate: [
+        "a presentare in mio nome e in nome dell'impresa ",
+        " (forma giuridica: ",
+        "), sede operativa ",
+        ", presso l'autorità competente la denuncia di inizio attività ai sensi del § 14 del codice tedesco delle attività economiche (modulo GewA 1) per l'inizio dell'attività il ",
+        ", a rendere tutte le dichiarazioni e a presentare tutti i documenti a tal fine necessari, nonché a ricevere le comunicazioni, i provvedimenti e le attestazioni dell'autorità relativi a tale denuncia, in particolare la conferma di ricevimento della denuncia.",
+    ],
+    closing: "La presente delega è valida per questa pratica fino alla sua conclusione. Può essere revocata in qualsiasi momento.",
+};
 
-fn spanish(f: &Facts) -> Vec<String> {
-    vec![
-        format!(
-            "Yo, {}, nacido/a el {}, con domicilio en {}, por la presente autorizo a",
-            f.owner_name, f.owner_dob, f.owner_address
-        ),
-        format!("{}, {},", f.operator_name, f.operator_address),
-        format!(
-            "para que, en mi nombre y en nombre de la empresa {} (forma jurídica: {}), establecimiento en {}, presente ante la autoridad competente la declaración de actividad comercial conforme al artículo 14 del Código alemán de Actividades Comerciales (formulario GewA 1) para el inicio de la actividad el {}, realice todas las declaraciones y aporte todos los documentos necesarios a tal efecto, y reciba las comunicaciones, resoluciones y certificados de la autoridad relativos a esta declaración, en particular el acuse de recibo de la declaración.",
-            f.company, f.legal_form, f.establishment, f.start
-        ),
-        "Este poder es válido para este asunto hasta su conclusión. Puede revocarse en cualquier momento.".to_owned(),
-    ]
-}
+const SPANISH: Body = Body {
+    intro: [
+        "Yo, ",
+        ", nacido/a el ",
+        ", con domicilio en ",
+        ", por la presente autorizo a",
+    ],
+    mandate: [
+        "para que, en mi nombre y en nombre de la empresa ",
+        " (forma jurídica: ",
+        "), establecimiento en ",
+        ", presente ante la autoridad competente la declaración de actividad comercial conforme al artículo 14 del Código alemán de Actividades Comerciales (formulario GewA 1) para el inicio de la actividad el ",
+        ", realice todas las declaraciones y aporte todos los documentos necesarios a tal efecto, y reciba las comunicaciones, resoluciones y certificados de la autoridad relativos a esta declaración, en particular el acuse de recibo de la declaración.",
+    ],
+    closing: "Este poder es válido para este asunto hasta su conclusión. Puede revocarse en cualquier momento.",
+};
 
 const HEADING: &str = "Vollmacht zur Einreichung der Gewerbeanmeldung";
 const SUBTITLE: &str = "Gewerbeanzeige nach § 14 der Gewerbeordnung (GewO), Vordruck GewA 1";
@@ -126,7 +156,7 @@ fn template() -> Result<&'static Template, RenderError> {
     static TEMPLATE: OnceLock<Result<Template, RenderError>> = OnceLock::new();
     TEMPLATE
         .get_or_init(|| {
-            let fonts = text::fonts()?;
+            let fonts = font::fonts()?;
             let mut preparer = Preparer::new()?;
             preparer.page(|_| Ok(()))?;
             let blank = Facts::default();
@@ -146,7 +176,7 @@ fn template() -> Result<&'static Template, RenderError> {
             for t in Language::ALL.into_iter().filter_map(translation) {
                 bold.push(t.heading);
                 regular.push(t.note.to_owned());
-                regular.extend((t.body)(&blank));
+                regular.extend(t.body.text(&blank));
             }
             for t in bold {
                 preparer.include(&fonts.bold, t)?;
@@ -161,27 +191,27 @@ fn template() -> Result<&'static Template, RenderError> {
 }
 
 fn translation(lang: Language) -> Option<Translation> {
-    let (heading, note, body): (&str, &str, BodyFn) = match lang {
+    let (heading, note, body): (&str, &str, &Body) = match lang {
         Language::De => return None,
         Language::En => (
             "Power of attorney to file the trade registration",
             "Courtesy translation (English). Only the German text above is binding.",
-            english,
+            &ENGLISH,
         ),
         Language::Fr => (
             "Procuration pour le dépôt de la déclaration d'activité",
             "Traduction de courtoisie (français). Seul le texte allemand ci-dessus fait foi.",
-            french,
+            &FRENCH,
         ),
         Language::It => (
             "Delega per la presentazione della denuncia di attività",
             "Traduzione di cortesia (italiano). Fa fede esclusivamente il testo tedesco sopra riportato.",
-            italian,
+            &ITALIAN,
         ),
         Language::Es => (
             "Poder para presentar la declaración de actividad comercial",
             "Traducción de cortesía (español). Solo el texto alemán anterior es vinculante.",
-            spanish,
+            &SPANISH,
         ),
     };
     Some(Translation {
@@ -194,15 +224,8 @@ fn translation(lang: Language) -> Option<Translation> {
 fn one_line_address(reg: &TradeRegistration, owner: &Owner) -> String {
     match &owner.address {
         Some(a) => {
-            let mut parts = vec![a.street.clone()];
-            if let Some(s) = a
-                .street_second_line
-                .as_deref()
-                .filter(|s| !s.trim().is_empty())
-            {
-                parts.push(s.to_owned());
-            }
-            parts.push(format!("{} {}", a.zip, a.city));
+            let mut parts =
+                street_zip_city(&a.street, a.street_second_line.as_deref(), &a.zip, &a.city);
             if !a.country.is_germany() {
                 parts.push(a.country.german_name().to_owned());
             }
@@ -214,16 +237,7 @@ fn one_line_address(reg: &TradeRegistration, owner: &Owner) -> String {
 
 fn establishment(reg: &TradeRegistration) -> String {
     let o = &reg.registered_office;
-    let mut parts = vec![o.street.clone()];
-    if let Some(s) = o
-        .street_second_line
-        .as_deref()
-        .filter(|s| !s.trim().is_empty())
-    {
-        parts.push(s.to_owned());
-    }
-    parts.push(format!("{} {}", o.zip, o.city));
-    parts.join(", ")
+    street_zip_city(&o.street, o.street_second_line.as_deref(), &o.zip, &o.city).join(", ")
 }
 
 const LABEL_WIDTH: f32 = 118.0;
@@ -255,7 +269,7 @@ pub(crate) fn render(
         .power_of_attorney
         .as_ref()
         .ok_or(RenderError::MissingSignature(index))?;
-    let fonts = text::fonts()?;
+    let fonts = font::fonts()?;
     let facts = Facts {
         owner_name: format!("{} {}", owner.first_name, owner.last_name),
         owner_dob: format_date(owner.dob),
@@ -278,13 +292,13 @@ pub(crate) fn render(
             bold: true,
             size: 16.0,
             color: (0, 0, 0),
-            run: text::shape_in(fonts, true, HEADING),
+            run: font::shape_in(fonts, true, HEADING),
         },
         Item::Para {
             bold: false,
             size: 9.0,
             color: (70, 70, 70),
-            run: text::shape_in(
+            run: font::shape_in(
                 fonts,
                 false,
                 "Gewerbeanzeige nach § 14 der Gewerbeordnung (GewO), Vordruck GewA 1",
@@ -292,19 +306,19 @@ pub(crate) fn render(
         },
         Item::Space(16.0),
         Item::Row {
-            label: text::shape_in(fonts, true, LABELS[0]),
+            label: font::shape_in(fonts, true, LABELS[0]),
             lines: vec![
-                text::shape_in(fonts, false, &facts.owner_name),
-                text::shape_in(fonts, false, &format!("geboren am {}", facts.owner_dob)),
-                text::shape_in(fonts, false, &facts.owner_address),
+                font::shape_in(fonts, false, &facts.owner_name),
+                font::shape_in(fonts, false, &format!("geboren am {}", facts.owner_dob)),
+                font::shape_in(fonts, false, &facts.owner_address),
             ],
         },
         Item::Row {
-            label: text::shape_in(fonts, true, LABELS[1]),
+            label: font::shape_in(fonts, true, LABELS[1]),
             lines: vec![
-                text::shape_in(fonts, false, &facts.company),
-                text::shape_in(fonts, false, &format!("Rechtsform: {}", facts.legal_form)),
-                text::shape_in(
+                font::shape_in(fonts, false, &facts.company),
+                font::shape_in(fonts, false, &format!("Rechtsform: {}", facts.legal_form)),
+                font::shape_in(
                     fonts,
                     false,
                     &format!("Betriebsstätte: {}", facts.establishment),
@@ -312,15 +326,15 @@ pub(crate) fn render(
             ],
         },
         Item::Row {
-            label: text::shape_in(fonts, true, LABELS[2]),
+            label: font::shape_in(fonts, true, LABELS[2]),
             lines: vec![
-                text::shape_in(fonts, false, &facts.operator_name),
-                text::shape_in(fonts, false, &facts.operator_address),
+                font::shape_in(fonts, false, &facts.operator_name),
+                font::shape_in(fonts, false, &facts.operator_address),
             ],
         },
         Item::Row {
-            label: text::shape_in(fonts, true, LABELS[3]),
-            lines: vec![text::shape_in(
+            label: font::shape_in(fonts, true, LABELS[3]),
+            lines: vec![font::shape_in(
                 fonts,
                 false,
                 &format!(
@@ -337,7 +351,7 @@ pub(crate) fn render(
             bold: false,
             size: BODY,
             color: (0, 0, 0),
-            run: text::shape_in(fonts, false, &p),
+            run: font::shape_in(fonts, false, &p),
         });
         items.push(Item::Space(6.0));
     }
@@ -346,7 +360,7 @@ pub(crate) fn render(
         bold: false,
         size: BODY,
         color: (0, 0, 0),
-        run: text::shape_in(
+        run: font::shape_in(
             fonts,
             false,
             &format!("{place}, den {}", format_date(ctx.created_on)),
@@ -355,7 +369,7 @@ pub(crate) fn render(
     items.push(Item::Space(4.0));
     items.push(Item::Signature {
         path: signature,
-        caption: text::shape_in(
+        caption: font::shape_in(
             fonts,
             false,
             &format!("Unterschrift {} (Vollmachtgeber/in)", facts.owner_name),
@@ -369,17 +383,17 @@ pub(crate) fn render(
             bold: true,
             size: 10.0,
             color: (70, 70, 70),
-            run: text::shape_in(fonts, true, t.heading),
+            run: font::shape_in(fonts, true, t.heading),
         });
         items.push(Item::Para {
             bold: false,
             size: 8.0,
             color: (70, 70, 70),
-            run: text::shape_in(fonts, false, t.note),
+            run: font::shape_in(fonts, false, t.note),
         });
         items.push(Item::Space(6.0));
         // The first three parts form one sentence in every language.
-        let body = (t.body)(&facts);
+        let body = t.body.text(&facts);
         let split = body.len().saturating_sub(1);
         let paragraphs = [body[..split].join(" "), body[split..].join(" ")];
         for p in paragraphs {
@@ -387,7 +401,7 @@ pub(crate) fn render(
                 bold: false,
                 size: 8.5,
                 color: (70, 70, 70),
-                run: text::shape_in(fonts, false, &p),
+                run: font::shape_in(fonts, false, &p),
             });
             items.push(Item::Space(4.0));
         }

@@ -15,9 +15,9 @@ use krilla::page::PageSettings;
 
 use crate::canvas::Canvas;
 use crate::flow::{Flow, Item};
+use crate::font;
 use crate::pdf::{self, A4_HEIGHT, A4_WIDTH};
-use crate::text;
-use crate::{RenderError, TradeLicenceContext, format_date};
+use crate::{RenderError, TradeLicenceContext, format_date, street_zip_city};
 
 const LABEL_WIDTH: f32 = 132.0;
 const BODY: f32 = 10.0;
@@ -51,34 +51,25 @@ pub(crate) fn euros_cents(cents: i64) -> String {
 
 fn establishment(reg: &TradeRegistration) -> String {
     let o = &reg.registered_office;
-    let mut parts = vec![o.street.clone()];
-    if let Some(s) = o
-        .street_second_line
-        .as_deref()
-        .filter(|s| !s.trim().is_empty())
-    {
-        parts.push(s.to_owned());
-    }
-    parts.push(format!("{} {}", o.zip, o.city));
-    parts.join(", ")
+    street_zip_city(&o.street, o.street_second_line.as_deref(), &o.zip, &o.city).join(", ")
 }
 
 pub(crate) fn render(
     reg: &TradeRegistration,
     ctx: &TradeLicenceContext,
 ) -> Result<Vec<u8>, RenderError> {
-    let fonts = text::fonts()?;
+    let fonts = font::fonts()?;
     let para = |bold: bool, size: f32, color: (u8, u8, u8), s: &str| Item::Para {
         bold,
         size,
         color,
-        run: text::shape_in(fonts, bold, s),
+        run: font::shape_in(fonts, bold, s),
     };
     let row = |label: &str, lines: Vec<String>| Item::Row {
-        label: text::shape_in(fonts, true, label),
+        label: font::shape_in(fonts, true, label),
         lines: lines
             .iter()
-            .map(|l| text::shape_in(fonts, false, l))
+            .map(|l| font::shape_in(fonts, false, l))
             .collect(),
     };
 

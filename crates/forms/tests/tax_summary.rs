@@ -2,134 +2,34 @@
 //! the drawn signature.
 
 mod common;
+/// The tax registrations of the ELSTER tests.
+#[path = "../../elster/tests/fixtures/registrations.rs"]
+mod registrations;
 
 use common::*;
 use domain::company::Environment;
-use domain::country::CountryCode;
 use domain::signature::SignaturePath;
 use domain::tax::*;
 use forms::{TaxSummaryContext, render_tax_summary};
 use lopdf::content::Content;
+use registrations::pct;
 use sha2::{Digest, Sha256};
 use time::macros::date;
 
-fn addr(street: &str, zip: &str, city: &str, country: &str) -> TaxAddress {
-    TaxAddress {
-        street: street.into(),
-        street_second_line: None,
-        zip: zip.into(),
-        city: city.into(),
-        state: None,
-        country: CountryCode::parse(country).unwrap(),
-    }
-}
-
-fn pct(s: &str) -> Percentage {
-    Percentage::parse(s).unwrap()
-}
-
+/// The GmbH of the ELSTER tests in production, with one director, a loss in the following
+/// year, standard VAT and a reverse-charge certificate for construction.
 fn gmbh() -> TaxRegistration {
-    TaxRegistration {
-        legal_form: KapLegalForm::Gmbh,
-        package: TaxPackage::SelfService,
-        environment: Environment::Production,
-        signature_path: SignaturePath::parse("M 10 40 C 20 10 40 10 50 40 S 80 70 90 40 L 110 35")
-            .unwrap(),
-        client_reference: Some("crm-4711".into()),
-        tax_office_number: Some("1129".into()),
-        name: "Mustermann Software GmbH".into(),
-        purpose: "Entwicklung und Vertrieb von Software sowie IT-Beratung".into(),
-        notarization_date: date!(2025 - 02 - 10),
-        operational_activity_start_date: date!(2025 - 03 - 01),
-        fiscal_year_deviates_from_calendar: false,
-        fiscal_year_deviating_start_date: None,
-        capital: 25_000,
-        paid_in_capital: 12_500,
-        formation_type: FormationType::Cash,
-        conversion_type: None,
-        is_holding: Some(false),
-        address: TaxAddress {
-            street_second_line: Some("Hinterhaus, 3. OG".into()),
-            state: Some("Berlin".into()),
-            ..addr("Musterstraße 1", "10115", "Berlin", "DE")
-        },
-        notary: Some(Notary {
-            first_name: "Norbert".into(),
-            last_name: "Notar".into(),
-            address: addr("Kurfürstendamm 100", "10709", "Berlin", "DE"),
-        }),
-        directors: vec![Director {
-            first_name: "Erika".into(),
-            middle_name: Some("Maria".into()),
-            last_name: "Mustermann".into(),
-            email: Some("erika@mustermann-software.de".into()),
-            phone: Some("+49 170 1234567".into()),
-            dob: date!(1984 - 08 - 12),
-            tax_identification_number: Some(TaxId("86095742719".into())),
-            address: addr("Heidestraße 17", "51147", "Köln", "DE"),
-        }],
-        shareholders: Shareholders {
-            individuals: vec![
-                IndividualShareholder {
-                    first_name: "Erika".into(),
-                    last_name: "Mustermann".into(),
-                    dob: date!(1984 - 08 - 12),
-                    tax_identification_number: Some(TaxId("86095742719".into())),
-                    address: addr("Heidestraße 17", "51147", "Köln", "DE"),
-                    share_percentage: pct("33.3333"),
-                },
-                IndividualShareholder {
-                    first_name: "Max".into(),
-                    last_name: "Mustermann".into(),
-                    dob: date!(1982 - 03 - 01),
-                    tax_identification_number: None,
-                    address: addr("Rue de Rivoli 10", "75001", "Paris", "FR"),
-                    share_percentage: pct("33.3333"),
-                },
-            ],
-            entities: vec![EntityShareholder {
-                name: "Beteiligungs-UG (haftungsbeschränkt)".into(),
-                address: addr("Hafenstraße 5a", "20457", "Hamburg", "DE"),
-                share_percentage: pct("33.3334"),
-            }],
-        },
-        commercial_register: CommercialRegister::Registered {
-            registration_number: "245789B".into(),
-            registration_date: date!(2025 - 02 - 20),
-            registration_court: "Amtsgericht Charlottenburg".into(),
-        },
-        iban: Some("DE89370400440532013000".into()),
-        bic: Some("COBADEFFXXX".into()),
-        financial_estimates: FinancialEstimates {
-            formation_year: Estimate {
-                revenue_amount: 120_000,
-                profit_amount: 15_000,
-            },
-            following_year: Estimate {
-                revenue_amount: 300_000,
-                profit_amount: -60_000,
-            },
-        },
-        vat: Vat {
-            regime: Some(VatRegime::Standard),
-            small_business: false,
-            accounting_method: Some(AccountingMethod::Accrual),
-            estimated_balance_type: Some(BalanceType::Refundable),
-            estimated_balance_amount: Some(12_000),
-            return_frequency: Some(ReturnFrequency::Monthly),
-            request_vat_id: true,
-            sells_via_online_marketplaces: false,
-            request_reverse_charge_certificate: true,
-            reverse_charge_service_type: Some(ReverseChargeServiceType::Construction),
-        },
-        has_employees: true,
-        payroll: Some(Payroll {
-            employee_count: 3,
-            shareholder_employee_count: 1,
-            payroll_start_date: date!(2025 - 04 - 01),
-            estimated_annual_wage_tax: 18_000,
-        }),
-    }
+    let mut reg = registrations::gmbh();
+    reg.environment = Environment::Production;
+    reg.signature_path =
+        SignaturePath::parse("M 10 40 C 20 10 40 10 50 40 S 80 70 90 40 L 110 35").unwrap();
+    reg.tax_office_number = Some("1129".into());
+    reg.directors.truncate(1);
+    reg.financial_estimates.following_year.profit_amount = -60_000;
+    reg.vat.regime = Some(VatRegime::Standard);
+    reg.vat.request_reverse_charge_certificate = true;
+    reg.vat.reverse_charge_service_type = Some(ReverseChargeServiceType::Construction);
+    reg
 }
 
 fn ug() -> TaxRegistration {

@@ -13,8 +13,10 @@ def streams(path):
                 out.append(zlib.decompressobj().decompress(raw))
             except Exception: pass
     return out
+# The folder holding the model PDFs is the first argument (default: this one).
+folder = sys.argv[1] if len(sys.argv) > 1 else '.'
 for p in (1,2):
-    ss = streams(f'/work/shared/reference/gewa1/gewa1-2019-page{p}.pdf')
+    ss = streams(f'{folder}/gewa1-2019-page{p}.pdf')
     for i,s in enumerate(ss):
         print(p, i, len(s), s[:200])
         open(f'p{p}_s{i}.txt','wb').write(s)

@@ -11,8 +11,11 @@ use krilla::geom::Transform;
 use crate::RenderError;
 use crate::canvas::Canvas;
 use crate::direct::{Preparer, Template};
+use crate::font::{self, Face};
 use crate::pdf;
-use crate::text::{self, Face, Rect};
+use crate::text::{self, Rect};
+
+use super::model::{PageGeometry, Style};
 
 /// Gazette points to A4 points.
 pub(crate) const SCALE: f32 = 1.2;
@@ -36,30 +39,6 @@ pub(crate) fn rect(left: f32, bottom: f32, right: f32, top: f32) -> Rect {
         w: SCALE * (right - left),
         h: SCALE * (top - bottom),
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Style {
-    Regular,
-    Bold,
-    Heading,
-    Title,
-    Number,
-}
-
-pub(crate) struct Label {
-    pub x: f32,
-    pub base: f32,
-    pub width: f32,
-    pub style: Style,
-    pub text: &'static str,
-}
-
-pub(crate) struct PageGeometry {
-    pub grey: &'static [[f32; 4]],
-    pub white: &'static [[f32; 4]],
-    pub rules: &'static [[f32; 4]],
-    pub labels: &'static [Label],
 }
 
 /// Label font sizes in gazette points, from the model's glyph heights (ascender of the
@@ -101,7 +80,7 @@ pub(crate) fn draw_static<C: Canvas>(
     page: &mut C,
     geometry: &PageGeometry,
 ) -> Result<(), RenderError> {
-    let fonts = text::fonts()?;
+    let fonts = font::fonts()?;
     page.push_transform(&gazette_transform());
     for (rects, color) in [
         (geometry.grey, SHADING),
@@ -116,7 +95,7 @@ pub(crate) fn draw_static<C: Canvas>(
     for l in geometry.labels {
         let bold = matches!(l.style, Style::Bold | Style::Heading | Style::Title);
         let face: &Face = if bold { &fonts.bold } else { &fonts.regular };
-        let run = text::shape(face, l.text);
+        let run = font::shape(face, l.text);
         let size = gazette_size(l.style) * SCALE;
         // Ink width of Noto Sans is about the advance width less ~0.1 em of side bearings.
         let natural = (run.width_em() - 0.1) * size;
@@ -139,7 +118,7 @@ pub(crate) fn template() -> Result<&'static Template, RenderError> {
     static TEMPLATE: OnceLock<Result<Template, RenderError>> = OnceLock::new();
     TEMPLATE
         .get_or_init(|| {
-            let fonts = text::fonts()?;
+            let fonts = font::fonts()?;
             let mut preparer = Preparer::new()?;
             for geometry in [&super::geometry::PAGE1, &super::geometry::PAGE2] {
                 preparer.page(|page| draw_static(page, geometry))?;

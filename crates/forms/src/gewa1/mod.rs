@@ -2,13 +2,15 @@
 
 pub(crate) mod geometry;
 pub(crate) mod layout;
+pub(crate) mod model;
 pub(crate) mod sheet;
 
 use crate::canvas::Canvas;
 use crate::direct::{Document, Info, Page};
+use crate::font;
 use crate::pdf;
 use crate::text::{self, Fit, Rect, VAlign};
-use crate::{Gewa1Context, RenderError, format_date};
+use crate::{Gewa1Context, RenderError, format_date, street_zip_city};
 use domain::trade::{
     AcquisitionType, BusinessType, Environment, EstablishmentType, Gender, LegalForm, Owner,
     Reason, TradeRegistration,
@@ -191,7 +193,7 @@ type Field = (&'static str, &'static str);
 
 struct Writer<'a, 'p> {
     page: &'a mut Page<'p>,
-    fonts: &'static text::Fonts,
+    fonts: &'static font::Fonts,
     /// Values moved to the supplementary sheet.
     sheet: &'a mut Vec<Entry>,
 }
@@ -218,7 +220,7 @@ impl Writer<'_, '_> {
 
     fn check(&mut self, b: GBox) {
         let r = to_rect(b);
-        let run = text::shape(&self.fonts.bold, CHECK_MARK);
+        let run = font::shape(&self.fonts.bold, CHECK_MARK);
         let size = (r.h * 0.8).min(10.0);
         let w = run.width_em() * size;
         let baseline = r.y + r.h / 2.0 + 0.36 * size;
@@ -259,11 +261,7 @@ fn address_lines(
     state: Option<&str>,
     country: Option<domain::country::CountryCode>,
 ) -> String {
-    let mut lines = vec![street.to_owned()];
-    if let Some(s) = second.filter(|s| !s.trim().is_empty()) {
-        lines.push(s.to_owned());
-    }
-    lines.push(format!("{zip} {city}"));
+    let mut lines = street_zip_city(street, second, zip, city);
     // Abroad: one more line with the state (when given) and the German country name.
     if let Some(c) = country.filter(|c| !c.is_germany()) {
         match state.filter(|s| !s.trim().is_empty()) {
@@ -272,6 +270,17 @@ fn address_lines(
         }
     }
     lines.join("\n")
+}
+
+fn postal_address(a: &domain::trade::PostalAddress) -> String {
+    address_lines(
+        &a.street,
+        a.street_second_line.as_deref(),
+        &a.zip,
+        &a.city,
+        a.state.as_deref(),
+        Some(a.country),
+    )
 }
 
 fn establishment_address(reg: &TradeRegistration) -> String {
@@ -351,7 +360,7 @@ pub(crate) fn render(
         .gewa_1
         .as_ref()
         .ok_or(RenderError::MissingSignature(index))?;
-    let fonts = text::fonts()?;
+    let fonts = font::fonts()?;
     let mut document = Document::with_optional_pages(layout::template()?, 2);
     let sandbox = reg.environment == Environment::Sandbox;
     let mut moved: Vec<Entry> = Vec::new();
@@ -650,16 +659,7 @@ pub(crate) fn render(
 fn field16(w: &mut Writer, reg: &TradeRegistration, ctx: &Gewa1Context) {
     const FIELD: Field = ("16", "Hauptniederlassung");
     if let Some(m) = &reg.main_establishment {
-        let a = &m.address;
-        let text = address_lines(
-            &a.street,
-            a.street_second_line.as_deref(),
-            &a.zip,
-            &a.city,
-            a.state.as_deref(),
-            Some(a.country),
-        );
-        w.value(FIELD, F16_ADDRESS, &text, FIT_TOP);
+        w.value(FIELD, F16_ADDRESS, &postal_address(&m.address), FIT_TOP);
         w.contacts(
             "16",
             F16_CONTACT,
@@ -667,14 +667,6 @@ fn field16(w: &mut Writer, reg: &TradeRegistration, ctx: &Gewa1Context) {
             m.email.as_deref().unwrap_or(""),
         );
     } else if let Some(main) = reg.business_address.as_ref().or(ctx.main_office.as_ref()) {
-        let text = address_lines(
-            &main.street,
-            main.street_second_line.as_deref(),
-            &main.zip,
-            &main.city,
-            main.state.as_deref(),
-            Some(main.country),
-        );
-        w.value(FIELD, F16_ADDRESS, &text, FIT_TOP);
+        w.value(FIELD, F16_ADDRESS, &postal_address(main), FIT_TOP);
     }
 }

@@ -8,8 +8,9 @@
 
 use crate::RenderError;
 use crate::canvas::Canvas;
+use crate::font::{self, Face, Fonts};
 use crate::pdf::{A4_HEIGHT, A4_WIDTH};
-use crate::text::{self, Face, Fonts};
+use crate::text;
 
 /// Pages the template holds for the sheet: one, repeated for as many pages as the values need
 /// (a form with every field at its maximum length needs one; `tests/limits.rs`).
@@ -47,9 +48,9 @@ pub(crate) fn prepared_texts() -> [&'static str; 3] {
 
 /// The static part of every sheet page: the title.
 pub(crate) fn draw_static<C: Canvas>(page: &mut C) -> Result<(), RenderError> {
-    let fonts = text::fonts()?;
+    let fonts = font::fonts()?;
     page.set_fill_rgb(BLACK);
-    let title = text::shape(&fonts.bold, TITLE);
+    let title = font::shape(&fonts.bold, TITLE);
     text::draw_run(page, &fonts.bold, &title, MARGIN, TITLE_BASELINE, 14.0, 1.0);
     Ok(())
 }
@@ -65,7 +66,7 @@ fn label_text(e: &Entry) -> String {
 
 /// The heading under the title: the form the sheet belongs to. Returns the y below it.
 fn draw_heading<C: Canvas>(page: Option<&mut C>, fonts: &Fonts, heading: &str) -> f32 {
-    let run = text::shape(&fonts.regular, heading);
+    let run = font::shape(&fonts.regular, heading);
     text::paragraph(
         page,
         &fonts.regular,
@@ -85,7 +86,7 @@ fn entry_height(fonts: &Fonts, e: &Entry) -> f32 {
 
 /// Draws `e` from `y` down (when a page is given); returns the y below it.
 fn draw_entry<C: Canvas>(mut page: Option<&mut C>, fonts: &Fonts, e: &Entry, y: f32) -> f32 {
-    let label = text::shape(&fonts.bold, &label_text(e));
+    let label = font::shape(&fonts.bold, &label_text(e));
     let mut y = text::paragraph(
         page.as_deref_mut(),
         &fonts.bold,
@@ -98,7 +99,7 @@ fn draw_entry<C: Canvas>(mut page: Option<&mut C>, fonts: &Fonts, e: &Entry, y: 
     );
     y += 1.5;
     for line in e.text.split('\n').filter(|l| !l.trim().is_empty()) {
-        let run = text::shape(&fonts.regular, line);
+        let run = font::shape(&fonts.regular, line);
         y = text::paragraph(
             page.as_deref_mut(),
             &fonts.regular,
@@ -153,7 +154,7 @@ pub(crate) fn draw_page<C: Canvas>(
         y = draw_entry(Some(&mut *page), fonts, e, y);
     }
     let face: &Face = &fonts.bold;
-    let label = text::shape(face, &format!("{PAGE_LABEL} {number} von {total}"));
+    let label = font::shape(face, &format!("{PAGE_LABEL} {number} von {total}"));
     let size = 8.0;
     let x = A4_WIDTH - MARGIN - label.width_em() * size;
     text::draw_run(page, face, &label, x, A4_HEIGHT - 28.0, size, 1.0);

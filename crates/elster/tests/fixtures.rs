@@ -21,8 +21,8 @@ pub fn ctx(sandbox: bool) -> XmlContext {
     }
 }
 
-pub fn addr(street: &str, zip: &str, city: &str, country: &str) -> TaxAddress {
-    TaxAddress {
+pub fn addr(street: &str, zip: &str, city: &str, country: &str) -> PostalAddress {
+    PostalAddress {
         street: street.into(),
         street_second_line: None,
         zip: zip.into(),

@@ -15,8 +15,8 @@ use domain::gbr::{GbrTaxRegistration, PartnershipLegalForm};
 use domain::signature::SignaturePath;
 use domain::tax::{
     AccountingMethod, BalanceType, CommercialRegister, ConversionType, FinancialEstimates,
-    FormationType, KapLegalForm, Payroll, Percentage, ReturnFrequency, ReverseChargeServiceType,
-    TaxAddress, TaxPackage, TaxRegistration, Vat, VatRegime,
+    FormationType, KapLegalForm, Payroll, Percentage, PostalAddress, ReturnFrequency,
+    ReverseChargeServiceType, TaxPackage, TaxRegistration, Vat, VatRegime,
 };
 use krilla::color::rgb;
 use krilla::page::PageSettings;
@@ -218,7 +218,7 @@ fn country(c: &CountryCode) -> &'static str {
 }
 
 /// All parts of an address on one line: street, second line, zip city, state, country.
-fn address_line(a: &TaxAddress) -> String {
+fn address_line(a: &PostalAddress) -> String {
     let mut parts = vec![a.street.clone()];
     if let Some(s) = a
         .street_second_line
@@ -236,7 +236,7 @@ fn address_line(a: &TaxAddress) -> String {
 }
 
 /// The address as lines (for the company's seat).
-fn address_lines(a: &TaxAddress) -> String {
+fn address_lines(a: &PostalAddress) -> String {
     let mut lines = vec![a.street.clone()];
     if let Some(s) = a
         .street_second_line
@@ -349,7 +349,7 @@ fn head(
 /// The rows of section 1 that every company has: seat, purpose, start, fiscal year.
 fn seat_purpose_start(
     flow: &mut Flow,
-    seat: &TaxAddress,
+    seat: &PostalAddress,
     purpose: &str,
     start: time::Date,
     (deviates, fiscal_start): (bool, Option<time::Date>),
@@ -558,7 +558,7 @@ fn person_text(
     last_name: &str,
     dob: time::Date,
     tax_identification_number: Option<&domain::tax::TaxId>,
-    address: &TaxAddress,
+    address: &PostalAddress,
     share: Percentage,
 ) -> String {
     format!(
@@ -571,7 +571,7 @@ fn person_text(
 }
 
 /// An entity holder's value: name, seat, share.
-fn entity_text(name: &str, address: &TaxAddress, share: Percentage) -> String {
+fn entity_text(name: &str, address: &PostalAddress, share: Percentage) -> String {
     format!(
         "{name}\n{}\nAnteil: {}",
         address_line(address),

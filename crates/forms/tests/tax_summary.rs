@@ -13,8 +13,8 @@ use lopdf::content::Content;
 use sha2::{Digest, Sha256};
 use time::macros::date;
 
-fn addr(street: &str, zip: &str, city: &str, country: &str) -> TaxAddress {
-    TaxAddress {
+fn addr(street: &str, zip: &str, city: &str, country: &str) -> PostalAddress {
+    PostalAddress {
         street: street.into(),
         street_second_line: None,
         zip: zip.into(),
@@ -48,7 +48,7 @@ fn gmbh() -> TaxRegistration {
         formation_type: FormationType::Cash,
         conversion_type: None,
         is_holding: Some(false),
-        address: TaxAddress {
+        address: PostalAddress {
             street_second_line: Some("Hinterhaus, 3. OG".into()),
             state: Some("Berlin".into()),
             ..addr("Musterstraße 1", "10115", "Berlin", "DE")

@@ -23,7 +23,7 @@ use domain::calendar::date_in_germany;
 use domain::company::Environment;
 use domain::lifecycle::{Lifecycle, TaxStatus};
 use domain::offices::TaxOfficeLookup;
-use domain::tax::{AnyTaxRegistration, TaxAddress, TaxLegalForm, TaxPackage};
+use domain::tax::{AnyTaxRegistration, PostalAddress, TaxLegalForm, TaxPackage};
 use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -71,7 +71,7 @@ pub struct TaxRegistrationRequest {
     pub company_id: Option<Uuid>,
     /// The address of the company to create; only without `company_id` (defaults to
     /// `address`). May be abroad.
-    pub business_address: Option<TaxAddress>,
+    pub business_address: Option<PostalAddress>,
     /// The case's id, chosen by the caller (else the service makes one). Ids are unique per
     /// provider: one of the caller's own tax registrations (UG, GmbH, GbR, eGbR) having it is
     /// 409 `DUPLICATE_ID` (unless the request is an idempotent replay); another provider's case
@@ -114,7 +114,7 @@ pub struct TaxRegistrationRequest {
     pub conversion_type: Option<domain::tax::ConversionType>,
     pub is_holding: Option<bool>,
     /// The company's seat; a street with a house number.
-    pub address: TaxAddress,
+    pub address: PostalAddress,
     /// When present, every field is required.
     pub notary: Option<domain::tax::Notary>,
     /// 1 to 9 directors.
@@ -274,7 +274,7 @@ pub(crate) struct ParsedTaxRequest {
     pub company_id: Option<Uuid>,
     pub tax_registration_id: Option<Uuid>,
     /// The company to create when `company_id` is omitted.
-    pub business_address: Option<TaxAddress>,
+    pub business_address: Option<PostalAddress>,
     pub registration: AnyTaxRegistration,
 }
 
@@ -319,7 +319,7 @@ async fn resolve_company(
         .await?;
         return Ok((id, None));
     }
-    let address: &TaxAddress = request.business_address.as_ref().unwrap_or(reg.address());
+    let address: &PostalAddress = request.business_address.as_ref().unwrap_or(reg.address());
     let id = Uuid::now_v7();
     Ok((
         id,

@@ -14,7 +14,7 @@ use crate::gbr::{
     EntityPartner, GbrTaxRegistration, IndividualPartner, Partners, PartnershipFields,
     PartnershipLegalForm,
 };
-use crate::rules::object;
+use crate::rules::{Obj, object};
 use crate::tax_core::request::{
     CoreRequest, CreateRequest, ENTITY_HOLDER_FIELDS, INDIVIDUAL_HOLDER_FIELDS, LegalFormRules,
     RegisterKind, each, entity_holder, holder_lists, individual_holder, register, req_bool,
@@ -55,6 +55,12 @@ pub fn entity_partner_fields() -> Vec<&'static str> {
     [ENTITY_HOLDER_FIELDS, &[MANAGING_FLAG]].concat()
 }
 
+/// The `holder` read from the partner `x`, and its managing flag.
+fn managing<H>(x: &Obj, holder: Option<H>, e: &mut Violations) -> Option<(H, bool)> {
+    let managing = req_bool(x, MANAGING_FLAG, e);
+    Some((holder?, managing?))
+}
+
 fn partners(
     v: &Value,
     today: Date,
@@ -70,9 +76,7 @@ fn partners(
         &individual_fields,
         e,
         |x, e| {
-            let holder = individual_holder(x, today, environment, e);
-            let managing = req_bool(x, MANAGING_FLAG, e);
-            let h = holder?;
+            let (h, managing) = managing(x, individual_holder(x, today, environment, e), e)?;
             Some(IndividualPartner {
                 first_name: h.first_name,
                 last_name: h.last_name,
@@ -80,19 +84,17 @@ fn partners(
                 tax_identification_number: h.tax_identification_number,
                 address: h.address,
                 share_percentage: h.share_percentage,
-                is_managing_partner: managing?,
+                is_managing_partner: managing,
             })
         },
     );
     let entities = each(ent, "partners.entities", &entity_fields, e, |x, e| {
-        let holder = entity_holder(x, e);
-        let managing = req_bool(x, MANAGING_FLAG, e);
-        let h = holder?;
+        let (h, managing) = managing(x, entity_holder(x, e), e)?;
         Some(EntityPartner {
             name: h.name,
             address: h.address,
             share_percentage: h.share_percentage,
-            is_managing_partner: managing?,
+            is_managing_partner: managing,
         })
     });
     let partners = Partners {
@@ -176,17 +178,9 @@ pub fn parse(
 mod tests {
     use super::*;
     use crate::gbr::PartnershipLegalForm;
-    use crate::rule_cases::{edit, example, gbr_cases};
+    use crate::rule_cases::{edit, example, field_codes, gbr_cases, known, today};
     use crate::tax::{AnyTaxRegistration, CommercialRegister, Percentage, TaxLegalForm};
     use serde_json::json;
-
-    fn today() -> Date {
-        time::macros::date!(2026 - 11 - 22)
-    }
-
-    fn known(n: &str) -> bool {
-        crate::offices::is_known_tax_office(n)
-    }
 
     fn ok(v: &Value) -> GbrTaxRegistration {
         parse(v, today(), &known)
@@ -195,11 +189,7 @@ mod tests {
     }
 
     fn codes(v: &Value) -> Vec<(String, String)> {
-        parse(v, today(), &known)
-            .expect_err("should be refused")
-            .iter()
-            .map(|e| (e.field.clone(), e.code.clone()))
-            .collect()
+        field_codes(&parse(v, today(), &known).expect_err("should be refused"))
     }
 
     #[test]
@@ -264,14 +254,7 @@ mod tests {
         assert!(cases.iter().any(|c| c.field == "bic"));
         assert!(!cases.iter().any(|c| c.field.starts_with("shareholders.")));
         for case in cases {
-            let found = codes(&case.request());
-            assert!(
-                found.contains(&(case.field.to_string(), case.code.to_string())),
-                "{} {} ({}): got {found:?}",
-                case.field,
-                case.code,
-                case.base
-            );
+            case.assert_named_in(&parse(&case.request(), today(), &known).expect_err("refused"));
         }
     }
 

@@ -285,15 +285,7 @@ pub fn parse(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rule_cases::{example, tax_cases};
-
-    fn today() -> Date {
-        time::macros::date!(2026 - 11 - 22)
-    }
-
-    fn known(n: &str) -> bool {
-        crate::offices::is_known_tax_office(n)
-    }
+    use crate::rule_cases::{example, known, tax_cases, today};
 
     /// 1 to 9 directors (api.md; ELSTER's `Vertreter` occurs at most 9 times).
     #[test]
@@ -353,16 +345,7 @@ mod tests {
         for case in tax_cases() {
             let errs = parse(&case.request(), today(), &known)
                 .expect_err(&format!("{} {} should be refused", case.field, case.code));
-            let found: Vec<(String, String)> = errs
-                .iter()
-                .map(|e| (e.field.clone(), e.code.clone()))
-                .collect();
-            assert!(
-                found.contains(&(case.field.to_string(), case.code.to_string())),
-                "{} {}: got {found:?}",
-                case.field,
-                case.code
-            );
+            case.assert_named_in(&errs);
         }
     }
 

@@ -881,16 +881,7 @@ mod tests {
         for case in crate::rule_cases::trade_cases() {
             let v = case.request();
             let errs = parse(&v, today()).expect_err(&format!("{} should be refused", case.field));
-            let found: Vec<(String, String)> = errs
-                .iter()
-                .map(|e| (e.field.clone(), e.code.clone()))
-                .collect();
-            assert!(
-                found.contains(&(case.field.to_string(), case.code.to_string())),
-                "{} {}: got {found:?}",
-                case.field,
-                case.code
-            );
+            case.assert_named_in(&errs);
         }
     }
 }

@@ -61,7 +61,36 @@ pub fn edit(v: &mut Value, pointer: &str, new: Option<Value>) {
     }
 }
 
+/// The day the cases are judged on (what is in the past).
+pub fn today() -> time::Date {
+    time::macros::date!(2026 - 11 - 22)
+}
+
+/// Whether a 4-digit tax office number is in the bundled directory.
+pub fn known(number: &str) -> bool {
+    crate::offices::is_known_tax_office(number)
+}
+
+/// The field and code of each violation.
+pub fn field_codes(errs: &crate::Violations) -> Vec<(String, String)> {
+    errs.iter()
+        .map(|e| (e.field.clone(), e.code.clone()))
+        .collect()
+}
+
 impl RuleCase {
+    /// Asserts that `errs`, the answer to [`RuleCase::request`], name this case's field and code.
+    pub fn assert_named_in(&self, errs: &crate::Violations) {
+        let found = field_codes(errs);
+        assert!(
+            found.contains(&(self.field.to_string(), self.code.to_string())),
+            "{} {} ({}): got {found:?}",
+            self.field,
+            self.code,
+            self.base
+        );
+    }
+
     /// The broken request.
     pub fn request(&self) -> Value {
         let mut v = example(self.base);

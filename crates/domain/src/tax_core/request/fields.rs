@@ -104,6 +104,15 @@ pub(crate) fn req_euros(o: &Obj, name: &str, e: &mut Violations) -> Option<i64> 
         .and_then(|v| rules::whole_euros(v, &o.path(name), e))
 }
 
+/// Each of `fields` that `o` has is `not_allowed`, for `reason`.
+pub(crate) fn refuse(o: &Obj, fields: &[&str], reason: &str, e: &mut Violations) {
+    for &f in fields {
+        if o.has(f) {
+            e.push(o.path(f), "not_allowed", reason);
+        }
+    }
+}
+
 /// A street must carry a house number: a word after the first (`Musterstraße 1`, `Hafenstraße
 /// 5a`, `Am Markt 12-14`, `Rue de Rivoli 10`), or the first abroad (`10 Downing Street`), that
 /// starts with a digit and is no ordinal: `17.` in `Straße des 17. Juni` is part of the name.

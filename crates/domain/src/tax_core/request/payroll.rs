@@ -6,7 +6,7 @@ use crate::Violations;
 use crate::rules::{self, Obj};
 use crate::tax_core::Payroll;
 
-use super::fields::{req_bool, req_date, req_euros};
+use super::fields::{refuse, req_bool, req_date, req_euros};
 
 /// `has_employees` and the four payroll fields at the top level of `o`.
 pub fn payroll(
@@ -73,15 +73,7 @@ pub fn payroll(
             (has, payroll)
         }
         Some(false) => {
-            for f in fields {
-                if o.has(f) {
-                    e.push(
-                        o.path(f),
-                        "not_allowed",
-                        "is only accepted with has_employees true",
-                    );
-                }
-            }
+            refuse(o, &fields, "is only accepted with has_employees true", e);
             (has, None)
         }
         None => (None, None),

@@ -7,7 +7,7 @@ use crate::Violations;
 use crate::rules::{self, object};
 use crate::tax_core::*;
 
-use super::fields::{opt_bool, req_enum, req_euros};
+use super::fields::{opt_bool, refuse, req_enum, req_euros};
 
 pub(crate) fn estimates(v: &Value, e: &mut Violations) -> Option<FinancialEstimates> {
     let o = object(
@@ -117,15 +117,12 @@ pub fn vat(v: &Value, estimates: Option<&FinancialEstimates>, e: &mut Violations
     let mut balance_amount = None;
     let mut return_frequency = None;
     if small_business {
-        for f in standard_fields {
-            if o.has(f) {
-                e.push(
-                    o.path(f),
-                    "not_allowed",
-                    "is not accepted under the small-business rule",
-                );
-            }
-        }
+        refuse(
+            &o,
+            &standard_fields,
+            "is not accepted under the small-business rule",
+            e,
+        );
     } else if estimates.is_some() && regime_ok {
         accounting_method =
             req_enum::<AccountingMethod>(&o, "accounting_method", &["accrual", "cash"], e);

@@ -4,17 +4,13 @@
 //! The shape the request validator (`gbr_request`) produces and the ELSTER `FsE_PersG` writer
 //! and the summary PDF read. What a partnership shares with a corporation (addresses, tax ids,
 //! exact percentages, the register status, financial estimates, VAT and payroll) uses the types
-//! of [`crate::tax`], so both are validated, stored and rendered alike.
+//! of [`crate::tax_core`], so both are validated, stored and rendered alike.
 
 use serde::{Deserialize, Serialize};
 use time::Date;
 
-use crate::company::Environment;
-use crate::signature::SignaturePath;
-use crate::tax::{
-    CommercialRegister, FinancialEstimates, Payroll, Percentage, TaxAddress, TaxId, TaxPackage,
-    Vat, iso_date, opt_iso_date,
-};
+use crate::address::PostalAddress;
+use crate::tax_core::{CommercialRegister, Percentage, TaxId, iso_date};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -55,7 +51,7 @@ pub struct IndividualPartner {
     pub dob: Date,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tax_identification_number: Option<TaxId>,
-    pub address: TaxAddress,
+    pub address: PostalAddress,
     /// Exact decimal, up to 4 places; all partners' shares sum to exactly 100.
     #[cfg_attr(feature = "openapi", schema(value_type = f64, example = 50))]
     pub share_percentage: Percentage,
@@ -69,7 +65,7 @@ pub struct IndividualPartner {
 pub struct EntityPartner {
     pub name: String,
     /// The entity's seat.
-    pub address: TaxAddress,
+    pub address: PostalAddress,
     #[cfg_attr(feature = "openapi", schema(value_type = f64, example = 50))]
     pub share_percentage: Percentage,
     /// Manages and represents the partnership (through its own legal representatives).
@@ -119,52 +115,21 @@ impl Partners {
     }
 }
 
-/// A validated tax registration for a GbR or eGbR.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct GbrTaxRegistration {
-    pub legal_form: PartnershipLegalForm,
-    pub package: TaxPackage,
-    #[serde(default)]
-    pub environment: Environment,
-    #[cfg_attr(feature = "openapi", schema(value_type = String, example = "M 10 20 C 20 0 30 40 40 20"))]
-    pub signature_path: SignaturePath,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client_reference: Option<String>,
-    /// 4-digit tax office number (BUFA), when the caller named it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tax_office_number: Option<String>,
-    pub name: String,
-    pub purpose: String,
-    /// The date of the partnership agreement (Gesellschaftsvertrag).
-    #[serde(with = "iso_date")]
-    #[cfg_attr(feature = "openapi", schema(value_type = String, format = Date))]
-    pub partnership_agreement_date: Date,
-    #[serde(with = "iso_date")]
-    #[cfg_attr(feature = "openapi", schema(value_type = String, format = Date))]
-    pub operational_activity_start_date: Date,
-    pub fiscal_year_deviates_from_calendar: bool,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "opt_iso_date"
-    )]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = Date))]
-    pub fiscal_year_deviating_start_date: Option<Date>,
-    /// The partnership's seat (where it is managed).
-    pub address: TaxAddress,
-    pub partners: Partners,
-    /// The Gesellschaftsregister: present exactly for an eGbR (application filed or
-    /// registered; `registration_number` without `GsR`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub company_register: Option<CommercialRegister>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub iban: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bic: Option<String>,
-    pub financial_estimates: FinancialEstimates,
-    pub vat: Vat,
-    pub has_employees: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub payroll: Option<Payroll>,
+crate::tax_core::tax_registration! {
+    /// A validated tax registration for a GbR or eGbR.
+    pub struct GbrTaxRegistration / PartnershipFields {
+        legal_form: PartnershipLegalForm,
+        /// The date of the partnership agreement (Gesellschaftsvertrag).
+        founded: partnership_agreement_date,
+        before_address: {}
+        /// The partnership's seat (where it is managed).
+        address,
+        after_address: {
+            pub partners: Partners,
+            /// The Gesellschaftsregister: present exactly for an eGbR (application filed or
+            /// registered; `registration_number` without `GsR`).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub company_register: Option<CommercialRegister>,
+        }
+    }
 }

@@ -4,22 +4,21 @@
 //! Only what is a partnership's own is written here: the partnership agreement date, the
 //! partners with their managing flag, and the eGbR's Gesellschaftsregister. Everything the UG /
 //! GmbH endpoint also has (the core fields, addresses, persons, shares, register objects, bank,
-//! estimates, VAT and payroll) is read by the same functions of [`crate::tax_request`].
+//! estimates, VAT and payroll) is read by the same functions of [`crate::tax_core::request`].
 
 use serde_json::Value;
 use time::Date;
-use uuid::Uuid;
 
 use crate::Violations;
 use crate::gbr::{
-    EntityPartner, GbrTaxRegistration, IndividualPartner, Partners, PartnershipLegalForm,
+    EntityPartner, GbrTaxRegistration, IndividualPartner, Partners, PartnershipFields,
+    PartnershipLegalForm,
 };
-use crate::rules::object;
-use crate::tax::TaxAddress;
-use crate::tax_request::{
-    Core, ENTITY_HOLDER_FIELDS, INDIVIDUAL_HOLDER_FIELDS, RegisterKind, bank, core, entity_holder,
-    estimates, fiscal_year, founding_dates, holder_lists, individual_holder, payroll, register,
-    req_bool, shares_sum_to_100, tax_address, vat,
+use crate::rules::{Obj, object};
+use crate::tax_core::request::{
+    CoreRequest, CreateRequest, ENTITY_HOLDER_FIELDS, INDIVIDUAL_HOLDER_FIELDS, LegalFormRules,
+    RegisterKind, each, entity_holder, holder_lists, individual_holder, register, req_bool,
+    shares_sum_to_100, with_core,
 };
 
 /// A partnership has at least two partners.
@@ -27,45 +26,21 @@ pub const MIN_PARTNERS: usize = 2;
 pub const MAX_PARTNERS: usize = 99;
 
 /// A validated create request.
-#[derive(Debug, Clone, PartialEq)]
-pub struct GbrTaxRequest {
-    pub company_id: Option<Uuid>,
-    pub tax_registration_id: Option<Uuid>,
-    /// The company to create when `company_id` is omitted.
-    pub business_address: Option<TaxAddress>,
-    pub registration: GbrTaxRegistration,
-}
+pub type GbrTaxRequest = CreateRequest<GbrTaxRegistration>;
 
 /// The top-level fields of the request (anything else is `unknown_field`).
-pub const FIELDS: &[&str] = &[
-    "company_id",
-    "business_address",
-    "tax_registration_id",
-    "tax_office_number",
-    "legal_form",
-    "package",
-    "signature_path",
-    "environment",
-    "client_reference",
-    "name",
-    "purpose",
-    "partnership_agreement_date",
-    "operational_activity_start_date",
-    "fiscal_year_deviates_from_calendar",
-    "fiscal_year_deviating_start_date",
-    "address",
-    "partners",
-    "company_register",
-    "iban",
-    "bic",
-    "financial_estimates",
-    "vat",
-    "has_employees",
-    "employee_count",
-    "shareholder_employee_count",
-    "payroll_start_date",
-    "estimated_annual_wage_tax",
-];
+pub const FIELDS: &[&str] =
+    &with_core::<27>(&["partnership_agreement_date", "partners", "company_register"]);
+
+impl LegalFormRules for PartnershipLegalForm {
+    const VALUES: &'static [&'static str] = &["gbr", "egbr"];
+    const FOUNDED: &'static str = "partnership_agreement_date";
+    const BEFORE_FOUNDED: &'static str = "before_partnership_agreement";
+
+    fn designations(self) -> &'static [&'static [&'static str]] {
+        crate::legal_name::partnership_designations(self)
+    }
+}
 
 /// The partner's own field, besides a shareholder's.
 pub const MANAGING_FLAG: &str = "is_managing_partner";
@@ -80,6 +55,12 @@ pub fn entity_partner_fields() -> Vec<&'static str> {
     [ENTITY_HOLDER_FIELDS, &[MANAGING_FLAG]].concat()
 }
 
+/// The `holder` read from the partner `x`, and its managing flag.
+fn managing<H>(x: &Obj, holder: Option<H>, e: &mut Violations) -> Option<(H, bool)> {
+    let managing = req_bool(x, MANAGING_FLAG, e);
+    Some((holder?, managing?))
+}
+
 fn partners(
     v: &Value,
     today: Date,
@@ -89,19 +70,13 @@ fn partners(
     let (ind, ent) = holder_lists(v, "partners", MIN_PARTNERS, MAX_PARTNERS, e)?;
     let individual_fields = individual_partner_fields();
     let entity_fields = entity_partner_fields();
-    let individuals: Vec<Option<IndividualPartner>> = ind
-        .iter()
-        .enumerate()
-        .map(|(i, item)| {
-            let x = object(
-                item,
-                &format!("partners.individuals[{i}]"),
-                &individual_fields,
-                e,
-            )?;
-            let holder = individual_holder(&x, today, environment, e);
-            let managing = req_bool(&x, MANAGING_FLAG, e);
-            let h = holder?;
+    let individuals = each(
+        ind,
+        "partners.individuals",
+        &individual_fields,
+        e,
+        |x, e| {
+            let (h, managing) = managing(x, individual_holder(x, today, environment, e), e)?;
             Some(IndividualPartner {
                 first_name: h.first_name,
                 last_name: h.last_name,
@@ -109,28 +84,19 @@ fn partners(
                 tax_identification_number: h.tax_identification_number,
                 address: h.address,
                 share_percentage: h.share_percentage,
-                is_managing_partner: managing?,
+                is_managing_partner: managing,
             })
+        },
+    );
+    let entities = each(ent, "partners.entities", &entity_fields, e, |x, e| {
+        let (h, managing) = managing(x, entity_holder(x, e), e)?;
+        Some(EntityPartner {
+            name: h.name,
+            address: h.address,
+            share_percentage: h.share_percentage,
+            is_managing_partner: managing,
         })
-        .collect();
-    let entities: Vec<Option<EntityPartner>> = ent
-        .iter()
-        .enumerate()
-        .map(|(i, item)| {
-            let x = object(item, &format!("partners.entities[{i}]"), &entity_fields, e)?;
-            let holder = entity_holder(&x, e);
-            let managing = req_bool(&x, MANAGING_FLAG, e);
-            let h = holder?;
-            Some(EntityPartner {
-                name: h.name,
-                address: h.address,
-                share_percentage: h.share_percentage,
-                is_managing_partner: managing?,
-            })
-        })
-        .collect();
-    let individuals: Option<Vec<_>> = individuals.into_iter().collect();
-    let entities: Option<Vec<_>> = entities.into_iter().collect();
+    });
     let partners = Partners {
         individuals: individuals?,
         entities: entities?,
@@ -190,81 +156,31 @@ pub fn parse(
     };
     let e = &mut errs;
 
-    let core: Core<PartnershipLegalForm> = core(&o, &["gbr", "egbr"], known_tax_office, e);
-    if let (Some(n), Some(f)) = (&core.name, core.legal_form) {
-        crate::legal_name::check(n, crate::legal_name::partnership_designations(f), e);
-    }
-    let (agreement, start) = founding_dates(
-        &o,
-        "partnership_agreement_date",
-        "before_partnership_agreement",
-        today,
-        e,
-    );
-    let (deviates, fy_start) = fiscal_year(&o, e);
-    let address = o
-        .req("address", e)
-        .and_then(|v| tax_address(v, "address", e));
+    let mut core = CoreRequest::<PartnershipLegalForm>::head(&o, today, known_tax_office, e);
+    core.address(&o, e);
     let partners = o
         .req("partners", e)
         .and_then(|v| partners(v, today, core.environment, e));
     let register = company_register(core.legal_form, o.opt("company_register"), e);
-    let (iban, bic) = bank(&o, e);
-    let financial = o
-        .req("financial_estimates", e)
-        .and_then(|v| estimates(v, e));
-    let vat_block = o.req("vat", e).and_then(|v| vat(v, financial.as_ref(), e));
-    let (has_employees, payroll_block) = payroll(&o, start, e);
+    core.tail(&o, e);
 
     let registration = (|| {
-        Some(GbrTaxRegistration {
-            legal_form: core.legal_form?,
-            package: core.package?,
-            environment: core.environment?,
-            signature_path: core.signature_path.clone()?,
-            client_reference: core.client_reference.clone(),
-            tax_office_number: core.tax_office_number.clone(),
-            name: core.name.clone()?,
-            purpose: core.purpose.clone()?,
-            partnership_agreement_date: agreement?,
-            operational_activity_start_date: start?,
-            fiscal_year_deviates_from_calendar: deviates?,
-            fiscal_year_deviating_start_date: fy_start,
-            address: address.clone()?,
-            partners: partners.clone()?,
-            company_register: register.clone()?,
-            iban: iban.clone(),
-            bic: bic.clone(),
-            financial_estimates: financial?,
-            vat: vat_block.clone()?,
-            has_employees: has_employees?,
-            payroll: payroll_block.clone(),
-        })
+        let own = PartnershipFields {
+            partners: partners?,
+            company_register: register?,
+        };
+        Some(GbrTaxRegistration::from_core(core.complete()?, own))
     })();
-    let registration = errs.into_result(registration)?;
-    Ok(GbrTaxRequest {
-        company_id: core.company_id,
-        tax_registration_id: core.tax_registration_id,
-        business_address: core.business_address,
-        registration,
-    })
+    core.request(registration, errs)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::gbr::PartnershipLegalForm;
-    use crate::rule_cases::{edit, example, gbr_cases};
+    use crate::rule_cases::{edit, example, field_codes, gbr_cases, known, today};
     use crate::tax::{AnyTaxRegistration, CommercialRegister, Percentage, TaxLegalForm};
     use serde_json::json;
-
-    fn today() -> Date {
-        time::macros::date!(2026 - 11 - 22)
-    }
-
-    fn known(n: &str) -> bool {
-        crate::offices::is_known_tax_office(n)
-    }
 
     fn ok(v: &Value) -> GbrTaxRegistration {
         parse(v, today(), &known)
@@ -273,11 +189,7 @@ mod tests {
     }
 
     fn codes(v: &Value) -> Vec<(String, String)> {
-        parse(v, today(), &known)
-            .expect_err("should be refused")
-            .iter()
-            .map(|e| (e.field.clone(), e.code.clone()))
-            .collect()
+        field_codes(&parse(v, today(), &known).expect_err("should be refused"))
     }
 
     #[test]
@@ -342,14 +254,7 @@ mod tests {
         assert!(cases.iter().any(|c| c.field == "bic"));
         assert!(!cases.iter().any(|c| c.field.starts_with("shareholders.")));
         for case in cases {
-            let found = codes(&case.request());
-            assert!(
-                found.contains(&(case.field.to_string(), case.code.to_string())),
-                "{} {} ({}): got {found:?}",
-                case.field,
-                case.code,
-                case.base
-            );
+            case.assert_named_in(&parse(&case.request(), today(), &known).expect_err("refused"));
         }
     }
 

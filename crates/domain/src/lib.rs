@@ -4,6 +4,7 @@
 //! types, the forms and elster crates render them, and the store persists them, so every field
 //! rule lives here exactly once.
 
+pub mod address;
 pub mod auth;
 pub mod calendar;
 pub mod case;
@@ -29,6 +30,7 @@ pub mod signature;
 pub mod steuernummer;
 pub mod street;
 pub mod tax;
+pub mod tax_core;
 pub mod tax_request;
 pub mod taxid;
 pub mod trade;

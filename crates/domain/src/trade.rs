@@ -13,6 +13,7 @@
 use serde::{Deserialize, Serialize};
 use time::Date;
 
+pub use crate::address::PostalAddress;
 use crate::country::CountryCode;
 use crate::signature::SignaturePath;
 use crate::case::DocumentType;
@@ -385,21 +386,6 @@ pub struct RegisteredOffice {
     pub city: String,
 }
 
-/// An address that may be outside Germany (`business_address`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct PostalAddress {
-    pub street: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub street_second_line: Option<String>,
-    pub zip: String,
-    pub city: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub state: Option<String>,
-    #[cfg_attr(feature = "openapi", schema(value_type = String, example = "DE"))]
-    pub country: CountryCode,
-}
-
 /// Permit (field 28).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -696,39 +682,22 @@ mod tests {
 
     #[test]
     fn enum_values_are_the_api_strings() {
-        let s = |v: serde_json::Value| v.as_str().unwrap().to_owned();
-        assert_eq!(
-            s(serde_json::to_value(LegalForm::EinzelkaufmannEk).unwrap()),
-            "einzelkaufmann-ek"
-        );
-        assert_eq!(
-            s(serde_json::to_value(LegalForm::GmbhCoKg).unwrap()),
-            "gmbh-co-kg"
-        );
-        assert_eq!(
-            s(serde_json::to_value(LegalForm::UgCoKg).unwrap()),
-            "ug-co-kg"
-        );
-        assert_eq!(
-            s(serde_json::to_value(Reason::ReopeningAfterRelocation).unwrap()),
-            "reopening-after-relocation"
-        );
-        assert_eq!(
-            s(serde_json::to_value(Reason::TransformationLaw).unwrap()),
-            "transformation-law"
-        );
-        assert_eq!(
-            s(serde_json::to_value(EstablishmentType::TravelIndustry).unwrap()),
-            "travel-industry"
-        );
-        assert_eq!(
-            s(serde_json::to_value(Environment::Sandbox).unwrap()),
-            "sandbox"
-        );
-        assert_eq!(
-            s(serde_json::to_value(EmployeeCount::ElevenToTwenty).unwrap()),
-            "11-20"
-        );
+        use serde_json::to_value as api;
+        for (value, want) in [
+            (api(LegalForm::EinzelkaufmannEk), "einzelkaufmann-ek"),
+            (api(LegalForm::GmbhCoKg), "gmbh-co-kg"),
+            (api(LegalForm::UgCoKg), "ug-co-kg"),
+            (
+                api(Reason::ReopeningAfterRelocation),
+                "reopening-after-relocation",
+            ),
+            (api(Reason::TransformationLaw), "transformation-law"),
+            (api(EstablishmentType::TravelIndustry), "travel-industry"),
+            (api(Environment::Sandbox), "sandbox"),
+            (api(EmployeeCount::ElevenToTwenty), "11-20"),
+        ] {
+            assert_eq!(value.unwrap().as_str(), Some(want));
+        }
     }
 
     #[test]

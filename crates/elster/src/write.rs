@@ -14,7 +14,7 @@ use domain::gbr::{GbrTaxRegistration, PartnershipLegalForm};
 use domain::latin9::{is_elster_text, transliterate};
 use domain::tax::{
     AccountingMethod, BalanceType, CommercialRegister, FinancialEstimates, FormationType,
-    KapLegalForm, Payroll, Percentage, ReturnFrequency, ReverseChargeServiceType, TaxAddress,
+    KapLegalForm, Payroll, Percentage, PostalAddress, ReturnFrequency, ReverseChargeServiceType,
     TaxRegistration, Vat,
 };
 use quick_xml::Writer;
@@ -255,7 +255,7 @@ fn company_head(
     x: &mut Xml,
     seat_element: &str,
     name: &str,
-    seat: &TaxAddress,
+    seat: &PostalAddress,
     purpose: &str,
 ) -> io::Result<()> {
     x.text("Firmenname", name)?;
@@ -445,7 +445,7 @@ fn nat_pers(
     last_name: &str,
     dob: Date,
     tax_id: Option<&str>,
-    address: &TaxAddress,
+    address: &PostalAddress,
 ) -> io::Result<()> {
     x.text("Vorname", first_name)?;
     x.text("Name", last_name)?;
@@ -456,14 +456,14 @@ fn nat_pers(
     adrkette(x, address)
 }
 
-fn nnat_pers(x: &mut Xml, name: &str, address: &TaxAddress) -> io::Result<()> {
+fn nnat_pers(x: &mut Xml, name: &str, address: &PostalAddress) -> io::Result<()> {
     x.open("NNatPers")?;
     x.text("Firmenname", name)?;
     adrkette(x, address)?;
     x.close("NNatPers")
 }
 
-fn adrkette(x: &mut Xml, a: &TaxAddress) -> io::Result<()> {
+fn adrkette(x: &mut Xml, a: &PostalAddress) -> io::Result<()> {
     x.open("Adrkette")?;
     x.open("StrAdr")?;
     let s = split_street(&a.street);

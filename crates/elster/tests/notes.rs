@@ -4,12 +4,12 @@
 mod el;
 mod fixtures;
 
-use domain::tax::{CommercialRegister, TaxAddress};
+use domain::tax::{CommercialRegister, PostalAddress};
 use el::El;
 use elster::{transliterations, write, write_persg};
 use fixtures::{ctx, egbr, gmbh};
 
-fn mark(a: &mut TaxAddress, n: &mut u32) {
+fn mark(a: &mut PostalAddress, n: &mut u32) {
     let mut next = |s: &str| {
         *n += 1;
         format!("Ł{s}{n}")

@@ -62,6 +62,18 @@ fn partnership_offices(zip: &str, street: &str) -> Vec<&'static str> {
 
 /// One real address per Berlin district (Geoportal Berlin's register, June 2023): its
 /// Bezirksamt, its Finanzamt für Körperschaften, the regional office of its Ortsteil.
+/// The reasons and the suggestions of a lookup that must need confirmation.
+fn confirmation(lookup: TaxOfficeLookup) -> (Vec<ConfirmationReason>, Vec<Suggestion>) {
+    match lookup {
+        TaxOfficeLookup::NeedsConfirmation {
+            reasons,
+            suggestions,
+            ..
+        } => (reasons, suggestions),
+        other => panic!("{other:?}"),
+    }
+}
+
 #[test]
 fn every_berlin_district() {
     for (zip, street, bezirk, ortsteil, trade_office, corporation, partnership) in [
@@ -428,61 +440,32 @@ fn every_berlin_address_of_the_register_finds_its_ortsteil() {
 
 #[test]
 fn munich_and_stuttgart_suggest_their_corporation_offices_first() {
+    let first = |q: TaxOfficeQuery, rule: CityRule, office: &str| {
+        let (reasons, suggestions) = confirmation(tax_office_at(&q));
+        assert_eq!(reasons[0], ConfirmationReason::RuleNotVerified { rule });
+        assert_eq!(suggestions[0].office.number, office);
+        suggestions
+    };
     for family in [LegalFamily::Corporation, LegalFamily::Partnership] {
-        match tax_office_at(&query("80331", "München", "Marienplatz 8", family)) {
-            TaxOfficeLookup::NeedsConfirmation {
-                reasons,
-                suggestions,
-                ..
-            } => {
-                assert_eq!(
-                    reasons[0],
-                    ConfirmationReason::RuleNotVerified {
-                        rule: CityRule::MuenchenCompanies
-                    }
-                );
-                assert_eq!(suggestions[0].office.number, "9143");
-                assert_eq!(suggestions[0].basis, SuggestionBasis::CityRule);
-            }
-            other => panic!("{other:?}"),
-        }
+        let q = query("80331", "München", "Marienplatz 8", family);
+        let suggestions = first(q, CityRule::MuenchenCompanies, "9143");
+        assert_eq!(suggestions[0].basis, SuggestionBasis::CityRule);
     }
-    match tax_office_at(&query(
-        "70173",
-        "Stuttgart",
-        "Marktplatz 1",
-        LegalFamily::Corporation,
-    )) {
-        TaxOfficeLookup::NeedsConfirmation {
-            reasons,
-            suggestions,
-            ..
-        } => {
-            assert_eq!(
-                reasons[0],
-                ConfirmationReason::RuleNotVerified {
-                    rule: CityRule::StuttgartCorporations
-                }
-            );
-            assert_eq!(suggestions[0].office.number, "2899");
-        }
-        other => panic!("{other:?}"),
-    }
+    let corporation = LegalFamily::Corporation;
+    let q = query("70173", "Stuttgart", "Marktplatz 1", corporation);
+    first(q, CityRule::StuttgartCorporations, "2899");
     // A Stuttgart partnership: the general offices, no corporation office first.
-    match tax_office_at(&query(
+    let q = query(
         "70173",
         "Stuttgart",
         "Marktplatz 1",
         LegalFamily::Partnership,
-    )) {
-        TaxOfficeLookup::NeedsConfirmation { suggestions, .. } => {
-            // The register's office for the municipality comes first, then the other
-            // general offices; the corporation office is not suggested first.
-            assert_eq!(suggestions[0].office.number, "2893");
-            assert!(suggestions.iter().all(|s| s.office.number != "2896"));
-        }
-        other => panic!("{other:?}"),
-    }
+    );
+    let (_, suggestions) = confirmation(tax_office_at(&q));
+    // The register's office for the municipality comes first, then the other
+    // general offices; the corporation office is not suggested first.
+    assert_eq!(suggestions[0].office.number, "2893");
+    assert!(suggestions.iter().all(|s| s.office.number != "2896"));
     // Their trade offices are the cities'.
     assert_eq!(
         trade_office_at("80331", "München", "Marienplatz 8"),
@@ -510,38 +493,31 @@ fn hamburg_is_flagged_with_its_district_offices() {
         other => panic!("{other:?}"),
     }
     for family in [LegalFamily::Corporation, LegalFamily::Partnership] {
-        match tax_office_at(&query("20095", "Hamburg", "Rathausmarkt 1", family)) {
-            TaxOfficeLookup::NeedsConfirmation {
-                reasons,
-                suggestions,
-                ..
-            } => {
-                assert_eq!(
-                    reasons[0],
-                    ConfirmationReason::RuleNotVerified {
-                        rule: CityRule::HamburgOrtsteil
-                    }
-                );
-                assert_eq!(
-                    reasons[1],
-                    ConfirmationReason::DistrictNotDetermined {
-                        cause: Unlocated::NoDistrictData
-                    }
-                );
-                assert!(
-                    suggestions
-                        .iter()
-                        .take(5)
-                        .all(|s| s.office.purpose == OfficePurpose::General)
-                );
-                assert!(
-                    suggestions
-                        .iter()
-                        .all(|s| s.office.purpose != OfficePurpose::Special)
-                );
+        let q = query("20095", "Hamburg", "Rathausmarkt 1", family);
+        let (reasons, suggestions) = confirmation(tax_office_at(&q));
+        assert_eq!(
+            reasons[0],
+            ConfirmationReason::RuleNotVerified {
+                rule: CityRule::HamburgOrtsteil
             }
-            other => panic!("{other:?}"),
-        }
+        );
+        assert_eq!(
+            reasons[1],
+            ConfirmationReason::DistrictNotDetermined {
+                cause: Unlocated::NoDistrictData
+            }
+        );
+        assert!(
+            suggestions
+                .iter()
+                .take(5)
+                .all(|s| s.office.purpose == OfficePurpose::General)
+        );
+        assert!(
+            suggestions
+                .iter()
+                .all(|s| s.office.purpose != OfficePurpose::Special)
+        );
     }
 }
 
@@ -570,26 +546,14 @@ fn merged_offices_map_to_their_successors() {
         }
     }
     // Inferred only: suggested, never determined.
-    match tax_office_for("66280", "Sulzbach/Saar") {
-        TaxOfficeLookup::NeedsConfirmation {
-            reasons,
-            suggestions,
-            ..
-        } => {
-            assert!(reasons.contains(&ConfirmationReason::OfficeNotInDirectory { number: "1070" }));
-            assert_eq!(suggestions[0].office.number, "1040");
-            assert_eq!(suggestions[0].basis, SuggestionBasis::Successor);
-        }
-        other => panic!("{other:?}"),
-    }
+    let (reasons, suggestions) = confirmation(tax_office_for("66280", "Sulzbach/Saar"));
+    assert!(reasons.contains(&ConfirmationReason::OfficeNotInDirectory { number: "1070" }));
+    assert_eq!(suggestions[0].office.number, "1040");
+    assert_eq!(suggestions[0].basis, SuggestionBasis::Successor);
     // Split between two successors: both suggested.
-    match tax_office_for("24340", "Eckernförde") {
-        TaxOfficeLookup::NeedsConfirmation { suggestions, .. } => {
-            let numbers: Vec<_> = suggestions.iter().map(|s| s.office.number).collect();
-            assert_eq!(numbers[..2], ["2129", "2128"]);
-        }
-        other => panic!("{other:?}"),
-    }
+    let (_, suggestions) = confirmation(tax_office_for("24340", "Eckernförde"));
+    let numbers: Vec<_> = suggestions.iter().map(|s| s.office.number).collect();
+    assert_eq!(numbers[..2], ["2129", "2128"]);
 }
 
 #[test]

@@ -23,6 +23,16 @@ fn found(zip: &str, city: &str) -> TradeOfficeRef {
     }
 }
 
+/// The trade office for `zip` and `city` is found, with this key, kind and name.
+fn found_as(zip: &str, city: &str, key: &str, kind: TradeOfficeKind, name: &str) {
+    let o = found(zip, city);
+    assert_eq!(
+        (o.key, o.kind, o.name.as_str()),
+        (key, kind, name),
+        "{zip} {city}"
+    );
+}
+
 fn confirmation(
     zip: &str,
     city: &str,
@@ -138,14 +148,12 @@ fn a_verbandsgemeinde_receives_the_trade_notice_in_rhineland_palatinate() {
 #[test]
 fn verband_rule_per_state() {
     // Schleswig-Holstein: the Amt.
-    let o = found("25767", "Albersdorf");
-    assert_eq!(
-        (o.key, o.kind, o.name.as_str()),
-        (
-            "010515175",
-            TradeOfficeKind::Verband,
-            "Amt Mitteldithmarschen"
-        )
+    found_as(
+        "25767",
+        "Albersdorf",
+        "010515175",
+        TradeOfficeKind::Verband,
+        "Amt Mitteldithmarschen",
     );
     // Niedersachsen: the Samtgemeinde.
     let o = found("38528", "Adenbüttel");
@@ -177,14 +185,12 @@ fn verband_rule_per_state() {
         (TradeOfficeKind::Verband, "Samtgemeinde Rethem (Aller)")
     );
     // Baden-Württemberg: the municipality, although it belongs to a Gemeindeverwaltungsverband.
-    let o = found("71134", "Aidlingen");
-    assert_eq!(
-        (o.key, o.kind, o.name.as_str()),
-        (
-            "08115001",
-            TradeOfficeKind::Municipality,
-            "Gemeinde Aidlingen"
-        )
+    found_as(
+        "71134",
+        "Aidlingen",
+        "08115001",
+        TradeOfficeKind::Municipality,
+        "Gemeinde Aidlingen",
     );
     // Thüringen: the erfüllende Gemeinde is a municipality acting for the others.
     let o = found("99765", "Görsbach");
@@ -194,14 +200,12 @@ fn verband_rule_per_state() {
     assert_eq!(o.municipality_key, "16062008");
     assert!(o.note.is_some());
     // Verbandsfreie municipality in Hessen / NRW: itself.
-    let o = found("45879", "Gelsenkirchen");
-    assert_eq!(
-        (o.key, o.kind, o.name.as_str()),
-        (
-            "05513000",
-            TradeOfficeKind::Municipality,
-            "Stadt Gelsenkirchen"
-        )
+    found_as(
+        "45879",
+        "Gelsenkirchen",
+        "05513000",
+        TradeOfficeKind::Municipality,
+        "Stadt Gelsenkirchen",
     );
     // Berlin: the municipality key, with the Bezirksamt caveat.
     let o = found("10115", "Berlin");

@@ -3,7 +3,7 @@
 use domain::gbr::GbrTaxRegistration;
 use domain::tax::{
     AccountingMethod, BalanceType, CommercialRegister, FinancialEstimates, Payroll, Percentage,
-    ReturnFrequency, ReverseChargeServiceType, TaxAddress, TaxPackage, TaxRegistration, Vat,
+    ReturnFrequency, ReverseChargeServiceType, PostalAddress, TaxPackage, TaxRegistration, Vat,
     VatRegime,
 };
 
@@ -61,7 +61,7 @@ pub(super) struct Common<'a> {
     client_reference: Option<&'a str>,
     package: TaxPackage,
     name: &'a str,
-    address: &'a TaxAddress,
+    address: &'a PostalAddress,
     purpose: &'a str,
     start: time::Date,
     fiscal_year: (bool, Option<time::Date>),

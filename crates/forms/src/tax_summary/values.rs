@@ -3,7 +3,7 @@
 use domain::country::CountryCode;
 use domain::gbr::PartnershipLegalForm;
 use domain::tax::{
-    ConversionType, FormationType, KapLegalForm, Percentage, TaxAddress, TaxRegistration,
+    ConversionType, FormationType, KapLegalForm, Percentage, PostalAddress, TaxRegistration,
 };
 
 use crate::{format_date, street_zip_city};
@@ -36,7 +36,7 @@ pub(super) fn country(c: &CountryCode) -> &'static str {
 }
 
 /// All parts of an address on one line: street, second line, zip city, state, country.
-pub(super) fn address_line(a: &TaxAddress) -> String {
+pub(super) fn address_line(a: &PostalAddress) -> String {
     let mut parts = street_zip_city(&a.street, a.street_second_line.as_deref(), &a.zip, &a.city);
     if let Some(s) = a.state.as_deref().filter(|s| !s.trim().is_empty()) {
         parts.push(s.to_owned());
@@ -46,7 +46,7 @@ pub(super) fn address_line(a: &TaxAddress) -> String {
 }
 
 /// The address as lines (for the company's seat).
-pub(super) fn address_lines(a: &TaxAddress) -> String {
+pub(super) fn address_lines(a: &PostalAddress) -> String {
     let mut lines = street_zip_city(&a.street, a.street_second_line.as_deref(), &a.zip, &a.city);
     match a.state.as_deref().filter(|s| !s.trim().is_empty()) {
         Some(state) => lines.push(format!("{state}, {}", country(&a.country))),
@@ -122,7 +122,7 @@ pub(super) fn person_text(
     last_name: &str,
     dob: time::Date,
     tax_identification_number: Option<&domain::tax::TaxId>,
-    address: &TaxAddress,
+    address: &PostalAddress,
     share: Percentage,
 ) -> String {
     format!(
@@ -135,7 +135,7 @@ pub(super) fn person_text(
 }
 
 /// An entity holder's value: name, seat, share.
-pub(super) fn entity_text(name: &str, address: &TaxAddress, share: Percentage) -> String {
+pub(super) fn entity_text(name: &str, address: &PostalAddress, share: Percentage) -> String {
     format!(
         "{name}\n{}\nAnteil: {}",
         address_line(address),

@@ -14,7 +14,7 @@ use domain::case::DocumentType;
 use domain::company::Environment;
 use domain::lifecycle::{Lifecycle, TaxStatus};
 use domain::offices::TaxOfficeLookup;
-use domain::tax::{AnyTaxRegistration, TaxAddress, TaxPackage};
+use domain::tax::{AnyTaxRegistration, PostalAddress, TaxPackage};
 use serde_json::Value;
 use store::{DocumentRecord, IdempotentAnswer, NewClientCompany, NewTaxRegistration, StatusChange};
 use time::OffsetDateTime;
@@ -195,7 +195,7 @@ struct ParsedTaxRequest {
     company_id: Option<Uuid>,
     tax_registration_id: Option<Uuid>,
     /// The company to create when `company_id` is omitted.
-    business_address: Option<TaxAddress>,
+    business_address: Option<PostalAddress>,
     registration: AnyTaxRegistration,
 }
 
@@ -240,7 +240,7 @@ async fn resolve_company(
         .await?;
         return Ok((id, None));
     }
-    let address: &TaxAddress = request.business_address.as_ref().unwrap_or(reg.address());
+    let address: &PostalAddress = request.business_address.as_ref().unwrap_or(reg.address());
     let id = Uuid::now_v7();
     Ok((
         id,

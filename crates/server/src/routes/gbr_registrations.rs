@@ -13,7 +13,7 @@ use axum::response::Response;
 use domain::auth::Caller;
 use domain::company::Environment;
 use domain::gbr::{Partners, PartnershipLegalForm};
-use domain::tax::{CommercialRegister, FinancialEstimates, TaxAddress, TaxPackage};
+use domain::tax::{CommercialRegister, FinancialEstimates, PostalAddress, TaxPackage};
 use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -34,7 +34,7 @@ pub struct GbrTaxRegistrationRequest {
     /// tax registration: 409 `COMPANY_ALREADY_REGISTERED`. Omit it to create the company.
     pub company_id: Option<Uuid>,
     /// The address of the company to create; only without `company_id` (defaults to `address`).
-    pub business_address: Option<TaxAddress>,
+    pub business_address: Option<PostalAddress>,
     /// The case's id, chosen by the caller (else the service makes one). Ids are unique per
     /// provider: one of the caller's own tax registrations (UG, GmbH, GbR, eGbR) having it is
     /// 409 `DUPLICATE_ID` (unless the request is an idempotent replay); another provider's case
@@ -69,7 +69,7 @@ pub struct GbrTaxRegistrationRequest {
     #[schema(format = Date)]
     pub fiscal_year_deviating_start_date: Option<String>,
     /// The partnership's seat; a street with a house number.
-    pub address: TaxAddress,
+    pub address: PostalAddress,
     /// 2 to 99 partners across `individuals` and `entities`; their `share_percentage` values
     /// (exact decimals, at most 4 places) sum to exactly 100 (`shares_do_not_sum_to_100`);
     /// at least one has `is_managing_partner: true` (`no_managing_partner`).

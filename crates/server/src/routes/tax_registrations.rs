@@ -20,7 +20,7 @@ use axum::response::Response;
 use domain::auth::Caller;
 use domain::company::Environment;
 use domain::lifecycle::Lifecycle;
-use domain::tax::{AnyTaxRegistration, TaxAddress, TaxLegalForm, TaxPackage};
+use domain::tax::{AnyTaxRegistration, PostalAddress, TaxLegalForm, TaxPackage};
 use serde::Serialize;
 use serde_json::Value;
 use time::OffsetDateTime;
@@ -65,7 +65,7 @@ pub struct TaxRegistrationRequest {
     pub company_id: Option<Uuid>,
     /// The address of the company to create; only without `company_id` (defaults to
     /// `address`). May be abroad.
-    pub business_address: Option<TaxAddress>,
+    pub business_address: Option<PostalAddress>,
     /// The case's id, chosen by the caller (else the service makes one). Ids are unique per
     /// provider: one of the caller's own tax registrations (UG, GmbH, GbR, eGbR) having it is
     /// 409 `DUPLICATE_ID` (unless the request is an idempotent replay); another provider's case
@@ -108,7 +108,7 @@ pub struct TaxRegistrationRequest {
     pub conversion_type: Option<domain::tax::ConversionType>,
     pub is_holding: Option<bool>,
     /// The company's seat; a street with a house number.
-    pub address: TaxAddress,
+    pub address: PostalAddress,
     /// When present, every field is required.
     pub notary: Option<domain::tax::Notary>,
     /// 1 to 9 directors.

@@ -71,7 +71,7 @@ pub const VAT_FIELDS: &[&str] = &[
     "reverse_charge_service_type",
 ];
 
-/// The VAT block and its rules (decisions in docs/decisions.md, "VAT rules"). `estimates` are
+/// The VAT block and its rules (decisions in docs/api/tax-registration.md, "VAT rules"). `estimates` are
 /// needed for the thresholds; without them only the shape is checked.
 pub fn vat(v: &Value, estimates: Option<&FinancialEstimates>, e: &mut Violations) -> Option<Vat> {
     let o = object(v, "vat", VAT_FIELDS, e)?;

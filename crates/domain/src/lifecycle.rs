@@ -291,14 +291,26 @@ mod tests {
         // The provider marks a self case's filing, only from form-rendered.
         assert_eq!(FormRendered.step(Submitted, Provider), Ok(Submitted));
         let e = Initiated.step(Submitted, Provider).unwrap_err();
-        assert!(matches!(e, StepRefused::NotFromHere { current: "initiated", .. }), "{e:?}");
+        assert!(
+            matches!(
+                e,
+                StepRefused::NotFromHere {
+                    current: "initiated",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
         assert!(matches!(
             FormRendered.step(Initiated, Provider),
             Err(StepRefused::Transition(_))
         ));
         assert!(matches!(
             Initiated.step(FormRendered, Operator),
-            Err(StepRefused::NotATarget { requested: "form-rendered", .. })
+            Err(StepRefused::NotATarget {
+                requested: "form-rendered",
+                ..
+            })
         ));
         // Operators and the sandbox answer for the office; the table still decides.
         for role in [Operator, SandboxProvider] {

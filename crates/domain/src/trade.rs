@@ -14,10 +14,10 @@ use serde::{Deserialize, Serialize};
 use time::Date;
 
 pub use crate::address::PostalAddress;
-use crate::country::CountryCode;
-use crate::signature::SignaturePath;
 use crate::case::DocumentType;
+use crate::country::CountryCode;
 use crate::lifecycle::TradeStatus;
+use crate::signature::SignaturePath;
 
 time::serde::format_description!(pub(crate) iso_date, Date, "[year]-[month]-[day]");
 
@@ -600,7 +600,9 @@ mod tests {
         ] {
             assert_eq!(package.initial_status(), first);
             assert_eq!(
-                package.owner_documents().contains(&DocumentType::PowerOfAttorney),
+                package
+                    .owner_documents()
+                    .contains(&DocumentType::PowerOfAttorney),
                 poa
             );
             assert!(

@@ -24,8 +24,8 @@ use sha2::{Digest, Sha256};
 use store::{IdempotencyClaim, IdempotencyTimes, Repository};
 use uuid::Uuid;
 
-use crate::state::AppState;
 use crate::error::ApiError;
+use crate::state::AppState;
 
 pub const HEADER: &str = "idempotency-key";
 /// Set on a replayed response.

@@ -53,4 +53,3 @@ impl AppState {
         self.webhook_wake.notify_one();
     }
 }
-

@@ -3,7 +3,7 @@
 use domain::gbr::GbrTaxRegistration;
 use domain::tax::{
     AccountingMethod, BalanceType, CommercialRegister, FinancialEstimates, Payroll, Percentage,
-    ReturnFrequency, ReverseChargeServiceType, PostalAddress, TaxPackage, TaxRegistration, Vat,
+    PostalAddress, ReturnFrequency, ReverseChargeServiceType, TaxPackage, TaxRegistration, Vat,
     VatRegime,
 };
 

@@ -21,8 +21,8 @@ use store::{ApiKeyRecord, Repository};
 use subtle::ConstantTimeEq;
 use uuid::Uuid;
 
-use crate::state::AppState;
 use crate::error::ApiError;
+use crate::state::AppState;
 
 /// A freshly made key: the secret to show once, and the record to store.
 pub struct NewKey {

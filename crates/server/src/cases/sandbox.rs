@@ -115,4 +115,3 @@ pub async fn complete_with_sample_licence(
     )
     .await
 }
-

@@ -379,7 +379,15 @@ async fn store_produced(
     let mut written = Vec::new();
     for (doc_type, ext, bytes) in produced {
         let name = display_name(doc_type, company, ext);
-        let doc = documents::record(id, doc_type, None, name, ext, Some(Digested::of(&bytes)), now);
+        let doc = documents::record(
+            id,
+            doc_type,
+            None,
+            name,
+            ext,
+            Some(Digested::of(&bytes)),
+            now,
+        );
         if let Err(e) = state
             .documents
             .put(&doc.storage_key, Bytes::from(bytes))
@@ -464,9 +472,7 @@ pub async fn assign_office(
             Err(conflict())
         };
     }
-    let (documents, written) =
-        store_produced(state, id, reg.name(), produced, now)
-            .await?;
+    let (documents, written) = store_produced(state, id, reg.name(), produced, now).await?;
     match state
         .repo
         .assign_tax_office(id, &number, &allowed, &documents)

@@ -16,8 +16,8 @@ use serde::Serialize;
 use store::TaxRegistrationRecord;
 use utoipa::ToSchema;
 
-use crate::state::AppState;
 use crate::config::ElsterConfig;
+use crate::state::AppState;
 
 const DOC_XML: &str = domain::case::DocumentType::TaxRegistrationXml.as_str();
 

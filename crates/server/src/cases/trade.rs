@@ -78,18 +78,15 @@ pub async fn create_trade(
         Some(p) if errs.is_empty() => p,
         _ => return Err(ApiError::Validation(errs)),
     };
-    let (company_id, new_company, main_office) =
-        resolve_company(state, provider, &request).await?;
+    let (company_id, new_company, main_office) = resolve_company(state, provider, &request).await?;
     let reg = request.registration;
     let (trade_office, trade_office_candidates, mut head) =
         determine_trade_office(state, &reg.registered_office).await?;
     head.main_office = main_office;
 
     // Render (CPU work) off the async threads.
-    let uploads: HashMap<String, Spooled> = files
-        .into_iter()
-        .map(|f| (f.name.clone(), f))
-        .collect();
+    let uploads: HashMap<String, Spooled> =
+        files.into_iter().map(|f| (f.name.clone(), f)).collect();
     let operator = state.config.operator.clone();
     let reg_for_render = reg.clone();
     let produced = tokio::task::spawn_blocking(move || {
@@ -552,4 +549,3 @@ async fn determine_trade_office(
 pub(crate) fn to_json<T: Serialize>(v: &T) -> Result<Value, ApiError> {
     serde_json::to_value(v).map_err(|e| ApiError::Internal(e.into()))
 }
-

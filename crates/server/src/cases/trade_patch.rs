@@ -206,4 +206,3 @@ async fn assign_trade_office(
         "the case kept changing while the office was assigned; retry",
     ))
 }
-

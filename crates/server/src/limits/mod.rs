@@ -17,8 +17,8 @@ use axum::response::{IntoResponse, Response};
 
 pub use buckets::{KeyRateLimiter, ShareGuard, UploadShares, rate_limiter};
 
-use crate::state::AppState;
 use crate::error::ApiError;
+use crate::state::AppState;
 
 /// The time limits of one request (docs/api/limits.md, "Slow clients").
 #[derive(Clone, Copy, Debug)]

@@ -17,9 +17,13 @@ pub fn trade_registration() -> Value {
 }
 
 pub fn tax_registration() -> Value {
-    sandbox(include_str!("../../../../examples/tax-registration-gmbh.json"))
+    sandbox(include_str!(
+        "../../../../examples/tax-registration-gmbh.json"
+    ))
 }
 
 pub fn gbr_tax_registration() -> Value {
-    sandbox(include_str!("../../../../examples/tax-registration-egbr.json"))
+    sandbox(include_str!(
+        "../../../../examples/tax-registration-egbr.json"
+    ))
 }

@@ -8,11 +8,11 @@ use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 use utoipa_swagger_ui::SwaggerUi;
 
-use crate::state::AppState;
 use crate::routes::{
     companies, documents, gbr_registrations, health, offices, operator, sandbox, tax_registrations,
     trade_registrations, webhooks,
 };
+use crate::state::AppState;
 
 #[derive(OpenApi)]
 #[openapi(

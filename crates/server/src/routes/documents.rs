@@ -12,10 +12,10 @@ use sha2::{Digest, Sha256};
 use utoipa::IntoParams;
 use uuid::Uuid;
 
-use crate::state::AppState;
 use crate::envelope::Envelope;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::ApiQuery;
+use crate::state::AppState;
 
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct LinkParams {
@@ -125,11 +125,9 @@ async fn render_recorded(state: &AppState, doc: &store::DocumentRecord) -> Resul
         .await?
         .ok_or(ApiError::NotFound)?;
     let at = doc.created_at;
-    let bytes = tokio::task::spawn_blocking(move || {
-        crate::cases::tax::render_summary(&case, at)
-    })
-    .await
-    .map_err(|e| ApiError::Internal(anyhow::anyhow!("summary rendering panicked: {e}")))??;
+    let bytes = tokio::task::spawn_blocking(move || crate::cases::tax::render_summary(&case, at))
+        .await
+        .map_err(|e| ApiError::Internal(anyhow::anyhow!("summary rendering panicked: {e}")))??;
     let bytes = Bytes::from(bytes);
     let sha256 = Sha256::digest(&bytes);
     state.documents.put(&doc.storage_key, bytes.clone()).await?;

@@ -18,11 +18,11 @@ use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::state::AppState;
 use crate::envelope::Envelope;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::ApiJson;
 use crate::routes::tax_registrations::{self, TaxCreateResponse, VatRequest};
+use crate::state::AppState;
 
 /// The payload of `POST /v1/tax-registration/gbr` (GbR or eGbR). Unknown fields are refused
 /// (`unknown_field`); every broken rule is reported at once.

@@ -6,9 +6,9 @@ use axum::response::Response;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::state::AppState;
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody};
+use crate::state::AppState;
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct HealthResponse {

@@ -19,8 +19,8 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 
-use crate::state::AppState;
 use crate::config::Config;
+use crate::state::AppState;
 
 pub fn public() -> Router<Arc<AppState>> {
     Router::new()

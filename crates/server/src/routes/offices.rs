@@ -17,10 +17,10 @@ use store::TradeOfficeEntry;
 use utoipa::{IntoParams, ToSchema};
 
 pub use crate::cases::offices::{TradeOfficeView, directory_entry};
-use crate::state::AppState;
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{ApiJson, ApiQuery};
+use crate::state::AppState;
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]

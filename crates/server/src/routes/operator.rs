@@ -17,13 +17,13 @@ use time::OffsetDateTime;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::state::AppState;
+use crate::cases;
+use crate::cases::access::operator_only;
+use crate::cases::steps::{self, Actor, Moved, TaxTransitionRequest, TradeTransitionRequest};
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::ApiQuery;
-use crate::cases::access::operator_only;
-use crate::cases::steps::{self, Actor, Moved, TaxTransitionRequest, TradeTransitionRequest};
-use crate::cases;
+use crate::state::AppState;
 
 /// The query of the case lists (documented on each route, whose statuses differ). A
 /// misspelt filter (`state=blocked`) is refused rather than ignored: it would list every case.

@@ -25,15 +25,13 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::state::AppState;
+use crate::cases::steps::{Actor, Moved, TaxTransitionRequest, TradeTransitionRequest};
+use crate::cases::{access, sandbox, steps};
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{ApiJson, PathId};
-use crate::cases::{access, sandbox, steps};
 use crate::routes::views::{self, DocumentView};
-use crate::cases::steps::{
-    Actor, Moved, TaxTransitionRequest, TradeTransitionRequest,
-};
+use crate::state::AppState;
 
 /// The calling provider; any other key may not simulate (403).
 fn sandbox_provider(caller: Caller) -> Result<Uuid, ApiError> {
@@ -111,14 +109,12 @@ pub async fn transition_trade(
         .ok_or(ApiError::NotFound)?;
     ensure_own_sandbox_case(provider, case.provider_id, case.environment)?;
     let (moved, document) = if step.target == TradeStatus::Completed {
-        let (moved, doc) = sandbox::complete_with_sample_licence(&state, &case, step, actor).await?;
+        let (moved, doc) =
+            sandbox::complete_with_sample_licence(&state, &case, step, actor).await?;
         let view = views::document_views(&state, std::slice::from_ref(&doc)).remove(0);
         (moved, Some(view))
     } else {
-        (
-            steps::move_trade(&state, &case, step, actor).await?,
-            None,
-        )
+        (steps::move_trade(&state, &case, step, actor).await?, None)
     };
     Ok(respond(
         StatusCode::OK,

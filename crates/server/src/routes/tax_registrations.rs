@@ -36,7 +36,6 @@ use crate::idempotency::{self, Claim};
 use crate::routes::views::{self, DocumentView, StatusHistoryEntry};
 use crate::state::AppState;
 
-
 #[derive(Debug, Serialize, ToSchema)]
 pub struct TaxCreateResponse {
     pub result: Outcome,

@@ -17,8 +17,8 @@ use domain::company::Environment;
 use domain::lifecycle::Lifecycle;
 use domain::trade::{
     AcquisitionType, BusinessType, CraftCard, Employees, EstablishmentType, Gender,
-    IndustrialLicense, Language, MainEstablishment, Package, PersonName, PreviousBusiness,
-    Reason, RegisteredOffice, ResidencePermit, ResidentialAddress, TradeRegistration,
+    IndustrialLicense, Language, MainEstablishment, Package, PersonName, PreviousBusiness, Reason,
+    RegisteredOffice, ResidencePermit, ResidentialAddress, TradeRegistration,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -39,7 +39,6 @@ use crate::uploads::{PartRefused, Spooled};
 
 /// Most parts a multipart create may have: `data` and one signed GewA 1 per owner.
 const MAX_PARTS: usize = 1 + domain::trade_request::MAX_OWNERS;
-
 
 /// The request as received: the `data` JSON and the file parts, spooled to disk.
 struct Received {
@@ -109,7 +108,11 @@ async fn receive_parts(state: &AppState, req: Request) -> Result<Received, ApiEr
     let mut refs: Option<Vec<(usize, String)>> = None;
     let mut files: Vec<Spooled> = Vec::new();
     let mut parts = 0;
-    while let Some(mut field) = mp.next_field().await.map_err(crate::extract::multipart_error)? {
+    while let Some(mut field) = mp
+        .next_field()
+        .await
+        .map_err(crate::extract::multipart_error)?
+    {
         parts += 1;
         if parts > MAX_PARTS {
             return Err(ApiError::InvalidMultipart(format!(

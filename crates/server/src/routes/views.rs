@@ -59,4 +59,3 @@ pub fn history_views(history: &[StatusChange]) -> Vec<StatusHistoryEntry> {
         })
         .collect()
 }
-

@@ -17,10 +17,10 @@ use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use crate::state::AppState;
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody, ErrorCode};
 use crate::extract::{ApiJson, ApiQuery, PathId, PathIds};
+use crate::state::AppState;
 use crate::webhooks::target;
 
 /// Endpoints one provider may have.

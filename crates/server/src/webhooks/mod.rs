@@ -25,8 +25,8 @@ use time::OffsetDateTime;
 use tokio::sync::watch;
 use uuid::Uuid;
 
-use crate::state::AppState;
 use crate::config::WebhookConfig;
+use crate::state::AppState;
 
 /// How many messages one worker sends at once.
 const BATCH: i64 = 32;

@@ -410,6 +410,77 @@ impl<S: Send + Sync> FromRequestParts<S> for PathIds {
     }
 }
 
+/// A `multipart/form-data` body to read part by part: another content type is 415, a
+/// multipart content type without a usable boundary 400 `INVALID_MULTIPART`.
+pub async fn multipart(req: axum::extract::Request) -> Result<axum::extract::Multipart, ApiError> {
+    use axum::extract::FromRequest;
+    if !crate::extract::is_multipart(req.headers()) {
+        return Err(ApiError::UnsupportedMediaType(
+            "send multipart/form-data".into(),
+        ));
+    }
+    axum::extract::Multipart::from_request(req, &())
+        .await
+        .map_err(|e| ApiError::InvalidMultipart(format!("not a multipart body: {e}")))
+}
+
+/// A multipart error as an answer: over the body limit is 413, anything else 400.
+pub fn multipart_error(e: axum::extract::multipart::MultipartError) -> ApiError {
+    if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+        ApiError::PayloadTooLarge("the request body is larger than allowed".into())
+    } else {
+        ApiError::InvalidMultipart(format!(
+            "the multipart body cannot be read: {}",
+            e.body_text()
+        ))
+    }
+}
+
+/// Reads one multipart part whole, refusing it (413) as soon as it exceeds `limit`.
+pub async fn read_part(
+    field: &mut axum::extract::multipart::Field<'_>,
+    name: &str,
+    limit: usize,
+) -> Result<bytes::Bytes, ApiError> {
+    let mut buf = bytes::BytesMut::new();
+    while let Some(chunk) = field.chunk().await.map_err(multipart_error)? {
+        if buf.len() + chunk.len() > limit {
+            return Err(ApiError::PayloadTooLarge(format!(
+                "the part `{name}` is larger than {limit} bytes"
+            )));
+        }
+        buf.extend_from_slice(&chunk);
+    }
+    Ok(buf.freeze())
+}
+
+/// Reads a page's cursor (query parameter `field`, parsed by `parse`) and `limit` (1 to 500,
+/// default 100), recording what is wrong in `errs`.
+pub fn page_params<T>(
+    field: &str,
+    cursor: Option<&str>,
+    parse: impl Fn(&str) -> Option<T>,
+    limit: Option<i64>,
+    errs: &mut domain::Violations,
+) -> (Option<T>, i64) {
+    let cursor = cursor.and_then(|c| {
+        let parsed = parse(c);
+        if parsed.is_none() {
+            errs.push(
+                field,
+                "invalid_value",
+                "must be a next_cursor of an earlier page",
+            );
+        }
+        parsed
+    });
+    let limit = limit.unwrap_or(100);
+    if !(1..=500).contains(&limit) {
+        errs.push("limit", "invalid_value", "must be 1 to 500");
+    }
+    (cursor, limit)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -596,75 +667,4 @@ mod tests {
             Err(ApiError::InvalidJson(_))
         ));
     }
-}
-
-/// A `multipart/form-data` body to read part by part: another content type is 415, a
-/// multipart content type without a usable boundary 400 `INVALID_MULTIPART`.
-pub async fn multipart(req: axum::extract::Request) -> Result<axum::extract::Multipart, ApiError> {
-    use axum::extract::FromRequest;
-    if !crate::extract::is_multipart(req.headers()) {
-        return Err(ApiError::UnsupportedMediaType(
-            "send multipart/form-data".into(),
-        ));
-    }
-    axum::extract::Multipart::from_request(req, &())
-        .await
-        .map_err(|e| ApiError::InvalidMultipart(format!("not a multipart body: {e}")))
-}
-
-/// A multipart error as an answer: over the body limit is 413, anything else 400.
-pub fn multipart_error(e: axum::extract::multipart::MultipartError) -> ApiError {
-    if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-        ApiError::PayloadTooLarge("the request body is larger than allowed".into())
-    } else {
-        ApiError::InvalidMultipart(format!(
-            "the multipart body cannot be read: {}",
-            e.body_text()
-        ))
-    }
-}
-
-/// Reads one multipart part whole, refusing it (413) as soon as it exceeds `limit`.
-pub async fn read_part(
-    field: &mut axum::extract::multipart::Field<'_>,
-    name: &str,
-    limit: usize,
-) -> Result<bytes::Bytes, ApiError> {
-    let mut buf = bytes::BytesMut::new();
-    while let Some(chunk) = field.chunk().await.map_err(multipart_error)? {
-        if buf.len() + chunk.len() > limit {
-            return Err(ApiError::PayloadTooLarge(format!(
-                "the part `{name}` is larger than {limit} bytes"
-            )));
-        }
-        buf.extend_from_slice(&chunk);
-    }
-    Ok(buf.freeze())
-}
-
-/// Reads a page's cursor (query parameter `field`, parsed by `parse`) and `limit` (1 to 500,
-/// default 100), recording what is wrong in `errs`.
-pub fn page_params<T>(
-    field: &str,
-    cursor: Option<&str>,
-    parse: impl Fn(&str) -> Option<T>,
-    limit: Option<i64>,
-    errs: &mut domain::Violations,
-) -> (Option<T>, i64) {
-    let cursor = cursor.and_then(|c| {
-        let parsed = parse(c);
-        if parsed.is_none() {
-            errs.push(
-                field,
-                "invalid_value",
-                "must be a next_cursor of an earlier page",
-            );
-        }
-        parsed
-    });
-    let limit = limit.unwrap_or(100);
-    if !(1..=500).contains(&limit) {
-        errs.push("limit", "invalid_value", "must be 1 to 500");
-    }
-    (cursor, limit)
 }

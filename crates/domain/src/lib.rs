@@ -8,6 +8,7 @@ pub mod address;
 pub mod auth;
 pub mod calendar;
 pub mod case;
+pub mod case_state;
 pub mod company;
 pub mod country;
 pub mod din91379;

@@ -113,6 +113,22 @@ pub enum TaxPackage {
     Guided,
 }
 
+impl TaxPackage {
+    /// The request value: `self` or `guided`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaxPackage::SelfService => "self",
+            TaxPackage::Guided => "guided",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [TaxPackage::SelfService, TaxPackage::Guided]
+            .into_iter()
+            .find(|p| p.as_str() == s)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct IndividualShareholder {

@@ -178,6 +178,12 @@ impl Package {
         }
     }
 
+    pub fn parse(s: &str) -> Option<Self> {
+        [Package::SelfService, Package::Assisted]
+            .into_iter()
+            .find(|p| p.as_str() == s)
+    }
+
     /// Where a new case goes from `initiated`: the owners of a `self` case file their own
     /// forms (`form-rendered`); an `assisted` case is ours to file (`submitted`).
     pub fn initial_status(self) -> TradeStatus {

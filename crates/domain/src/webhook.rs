@@ -13,6 +13,9 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 use uuid::Uuid;
 
+use crate::case::{CaseKind, DocumentType};
+use crate::case_state::CaseStatus;
+#[cfg(test)]
 use crate::lifecycle::{Lifecycle, TaxStatus, TradeStatus};
 
 /// Every event type, in the order of the lifecycles.
@@ -35,26 +38,24 @@ pub const EVENT_TYPES: &[&str] = &[
 /// names mirror the trade statuses.
 pub const DOCUMENTS_UPDATED: &str = "documents.updated";
 
-/// The event a case of `case_kind` (`trade` or `tax`) entering `status` produces; `None` for a
-/// status that is not public.
-pub fn event_type(case_kind: &str, status: &str) -> Option<&'static str> {
-    let name = match case_kind {
-        "trade" => format!("registration.{}", TradeStatus::parse(status)?.as_str()),
-        "tax" => format!("tax-registration.{}", TaxStatus::parse(status)?.as_str()),
-        _ => return None,
+/// The event a case entering `status` produces; `None` for a status that is not public.
+pub fn event_type(status: CaseStatus) -> Option<&'static str> {
+    let prefix = match status.kind() {
+        CaseKind::Trade => "registration",
+        CaseKind::Tax => "tax-registration",
     };
+    let name = format!("{prefix}.{}", status.as_str());
     EVENT_TYPES.iter().copied().find(|t| *t == name)
 }
 
 /// What an event says about one status change of a case.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CaseEvent<'a> {
-    /// `trade` or `tax`.
-    pub case_kind: &'a str,
     pub case_id: Uuid,
     pub company_id: Uuid,
-    pub status: &'a str,
-    pub previous_status: Option<&'a str>,
+    /// The status the case entered (its kind is the case's).
+    pub status: CaseStatus,
+    pub previous_status: Option<CaseStatus>,
     /// `sandbox` or `production`.
     pub environment: &'a str,
     pub client_reference: Option<&'a str>,
@@ -65,7 +66,7 @@ pub struct CaseEvent<'a> {
 
 impl CaseEvent<'_> {
     pub fn event_type(&self) -> Option<&'static str> {
-        event_type(self.case_kind, self.status)
+        event_type(self.status)
     }
 
     /// The JSON body sent to every endpoint, exactly as signed:
@@ -80,16 +81,18 @@ impl CaseEvent<'_> {
 
     /// The `data` object: the case and this change of it.
     fn data(&self) -> serde_json::Map<String, serde_json::Value> {
-        let id_field = if self.case_kind == "tax" {
-            "tax_registration_id"
-        } else {
-            "trade_registration_id"
+        let id_field = match self.status.kind() {
+            CaseKind::Tax => "tax_registration_id",
+            CaseKind::Trade => "trade_registration_id",
         };
         let mut data = serde_json::Map::new();
         data.insert(id_field.into(), json!(self.case_id));
         data.insert("company_id".into(), json!(self.company_id));
-        data.insert("status".into(), json!(self.status));
-        data.insert("previous_status".into(), json!(self.previous_status));
+        data.insert("status".into(), json!(self.status.as_str()));
+        data.insert(
+            "previous_status".into(),
+            json!(self.previous_status.map(CaseStatus::as_str)),
+        );
         data.insert("environment".into(), json!(self.environment));
         data.insert("client_reference".into(), json!(self.client_reference));
         data.insert("reason".into(), json!(self.reason));
@@ -101,8 +104,8 @@ impl CaseEvent<'_> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct UpdatedDocument<'a> {
     pub id: Uuid,
-    /// The document type as the case's `documents` list names it.
-    pub doc_type: &'a str,
+    /// Named as the case's `documents` list names it.
+    pub doc_type: DocumentType,
     /// The owner (index into the request's `owners`) the document belongs to, if any.
     pub owner_index: Option<i32>,
     pub name: &'a str,
@@ -132,7 +135,7 @@ impl DocumentsEvent<'_> {
             .map(|d| {
                 json!({
                     "id": d.id,
-                    "type": d.doc_type,
+                    "type": d.doc_type.as_str(),
                     "owner_index": d.owner_index,
                     "name": d.name,
                     "replaces": d.replaces,
@@ -191,11 +194,11 @@ mod tests {
     #[test]
     fn every_public_status_has_its_event() {
         for s in TradeStatus::ALL {
-            let t = event_type("trade", s.as_str()).expect("trade event");
+            let t = event_type(CaseStatus::Trade(*s)).expect("trade event");
             assert_eq!(t, format!("registration.{}", s.as_str()));
         }
         for s in TaxStatus::ALL {
-            let t = event_type("tax", s.as_str()).expect("tax event");
+            let t = event_type(CaseStatus::Tax(*s)).expect("tax event");
             assert_eq!(t, format!("tax-registration.{}", s.as_str()));
         }
         assert_eq!(
@@ -203,8 +206,6 @@ mod tests {
             TradeStatus::ALL.len() + TaxStatus::ALL.len() + 1
         );
         assert!(EVENT_TYPES.contains(&DOCUMENTS_UPDATED));
-        assert_eq!(event_type("trade", "validated"), None);
-        assert_eq!(event_type("other", "submitted"), None);
     }
 
     #[test]
@@ -212,11 +213,10 @@ mod tests {
         let id = Uuid::from_u128(1);
         let company = Uuid::from_u128(2);
         let e = CaseEvent {
-            case_kind: "trade",
             case_id: id,
             company_id: company,
-            status: "blocked",
-            previous_status: Some("submitted"),
+            status: TradeStatus::Blocked.into(),
+            previous_status: Some(TradeStatus::Submitted.into()),
             environment: "sandbox",
             client_reference: Some("crm-1"),
             reason: Some("Unterschrift fehlt"),
@@ -230,8 +230,7 @@ mod tests {
         assert_eq!(v["data"]["previous_status"], "submitted");
         assert_eq!(v["data"]["reason"], "Unterschrift fehlt");
         let tax = CaseEvent {
-            case_kind: "tax",
-            status: "validated",
+            status: TaxStatus::Validated.into(),
             previous_status: None,
             ..e
         };
@@ -247,14 +246,14 @@ mod tests {
         let docs = [
             UpdatedDocument {
                 id: Uuid::from_u128(10),
-                doc_type: "trade-licence-application",
+                doc_type: DocumentType::TradeLicenceApplication,
                 owner_index: Some(1),
                 name: "GewA 1 - Jan Kowalski.pdf",
                 replaces: Some(Uuid::from_u128(9)),
             },
             UpdatedDocument {
                 id: Uuid::from_u128(11),
-                doc_type: "elster-xml",
+                doc_type: DocumentType::TaxRegistrationXml,
                 owner_index: None,
                 name: "ELSTER.xml",
                 replaces: None,
@@ -262,10 +261,9 @@ mod tests {
         ];
         let e = DocumentsEvent {
             case: CaseEvent {
-                case_kind: "trade",
                 case_id: Uuid::from_u128(1),
                 company_id: Uuid::from_u128(2),
-                status: "form-rendered",
+                status: TradeStatus::FormRendered.into(),
                 previous_status: None,
                 environment: "production",
                 client_reference: None,
@@ -296,7 +294,7 @@ mod tests {
         assert!(d[1]["replaces"].is_null());
         let tax = DocumentsEvent {
             case: CaseEvent {
-                case_kind: "tax",
+                status: TaxStatus::Validated.into(),
                 ..e.case
             },
             ..e

@@ -3,6 +3,8 @@
 mod common;
 
 use common::TestApp;
+use domain::case::{CaseKind, DocumentType};
+use domain::lifecycle::{TaxStatus, TradeStatus};
 use serde_json::json;
 use store::{DocumentRecord, NewClientCompany, NewTradeRegistration, StatusChange};
 use uuid::Uuid;
@@ -31,8 +33,8 @@ fn new_case(provider: Uuid, company: Uuid, new_company: bool) -> NewTradeRegistr
         company_id: company,
         provider_id: provider,
         environment: domain::company::Environment::Sandbox,
-        package: "self".into(),
-        status: "form-rendered".into(),
+        package: domain::trade::Package::SelfService,
+        status: TradeStatus::FormRendered,
         record: json!({"name": "Mustermann GmbH", "owners": [{"first_name": "Erika"}]}),
         price_cents: 4900,
         trade_office: Some(json!({"key": "11000000", "name": "Berlin"})),
@@ -41,9 +43,9 @@ fn new_case(provider: Uuid, company: Uuid, new_company: bool) -> NewTradeRegistr
         documents: vec![DocumentRecord {
             id: Uuid::now_v7(),
             case_id: id,
-            case_kind: "trade".into(),
+            case_kind: CaseKind::Trade,
             owner_index: Some(0),
-            doc_type: "trade-licence-application".into(),
+            doc_type: DocumentType::TradeLicenceApplication,
             name: "GewA 1 - Erika Mustermann.pdf".into(),
             storage_key: format!("trade/{id}/gewa1-0.pdf"),
             content_type: "application/pdf".into(),
@@ -52,8 +54,8 @@ fn new_case(provider: Uuid, company: Uuid, new_company: bool) -> NewTradeRegistr
             created_at: now,
         }],
         history: vec![
-            StatusChange { status: "initiated".into(), previous_status: None, actor: format!("provider:{provider}"), reason: None, at: now },
-            StatusChange { status: "form-rendered".into(), previous_status: Some("initiated".into()), actor: "system".into(), reason: None, at: now },
+            StatusChange { status: TradeStatus::Initiated.into(), previous_status: None, actor: format!("provider:{provider}"), reason: None, at: now },
+            StatusChange { status: TradeStatus::FormRendered.into(), previous_status: Some(TradeStatus::Initiated.into()), actor: "system".into(), reason: None, at: now },
         ],
         idempotency: None,
     }
@@ -71,9 +73,9 @@ fn new_tax_case(provider: Uuid, company: Uuid, id: Uuid) -> store::NewTaxRegistr
         company_id: company,
         provider_id: provider,
         environment: domain::company::Environment::Production,
-        package: "self".into(),
+        package: domain::tax_core::TaxPackage::SelfService,
         legal_form: "gmbh".into(),
-        status: "validated".into(),
+        status: TaxStatus::Validated,
         record: json!({"name": "Mustermann GmbH"}),
         tax_office_number: Some("1127".into()),
         tax_office_lookup: Some(json!({"status": "needs_confirmation"})),
@@ -81,9 +83,9 @@ fn new_tax_case(provider: Uuid, company: Uuid, id: Uuid) -> store::NewTaxRegistr
         documents: vec![DocumentRecord {
             id: Uuid::now_v7(),
             case_id: id,
-            case_kind: "tax".into(),
+            case_kind: CaseKind::Tax,
             owner_index: None,
-            doc_type: "tax-registration-xml".into(),
+            doc_type: DocumentType::TaxRegistrationXml,
             name: "Fragebogen.xml".into(),
             storage_key: format!("tax/{id}/fse.xml"),
             content_type: "application/xml".into(),
@@ -92,7 +94,7 @@ fn new_tax_case(provider: Uuid, company: Uuid, id: Uuid) -> store::NewTaxRegistr
             created_at: now,
         }],
         history: vec![StatusChange {
-            status: "validated".into(),
+            status: TaxStatus::Validated.into(),
             previous_status: None,
             actor: format!("provider:{provider}"),
             reason: None,
@@ -112,7 +114,7 @@ backend_tests! {
         let case = new_tax_case(provider, company, id);
         app.state.repo.create_tax_registration(&case).await.unwrap();
         let stored = app.state.repo.get_tax_registration(id).await.unwrap().expect("stored");
-        assert_eq!((stored.status.as_str(), stored.legal_form.as_str()), ("validated", "gmbh"));
+        assert_eq!((stored.status, stored.legal_form.as_str()), (TaxStatus::Validated, "gmbh"));
         assert_eq!(stored.record, case.record);
         assert_eq!(stored.tax_office_number.as_deref(), Some("1127"));
         assert_eq!(stored.documents, case.documents);
@@ -290,7 +292,7 @@ backend_tests! {
         let stored = app.state.repo.get_trade_registration(case.id).await.unwrap().expect("stored");
         assert_eq!(stored.company_id, company);
         assert_eq!(stored.record, case.record);
-        assert_eq!(stored.status, "form-rendered");
+        assert_eq!(stored.status, TradeStatus::FormRendered);
         assert_eq!(stored.price_cents, 4900);
         assert_eq!(stored.trade_office, case.trade_office);
         assert_eq!(stored.trade_office_candidates, None);
@@ -316,11 +318,11 @@ backend_tests! {
         let mut form = case.documents[0].clone();
         form.id = Uuid::now_v7();
         form.storage_key = format!("trade/{}/gewa1-0-new.pdf", case.id);
-        let read = TradeCaseGuard { status: "form-rendered".into(), trade_office: case.trade_office.clone() };
+        let read = TradeCaseGuard { status: TradeStatus::FormRendered, trade_office: case.trade_office.clone() };
 
         // A guard that read another status or office writes nothing.
         for stale in [
-            TradeCaseGuard { status: "submitted".into(), ..read.clone() },
+            TradeCaseGuard { status: TradeStatus::Submitted, ..read.clone() },
             TradeCaseGuard { trade_office: None, ..read.clone() },
             TradeCaseGuard { trade_office: Some(json!({"key": "11000000", "name": "Berlin (old)"})), ..read.clone() },
         ] {
@@ -438,7 +440,7 @@ backend_tests! {
     // deletes and inserts (tax office assignment), updates (a document rendered on first
     // download) and seeded copies.
     async fn every_write_to_a_case_shows_in_its_read(backend) {
-        use store::{CaseFields, CaseKind};
+        use store::CaseFields;
         let app = TestApp::spawn(backend).await.unwrap();
         let repo = &app.state.repo;
         let (provider, _) = app.provider("P").await;
@@ -446,13 +448,13 @@ backend_tests! {
         repo.create_trade_registration(&case).await.unwrap();
         let at = |s: i64| case.created_at + time::Duration::seconds(s);
 
-        let change = StatusChange { status: "submitted".into(), previous_status: Some("form-rendered".into()), actor: "operator:o".into(), reason: Some("alles da".into()), at: at(1) };
+        let change = StatusChange { status: TradeStatus::Submitted.into(), previous_status: Some(TradeStatus::FormRendered.into()), actor: "operator:o".into(), reason: Some("alles da".into()), at: at(1) };
         let mut receipt = case.documents[0].clone();
         receipt.id = Uuid::now_v7();
-        receipt.doc_type = "submission-receipt".into();
+        receipt.doc_type = DocumentType::TradeLicence;
         receipt.storage_key = format!("trade/{}/receipt.pdf", case.id);
         receipt.created_at = at(1);
-        let moved = repo.transition_case(CaseKind::Trade, case.id, "form-rendered", &change, std::slice::from_ref(&receipt), &CaseFields::default()).await.unwrap();
+        let moved = repo.transition_case(case.id, TradeStatus::FormRendered.into(), &change, std::slice::from_ref(&receipt), &CaseFields::default()).await.unwrap();
         assert!(moved);
         repo.verify_identity(case.id, 1, at(2), "operator:o", at(2)).await.unwrap();
         repo.verify_identity(case.id, 0, at(3), "operator:o", at(3)).await.unwrap();
@@ -464,7 +466,7 @@ backend_tests! {
         assert_eq!(read.history, history);
         assert_eq!(read.documents, vec![case.documents[0].clone(), receipt]);
         assert_eq!(read.identity_verifications, vec![(0, at(3)), (1, at(4))]);
-        assert_eq!(read.status, "submitted");
+        assert_eq!(read.status, TradeStatus::Submitted);
 
         // Tax: the office assignment replaces the XML (a delete and an insert in one
         // transaction), and the new document's size is recorded on its first download.
@@ -476,7 +478,7 @@ backend_tests! {
         xml.storage_key = format!("tax/{}/fse-2.xml", tax.id);
         xml.size = None;
         xml.sha256 = None;
-        let replaced = repo.assign_tax_office(tax.id, "2742", &["validated"], std::slice::from_ref(&xml)).await.unwrap();
+        let replaced = repo.assign_tax_office(tax.id, "2742", &[TaxStatus::Validated], std::slice::from_ref(&xml)).await.unwrap();
         assert_eq!(replaced, Some(vec![tax.documents[0].storage_key.clone()]));
         assert_eq!(repo.get_tax_registration(tax.id).await.unwrap().unwrap().documents, vec![xml.clone()]);
         assert!(repo.record_rendered(xml.id, 99, &[9; 32]).await.unwrap());

@@ -19,7 +19,7 @@ pub(crate) struct Common<'a> {
     pub id: uuid::Uuid,
     /// The id the provider knows the case by (a trade registration's is its key).
     pub public_id: uuid::Uuid,
-    pub kind: &'static str,
+    pub kind: crate::CaseKind,
     pub provider_id: uuid::Uuid,
     pub company_id: uuid::Uuid,
     pub environment: &'static str,
@@ -35,7 +35,7 @@ impl NewCase {
     pub(crate) fn common(&self) -> Common<'_> {
         // The two kinds name these fields alike; one list for both.
         macro_rules! common {
-            ($t:expr, $kind:literal, $public_id:expr) => {
+            ($t:expr, $kind:expr, $public_id:expr) => {
                 Common {
                     id: $t.id,
                     public_id: $public_id,
@@ -53,8 +53,8 @@ impl NewCase {
             };
         }
         match self {
-            NewCase::Trade(t) => common!(t, "trade", t.id),
-            NewCase::Tax(t) => common!(t, "tax", t.public_id),
+            NewCase::Trade(t) => common!(t, crate::CaseKind::Trade, t.id),
+            NewCase::Tax(t) => common!(t, crate::CaseKind::Tax, t.public_id),
         }
     }
 }

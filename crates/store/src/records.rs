@@ -1,6 +1,11 @@
 //! The values the store reads and writes.
 
 use domain::auth::KeyKind;
+use domain::case::DocumentType;
+use domain::case_state::{CasePackage, CaseStatus};
+use domain::lifecycle::{TaxStatus, TradeStatus};
+use domain::tax_core::TaxPackage;
+use domain::trade::Package;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -56,11 +61,9 @@ pub struct NewClientCompany {
 pub struct DocumentRecord {
     pub id: Uuid,
     pub case_id: Uuid,
-    /// `trade` or `tax`.
-    pub case_kind: String,
+    pub case_kind: CaseKind,
     pub owner_index: Option<i32>,
-    /// `trade-licence-application`, `power-of-attorney`, `trade-licence`, ...
-    pub doc_type: String,
+    pub doc_type: DocumentType,
     /// Display name, e.g. `GewA 1 - Erika Mustermann.pdf`.
     pub name: String,
     /// Key in the document store.
@@ -76,8 +79,9 @@ pub struct DocumentRecord {
 /// One entry of a case's status history.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StatusChange {
-    pub status: String,
-    pub previous_status: Option<String>,
+    pub status: CaseStatus,
+    /// Of the same kind as `status`.
+    pub previous_status: Option<CaseStatus>,
     /// `provider:<id>`, `operator:<id>` or `system`.
     pub actor: String,
     pub reason: Option<String>,
@@ -93,8 +97,8 @@ pub struct NewTradeRegistration {
     pub company_id: Uuid,
     pub provider_id: Uuid,
     pub environment: domain::company::Environment,
-    pub package: String,
-    pub status: String,
+    pub package: Package,
+    pub status: TradeStatus,
     /// The validated request as JSON (the domain model's serde form).
     pub record: serde_json::Value,
     pub price_cents: i64,
@@ -122,9 +126,9 @@ pub struct NewTaxRegistration {
     pub company_id: Uuid,
     pub provider_id: Uuid,
     pub environment: domain::company::Environment,
-    pub package: String,
+    pub package: TaxPackage,
     pub legal_form: String,
-    pub status: String,
+    pub status: TaxStatus,
     /// The validated request as JSON (the domain model's serde form).
     pub record: serde_json::Value,
     /// The receiving tax office, when sent or determined.
@@ -149,9 +153,9 @@ pub struct TaxRegistrationRecord {
     pub company_id: Uuid,
     pub provider_id: Uuid,
     pub environment: domain::company::Environment,
-    pub package: String,
+    pub package: TaxPackage,
     pub legal_form: String,
-    pub status: String,
+    pub status: TaxStatus,
     pub record: serde_json::Value,
     pub tax_office_number: Option<String>,
     pub tax_office_lookup: Option<serde_json::Value>,
@@ -179,7 +183,7 @@ pub struct TradePatch {
 /// still in this status with this receiving office.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TradeCaseGuard {
-    pub status: String,
+    pub status: TradeStatus,
     pub trade_office: Option<serde_json::Value>,
 }
 
@@ -231,7 +235,8 @@ pub struct CaseIdUse {
 /// Filters of [`Repository::list_cases`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CaseFilter {
-    pub status: Option<String>,
+    /// Of the listed kind.
+    pub status: Option<CaseStatus>,
     pub environment: Option<domain::company::Environment>,
 }
 
@@ -244,8 +249,8 @@ pub struct CaseSummary {
     pub company_id: Uuid,
     pub provider_id: Uuid,
     pub environment: domain::company::Environment,
-    pub package: String,
-    pub status: String,
+    pub package: CasePackage,
+    pub status: CaseStatus,
     pub created_at: OffsetDateTime,
 }
 
@@ -269,8 +274,8 @@ pub struct TradeRegistrationRecord {
     pub company_id: Uuid,
     pub provider_id: Uuid,
     pub environment: domain::company::Environment,
-    pub package: String,
-    pub status: String,
+    pub package: Package,
+    pub status: TradeStatus,
     pub record: serde_json::Value,
     pub price_cents: i64,
     pub city_fee_cents: Option<i64>,

@@ -1,7 +1,10 @@
 //! The [`Repository`] trait: everything the service stores in its database.
 
 use async_trait::async_trait;
+use domain::case::DocumentType;
+use domain::case_state::CaseStatus;
 use domain::company::Company;
+use domain::lifecycle::TaxStatus;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -114,14 +117,13 @@ pub trait Repository: Send + Sync + 'static {
     /// cases' ids or some case's key (one statement).
     async fn tax_registration_id_use(&self, provider: Uuid, public_id: Uuid) -> Result<CaseIdUse>;
 
-    /// Moves a case from `from` to `change.status`, records `change`, adds `documents`, sets
+    /// Moves a case from `from` to `change.status` (of the same kind), records `change`, adds `documents`, sets
     /// `fields` and writes the webhook messages of the change, atomically; `false` (nothing
     /// written) when the case is not in `from` any more (another request won).
     async fn transition_case(
         &self,
-        kind: CaseKind,
         id: Uuid,
-        from: &str,
+        from: CaseStatus,
         change: &StatusChange,
         documents: &[DocumentRecord],
         fields: &CaseFields,
@@ -163,7 +165,7 @@ pub trait Repository: Send + Sync + 'static {
         &self,
         id: Uuid,
         office_number: &str,
-        allowed_statuses: &[&str],
+        allowed_statuses: &[TaxStatus],
         documents: &[DocumentRecord],
     ) -> Result<Option<Vec<String>>>;
 
@@ -194,7 +196,7 @@ pub trait Repository: Send + Sync + 'static {
     async fn tax_registrations_missing_document(
         &self,
         environment: domain::company::Environment,
-        doc_type: &str,
+        doc_type: DocumentType,
         after: Option<Uuid>,
         limit: i64,
     ) -> Result<Vec<Uuid>>;

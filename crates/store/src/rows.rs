@@ -5,7 +5,31 @@ use sqlx::{Decode, Row, Type};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use domain::case::{CaseKind, DocumentType};
+use domain::case_state::CaseStatus;
+use domain::lifecycle::Lifecycle;
+use domain::tax_core::TaxPackage;
+
 use crate::{DocumentRecord, TaxRegistrationRecord, TradeOfficeEntry, WebhookEndpoint};
+
+/// A name read back as the domain's type (`parse`); a name the domain does not know is
+/// corrupt data, named with `what` it was.
+pub(crate) fn named<T>(what: &str, s: &str, parse: impl Fn(&str) -> Option<T>) -> crate::Result<T> {
+    parse(s).ok_or_else(|| crate::StoreError::Corrupt(format!("unknown {what} {s:?}")))
+}
+
+/// A stored status of lifecycle `L`.
+pub(crate) fn status<L: Lifecycle>(s: &str) -> crate::Result<L> {
+    named("status", s, L::parse)
+}
+
+pub(crate) fn case_kind(s: &str) -> crate::Result<CaseKind> {
+    named("case kind", s, CaseKind::parse)
+}
+
+pub(crate) fn doc_type(s: &str) -> crate::Result<DocumentType> {
+    named("document type", s, DocumentType::parse)
+}
 
 /// A row of one of the statements both dialects share, decoded the same way in both.
 pub(crate) struct Columns<'r, R>(pub(crate) &'r R);
@@ -29,9 +53,9 @@ where
         Ok(DocumentRecord {
             id: row.try_get("id")?,
             case_id: row.try_get("case_id")?,
-            case_kind: row.try_get("case_kind")?,
+            case_kind: case_kind(&row.try_get::<String, _>("case_kind")?)?,
             owner_index: row.try_get("owner_index")?,
-            doc_type: row.try_get("doc_type")?,
+            doc_type: doc_type(&row.try_get::<String, _>("doc_type")?)?,
             name: row.try_get("name")?,
             storage_key: row.try_get("storage_key")?,
             content_type: row.try_get("content_type")?,
@@ -87,16 +111,20 @@ where
             company_id: row.try_get("company_id")?,
             provider_id: row.try_get("provider_id")?,
             environment: crate::sql::environment(&environment)?,
-            package: row.try_get("package")?,
+            package: named(
+                "package",
+                &row.try_get::<String, _>("package")?,
+                TaxPackage::parse,
+            )?,
             legal_form: row.try_get("legal_form")?,
-            status: row.try_get("status")?,
+            status: status(&row.try_get::<String, _>("status")?)?,
             record: record.0,
             tax_office_number: row.try_get("tax_office_number")?,
             tax_office_lookup: lookup.map(|j| j.0),
             tax_number: row.try_get("tax_number")?,
             created_at: row.try_get("created_at")?,
             documents: documents_from_json(&documents, id)?,
-            history: history_from_json(&history)?,
+            history: history_from_json(CaseKind::Tax, &history)?,
         })
     }
 }
@@ -109,16 +137,24 @@ pub(crate) fn now() -> time::OffsetDateTime {
     t.replace_nanosecond(micros).unwrap_or(t)
 }
 
+/// A stored status of a `kind` case.
+pub(crate) fn case_status(kind: CaseKind, s: &str) -> crate::Result<CaseStatus> {
+    named("status", s, |s| CaseStatus::parse(kind, s))
+}
+
 /// The status history as the `history_json` column gives it: `[[status, previous_status, actor,
-/// reason, at], ...]` in order.
-pub(crate) fn history_from_json(json: &str) -> crate::Result<Vec<crate::StatusChange>> {
+/// reason, at], ...]` in order, of a `kind` case.
+pub(crate) fn history_from_json(
+    kind: CaseKind,
+    json: &str,
+) -> crate::Result<Vec<crate::StatusChange>> {
     type Row = (String, Option<String>, String, Option<String>, String);
     let rows: Vec<Row> = serde_json::from_str(json).map_err(corrupt_json)?;
     rows.into_iter()
         .map(|(status, previous_status, actor, reason, at)| {
             Ok(crate::StatusChange {
-                status,
-                previous_status,
+                status: case_status(kind, &status)?,
+                previous_status: previous_status.map(|s| case_status(kind, &s)).transpose()?,
                 actor,
                 reason,
                 at: timestamp(&at)?,
@@ -133,8 +169,8 @@ pub(crate) fn history_to_json(history: &[crate::StatusChange]) -> crate::Result<
         .iter()
         .map(|h| {
             Ok((
-                &h.status,
-                &h.previous_status,
+                h.status.as_str(),
+                h.previous_status.map(CaseStatus::as_str),
                 &h.actor,
                 &h.reason,
                 rfc3339(h.at)?,
@@ -154,13 +190,13 @@ pub(crate) fn documents_to_json(documents: &[crate::DocumentRecord]) -> crate::R
             a.created_at,
             a.owner_index.is_none(),
             a.owner_index,
-            a.doc_type.as_bytes(),
+            a.doc_type.as_str().as_bytes(),
         )
             .cmp(&(
                 b.created_at,
                 b.owner_index.is_none(),
                 b.owner_index,
-                b.doc_type.as_bytes(),
+                b.doc_type.as_str().as_bytes(),
             ))
     });
     let rows = sorted
@@ -168,9 +204,9 @@ pub(crate) fn documents_to_json(documents: &[crate::DocumentRecord]) -> crate::R
         .map(|d| {
             Ok((
                 d.id.simple().to_string(),
-                &d.case_kind,
+                d.case_kind.as_str(),
                 d.owner_index,
-                &d.doc_type,
+                d.doc_type.as_str(),
                 &d.name,
                 &d.storage_key,
                 &d.content_type,
@@ -233,9 +269,9 @@ pub(crate) fn documents_from_json(
                         crate::StoreError::Corrupt(format!("document id {id:?}: {e}"))
                     })?,
                     case_id,
-                    case_kind,
+                    case_kind: self::case_kind(&case_kind)?,
                     owner_index,
-                    doc_type,
+                    doc_type: self::doc_type(&doc_type)?,
                     name,
                     storage_key,
                     content_type,

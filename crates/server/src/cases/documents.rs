@@ -37,16 +37,16 @@ pub fn record(
     now: OffsetDateTime,
 ) -> DocumentRecord {
     let id = Uuid::now_v7();
-    let kind = doc_type.case_kind().as_str();
+    let kind = doc_type.case_kind();
     let (size, sha256) = content.map(|c| (c.size, c.sha256)).unzip();
     DocumentRecord {
         id,
         case_id,
-        case_kind: kind.into(),
+        case_kind: kind,
         owner_index,
-        doc_type: doc_type.as_str().into(),
+        doc_type,
         name,
-        storage_key: storage_key(kind, id, ext, now),
+        storage_key: storage_key(kind.as_str(), id, ext, now),
         content_type: if ext == "xml" {
             "application/xml"
         } else {
@@ -92,7 +92,7 @@ pub fn holds_document(
     let sha256 = Sha256::digest(bytes);
     documents.iter().any(|d| {
         d.owner_index == owner
-            && d.doc_type == doc_type.as_str()
+            && d.doc_type == doc_type
             && d.sha256.as_deref() == Some(sha256.as_slice())
     })
 }

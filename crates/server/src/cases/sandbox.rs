@@ -4,7 +4,7 @@
 
 use axum::body::Bytes;
 use domain::calendar::date_in_germany;
-use domain::lifecycle::{Lifecycle, TradeStatus};
+use domain::lifecycle::TradeStatus;
 use store::{DocumentRecord, TradePatch, TradeRegistrationRecord};
 
 use crate::cases::offices::TradeOfficeView;
@@ -81,7 +81,7 @@ pub async fn complete_with_sample_licence(
             .history
             .iter()
             .rev()
-            .find(|h| h.status == TradeStatus::Submitted.as_str())
+            .find(|h| h.status == TradeStatus::Submitted.into())
             .map(|h| date_in_germany(h.at)),
         issued_on: date_in_germany(now),
         fee_cents: Some(fee_cents),

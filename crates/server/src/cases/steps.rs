@@ -7,7 +7,8 @@
 
 use bytes::Bytes;
 use domain::Violations;
-use domain::case::{CaseKind, DocumentType};
+use domain::case::DocumentType;
+use domain::case_state::CaseStatus;
 use domain::lifecycle::{Lifecycle, Role, StepRefused, TaxStatus, TradeStatus};
 use serde::Deserialize;
 use store::{DocumentRecord, StatusChange, TaxRegistrationRecord, TradeRegistrationRecord};
@@ -140,28 +141,27 @@ pub fn trade_step(input: TradeTransitionRequest, actor: Actor) -> Result<TradeSt
     Ok(TradeStep { target, reason })
 }
 
-/// A case as read: which table, its id, and the status it had then.
+/// A case as read: its id, and the status it had then (whose lifecycle tells its kind).
 #[derive(Debug, Clone, Copy)]
-pub struct CaseRef<'a> {
-    pub kind: CaseKind,
+pub struct CaseRef<L> {
     pub id: Uuid,
-    pub stored_status: &'a str,
+    pub status: L,
 }
 
-impl<'a> CaseRef<'a> {
-    pub fn trade(case: &'a TradeRegistrationRecord) -> Self {
+impl CaseRef<TradeStatus> {
+    pub fn trade(case: &TradeRegistrationRecord) -> Self {
         Self {
-            kind: CaseKind::Trade,
             id: case.id,
-            stored_status: &case.status,
+            status: case.status,
         }
     }
+}
 
-    pub fn tax(case: &'a TaxRegistrationRecord) -> Self {
+impl CaseRef<TaxStatus> {
+    pub fn tax(case: &TaxRegistrationRecord) -> Self {
         Self {
-            kind: CaseKind::Tax,
             id: case.id,
-            stored_status: &case.status,
+            status: case.status,
         }
     }
 }
@@ -177,19 +177,19 @@ pub struct StepWrites<'a> {
 /// where it is (else 409 naming the allowed statuses), recording the actor and `reason` and
 /// adding the step's writes, all in one write that fails with 409 if another request moved the
 /// case since it was read.
-pub async fn apply_step<L: Lifecycle>(
+pub async fn apply_step<L: Lifecycle + Into<CaseStatus>>(
     state: &AppState,
-    case: CaseRef<'_>,
+    case: CaseRef<L>,
     target: L,
     actor: Actor,
     reason: Option<String>,
     writes: StepWrites<'_>,
 ) -> Result<Moved<L>, ApiError> {
-    let current: L = stored_status(case.stored_status)?;
+    let current = case.status;
     let to = current.step(target, actor.role()).map_err(refused)?;
     let change = StatusChange {
-        status: to.as_str().into(),
-        previous_status: Some(current.as_str().into()),
+        status: to.into(),
+        previous_status: Some(current.into()),
         actor: actor.history_actor(),
         reason: actor.history_reason(reason),
         at: crate::clock::now_micros(),
@@ -197,9 +197,8 @@ pub async fn apply_step<L: Lifecycle>(
     if !state
         .repo
         .transition_case(
-            case.kind,
             case.id,
-            current.as_str(),
+            current.into(),
             &change,
             writes.documents,
             &writes.fields,
@@ -247,12 +246,6 @@ fn refused(e: StepRefused) -> ApiError {
         code: ErrorCode::InvalidStateTransition,
         message,
     }
-}
-
-/// The stored status of a case as its lifecycle type.
-pub fn stored_status<L: Lifecycle>(status: &str) -> Result<L, ApiError> {
-    L::parse(status)
-        .ok_or_else(|| ApiError::Internal(anyhow::anyhow!("unknown stored status {status:?}")))
 }
 
 /// A step's note (`reason`), checked against the note rules with `max` characters, recording
@@ -313,8 +306,7 @@ pub async fn move_trade(
 /// Whether the case may be completed now (409 naming the allowed statuses otherwise); checked
 /// before a licence is stored or rendered, and again atomically by the move.
 pub fn check_completable(case: &TradeRegistrationRecord, actor: Actor) -> Result<(), ApiError> {
-    let current: TradeStatus = stored_status(&case.status)?;
-    current
+    case.status
         .step(TradeStatus::Completed, actor.role())
         .map(|_| ())
         .map_err(refused)
@@ -498,8 +490,10 @@ pub async fn move_tax(
     step: TaxStep,
     actor: Actor,
 ) -> Result<(Moved<TaxStatus>, Option<String>), ApiError> {
-    let current: TaxStatus = stored_status(&case.status)?;
-    let to = current.step(step.target, actor.role()).map_err(refused)?;
+    let to = case
+        .status
+        .step(step.target, actor.role())
+        .map_err(refused)?;
     if to == TaxStatus::Submitted
         && let (_, Some(reason)) = crate::cases::tax_xml::state(case, &state.config.elster)
     {

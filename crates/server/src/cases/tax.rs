@@ -12,9 +12,9 @@ use axum::body::Bytes;
 use domain::calendar::date_in_germany;
 use domain::case::DocumentType;
 use domain::company::Environment;
-use domain::lifecycle::{Lifecycle, TaxStatus};
+use domain::lifecycle::TaxStatus;
 use domain::offices::TaxOfficeLookup;
-use domain::tax::{AnyTaxRegistration, PostalAddress, TaxPackage};
+use domain::tax::{AnyTaxRegistration, PostalAddress};
 use serde_json::Value;
 use store::{DocumentRecord, IdempotentAnswer, NewClientCompany, NewTaxRegistration, StatusChange};
 use time::OffsetDateTime;
@@ -124,7 +124,7 @@ async fn create_case(
         office: office.clone(),
         has_xml: documents
             .iter()
-            .any(|d| d.doc_type == DocumentType::TaxRegistrationXml.as_str()),
+            .any(|d| d.doc_type == DocumentType::TaxRegistrationXml),
         at: now,
     };
     let idempotency = answer(&created)?;
@@ -135,19 +135,16 @@ async fn create_case(
         company_id,
         provider_id: provider,
         environment: reg.environment(),
-        package: match reg.package() {
-            TaxPackage::SelfService => "self".into(),
-            TaxPackage::Guided => "guided".into(),
-        },
+        package: reg.package(),
         legal_form: reg.legal_form().as_str().into(),
-        status: TaxStatus::Validated.as_str().into(),
+        status: TaxStatus::Validated,
         record: reg.to_record().map_err(|e| ApiError::Internal(e.into()))?,
         tax_office_number: office.clone(),
         tax_office_lookup: lookup,
         created_at: now,
         documents,
         history: vec![StatusChange {
-            status: TaxStatus::Validated.as_str().into(),
+            status: TaxStatus::Validated.into(),
             previous_status: None,
             actor: format!("provider:{provider}"),
             reason: None,
@@ -447,7 +444,7 @@ pub async fn assign_office(
     })
     .await
     .map_err(|e| ApiError::Internal(anyhow::anyhow!("document generation panicked: {e}")))??;
-    let allowed = [TaxStatus::Validated.as_str(), TaxStatus::Rejected.as_str()];
+    let allowed = [TaxStatus::Validated, TaxStatus::Rejected];
     let conflict = || ApiError::Conflict {
         code: ErrorCode::InvalidStateTransition,
         message: "the tax office can only be assigned while the case is validated or rejected"
@@ -466,7 +463,7 @@ pub async fn assign_office(
         })
     };
     if unchanged {
-        return if allowed.contains(&case.status.as_str()) {
+        return if allowed.contains(&case.status) {
             Ok(())
         } else {
             Err(conflict())

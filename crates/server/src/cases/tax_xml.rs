@@ -19,7 +19,7 @@ use utoipa::ToSchema;
 use crate::config::ElsterConfig;
 use crate::state::AppState;
 
-const DOC_XML: &str = domain::case::DocumentType::TaxRegistrationXml.as_str();
+const DOC_XML: domain::case::DocumentType = domain::case::DocumentType::TaxRegistrationXml;
 
 /// Whether the case holds its ELSTER XML.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]

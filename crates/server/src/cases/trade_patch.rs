@@ -4,13 +4,11 @@
 use std::sync::Arc;
 
 use domain::Violations;
-use domain::lifecycle::TradeStatus;
 use serde_json::Value;
 use uuid::Uuid;
 
 use crate::cases::documents::remove_files;
 use crate::cases::offices::{TradeOfficeView, directory_entry};
-use crate::cases::steps::stored_status;
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -157,11 +155,7 @@ async fn assign_trade_office(
             .get_trade_registration(id)
             .await?
             .ok_or(ApiError::NotFound)?;
-        let status = stored_status::<TradeStatus>(&case.status)?;
-        let package: domain::trade::Package =
-            serde_json::from_value(serde_json::Value::String(case.package.clone()))
-                .map_err(|e| ApiError::Internal(anyhow::anyhow!("stored package: {e}")))?;
-        let (documents, written) = if package.forms_follow_office(status) {
+        let (documents, written) = if case.package.forms_follow_office(case.status) {
             crate::cases::trade::rerender_gewa1(
                 state,
                 &case,
@@ -173,7 +167,7 @@ async fn assign_trade_office(
             (Vec::new(), Vec::new())
         };
         let guard = store::TradeCaseGuard {
-            status: case.status.clone(),
+            status: case.status,
             trade_office: case.trade_office.clone(),
         };
         let outcome = state

@@ -112,11 +112,11 @@ pub async fn content(
 /// downloads read the file. A concurrent first download renders the same bytes (rendering is
 /// deterministic) and writes the same file; whichever records first wins.
 async fn render_recorded(state: &AppState, doc: &store::DocumentRecord) -> Result<Bytes, ApiError> {
-    if doc.doc_type != domain::case::DocumentType::TaxRegistrationSummary.as_str() {
+    if doc.doc_type != domain::case::DocumentType::TaxRegistrationSummary {
         return Err(ApiError::Internal(anyhow::anyhow!(
             "document {} ({}) has no file and cannot be rendered",
             doc.id,
-            doc.doc_type
+            doc.doc_type.as_str()
         )));
     }
     let case = state

@@ -66,7 +66,7 @@ pub struct CasePage {
     pub next_cursor: Option<Uuid>,
 }
 
-async fn list<L: Lifecycle>(
+async fn list<L: Lifecycle + Into<domain::case_state::CaseStatus>>(
     state: &AppState,
     caller: Caller,
     kind: CaseKind,
@@ -75,7 +75,7 @@ async fn list<L: Lifecycle>(
     operator_only(caller)?;
     let mut errs = Violations::new();
     let status = q.status.as_deref().and_then(|s| match L::parse(s) {
-        Some(st) => Some(st.as_str().to_string()),
+        Some(st) => Some(st.into()),
         None => {
             let allowed: Vec<&str> = L::ALL.iter().map(|x| x.as_str()).collect();
             errs.push(
@@ -133,8 +133,8 @@ async fn list<L: Lifecycle>(
             company_id: r.company_id,
             provider_id: r.provider_id,
             environment: r.environment,
-            package: r.package,
-            status: r.status,
+            package: r.package.as_str().into(),
+            status: r.status.as_str().into(),
             created_at: r.created_at,
         })
         .collect();

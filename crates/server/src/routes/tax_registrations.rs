@@ -376,7 +376,7 @@ pub(crate) fn view(
             tax_registration_id: case.public_id,
             case_id: matches!(caller, Caller::Operator { .. }).then_some(case.id),
             company_id: case.company_id,
-            status: case.status.clone(),
+            status: case.status.as_str().into(),
             environment: case.environment,
             package: registration.package(),
             legal_form: registration.legal_form(),

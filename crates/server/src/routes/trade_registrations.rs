@@ -279,7 +279,7 @@ fn created_answer(state: &AppState, created: &CreatedTrade) -> CreateResponse {
         created
             .documents
             .iter()
-            .find(|d| d.owner_index == Some(i as i32) && d.doc_type == t.as_str())
+            .find(|d| d.owner_index == Some(i as i32) && d.doc_type == t)
             .map(|d| OwnerDocument {
                 id: d.id,
                 name: d.name.clone(),
@@ -545,7 +545,7 @@ fn view(
         message: "trade registration found".into(),
         trade_registration_id: case.id,
         company_id: case.company_id,
-        status: case.status.clone(),
+        status: case.status.as_str().into(),
         package: reg.package,
         environment: case.environment,
         reason: reg.reason,

@@ -40,7 +40,7 @@ pub fn document_views(state: &AppState, documents: &[DocumentRecord]) -> Vec<Doc
         .iter()
         .map(|d| DocumentView {
             id: d.id,
-            doc_type: d.doc_type.clone(),
+            doc_type: d.doc_type.as_str().into(),
             name: d.name.clone(),
             download_url: state.links.url(d.id, now),
         })
@@ -51,8 +51,8 @@ pub fn history_views(history: &[StatusChange]) -> Vec<StatusHistoryEntry> {
     history
         .iter()
         .map(|h| StatusHistoryEntry {
-            status: h.status.clone(),
-            previous_status: h.previous_status.clone(),
+            status: h.status.as_str().into(),
+            previous_status: h.previous_status.map(|s| s.as_str().into()),
             actor: h.actor.clone(),
             reason: h.reason.clone(),
             at: h.at,

@@ -17,6 +17,7 @@
 
 use std::sync::LazyLock;
 
+use domain::lifecycle::Lifecycle as _;
 use sqlx::Row;
 use sqlx::types::Json;
 
@@ -127,7 +128,11 @@ const ENDPOINTS: &str = "SELECT id, events FROM webhook_endpoints \
 /// The webhook targets of a new case: its provider's endpoints, with the case's company,
 /// environment and client reference (as `event_targets_query` reads them from the case row).
 async fn targets(sql: &Shared<sqlx::Postgres>, c: &Common<'_>) -> Result<Vec<EventTarget>> {
-    if !has_events(c.kind, c.history) {
+    // The status the create leaves the case in (its last history entry).
+    let Some(status) = c.history.last().map(|h| h.status) else {
+        return Ok(Vec::new());
+    };
+    if !has_events(c.history) {
         return Ok(Vec::new());
     }
     let provider = c.provider_id;
@@ -155,12 +160,7 @@ async fn targets(sql: &Shared<sqlx::Postgres>, c: &Common<'_>) -> Result<Vec<Eve
                 endpoint_id: row.try_get("id")?,
                 events: events.map(|e| e.0),
                 company_id: c.company_id,
-                // The status the create leaves the case in (its last history entry).
-                status: c
-                    .history
-                    .last()
-                    .map(|h| h.status.clone())
-                    .unwrap_or_default(),
+                status,
                 environment: c.environment.to_owned(),
                 client_reference: client_reference.clone(),
             })
@@ -173,7 +173,7 @@ async fn targets(sql: &Shared<sqlx::Postgres>, c: &Common<'_>) -> Result<Vec<Eve
 pub(super) async fn create(sql: &Shared<sqlx::Postgres>, case: &NewCase) -> Result<()> {
     let c = case.common();
     let targets = targets(sql, &c).await?;
-    let messages = event_messages(c.kind, c.history, &targets);
+    let messages = event_messages(c.history, &targets);
     let ok: bool = bound(case, &messages)?
         .fetch_one(&sql.writer)
         .await?
@@ -225,9 +225,9 @@ fn bound<'q>(
         .bind(column(docs, |d| d.sha256.as_deref()))
         .bind(column(docs, |d| d.created_at))
         .bind(c.id)
-        .bind(c.kind)
+        .bind(c.kind.as_str())
         .bind(column(history, |h| h.status.as_str()))
-        .bind(column(history, |h| h.previous_status.as_deref()))
+        .bind(column(history, |h| h.previous_status.map(|s| s.as_str())))
         .bind(column(history, |h| h.actor.as_str()))
         .bind(column(history, |h| h.reason.as_deref()))
         .bind(column(history, |h| h.at))
@@ -245,8 +245,8 @@ fn bound<'q>(
             .bind(t.company_id)
             .bind(t.provider_id)
             .bind(t.environment.as_str())
-            .bind(&t.package)
-            .bind(&t.status)
+            .bind(t.package.as_str())
+            .bind(t.status.as_str())
             .bind(Json(&t.record))
             .bind(t.price_cents)
             .bind(false)
@@ -258,9 +258,9 @@ fn bound<'q>(
             .bind(t.company_id)
             .bind(t.provider_id)
             .bind(t.environment.as_str())
-            .bind(&t.package)
+            .bind(t.package.as_str())
             .bind(&t.legal_form)
-            .bind(&t.status)
+            .bind(t.status.as_str())
             .bind(Json(&t.record))
             .bind(&t.tax_office_number)
             .bind(t.tax_office_lookup.as_ref().map(Json))

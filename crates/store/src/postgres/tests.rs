@@ -161,6 +161,8 @@ async fn one_statement_creates_write_the_rows_of_the_transaction() {
 #[tokio::test]
 async fn children_json_of_a_create_matches_the_sql_refresh() {
     use crate::{DocumentRecord, NewTradeRegistration, StatusChange};
+    use domain::case::{CaseKind, DocumentType};
+    use domain::lifecycle::TradeStatus;
     let Some((url, name, admin)) = fresh_database().await else {
         return;
     };
@@ -170,15 +172,15 @@ async fn children_json_of_a_create_matches_the_sql_refresh() {
     let provider = repo.create_provider("P").await.unwrap().id;
     let id = uuid::Uuid::now_v7();
     let at = time::macros::datetime!(2026-03-04 05:06:07.123456 UTC);
-    let doc = |owner: Option<i32>, doc_type: &str, at| {
+    let doc = |owner: Option<i32>, doc_type: DocumentType, at| {
         let doc_id = uuid::Uuid::now_v7();
         DocumentRecord {
             id: doc_id,
             case_id: id,
-            case_kind: "trade".into(),
+            case_kind: CaseKind::Trade,
             owner_index: owner,
-            doc_type: doc_type.into(),
-            name: format!("Ä {doc_type} \"{owner:?}\".pdf"),
+            doc_type,
+            name: format!("Ä {} \"{owner:?}\".pdf", doc_type.as_str()),
             storage_key: format!("trade/{id}/{doc_id}"),
             content_type: "application/pdf".into(),
             size: owner.map(i64::from),
@@ -187,26 +189,27 @@ async fn children_json_of_a_create_matches_the_sql_refresh() {
         }
     };
     let later = at + time::Duration::microseconds(1);
-    // Given out of order: the read orders by time, owner (none last) and type.
+    // Given out of order: the read orders by time, owner (none last) and type (a type before
+    // the longer one it begins).
     let documents = vec![
-        doc(Some(1), "trade-licence-application", at),
-        doc(None, "uploaded", at),
-        doc(Some(0), "power-of-attorney", later),
-        doc(Some(0), "trade-licence-application", at),
-        doc(Some(0), "power-of-attorney", at),
-        doc(Some(0), "Z-upper", at),
+        doc(Some(1), DocumentType::TradeLicenceApplication, at),
+        doc(None, DocumentType::TradeLicence, at),
+        doc(Some(0), DocumentType::PowerOfAttorney, later),
+        doc(Some(0), DocumentType::TradeLicenceApplication, at),
+        doc(Some(0), DocumentType::PowerOfAttorney, at),
+        doc(Some(0), DocumentType::TradeLicence, at),
     ];
     let history = vec![
         StatusChange {
-            status: "initiated".into(),
+            status: TradeStatus::Initiated.into(),
             previous_status: None,
             actor: "provider:p".into(),
             reason: None,
             at,
         },
         StatusChange {
-            status: "form-rendered".into(),
-            previous_status: Some("initiated".into()),
+            status: TradeStatus::FormRendered.into(),
+            previous_status: Some(TradeStatus::Initiated.into()),
             actor: "system".into(),
             reason: Some("\u{1F600} \n tab\t".into()),
             at: later,
@@ -229,8 +232,8 @@ async fn children_json_of_a_create_matches_the_sql_refresh() {
         company_id: company,
         provider_id: provider,
         environment: domain::company::Environment::Sandbox,
-        package: "self".into(),
-        status: "form-rendered".into(),
+        package: domain::trade::Package::SelfService,
+        status: TradeStatus::FormRendered,
         record: serde_json::json!({}),
         price_cents: 0,
         trade_office: None,
@@ -259,11 +262,11 @@ async fn children_json_of_a_create_matches_the_sql_refresh() {
     assert_eq!(
         order,
         [
-            (Some(0), "Z-upper", false),
             (Some(0), "power-of-attorney", false),
+            (Some(0), "trade-licence", false),
             (Some(0), "trade-licence-application", false),
             (Some(1), "trade-licence-application", false),
-            (None, "uploaded", false),
+            (None, "trade-licence", false),
             (Some(0), "power-of-attorney", true),
         ]
     );
@@ -299,7 +302,7 @@ async fn migrations_0010_and_0011_keep_existing_cases_readable() {
              INSERT INTO documents (id, case_id, case_kind, owner_index, doc_type, name, storage_key, \
                content_type, size, sha256, created_at) VALUES \
                ('00000000-0000-0000-0000-0000000000e1', '00000000-0000-0000-0000-0000000000d1', 'trade', 0, \
-                'gewa-1', 'GewA 1 – Jürgen.pdf', 'trade/d1/e1.pdf', 'application/pdf', 1000, '\\x0102', \
+                'trade-licence-application', 'GewA 1 – Jürgen.pdf', 'trade/d1/e1.pdf', 'application/pdf', 1000, '\\x0102', \
                 '2026-01-02T03:04:05Z'); \
              INSERT INTO identity_verifications (case_id, owner_index, verified_at, actor) VALUES \
                ('00000000-0000-0000-0000-0000000000d1', 0, '2026-01-03T00:00:00Z', 'operator:x');",

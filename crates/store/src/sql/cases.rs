@@ -1,6 +1,7 @@
 //! Cases and their documents: reads, transitions, identity verifications, tax office
 //! assignments, operator patches, and the benchmark's copies.
 
+use domain::lifecycle::Lifecycle as _;
 use sqlx::types::Json;
 use sqlx::{Decode, Encode, Row, Type};
 use time::OffsetDateTime;
@@ -67,8 +68,12 @@ where
             company_id: row.try_get("company_id")?,
             provider_id: row.try_get("provider_id")?,
             environment: environment(&environment_text)?,
-            package: row.try_get("package")?,
-            status: row.try_get("status")?,
+            package: crate::rows::named(
+                "package",
+                &row.try_get::<String, _>("package")?,
+                domain::trade::Package::parse,
+            )?,
+            status: crate::rows::status(&row.try_get::<String, _>("status")?)?,
             record: record.0,
             price_cents: row.try_get("price_cents")?,
             city_fee_cents: row.try_get("city_fee_cents")?,
@@ -81,7 +86,7 @@ where
             company_name: row.try_get("company_name")?,
             company_legal_form: row.try_get("company_legal_form")?,
             documents: documents_from_json(&documents, id)?,
-            history: history_from_json(&history)?,
+            history: history_from_json(crate::CaseKind::Trade, &history)?,
             identity_verifications: verifications_from_json(&verified)?,
         }))
     }
@@ -165,7 +170,7 @@ where
             }
         };
         let rows = sqlx::query(sql)
-            .bind(filter.status.as_deref())
+            .bind(filter.status.map(|s| s.as_str()))
             .bind(filter.environment.map(|e| e.as_str()))
             .bind(after)
             .bind(limit)
@@ -174,14 +179,18 @@ where
         rows.iter()
             .map(|row| {
                 let environment_text: String = row.try_get("environment")?;
+                let package: String = row.try_get("package")?;
+                let status: String = row.try_get("status")?;
                 Ok(crate::CaseSummary {
                     id: row.try_get("id")?,
                     public_id: row.try_get("public_id")?,
                     company_id: row.try_get("company_id")?,
                     provider_id: row.try_get("provider_id")?,
                     environment: environment(&environment_text)?,
-                    package: row.try_get("package")?,
-                    status: row.try_get("status")?,
+                    package: crate::rows::named("package", &package, |p| {
+                        domain::case_state::CasePackage::parse(kind, p)
+                    })?,
+                    status: crate::rows::case_status(kind, &status)?,
                     created_at: row.try_get("created_at")?,
                 })
             })
@@ -191,7 +200,7 @@ where
     pub(crate) async fn tax_registrations_missing_document(
         &self,
         environment: domain::company::Environment,
-        doc_type: &str,
+        doc_type: domain::case::DocumentType,
         after: Option<uuid::Uuid>,
         limit: i64,
     ) -> Result<Vec<uuid::Uuid>> {
@@ -204,7 +213,7 @@ where
              AND ($3 IS NULL OR t.id > $3) ORDER BY t.id LIMIT $4",
         )
         .bind(environment.as_str())
-        .bind(doc_type)
+        .bind(doc_type.as_str())
         .bind(after)
         .bind(limit)
         .fetch_all(&self.pool)
@@ -261,13 +270,20 @@ where
 
     pub(crate) async fn transition_case(
         &self,
-        kind: crate::CaseKind,
         id: uuid::Uuid,
-        from: &str,
+        from: domain::case_state::CaseStatus,
         change: &crate::StatusChange,
         documents: &[crate::DocumentRecord],
         fields: &crate::CaseFields,
     ) -> Result<bool> {
+        let kind = from.kind();
+        if change.status.kind() != kind {
+            return Err(crate::StoreError::Corrupt(format!(
+                "a {} case cannot become {}",
+                kind.as_str(),
+                change.status.as_str()
+            )));
+        }
         let update = match kind {
             crate::CaseKind::Trade => {
                 "UPDATE trade_registrations SET status = $1, updated_at = $2 WHERE id = $3 AND status = $4"
@@ -278,10 +294,10 @@ where
         };
         let mut tx = self.writer.begin().await?;
         let done = sqlx::query(update)
-            .bind(&change.status)
+            .bind(change.status.as_str())
             .bind(change.at)
             .bind(id)
-            .bind(from)
+            .bind(from.as_str())
             .execute(&mut *tx)
             .await?;
         if DB::rows_affected(&done) != 1 {
@@ -298,14 +314,7 @@ where
         if let Some(patch) = &fields.trade {
             Self::apply_trade_patch(&mut *tx, id, patch).await?;
         }
-        Self::insert_children(
-            &mut *tx,
-            id,
-            kind.as_str(),
-            documents,
-            std::slice::from_ref(change),
-        )
-        .await?;
+        Self::insert_children(&mut *tx, id, kind, documents, std::slice::from_ref(change)).await?;
         DB::refresh_children(&mut *tx, &[id]).await?;
         tx.commit().await?;
         Ok(true)
@@ -406,7 +415,7 @@ where
         &self,
         id: uuid::Uuid,
         office_number: &str,
-        allowed_statuses: &[&str],
+        allowed_statuses: &[domain::lifecycle::TaxStatus],
         documents: &[crate::DocumentRecord],
     ) -> Result<Option<Vec<String>>> {
         let mut tx = self.writer.begin().await?;
@@ -417,7 +426,9 @@ where
                 .await?
                 .map(|r| r.try_get("status"))
                 .transpose()?;
-        let Some(status) = status.filter(|s| allowed_statuses.contains(&s.as_str())) else {
+        let Some(status) = status.filter(|s| {
+            crate::rows::status(s).is_ok_and(|status| allowed_statuses.contains(&status))
+        }) else {
             tx.rollback().await?;
             return Ok(None);
         };
@@ -435,8 +446,14 @@ where
             tx.rollback().await?;
             return Ok(None);
         }
-        let replaced =
-            Self::replace_documents(&mut *tx, id, "tax", documents, "tax office assigned").await?;
+        let replaced = Self::replace_documents(
+            &mut *tx,
+            id,
+            crate::CaseKind::Tax,
+            documents,
+            "tax office assigned",
+        )
+        .await?;
         DB::refresh_children(&mut *tx, &[id]).await?;
         tx.commit().await?;
         Ok(Some(replaced))
@@ -468,15 +485,20 @@ where
             let status: String = row.try_get("status")?;
             let office: Option<sqlx::types::Json<serde_json::Value>> =
                 row.try_get("trade_office")?;
-            if status != guard.status || office.map(|j| j.0) != guard.trade_office {
+            if status != guard.status.as_str() || office.map(|j| j.0) != guard.trade_office {
                 tx.rollback().await?;
                 return Ok(crate::TradePatchOutcome::Stale);
             }
         }
         Self::apply_trade_patch(&mut *tx, id, patch).await?;
-        let replaced =
-            Self::replace_documents(&mut *tx, id, "trade", documents, "trade office assigned")
-                .await?;
+        let replaced = Self::replace_documents(
+            &mut *tx,
+            id,
+            crate::CaseKind::Trade,
+            documents,
+            "trade office assigned",
+        )
+        .await?;
         if !documents.is_empty() {
             DB::refresh_children(&mut *tx, &[id]).await?;
         }

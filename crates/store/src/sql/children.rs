@@ -1,5 +1,7 @@
 //! A case's documents, status history and webhook messages, written inside a transaction.
 
+#[cfg(test)]
+use domain::lifecycle::Lifecycle as _;
 use sqlx::types::Json;
 use sqlx::{Decode, Encode, Row, Type};
 use time::OffsetDateTime;
@@ -14,7 +16,8 @@ use super::{Dialect, Shared};
 use crate::StoreError;
 #[cfg(test)]
 use crate::new_case::NewCase;
-use crate::{DocumentRecord, Result, StatusChange, TradePatch};
+use crate::{CaseKind, DocumentRecord, Result, StatusChange, TradePatch};
+use domain::case_state::CaseStatus;
 
 impl<DB> Shared<DB>
 where
@@ -52,7 +55,7 @@ where
     pub(super) async fn insert_children(
         tx: &mut DB::Connection,
         case_id: Uuid,
-        kind: &str,
+        kind: CaseKind,
         documents: &[DocumentRecord],
         history: &[StatusChange],
     ) -> Result<()> {
@@ -60,9 +63,9 @@ where
             sqlx::query(INSERT_DOCUMENT)
                 .bind(d.id)
                 .bind(d.case_id)
-                .bind(&d.case_kind)
+                .bind(d.case_kind.as_str())
                 .bind(d.owner_index)
-                .bind(&d.doc_type)
+                .bind(d.doc_type.as_str())
                 .bind(&d.name)
                 .bind(&d.storage_key)
                 .bind(&d.content_type)
@@ -75,9 +78,9 @@ where
         for h in history {
             sqlx::query(INSERT_HISTORY)
                 .bind(case_id)
-                .bind(kind)
-                .bind(&h.status)
-                .bind(&h.previous_status)
+                .bind(kind.as_str())
+                .bind(h.status.as_str())
+                .bind(h.previous_status.map(CaseStatus::as_str))
                 .bind(&h.actor)
                 .bind(&h.reason)
                 .bind(h.at)
@@ -86,9 +89,9 @@ where
         }
         // The outbox: one message per change that has an event and per endpoint of the case's
         // provider that subscribed to it. The worker delivers them after the commit.
-        if has_events(kind, history) {
+        if has_events(history) {
             let targets = Self::event_targets(tx, case_id, kind).await?;
-            for m in event_messages(kind, history, &targets) {
+            for m in event_messages(history, &targets) {
                 Self::insert_message(tx, case_id, m).await?;
             }
         }
@@ -99,7 +102,7 @@ where
     async fn event_targets(
         tx: &mut DB::Connection,
         case_id: Uuid,
-        kind: &str,
+        kind: CaseKind,
     ) -> Result<Vec<EventTarget>> {
         let rows = sqlx::query(event_targets_query(kind))
             .bind(case_id)
@@ -108,12 +111,13 @@ where
         let mut targets = Vec::with_capacity(rows.len());
         for row in &rows {
             let events: Option<Json<Vec<String>>> = row.try_get("events")?;
+            let status: String = row.try_get("status")?;
             targets.push(EventTarget {
                 case_public_id: row.try_get("public_id")?,
                 endpoint_id: row.try_get("endpoint_id")?,
                 events: events.map(|e| e.0),
                 company_id: row.try_get("company_id")?,
-                status: row.try_get("status")?,
+                status: crate::rows::case_status(kind, &status)?,
                 environment: row.try_get("environment")?,
                 client_reference: row.try_get("client_reference")?,
             });
@@ -142,7 +146,7 @@ where
     pub(super) async fn replace_documents(
         tx: &mut DB::Connection,
         id: Uuid,
-        kind: &str,
+        kind: CaseKind,
         documents: &[DocumentRecord],
         reason: &str,
     ) -> Result<Vec<String>> {
@@ -154,7 +158,7 @@ where
                  AND owner_index IS NOT DISTINCT FROM $3 RETURNING id, storage_key",
             )
             .bind(id)
-            .bind(&d.doc_type)
+            .bind(d.doc_type.as_str())
             .bind(d.owner_index)
             .fetch_all(&mut *tx)
             .await?;
@@ -168,7 +172,7 @@ where
         Self::insert_children(tx, id, kind, documents, &[]).await?;
         if !documents.is_empty() {
             let targets = Self::event_targets(tx, id, kind).await?;
-            for m in documents_messages(kind, reason, documents, &replaces, &targets) {
+            for m in documents_messages(reason, documents, &replaces, &targets) {
                 Self::insert_message(tx, id, m).await?;
             }
         }
@@ -274,8 +278,8 @@ where
                 .bind(t.company_id)
                 .bind(t.provider_id)
                 .bind(t.environment.as_str())
-                .bind(&t.package)
-                .bind(&t.status)
+                .bind(t.package.as_str())
+                .bind(t.status.as_str())
                 .bind(Json(&t.record))
                 .bind(t.price_cents)
                 .bind(false)
@@ -287,9 +291,9 @@ where
                 .bind(t.company_id)
                 .bind(t.provider_id)
                 .bind(t.environment.as_str())
-                .bind(&t.package)
+                .bind(t.package.as_str())
                 .bind(&t.legal_form)
-                .bind(&t.status)
+                .bind(t.status.as_str())
                 .bind(Json(&t.record))
                 .bind(&t.tax_office_number)
                 .bind(t.tax_office_lookup.as_ref().map(Json))

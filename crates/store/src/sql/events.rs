@@ -1,10 +1,10 @@
 //! The webhook messages (the outbox) a case's changes write, built from plain values.
 
 /// Whether any of these status changes has a webhook event (otherwise the outbox is skipped).
-pub(crate) fn has_events(kind: &str, history: &[crate::StatusChange]) -> bool {
+pub(crate) fn has_events(history: &[crate::StatusChange]) -> bool {
     history
         .iter()
-        .any(|h| domain::webhook::event_type(kind, &h.status).is_some())
+        .any(|h| domain::webhook::event_type(h.status).is_some())
 }
 
 /// A row of [`super::text::event_targets_query`].
@@ -17,7 +17,7 @@ pub(crate) struct EventTarget {
     pub events: Option<Vec<String>>,
     pub company_id: uuid::Uuid,
     /// The case's status as the transaction sees it.
-    pub status: String,
+    pub status: domain::case_state::CaseStatus,
     pub environment: String,
     pub client_reference: Option<String>,
 }
@@ -36,7 +36,6 @@ pub(crate) struct EventMessage {
 /// The messages of a case's status changes: one per change that has an event and per target
 /// that subscribed to it, changes first, then targets in the given order.
 pub(crate) fn event_messages(
-    kind: &str,
     history: &[crate::StatusChange],
     targets: &[EventTarget],
 ) -> Vec<EventMessage> {
@@ -44,11 +43,10 @@ pub(crate) fn event_messages(
     for h in history {
         for t in targets {
             let event = domain::webhook::CaseEvent {
-                case_kind: kind,
                 case_id: t.case_public_id,
                 company_id: t.company_id,
-                status: &h.status,
-                previous_status: h.previous_status.as_deref(),
+                status: h.status,
+                previous_status: h.previous_status,
                 environment: &t.environment,
                 client_reference: t.client_reference.as_deref(),
                 reason: h.reason.as_deref(),
@@ -76,7 +74,6 @@ pub(crate) fn event_messages(
 /// The `documents.updated` messages of a case whose `documents` were written (each replacing
 /// the document in `replaces` at the same index, if any): one per target that subscribed to it.
 pub(crate) fn documents_messages(
-    kind: &str,
     reason: &str,
     documents: &[crate::DocumentRecord],
     replaces: &[Option<uuid::Uuid>],
@@ -91,7 +88,7 @@ pub(crate) fn documents_messages(
         .zip(replaces)
         .map(|(d, r)| domain::webhook::UpdatedDocument {
             id: d.id,
-            doc_type: &d.doc_type,
+            doc_type: d.doc_type,
             owner_index: d.owner_index,
             name: &d.name,
             replaces: *r,
@@ -103,10 +100,9 @@ pub(crate) fn documents_messages(
         .filter_map(|t| {
             let body = domain::webhook::DocumentsEvent {
                 case: domain::webhook::CaseEvent {
-                    case_kind: kind,
                     case_id: t.case_public_id,
                     company_id: t.company_id,
-                    status: &t.status,
+                    status: t.status,
                     previous_status: None,
                     environment: &t.environment,
                     client_reference: t.client_reference.as_deref(),

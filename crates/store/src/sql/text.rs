@@ -58,8 +58,8 @@ pub(crate) const COMPLETE_CLAIM: &str = "UPDATE idempotency_keys SET state = 'do
 
 /// The case's company and the endpoints of its provider that may receive its events (binds:
 /// case id), in the order their messages are written; columns as in [`EventTarget`].
-pub(crate) fn event_targets_query(kind: &str) -> &'static str {
-    if kind == "tax" {
+pub(crate) fn event_targets_query(kind: crate::CaseKind) -> &'static str {
+    if kind == crate::CaseKind::Tax {
         "SELECT c.public_id, c.company_id, c.status, c.environment, \
          c.record ->> 'client_reference' AS client_reference, e.id AS endpoint_id, e.events \
          FROM tax_registrations c JOIN webhook_endpoints e \

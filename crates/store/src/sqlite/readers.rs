@@ -115,8 +115,12 @@ fn trade_from_row(row: &rusqlite::Row<'_>, id: uuid::Uuid) -> Result<TradeRegist
         provider_id: uuid("provider_id")?,
         environment: domain::company::Environment::parse(environment)
             .ok_or_else(|| corrupt("environment", &environment))?,
-        package: required("package")?.to_string(),
-        status: required("status")?.to_string(),
+        package: crate::rows::named(
+            "package",
+            required("package")?,
+            domain::trade::Package::parse,
+        )?,
+        status: crate::rows::status(required("status")?)?,
         record: json("record")?.ok_or_else(|| corrupt("record", &"NULL"))?,
         price_cents: int("price_cents")?.ok_or_else(|| corrupt("price_cents", &"NULL"))?,
         city_fee_cents: int("city_fee_cents")?,
@@ -140,7 +144,7 @@ fn trade_from_row(row: &rusqlite::Row<'_>, id: uuid::Uuid) -> Result<TradeRegist
         company_name: text("company_name")?.map(str::to_string),
         company_legal_form: text("company_legal_form")?.map(str::to_string),
         documents: crate::rows::documents_from_json(required("documents_json")?, id)?,
-        history: crate::rows::history_from_json(required("history_json")?)?,
+        history: crate::rows::history_from_json(crate::CaseKind::Trade, required("history_json")?)?,
         identity_verifications: crate::rows::verifications_from_json(required("verified_json")?)?,
     })
 }

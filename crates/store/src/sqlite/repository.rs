@@ -1,7 +1,10 @@
 //! The [`Repository`] of SQLite: its own create and trade read (`mod.rs`), the rest shared
 //! (`crate::sql`).
 
+use domain::case::DocumentType;
+use domain::case_state::CaseStatus;
 use domain::company::Company;
+use domain::lifecycle::TaxStatus;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -163,15 +166,14 @@ impl Repository for SqliteRepository {
 
     async fn transition_case(
         &self,
-        kind: CaseKind,
         id: Uuid,
-        from: &str,
+        from: CaseStatus,
         change: &StatusChange,
         documents: &[DocumentRecord],
         fields: &CaseFields,
     ) -> Result<bool> {
         self.sql
-            .transition_case(kind, id, from, change, documents, fields)
+            .transition_case(id, from, change, documents, fields)
             .await
     }
 
@@ -214,7 +216,7 @@ impl Repository for SqliteRepository {
         &self,
         id: Uuid,
         office_number: &str,
-        allowed_statuses: &[&str],
+        allowed_statuses: &[TaxStatus],
         documents: &[DocumentRecord],
     ) -> Result<Option<Vec<String>>> {
         self.sql
@@ -247,7 +249,7 @@ impl Repository for SqliteRepository {
     async fn tax_registrations_missing_document(
         &self,
         environment: domain::company::Environment,
-        doc_type: &str,
+        doc_type: DocumentType,
         after: Option<Uuid>,
         limit: i64,
     ) -> Result<Vec<Uuid>> {

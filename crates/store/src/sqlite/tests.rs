@@ -3,6 +3,8 @@ use uuid::Uuid;
 
 use super::*;
 use crate::{DocumentRecord, NewClientCompany, NewTradeRegistration, Repository, StatusChange};
+use domain::case::{CaseKind, DocumentType};
+use domain::lifecycle::{TaxStatus, TradeStatus};
 
 pub(crate) fn micros(t: time::OffsetDateTime) -> time::OffsetDateTime {
     t.replace_nanosecond(t.nanosecond() / 1000 * 1000).unwrap()
@@ -24,14 +26,14 @@ async fn file_repo() -> (tempfile::TempDir, std::path::PathBuf, SqliteRepository
 pub(crate) fn trade_case(provider: Uuid) -> NewTradeRegistration {
     let (id, company) = (Uuid::now_v7(), Uuid::now_v7());
     let now = micros(time::OffsetDateTime::now_utc());
-    let document = |doc_type: &str, owner: i32, rendered: bool| DocumentRecord {
+    let document = |doc_type: DocumentType, owner: i32, rendered: bool| DocumentRecord {
         id: Uuid::now_v7(),
         case_id: id,
-        case_kind: "trade".into(),
+        case_kind: CaseKind::Trade,
         owner_index: Some(owner),
-        doc_type: doc_type.into(),
-        name: format!("{doc_type} - Jürgen \"Ł\" Ωmega.pdf"),
-        storage_key: format!("trade/{id}/{doc_type}-{owner}.pdf"),
+        doc_type,
+        name: format!("{} - Jürgen \"Ł\" Ωmega.pdf", doc_type.as_str()),
+        storage_key: format!("trade/{id}/{}-{owner}.pdf", doc_type.as_str()),
         content_type: "application/pdf".into(),
         size: rendered.then_some(1234),
         sha256: rendered.then(|| vec![0xab; 32]),
@@ -53,19 +55,19 @@ pub(crate) fn trade_case(provider: Uuid) -> NewTradeRegistration {
         company_id: company,
         provider_id: provider,
         environment: domain::company::Environment::Sandbox,
-        package: "assisted".into(),
-        status: "submitted".into(),
+        package: domain::trade::Package::Assisted,
+        status: TradeStatus::Submitted,
         record: json!({"name": "Müller", "client_reference": "Ref «7»", "owners": [{"first_name": "Ærøskøbing\u{0301}"}], "n": 1.5}),
         price_cents: 4900,
         trade_office: Some(json!({"key": "11000000", "name": "Berlin"})),
         trade_office_candidates: Some(json!([{"key": "1"}, {"key": "2"}])),
         created_at: now,
         documents: vec![
-            document("trade-licence-application", 0, true),
-            document("power-of-attorney", 0, false),
+            document(DocumentType::TradeLicenceApplication, 0, true),
+            document(DocumentType::PowerOfAttorney, 0, false),
         ],
         history: vec![StatusChange {
-            status: "submitted".into(),
+            status: TradeStatus::Submitted.into(),
             previous_status: None,
             actor: format!("provider:{provider}"),
             reason: Some("with \"quotes\"".into()),
@@ -113,6 +115,44 @@ async fn on_thread_read_matches_the_pooled_read() {
     assert_eq!(record.trade_office_entry, Some(entry));
     // And through the trait, which takes the on-thread path.
     assert_eq!(repo.get_trade_registration(id).await.unwrap(), pooled);
+}
+
+/// Statuses, packages and document types are read back as the domain's types: a stored name the
+/// domain does not know (a row written by hand, or by a newer version) fails the read as
+/// corrupt data on both read paths, naming what it is, instead of reaching a handler as text.
+#[tokio::test]
+async fn a_stored_name_the_domain_does_not_know_is_corrupt() {
+    let (_dir, _, repo) = file_repo().await;
+    let provider = repo.create_provider("P").await.unwrap().id;
+    let new = trade_case(provider);
+    repo.create_trade_registration(&new).await.unwrap();
+    let corrupt = |e: crate::StoreError| match e {
+        crate::StoreError::Corrupt(m) => m,
+        other => panic!("not corrupt: {other:?}"),
+    };
+    for (statement, named) in [
+        (
+            "UPDATE trade_registrations SET status = 'validated'",
+            "unknown status \"validated\"",
+        ),
+        (
+            "UPDATE trade_registrations SET status = 'submitted', package = 'guided'",
+            "unknown package \"guided\"",
+        ),
+        (
+            "UPDATE trade_registrations SET package = 'assisted'; UPDATE documents SET doc_type = 'gewa-1'",
+            "unknown document type \"gewa-1\"",
+        ),
+    ] {
+        sqlx::raw_sql(statement)
+            .execute(&repo.sql.pool)
+            .await
+            .unwrap();
+        let on_thread = repo.readers.trade(new.id).expect("answered").unwrap_err();
+        assert!(corrupt(on_thread).contains(named), "{statement}");
+        let pooled = repo.sql.trade_via_sqlx(new.id).await.unwrap_err();
+        assert!(corrupt(pooled).contains(named), "{statement}");
+    }
 }
 
 /// A database another connection holds exclusively (rollback-journal locking): the
@@ -237,9 +277,9 @@ impl Sample {
             company_id: Uuid::nil(),
             provider_id: provider,
             environment: domain::company::Environment::Production,
-            package: "standard".into(),
+            package: domain::tax_core::TaxPackage::Guided,
             legal_form: "gmbh".into(),
-            status: "submitted".into(),
+            status: TaxStatus::Submitted,
             record: json!({"client_reference": "T-1", "directors": [{"name": "Zoë"}]}),
             tax_office_number: Some("1116".into()),
             tax_office_lookup: None,
@@ -247,16 +287,28 @@ impl Sample {
             documents: trade
                 .documents
                 .iter()
-                .map(|d| DocumentRecord {
+                .zip([
+                    DocumentType::TaxRegistrationXml,
+                    DocumentType::TaxRegistrationSummary,
+                ])
+                .map(|(d, doc_type)| DocumentRecord {
                     id: Uuid::now_v7(),
                     case_id: tax_id,
-                    case_kind: "tax".into(),
+                    case_kind: CaseKind::Tax,
                     owner_index: None,
-                    storage_key: format!("tax/{tax_id}/{}.pdf", d.doc_type),
+                    doc_type,
+                    storage_key: format!("tax/{tax_id}/{}.pdf", doc_type.as_str()),
                     ..d.clone()
                 })
                 .collect(),
-            history: trade.history.clone(),
+            history: trade
+                .history
+                .iter()
+                .map(|h| StatusChange {
+                    status: TaxStatus::Submitted.into(),
+                    ..h.clone()
+                })
+                .collect(),
             idempotency: None,
         };
         let tax = NewTaxRegistration {
@@ -337,7 +389,7 @@ async fn direct_and_sqlx_creates_write_identical_rows() {
     // And what was written directly reads back through sqlx as it was given.
     // (Documents are read in the order created, owner, type.)
     let sorted = |mut d: Vec<DocumentRecord>| {
-        d.sort_by(|a, b| a.doc_type.cmp(&b.doc_type));
+        d.sort_by_key(|d| d.doc_type.as_str());
         d
     };
     let read = repos[0]

@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use domain::lifecycle::Lifecycle as _;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, ToSql, TransactionBehavior};
 
@@ -211,8 +212,8 @@ fn insert_case(tx: &Connection, case: &NewCase) -> Result<()> {
                 &uuid(&t.company_id),
                 &uuid(&t.provider_id),
                 &t.environment.as_str(),
-                &t.package,
-                &t.status,
+                &t.package.as_str(),
+                &t.status.as_str(),
                 &record,
                 &t.price_cents,
                 &false,
@@ -230,9 +231,9 @@ fn insert_case(tx: &Connection, case: &NewCase) -> Result<()> {
                 &uuid(&t.company_id),
                 &uuid(&t.provider_id),
                 &t.environment.as_str(),
-                &t.package,
+                &t.package.as_str(),
                 &t.legal_form,
-                &t.status,
+                &t.status.as_str(),
                 &record,
                 &t.tax_office_number,
                 &lookup,
@@ -277,9 +278,9 @@ fn insert_documents(tx: &Connection, documents: &[DocumentRecord]) -> Result<()>
         let args: [&dyn ToSql; 11] = [
             &uuid(&d.id),
             &uuid(&d.case_id),
-            &d.case_kind,
+            &d.case_kind.as_str(),
             &d.owner_index,
-            &d.doc_type,
+            &d.doc_type.as_str(),
             &d.name,
             &d.storage_key,
             &d.content_type,
@@ -295,15 +296,15 @@ fn insert_documents(tx: &Connection, documents: &[DocumentRecord]) -> Result<()>
 fn insert_history(
     tx: &Connection,
     case_id: uuid::Uuid,
-    kind: &str,
+    kind: crate::CaseKind,
     history: &[StatusChange],
 ) -> Result<()> {
     for h in history {
         let args: [&dyn ToSql; 7] = [
             &uuid(&case_id),
-            &kind,
-            &h.status,
-            &h.previous_status,
+            &kind.as_str(),
+            &h.status.as_str(),
+            &h.previous_status.map(|s| s.as_str()),
             &h.actor,
             &h.reason,
             &rfc3339(h.at)?,
@@ -317,10 +318,10 @@ fn insert_history(
 fn emit_events(
     tx: &Connection,
     case_id: uuid::Uuid,
-    kind: &str,
+    kind: crate::CaseKind,
     history: &[StatusChange],
 ) -> Result<()> {
-    if !has_events(kind, history) {
+    if !has_events(history) {
         return Ok(());
     }
     let mut statement = tx
@@ -355,14 +356,17 @@ fn emit_events(
             endpoint_id: id("endpoint_id")?,
             events,
             company_id: id("company_id")?,
-            status: text("status")?.ok_or_else(|| corrupt("status"))?,
+            status: crate::rows::case_status(
+                kind,
+                &text("status")?.ok_or_else(|| corrupt("status"))?,
+            )?,
             environment: text("environment")?.ok_or_else(|| corrupt("environment"))?,
             client_reference: text("client_reference")?,
         });
     }
     drop(rows);
     drop(statement);
-    for m in event_messages(kind, history, &targets) {
+    for m in event_messages(history, &targets) {
         let args: [&dyn ToSql; 7] = [
             &uuid(&m.id),
             &uuid(&m.endpoint_id),

@@ -40,7 +40,6 @@ use serde_json::Value;
 use tokio::process::{Child, Command};
 use uuid::Uuid;
 
-const BIN: &str = env!("CARGO_BIN_EXE_filing");
 /// `FILING_REQUEST_TIMEOUT_SECS` of the server in a settling run: a claim of a killed request is
 /// taken over after this plus 30 s (docs/api/idempotency.md).
 const SETTLE_REQUEST_TIMEOUT_SECS: u64 = 5;
@@ -179,20 +178,7 @@ impl Fixtures {
             .as_object_mut()
             .expect("signatures")
             .remove("gewa_1");
-        let reg: domain::trade::TradeRegistration =
-            serde_json::from_value(example("self")).expect("self example");
-        let signed_pdf = forms::render_gewa1(
-            &reg,
-            0,
-            &forms::Gewa1Context {
-                trade_office_name: None,
-                municipality_key: None,
-                main_office: None,
-                created_on: time::macros::date!(2025 - 01 - 02),
-                timestamp: time::macros::datetime!(2025-01-02 0:00 UTC),
-            },
-        )
-        .expect("render the PDF to upload");
+        let signed_pdf = common::signed_gewa1_pdf();
         let payloads = HashMap::from([
             ("self", example("self")),
             ("upload", upload),
@@ -402,19 +388,10 @@ impl Deployment {
     }
 
     fn command(&self) -> Command {
-        let mut cmd = Command::new(BIN);
-        cmd.current_dir(self.dir.path())
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("FILING_DATA_DIR", self.data_dir())
-            .env("DATABASE_URL", &self.database_url)
-            .env("FILING_LOG", "warn")
-            .env("FILING_OPERATOR_NAME", "Muster Filing GmbH")
-            .env("FILING_OPERATOR_ADDRESS", "Beispielweg 5, 10117 Berlin")
+        let mut cmd = common::filing_process(self.dir.path());
+        cmd.env("DATABASE_URL", &self.database_url)
             // As a production deployment: production tax cases get their XML at create.
-            .env("FILING_ELSTER_HERSTELLER_ID", "40417")
-            .stdin(Stdio::null())
-            .kill_on_drop(true);
+            .env("FILING_ELSTER_HERSTELLER_ID", "40417");
         if let Some(secs) = self.request_timeout_secs {
             cmd.env("FILING_REQUEST_TIMEOUT_SECS", secs.to_string());
         }
@@ -448,10 +425,7 @@ impl Deployment {
     /// Starts `filing serve` on a free port and waits until `/healthz` answers 200.
     async fn start(&self, label: &str) -> Server {
         for _ in 0..5 {
-            let port = std::net::TcpListener::bind("127.0.0.1:0")
-                .and_then(|l| l.local_addr())
-                .expect("a free port")
-                .port();
+            let port = common::free_port();
             let mut log = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
@@ -467,11 +441,7 @@ impl Deployment {
                 .stderr(Stdio::from(log))
                 .spawn()
                 .expect("start filing serve");
-            let base = format!("http://127.0.0.1:{port}");
-            let client = reqwest::Client::builder()
-                .timeout(Duration::from_secs(120))
-                .build()
-                .unwrap();
+            let (base, client) = common::served_on(port, Duration::from_secs(120));
             let started = Instant::now();
             loop {
                 if let Some(status) = child.try_wait().expect("child status") {
@@ -912,14 +882,20 @@ fn debris(deployment: &Deployment) -> (usize, usize) {
     (files.len(), staging)
 }
 
-async fn check(
-    label: &str,
-    deployment: &Deployment,
-    server: &Server,
-    operator_key: &str,
-    ledger: &mut Ledger,
-    fixtures: &Fixtures,
-) -> Tally {
+/// What [`check`] needs of the run besides its server and ledger.
+#[derive(Clone, Copy)]
+struct Checked<'a> {
+    deployment: &'a Deployment,
+    operator_key: &'a str,
+    fixtures: &'a Fixtures,
+}
+
+async fn check(label: &str, run: Checked<'_>, server: &Server, ledger: &mut Ledger) -> Tally {
+    let Checked {
+        deployment,
+        operator_key,
+        fixtures,
+    } = run;
     let started = Instant::now();
     let (problems, tally) = verify(server, operator_key, ledger, fixtures).await;
     println!(
@@ -969,6 +945,11 @@ async fn run(backend: Backend) {
         .expect("operator key")
         .to_string();
     let mut ledger = Ledger::default();
+    let checked = Checked {
+        deployment: &deployment,
+        operator_key: &operator_key,
+        fixtures: &fixtures,
+    };
     let test_started = Instant::now();
 
     for round in 1..=settings.rounds {
@@ -976,11 +957,9 @@ async fn run(backend: Backend) {
         if round > 1 {
             check(
                 &format!("after restart {}", round - 1),
-                &deployment,
+                checked,
                 &server,
-                &operator_key,
                 &mut ledger,
-                &fixtures,
             )
             .await;
         }
@@ -1045,11 +1024,9 @@ async fn run(backend: Backend) {
     let server = deployment.start("final").await;
     let mut tally = check(
         &format!("after restart {}", settings.rounds),
-        &deployment,
+        checked,
         &server,
-        &operator_key,
         &mut ledger,
-        &fixtures,
     )
     .await;
     if settings.settle && tally.key_in_use > 0 {
@@ -1062,15 +1039,7 @@ async fn run(backend: Backend) {
             tally.key_in_use
         );
         tokio::time::sleep(wait).await;
-        tally = check(
-            "after the claims expired",
-            &deployment,
-            &server,
-            &operator_key,
-            &mut ledger,
-            &fixtures,
-        )
-        .await;
+        tally = check("after the claims expired", checked, &server, &mut ledger).await;
         assert_eq!(
             tally.key_in_use, 0,
             "claims of killed requests did not expire"

@@ -31,13 +31,10 @@ const DB_TIMEOUT: Duration = Duration::from_secs(1);
 /// transaction through the pool), instead of stopping at the key lookup (a read on
 /// `ReadConnections`).
 fn short_db_timeout() -> Options {
-    Options {
-        tweak: Box::new(|c| {
-            c.db_timeout = DB_TIMEOUT;
-            c.key_cache = Duration::from_secs(300);
-        }),
-        ..Default::default()
-    }
+    Options::tweak(|c| {
+        c.db_timeout = DB_TIMEOUT;
+        c.key_cache = Duration::from_secs(300);
+    })
 }
 
 /// Status, body and `Retry-After` of a trade registration create (the `self` example, which
@@ -77,18 +74,67 @@ fn assert_unavailable(status: u16, body: &Value, retry_after: Option<u64>) {
 
 /// Trade registrations as the operator API lists them.
 async fn listed_cases(app: &TestApp, operator_key: &str) -> usize {
-    let (s, b) = json(
-        app.get(
-            "/v1/operator/trade-registrations?limit=100",
-            Some(operator_key),
-        )
-        .send()
-        .await
-        .unwrap(),
-    )
-    .await;
+    let (s, b) = app
+        .get_json("/v1/operator/trade-registrations?limit=100", operator_key)
+        .await;
     assert_eq!(s, 200, "{b}");
     b["response"]["cases"].as_array().unwrap().len()
+}
+
+/// A create while the fault lasts: 503 as [`assert_unavailable`] wants it, within the
+/// database timeout and a few seconds.
+async fn create_is_503_in_time(app: &TestApp, key: &str, fault: &str) {
+    let started = Instant::now();
+    let (s, b, retry) = create(app, key, None).await;
+    assert_unavailable(s, &b, retry);
+    eprintln!("{fault}: 503 after {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < DB_TIMEOUT + Duration::from_secs(4),
+        "503 only after {:?}",
+        started.elapsed()
+    );
+}
+
+/// An app on `backend` with `options`, a provider, an operator and one case the provider
+/// created: what a fault must leave as it found it.
+struct Before {
+    app: TestApp,
+    key: String,
+    operator: String,
+    /// The answer to the create before the fault.
+    created: Value,
+    docs: PathBuf,
+    files: usize,
+}
+
+impl Before {
+    async fn new(backend: Backend, options: Options) -> Self {
+        let app = TestApp::spawn_with(backend, options).await.unwrap();
+        let (_, key) = app.provider("Plattform GmbH").await;
+        let (_, operator) = app.operator("Ops").await;
+        let (s, b, _) = create(&app, &key, None).await;
+        assert_eq!(s, 201, "{b}");
+        let docs = documents_dir(&app);
+        let files = files_in(&docs);
+        Before {
+            app,
+            key,
+            operator,
+            created: b,
+            docs,
+            files,
+        }
+    }
+
+    /// No file of a failed create is left, and the operator lists `cases` cases, no half one.
+    async fn assert_nothing_left(&self, cases: usize) {
+        assert_eq!(
+            files_in(&self.docs),
+            self.files,
+            "files of the failed create were left"
+        );
+        assert_eq!(listed_cases(&self.app, &self.operator).await, cases);
+    }
 }
 
 fn files_in(dir: &Path) -> usize {
@@ -142,14 +188,9 @@ impl Drop for Immutable {
 
 backend_tests! {
     async fn read_only_documents_directory_is_503_and_passes(backend) {
-        let app = TestApp::spawn(backend).await.expect("backend available");
-        let (_, key) = app.provider("Plattform GmbH").await;
-        let (_, operator) = app.operator("Ops").await;
-        let (s, b, _) = create(&app, &key, None).await;
-        assert_eq!(s, 201, "{b}");
-        let docs = documents_dir(&app);
-        let files = files_in(&docs);
-        assert!(files > 0);
+        let before = Before::new(backend, Options::default()).await;
+        let Before { app, key, operator, docs, files, .. } = &before;
+        assert!(*files > 0);
 
         let guard = match Immutable::set(&docs) {
             Ok(g) => g,
@@ -161,8 +202,7 @@ backend_tests! {
         let (s, b, retry) = create(&app, &key, None).await;
         assert_unavailable(s, &b, retry);
         // Nothing of the failed create: no case, no file; what was stored still reads.
-        assert_eq!(listed_cases(&app, &operator).await, 1);
-        assert_eq!(files_in(&docs), files);
+        before.assert_nothing_left(1).await;
         let (s, _) = json(app.get("/healthz", None).send().await.unwrap()).await;
         assert_eq!(s, 200, "the database is fine");
 
@@ -170,7 +210,7 @@ backend_tests! {
         let (s, b, _) = create(&app, &key, None).await;
         assert_eq!(s, 201, "after the fault: {b}");
         assert_eq!(listed_cases(&app, &operator).await, 2);
-        assert!(files_in(&docs) > files);
+        assert!(files_in(docs) > *files);
     }
 }
 
@@ -231,10 +271,7 @@ async fn full_documents_disk_is_503_and_passes() {
     let app = TestApp::spawn_on(
         url,
         dir,
-        Options {
-            tweak: Box::new(move |c| c.storage.documents_dir = docs_for_app),
-            ..Default::default()
-        },
+        Options::tweak(move |c| c.storage.documents_dir = docs_for_app),
     )
     .await;
     let (_, key) = app.provider("Plattform GmbH").await;
@@ -260,64 +297,29 @@ async fn full_documents_disk_is_503_and_passes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_write_lock_is_503_and_nothing_is_left() {
-    use sqlx::Connection;
-    let app = TestApp::spawn_with(Backend::Sqlite, short_db_timeout())
-        .await
-        .unwrap();
-    let (_, key) = app.provider("Plattform GmbH").await;
-    let (_, operator) = app.operator("Ops").await;
-    let (s, b, _) = create(&app, &key, None).await;
-    assert_eq!(s, 201, "{b}");
-    let first = b["response"]["trade_registration_id"]
+    let before = Before::new(Backend::Sqlite, short_db_timeout()).await;
+    let Before {
+        app, key, operator, ..
+    } = &before;
+    let first = before.created["response"]["trade_registration_id"]
         .as_str()
-        .unwrap()
-        .to_string();
-    let docs = documents_dir(&app);
-    let files = files_in(&docs);
+        .unwrap();
 
     // Another process-like connection takes the write lock and keeps it.
-    let mut locker = sqlx::SqliteConnection::connect(&app.database_url)
-        .await
-        .unwrap();
-    sqlx::raw_sql("BEGIN EXCLUSIVE")
-        .execute(&mut locker)
-        .await
-        .unwrap();
+    let mut locker = common::hold_sqlite_lock(&app.database_url).await;
 
-    let started = Instant::now();
-    let (s, b, retry) = create(&app, &key, None).await;
-    assert_unavailable(s, &b, retry);
-    eprintln!("write lock held: 503 after {:?}", started.elapsed());
-    assert!(
-        started.elapsed() < DB_TIMEOUT + Duration::from_secs(4),
-        "503 only after {:?}",
-        started.elapsed()
-    );
+    create_is_503_in_time(app, key, "write lock held").await;
     // With an Idempotency-Key the claim itself cannot be written: 503 too, and no claim stays
     // behind to block the retry.
     let (s, b, retry) = create(&app, &key, Some("retry-me")).await;
     assert_unavailable(s, &b, retry);
 
     // The PDFs it had written are gone again; reads still work (WAL) and show no half case.
-    assert_eq!(
-        files_in(&docs),
-        files,
-        "files of the failed create were left"
-    );
-    assert_eq!(listed_cases(&app, &operator).await, 1);
-    let (s, _) = json(
-        app.get(&format!("{PATH}/{first}"), Some(&key))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    before.assert_nothing_left(1).await;
+    let (s, _) = app.get_json(&format!("{PATH}/{first}"), &key).await;
     assert_eq!(s, 200);
 
-    sqlx::raw_sql("ROLLBACK")
-        .execute(&mut locker)
-        .await
-        .unwrap();
+    common::release_sqlite_lock(&mut locker).await;
     let (s, b, _) = create(&app, &key, Some("retry-me")).await;
     assert_eq!(s, 201, "after the lock is released: {b}");
     let (s, b, _) = create(&app, &key, None).await;
@@ -627,54 +629,39 @@ async fn postgres_not_up_yet_at_start_is_waited_for() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_going_away_is_503_within_the_timeout_and_recovers() {
-    let Some(Proxied {
-        app,
-        proxy,
-        direct,
-        key,
-        case,
-    }) = Proxied::start().await
-    else {
+    let Some(p) = Proxied::start().await else {
         return;
     };
-    let (_, operator) = app.operator("Ops").await;
-    let files = files_in(&documents_dir(&app));
+    let (_, operator) = p.app.operator("Ops").await;
+    let files = files_in(&documents_dir(&p.app));
     // Reads use connections of their own (store::postgres::ReadConnections); leave one idle.
-    let (s, b) = json(app.get(&case, Some(&key)).send().await.unwrap()).await;
+    let (s, b) = p.app.get_json(&p.case, &p.key).await;
     assert_eq!(s, 200, "{b}");
 
-    proxy.cut().await;
+    p.proxy.cut().await;
     // The idle read connection is dead and a new one is refused.
     let started = Instant::now();
-    let (s, b, retry) = read(&app, &case, &key).await;
+    let (s, b, retry) = read(&p.app, &p.case, &p.key).await;
     assert_unavailable(s, &b, retry);
     assert!(started.elapsed() < DB_TIMEOUT + Duration::from_secs(4));
     for _ in 0..2 {
         // The pooled connections are dead and new ones are refused.
-        let started = Instant::now();
-        let (s, b, retry) = create(&app, &key, None).await;
-        assert_unavailable(s, &b, retry);
-        eprintln!("database down: 503 after {:?}", started.elapsed());
-        assert!(
-            started.elapsed() < DB_TIMEOUT + Duration::from_secs(4),
-            "503 only after {:?}",
-            started.elapsed()
-        );
+        create_is_503_in_time(&p.app, &p.key, "database down").await;
     }
-    let (s, b) = json(app.get("/healthz", None).send().await.unwrap()).await;
+    let (s, b) = json(p.app.get("/healthz", None).send().await.unwrap()).await;
     assert_error(s, &b, 503, "SERVICE_UNAVAILABLE");
-    assert_eq!(count_rows(&direct, "trade_registrations").await, 1);
-    assert_eq!(files_in(&documents_dir(&app)), files);
+    assert_eq!(count_rows(&p.direct, "trade_registrations").await, 1);
+    assert_eq!(files_in(&documents_dir(&p.app)), files);
 
     // The server is back: the pool reconnects by itself.
-    proxy.restore().await;
-    let (s, b) = json(app.get(&case, Some(&key)).send().await.unwrap()).await;
+    p.proxy.restore().await;
+    let (s, b) = p.app.get_json(&p.case, &p.key).await;
     assert_eq!(s, 200, "read after the outage: {b}");
-    let (s, b, _) = create(&app, &key, None).await;
+    let (s, b, _) = create(&p.app, &p.key, None).await;
     assert_eq!(s, 201, "after the outage: {b}");
-    let (s, _) = json(app.get("/healthz", None).send().await.unwrap()).await;
+    let (s, _) = json(p.app.get("/healthz", None).send().await.unwrap()).await;
     assert_eq!(s, 200);
-    assert_eq!(listed_cases(&app, &operator).await, 2);
+    assert_eq!(listed_cases(&p.app, &operator).await, 2);
 }
 
 /// PostgreSQL that accepts connections and never answers: reads (on their own connections) and
@@ -682,21 +669,14 @@ async fn postgres_going_away_is_503_within_the_timeout_and_recovers() {
 /// work again once it answers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_not_answering_is_503_within_the_timeout() {
-    let Some(Proxied {
-        app,
-        proxy,
-        direct,
-        key,
-        case,
-    }) = Proxied::start().await
-    else {
+    let Some(p) = Proxied::start().await else {
         return;
     };
 
-    proxy.stall().await;
+    p.proxy.stall().await;
     for _ in 0..2 {
         let started = Instant::now();
-        let (s, b, retry) = read(&app, &case, &key).await;
+        let (s, b, retry) = read(&p.app, &p.case, &p.key).await;
         assert_unavailable(s, &b, retry);
         let waited = started.elapsed();
         eprintln!("read with the database hanging: 503 after {waited:?}");
@@ -705,21 +685,14 @@ async fn postgres_not_answering_is_503_within_the_timeout() {
             "{waited:?}"
         );
 
-        let started = Instant::now();
-        let (s, b, retry) = create(&app, &key, None).await;
-        assert_unavailable(s, &b, retry);
-        assert!(
-            started.elapsed() < DB_TIMEOUT + Duration::from_secs(4),
-            "{:?}",
-            started.elapsed()
-        );
+        create_is_503_in_time(&p.app, &p.key, "create with the database hanging").await;
     }
-    assert_eq!(count_rows(&direct, "trade_registrations").await, 1);
+    assert_eq!(count_rows(&p.direct, "trade_registrations").await, 1);
 
-    proxy.restore().await;
-    let (s, b) = json(app.get(&case, Some(&key)).send().await.unwrap()).await;
+    p.proxy.restore().await;
+    let (s, b) = p.app.get_json(&p.case, &p.key).await;
     assert_eq!(s, 200, "read after the database answers again: {b}");
-    let (s, b, _) = create(&app, &key, None).await;
+    let (s, b, _) = create(&p.app, &p.key, None).await;
     assert_eq!(s, 201, "create after the database answers again: {b}");
 }
 
@@ -758,26 +731,16 @@ async fn postgres_read_only_is_503_and_leaves_no_files() {
         eprintln!("skipped: TEST_DATABASE_URL is not set");
         return;
     }
-    let app = TestApp::spawn_with(Backend::Postgres, short_db_timeout())
-        .await
-        .unwrap();
-    let (_, key) = app.provider("Plattform GmbH").await;
-    let (_, operator) = app.operator("Ops").await;
-    let (s, b, _) = create(&app, &key, None).await;
-    assert_eq!(s, 201, "{b}");
-    let docs = documents_dir(&app);
-    let files = files_in(&docs);
+    let before = Before::new(Backend::Postgres, short_db_timeout()).await;
+    let Before {
+        app, key, operator, ..
+    } = &before;
 
     set_read_only(&app.database_url, true).await;
     // Reads work, so the create gets as far as writing its PDFs; the transaction is refused.
     let (s, b, retry) = create(&app, &key, None).await;
     assert_unavailable(s, &b, retry);
-    assert_eq!(
-        files_in(&docs),
-        files,
-        "files of the failed create were left"
-    );
-    assert_eq!(listed_cases(&app, &operator).await, 1);
+    before.assert_nothing_left(1).await;
 
     set_read_only(&app.database_url, false).await;
     let (s, b, _) = create(&app, &key, None).await;
@@ -809,14 +772,11 @@ async fn document_bucket_going_away_is_503_and_recovers() {
     const BOUND: Duration = Duration::from_secs(2);
     settings.timeout = BOUND;
     let bucket = settings.bucket.clone();
-    let app = TestApp::spawn_with(Backend::Sqlite, common::on_bucket(settings))
-        .await
-        .unwrap();
-    let (_, key) = app.provider("Plattform GmbH").await;
-    let (_, operator) = app.operator("Ops").await;
-    let (s, b, _) = create(&app, &key, None).await;
-    assert_eq!(s, 201, "{b}");
-    let link = b["response"]["owners"][0]["documents"]["gewa_1"]["download_url"]
+    let before = Before::new(Backend::Sqlite, common::on_bucket(settings)).await;
+    let Before {
+        app, key, operator, ..
+    } = &before;
+    let link = before.created["response"]["owners"][0]["documents"]["gewa_1"]["download_url"]
         .as_str()
         .unwrap()
         .to_owned();

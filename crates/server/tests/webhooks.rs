@@ -175,6 +175,53 @@ async fn endpoint(
     )
 }
 
+/// An app with `options`, a provider, a receiver behaving as `behaviour` registered for
+/// `registration.initiated`, and a `self` trade case whose message goes to it.
+struct OneReceiver {
+    app: TestApp,
+    provider: uuid::Uuid,
+    pkey: String,
+    receiver: Receiver,
+    /// The endpoint's id and signing secret.
+    eid: String,
+    secret: String,
+}
+
+impl OneReceiver {
+    async fn start(backend: common::Backend, options: Options, behaviour: Behaviour) -> Self {
+        let app = TestApp::spawn_with(backend, options).await.unwrap();
+        let (provider, pkey) = app.provider("P").await;
+        let receiver = Receiver::start(behaviour).await;
+        let events = Some(&["registration.initiated"][..]);
+        let (eid, secret) = endpoint(&app, &pkey, &receiver.url, events).await;
+        create_trade(&app, &pkey, "self").await;
+        OneReceiver {
+            app,
+            provider,
+            pkey,
+            receiver,
+            eid,
+            secret,
+        }
+    }
+}
+
+/// The endpoint `eid` as stored: its signing secret `secret` is sealed, not in clear. Returns
+/// the endpoint's id.
+async fn assert_sealed_at_rest(app: &TestApp, eid: &str, secret: &str) -> uuid::Uuid {
+    let id: uuid::Uuid = eid.parse().unwrap();
+    let stored = app
+        .state
+        .repo
+        .get_webhook_endpoint(id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(stored.secret.starts_with("sealed:v1:"), "{}", stored.secret);
+    assert!(!stored.secret.contains(secret.trim_start_matches("whsec_")));
+    id
+}
+
 async fn create_trade(app: &TestApp, key: &str, which: &str) -> String {
     let (s, b) = json(
         app.post("/v1/trade-registration", Some(key))
@@ -258,13 +305,34 @@ async fn deliveries_when(
     panic!("deliveries never got there: {list:?}");
 }
 
+/// `first` stopped, and an instance on its data that allows no private targets and does not
+/// retry (names resolved by `lookup` when given): an `assisted` case created there, and the
+/// two deliveries of its messages to the endpoint `eid`.
+async fn deliver_after_a_strict_restart(
+    first: TestApp,
+    pkey: &str,
+    eid: &str,
+    lookup: Option<Lookup>,
+) -> (TestApp, Vec<Value>) {
+    let (url, dir) = (first.database_url.clone(), first.dir.clone());
+    first.stop().await;
+    let strict = Options::tweak(|c| {
+        c.webhooks.allow_private_targets = false;
+        if let Some(lookup) = lookup {
+            c.webhooks.lookup = lookup;
+        }
+        c.webhooks.retry_schedule = Vec::new();
+    });
+    let app = TestApp::spawn_on(url, dir, strict).await;
+    create_trade(&app, pkey, "assisted").await;
+    let list = deliveries_when(&app, pkey, eid, |l| l.len() == 2).await;
+    (app, list)
+}
+
 fn schedule(secs: &'static str) -> Options {
-    Options {
-        tweak: Box::new(move |c| {
-            c.webhooks.retry_schedule = domain::webhook::parse_retry_schedule(secs).unwrap();
-        }),
-        ..Options::default()
-    }
+    Options::tweak(move |c| {
+        c.webhooks.retry_schedule = domain::webhook::parse_retry_schedule(secs).unwrap();
+    })
 }
 
 /// `(type, status, previous_status)` of deliveries about `case`, in arrival order.
@@ -385,11 +453,7 @@ backend_tests! {
     }
 
     async fn a_failing_receiver_gets_retries_until_it_answers(backend) {
-        let app = TestApp::spawn_with(backend, schedule("1,1,1")).await.unwrap();
-        let (_, pkey) = app.provider("P").await;
-        let flaky = Receiver::start(Behaviour::FailFirst(2)).await;
-        let (eid, secret) = endpoint(&app, &pkey, &flaky.url, Some(&["registration.initiated"])).await;
-        create_trade(&app, &pkey, "self").await;
+        let OneReceiver { app, pkey, receiver: flaky, eid, secret, .. } = OneReceiver::start(backend, schedule("1,1,1"), Behaviour::FailFirst(2)).await;
         let got = flaky.wait_for(3).await;
         assert_eq!(got.len(), 3);
         let id = got[0].id();
@@ -449,11 +513,7 @@ backend_tests! {
 
     async fn a_message_given_up_on_can_be_retried_once_more(backend) {
         // Two attempts (now, and 1 s later), both refused; the third gets 204.
-        let app = TestApp::spawn_with(backend, schedule("1")).await.unwrap();
-        let (provider, pkey) = app.provider("P").await;
-        let flaky = Receiver::start(Behaviour::FailFirst(2)).await;
-        let (eid, secret) = endpoint(&app, &pkey, &flaky.url, Some(&["registration.initiated"])).await;
-        create_trade(&app, &pkey, "self").await;
+        let OneReceiver { app, provider, pkey, receiver: flaky, eid, secret } = OneReceiver::start(backend, schedule("1"), Behaviour::FailFirst(2)).await;
         let got = flaky.wait_for(1).await;
         let mid = got[0].id();
         let retry = |eid: &str, mid: &str, key: &str| {
@@ -521,11 +581,7 @@ backend_tests! {
     }
 
     async fn a_retried_message_that_fails_again_is_failed_again(backend) {
-        let app = TestApp::spawn_with(backend, schedule("1")).await.unwrap();
-        let (_, pkey) = app.provider("P").await;
-        let down = Receiver::start(Behaviour::Always(500)).await;
-        let (eid, _) = endpoint(&app, &pkey, &down.url, Some(&["registration.initiated"])).await;
-        create_trade(&app, &pkey, "self").await;
+        let OneReceiver { app, pkey, receiver: down, eid, .. } = OneReceiver::start(backend, schedule("1"), Behaviour::Always(500)).await;
         let mid = down.wait_for(1).await[0].id();
         let failed_after = |n: usize| {
             let req = || app.get(&format!("/v1/webhook-endpoints/{eid}/deliveries"), Some(&pkey));
@@ -559,10 +615,7 @@ backend_tests! {
         let (_, pkey) = app.provider("P").await;
         let receiver = Receiver::start(Behaviour::Ok).await;
         let (eid, secret) = endpoint(&app, &pkey, &receiver.url, Some(&["registration.initiated"])).await;
-        let id: uuid::Uuid = eid.parse().unwrap();
-        let stored = app.state.repo.get_webhook_endpoint(id).await.unwrap().unwrap();
-        assert!(stored.secret.starts_with("sealed:v1:"), "{}", stored.secret);
-        assert!(!stored.secret.contains(secret.trim_start_matches("whsec_")));
+        let id = assert_sealed_at_rest(&app, &eid, &secret).await;
         create_trade(&app, &pkey, "self").await;
         receiver.wait_for(1).await[0].verify(&secret).unwrap();
         let (url, dir) = (app.database_url.clone(), app.dir.clone());
@@ -591,13 +644,10 @@ backend_tests! {
     async fn instances_sharing_the_signing_secret_share_the_sealing_key(backend) {
         // Two instances on separate data folders (two machines), no sealing key configured,
         // the signing secret shared as the README requires: what one seals, the other opens.
-        let shared = |worker: bool| Options {
-            tweak: Box::new(move |c| {
-                c.signing_secret = Some("s".repeat(40));
-                c.webhooks.worker = worker;
-            }),
-            ..Options::default()
-        };
+        let shared = |worker: bool| Options::tweak(move |c| {
+            c.signing_secret = Some("s".repeat(40));
+            c.webhooks.worker = worker;
+        });
         let first = TestApp::spawn_with(backend, shared(false)).await.unwrap();
         let (_, pkey) = first.provider("P").await;
         let receiver = Receiver::start(Behaviour::Ok).await;
@@ -628,16 +678,13 @@ backend_tests! {
         let sealing = server::webhooks::SealingKey::parse(&key).unwrap();
         let with_key = move || {
             let sealing = sealing.clone();
-            Options { tweak: Box::new(move |c| c.webhooks.sealing = server::webhooks::SealingKeys::new(sealing)), ..Default::default() }
+            Options::tweak(move |c| c.webhooks.sealing = server::webhooks::SealingKeys::new(sealing))
         };
         let app = TestApp::spawn_with(backend, with_key()).await.unwrap();
         let (_, pkey) = app.provider("P").await;
         let receiver = Receiver::start(Behaviour::Ok).await;
         let (eid, secret) = endpoint(&app, &pkey, &receiver.url, Some(&["registration.initiated"])).await;
-        let id: uuid::Uuid = eid.parse().unwrap();
-        let stored = app.state.repo.get_webhook_endpoint(id).await.unwrap().unwrap();
-        assert!(stored.secret.starts_with("sealed:v1:"), "{}", stored.secret);
-        assert!(!stored.secret.contains(secret.trim_start_matches("whsec_")));
+        let id = assert_sealed_at_rest(&app, &eid, &secret).await;
 
         // Stored answers for idempotent replay carry the secret too: sealed as well, and a
         // replay shows the same secret.
@@ -707,13 +754,10 @@ backend_tests! {
     async fn the_sealing_key_changes_with_reseal(backend) {
         use server::webhooks::{SealingKeys, open};
         let keys = |current: u8, old: Vec<u8>| SealingKeys { current: Some(key(current)), old: old.into_iter().map(key).collect() };
-        let with = |k: SealingKeys| Options {
-            tweak: Box::new(move |c| {
-                c.webhooks.sealing = k;
-                c.webhooks.retry_schedule = domain::webhook::parse_retry_schedule("1").unwrap();
-            }),
-            ..Default::default()
-        };
+        let with = |k: SealingKeys| Options::tweak(move |c| {
+            c.webhooks.sealing = k;
+            c.webhooks.retry_schedule = domain::webhook::parse_retry_schedule("1").unwrap();
+        });
         let app = TestApp::spawn_with(backend, with(keys(1, vec![]))).await.unwrap();
         let (pid, pkey) = app.provider("P").await;
         // An answer kept for replay (it carries a new API key) is sealed with the same key.
@@ -822,7 +866,7 @@ backend_tests! {
     // opens stays as it was.
     async fn a_reseal_keeps_what_no_key_opens_and_reseals_the_rest(backend) {
         use server::webhooks::{SealingKeys, open};
-        let with = |k: SealingKeys| Options { tweak: Box::new(move |c| c.webhooks.sealing = k), ..Default::default() };
+        let with = |k: SealingKeys| Options::tweak(move |c| c.webhooks.sealing = k);
         let app = TestApp::spawn_with(backend, with(SealingKeys::new(key(1)))).await.unwrap();
         let (_, pkey) = app.provider("P").await;
         let (eid, first) = endpoint(&app, &pkey, "https://example.com/hook", None).await;
@@ -855,18 +899,11 @@ backend_tests! {
     }
 
     async fn a_receiver_that_does_not_answer_in_time_gets_a_retry(backend) {
-        let options = Options {
-            tweak: Box::new(|c| {
-                c.webhooks.timeout = Duration::from_secs(1);
-                c.webhooks.retry_schedule = domain::webhook::parse_retry_schedule("1").unwrap();
-            }),
-            ..Options::default()
-        };
-        let app = TestApp::spawn_with(backend, options).await.unwrap();
-        let (_, pkey) = app.provider("P").await;
-        let slow = Receiver::start(Behaviour::SlowFirst).await;
-        let (eid, _) = endpoint(&app, &pkey, &slow.url, Some(&["registration.initiated"])).await;
-        create_trade(&app, &pkey, "self").await;
+        let options = Options::tweak(|c| {
+            c.webhooks.timeout = Duration::from_secs(1);
+            c.webhooks.retry_schedule = domain::webhook::parse_retry_schedule("1").unwrap();
+        });
+        let OneReceiver { app, pkey, receiver: slow, eid, .. } = OneReceiver::start(backend, options, Behaviour::SlowFirst).await;
         let got = slow.wait_for(2).await;
         assert_eq!(got[0].id(), got[1].id());
         // The receiver has the second attempt before the worker has recorded its answer.
@@ -1072,10 +1109,7 @@ backend_tests! {
     }
 
     async fn private_targets_are_refused_unless_allowed(backend) {
-        let options = Options {
-            tweak: Box::new(|c| c.webhooks.allow_private_targets = false),
-            ..Options::default()
-        };
+        let options = Options::tweak(|c| c.webhooks.allow_private_targets = false);
         let app = TestApp::spawn_with(backend, options).await.unwrap();
         let (_, pkey) = app.provider("P").await;
         // The last five: 6to4 of 127.0.0.1 and of 169.254.169.254, IPv4-translated 127.0.0.1,
@@ -1095,18 +1129,15 @@ backend_tests! {
     }
 
     async fn a_name_resolving_inside_is_refused_without_its_address(backend) {
-        let options = Options {
-            tweak: Box::new(|c| {
-                c.webhooks.allow_private_targets = false;
-                c.webhooks.lookup = Lookup::fixed([
-                    ("billing.corp.example", &["10.20.30.40"][..]),
-                    ("mixed.example", &["8.8.8.8", "fd12:3456::7"][..]),
-                    ("sixtofour.example", &["2002:a9fe:a9fe::1"][..]),
-                    ("hooks.example", &["8.8.4.4"][..]),
-                ]);
-            }),
-            ..Options::default()
-        };
+        let options = Options::tweak(|c| {
+            c.webhooks.allow_private_targets = false;
+            c.webhooks.lookup = Lookup::fixed([
+                ("billing.corp.example", &["10.20.30.40"][..]),
+                ("mixed.example", &["8.8.8.8", "fd12:3456::7"][..]),
+                ("sixtofour.example", &["2002:a9fe:a9fe::1"][..]),
+                ("hooks.example", &["8.8.4.4"][..]),
+            ]);
+        });
         let app = TestApp::spawn_with(backend, options).await.unwrap();
         let (_, pkey) = app.provider("P").await;
         for (url, inside) in [
@@ -1239,13 +1270,10 @@ backend_tests! {
         // included (the last event is a tax office's, with nothing after it to wake the worker).
         // A failed attempt is retried at once (a look that attempted something looks again),
         // not in 5 s, when only a poll would find it.
-        let no_poll = Options {
-            tweak: Box::new(|c| {
-                c.webhooks.poll_interval = Duration::from_secs(600);
-                c.webhooks.retry_schedule = domain::webhook::parse_retry_schedule("0,0,0,0,0").unwrap();
-            }),
-            ..Options::default()
-        };
+        let no_poll = Options::tweak(|c| {
+            c.webhooks.poll_interval = Duration::from_secs(600);
+            c.webhooks.retry_schedule = domain::webhook::parse_retry_schedule("0,0,0,0,0").unwrap();
+        });
         let app = TestApp::spawn_with(backend, no_poll).await.unwrap();
         let (_, pkey) = app.provider("P").await;
         let (_, okey) = app.operator("O").await;
@@ -1372,18 +1400,7 @@ backend_tests! {
         let (_, pkey) = first.provider("P").await;
         let rx = Receiver::start(Behaviour::Ok).await;
         let (eid, _) = endpoint(&first, &pkey, &rx.url, None).await;
-        let (url, dir) = (first.database_url.clone(), first.dir.clone());
-        first.stop().await;
-        let strict = Options {
-            tweak: Box::new(|c| {
-                c.webhooks.allow_private_targets = false;
-                c.webhooks.retry_schedule = Vec::new();
-            }),
-            ..Options::default()
-        };
-        let app = TestApp::spawn_on(url, dir, strict).await;
-        create_trade(&app, &pkey, "assisted").await;
-        let list = deliveries_when(&app, &pkey, &eid, |l| l.len() == 2).await;
+        let (app, list) = deliver_after_a_strict_restart(first, &pkey, &eid, None).await;
         for d in &list {
             assert_eq!(d["outcome"], "failed", "{d}");
             assert_eq!(d["error"], "refused: 127.0.0.1 is in 127.0.0.0/8 (Loopback, RFC 1122), which is not globally reachable", "{d}");
@@ -1396,28 +1413,14 @@ backend_tests! {
         // The name resolved to a public address at registration; it now resolves inside.
         let rx = Receiver::start(Behaviour::Ok).await;
         let port = rx.url.split(':').nth(2).and_then(|p| p.split('/').next()).unwrap().to_string();
-        let first = TestApp::spawn_with(backend, Options {
-            tweak: Box::new(|c| {
-                c.webhooks.allow_private_targets = false;
-                c.webhooks.lookup = Lookup::fixed([("receiver.example", &["8.8.8.8"][..])]);
-            }),
-            ..Options::default()
-        }).await.unwrap();
+        let first = TestApp::spawn_with(backend, Options::tweak(|c| {
+            c.webhooks.allow_private_targets = false;
+            c.webhooks.lookup = Lookup::fixed([("receiver.example", &["8.8.8.8"][..])]);
+        })).await.unwrap();
         let (_, pkey) = first.provider("P").await;
         let (eid, _) = endpoint(&first, &pkey, &format!("http://receiver.example:{port}/hook"), None).await;
-        let (url, dir) = (first.database_url.clone(), first.dir.clone());
-        first.stop().await;
-        let strict = Options {
-            tweak: Box::new(|c| {
-                c.webhooks.allow_private_targets = false;
-                c.webhooks.lookup = Lookup::fixed([("receiver.example", &["127.0.0.1"][..])]);
-                c.webhooks.retry_schedule = Vec::new();
-            }),
-            ..Options::default()
-        };
-        let app = TestApp::spawn_on(url, dir, strict).await;
-        create_trade(&app, &pkey, "assisted").await;
-        let list = deliveries_when(&app, &pkey, &eid, |l| l.len() == 2).await;
+        let inside = Lookup::fixed([("receiver.example", &["127.0.0.1"][..])]);
+        let (app, list) = deliver_after_a_strict_restart(first, &pkey, &eid, Some(inside)).await;
         for d in &list {
             assert_eq!(d["outcome"], "failed", "{d}");
             let error = d["error"].as_str().unwrap();
@@ -1430,10 +1433,7 @@ backend_tests! {
 
     async fn events_survive_a_restart(backend) {
         // An instance without a worker acknowledges changes; they wait in the outbox.
-        let no_worker = Options {
-            tweak: Box::new(|c| c.webhooks.worker = false),
-            ..Options::default()
-        };
+        let no_worker = Options::tweak(|c| c.webhooks.worker = false);
         let first = TestApp::spawn_with(backend, no_worker).await.unwrap();
         let (_, pkey) = first.provider("P").await;
         let flaky = Receiver::start(Behaviour::FailFirst(1)).await;

@@ -4,7 +4,7 @@
 mod common;
 
 use common::signed_gewa1_pdf as signed_pdf;
-use common::{Backend, Options, TestApp, app, assert_error, json, pdf_text};
+use common::{Options, TestApp, app, assert_error, json, pdf_text};
 use domain::rule_cases::{example, trade_cases};
 use reqwest::multipart::{Form, Part};
 use serde_json::{Value, json};

@@ -101,7 +101,7 @@ async fn document_bucket_going_away_is_503_and_recovers() {
             proxy.stall().await;
         }
         let started = Instant::now();
-        let (s, b, retry) = create(&app, &key, None).await;
+        let (s, b, retry) = create(app, key, None).await;
         assert_unavailable(s, &b, retry);
         let took = started.elapsed();
         eprintln!("bucket {fault}: create 503 after {took:?}");
@@ -114,7 +114,7 @@ async fn document_bucket_going_away_is_503_and_recovers() {
         assert_eq!((s, retry_after), (503, true), "{fault}: download");
         assert!(started.elapsed() < BOUND + Duration::from_secs(3));
         assert_eq!(
-            listed_cases(&app, &operator).await,
+            listed_cases(app, operator).await,
             1,
             "{fault}: no case without documents"
         );
@@ -123,9 +123,9 @@ async fn document_bucket_going_away_is_503_and_recovers() {
         proxy.restore().await;
     }
 
-    let (s, b, _) = create(&app, &key, None).await;
+    let (s, b, _) = create(app, key, None).await;
     assert_eq!(s, 201, "after the outage: {b}");
-    assert_eq!(listed_cases(&app, &operator).await, 2);
+    assert_eq!(listed_cases(app, operator).await, 2);
     let (s, again, _) = download(link).await;
     assert_eq!((s, again), (200, pdf));
     assert_eq!(common::bucket_keys(&bucket).await.len(), 2);

@@ -21,20 +21,20 @@ async fn sqlite_write_lock_is_503_and_nothing_is_left() {
     create_is_503_in_time(app, key, "write lock held").await;
     // With an Idempotency-Key the claim itself cannot be written: 503 too, and no claim stays
     // behind to block the retry.
-    let (s, b, retry) = create(&app, &key, Some("retry-me")).await;
+    let (s, b, retry) = create(app, key, Some("retry-me")).await;
     assert_unavailable(s, &b, retry);
 
     // The PDFs it had written are gone again; reads still work (WAL) and show no half case.
     before.assert_nothing_left(1).await;
-    let (s, _) = app.get_json(&format!("{PATH}/{first}"), &key).await;
+    let (s, _) = app.get_json(&format!("{PATH}/{first}"), key).await;
     assert_eq!(s, 200);
 
     common::release_sqlite_lock(&mut locker).await;
-    let (s, b, _) = create(&app, &key, Some("retry-me")).await;
+    let (s, b, _) = create(app, key, Some("retry-me")).await;
     assert_eq!(s, 201, "after the lock is released: {b}");
-    let (s, b, _) = create(&app, &key, None).await;
+    let (s, b, _) = create(app, key, None).await;
     assert_eq!(s, 201, "{b}");
-    assert_eq!(listed_cases(&app, &operator).await, 3);
+    assert_eq!(listed_cases(app, operator).await, 3);
 }
 
 // --- PostgreSQL: the server goes away --------------------------------------------------------
@@ -321,12 +321,12 @@ async fn postgres_read_only_is_503_and_leaves_no_files() {
 
     set_read_only(&app.database_url, true).await;
     // Reads work, so the create gets as far as writing its PDFs; the transaction is refused.
-    let (s, b, retry) = create(&app, &key, None).await;
+    let (s, b, retry) = create(app, key, None).await;
     assert_unavailable(s, &b, retry);
     before.assert_nothing_left(1).await;
 
     set_read_only(&app.database_url, false).await;
-    let (s, b, _) = create(&app, &key, None).await;
+    let (s, b, _) = create(app, key, None).await;
     assert_eq!(s, 201, "after the fault: {b}");
-    assert_eq!(listed_cases(&app, &operator).await, 2);
+    assert_eq!(listed_cases(app, operator).await, 2);
 }

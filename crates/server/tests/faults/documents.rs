@@ -49,14 +49,14 @@ backend_tests! {
         let Before { app, key, operator, docs, files, .. } = &before;
         assert!(*files > 0);
 
-        let guard = match Immutable::set(&docs) {
+        let guard = match Immutable::set(docs) {
             Ok(g) => g,
             Err(why) => {
                 eprintln!("skipped: cannot make the documents directory read-only: {why}");
                 return;
             }
         };
-        let (s, b, retry) = create(&app, &key, None).await;
+        let (s, b, retry) = create(app, key, None).await;
         assert_unavailable(s, &b, retry);
         // Nothing of the failed create: no case, no file; what was stored still reads.
         before.assert_nothing_left(1).await;
@@ -64,9 +64,9 @@ backend_tests! {
         assert_eq!(s, 200, "the database is fine");
 
         drop(guard);
-        let (s, b, _) = create(&app, &key, None).await;
+        let (s, b, _) = create(app, key, None).await;
         assert_eq!(s, 201, "after the fault: {b}");
-        assert_eq!(listed_cases(&app, &operator).await, 2);
+        assert_eq!(listed_cases(app, operator).await, 2);
         assert!(files_in(docs) > *files);
     }
 }

@@ -3,7 +3,7 @@
 //! `TEST_S3_ENDPOINT`. Each test makes a bucket of its own; without the variable they are skipped,
 //! as the PostgreSQL tests are without `TEST_DATABASE_URL`.
 //!
-//! The bucket outage (a proxy in front of the server that is cut and stalled) is in `faults.rs`.
+//! The bucket outage (a proxy in front of the server that is cut and stalled) is in `faults/bucket.rs`.
 
 mod common;
 

@@ -6,26 +6,16 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Backend, Options, TestApp, assert_error, json};
+use common::{Backend, Options, TestApp, app, assert_error, json};
 use serde_json::Value;
-
-async fn app(backend: Backend) -> TestApp {
-    TestApp::spawn(backend).await.expect("backend available")
-}
 
 async fn app_with(
     backend: Backend,
     tweak: impl FnOnce(&mut server::config::Config) + Send + 'static,
 ) -> TestApp {
-    TestApp::spawn_with(
-        backend,
-        Options {
-            tweak: Box::new(tweak),
-            ..Default::default()
-        },
-    )
-    .await
-    .expect("backend available")
+    TestApp::spawn_with(backend, Options::tweak(tweak))
+        .await
+        .expect("backend available")
 }
 
 fn prefix_of(key: &str) -> String {
@@ -50,18 +40,8 @@ async fn issue(app: &TestApp, company: uuid::Uuid, key: &str) -> String {
 
 /// The listing of a company's keys (one page, as asked by `query`).
 async fn list(app: &TestApp, company: uuid::Uuid, key: &str, query: &str) -> Value {
-    let (s, b) = json(
-        app.get(
-            &format!("/v1/companies/{company}/api-keys{query}"),
-            Some(key),
-        )
-        .send()
+    app.read(&format!("/v1/companies/{company}/api-keys{query}"), key)
         .await
-        .unwrap(),
-    )
-    .await;
-    assert_eq!(s, 200, "{b}");
-    b["response"].clone()
 }
 
 fn prefixes(page: &Value) -> Vec<String> {

@@ -6,29 +6,14 @@ mod common;
 
 use common::case_document as doc;
 use common::{Backend, TestApp, assert_error, download, json, pdf_text};
+use common::{app, tax_case as get};
 use domain::rule_cases::{edit, example, gbr_cases};
 use serde_json::{Value, json};
 
 const PATH: &str = "/v1/tax-registration/gbr";
 
-async fn app(backend: Backend) -> TestApp {
-    TestApp::spawn(backend).await.expect("backend available")
-}
-
 async fn post(app: &TestApp, key: &str, body: &Value) -> (u16, Value) {
-    json(app.post(PATH, Some(key)).json(body).send().await.unwrap()).await
-}
-
-async fn get(app: &TestApp, key: &str, id: &str) -> Value {
-    let (s, b) = json(
-        app.get(&format!("/v1/tax-registration/{id}"), Some(key))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(s, 200, "{b}");
-    b["response"].clone()
+    app.post_json(PATH, key, body).await
 }
 
 /// Valid for the partnership's schemas, with libxml2 and with xmllint.
@@ -38,18 +23,7 @@ fn assert_valid_persg(xml: &[u8]) {
 
 /// The (field, code) pairs of a 422.
 fn violations(status: u16, body: &Value) -> Vec<(String, String)> {
-    let r = assert_error(status, body, 422, "VALIDATION_FAILED");
-    r["errors"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| {
-            (
-                e["field"].as_str().unwrap().to_string(),
-                e["code"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
+    common::field_codes(&assert_error(status, body, 422, "VALIDATION_FAILED"))
 }
 
 fn has(found: &[(String, String)], field: &str, code: &str) -> bool {
@@ -375,20 +349,8 @@ backend_tests! {
         let (other_provider, other_key) = app.provider("Q").await;
         let (company, client_key) = app.client_company_like(provider, &example("gbr")).await;
         let mut body = example("gbr");
-        body["company_id"] = json!(company);
         let id = uuid::Uuid::new_v4();
-        body["tax_registration_id"] = json!(id);
-        let (s, b) = post(&app, &key, &body).await;
-        assert_eq!(s, 201, "{b}");
-        assert_eq!(b["response"]["tax_registration_id"], id.to_string());
-        assert_eq!(b["response"]["company_id"], company.to_string());
-
-        // The same company again; the same id for another company; unknown and foreign companies.
-        let (s, b) = post(&app, &key, &body).await;
-        assert_error(s, &b, 409, "DUPLICATE_ID");
-        body["tax_registration_id"] = json!(uuid::Uuid::new_v4());
-        let (s, b) = post(&app, &key, &body).await;
-        assert_error(s, &b, 409, "COMPANY_ALREADY_REGISTERED");
+        common::create_with_company_and_id(&app, PATH, &key, &mut body, company, id).await;
         // A UG's registration for the partnership names another company than it is.
         let mut ug = example("ug");
         ug["company_id"] = json!(company);
@@ -396,23 +358,8 @@ backend_tests! {
         let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
         let fields: Vec<(&str, &str)> = r["errors"].as_array().unwrap().iter().map(|e| (e["field"].as_str().unwrap(), e["code"].as_str().unwrap())).collect();
         assert_eq!(fields, [("name", "company_mismatch"), ("legal_form", "company_mismatch")], "{r}");
-        let (company2, _) = app.client_company_like(provider, &body).await;
-        body["company_id"] = json!(company2);
-        body["tax_registration_id"] = json!(id);
-        let (s, b) = post(&app, &key, &body).await;
-        assert_error(s, &b, 409, "DUPLICATE_ID");
-        body.as_object_mut().unwrap().remove("tax_registration_id");
-        body["environment"] = json!("sandbox");
-        let (s, b) = post(&app, &key, &body).await;
-        assert_error(s, &b, 409, "ENVIRONMENT_MISMATCH");
-        body["company_id"] = json!(uuid::Uuid::new_v4());
-        let (s, b) = post(&app, &key, &body).await;
-        assert_error(s, &b, 404, "COMPANY_NOT_FOUND");
-        let (foreign, _) = app.client_company(other_provider, "F").await;
-        body["company_id"] = json!(foreign);
-        body["environment"] = json!("production");
-        let (s, b) = post(&app, &key, &body).await;
-        assert_error(s, &b, 404, "COMPANY_NOT_FOUND");
+        let companies = (provider, other_provider);
+        common::assert_other_companies_refused(&app, PATH, &key, &mut body, companies, id).await;
 
         // The provider and the client company read it; another provider and another client
         // company get 404; client keys cannot create (403); no key is 401.

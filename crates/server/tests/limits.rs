@@ -15,15 +15,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 async fn app_with(tweak: impl FnOnce(&mut Config) + Send + 'static) -> TestApp {
-    TestApp::spawn_with(
-        Backend::Sqlite,
-        Options {
-            tweak: Box::new(tweak),
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap()
+    TestApp::spawn_with(Backend::Sqlite, Options::tweak(tweak))
+        .await
+        .unwrap()
 }
 
 /// How many trade registrations the app holds (up to 10).
@@ -346,7 +340,6 @@ async fn a_body_that_keeps_arriving_is_served_past_both_timeouts() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_stuck_after_its_body_is_408_after_the_request_timeout() {
-    use sqlx::Connection;
     let app = app_with(|c| {
         c.request_timeout = Duration::from_secs(1);
         c.db_timeout = Duration::from_secs(20);
@@ -354,13 +347,7 @@ async fn a_request_stuck_after_its_body_is_408_after_the_request_timeout() {
     .await;
     let (_, key) = app.provider("Plattform GmbH").await;
     // Another connection holds SQLite's write lock: the create waits for it with its body read.
-    let mut locker = sqlx::SqliteConnection::connect(&app.database_url)
-        .await
-        .unwrap();
-    sqlx::raw_sql("BEGIN EXCLUSIVE")
-        .execute(&mut locker)
-        .await
-        .unwrap();
+    let mut locker = common::hold_sqlite_lock(&app.database_url).await;
     // Its body takes two seconds to arrive: the one second counts from its last byte.
     let body = example("self").to_string().into_bytes();
     let piece = body.len() / 20 + 1;
@@ -372,18 +359,10 @@ async fn a_request_stuck_after_its_body_is_408_after_the_request_timeout() {
         took >= Duration::from_millis(2900) && took < Duration::from_secs(6),
         "408 after {took:?}"
     );
-    sqlx::raw_sql("ROLLBACK")
-        .execute(&mut locker)
-        .await
-        .unwrap();
-    let (status, body) = json(
-        app.post("/v1/trade-registration", Some(&key))
-            .json(&example("self"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    common::release_sqlite_lock(&mut locker).await;
+    let (status, body) = app
+        .post_json("/v1/trade-registration", &key, &example("self"))
+        .await;
     assert_eq!(status, 201, "{body}");
 }
 
@@ -499,14 +478,9 @@ async fn one_upload_more_than_allowed_is_refused_until_one_ends() {
     assert_error(s, &b, 403, "FORBIDDEN");
 
     // Requests that upload nothing are not affected.
-    let (s, b) = json(
-        app.post("/v1/trade-registration", Some(&key))
-            .json(&example("self"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (s, b) = app
+        .post_json("/v1/trade-registration", &key, &example("self"))
+        .await;
     assert_eq!(s, 201, "{b}");
 
     // The stalled clients give up; their slots come back.
@@ -640,13 +614,9 @@ async fn minting_keys_buys_no_requests() {
     if started.elapsed() < Duration::from_secs(1) {
         assert_eq!(res.status(), 429);
     }
-    let (s, b) = json(
-        app.get(&format!("/v1/companies/{client}"), Some(&client_key))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (s, b) = app
+        .get_json(&format!("/v1/companies/{client}"), &client_key)
+        .await;
     assert_eq!(s, 200, "{b}");
 }
 

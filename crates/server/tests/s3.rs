@@ -3,7 +3,7 @@
 //! `TEST_S3_ENDPOINT`. Each test makes a bucket of its own; without the variable they are skipped,
 //! as the PostgreSQL tests are without `TEST_DATABASE_URL`.
 //!
-//! The bucket outage (a proxy in front of the server that is cut and stalled) is in `faults.rs`.
+//! The bucket outage (a proxy in front of the server that is cut and stalled) is in `faults/bucket.rs`.
 
 mod common;
 
@@ -51,7 +51,7 @@ backend_tests! {
         assert!(bucket_keys(&bucket).await.is_empty());
 
         // A generated GewA 1.
-        let (s, b) = json(app.post("/v1/trade-registration", Some(&key)).json(&example("self")).send().await.unwrap()).await;
+        let (s, b) = app.post_json("/v1/trade-registration", &key, &example("self")).await;
         assert_eq!(s, 201, "{b}");
         let keys = bucket_keys(&bucket).await;
         assert_eq!(keys.len(), 1, "{keys:?}");
@@ -65,17 +65,7 @@ backend_tests! {
         // An uploaded signed PDF, two generated GewA 1 and powers of attorney.
         // A PDF of its own (not a copy of a stored one), so that finding it in the bucket by
         // its MD5 finds the upload.
-        let signed = {
-            let reg: domain::trade::TradeRegistration = serde_json::from_value(example("self")).unwrap();
-            let ctx = forms::Gewa1Context {
-                trade_office_name: None,
-                municipality_key: None,
-                main_office: None,
-                created_on: time::macros::date!(2025 - 01 - 02),
-                timestamp: time::macros::datetime!(2025-01-02 0:00 UTC),
-            };
-            forms::render_gewa1(&reg, 0, &ctx).unwrap()
-        };
+        let signed = common::signed_gewa1_pdf();
         assert!(key_holding(&bucket, &signed).await.is_none());
         let mut data = example("assisted");
         data["owners"][0]["documents"] = json!({"gewa_1": {"file": "signed0"}});
@@ -105,11 +95,11 @@ backend_tests! {
         // its first download.
         let mut gmbh = example("gmbh");
         gmbh["tax_office_number"] = json!("1127");
-        let (s, b) = json(app.post("/v1/tax-registration", Some(&key)).json(&gmbh).send().await.unwrap()).await;
+        let (s, b) = app.post_json("/v1/tax-registration", &key, &gmbh).await;
         assert_eq!(s, 201, "{b}");
         assert_eq!(bucket_keys(&bucket).await.len(), 6);
         let id = b["response"]["tax_registration_id"].as_str().unwrap();
-        let (_, case) = json(app.get(&format!("/v1/tax-registration/{id}"), Some(&key)).send().await.unwrap()).await;
+        let (_, case) = app.get_json(&format!("/v1/tax-registration/{id}"), &key).await;
         let docs = case["response"]["documents"].as_array().unwrap();
         assert_eq!(docs.len(), 2, "{docs:?}");
         for doc in docs {
@@ -309,14 +299,9 @@ async fn the_sweep_reads_the_aws_variables_and_cleans_the_bucket() {
         return;
     };
     let (_, key) = app.provider("Plattform GmbH").await;
-    let (s, b) = json(
-        app.post("/v1/trade-registration", Some(&key))
-            .json(&example("self"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (s, b) = app
+        .post_json("/v1/trade-registration", &key, &example("self"))
+        .await;
     assert_eq!(s, 201, "{b}");
     let orphan = format!("trade/{}/orphan.pdf", uuid::Uuid::now_v7());
     app.state

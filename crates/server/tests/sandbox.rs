@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{TestApp, assert_error, files_below, json, pdf_text};
+use common::{TestApp, assert_error, field_codes, files_below, json, pdf_text};
 use domain::rule_cases::example;
 use serde_json::{Value, json};
 
@@ -15,14 +15,9 @@ fn sandbox(name: &str) -> Value {
 }
 
 async fn create(app: &TestApp, key: &str, kind: &str, body: &Value) -> String {
-    let (s, b) = json(
-        app.post(&format!("/v1/{kind}-registration"), Some(key))
-            .json(body)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (s, b) = app
+        .post_json(&format!("/v1/{kind}-registration"), key, body)
+        .await;
     assert_eq!(s, 201, "{b}");
     b["response"][format!("{kind}_registration_id")]
         .as_str()
@@ -45,15 +40,8 @@ async fn go(app: &TestApp, key: &str, kind: &str, id: &str, body: Value) -> (u16
 }
 
 async fn read(app: &TestApp, key: &str, kind: &str, id: &str) -> Value {
-    let (s, b) = json(
-        app.get(&format!("/v1/{kind}-registration/{id}"), Some(key))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(s, 200, "{b}");
-    b["response"].clone()
+    app.read(&format!("/v1/{kind}-registration/{id}"), key)
+        .await
 }
 
 fn history(case: &Value) -> Vec<(String, String, Option<String>)> {
@@ -66,20 +54,6 @@ fn history(case: &Value) -> Vec<(String, String, Option<String>)> {
                 h["status"].as_str().unwrap().to_string(),
                 h["actor"].as_str().unwrap().to_string(),
                 h["reason"].as_str().map(str::to_string),
-            )
-        })
-        .collect()
-}
-
-fn field_codes(r: &Value) -> Vec<(String, String)> {
-    r["errors"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| {
-            (
-                e["field"].as_str().unwrap().to_string(),
-                e["code"].as_str().unwrap().to_string(),
             )
         })
         .collect()

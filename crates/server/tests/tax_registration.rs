@@ -5,29 +5,14 @@ mod common;
 
 use common::case_document as doc;
 use common::{Backend, TestApp, assert_error, download, json, pdf_text};
+use common::{app, tax_case as get};
 use domain::rule_cases::{example, tax_cases};
 use serde_json::{Value, json};
 
 const PATH: &str = "/v1/tax-registration";
 
-async fn app(backend: Backend) -> TestApp {
-    TestApp::spawn(backend).await.expect("backend available")
-}
-
 async fn post(app: &TestApp, key: &str, body: &Value) -> (u16, Value) {
-    json(app.post(PATH, Some(key)).json(body).send().await.unwrap()).await
-}
-
-async fn get(app: &TestApp, key: &str, id: &str) -> Value {
-    let (s, b) = json(
-        app.get(&format!("{PATH}/{id}"), Some(key))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(s, 200, "{b}");
-    b["response"].clone()
+    app.post_json(PATH, key, body).await
 }
 
 /// `body` again under a new `Idempotency-Key`: not a replay.
@@ -38,6 +23,13 @@ async fn send_b_again(app: &TestApp, key: &str, body: &Value) -> reqwest::Respon
         .send()
         .await
         .unwrap()
+}
+
+/// The operator's step of a tax case to `submitted`: status and body.
+async fn submit(app: &TestApp, operator_key: &str, id: &str) -> (u16, Value) {
+    let path = format!("/v1/operator/tax-registrations/{id}/transition");
+    app.post_json(&path, operator_key, &json!({"status": "submitted"}))
+        .await
 }
 
 /// Valid for the corporation's schemas, with libxml2 and with xmllint.
@@ -68,10 +60,7 @@ backend_tests! {
     // id. Restarted with an id, the service writes the waiting XML, and the test id is in no
     // production document.
     async fn production_xml_waits_for_the_manufacturer_id(backend) {
-        let options = common::Options {
-            tweak: Box::new(|c| c.elster.hersteller_id = None),
-            ..Default::default()
-        };
+        let options = common::Options::tweak(|c| c.elster.hersteller_id = None);
         let app = TestApp::spawn_with(backend, options).await.expect("backend available");
         let (_, key) = app.provider("P").await;
         let (_, operator) = app.operator("Olga").await;
@@ -99,14 +88,7 @@ backend_tests! {
         assert_eq!(case["elster_xml"]["pending_reason"], "hersteller_id_missing");
         assert!(doc(&case, "tax-registration-xml").is_none());
         assert!(doc(&case, "tax-registration-summary").is_some());
-        let (s, b) = json(
-            app.post(&format!("/v1/operator/tax-registrations/{id}/transition"), Some(&operator))
-                .json(&json!({"status": "submitted"}))
-                .send()
-                .await
-                .unwrap(),
-        )
-        .await;
+        let (s, b) = submit(&app, &operator, &id).await;
         let r = assert_error(s, &b, 409, "INVALID_STATE_TRANSITION");
         assert!(r["message"].as_str().unwrap().contains("FILING_ELSTER_HERSTELLER_ID"), "{r}");
 
@@ -146,14 +128,7 @@ backend_tests! {
             "{messages:?}"
         );
         // Submitting works now.
-        let (s, b) = json(
-            app.post(&format!("/v1/operator/tax-registrations/{id}/transition"), Some(&operator))
-                .json(&json!({"status": "submitted"}))
-                .send()
-                .await
-                .unwrap(),
-        )
-        .await;
+        let (s, b) = submit(&app, &operator, &id).await;
         assert_eq!(s, 200, "{b}");
         // The case without an office still waits for one.
         let waiting = get(&app, &key, waiting["tax_registration_id"].as_str().unwrap()).await;
@@ -481,37 +456,10 @@ backend_tests! {
         let (other_provider, other_key) = app.provider("Q").await;
         let (company, _) = app.client_company_like(provider, &example("ug")).await;
         let mut body = example("ug");
-        body["company_id"] = json!(company);
         let id = uuid::Uuid::new_v4();
-        body["tax_registration_id"] = json!(id);
-        let (s, b) = post(&app, &key, &body).await;
-        assert_eq!(s, 201, "{b}");
-        assert_eq!(b["response"]["tax_registration_id"], id.to_string());
-        assert_eq!(b["response"]["company_id"], company.to_string());
-
-        // The same company again; the same id for another company; unknown and foreign companies.
-        let (s, b) = post(&app, &key, &body).await;
-        assert_error(s, &b, 409, "DUPLICATE_ID");
-        body["tax_registration_id"] = json!(uuid::Uuid::new_v4());
-        let (s, b) = post(&app, &key, &body).await;
-        assert_error(s, &b, 409, "COMPANY_ALREADY_REGISTERED");
-        let (company2, _) = app.client_company_like(provider, &body).await;
-        body["company_id"] = json!(company2);
-        body["tax_registration_id"] = json!(id);
-        let (s, b) = post(&app, &key, &body).await;
-        assert_error(s, &b, 409, "DUPLICATE_ID");
-        body.as_object_mut().unwrap().remove("tax_registration_id");
-        body["environment"] = json!("sandbox");
-        let (s, b) = post(&app, &key, &body).await;
-        assert_error(s, &b, 409, "ENVIRONMENT_MISMATCH");
-        body["company_id"] = json!(uuid::Uuid::new_v4());
-        let (s, b) = post(&app, &key, &body).await;
-        assert_error(s, &b, 404, "COMPANY_NOT_FOUND");
-        let (foreign, _) = app.client_company(other_provider, "F").await;
-        body["company_id"] = json!(foreign);
-        body["environment"] = json!("production");
-        let (s, b) = post(&app, &key, &body).await;
-        assert_error(s, &b, 404, "COMPANY_NOT_FOUND");
+        common::create_with_company_and_id(&app, PATH, &key, &mut body, company, id).await;
+        let companies = (provider, other_provider);
+        common::assert_other_companies_refused(&app, PATH, &key, &mut body, companies, id).await;
 
         // Both sides read it; nobody else; clients cannot create.
         let (s, k) = json(app.post(&format!("/v1/companies/{company}/api-keys"), Some(&key)).send().await.unwrap()).await;

@@ -3,7 +3,8 @@
 
 mod common;
 
-use common::{Backend, Options, TestApp, assert_error, json, pdf_text};
+use common::signed_gewa1_pdf as signed_pdf;
+use common::{Options, TestApp, app, assert_error, json, pdf_text};
 use domain::rule_cases::{example, trade_cases};
 use reqwest::multipart::{Form, Part};
 use serde_json::{Value, json};
@@ -13,29 +14,8 @@ const PATH: &str = "/v1/trade-registration";
 /// Multipart file parts: (part name, bytes).
 type Files = Vec<(&'static str, Vec<u8>)>;
 
-async fn app(backend: Backend) -> TestApp {
-    TestApp::spawn(backend).await.expect("backend available")
-}
-
 async fn post_json(app: &TestApp, key: &str, body: &Value) -> (u16, Value) {
-    json(app.post(PATH, Some(key)).json(body).send().await.unwrap()).await
-}
-
-/// A real PDF to upload as a signed GewA 1 (rendered from the self example).
-fn signed_pdf() -> Vec<u8> {
-    let reg: domain::trade::TradeRegistration = serde_json::from_value(example("self")).unwrap();
-    forms::render_gewa1(
-        &reg,
-        0,
-        &forms::Gewa1Context {
-            trade_office_name: None,
-            municipality_key: None,
-            main_office: None,
-            created_on: time::macros::date!(2025 - 01 - 02),
-            timestamp: time::macros::datetime!(2025-01-02 0:00 UTC),
-        },
-    )
-    .unwrap()
+    app.post_json(PATH, key, body).await
 }
 
 fn multipart(data: &Value, files: Vec<(&str, Vec<u8>)>) -> Form {

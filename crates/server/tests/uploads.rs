@@ -184,18 +184,7 @@ backend_tests! {
         }
         assert_eq!(app.state.upload_shares.held_by(b_id), 1);
         // A's upload is served while B holds its share.
-        let pdf = forms::render_gewa1(
-            &serde_json::from_value(example("self")).unwrap(),
-            0,
-            &forms::Gewa1Context {
-                trade_office_name: None,
-                municipality_key: None,
-                main_office: None,
-                created_on: time::macros::date!(2025 - 01 - 02),
-                timestamp: time::macros::datetime!(2025-01-02 0:00 UTC),
-            },
-        )
-        .unwrap();
+        let pdf = common::signed_gewa1_pdf();
         let form = reqwest::multipart::Form::new()
             .text("data", data.to_string())
             .part("signed", reqwest::multipart::Part::bytes(pdf).file_name("signed.pdf"));
@@ -254,23 +243,10 @@ fn peak_rss(pid: u32) -> u64 {
 async fn big_uploads_keep_memory_bounded() {
     server::webhooks::install_tls();
     let dir = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .unwrap()
-        .port();
-    let bin = env!("CARGO_BIN_EXE_filing");
+    let port = common::free_port();
     let command = || {
-        let mut cmd = tokio::process::Command::new(bin);
-        cmd.current_dir(dir.path())
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("FILING_DATA_DIR", dir.path().join("data"))
-            .env("FILING_LOG", "warn")
-            .env("FILING_OPERATOR_NAME", "Muster Filing GmbH")
-            .env("FILING_OPERATOR_ADDRESS", "Beispielweg 5, 10117 Berlin")
-            .env("FILING_LISTEN", format!("127.0.0.1:{port}"))
-            .stdin(std::process::Stdio::null())
-            .kill_on_drop(true);
+        let mut cmd = common::filing_process(dir.path());
+        cmd.env("FILING_LISTEN", format!("127.0.0.1:{port}"));
         cmd
     };
     let mut server = command()
@@ -278,11 +254,7 @@ async fn big_uploads_keep_memory_bounded() {
         .stdout(std::process::Stdio::null())
         .spawn()
         .expect("start filing serve");
-    let base = format!("http://127.0.0.1:{port}");
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(300))
-        .build()
-        .unwrap();
+    let (base, client) = common::served_on(port, Duration::from_secs(300));
     for _ in 0..600 {
         if client
             .get(format!("{base}/healthz"))

@@ -45,6 +45,73 @@ pub fn filing_command(dir: &std::path::Path, database_url: &str) -> std::process
     command
 }
 
+/// A port on 127.0.0.1 that was free when asked (another process may take it before use).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// The `filing` binary as a deployment runs it, as a child of the test (killed when dropped):
+/// in `dir` with `<dir>/data`, log level `warn`, the operator's name and address, no standard
+/// input, and nothing else from the test's environment (add what a test needs).
+pub fn filing_process(dir: &std::path::Path) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_filing"));
+    cmd.current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("FILING_DATA_DIR", dir.join("data"))
+        .env("FILING_LOG", "warn")
+        .env("FILING_OPERATOR_NAME", "Muster Filing GmbH")
+        .env("FILING_OPERATOR_ADDRESS", "Beispielweg 5, 10117 Berlin")
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true);
+    cmd
+}
+
+/// The base URL of a `filing serve` on `port` and a client whose requests give up after
+/// `timeout`.
+pub fn served_on(port: u16, timeout: std::time::Duration) -> (String, reqwest::Client) {
+    let client = reqwest::Client::builder().timeout(timeout).build().unwrap();
+    (format!("http://127.0.0.1:{port}"), client)
+}
+
+/// A real PDF to upload as a signed GewA 1: the form rendered from the `self` example.
+pub fn signed_gewa1_pdf() -> Vec<u8> {
+    let reg: domain::trade::TradeRegistration =
+        serde_json::from_value(domain::rule_cases::example("self")).expect("self example");
+    forms::render_gewa1(
+        &reg,
+        0,
+        &forms::Gewa1Context {
+            trade_office_name: None,
+            municipality_key: None,
+            main_office: None,
+            created_on: time::macros::date!(2025 - 01 - 02),
+            timestamp: time::macros::datetime!(2025-01-02 0:00 UTC),
+        },
+    )
+    .expect("render the PDF to upload")
+}
+
+/// Another connection to the SQLite database at `url` that takes the write lock (`BEGIN
+/// EXCLUSIVE`) and keeps it until [`release_sqlite_lock`].
+pub async fn hold_sqlite_lock(url: &str) -> sqlx::SqliteConnection {
+    use sqlx::Connection;
+    let mut locker = sqlx::SqliteConnection::connect(url).await.unwrap();
+    sqlx::raw_sql("BEGIN EXCLUSIVE")
+        .execute(&mut locker)
+        .await
+        .unwrap();
+    locker
+}
+
+/// Gives the write lock of [`hold_sqlite_lock`] back (`ROLLBACK`).
+pub async fn release_sqlite_lock(locker: &mut sqlx::SqliteConnection) {
+    sqlx::raw_sql("ROLLBACK").execute(locker).await.unwrap();
+}
+
 /// Runs `command` to its end: its exit code (`None` when a signal ended it), standard output
 /// and standard error.
 pub fn output_of(command: &mut std::process::Command) -> (Option<i32>, String, String) {
@@ -243,6 +310,16 @@ pub struct Options {
     pub tweak: Box<dyn FnOnce(&mut Config) + Send>,
 }
 
+impl Options {
+    /// The default options, with the config changed by `tweak`.
+    pub fn tweak(tweak: impl FnOnce(&mut Config) + Send + 'static) -> Self {
+        Self {
+            tweak: Box::new(tweak),
+            ..Default::default()
+        }
+    }
+}
+
 impl Default for Options {
     fn default() -> Self {
         Self {
@@ -359,6 +436,23 @@ impl TestApp {
             Some(k) => rb.bearer_auth(k),
             None => rb,
         }
+    }
+
+    /// POSTs `body` as JSON with `key`: the status and the parsed body.
+    pub async fn post_json(&self, path: &str, key: &str, body: &Value) -> (u16, Value) {
+        json(self.post(path, Some(key)).json(body).send().await.unwrap()).await
+    }
+
+    /// GETs `path` with `key`: the status and the parsed body.
+    pub async fn get_json(&self, path: &str, key: &str) -> (u16, Value) {
+        json(self.get(path, Some(key)).send().await.unwrap()).await
+    }
+
+    /// GETs `path` with `key`, which must answer 200: the `response` object.
+    pub async fn read(&self, path: &str, key: &str) -> Value {
+        let (s, b) = self.get_json(path, key).await;
+        assert_eq!(s, 200, "{b}");
+        b["response"].clone()
     }
 
     /// A provider company and its key, made the way `filing providers create` makes them.
@@ -493,6 +587,89 @@ pub fn assert_error(status: u16, body: &Value, want_status: u16, want_code: &str
         "body: {body}"
     );
     r.clone()
+}
+
+/// The `(field, code)` pairs of an error's `errors` (`r` is the `response` object).
+pub fn field_codes(r: &Value) -> Vec<(String, String)> {
+    r["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["field"].as_str().unwrap().to_string(),
+                e["code"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The app on `backend`, which must be available.
+pub async fn app(backend: Backend) -> TestApp {
+    TestApp::spawn(backend).await.expect("backend available")
+}
+
+/// A tax registration case (UG, GmbH, GbR, eGbR) read back with `key`.
+pub async fn tax_case(app: &TestApp, key: &str, id: &str) -> Value {
+    app.read(&format!("/v1/tax-registration/{id}"), key).await
+}
+
+/// A tax create at `path` of `body` naming the client company `company` of `provider` and its
+/// own id `id`, sent with the provider's `key`: 201 with both. Then the ids that do not fit:
+/// the same again (409 `DUPLICATE_ID`), and under a new id (409 `COMPANY_ALREADY_REGISTERED`).
+/// `body` is left with the new id.
+pub async fn create_with_company_and_id(
+    app: &TestApp,
+    path: &str,
+    key: &str,
+    body: &mut Value,
+    company: Uuid,
+    id: Uuid,
+) {
+    body["company_id"] = serde_json::json!(company);
+    body["tax_registration_id"] = serde_json::json!(id);
+    let (s, b) = app.post_json(path, key, body).await;
+    assert_eq!(s, 201, "{b}");
+    assert_eq!(b["response"]["tax_registration_id"], id.to_string());
+    assert_eq!(b["response"]["company_id"], company.to_string());
+
+    // The same company again; the same id for another company; unknown and foreign companies.
+    let (s, b) = app.post_json(path, key, body).await;
+    assert_error(s, &b, 409, "DUPLICATE_ID");
+    body["tax_registration_id"] = serde_json::json!(Uuid::new_v4());
+    let (s, b) = app.post_json(path, key, body).await;
+    assert_error(s, &b, 409, "COMPANY_ALREADY_REGISTERED");
+}
+
+/// After [`create_with_company_and_id`]: `body` for another company of `provider` under the
+/// case's id `id` (409 `DUPLICATE_ID`), in the sandbox for that production company (409
+/// `ENVIRONMENT_MISMATCH`), for an unknown company and for a company of `other_provider` (404
+/// `COMPANY_NOT_FOUND`).
+pub async fn assert_other_companies_refused(
+    app: &TestApp,
+    path: &str,
+    key: &str,
+    body: &mut Value,
+    (provider, other_provider): (Uuid, Uuid),
+    id: Uuid,
+) {
+    let (company2, _) = app.client_company_like(provider, body).await;
+    body["company_id"] = serde_json::json!(company2);
+    body["tax_registration_id"] = serde_json::json!(id);
+    let (s, b) = app.post_json(path, key, body).await;
+    assert_error(s, &b, 409, "DUPLICATE_ID");
+    body.as_object_mut().unwrap().remove("tax_registration_id");
+    body["environment"] = serde_json::json!("sandbox");
+    let (s, b) = app.post_json(path, key, body).await;
+    assert_error(s, &b, 409, "ENVIRONMENT_MISMATCH");
+    body["company_id"] = serde_json::json!(Uuid::new_v4());
+    let (s, b) = app.post_json(path, key, body).await;
+    assert_error(s, &b, 404, "COMPANY_NOT_FOUND");
+    let (foreign, _) = app.client_company(other_provider, "F").await;
+    body["company_id"] = serde_json::json!(foreign);
+    body["environment"] = serde_json::json!("production");
+    let (s, b) = app.post_json(path, key, body).await;
+    assert_error(s, &b, 404, "COMPANY_NOT_FOUND");
 }
 
 /// Runs each test body against SQLite, and against PostgreSQL when `TEST_DATABASE_URL` is set.

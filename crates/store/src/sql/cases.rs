@@ -11,11 +11,9 @@ use super::{Dialect, Shared, environment};
 use crate::rows::{Columns, documents_from_json, history_from_json, verifications_from_json};
 use crate::{Result, TradeRegistrationRecord};
 
-impl<DB> Shared<DB>
+impl<DB: Dialect> Shared<DB>
 where
-    DB: Dialect,
     for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
-    DB::Arguments: sqlx::IntoArguments<DB>,
     for<'r> &'r str: sqlx::ColumnIndex<DB::Row>,
     for<'r> usize: sqlx::ColumnIndex<DB::Row>,
     for<'q> Uuid: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
@@ -39,7 +37,6 @@ where
     for<'q> Option<OffsetDateTime>: Encode<'q, DB>,
     for<'q> Option<Json<&'q serde_json::Value>>: Encode<'q, DB>,
     for<'q> Option<Json<serde_json::Value>>: Encode<'q, DB>,
-    for<'q> Option<Json<Vec<String>>>: Encode<'q, DB>,
 {
     /// A trade registration read through sqlx on the dialect's read connections: one
     /// statement, the history, documents and identity verifications as JSON arrays and the

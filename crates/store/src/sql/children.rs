@@ -19,11 +19,9 @@ use crate::new_case::NewCase;
 use crate::{CaseKind, DocumentRecord, Result, StatusChange, TradePatch};
 use domain::case_state::CaseStatus;
 
-impl<DB> Shared<DB>
+impl<DB: Dialect> Shared<DB>
 where
-    DB: Dialect,
     for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
-    DB::Arguments: sqlx::IntoArguments<DB>,
     for<'r> &'r str: sqlx::ColumnIndex<DB::Row>,
     for<'r> usize: sqlx::ColumnIndex<DB::Row>,
     for<'q> Uuid: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
@@ -33,12 +31,10 @@ where
     for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
     for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
     for<'q> Vec<u8>: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
     for<'q> OffsetDateTime: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
     for<'q> Json<&'q serde_json::Value>: Encode<'q, DB> + Type<DB>,
     for<'q> Json<serde_json::Value>: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
     for<'q> Json<Vec<String>>: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> Option<Uuid>: Encode<'q, DB>,
     for<'q> Option<String>: Encode<'q, DB>,
     for<'q> Option<&'q str>: Encode<'q, DB>,
     for<'q> Option<i32>: Encode<'q, DB>,
@@ -47,7 +43,6 @@ where
     for<'q> Option<OffsetDateTime>: Encode<'q, DB>,
     for<'q> Option<Json<&'q serde_json::Value>>: Encode<'q, DB>,
     for<'q> Option<Json<serde_json::Value>>: Encode<'q, DB>,
-    for<'q> Option<Json<Vec<String>>>: Encode<'q, DB>,
 {
     /// Inserts a case's documents and status history, and the webhook messages of the changes
     /// (the outbox). The caller then has the dialect bring its copy of the children up to date

@@ -18,7 +18,7 @@ use futures::future::BoxFuture;
 use crate::Result;
 
 /// A dialect's differences from the statements written here.
-pub(crate) trait Dialect: sqlx::Database {
+pub(crate) trait Dialect: sqlx::Database<Arguments: sqlx::IntoArguments<Self>> {
     /// What reads of one statement run on, beside the pool (see [`Dialect::read`]).
     type Reads: Send + Sync;
 

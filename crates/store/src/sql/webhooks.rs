@@ -10,11 +10,9 @@ use super::{Dialect, Shared};
 use crate::Result;
 use crate::rows::Columns;
 
-impl<DB> Shared<DB>
+impl<DB: Dialect> Shared<DB>
 where
-    DB: Dialect,
     for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
-    DB::Arguments: sqlx::IntoArguments<DB>,
     for<'r> &'r str: sqlx::ColumnIndex<DB::Row>,
     for<'r> usize: sqlx::ColumnIndex<DB::Row>,
     for<'q> Uuid: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
@@ -22,22 +20,15 @@ where
     for<'q> &'q str: Encode<'q, DB> + Type<DB>,
     for<'q> i32: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
     for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
     for<'q> Vec<u8>: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
     for<'q> OffsetDateTime: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> Json<&'q serde_json::Value>: Encode<'q, DB> + Type<DB>,
     for<'q> Json<serde_json::Value>: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
     for<'q> Json<Vec<String>>: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> Option<Uuid>: Encode<'q, DB>,
     for<'q> Option<String>: Encode<'q, DB>,
     for<'q> Option<&'q str>: Encode<'q, DB>,
     for<'q> Option<i32>: Encode<'q, DB>,
     for<'q> Option<i64>: Encode<'q, DB>,
-    for<'q> Option<Vec<u8>>: Encode<'q, DB>,
     for<'q> Option<OffsetDateTime>: Encode<'q, DB>,
-    for<'q> Option<Json<&'q serde_json::Value>>: Encode<'q, DB>,
-    for<'q> Option<Json<serde_json::Value>>: Encode<'q, DB>,
     for<'q> Option<Json<Vec<String>>>: Encode<'q, DB>,
 {
     pub(crate) async fn create_webhook_endpoint(

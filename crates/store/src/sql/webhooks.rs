@@ -75,34 +75,37 @@ where
         &self,
         provider_id: uuid::Uuid,
     ) -> Result<Vec<crate::WebhookEndpoint>> {
-        sqlx::query(
-            "SELECT id, provider_id, url, events, secret, previous_secret, \
-             previous_secret_expires_at, created_at FROM webhook_endpoints \
-             WHERE provider_id = $1 AND deleted_at IS NULL ORDER BY created_at, id",
-        )
-        .bind(provider_id)
-        .fetch_all(&self.pool)
-        .await?
-        .iter()
-        .map(|r| Columns(r).endpoint())
-        .collect()
+        self.endpoints("provider_id = $1 ORDER BY created_at, id", provider_id)
+            .await
     }
 
     pub(crate) async fn get_webhook_endpoint(
         &self,
         id: uuid::Uuid,
     ) -> Result<Option<crate::WebhookEndpoint>> {
-        sqlx::query(
+        Ok(self.endpoints("id = $1", id).await?.into_iter().next())
+    }
+
+    /// The endpoints (not deleted) that `filter`, a condition on `$1` = `param` with an
+    /// optional `ORDER BY`, selects.
+    async fn endpoints(
+        &self,
+        filter: &'static str,
+        param: uuid::Uuid,
+    ) -> Result<Vec<crate::WebhookEndpoint>> {
+        let sql = format!(
             "SELECT id, provider_id, url, events, secret, previous_secret, \
              previous_secret_expires_at, created_at FROM webhook_endpoints \
-             WHERE id = $1 AND deleted_at IS NULL",
-        )
-        .bind(id)
-        .fetch_optional(&self.pool)
-        .await?
-        .as_ref()
-        .map(|r| Columns(r).endpoint())
-        .transpose()
+             WHERE deleted_at IS NULL AND {filter}"
+        );
+        // `filter` is one of this file's literals.
+        sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(param)
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(|r| Columns(r).endpoint())
+            .collect()
     }
 
     pub(crate) async fn delete_webhook_endpoint(

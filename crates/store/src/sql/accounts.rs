@@ -63,8 +63,20 @@ where
         &self,
         new: crate::NewClientCompany,
     ) -> Result<domain::company::Company> {
-        let company = domain::company::Company {
-            id: uuid::Uuid::now_v7(),
+        let (id, created_at) = (uuid::Uuid::now_v7(), now());
+        sqlx::query(INSERT_CLIENT_COMPANY)
+            .bind(id)
+            .bind(&new.name)
+            .bind(new.provider_id)
+            .bind(new.environment.as_str())
+            .bind(&new.legal_form)
+            .bind(&new.registration_number)
+            .bind(new.business_address.clone().map(Json))
+            .bind(created_at)
+            .execute(&self.writer)
+            .await?;
+        Ok(domain::company::Company {
+            id,
             kind: domain::company::CompanyKind::Client,
             name: new.name,
             provider_id: Some(new.provider_id),
@@ -72,20 +84,8 @@ where
             legal_form: new.legal_form,
             registration_number: new.registration_number,
             business_address: new.business_address,
-            created_at: now(),
-        };
-        sqlx::query(INSERT_CLIENT_COMPANY)
-            .bind(company.id)
-            .bind(&company.name)
-            .bind(company.provider_id)
-            .bind(company.environment.map(|e| e.as_str()))
-            .bind(&company.legal_form)
-            .bind(&company.registration_number)
-            .bind(company.business_address.clone().map(sqlx::types::Json))
-            .bind(company.created_at)
-            .execute(&self.writer)
-            .await?;
-        Ok(company)
+            created_at,
+        })
     }
 
     pub(crate) async fn get_company(

@@ -19,3 +19,34 @@ pub struct PostalAddress {
     #[cfg_attr(feature = "openapi", schema(value_type = String, example = "DE"))]
     pub country: CountryCode,
 }
+
+impl PostalAddress {
+    /// The keys of the Address object of a request.
+    pub(crate) const FIELDS: &[&str] = &[
+        "street",
+        "street_second_line",
+        "zip",
+        "city",
+        "state",
+        "country",
+    ];
+
+    /// The address from its fields as read: `None` when a required one is missing or broken.
+    pub(crate) fn assemble(
+        street: Option<String>,
+        street_second_line: Option<String>,
+        zip: Option<String>,
+        city: Option<String>,
+        state: Option<String>,
+        country: Option<CountryCode>,
+    ) -> Option<Self> {
+        Some(PostalAddress {
+            street: street?,
+            street_second_line,
+            zip: zip?,
+            city: city?,
+            state,
+            country: country?,
+        })
+    }
+}

@@ -108,6 +108,12 @@ impl El {
         }
     }
 
+    /// Asserts that the children are named `expected`, in that order (names separated by
+    /// spaces).
+    pub fn assert_names(&self, expected: &str) {
+        assert_eq!(self.names(), expected.split(' ').collect::<Vec<_>>());
+    }
+
     pub fn names(&self) -> Vec<&str> {
         self.children.iter().map(|c| c.name.as_str()).collect()
     }

@@ -283,7 +283,7 @@ fn envelope_header_and_addressee() {
         Some("http://finkonsens.de/elster/elsterfse/kapg/v202401")
     );
     assert_eq!(fse.attr("version"), Some("202401"));
-    assert_eq!(fse.names(), ["KapG"]);
+    fse.assert_names("KapG");
 
     let production = El::parse(&xml(&gmbh(), false));
     assert!(!production.child("TransferHeader").has("Testmerker"));

@@ -248,3 +248,21 @@ pub fn assert_no_empty_elements(doc: &El) {
         );
     }
 }
+
+/// The two tests that every case of the test file's `broken_documents()` is rejected: by
+/// libxml2, and by xmllint against the envelope schema `$envelope`.
+macro_rules! broken_documents_are_rejected {
+    ($envelope:expr) => {
+        #[test]
+        fn broken_documents_are_rejected_by_libxml2() {
+            el::assert_rejected_by_libxml2(broken_documents());
+        }
+
+        #[test]
+        fn broken_documents_are_rejected_by_xmllint() {
+            el::assert_rejected_by_xmllint(broken_documents(), $envelope);
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use broken_documents_are_rejected;

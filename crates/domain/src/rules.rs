@@ -75,6 +75,69 @@ impl<'v> Obj<'v> {
     pub fn has(&self, name: &str) -> bool {
         self.opt(name).is_some()
     }
+
+    /// The field `name` read by `read` at its path; absent or `null`, it is `None`, and
+    /// `required` when `required`.
+    pub fn read<T>(
+        &self,
+        name: &str,
+        required: bool,
+        errs: &mut Violations,
+        read: impl FnOnce(&'v Value, &str, &mut Violations) -> Option<T>,
+    ) -> Option<T> {
+        let v = if required {
+            self.req(name, errs)
+        } else {
+            self.opt(name)
+        }?;
+        read(v, &self.path(name), errs)
+    }
+
+    /// The field `name`, to be sent exactly when `wanted` is `Some(true)`: missing then, it is
+    /// `required` (saying `required`); sent when `wanted` is `Some(false)`, it is `not_allowed`
+    /// (saying `not_allowed`). `None` (what decides is itself missing or broken) says nothing.
+    pub fn sent_exactly_when(
+        &self,
+        name: &str,
+        wanted: Option<bool>,
+        required: &str,
+        not_allowed: &str,
+        errs: &mut Violations,
+    ) {
+        match (wanted, self.has(name)) {
+            (Some(true), false) => errs.push(self.path(name), "required", required),
+            (Some(false), true) => errs.push(self.path(name), "not_allowed", not_allowed),
+            _ => {}
+        }
+    }
+}
+
+/// Declares `req_text` and `opt_text`: the required and the optional text field of an [`Obj`],
+/// read by `$read` (a reader like [`text`]: value, path, at most so many characters, DIN 91379
+/// type, violations).
+macro_rules! text_fields {
+    ($vis:vis $read:path) => {
+        $vis fn req_text(o: &$crate::rules::Obj, name: &str, max: usize, ty: $crate::din91379::TextType, e: &mut $crate::Violations) -> Option<String> {
+            o.read(name, true, e, |v, path, e| $read(v, path, max, ty, e))
+        }
+
+        $vis fn opt_text(o: &$crate::rules::Obj, name: &str, max: usize, ty: $crate::din91379::TextType, e: &mut $crate::Violations) -> Option<String> {
+            o.read(name, false, e, |v, path, e| $read(v, path, max, ty, e))
+        }
+    };
+}
+pub(crate) use text_fields;
+
+/// The required field `name` of `o`, one of the values of a kebab-case enum.
+pub fn req_enum<T: DeserializeOwned>(
+    o: &Obj,
+    name: &str,
+    allowed: &[&str],
+    errs: &mut Violations,
+) -> Option<T> {
+    o.read(name, true, errs, |v, path, errs| {
+        enumeration(v, path, allowed, errs)
+    })
 }
 
 pub fn string<'v>(v: &'v Value, path: &str, errs: &mut Violations) -> Option<&'v str> {

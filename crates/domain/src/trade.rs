@@ -563,19 +563,9 @@ pub struct ResidencePermit {
     pub issuing_authority: String,
 }
 
-/// An owner's residential address (may be abroad).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct ResidentialAddress {
-    pub street: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub street_second_line: Option<String>,
-    pub zip: String,
-    pub city: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub state: Option<String>,
-    #[cfg_attr(feature = "openapi", schema(value_type = String, example = "DE"))]
-    pub country: CountryCode,
+crate::address::address_struct! {
+    /// An owner's residential address (may be abroad).
+    pub struct ResidentialAddress;
 }
 
 impl From<PostalAddress> for ResidentialAddress {

@@ -8,7 +8,7 @@ use uuid::Uuid;
 use crate::Violations;
 use crate::country::CountryCode;
 use crate::din91379::TextType;
-use crate::rules::{self, Obj, object};
+use crate::rules::{self, Obj, object, req_enum};
 use crate::signature::SignaturePath;
 use crate::trade::*;
 
@@ -95,37 +95,7 @@ const EMPLOYEE_BRACKETS: &[&str] = &[
     "0", "1", "2", "3", "4", "5", "6-10", "11-20", "21-50", "50+",
 ];
 
-fn opt_text(
-    o: &Obj,
-    name: &str,
-    max: usize,
-    ty: TextType,
-    errs: &mut Violations,
-) -> Option<String> {
-    o.opt(name)
-        .and_then(|v| rules::text(v, &o.path(name), max, ty, errs))
-}
-
-fn req_text(
-    o: &Obj,
-    name: &str,
-    max: usize,
-    ty: TextType,
-    errs: &mut Violations,
-) -> Option<String> {
-    o.req(name, errs)
-        .and_then(|v| rules::text(v, &o.path(name), max, ty, errs))
-}
-
-fn req_enum<T: serde::de::DeserializeOwned>(
-    o: &Obj,
-    name: &str,
-    allowed: &[&str],
-    errs: &mut Violations,
-) -> Option<T> {
-    o.req(name, errs)
-        .and_then(|v| rules::enumeration(v, &o.path(name), allowed, errs))
-}
+rules::text_fields!(rules::text);
 
 /// The German 5-digit `zip` of `o` and the place in its field `place`.
 fn german_place(o: &Obj, place: &str, errs: &mut Violations) -> (Option<String>, Option<String>) {
@@ -156,22 +126,13 @@ fn registered_office(v: &Value, path: &str, errs: &mut Violations) -> Option<Reg
     })
 }
 
-const ADDRESS_FIELDS: &[&str] = &[
-    "street",
-    "street_second_line",
-    "zip",
-    "city",
-    "state",
-    "country",
-];
-
 fn foreign_address(
     v: &Value,
     path: &str,
     zip_max: usize,
     errs: &mut Violations,
 ) -> Option<PostalAddress> {
-    let o = object(v, path, ADDRESS_FIELDS, errs)?;
+    let o = object(v, path, PostalAddress::FIELDS, errs)?;
     address_fields(&o, zip_max, errs)
 }
 
@@ -179,24 +140,13 @@ fn foreign_address(
 fn address_fields(o: &Obj, zip_max: usize, errs: &mut Violations) -> Option<PostalAddress> {
     let street = req_text(o, "street", 72, TextType::B, errs);
     let second = opt_text(o, "street_second_line", 72, TextType::B, errs);
-    let country = o
-        .req("country", errs)
-        .and_then(|v| rules::country(v, &o.path("country"), errs));
+    let country = o.read("country", true, errs, rules::country);
     let zip = o
         .req("zip", errs)
         .and_then(|v| rules::zip_for_country(v, &o.path("zip"), country.as_ref(), zip_max, errs));
-    let city = o
-        .req("city", errs)
-        .and_then(|v| rules::city(v, &o.path("city"), errs));
+    let city = o.read("city", true, errs, rules::city);
     let state = opt_text(o, "state", 72, TextType::B, errs);
-    Some(PostalAddress {
-        street: street?,
-        street_second_line: second,
-        zip: zip?,
-        city: city?,
-        state,
-        country: country?,
-    })
+    PostalAddress::assemble(street, second, zip, city, state, country)
 }
 
 fn signature(v: &Value, path: &str, errs: &mut Violations) -> Option<SignaturePath> {
@@ -381,19 +331,13 @@ fn owner(
                 ),
                 _ => {}
             }
-            match (package, s.has("power_of_attorney")) {
-                (Some(Package::Assisted), false) => errs.push(
-                    s.path("power_of_attorney"),
-                    "required",
-                    "is required for the assisted package",
-                ),
-                (Some(Package::SelfService), true) => errs.push(
-                    s.path("power_of_attorney"),
-                    "not_allowed",
-                    "is only accepted for the assisted package",
-                ),
-                _ => {}
-            }
+            s.sent_exactly_when(
+                "power_of_attorney",
+                package.map(|p| p == Package::Assisted),
+                "is required for the assisted package",
+                "is only accepted for the assisted package",
+                errs,
+            );
             Signatures {
                 gewa_1,
                 power_of_attorney,
@@ -435,22 +379,13 @@ fn owner(
     let has_restrictions = o
         .opt("has_employment_restrictions")
         .and_then(|v| rules::boolean(v, &o.path("has_employment_restrictions"), errs));
-    match (
-        o.has("residence_permit"),
-        o.has("has_employment_restrictions"),
-    ) {
-        (true, false) => errs.push(
-            o.path("has_employment_restrictions"),
-            "required",
-            "is required when residence_permit is sent",
-        ),
-        (false, true) => errs.push(
-            o.path("has_employment_restrictions"),
-            "not_allowed",
-            "is only accepted together with residence_permit",
-        ),
-        _ => {}
-    }
+    o.sent_exactly_when(
+        "has_employment_restrictions",
+        Some(o.has("residence_permit")),
+        "is required when residence_permit is sent",
+        "is only accepted together with residence_permit",
+        errs,
+    );
     // Field 31 wants the condition's wording when there is one.
     let restriction_details =
         opt_text(&o, "employment_restriction_details", 200, TextType::C, errs);
@@ -459,20 +394,14 @@ fn owner(
     } else {
         Some(false)
     };
-    match (restricted, o.has("employment_restriction_details")) {
-        (Some(true), false) => errs.push(
-            o.path("employment_restriction_details"),
-            "required",
-            "is required when has_employment_restrictions is true: the condition or restriction \
-             as the residence title states it (GewA 1 field 31)",
-        ),
-        (Some(false), true) => errs.push(
-            o.path("employment_restriction_details"),
-            "not_allowed",
-            "is only accepted when has_employment_restrictions is true",
-        ),
-        _ => {}
-    }
+    o.sent_exactly_when(
+        "employment_restriction_details",
+        restricted,
+        "is required when has_employment_restrictions is true: the condition or restriction \
+         as the residence title states it (GewA 1 field 31)",
+        "is only accepted when has_employment_restrictions is true",
+        errs,
+    );
     let address = o
         .opt("address")
         .and_then(|v| foreign_address(v, &o.path("address"), 12, errs))
@@ -512,7 +441,7 @@ fn owner(
 
 /// Field 16 with its contact rows: an address (may be abroad) with an optional phone and email.
 fn main_establishment(v: &Value, errs: &mut Violations) -> Option<MainEstablishment> {
-    let mut keys = ADDRESS_FIELDS.to_vec();
+    let mut keys = PostalAddress::FIELDS.to_vec();
     keys.extend(["phone", "email"]);
     let m = object(v, "main_establishment", &keys, errs)?;
     let address = address_fields(&m, 12, errs);
@@ -721,19 +650,13 @@ pub fn parse(body: &Value, today: Date) -> Result<TradeRequest, Violations> {
             .and_then(|v| rules::past_date(v, &c.path("issue_date"), today_, e));
         let chamber = opt_text(&c, "chamber", 120, TextType::B, e);
         for field in ["issue_date", "chamber"] {
-            match (held, c.has(field)) {
-                (Some(true), false) => e.push(
-                    c.path(field),
-                    "required",
-                    "is required when held is true (GewA 1 field 29)",
-                ),
-                (Some(false), true) => e.push(
-                    c.path(field),
-                    "not_allowed",
-                    "is only accepted when held is true",
-                ),
-                _ => {}
-            }
+            c.sent_exactly_when(
+                field,
+                held,
+                "is required when held is true (GewA 1 field 29)",
+                "is only accepted when held is true",
+                e,
+            );
         }
         Some(CraftCard {
             held: held?,

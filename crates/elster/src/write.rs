@@ -10,12 +10,12 @@
 
 use std::io;
 
-use domain::gbr::{GbrTaxRegistration, PartnershipLegalForm};
+use domain::gbr::{GbrTaxRegistration, IndividualPartner, PartnershipLegalForm};
 use domain::latin9::{is_elster_text, transliterate};
 use domain::tax::{
-    AccountingMethod, BalanceType, CommercialRegister, FinancialEstimates, FormationType,
-    KapLegalForm, Payroll, Percentage, PostalAddress, ReturnFrequency, ReverseChargeServiceType,
-    TaxRegistration, Vat,
+    AccountingMethod, BalanceType, CommercialRegister, Director, FinancialEstimates, FormationType,
+    IndividualShareholder, KapLegalForm, Payroll, Percentage, PostalAddress, ReturnFrequency,
+    ReverseChargeServiceType, TaxId, TaxRegistration, Vat,
 };
 use quick_xml::Writer;
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
@@ -195,6 +195,33 @@ const PERSG: Questionnaire = (
 /// payroll, VAT.
 type Closing<'a> = (&'a FinancialEstimates, bool, Option<&'a Payroll>, &'a Vat);
 
+/// What the questionnaires read alike of a tax registration of either legal form.
+trait Registration {
+    fn closing(&self) -> Closing<'_>;
+    /// The start of the activity, whether the fiscal year deviates from the calendar year, and
+    /// the start of a deviating one.
+    fn activity(&self) -> (Date, bool, Option<Date>);
+}
+
+/// [`Registration`] for the tax registrations (the same fields, by name).
+macro_rules! registration {
+    ($($t:ty),*) => {$(
+        impl Registration for $t {
+            fn closing(&self) -> Closing<'_> {
+                (&self.financial_estimates, self.has_employees, self.payroll.as_ref(), &self.vat)
+            }
+            fn activity(&self) -> (Date, bool, Option<Date>) {
+                (
+                    self.operational_activity_start_date,
+                    self.fiscal_year_deviates_from_calendar,
+                    self.fiscal_year_deviating_start_date,
+                )
+            }
+        }
+    )*};
+}
+registration!(TaxRegistration, GbrTaxRegistration);
+
 /// Writes questionnaire `q`: its head, what `own` writes, then the estimates, the payroll and
 /// VAT.
 fn questionnaire(
@@ -216,13 +243,7 @@ fn questionnaire(
 }
 
 fn fse_kapg(x: &mut Xml, reg: &TaxRegistration) -> io::Result<()> {
-    let closing = (
-        &reg.financial_estimates,
-        reg.has_employees,
-        reg.payroll.as_ref(),
-        &reg.vat,
-    );
-    questionnaire(x, KAPG, closing, |x| {
+    questionnaire(x, KAPG, reg.closing(), |x| {
         allg_angaben(x, reg)?;
         gesellschafter(x, reg)?;
         gruendung(x, reg)
@@ -275,14 +296,7 @@ fn allg_angaben(x: &mut Xml, reg: &TaxRegistration) -> io::Result<()> {
             Some(m) if !m.is_empty() => format!("{} {m}", d.first_name.trim()),
             _ => d.first_name.trim().to_owned(),
         };
-        nat_pers(
-            x,
-            &first,
-            &d.last_name,
-            d.dob,
-            d.tax_identification_number.as_ref().map(|t| t.0.as_str()),
-            &d.address,
-        )?;
+        nat_pers(x, &first, d)?;
         x.close("Vertreter")?;
     }
     bank_konto(x, reg.iban.as_deref(), reg.bic.as_deref())?;
@@ -297,18 +311,13 @@ fn allg_angaben(x: &mut Xml, reg: &TaxRegistration) -> io::Result<()> {
         x.close("GruendungsNotar")?;
     }
     x.close("NotarVertrag")?;
-    rechtsform(
+    rechtsform_and_start(
         x,
         match reg.legal_form {
             KapLegalForm::Gmbh => "350",
             KapLegalForm::Ug => "370",
         },
-    )?;
-    beginn_taetigkeit(x, reg.operational_activity_start_date)?;
-    gewinn_ermittlung(
-        x,
-        reg.fiscal_year_deviates_from_calendar,
-        reg.fiscal_year_deviating_start_date,
+        reg,
     )?;
     x.open("HoeheGrundStammkapital")?;
     x.leaf("Grundstammkapital", &reg.capital.to_string())?;
@@ -317,10 +326,12 @@ fn allg_angaben(x: &mut Xml, reg: &TaxRegistration) -> io::Result<()> {
     x.close("AllgAngaben")
 }
 
-fn rechtsform(x: &mut Xml, id: &str) -> io::Result<()> {
-    x.open("Rechtsform")?;
-    x.leaf("RechtsformId", id)?;
-    x.close("Rechtsform")
+/// `Rechtsform` with code `id`, `BeginnTaetigkeit` and `GewinnErmittlgsAngaben`.
+fn rechtsform_and_start(x: &mut Xml, id: &str, reg: &impl Registration) -> io::Result<()> {
+    x.wrapped_leaf("Rechtsform", "RechtsformId", id)?;
+    let (start, deviates, deviating_start) = reg.activity();
+    beginn_taetigkeit(x, start)?;
+    gewinn_ermittlung(x, deviates, deviating_start)
 }
 
 fn beginn_taetigkeit(x: &mut Xml, start: Date) -> io::Result<()> {
@@ -405,14 +416,7 @@ fn gesellschafter(x: &mut Xml, reg: &TaxRegistration) -> io::Result<()> {
         let share = match holder {
             Holder::Individual(s) => {
                 x.open("NatPers")?;
-                nat_pers(
-                    x,
-                    s.first_name.trim(),
-                    &s.last_name,
-                    s.dob,
-                    s.tax_identification_number.as_ref().map(|t| t.0.as_str()),
-                    &s.address,
-                )?;
+                nat_pers(x, s.first_name.trim(), s)?;
                 x.close("NatPers")?;
                 s.share_percentage
             }
@@ -428,9 +432,7 @@ fn gesellschafter(x: &mut Xml, reg: &TaxRegistration) -> io::Result<()> {
         x.close("Anteilseigner")?;
     }
     // No trust relationships (Treuhandverhaeltnisse): the API has no input for one.
-    x.open("Treuhandverhaeltnisse")?;
-    x.leaf("Treuhand", "false")?;
-    x.close("Treuhandverhaeltnisse")?;
+    x.wrapped_leaf("Treuhandverhaeltnisse", "Treuhand", "false")?;
     x.close("Gesellschafter")
 }
 
@@ -439,21 +441,36 @@ enum Holder<'a> {
     Entity(&'a domain::tax::EntityShareholder),
 }
 
-fn nat_pers(
-    x: &mut Xml,
-    first_name: &str,
-    last_name: &str,
-    dob: Date,
-    tax_id: Option<&str>,
-    address: &PostalAddress,
-) -> io::Result<()> {
+/// A natural person of the filing (a director, a shareholder, a partner): what `NatPers` says
+/// of one but the first name, which a director's middle name joins.
+trait NaturalPerson {
+    fn last_name(&self) -> &str;
+    fn dob(&self) -> Date;
+    fn tax_id(&self) -> Option<&TaxId>;
+    fn address(&self) -> &PostalAddress;
+}
+
+/// [`NaturalPerson`] for the types with these fields, by name.
+macro_rules! natural_person {
+    ($($t:ty),*) => {$(
+        impl NaturalPerson for $t {
+            fn last_name(&self) -> &str { &self.last_name }
+            fn dob(&self) -> Date { self.dob }
+            fn tax_id(&self) -> Option<&TaxId> { self.tax_identification_number.as_ref() }
+            fn address(&self) -> &PostalAddress { &self.address }
+        }
+    )*};
+}
+natural_person!(Director, IndividualShareholder, IndividualPartner);
+
+fn nat_pers(x: &mut Xml, first_name: &str, p: &impl NaturalPerson) -> io::Result<()> {
     x.text("Vorname", first_name)?;
-    x.text("Name", last_name)?;
-    x.leaf("GebDat", &date(dob))?;
-    if let Some(id) = tax_id {
-        x.leaf("PersIdNr", id.trim())?;
+    x.text("Name", p.last_name())?;
+    x.leaf("GebDat", &date(p.dob()))?;
+    if let Some(id) = p.tax_id() {
+        x.leaf("PersIdNr", id.0.trim())?;
     }
-    adrkette(x, address)
+    adrkette(x, p.address())
 }
 
 fn nnat_pers(x: &mut Xml, name: &str, address: &PostalAddress) -> io::Result<()> {
@@ -544,13 +561,7 @@ fn lohnberechnung(x: &mut Xml, has_employees: bool, payroll: Option<&Payroll>) -
 }
 
 fn fse_persg(x: &mut Xml, reg: &GbrTaxRegistration) -> io::Result<()> {
-    let closing = (
-        &reg.financial_estimates,
-        reg.has_employees,
-        reg.payroll.as_ref(),
-        &reg.vat,
-    );
-    questionnaire(x, PERSG, closing, |x| {
+    questionnaire(x, PERSG, reg.closing(), |x| {
         persg_allg_angaben(x, reg)?;
         beteiligte(x, reg)
     })
@@ -566,18 +577,13 @@ fn persg_allg_angaben(x: &mut Xml, reg: &GbrTaxRegistration) -> io::Result<()> {
     x.close("GesVertrag")?;
     // No public code exists for a GbR or eGbR: the abbreviation stands where the KapG writes
     // its code (docs/elster.md).
-    rechtsform(
+    rechtsform_and_start(
         x,
         match reg.legal_form {
             PartnershipLegalForm::Gbr => "GbR",
             PartnershipLegalForm::Egbr => "eGbR",
         },
-    )?;
-    beginn_taetigkeit(x, reg.operational_activity_start_date)?;
-    gewinn_ermittlung(
-        x,
-        reg.fiscal_year_deviates_from_calendar,
-        reg.fiscal_year_deviating_start_date,
+        reg,
     )?;
     x.close("AllgAngaben")
 }
@@ -601,14 +607,7 @@ fn beteiligte(x: &mut Xml, reg: &GbrTaxRegistration) -> io::Result<()> {
     for p in &reg.partners.individuals {
         open(x)?;
         x.open("NatPers")?;
-        nat_pers(
-            x,
-            p.first_name.trim(),
-            &p.last_name,
-            p.dob,
-            p.tax_identification_number.as_ref().map(|t| t.0.as_str()),
-            &p.address,
-        )?;
+        nat_pers(x, p.first_name.trim(), p)?;
         x.close("NatPers")?;
         close(x, p.share_percentage, p.is_managing_partner)?;
     }
@@ -665,9 +664,7 @@ fn umsatzsteuer(x: &mut Xml, est: &FinancialEstimates, vat: &Vat) -> io::Result<
         x.close("SollIstVersteuerung")?;
     }
     if vat.request_vat_id {
-        x.open("UStIdNr")?;
-        x.leaf("MerkerAntragUStId", "true")?;
-        x.close("UStIdNr")?;
+        x.wrapped_leaf("UStIdNr", "MerkerAntragUStId", "true")?;
     }
     if vat.request_reverse_charge_certificate {
         x.open("SteuerschuldnerschaftLE")?;
@@ -687,9 +684,7 @@ fn umsatzsteuer(x: &mut Xml, est: &FinancialEstimates, vat: &Vat) -> io::Result<
         x.close("SteuerschuldnerschaftLE")?;
     }
     if vat.sells_via_online_marketplaces {
-        x.open("Onlinehandel")?;
-        x.leaf("MerkerOnlinehandel", "true")?;
-        x.close("Onlinehandel")?;
+        x.wrapped_leaf("Onlinehandel", "MerkerOnlinehandel", "true")?;
     }
     x.close("Umsatzsteuer")
 }
@@ -734,6 +729,13 @@ impl Xml {
     /// A leaf with a code, number, date or identifier (ASCII by construction).
     fn leaf(&mut self, name: &str, text: &str) -> io::Result<()> {
         self.leaf_with(name, &[], text)
+    }
+
+    /// `<outer><name>text</name></outer>`.
+    fn wrapped_leaf(&mut self, outer: &str, name: &str, text: &str) -> io::Result<()> {
+        self.open(outer)?;
+        self.leaf(name, text)?;
+        self.close(outer)
     }
 
     /// A leaf with free text: in ISO 8859-15 ([`transliterate`]), trimmed.

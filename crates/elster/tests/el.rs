@@ -108,6 +108,12 @@ impl El {
         }
     }
 
+    /// Asserts that the children are named `expected`, in that order (names separated by
+    /// spaces).
+    pub fn assert_names(&self, expected: &str) {
+        assert_eq!(self.names(), expected.split(' ').collect::<Vec<_>>());
+    }
+
     pub fn names(&self) -> Vec<&str> {
         self.children.iter().map(|c| c.name.as_str()).collect()
     }
@@ -242,3 +248,22 @@ pub fn assert_no_empty_elements(doc: &El) {
         );
     }
 }
+
+/// The two tests that every case of the test file's `broken_documents()` is rejected: by
+/// libxml2, and by xmllint against the envelope schema `$envelope`.
+#[allow(unused_macros)] // not every test file that includes el.rs has broken documents
+macro_rules! broken_documents_are_rejected {
+    ($envelope:expr) => {
+        #[test]
+        fn broken_documents_are_rejected_by_libxml2() {
+            el::assert_rejected_by_libxml2(broken_documents());
+        }
+
+        #[test]
+        fn broken_documents_are_rejected_by_xmllint() {
+            el::assert_rejected_by_xmllint(broken_documents(), $envelope);
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use broken_documents_are_rejected;

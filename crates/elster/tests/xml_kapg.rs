@@ -13,37 +13,15 @@ use fixtures::{gmbh, gmbh_99, kapg_xml as xml, ug};
 fn fse_kapg_order_and_company_values() {
     let doc = El::parse(&xml(&gmbh(), true));
     let k = kapg(&doc);
-    assert_eq!(
-        k.names(),
-        [
-            "FragebogenTyp",
-            "Ordnungskriterium",
-            "AllgAngaben",
-            "Gesellschafter",
-            "Gruendung",
-            "FestsetzungsAngaben",
-            "LohnberechnungsStelle",
-            "Umsatzsteuer"
-        ]
+    k.assert_names(
+        "FragebogenTyp Ordnungskriterium AllgAngaben Gesellschafter Gruendung \
+         FestsetzungsAngaben LohnberechnungsStelle Umsatzsteuer",
     );
     let a = k.child("AllgAngaben");
-    assert_eq!(
-        a.names(),
-        [
-            "Firmenname",
-            "SitzKapGes",
-            "Adrkette",
-            "ArtTaet",
-            "Vertreter",
-            "Vertreter",
-            "Vertreter",
-            "BankKonto",
-            "NotarVertrag",
-            "Rechtsform",
-            "BeginnTaetigkeit",
-            "GewinnErmittlgsAngaben",
-            "HoeheGrundStammkapital"
-        ]
+    a.assert_names(
+        "Firmenname SitzKapGes Adrkette ArtTaet Vertreter Vertreter Vertreter \
+         BankKonto NotarVertrag Rechtsform BeginnTaetigkeit GewinnErmittlgsAngaben \
+         HoeheGrundStammkapital",
     );
     assert_eq!(a.child("Firmenname").text(), "Mustermann Software GmbH");
     assert_eq!(a.at("Rechtsform/RechtsformId").text(), "350");
@@ -53,7 +31,7 @@ fn fse_kapg_order_and_company_values() {
     );
     assert_eq!(a.at("BeginnTaetigkeit/Betriebsbeginn").text(), "01.03.2025");
     let seat = a.at("Adrkette/StrAdr");
-    assert_eq!(seat.names(), ["Str", "HausNr", "AdressErg", "Plz", "Ort"]);
+    seat.assert_names("Str HausNr AdressErg Plz Ort");
     assert_eq!(seat.child("Str").text(), "Musterstraße");
     assert_eq!(seat.child("HausNr").text(), "1");
     assert_eq!(seat.child("AdressErg").text(), "Hinterhaus, 3. OG");
@@ -95,30 +73,19 @@ fn fse_kapg_order_and_company_values() {
 
     let ust = k.child("Umsatzsteuer");
     // Above 25,000 euros founding-year revenue the small-business rule is waived formally.
-    assert_eq!(
-        ust.names(),
-        [
-            "GesUmsatz",
-            "KleinunternehmerRegelung",
-            "ZahllastUeberschuss",
-            "SollIstVersteuerung",
-            "UStIdNr"
-        ]
+    ust.assert_names(
+        "GesUmsatz KleinunternehmerRegelung ZahllastUeberschuss SollIstVersteuerung UStIdNr",
     );
-    assert_eq!(
-        ust.at("KleinunternehmerRegelung").names(),
-        ["KleinUnternUStVerzicht"]
-    );
+    ust.at("KleinunternehmerRegelung")
+        .assert_names("KleinUnternUStVerzicht");
     assert_eq!(ust.at("ZahllastUeberschuss/Auswahl").text(), "2");
     assert_eq!(ust.at("ZahllastUeberschuss/Betrag").text(), "12000");
     assert_eq!(
         ust.at("ZahllastUeberschuss/VoranmeldungMonatlich").text(),
         "true"
     );
-    assert_eq!(
-        ust.at("SollIstVersteuerung").names(),
-        ["AuswahlSollIstVerst"]
-    );
+    ust.at("SollIstVersteuerung")
+        .assert_names("AuswahlSollIstVerst");
     assert_eq!(
         ust.at("SollIstVersteuerung/AuswahlSollIstVerst").text(),
         "1"
@@ -171,7 +138,7 @@ fn directors_are_vertreter_with_middle_names_and_without_contact_details() {
     assert_eq!(markt.child("Plz").text(), "04109");
     // Abroad: the foreign postal code, the place and the state's German name.
     let wien = v[2].at("Adrkette/StrAdr");
-    assert_eq!(wien.names(), ["Str", "HausNr", "AuslPlz", "Ort", "Staat"]);
+    wien.assert_names("Str HausNr AuslPlz Ort Staat");
     assert_eq!(wien.child("Str").text(), "Kärntner Straße");
     assert_eq!(wien.child("AuslPlz").text(), "1010");
     assert_eq!(wien.child("Staat").text(), "Österreich");
@@ -201,15 +168,7 @@ fn directors_are_vertreter_with_middle_names_and_without_contact_details() {
 fn shareholders_with_percentages_and_nominal_amounts() {
     let doc = El::parse(&xml(&gmbh(), true));
     let g = kapg(&doc).child("Gesellschafter");
-    assert_eq!(
-        g.names(),
-        [
-            "Anteilseigner",
-            "Anteilseigner",
-            "Anteilseigner",
-            "Treuhandverhaeltnisse"
-        ]
-    );
+    g.assert_names("Anteilseigner Anteilseigner Anteilseigner Treuhandverhaeltnisse");
     assert_eq!(g.at("Treuhandverhaeltnisse/Treuhand").text(), "false");
     let a = g.all("Anteilseigner");
     assert_eq!(a.len(), 3);
@@ -255,10 +214,7 @@ fn ug_small_business_application_filed_no_payroll() {
     assert!(!a.child("NotarVertrag").has("GruendungsNotar"));
     assert_eq!(a.at("Rechtsform/RechtsformId").text(), "370");
     let hrg = a.at("NotarVertrag/HrgAngaben");
-    assert_eq!(
-        hrg.names(),
-        ["HrgAntragGestellt", "TagDesAntrags", "HrgEintragVorhanden"]
-    );
+    hrg.assert_names("HrgAntragGestellt TagDesAntrags HrgEintragVorhanden");
     assert_eq!(hrg.child("HrgAntragGestellt").text(), "true");
     assert_eq!(hrg.child("TagDesAntrags").text(), "05.05.2025");
     assert_eq!(hrg.child("HrgEintragVorhanden").text(), "false");
@@ -272,30 +228,22 @@ fn ug_small_business_application_filed_no_payroll() {
     let ust = k.child("Umsatzsteuer");
     // Under § 19 UStG: the flag, and ZahllastUeberschuss still written as payable 0; no VAT
     // id requested, so no UStIdNr.
-    assert_eq!(
-        ust.names(),
-        [
-            "GesUmsatz",
-            "KleinunternehmerRegelung",
-            "ZahllastUeberschuss",
-            "SteuerschuldnerschaftLE",
-            "Onlinehandel"
-        ]
+    ust.assert_names(
+        "GesUmsatz KleinunternehmerRegelung ZahllastUeberschuss \
+         SteuerschuldnerschaftLE Onlinehandel",
     );
-    assert_eq!(
-        ust.at("KleinunternehmerRegelung").names(),
-        ["KleinUnternUSt"]
-    );
+    ust.at("KleinunternehmerRegelung")
+        .assert_names("KleinUnternUSt");
     assert_eq!(
         ust.at("KleinunternehmerRegelung/KleinUnternUSt").text(),
         "true"
     );
     let zu = ust.child("ZahllastUeberschuss");
-    assert_eq!(zu.names(), ["Auswahl", "Betrag"]);
+    zu.assert_names("Auswahl Betrag");
     assert_eq!(zu.child("Auswahl").text(), "1");
     assert_eq!(zu.child("Betrag").text(), "0");
     let le = ust.child("SteuerschuldnerschaftLE");
-    assert_eq!(le.names(), ["NachweisBeantragt", "UmfangGebaeudereinigung"]);
+    le.assert_names("NachweisBeantragt UmfangGebaeudereinigung");
     assert_eq!(le.child("NachweisBeantragt").text(), "true");
     assert_eq!(le.child("UmfangGebaeudereinigung").text(), "true");
     assert_eq!(ust.at("Onlinehandel/MerkerOnlinehandel").text(), "true");
@@ -352,13 +300,10 @@ fn standard_regime_chosen_is_a_waiver() {
     );
     assert_eq!(ust.at("ZahllastUeberschuss/Auswahl").text(), "1");
     // Quarterly: no VoranmeldungMonatlich (the reference's "ablehnen" writes nothing).
-    assert_eq!(ust.at("ZahllastUeberschuss").names(), ["Auswahl", "Betrag"]);
+    ust.at("ZahllastUeberschuss").assert_names("Auswahl Betrag");
     // Cash accounting with its reason, the turnover limit.
     let si = ust.child("SollIstVersteuerung");
-    assert_eq!(
-        si.names(),
-        ["AuswahlSollIstVerst", "IstVerstUStGrundUmsatz"]
-    );
+    si.assert_names("AuswahlSollIstVerst IstVerstUStGrundUmsatz");
     assert_eq!(si.child("AuswahlSollIstVerst").text(), "2");
     assert_eq!(si.child("IstVerstUStGrundUmsatz").text(), "true");
 }
@@ -415,7 +360,7 @@ fn not_applied_register_and_other_formations() {
         let k = kapg(&doc);
         assert_eq!(k.at("Gruendung/AuswahlBarSach").text(), code);
         let hrg = k.at("AllgAngaben/NotarVertrag/HrgAngaben");
-        assert_eq!(hrg.names(), ["HrgAntragGestellt", "HrgEintragVorhanden"]);
+        hrg.assert_names("HrgAntragGestellt HrgEintragVorhanden");
         assert_eq!(hrg.child("HrgAntragGestellt").text(), "false");
         assert_eq!(hrg.child("HrgEintragVorhanden").text(), "false");
     }

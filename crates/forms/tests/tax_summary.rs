@@ -72,16 +72,8 @@ fn ug() -> TaxRegistration {
         },
     };
     reg.vat = Vat {
-        regime: Some(VatRegime::SmallBusiness),
-        small_business: true,
-        accounting_method: None,
-        estimated_balance_type: None,
-        estimated_balance_amount: None,
-        return_frequency: None,
-        request_vat_id: false,
         sells_via_online_marketplaces: true,
-        request_reverse_charge_certificate: false,
-        reverse_charge_service_type: None,
+        ..Vat::small_business()
     };
     reg.has_employees = false;
     reg.payroll = None;

@@ -38,18 +38,18 @@ const F9: GBox = (280.0, 344.5, 464.5, 355.0);
 const F10_GERMAN: GBox = (162.0, 326.0, 175.5, 336.0);
 const F10_OTHER: GBox = (226.5, 326.0, 464.5, 336.5);
 const F11_ADDRESS: GBox = (18.0, 277.5, 225.5, 310.5);
-/// Baselines of the "(Mobil-)Telefonnummer" and "E-Mail-Adresse" labels of fields 11, 15, 16.
-const F11_CONTACT: (f32, f32) = (314.5, 292.6);
 const F12: GBox = (304.5, 237.0, 464.5, 258.0);
 const F13_YES: GBox = (306.0, 222.0, 319.0, 232.0);
 const F13_NO: GBox = (362.0, 222.0, 374.5, 232.0);
 /// Field 14: the row after "Name, Vornamen".
 const F14: GBox = (79.5, 187.0, 464.5, 206.5);
 const F15_ADDRESS: GBox = (18.0, 123.5, 225.5, 156.5);
-const F15_CONTACT: (f32, f32) = (160.4, 138.5);
 const F16_ADDRESS: GBox = (18.0, 68.0, 225.5, 101.0);
+/// Baselines of the "(Mobil-)Telefonnummer" and "E-Mail-Adresse" labels of fields 11, 15, 16,
+/// and the left and right edge of their value column.
+const F11_CONTACT: (f32, f32) = (314.5, 292.6);
+const F15_CONTACT: (f32, f32) = (160.4, 138.5);
 const F16_CONTACT: (f32, f32) = (115.9, 94.0);
-/// Left and right edge of the contact value column.
 const CONTACT_COLUMN: (f32, f32) = (304.5, 464.5);
 
 // Page 2.
@@ -127,50 +127,56 @@ pub fn signature_box() -> (f32, f32, f32, f32) {
 #[doc(hidden)]
 pub fn field_boxes() -> Vec<(&'static str, usize, f32, f32, f32, f32)> {
     let contact = |b: f32| (CONTACT_COLUMN.0, b - 3.4, CONTACT_COLUMN.1, b + 7.2);
-    let boxes: [(&str, usize, GBox); 41] = [
-        ("head_office", 0, HEAD_OFFICE),
-        ("head_ags", 0, HEAD_AGS),
-        ("1", 0, F1),
-        ("2", 0, F2),
-        ("4", 0, F4),
-        ("5", 0, F5),
-        ("7", 0, F7),
-        ("8", 0, F8),
-        ("9", 0, F9),
-        ("10", 0, F10_OTHER),
-        ("11", 0, F11_ADDRESS),
-        ("11_phone", 0, contact(F11_CONTACT.0)),
-        ("11_email", 0, contact(F11_CONTACT.1)),
-        ("12", 0, F12),
-        ("14", 0, F14),
-        ("15", 0, F15_ADDRESS),
-        ("15_phone", 0, contact(F15_CONTACT.0)),
-        ("15_email", 0, contact(F15_CONTACT.1)),
-        ("16", 0, F16_ADDRESS),
-        ("16_phone", 0, contact(F16_CONTACT.0)),
-        ("16_email", 0, contact(F16_CONTACT.1)),
-        ("18", 1, F18),
-        ("20", 1, F20),
-        ("22_full", 1, F22_FULL),
-        ("26", 1, F26),
-        ("27_insurer", 1, F27_INSURER),
-        ("27_number", 1, F27_NUMBER),
-        ("28", 1, F28_TEXT),
-        ("29", 1, F29_TEXT),
-        ("30", 1, F30_TEXT),
-        ("31", 1, F31_TEXT),
-        ("32", 1, F32),
-        // Check boxes the tests read.
-        ("10_german", 0, F10_GERMAN),
-        ("27_insurer_unknown", 1, F27_INSURER_UNKNOWN),
-        ("27_number_unknown", 1, F27_NUMBER_UNKNOWN),
-        ("29_no", 1, F29_NO),
-        ("29_yes", 1, F29_YES),
-        ("30_yes", 1, F30_YES),
-        ("31_no", 1, F31_NO),
-        ("31_yes", 1, F31_YES),
-        ("sheet", 2, (-14.0, -70.0, 482.0, 677.0)),
-    ];
+    // An address box of page 1 and the phone and e-mail values beside it.
+    let with_contact = |names: [&'static str; 3], address: GBox, (phone, email): (f32, f32)| {
+        [
+            (names[0], 0, address),
+            (names[1], 0, contact(phone)),
+            (names[2], 0, contact(email)),
+        ]
+    };
+    let boxes: Vec<(&str, usize, GBox)> = [
+        &[
+            ("head_office", 0, HEAD_OFFICE),
+            ("head_ags", 0, HEAD_AGS),
+            ("1", 0, F1),
+            ("2", 0, F2),
+            ("4", 0, F4),
+            ("5", 0, F5),
+            ("7", 0, F7),
+            ("8", 0, F8),
+            ("9", 0, F9),
+            ("10", 0, F10_OTHER),
+        ][..],
+        &with_contact(["11", "11_phone", "11_email"], F11_ADDRESS, F11_CONTACT),
+        &[("12", 0, F12), ("14", 0, F14)],
+        &with_contact(["15", "15_phone", "15_email"], F15_ADDRESS, F15_CONTACT),
+        &with_contact(["16", "16_phone", "16_email"], F16_ADDRESS, F16_CONTACT),
+        &[
+            ("18", 1, F18),
+            ("20", 1, F20),
+            ("22_full", 1, F22_FULL),
+            ("26", 1, F26),
+            ("27_insurer", 1, F27_INSURER),
+            ("27_number", 1, F27_NUMBER),
+            ("28", 1, F28_TEXT),
+            ("29", 1, F29_TEXT),
+            ("30", 1, F30_TEXT),
+            ("31", 1, F31_TEXT),
+            ("32", 1, F32),
+            // Check boxes the tests read.
+            ("10_german", 0, F10_GERMAN),
+            ("27_insurer_unknown", 1, F27_INSURER_UNKNOWN),
+            ("27_number_unknown", 1, F27_NUMBER_UNKNOWN),
+            ("29_no", 1, F29_NO),
+            ("29_yes", 1, F29_YES),
+            ("30_yes", 1, F30_YES),
+            ("31_no", 1, F31_NO),
+            ("31_yes", 1, F31_YES),
+            ("sheet", 2, (-14.0, -70.0, 482.0, 677.0)),
+        ],
+    ]
+    .concat();
     boxes
         .iter()
         .map(|(name, page, b)| {
@@ -272,15 +278,23 @@ fn address_lines(
     lines.join("\n")
 }
 
+/// The lines of a postal or a residential address (the same fields, by name).
+macro_rules! address_of {
+    ($a:expr) => {{
+        let a = $a;
+        address_lines(
+            &a.street,
+            a.street_second_line.as_deref(),
+            &a.zip,
+            &a.city,
+            a.state.as_deref(),
+            Some(a.country),
+        )
+    }};
+}
+
 fn postal_address(a: &domain::trade::PostalAddress) -> String {
-    address_lines(
-        &a.street,
-        a.street_second_line.as_deref(),
-        &a.zip,
-        &a.city,
-        a.state.as_deref(),
-        Some(a.country),
-    )
+    address_of!(a)
 }
 
 fn establishment_address(reg: &TradeRegistration) -> String {
@@ -297,14 +311,7 @@ fn establishment_address(reg: &TradeRegistration) -> String {
 
 fn owner_address(reg: &TradeRegistration, owner: &Owner) -> String {
     match &owner.address {
-        Some(a) => address_lines(
-            &a.street,
-            a.street_second_line.as_deref(),
-            &a.zip,
-            &a.city,
-            a.state.as_deref(),
-            Some(a.country),
-        ),
+        Some(a) => address_of!(a),
         None => establishment_address(reg),
     }
 }

@@ -178,22 +178,13 @@ pub(super) fn bank(flow: &mut Flow, n: &str, iban: Option<&str>, bic: Option<&st
 
 pub(super) fn estimates(flow: &mut Flow, n: &str, fe: &FinancialEstimates) {
     flow.heading(&format!("{n}. Voraussichtliche Umsätze und Gewinne"));
-    flow.row(
-        "Umsatz im Gründungsjahr",
-        &euros(fe.formation_year.revenue_amount),
-    );
-    flow.row(
-        "Gewinn im Gründungsjahr",
-        &euros(fe.formation_year.profit_amount),
-    );
-    flow.row(
-        "Umsatz im Folgejahr",
-        &euros(fe.following_year.revenue_amount),
-    );
-    flow.row(
-        "Gewinn im Folgejahr",
-        &euros(fe.following_year.profit_amount),
-    );
+    for (year, e) in [
+        ("Gründungsjahr", &fe.formation_year),
+        ("Folgejahr", &fe.following_year),
+    ] {
+        flow.row(&format!("Umsatz im {year}"), &euros(e.revenue_amount));
+        flow.row(&format!("Gewinn im {year}"), &euros(e.profit_amount));
+    }
 }
 
 pub(super) fn vat(flow: &mut Flow, n: &str, vat: &Vat, estimates: &FinancialEstimates) {

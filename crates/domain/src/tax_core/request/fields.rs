@@ -52,56 +52,23 @@ fn fits_in_xml(text: String, path: &str, max: usize, e: &mut Violations) -> Opti
     Some(text)
 }
 
-pub(crate) fn req_text(
-    o: &Obj,
-    name: &str,
-    max: usize,
-    ty: TextType,
-    e: &mut Violations,
-) -> Option<String> {
-    o.req(name, e)
-        .and_then(|v| elster_text(v, &o.path(name), max, ty, e))
-}
-
-pub(crate) fn opt_text(
-    o: &Obj,
-    name: &str,
-    max: usize,
-    ty: TextType,
-    e: &mut Violations,
-) -> Option<String> {
-    // Present, it is read as a required one.
-    o.has(name).then(|| req_text(o, name, max, ty, e)).flatten()
-}
-
-pub(crate) fn req_enum<T: serde::de::DeserializeOwned>(
-    o: &Obj,
-    name: &str,
-    allowed: &[&str],
-    e: &mut Violations,
-) -> Option<T> {
-    o.req(name, e)
-        .and_then(|v| rules::enumeration(v, &o.path(name), allowed, e))
-}
+rules::text_fields!(pub(crate) elster_text);
+pub(crate) use rules::req_enum;
 
 pub(crate) fn req_bool(o: &Obj, name: &str, e: &mut Violations) -> Option<bool> {
-    o.req(name, e)
-        .and_then(|v| rules::boolean(v, &o.path(name), e))
+    o.read(name, true, e, rules::boolean)
 }
 
 pub(crate) fn opt_bool(o: &Obj, name: &str, e: &mut Violations) -> Option<bool> {
-    o.opt(name)
-        .and_then(|v| rules::boolean(v, &o.path(name), e))
+    o.read(name, false, e, rules::boolean)
 }
 
 pub(crate) fn req_date(o: &Obj, name: &str, e: &mut Violations) -> Option<Date> {
-    o.req(name, e)
-        .and_then(|v| rules::date(v, &o.path(name), e))
+    o.read(name, true, e, rules::date)
 }
 
 pub(crate) fn req_euros(o: &Obj, name: &str, e: &mut Violations) -> Option<i64> {
-    o.req(name, e)
-        .and_then(|v| rules::whole_euros(v, &o.path(name), e))
+    o.read(name, true, e, rules::whole_euros)
 }
 
 /// Each of `fields` that `o` has is `not_allowed`, for `reason`.
@@ -126,19 +93,7 @@ fn has_house_number(street: &str) -> bool {
 
 /// The tax registration's Address object.
 pub fn tax_address(v: &Value, path: &str, e: &mut Violations) -> Option<PostalAddress> {
-    let o = object(
-        v,
-        path,
-        &[
-            "street",
-            "street_second_line",
-            "zip",
-            "city",
-            "state",
-            "country",
-        ],
-        e,
-    )?;
+    let o = object(v, path, PostalAddress::FIELDS, e)?;
     let street = req_text(&o, "street", 72, TextType::B, e).and_then(|s| {
         if has_house_number(&s) {
             Some(s)
@@ -152,26 +107,16 @@ pub fn tax_address(v: &Value, path: &str, e: &mut Violations) -> Option<PostalAd
         }
     });
     let second = opt_text(&o, "street_second_line", 72, TextType::B, e);
-    let country = o
-        .req("country", e)
-        .and_then(|v| rules::country(v, &o.path("country"), e));
+    let country = o.read("country", true, e, rules::country);
     let zip = o.req("zip", e).and_then(|v| match &country {
         Some(c) if c.is_germany() => rules::german_zip(v, &o.path("zip"), e),
         other => rules::zip_for_country(v, &o.path("zip"), other.as_ref(), 12, e),
     });
     let city = o
-        .req("city", e)
-        .and_then(|v| rules::city(v, &o.path("city"), e))
+        .read("city", true, e, rules::city)
         .and_then(|c| fits_in_xml(c, &o.path("city"), 72, e));
     let state = opt_text(&o, "state", 72, TextType::B, e);
-    Some(PostalAddress {
-        street: street?,
-        street_second_line: second,
-        zip: zip?,
-        city: city?,
-        state,
-        country: country?,
-    })
+    PostalAddress::assemble(street, second, zip, city, state, country)
 }
 
 pub(crate) fn tax_id(

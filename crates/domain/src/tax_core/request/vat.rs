@@ -9,6 +9,25 @@ use crate::tax_core::*;
 
 use super::fields::{opt_bool, refuse, req_enum, req_euros};
 
+impl Vat {
+    /// The VAT block under the small-business rule (§ 19 UStG) elected, with nothing else
+    /// requested: a starting point for a registration's own (`Vat { ..Vat::small_business() }`).
+    pub fn small_business() -> Vat {
+        Vat {
+            regime: Some(VatRegime::SmallBusiness),
+            small_business: true,
+            accounting_method: None,
+            estimated_balance_type: None,
+            estimated_balance_amount: None,
+            return_frequency: None,
+            request_vat_id: false,
+            sells_via_online_marketplaces: false,
+            request_reverse_charge_certificate: false,
+            reverse_charge_service_type: None,
+        }
+    }
+}
+
 pub(crate) fn estimates(v: &Value, e: &mut Violations) -> Option<FinancialEstimates> {
     let o = object(
         v,

@@ -54,7 +54,7 @@ fn new_case(provider: Uuid, company: Uuid, new_company: bool) -> NewTradeRegistr
             created_at: now,
         }],
         history: vec![
-            StatusChange { status: TradeStatus::Initiated.into(), previous_status: None, actor: format!("provider:{provider}"), reason: None, at: now },
+            StatusChange::created(TradeStatus::Initiated, provider, now),
             StatusChange { status: TradeStatus::FormRendered.into(), previous_status: Some(TradeStatus::Initiated.into()), actor: "system".into(), reason: None, at: now },
         ],
         idempotency: None,
@@ -93,13 +93,7 @@ fn new_tax_case(provider: Uuid, company: Uuid, id: Uuid) -> store::NewTaxRegistr
             sha256: Some(vec![1; 32]),
             created_at: now,
         }],
-        history: vec![StatusChange {
-            status: TaxStatus::Validated.into(),
-            previous_status: None,
-            actor: format!("provider:{provider}"),
-            reason: None,
-            at: now,
-        }],
+        history: vec![StatusChange::created(TaxStatus::Validated, provider, now)],
         idempotency: None,
     }
 }

@@ -88,6 +88,19 @@ pub struct StatusChange {
     pub at: OffsetDateTime,
 }
 
+impl StatusChange {
+    /// The first entry of a case's history: `provider` created it in `status`.
+    pub fn created(status: impl Into<CaseStatus>, provider: Uuid, at: OffsetDateTime) -> Self {
+        Self {
+            status: status.into(),
+            previous_status: None,
+            actor: format!("provider:{provider}"),
+            reason: None,
+            at,
+        }
+    }
+}
+
 /// Everything a trade registration create writes, in one transaction.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewTradeRegistration {

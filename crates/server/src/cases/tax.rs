@@ -143,13 +143,7 @@ async fn create_case(
         tax_office_lookup: lookup,
         created_at: now,
         documents,
-        history: vec![StatusChange {
-            status: TaxStatus::Validated.into(),
-            previous_status: None,
-            actor: format!("provider:{provider}"),
-            reason: None,
-            at: now,
-        }],
+        history: vec![StatusChange::created(TaxStatus::Validated, provider, now)],
         idempotency,
     };
     let mut written_case = state.repo.create_tax_registration(&new).await;

@@ -134,13 +134,7 @@ pub async fn create_trade(
         created_at: now,
         documents: std::mem::take(&mut created.documents),
         history: vec![
-            StatusChange {
-                status: TradeStatus::Initiated.into(),
-                previous_status: None,
-                actor: format!("provider:{provider}"),
-                reason: None,
-                at: now,
-            },
+            StatusChange::created(TradeStatus::Initiated, provider, now),
             StatusChange {
                 status: status.into(),
                 previous_status: Some(TradeStatus::Initiated.into()),

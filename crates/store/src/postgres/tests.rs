@@ -72,8 +72,8 @@ async fn rows(url: &str, table: &str, random: &[&str]) -> Vec<String> {
 /// conflict. Needs `TEST_DATABASE_URL` (CI sets it).
 #[tokio::test]
 async fn one_statement_creates_write_the_rows_of_the_transaction() {
-    use crate::sqlite::tests::{Sample, trade_case};
-    use crate::{IdempotentAnswer, NewTradeRegistration, StoreError};
+    use crate::sqlite::tests::{Sample, unclaimed_trade_case};
+    use crate::{NewTradeRegistration, StoreError};
     let (Some((url_a, name_a, admin_a)), Some((url_b, name_b, admin_b))) =
         (fresh_database().await, fresh_database().await)
     else {
@@ -122,15 +122,7 @@ async fn one_statement_creates_write_the_rows_of_the_transaction() {
     for (table, _) in &tables {
         before.push(rows(&url_a, table, &[]).await);
     }
-    let lost = NewTradeRegistration {
-        idempotency: Some(IdempotentAnswer {
-            scope: provider,
-            key: "never-claimed".into(),
-            status: 201,
-            body: vec![],
-        }),
-        ..trade_case(provider)
-    };
+    let lost = unclaimed_trade_case(provider);
     let e = one.create_trade_registration(&lost).await.unwrap_err();
     assert!(matches!(e, StoreError::IdempotencyClaimLost), "{e:?}");
     let second = NewTradeRegistration {

@@ -21,6 +21,20 @@ async fn file_repo() -> (tempfile::TempDir, std::path::PathBuf, SqliteRepository
     (dir, path, repo)
 }
 
+/// A trade case carrying the answer for an idempotency key nobody claimed: its create must
+/// fail with `IdempotencyClaimLost` and write nothing.
+pub(crate) fn unclaimed_trade_case(provider: Uuid) -> NewTradeRegistration {
+    NewTradeRegistration {
+        idempotency: Some(crate::IdempotentAnswer {
+            scope: provider,
+            key: "never-claimed".into(),
+            status: 201,
+            body: vec![],
+        }),
+        ..trade_case(provider)
+    }
+}
+
 /// A trade case with a new company, a rendered and a pending document, and a status
 /// change with an event; Unicode, quotes and JSON in every text column that takes them.
 pub(crate) fn trade_case(provider: Uuid) -> NewTradeRegistration {
@@ -423,7 +437,7 @@ async fn direct_and_sqlx_creates_write_identical_rows() {
 /// (`synchronous = FULL`) and enforces foreign keys.
 #[tokio::test]
 async fn direct_creates_refuse_like_sqlx() {
-    use crate::{IdempotentAnswer, StoreError};
+    use crate::StoreError;
     let (_dir, path, repo) = file_repo().await;
     assert_eq!(repo.direct.writer.settings(), (2, 1));
     let provider = repo.create_provider("P").await.unwrap().id;
@@ -479,15 +493,7 @@ async fn direct_creates_refuse_like_sqlx() {
         .unwrap_err();
     assert!(matches!(e, StoreError::Conflict(_)), "{e:?}");
 
-    let unclaimed = NewTradeRegistration {
-        idempotency: Some(IdempotentAnswer {
-            scope: provider,
-            key: "never-claimed".into(),
-            status: 201,
-            body: vec![],
-        }),
-        ..trade_case(provider)
-    };
+    let unclaimed = unclaimed_trade_case(provider);
     let e = repo
         .create_trade_registration(&unclaimed)
         .await

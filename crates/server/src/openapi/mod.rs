@@ -403,6 +403,7 @@ impl Modify for LinkOperationIds {
 }
 
 pub mod examples;
+pub mod responses;
 
 pub fn document() -> utoipa::openapi::OpenApi {
     ApiDoc::openapi()

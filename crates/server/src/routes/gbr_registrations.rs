@@ -21,6 +21,9 @@ use uuid::Uuid;
 use crate::envelope::Envelope;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::ApiJson;
+use crate::openapi::responses::{
+    CompanyNotFound, CreateConflict, CreateValidationFailed, InvalidJson, ProviderForbidden,
+};
 use crate::routes::tax_registrations::{self, TaxCreateResponse, VatRequest};
 use crate::state::AppState;
 
@@ -119,11 +122,11 @@ pub struct GbrTaxRegistrationRequest {
             ("SandboxTransition" = (operation_id = "sandbox_transition_tax", parameters(("tax_registration_id" = "$response.body#/response/tax_registration_id")))),
             ("SandboxAssignTaxOffice" = (operation_id = "sandbox_assign_tax_office", parameters(("tax_registration_id" = "$response.body#/response/tax_registration_id")))),
         )),
-        (status = 400, description = "`INVALID_JSON`", body = Envelope<ErrorBody>),
-        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "`COMPANY_NOT_FOUND`", body = Envelope<ErrorBody>),
-        (status = 409, description = "`COMPANY_ALREADY_REGISTERED`, `ENVIRONMENT_MISMATCH`, `DUPLICATE_ID` or `IDEMPOTENCY_KEY_IN_USE`", body = Envelope<ErrorBody>),
-        (status = 422, description = "`VALIDATION_FAILED` (every broken field) or `IDEMPOTENCY_KEY_REUSED`", body = Envelope<ErrorBody>),
+        InvalidJson,
+        ProviderForbidden,
+        CompanyNotFound,
+        CreateConflict,
+        CreateValidationFailed,
     ))]
 pub async fn create(
     State(state): State<Arc<AppState>>,

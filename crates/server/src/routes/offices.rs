@@ -20,6 +20,7 @@ pub use crate::cases::offices::{TradeOfficeView, directory_entry};
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{ApiJson, ApiQuery};
+use crate::openapi::responses::{OperatorForbidden, ValidationFailed};
 use crate::state::AppState;
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -477,7 +478,7 @@ pub struct PageQuery {
 #[utoipa::path(get, path = "/v1/operator/trade-offices", tag = "operator", params(PageQuery),
     responses(
         (status = 200, description = "A page of entries", body = Envelope<DirectoryPage>),
-        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        OperatorForbidden,
     ))]
 pub async fn list_directory(
     State(state): State<Arc<AppState>>,
@@ -519,7 +520,7 @@ pub async fn list_directory(
     params(("key" = String, Path, description = "8-digit AGS or 9-digit Gemeindeverband key", pattern = "^[0-9]{8,9}$")),
     responses(
         (status = 200, description = "The entry", body = Envelope<DirectoryEntryResponse>),
-        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        OperatorForbidden,
         (status = 404, description = "No entry (`NOT_FOUND`)", body = Envelope<ErrorBody>),
     ))]
 pub async fn get_directory_entry(
@@ -549,8 +550,8 @@ pub async fn get_directory_entry(
     request_body = TradeOfficeInput,
     responses(
         (status = 200, description = "The stored entry", body = Envelope<DirectoryEntryResponse>),
-        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 422, description = "`VALIDATION_FAILED`", body = Envelope<ErrorBody>),
+        OperatorForbidden,
+        ValidationFailed,
     ))]
 pub async fn put_directory_entry(
     State(state): State<Arc<AppState>>,

@@ -23,6 +23,7 @@ use crate::cases::steps::{self, Actor, Moved, TaxTransitionRequest, TradeTransit
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::ApiQuery;
+use crate::openapi::responses::{CaseNotFound, OperatorForbidden, OwnerNotFound, ValidationFailed};
 use crate::state::AppState;
 
 /// The query of the case lists (documented on each route, whose statuses differ). A
@@ -159,7 +160,7 @@ async fn list<L: Lifecycle + Into<domain::case_state::CaseStatus>>(
     ),
     responses(
         (status = 200, description = "A page of cases", body = Envelope<CasePage>),
-        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        OperatorForbidden,
         (status = 422, description = "`VALIDATION_FAILED`: unknown status or environment, bad cursor or limit", body = Envelope<ErrorBody>),
     ))]
 pub async fn list_trade(
@@ -180,7 +181,7 @@ pub async fn list_trade(
     ),
     responses(
         (status = 200, description = "A page of cases", body = Envelope<CasePage>),
-        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        OperatorForbidden,
         (status = 422, description = "`VALIDATION_FAILED`: unknown status or environment, bad cursor or limit", body = Envelope<ErrorBody>),
     ))]
 pub async fn list_tax(
@@ -219,8 +220,8 @@ impl OperatorTransitionResponse {
     request_body = TradeTransitionRequest,
     responses(
         (status = 200, description = "Moved", body = Envelope<OperatorTransitionResponse>),
-        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No such case (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        OperatorForbidden,
+        CaseNotFound,
         (status = 409, description = "`INVALID_STATE_TRANSITION`", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED`: unknown status, `completed` without a licence, `blocked` without a reason", body = Envelope<ErrorBody>),
     ))]
@@ -264,8 +265,8 @@ pub struct LicenceResponse {
     responses(
         (status = 200, description = "Completed", body = Envelope<LicenceResponse>),
         (status = 400, description = "`INVALID_MULTIPART`", body = Envelope<ErrorBody>),
-        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No such case (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        OperatorForbidden,
+        CaseNotFound,
         (status = 409, description = "`INVALID_STATE_TRANSITION`: only a submitted case can be completed", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED`: no `file` part, not a PDF, or a `reason` that is empty, too long or has control characters", body = Envelope<ErrorBody>),
     ))]
@@ -444,9 +445,9 @@ pub struct TradeLicenceUpload {
     request_body = TradePatchRequest,
     responses(
         (status = 200, description = "The case after the change", body = Envelope<crate::routes::trade_registrations::TradeRegistrationResponse>),
-        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No such case (`NOT_FOUND`)", body = Envelope<ErrorBody>),
-        (status = 422, description = "`VALIDATION_FAILED`", body = Envelope<ErrorBody>),
+        OperatorForbidden,
+        CaseNotFound,
+        ValidationFailed,
     ))]
 pub async fn patch_trade(
     State(state): State<Arc<AppState>>,
@@ -524,8 +525,8 @@ async fn case_owner(
     request_body(content = Option<IdentityRequest>, content_type = "application/json"),
     responses(
         (status = 200, description = "Recorded", body = Envelope<IdentityResponse>),
-        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No such case or owner (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        OperatorForbidden,
+        OwnerNotFound,
         (status = 422, description = "`VALIDATION_FAILED`: `verified_at` is no RFC 3339 time, lies in the future or before the case", body = Envelope<ErrorBody>),
     ))]
 pub async fn verify_identity(
@@ -616,8 +617,8 @@ pub struct IdentityStatusResponse {
     ),
     responses(
         (status = 200, description = "The verification and its history", body = Envelope<IdentityStatusResponse>),
-        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No such case or owner (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        OperatorForbidden,
+        OwnerNotFound,
     ))]
 pub async fn identity_history(
     State(state): State<Arc<AppState>>,
@@ -664,8 +665,8 @@ pub async fn identity_history(
     ),
     responses(
         (status = 200, description = "No verification is recorded for the owner now", body = Envelope<IdentityResponse>),
-        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No such case or owner (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        OperatorForbidden,
+        OwnerNotFound,
     ))]
 pub async fn clear_identity(
     State(state): State<Arc<AppState>>,
@@ -710,8 +711,8 @@ pub async fn clear_identity(
     request_body = TaxTransitionRequest,
     responses(
         (status = 200, description = "Moved", body = Envelope<OperatorTransitionResponse>),
-        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No such case (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        OperatorForbidden,
+        CaseNotFound,
         (status = 409, description = "`INVALID_STATE_TRANSITION` (also: submitting a case without its XML: no tax office assigned, or a production XML waiting for the service's ELSTER manufacturer id; the message says which)", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED`: unknown status, `completed` without a tax number, `rejected` without a reason", body = Envelope<ErrorBody>),
     ))]
@@ -755,8 +756,8 @@ pub struct AssignTaxOfficeRequest {
     request_body = AssignTaxOfficeRequest,
     responses(
         (status = 200, description = "Assigned; the documents are new (unless the office and its XML were the case's already)", body = Envelope<crate::routes::tax_registrations::TaxRegistrationResponse>),
-        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No such case (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        OperatorForbidden,
+        CaseNotFound,
         (status = 409, description = "`INVALID_STATE_TRANSITION`: the case is already submitted or completed", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED`: not an office of the directory", body = Envelope<ErrorBody>),
     ))]

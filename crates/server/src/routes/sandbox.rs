@@ -30,6 +30,7 @@ use crate::cases::{access, sandbox, steps};
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{ApiJson, PathId};
+use crate::openapi::responses::{InvalidJson, ProviderForbidden, SandboxCaseNotFound};
 use crate::routes::views::{self, DocumentView};
 use crate::state::AppState;
 
@@ -83,9 +84,9 @@ pub struct SandboxTradeTransitionResponse {
     request_body = TradeTransitionRequest,
     responses(
         (status = 200, description = "Moved", body = Envelope<SandboxTradeTransitionResponse>),
-        (status = 400, description = "`INVALID_JSON`", body = Envelope<ErrorBody>),
-        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No sandbox case of the caller with this id; production cases answer this too (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        InvalidJson,
+        ProviderForbidden,
+        SandboxCaseNotFound,
         (status = 409, description = "`INVALID_STATE_TRANSITION`: the message names the current status and the allowed ones", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED`: unknown status, `blocked` without a reason, unknown field", body = Envelope<ErrorBody>),
     ))]
@@ -166,9 +167,9 @@ pub struct SandboxTaxTransitionResponse {
     request_body = TaxTransitionRequest,
     responses(
         (status = 200, description = "Moved", body = Envelope<SandboxTaxTransitionResponse>),
-        (status = 400, description = "`INVALID_JSON`", body = Envelope<ErrorBody>),
-        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No sandbox case of the caller with this id; production cases answer this too (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        InvalidJson,
+        ProviderForbidden,
+        SandboxCaseNotFound,
         (status = 409, description = "`INVALID_STATE_TRANSITION`: the message names the current status and the allowed ones (also: submitting without an assigned tax office)", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED`: unknown status, `rejected` without a reason, a malformed tax number, unknown field", body = Envelope<ErrorBody>),
     ))]
@@ -226,9 +227,9 @@ pub async fn transition_tax(
     request_body = crate::routes::operator::AssignTaxOfficeRequest,
     responses(
         (status = 200, description = "The case with its new office and documents (its documents as they were for the office it has)", body = Envelope<crate::routes::tax_registrations::TaxRegistrationResponse>),
-        (status = 400, description = "`INVALID_JSON`", body = Envelope<ErrorBody>),
-        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No sandbox case of the caller with this id; production cases answer this too (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        InvalidJson,
+        ProviderForbidden,
+        SandboxCaseNotFound,
         (status = 409, description = "`INVALID_STATE_TRANSITION`: the case is neither validated nor rejected", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED`: not an office of the directory, unknown field", body = Envelope<ErrorBody>),
     ))]

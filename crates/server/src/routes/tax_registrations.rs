@@ -33,6 +33,10 @@ use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{ApiJson, PathId};
 use crate::idempotency::{self, Claim};
+use crate::openapi::responses::{
+    CaseNotVisible, CompanyNotFound, CreateConflict, CreateValidationFailed, InvalidJson,
+    ProviderForbidden,
+};
 use crate::routes::views::{self, DocumentView, StatusHistoryEntry};
 use crate::state::AppState;
 
@@ -279,11 +283,11 @@ pub struct ElsterXmlView {
             ("SandboxTransition" = (operation_id = "sandbox_transition_tax", parameters(("tax_registration_id" = "$response.body#/response/tax_registration_id")))),
             ("SandboxAssignTaxOffice" = (operation_id = "sandbox_assign_tax_office", parameters(("tax_registration_id" = "$response.body#/response/tax_registration_id")))),
         )),
-        (status = 400, description = "`INVALID_JSON`", body = Envelope<ErrorBody>),
-        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "`COMPANY_NOT_FOUND`", body = Envelope<ErrorBody>),
-        (status = 409, description = "`COMPANY_ALREADY_REGISTERED`, `ENVIRONMENT_MISMATCH`, `DUPLICATE_ID` or `IDEMPOTENCY_KEY_IN_USE`", body = Envelope<ErrorBody>),
-        (status = 422, description = "`VALIDATION_FAILED` (every broken field) or `IDEMPOTENCY_KEY_REUSED`", body = Envelope<ErrorBody>),
+        InvalidJson,
+        ProviderForbidden,
+        CompanyNotFound,
+        CreateConflict,
+        CreateValidationFailed,
     ))]
 pub async fn create(
     State(state): State<Arc<AppState>>,
@@ -349,7 +353,7 @@ pub(crate) fn respond_created<T>(
     params(("tax_registration_id" = Uuid, Path, description = "As returned by the create (operators: the case's key, `case_id`)")),
     responses(
         (status = 200, description = "The tax registration with fresh download links", body = Envelope<TaxRegistrationResponse>),
-        (status = 404, description = "No such case visible to the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        CaseNotVisible,
     ))]
 pub async fn get(
     State(state): State<Arc<AppState>>,

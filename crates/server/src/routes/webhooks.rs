@@ -20,6 +20,7 @@ use uuid::Uuid;
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody, ErrorCode};
 use crate::extract::{ApiJson, ApiQuery, PathId, PathIds};
+use crate::openapi::responses::{EndpointNotFound, InvalidJson, ProviderForbidden};
 use crate::state::AppState;
 use crate::webhooks::target;
 
@@ -189,8 +190,8 @@ pub struct DeletedEndpoint {
     request_body = CreateEndpointRequest,
     responses(
         (status = 201, description = "The endpoint and its secret (shown once)", body = Envelope<CreatedEndpoint>),
-        (status = 400, description = "`INVALID_JSON`", body = Envelope<ErrorBody>),
-        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        InvalidJson,
+        ProviderForbidden,
         (status = 409, description = "`WEBHOOK_ENDPOINT_LIMIT` (20 per provider) or `IDEMPOTENCY_KEY_IN_USE`", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED`: a URL that is not http(s) or names (or resolves to) an address that is not globally reachable, unknown event types; or `IDEMPOTENCY_KEY_REUSED`", body = Envelope<ErrorBody>),
     ))]
@@ -309,7 +310,7 @@ async fn resolves_privately(lookup: &target::Lookup, url: &reqwest::Url) -> Opti
     operation_id = "list_webhook_endpoints",
     responses(
         (status = 200, description = "The provider's endpoints", body = Envelope<EndpointList>),
-        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        ProviderForbidden,
     ))]
 pub async fn list(
     State(state): State<Arc<AppState>>,
@@ -340,8 +341,8 @@ pub async fn list(
     params(("endpoint_id" = Uuid, Path, description = "The endpoint's id")),
     responses(
         (status = 200, description = "The endpoint", body = Envelope<EndpointResponse>),
-        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No such endpoint of the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        ProviderForbidden,
+        EndpointNotFound,
     ))]
 pub async fn get(
     State(state): State<Arc<AppState>>,
@@ -365,8 +366,8 @@ pub async fn get(
     params(("endpoint_id" = Uuid, Path, description = "The endpoint's id")),
     responses(
         (status = 200, description = "Deleted", body = Envelope<DeletedEndpoint>),
-        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No such endpoint of the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        ProviderForbidden,
+        EndpointNotFound,
     ))]
 pub async fn delete(
     State(state): State<Arc<AppState>>,
@@ -402,8 +403,8 @@ pub async fn delete(
     ),
     responses(
         (status = 200, description = "The new secret (shown once)", body = Envelope<RotatedSecret>),
-        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No such endpoint of the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        ProviderForbidden,
+        EndpointNotFound,
     ))]
 pub async fn rotate_secret(
     State(state): State<Arc<AppState>>,
@@ -525,8 +526,8 @@ fn newest_first_page<T>(
                 ("message_id" = "$response.body#/response/deliveries/0/message_id"),
             ))),
         )),
-        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No such endpoint of the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        ProviderForbidden,
+        EndpointNotFound,
         (status = 422, description = "`VALIDATION_FAILED`: bad cursor or limit", body = Envelope<ErrorBody>),
     ))]
 pub async fn deliveries(
@@ -643,8 +644,8 @@ pub struct MessagePage {
                 ("message_id" = "$response.body#/response/messages/0/message_id"),
             ))),
         )),
-        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No such endpoint of the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        ProviderForbidden,
+        EndpointNotFound,
         (status = 422, description = "`VALIDATION_FAILED`: unknown state, bad cursor or limit", body = Envelope<ErrorBody>),
     ))]
 pub async fn messages(
@@ -721,7 +722,7 @@ pub struct RetryAnswer {
     ),
     responses(
         (status = 200, description = "Queued for an attempt", body = Envelope<RetryAnswer>),
-        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        ProviderForbidden,
         (status = 404, description = "No such endpoint of the caller, or no such message of the endpoint (`NOT_FOUND`)", body = Envelope<ErrorBody>),
         (status = 409, description = "`WEBHOOK_MESSAGE_DELIVERED`: the receiver already accepted it", body = Envelope<ErrorBody>),
     ))]

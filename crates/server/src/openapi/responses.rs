@@ -33,3 +33,41 @@ error_responses! {
     ValidationFailed: 422, "`VALIDATION_FAILED`";
     CreateValidationFailed: 422, "`VALIDATION_FAILED` (every broken field) or `IDEMPOTENCY_KEY_REUSED`";
 }
+
+/// Several of the above that a family of routes all answer, as one: `Name: [A, B, ...];`.
+macro_rules! response_groups {
+    ($($(#[doc = $doc:literal])* $name:ident: [$($part:ident),+];)*) => {$(
+        $(#[doc = $doc])*
+        pub struct $name;
+
+        impl utoipa::IntoResponses for $name {
+            fn responses() -> std::collections::BTreeMap<
+                String,
+                utoipa::openapi::RefOr<utoipa::openapi::response::Response>,
+            > {
+                let mut all = std::collections::BTreeMap::new();
+                $(all.extend(<$part as utoipa::IntoResponses>::responses());)+
+                all
+            }
+        }
+    )*};
+}
+
+response_groups! {
+    /// An operator's route on a case.
+    OperatorCaseErrors: [OperatorForbidden, CaseNotFound];
+    /// An operator's route on an owner of a trade registration.
+    OperatorOwnerErrors: [OperatorForbidden, OwnerNotFound];
+    /// A provider's route on one of its webhook endpoints.
+    EndpointErrors: [ProviderForbidden, EndpointNotFound];
+    /// A provider's simulated step on one of its sandbox cases (a JSON body).
+    SandboxCaseErrors: [InvalidJson, ProviderForbidden, SandboxCaseNotFound];
+    /// The creates of a tax registration (UG, GmbH; GbR, eGbR).
+    TaxCreateErrors: [
+        InvalidJson,
+        ProviderForbidden,
+        CompanyNotFound,
+        CreateConflict,
+        CreateValidationFailed
+    ];
+}

@@ -19,11 +19,9 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::envelope::Envelope;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::ApiError;
 use crate::extract::ApiJson;
-use crate::openapi::responses::{
-    CompanyNotFound, CreateConflict, CreateValidationFailed, InvalidJson, ProviderForbidden,
-};
+use crate::openapi::responses::TaxCreateErrors;
 use crate::routes::tax_registrations::{self, TaxCreateResponse, VatRequest};
 use crate::state::AppState;
 
@@ -122,11 +120,7 @@ pub struct GbrTaxRegistrationRequest {
             ("SandboxTransition" = (operation_id = "sandbox_transition_tax", parameters(("tax_registration_id" = "$response.body#/response/tax_registration_id")))),
             ("SandboxAssignTaxOffice" = (operation_id = "sandbox_assign_tax_office", parameters(("tax_registration_id" = "$response.body#/response/tax_registration_id")))),
         )),
-        InvalidJson,
-        ProviderForbidden,
-        CompanyNotFound,
-        CreateConflict,
-        CreateValidationFailed,
+        TaxCreateErrors,
     ))]
 pub async fn create(
     State(state): State<Arc<AppState>>,

@@ -14,16 +14,16 @@ use domain::lifecycle::{Lifecycle, TaxStatus, TradeStatus};
 use serde::{Deserialize, Serialize};
 use store::{CaseFilter, CaseKind};
 use time::OffsetDateTime;
-use utoipa::ToSchema;
+use utoipa::{IntoParams, IntoResponses, ToSchema};
 use uuid::Uuid;
 
 use crate::cases;
-use crate::cases::access::operator_only;
+use crate::cases::access::{self, operator_only};
 use crate::cases::steps::{self, Actor, Moved, TaxTransitionRequest, TradeTransitionRequest};
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::ApiQuery;
-use crate::openapi::responses::{CaseNotFound, OperatorForbidden, OwnerNotFound, ValidationFailed};
+use crate::openapi::responses::{OperatorCaseErrors, OperatorOwnerErrors, ValidationFailed};
 use crate::state::AppState;
 
 /// The query of the case lists (documented on each route, whose statuses differ). A
@@ -150,19 +150,40 @@ async fn list<L: Lifecycle + Into<domain::case_state::CaseStatus>>(
     ))
 }
 
+/// The query parameters of both case lists but `status`, whose values differ (parsed as
+/// [`CaseQuery`]).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)] // documents the query; `CaseQuery` reads it
+pub struct CasePageParams {
+    /// Only cases of this environment; `production` when left out (sandbox cases are never filed)
+    environment: Option<Environment>,
+    /// The `next_cursor` of the previous page
+    after: Option<Uuid>,
+    /// 1 to 500, default 100
+    #[param(minimum = 1, maximum = 500)]
+    limit: Option<i64>,
+}
+
+/// What both case lists answer.
+#[derive(IntoResponses)]
+#[allow(dead_code)] // documents the answers; `list` makes them
+pub enum CasePageResponses {
+    #[response(status = 200, description = "A page of cases")]
+    Page(Envelope<CasePage>),
+    #[response(status = 403, description = "Not an operator key (`FORBIDDEN`)")]
+    Forbidden(Envelope<ErrorBody>),
+    #[response(
+        status = 422,
+        description = "`VALIDATION_FAILED`: unknown status or environment, bad cursor or limit"
+    )]
+    Invalid(Envelope<ErrorBody>),
+}
+
 /// Trade registrations to work on, oldest first, filtered by status and environment.
 #[utoipa::path(get, path = "/v1/operator/trade-registrations", tag = "operator",
-    params(
-        ("status" = Option<TradeStatus>, Query, description = "Only cases in this status"),
-        ("environment" = Option<Environment>, Query, description = "Only cases of this environment; `production` when left out (sandbox cases are never filed)"),
-        ("after" = Option<Uuid>, Query, description = "The `next_cursor` of the previous page"),
-        ("limit" = Option<i64>, Query, description = "1 to 500, default 100", minimum = 1, maximum = 500),
-    ),
-    responses(
-        (status = 200, description = "A page of cases", body = Envelope<CasePage>),
-        OperatorForbidden,
-        (status = 422, description = "`VALIDATION_FAILED`: unknown status or environment, bad cursor or limit", body = Envelope<ErrorBody>),
-    ))]
+    params(("status" = Option<TradeStatus>, Query, description = "Only cases in this status"), CasePageParams),
+    responses(CasePageResponses))]
 pub async fn list_trade(
     State(state): State<Arc<AppState>>,
     Extension(caller): Extension<Caller>,
@@ -173,17 +194,8 @@ pub async fn list_trade(
 
 /// Tax registrations to work on, oldest first, filtered by status and environment.
 #[utoipa::path(get, path = "/v1/operator/tax-registrations", tag = "operator",
-    params(
-        ("status" = Option<TaxStatus>, Query, description = "Only cases in this status"),
-        ("environment" = Option<Environment>, Query, description = "Only cases of this environment; `production` when left out (sandbox cases are never filed)"),
-        ("after" = Option<Uuid>, Query, description = "The `next_cursor` of the previous page"),
-        ("limit" = Option<i64>, Query, description = "1 to 500, default 100", minimum = 1, maximum = 500),
-    ),
-    responses(
-        (status = 200, description = "A page of cases", body = Envelope<CasePage>),
-        OperatorForbidden,
-        (status = 422, description = "`VALIDATION_FAILED`: unknown status or environment, bad cursor or limit", body = Envelope<ErrorBody>),
-    ))]
+    params(("status" = Option<TaxStatus>, Query, description = "Only cases in this status"), CasePageParams),
+    responses(CasePageResponses))]
 pub async fn list_tax(
     State(state): State<Arc<AppState>>,
     Extension(caller): Extension<Caller>,
@@ -201,16 +213,26 @@ pub struct OperatorTransitionResponse {
     pub previous_status: String,
 }
 
-impl OperatorTransitionResponse {
-    fn new<L: Lifecycle>(what: &str, id: Uuid, moved: Moved<L>) -> Self {
-        Self {
+/// An operator's step on the case `id` (a `what`): `step` takes it as the calling operator and
+/// tells what moved, which the answer names.
+async fn operator_step<L: Lifecycle>(
+    caller: Caller,
+    id: Uuid,
+    what: &str,
+    step: impl AsyncFnOnce(Actor) -> Result<Moved<L>, ApiError>,
+) -> Result<Response, ApiError> {
+    let actor = Actor::Operator(operator_only(caller)?);
+    let moved = step(actor).await?;
+    Ok(respond(
+        StatusCode::OK,
+        OperatorTransitionResponse {
             result: Outcome::Success,
             message: format!("{what} is now {}", moved.status.as_str()),
             id,
             status: moved.status.as_str().into(),
             previous_status: moved.previous.as_str().into(),
-        }
-    }
+        },
+    ))
 }
 
 /// Moves a trade registration along its lifecycle, with a reason for the
@@ -220,8 +242,7 @@ impl OperatorTransitionResponse {
     request_body = TradeTransitionRequest,
     responses(
         (status = 200, description = "Moved", body = Envelope<OperatorTransitionResponse>),
-        OperatorForbidden,
-        CaseNotFound,
+        OperatorCaseErrors,
         (status = 409, description = "`INVALID_STATE_TRANSITION`", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED`: unknown status, `completed` without a licence, `blocked` without a reason", body = Envelope<ErrorBody>),
     ))]
@@ -231,19 +252,12 @@ pub async fn transition_trade(
     crate::extract::PathId(id): crate::extract::PathId,
     crate::extract::ApiJson(input): crate::extract::ApiJson<TradeTransitionRequest>,
 ) -> Result<Response, ApiError> {
-    let operator_id = operator_only(caller)?;
-    let actor = Actor::Operator(operator_id);
-    let step = steps::trade_step(input, actor)?;
-    let case = state
-        .repo
-        .get_trade_registration(id)
-        .await?
-        .ok_or(ApiError::NotFound)?;
-    let moved = steps::move_trade(&state, &case, step, actor).await?;
-    Ok(respond(
-        StatusCode::OK,
-        OperatorTransitionResponse::new("trade registration", id, moved),
-    ))
+    operator_step(caller, id, "trade registration", async |actor| {
+        let step = steps::trade_step(input, actor)?;
+        let case = access::trade_case(&state, caller, id).await?;
+        steps::move_trade(&state, &case, step, actor).await
+    })
+    .await
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -265,8 +279,7 @@ pub struct LicenceResponse {
     responses(
         (status = 200, description = "Completed", body = Envelope<LicenceResponse>),
         (status = 400, description = "`INVALID_MULTIPART`", body = Envelope<ErrorBody>),
-        OperatorForbidden,
-        CaseNotFound,
+        OperatorCaseErrors,
         (status = 409, description = "`INVALID_STATE_TRANSITION`: only a submitted case can be completed", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED`: no `file` part, not a PDF, or a `reason` that is empty, too long or has control characters", body = Envelope<ErrorBody>),
     ))]
@@ -278,11 +291,7 @@ pub async fn upload_trade_licence(
 ) -> Result<Response, ApiError> {
     let operator_id = operator_only(caller)?;
     let (file, reason) = licence_upload(&state, req).await?;
-    let case = state
-        .repo
-        .get_trade_registration(id)
-        .await?
-        .ok_or(ApiError::NotFound)?;
+    let case = access::trade_case(&state, caller, id).await?;
     let company = case
         .record
         .get("name")
@@ -445,8 +454,7 @@ pub struct TradeLicenceUpload {
     request_body = TradePatchRequest,
     responses(
         (status = 200, description = "The case after the change", body = Envelope<crate::routes::trade_registrations::TradeRegistrationResponse>),
-        OperatorForbidden,
-        CaseNotFound,
+        OperatorCaseErrors,
         ValidationFailed,
     ))]
 pub async fn patch_trade(
@@ -490,6 +498,18 @@ pub struct IdentityRequest {
     verified_at: Option<String>,
 }
 
+/// The path of an owner's identity verification.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(dead_code)] // documents the path; `case_owner` reads it
+pub struct OwnerPath {
+    /// The case
+    trade_registration_id: Uuid,
+    /// The owner, counted from 0 in creation order
+    #[param(minimum = 0, maximum = 8)]
+    owner_index: usize,
+}
+
 /// The case and the owner index of an identity path; 404 for anything that names none.
 async fn case_owner(
     state: &AppState,
@@ -518,15 +538,11 @@ async fn case_owner(
 /// Records that the operator verified an owner's identity (`owners[i].identity_verified_at`),
 /// now or at the time given; a later record replaces an earlier one.
 #[utoipa::path(post, path = "/v1/operator/trade-registrations/{trade_registration_id}/owners/{owner_index}/identity-verified", tag = "operator",
-    params(
-        ("trade_registration_id" = Uuid, Path, description = "The case"),
-        ("owner_index" = usize, Path, description = "The owner, counted from 0 in creation order", minimum = 0, maximum = 8),
-    ),
+    params(OwnerPath),
     request_body(content = Option<IdentityRequest>, content_type = "application/json"),
     responses(
         (status = 200, description = "Recorded", body = Envelope<IdentityResponse>),
-        OperatorForbidden,
-        OwnerNotFound,
+        OperatorOwnerErrors,
         (status = 422, description = "`VALIDATION_FAILED`: `verified_at` is no RFC 3339 time, lies in the future or before the case", body = Envelope<ErrorBody>),
     ))]
 pub async fn verify_identity(
@@ -611,14 +627,10 @@ pub struct IdentityStatusResponse {
 /// An owner's identity verification: the record in force and every record and removal made,
 /// with who made it and when (the audit trail of `POST` and `DELETE` on this path).
 #[utoipa::path(get, path = "/v1/operator/trade-registrations/{trade_registration_id}/owners/{owner_index}/identity-verified", tag = "operator",
-    params(
-        ("trade_registration_id" = Uuid, Path, description = "The case"),
-        ("owner_index" = usize, Path, description = "The owner, counted from 0 in creation order", minimum = 0, maximum = 8),
-    ),
+    params(OwnerPath),
     responses(
         (status = 200, description = "The verification and its history", body = Envelope<IdentityStatusResponse>),
-        OperatorForbidden,
-        OwnerNotFound,
+        OperatorOwnerErrors,
     ))]
 pub async fn identity_history(
     State(state): State<Arc<AppState>>,
@@ -659,14 +671,10 @@ pub async fn identity_history(
 /// Removes the record of an owner's identity verification (one recorded in error), so GET no
 /// longer shows `identity_verified_at`. Removing what is not recorded changes nothing (200).
 #[utoipa::path(delete, path = "/v1/operator/trade-registrations/{trade_registration_id}/owners/{owner_index}/identity-verified", tag = "operator",
-    params(
-        ("trade_registration_id" = Uuid, Path, description = "The case"),
-        ("owner_index" = usize, Path, description = "The owner, counted from 0 in creation order", minimum = 0, maximum = 8),
-    ),
+    params(OwnerPath),
     responses(
         (status = 200, description = "No verification is recorded for the owner now", body = Envelope<IdentityResponse>),
-        OperatorForbidden,
-        OwnerNotFound,
+        OperatorOwnerErrors,
     ))]
 pub async fn clear_identity(
     State(state): State<Arc<AppState>>,
@@ -711,8 +719,7 @@ pub async fn clear_identity(
     request_body = TaxTransitionRequest,
     responses(
         (status = 200, description = "Moved", body = Envelope<OperatorTransitionResponse>),
-        OperatorForbidden,
-        CaseNotFound,
+        OperatorCaseErrors,
         (status = 409, description = "`INVALID_STATE_TRANSITION` (also: submitting a case without its XML: no tax office assigned, or a production XML waiting for the service's ELSTER manufacturer id; the message says which)", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED`: unknown status, `completed` without a tax number, `rejected` without a reason", body = Envelope<ErrorBody>),
     ))]
@@ -722,19 +729,12 @@ pub async fn transition_tax(
     crate::extract::PathId(id): crate::extract::PathId,
     crate::extract::ApiJson(input): crate::extract::ApiJson<TaxTransitionRequest>,
 ) -> Result<Response, ApiError> {
-    let operator_id = operator_only(caller)?;
-    let actor = Actor::Operator(operator_id);
-    let step = steps::tax_step(input, actor)?;
-    let case = state
-        .repo
-        .get_tax_registration(id)
-        .await?
-        .ok_or(ApiError::NotFound)?;
-    let (moved, _) = steps::move_tax(&state, &case, step, actor).await?;
-    Ok(respond(
-        StatusCode::OK,
-        OperatorTransitionResponse::new("tax registration", id, moved),
-    ))
+    operator_step(caller, id, "tax registration", async |actor| {
+        let step = steps::tax_step(input, actor)?;
+        let case = access::tax_case(&state, caller, id).await?;
+        Ok(steps::move_tax(&state, &case, step, actor).await?.0)
+    })
+    .await
 }
 
 /// The office to assign.
@@ -756,8 +756,7 @@ pub struct AssignTaxOfficeRequest {
     request_body = AssignTaxOfficeRequest,
     responses(
         (status = 200, description = "Assigned; the documents are new (unless the office and its XML were the case's already)", body = Envelope<crate::routes::tax_registrations::TaxRegistrationResponse>),
-        OperatorForbidden,
-        CaseNotFound,
+        OperatorCaseErrors,
         (status = 409, description = "`INVALID_STATE_TRANSITION`: the case is already submitted or completed", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED`: not an office of the directory", body = Envelope<ErrorBody>),
     ))]
@@ -768,11 +767,7 @@ pub async fn assign_tax_office(
     crate::extract::ApiJson(input): crate::extract::ApiJson<AssignTaxOfficeRequest>,
 ) -> Result<Response, ApiError> {
     operator_only(caller)?;
-    let case = state
-        .repo
-        .get_tax_registration(id)
-        .await?
-        .ok_or(ApiError::NotFound)?;
+    let case = access::tax_case(&state, caller, id).await?;
     cases::tax::assign_office(&state, &case, &input.tax_office_number).await?;
     crate::routes::tax_registrations::get(
         State(state),

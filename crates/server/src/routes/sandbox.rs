@@ -30,7 +30,7 @@ use crate::cases::{access, sandbox, steps};
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{ApiJson, PathId};
-use crate::openapi::responses::{InvalidJson, ProviderForbidden, SandboxCaseNotFound};
+use crate::openapi::responses::SandboxCaseErrors;
 use crate::routes::views::{self, DocumentView};
 use crate::state::AppState;
 
@@ -55,6 +55,18 @@ fn ensure_own_sandbox_case(
     } else {
         Err(ApiError::NotFound)
     }
+}
+
+/// The caller's own sandbox tax registration `id`, else the 404 of an unknown id.
+async fn own_tax_case(
+    state: &AppState,
+    caller: Caller,
+    provider: Uuid,
+    id: Uuid,
+) -> Result<store::TaxRegistrationRecord, ApiError> {
+    let case = access::tax_case(state, caller, id).await?;
+    ensure_own_sandbox_case(provider, case.provider_id, case.environment)?;
+    Ok(case)
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -84,9 +96,7 @@ pub struct SandboxTradeTransitionResponse {
     request_body = TradeTransitionRequest,
     responses(
         (status = 200, description = "Moved", body = Envelope<SandboxTradeTransitionResponse>),
-        InvalidJson,
-        ProviderForbidden,
-        SandboxCaseNotFound,
+        SandboxCaseErrors,
         (status = 409, description = "`INVALID_STATE_TRANSITION`: the message names the current status and the allowed ones", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED`: unknown status, `blocked` without a reason, unknown field", body = Envelope<ErrorBody>),
     ))]
@@ -103,11 +113,7 @@ pub async fn transition_trade(
     // assignment (which renders the forms under its office) must not run between the read and
     // that write.
     let _held = state.case_locks.lock(id).await;
-    let case = state
-        .repo
-        .get_trade_registration(id)
-        .await?
-        .ok_or(ApiError::NotFound)?;
+    let case = access::trade_case(&state, caller, id).await?;
     ensure_own_sandbox_case(provider, case.provider_id, case.environment)?;
     let (moved, document) = if step.target == TradeStatus::Completed {
         let (moved, doc) =
@@ -167,9 +173,7 @@ pub struct SandboxTaxTransitionResponse {
     request_body = TaxTransitionRequest,
     responses(
         (status = 200, description = "Moved", body = Envelope<SandboxTaxTransitionResponse>),
-        InvalidJson,
-        ProviderForbidden,
-        SandboxCaseNotFound,
+        SandboxCaseErrors,
         (status = 409, description = "`INVALID_STATE_TRANSITION`: the message names the current status and the allowed ones (also: submitting without an assigned tax office)", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED`: unknown status, `rejected` without a reason, a malformed tax number, unknown field", body = Envelope<ErrorBody>),
     ))]
@@ -182,8 +186,7 @@ pub async fn transition_tax(
     let provider = sandbox_provider(caller)?;
     let actor = Actor::SandboxProvider(provider);
     let mut step = steps::tax_step(input, actor)?;
-    let case = access::tax_case(&state, caller, id).await?;
-    ensure_own_sandbox_case(provider, case.provider_id, case.environment)?;
+    let case = own_tax_case(&state, caller, provider, id).await?;
     if step.target == TaxStatus::Completed && step.tax_number.is_none() {
         // Only a submitted case can be completed, and it has an office (submitting needs one).
         if let Some(n) = case
@@ -227,9 +230,7 @@ pub async fn transition_tax(
     request_body = crate::routes::operator::AssignTaxOfficeRequest,
     responses(
         (status = 200, description = "The case with its new office and documents (its documents as they were for the office it has)", body = Envelope<crate::routes::tax_registrations::TaxRegistrationResponse>),
-        InvalidJson,
-        ProviderForbidden,
-        SandboxCaseNotFound,
+        SandboxCaseErrors,
         (status = 409, description = "`INVALID_STATE_TRANSITION`: the case is neither validated nor rejected", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED`: not an office of the directory, unknown field", body = Envelope<ErrorBody>),
     ))]
@@ -240,8 +241,7 @@ pub async fn assign_tax_office(
     ApiJson(input): ApiJson<crate::routes::operator::AssignTaxOfficeRequest>,
 ) -> Result<Response, ApiError> {
     let provider = sandbox_provider(caller)?;
-    let case = access::tax_case(&state, caller, id).await?;
-    ensure_own_sandbox_case(provider, case.provider_id, case.environment)?;
+    let case = own_tax_case(&state, caller, provider, id).await?;
     crate::cases::tax::assign_office(&state, &case, &input.tax_office_number).await?;
     crate::routes::tax_registrations::get(State(state), Extension(caller), PathId(id)).await
 }

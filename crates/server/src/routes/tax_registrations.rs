@@ -30,13 +30,10 @@ use uuid::Uuid;
 use crate::cases::tax::{self, CreatedTax};
 use crate::cases::{Written, access};
 use crate::envelope::{Envelope, Outcome, respond};
-use crate::error::{ApiError, ErrorBody};
+use crate::error::ApiError;
 use crate::extract::{ApiJson, PathId};
 use crate::idempotency::{self, Claim};
-use crate::openapi::responses::{
-    CaseNotVisible, CompanyNotFound, CreateConflict, CreateValidationFailed, InvalidJson,
-    ProviderForbidden,
-};
+use crate::openapi::responses::{CaseNotVisible, TaxCreateErrors};
 use crate::routes::views::{self, DocumentView, StatusHistoryEntry};
 use crate::state::AppState;
 
@@ -283,11 +280,7 @@ pub struct ElsterXmlView {
             ("SandboxTransition" = (operation_id = "sandbox_transition_tax", parameters(("tax_registration_id" = "$response.body#/response/tax_registration_id")))),
             ("SandboxAssignTaxOffice" = (operation_id = "sandbox_assign_tax_office", parameters(("tax_registration_id" = "$response.body#/response/tax_registration_id")))),
         )),
-        InvalidJson,
-        ProviderForbidden,
-        CompanyNotFound,
-        CreateConflict,
-        CreateValidationFailed,
+        TaxCreateErrors,
     ))]
 pub async fn create(
     State(state): State<Arc<AppState>>,

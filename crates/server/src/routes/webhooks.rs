@@ -20,7 +20,7 @@ use uuid::Uuid;
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody, ErrorCode};
 use crate::extract::{ApiJson, ApiQuery, PathId, PathIds};
-use crate::openapi::responses::{EndpointNotFound, InvalidJson, ProviderForbidden};
+use crate::openapi::responses::{EndpointErrors, InvalidJson, ProviderForbidden};
 use crate::state::AppState;
 use crate::webhooks::target;
 
@@ -341,8 +341,7 @@ pub async fn list(
     params(("endpoint_id" = Uuid, Path, description = "The endpoint's id")),
     responses(
         (status = 200, description = "The endpoint", body = Envelope<EndpointResponse>),
-        ProviderForbidden,
-        EndpointNotFound,
+        EndpointErrors,
     ))]
 pub async fn get(
     State(state): State<Arc<AppState>>,
@@ -366,8 +365,7 @@ pub async fn get(
     params(("endpoint_id" = Uuid, Path, description = "The endpoint's id")),
     responses(
         (status = 200, description = "Deleted", body = Envelope<DeletedEndpoint>),
-        ProviderForbidden,
-        EndpointNotFound,
+        EndpointErrors,
     ))]
 pub async fn delete(
     State(state): State<Arc<AppState>>,
@@ -403,8 +401,7 @@ pub async fn delete(
     ),
     responses(
         (status = 200, description = "The new secret (shown once)", body = Envelope<RotatedSecret>),
-        ProviderForbidden,
-        EndpointNotFound,
+        EndpointErrors,
     ))]
 pub async fn rotate_secret(
     State(state): State<Arc<AppState>>,
@@ -526,8 +523,7 @@ fn newest_first_page<T>(
                 ("message_id" = "$response.body#/response/deliveries/0/message_id"),
             ))),
         )),
-        ProviderForbidden,
-        EndpointNotFound,
+        EndpointErrors,
         (status = 422, description = "`VALIDATION_FAILED`: bad cursor or limit", body = Envelope<ErrorBody>),
     ))]
 pub async fn deliveries(
@@ -644,8 +640,7 @@ pub struct MessagePage {
                 ("message_id" = "$response.body#/response/messages/0/message_id"),
             ))),
         )),
-        ProviderForbidden,
-        EndpointNotFound,
+        EndpointErrors,
         (status = 422, description = "`VALIDATION_FAILED`: unknown state, bad cursor or limit", body = Envelope<ErrorBody>),
     ))]
 pub async fn messages(

@@ -18,6 +18,7 @@ use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use crate::cases::tax::TaxPayload;
 use crate::envelope::Envelope;
 use crate::error::ApiError;
 use crate::extract::ApiJson;
@@ -128,14 +129,5 @@ pub async fn create(
     claim: Option<Extension<crate::idempotency::Claim>>,
     body: Result<ApiJson<Value>, ApiError>,
 ) -> Result<Response, ApiError> {
-    // The role first: a key that may not create gets 403 whatever its body.
-    let provider = crate::cases::access::provider_only(caller, "tax registrations")?;
-    let ApiJson(body) = body?;
-    let claim = claim.map(|Extension(c)| c);
-    let mut response = None;
-    let written = crate::cases::tax::create_partnership_tax(&state, provider, &body, |created| {
-        tax_registrations::answer(&state, claim.as_ref(), created, &mut response)
-    })
-    .await?;
-    tax_registrations::respond_created(written, response)
+    tax_registrations::create_case(&state, caller, claim, body, TaxPayload::Partnership).await
 }

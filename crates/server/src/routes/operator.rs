@@ -165,12 +165,11 @@ pub struct CasePageParams {
     limit: Option<i64>,
 }
 
-/// What both case lists answer.
+/// What both case lists answer besides their page (the page is each route's own entry, which
+/// makes the document list its schema).
 #[derive(IntoResponses)]
-#[allow(dead_code)] // documents the answers; `list` makes them
-pub enum CasePageResponses {
-    #[response(status = 200, description = "A page of cases")]
-    Page(Envelope<CasePage>),
+#[allow(dead_code)] // documents the answers; `list` gives them through `ApiError`
+pub enum CaseListErrors {
     #[response(status = 403, description = "Not an operator key (`FORBIDDEN`)")]
     Forbidden(Envelope<ErrorBody>),
     #[response(
@@ -183,7 +182,10 @@ pub enum CasePageResponses {
 /// Trade registrations to work on, oldest first, filtered by status and environment.
 #[utoipa::path(get, path = "/v1/operator/trade-registrations", tag = "operator",
     params(("status" = Option<TradeStatus>, Query, description = "Only cases in this status"), CasePageParams),
-    responses(CasePageResponses))]
+    responses(
+        (status = 200, description = "A page of cases", body = Envelope<CasePage>),
+        CaseListErrors,
+    ))]
 pub async fn list_trade(
     State(state): State<Arc<AppState>>,
     Extension(caller): Extension<Caller>,
@@ -195,7 +197,10 @@ pub async fn list_trade(
 /// Tax registrations to work on, oldest first, filtered by status and environment.
 #[utoipa::path(get, path = "/v1/operator/tax-registrations", tag = "operator",
     params(("status" = Option<TaxStatus>, Query, description = "Only cases in this status"), CasePageParams),
-    responses(CasePageResponses))]
+    responses(
+        (status = 200, description = "A page of cases", body = Envelope<CasePage>),
+        CaseListErrors,
+    ))]
 pub async fn list_tax(
     State(state): State<Arc<AppState>>,
     Extension(caller): Extension<Caller>,
@@ -498,18 +503,6 @@ pub struct IdentityRequest {
     verified_at: Option<String>,
 }
 
-/// The path of an owner's identity verification.
-#[derive(IntoParams)]
-#[into_params(parameter_in = Path)]
-#[allow(dead_code)] // documents the path; `case_owner` reads it
-pub struct OwnerPath {
-    /// The case
-    trade_registration_id: Uuid,
-    /// The owner, counted from 0 in creation order
-    #[param(minimum = 0, maximum = 8)]
-    owner_index: usize,
-}
-
 /// The case and the owner index of an identity path; 404 for anything that names none.
 async fn case_owner(
     state: &AppState,
@@ -538,7 +531,10 @@ async fn case_owner(
 /// Records that the operator verified an owner's identity (`owners[i].identity_verified_at`),
 /// now or at the time given; a later record replaces an earlier one.
 #[utoipa::path(post, path = "/v1/operator/trade-registrations/{trade_registration_id}/owners/{owner_index}/identity-verified", tag = "operator",
-    params(OwnerPath),
+    params(
+        ("trade_registration_id" = Uuid, Path, description = "The case"),
+        ("owner_index" = usize, Path, description = "The owner, counted from 0 in creation order", minimum = 0, maximum = 8),
+    ),
     request_body(content = Option<IdentityRequest>, content_type = "application/json"),
     responses(
         (status = 200, description = "Recorded", body = Envelope<IdentityResponse>),
@@ -627,7 +623,10 @@ pub struct IdentityStatusResponse {
 /// An owner's identity verification: the record in force and every record and removal made,
 /// with who made it and when (the audit trail of `POST` and `DELETE` on this path).
 #[utoipa::path(get, path = "/v1/operator/trade-registrations/{trade_registration_id}/owners/{owner_index}/identity-verified", tag = "operator",
-    params(OwnerPath),
+    params(
+        ("trade_registration_id" = Uuid, Path, description = "The case"),
+        ("owner_index" = usize, Path, description = "The owner, counted from 0 in creation order", minimum = 0, maximum = 8),
+    ),
     responses(
         (status = 200, description = "The verification and its history", body = Envelope<IdentityStatusResponse>),
         OperatorOwnerErrors,
@@ -671,7 +670,10 @@ pub async fn identity_history(
 /// Removes the record of an owner's identity verification (one recorded in error), so GET no
 /// longer shows `identity_verified_at`. Removing what is not recorded changes nothing (200).
 #[utoipa::path(delete, path = "/v1/operator/trade-registrations/{trade_registration_id}/owners/{owner_index}/identity-verified", tag = "operator",
-    params(OwnerPath),
+    params(
+        ("trade_registration_id" = Uuid, Path, description = "The case"),
+        ("owner_index" = usize, Path, description = "The owner, counted from 0 in creation order", minimum = 0, maximum = 8),
+    ),
     responses(
         (status = 200, description = "No verification is recorded for the owner now", body = Envelope<IdentityResponse>),
         OperatorOwnerErrors,

@@ -27,7 +27,7 @@ use time::OffsetDateTime;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::cases::tax::{self, CreatedTax};
+use crate::cases::tax::{self, CreatedTax, TaxPayload};
 use crate::cases::{Written, access};
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::ApiError;
@@ -288,20 +288,32 @@ pub async fn create(
     claim: Option<Extension<Claim>>,
     body: Result<ApiJson<Value>, ApiError>,
 ) -> Result<Response, ApiError> {
-    // The role first: a key that may not create gets 403 whatever its body.
+    create_case(&state, caller, claim, body, TaxPayload::Corporation).await
+}
+
+/// Either tax create, of the payload `payload`: the caller's role first (a key that may not
+/// create gets 403 whatever its body), then the body; the answer is kept for an
+/// `Idempotency-Key`.
+pub(crate) async fn create_case(
+    state: &AppState,
+    caller: Caller,
+    claim: Option<Extension<Claim>>,
+    body: Result<ApiJson<Value>, ApiError>,
+    payload: TaxPayload,
+) -> Result<Response, ApiError> {
     let provider = access::provider_only(caller, "tax registrations")?;
     let ApiJson(body) = body?;
     let claim = claim.map(|Extension(c)| c);
     let mut response = None;
-    let written = tax::create_tax(&state, provider, &body, |created| {
-        answer(&state, claim.as_ref(), created, &mut response)
+    let written = tax::create_tax(state, provider, payload, &body, |created| {
+        answer(state, claim.as_ref(), created, &mut response)
     })
     .await?;
     respond_created(written, response)
 }
 
 /// Makes the create's answer (kept for an `Idempotency-Key`, sent as `response`).
-pub(crate) fn answer(
+fn answer(
     state: &AppState,
     claim: Option<&Claim>,
     created: &CreatedTax,

@@ -481,34 +481,36 @@ pub struct DeliveryPage {
     pub next_cursor: Option<String>,
 }
 
-/// The `before` cursor (a row's insertion number) and the limit of a newest-first list.
-fn before_page(
-    before: Option<&str>,
-    limit: Option<i64>,
-    errs: &mut Violations,
-) -> (Option<i64>, i64) {
-    crate::extract::page_params(
+/// A newest-first page of the rows of the caller's endpoint `id`, and the cursor of the next
+/// (older) page: the endpoint checked first (403, 404), then the `before` cursor (a row's
+/// insertion number) and the limit of `page` added to what the route found wrong with its query
+/// already (`errs`, one 422), then `read` with the cursor and the limit, asked for one row
+/// more to tell whether an older page follows (`seq`: a row's insertion number).
+async fn endpoint_page<T>(
+    state: &AppState,
+    caller: Caller,
+    id: Uuid,
+    (before, limit): (Option<&str>, Option<i64>),
+    mut errs: Violations,
+    read: impl AsyncFnOnce(Option<i64>, i64) -> store::Result<Vec<T>>,
+    seq: impl Fn(&T) -> i64,
+) -> Result<(Vec<T>, Option<String>), ApiError> {
+    own_endpoint(state, caller, id).await?;
+    let (before, limit) = crate::extract::page_params(
         "before",
         before,
         |b| b.parse::<i64>().ok().filter(|n| *n > 0),
         limit,
-        errs,
-    )
-}
-
-/// A page of `rows`, read one past `limit` to tell whether an older page follows, and the
-/// cursor of that page.
-fn newest_first_page<T>(
-    mut rows: Vec<T>,
-    limit: i64,
-    seq: impl Fn(&T) -> i64,
-) -> (Vec<T>, Option<String>) {
+        &mut errs,
+    );
+    errs.finish(())?;
+    let mut rows = read(before, limit + 1).await?;
     let more = rows.len() as i64 > limit;
     rows.truncate(limit as usize);
     let next = more
         .then(|| rows.last().map(|r| seq(r).to_string()))
         .flatten();
-    (rows, next)
+    Ok((rows, next))
 }
 
 /// Delivery attempts to an endpoint, newest first.
@@ -532,15 +534,10 @@ pub async fn deliveries(
     PathId(id): PathId,
     ApiQuery(q): ApiQuery<DeliveryQuery>,
 ) -> Result<Response, ApiError> {
-    own_endpoint(&state, caller, id).await?;
-    let mut errs = Violations::new();
-    let (before, limit) = before_page(q.before.as_deref(), q.limit, &mut errs);
-    errs.finish(())?;
-    let rows = state
-        .repo
-        .list_webhook_attempts(id, before, limit + 1)
-        .await?;
-    let (rows, next_cursor) = newest_first_page(rows, limit, |r| r.seq);
+    let read = async |before, limit| state.repo.list_webhook_attempts(id, before, limit).await;
+    let page = (q.before.as_deref(), q.limit);
+    let (rows, next_cursor) =
+        endpoint_page(&state, caller, id, page, Violations::new(), read, |r| r.seq).await?;
     let deliveries: Vec<DeliveryView> = rows
         .into_iter()
         .map(|r| DeliveryView {
@@ -649,7 +646,6 @@ pub async fn messages(
     PathId(id): PathId,
     ApiQuery(q): ApiQuery<MessageQuery>,
 ) -> Result<Response, ApiError> {
-    own_endpoint(&state, caller, id).await?;
     let mut errs = Violations::new();
     let wanted = q.state.as_deref().and_then(|s| {
         let known = ["pending", "delivered", "failed"].contains(&s);
@@ -662,13 +658,13 @@ pub async fn messages(
         }
         known.then_some(s)
     });
-    let (before, limit) = before_page(q.before.as_deref(), q.limit, &mut errs);
-    errs.finish(())?;
-    let rows = state
-        .repo
-        .list_webhook_messages(id, wanted, before, limit + 1)
-        .await?;
-    let (rows, next_cursor) = newest_first_page(rows, limit, |r| r.seq);
+    let read = async |before, limit| {
+        let repo = &state.repo;
+        repo.list_webhook_messages(id, wanted, before, limit).await
+    };
+    let page = (q.before.as_deref(), q.limit);
+    let (rows, next_cursor) =
+        endpoint_page(&state, caller, id, page, errs, read, |r| r.seq).await?;
     let messages: Vec<MessageView> = rows
         .into_iter()
         .map(|r| MessageView {

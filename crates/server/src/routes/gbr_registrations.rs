@@ -115,12 +115,8 @@ pub struct GbrTaxRegistrationRequest {
     request_body(content((GbrTaxRegistrationRequest = "application/json", example = json!(crate::openapi::examples::gbr_tax_registration()))),
         description = "A partnership's tax registration: partners instead of directors and shareholders; the eGbR's Gesellschaftsregister; VAT and payroll as for a UG or GmbH"),
     responses(
-        (status = 201, description = "Validated; awaiting manual submission", body = Envelope<TaxCreateResponse>,
-        links(
-            ("GetTaxRegistration" = (operation_id = "get_tax_registration", parameters(("tax_registration_id" = "$response.body#/response/tax_registration_id")))),
-            ("SandboxTransition" = (operation_id = "sandbox_transition_tax", parameters(("tax_registration_id" = "$response.body#/response/tax_registration_id")))),
-            ("SandboxAssignTaxOffice" = (operation_id = "sandbox_assign_tax_office", parameters(("tax_registration_id" = "$response.body#/response/tax_registration_id")))),
-        )),
+        // Its links: `openapi::SharedLinks`.
+        (status = 201, description = "Validated; awaiting manual submission", body = Envelope<TaxCreateResponse>),
         TaxCreateErrors,
     ))]
 pub async fn create(

@@ -274,12 +274,8 @@ pub struct ElsterXmlView {
     request_body(content((TaxRegistrationRequest = "application/json", example = json!(crate::openapi::examples::tax_registration()))),
         description = "The payload of api.md (UG or GmbH); `company_id` or `business_address`, `tax_registration_id` and `tax_office_number` are optional, the bank and payroll fields top-level"),
     responses(
-        (status = 201, description = "Validated; awaiting manual submission", body = Envelope<TaxCreateResponse>,
-        links(
-            ("GetTaxRegistration" = (operation_id = "get_tax_registration", parameters(("tax_registration_id" = "$response.body#/response/tax_registration_id")))),
-            ("SandboxTransition" = (operation_id = "sandbox_transition_tax", parameters(("tax_registration_id" = "$response.body#/response/tax_registration_id")))),
-            ("SandboxAssignTaxOffice" = (operation_id = "sandbox_assign_tax_office", parameters(("tax_registration_id" = "$response.body#/response/tax_registration_id")))),
-        )),
+        // Its links: `openapi::SharedLinks`.
+        (status = 201, description = "Validated; awaiting manual submission", body = Envelope<TaxCreateResponse>),
         TaxCreateErrors,
     ))]
 pub async fn create(

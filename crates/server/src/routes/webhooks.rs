@@ -470,16 +470,24 @@ pub struct DeliveryView {
     pub next_attempt_at: Option<OffsetDateTime>,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct DeliveryPage {
-    pub result: Outcome,
-    pub message: String,
-    /// Newest first.
-    pub deliveries: Vec<DeliveryView>,
-    /// Pass as `before` for the next (older) page; absent on the last page.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
+/// The answer of a newest-first list of an endpoint, its `$items` `$View`s, and the cursor of the
+/// next page: the same for every list.
+macro_rules! newest_first_page {
+    ($Page:ident, $items:ident: $View:ident) => {
+        #[derive(Debug, Serialize, ToSchema)]
+        pub struct $Page {
+            pub result: Outcome,
+            pub message: String,
+            /// Newest first.
+            pub $items: Vec<$View>,
+            /// Pass as `before` for the next (older) page; absent on the last page.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            pub next_cursor: Option<String>,
+        }
+    };
 }
+
+newest_first_page!(DeliveryPage, deliveries: DeliveryView);
 
 /// A newest-first page of the rows of the caller's endpoint `id`, and the cursor of the next
 /// (older) page: the endpoint checked first (403, 404), then the `before` cursor (a row's
@@ -518,13 +526,8 @@ async fn endpoint_page<T>(
     operation_id = "list_webhook_deliveries",
     params(("endpoint_id" = Uuid, Path, description = "The endpoint's id"), DeliveryQuery),
     responses(
-        (status = 200, description = "A page of attempts", body = Envelope<DeliveryPage>,
-        links(
-            ("RetryMessage" = (operation_id = "retry_webhook_message", parameters(
-                ("endpoint_id" = "$request.path.endpoint_id"),
-                ("message_id" = "$response.body#/response/deliveries/0/message_id"),
-            ))),
-        )),
+        // Its link to the retry: `openapi::SharedLinks`.
+        (status = 200, description = "A page of attempts", body = Envelope<DeliveryPage>),
         EndpointErrors,
         (status = 422, description = "`VALIDATION_FAILED`: bad cursor or limit", body = Envelope<ErrorBody>),
     ))]
@@ -612,16 +615,7 @@ pub struct MessageView {
     pub finished_at: Option<OffsetDateTime>,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct MessagePage {
-    pub result: Outcome,
-    pub message: String,
-    /// Newest first.
-    pub messages: Vec<MessageView>,
-    /// Pass as `before` for the next (older) page; absent on the last page.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-}
+newest_first_page!(MessagePage, messages: MessageView);
 
 /// The messages queued for an endpoint, newest first, whether or not an attempt was made yet:
 /// the deliveries list shows attempts only, so a message waiting behind a failing one of its
@@ -630,13 +624,8 @@ pub struct MessagePage {
     operation_id = "list_webhook_messages",
     params(("endpoint_id" = Uuid, Path, description = "The endpoint's id"), MessageQuery),
     responses(
-        (status = 200, description = "A page of messages", body = Envelope<MessagePage>,
-        links(
-            ("RetryMessage" = (operation_id = "retry_webhook_message", parameters(
-                ("endpoint_id" = "$request.path.endpoint_id"),
-                ("message_id" = "$response.body#/response/messages/0/message_id"),
-            ))),
-        )),
+        // Its link to the retry: `openapi::SharedLinks`.
+        (status = 200, description = "A page of messages", body = Envelope<MessagePage>),
         EndpointErrors,
         (status = 422, description = "`VALIDATION_FAILED`: unknown state, bad cursor or limit", body = Envelope<ErrorBody>),
     ))]

@@ -44,6 +44,12 @@ fn sandbox_provider(caller: Caller) -> Result<Uuid, ApiError> {
     }
 }
 
+/// The calling provider, and the actor its simulated steps are recorded with.
+fn sandbox_actor(caller: Caller) -> Result<(Uuid, Actor), ApiError> {
+    let provider = sandbox_provider(caller)?;
+    Ok((provider, Actor::SandboxProvider(provider)))
+}
+
 /// The provider's own sandbox case, else the 404 of an unknown id.
 fn ensure_own_sandbox_case(
     provider: Uuid,
@@ -69,19 +75,46 @@ async fn own_tax_case(
     Ok(case)
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct SandboxTradeTransitionResponse {
-    pub result: Outcome,
-    pub message: String,
-    pub trade_registration_id: Uuid,
-    #[schema(example = "completed")]
-    pub status: String,
-    #[schema(example = "submitted")]
-    pub previous_status: String,
-    /// With `completed`: the generated sample licence (type `trade-licence`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub document: Option<DocumentView>,
+/// The answer of a simulated step, `$Answer`: the case by its `$id`, the move, and what the
+/// step adds (`$extra`) with `completed`.
+macro_rules! simulated_answer {
+    ($Answer:ident, $id:ident, $(#[$extra_attr:meta])* $extra:ident: $Extra:ident) => {
+        #[derive(Debug, Serialize, ToSchema)]
+        pub struct $Answer {
+            pub result: Outcome,
+            pub message: String,
+            pub $id: Uuid,
+            #[schema(example = "completed")]
+            pub status: String,
+            #[schema(example = "submitted")]
+            pub previous_status: String,
+            $(#[$extra_attr])*
+            #[serde(skip_serializing_if = "Option::is_none")]
+            pub $extra: Option<$Extra>,
+        }
+
+        impl $Answer {
+            /// `what` (the case's kind) `id` moved, simulated.
+            fn new<L: Lifecycle>(what: &str, id: Uuid, moved: Moved<L>, $extra: Option<$Extra>) -> Self {
+                Self {
+                    result: Outcome::Success,
+                    message: format!("{what} is now {} (sandbox simulation)", moved.status.as_str()),
+                    $id: id,
+                    status: moved.status.as_str().into(),
+                    previous_status: moved.previous.as_str().into(),
+                    $extra,
+                }
+            }
+        }
+    };
 }
+
+simulated_answer!(
+    SandboxTradeTransitionResponse,
+    trade_registration_id,
+    /// With `completed`: the generated sample licence (type `trade-licence`).
+    document: DocumentView
+);
 
 /// Simulates an operator's step on one of the caller's sandbox trade registrations:
 /// `submitted` (filed, or unblocked), `blocked` (with `reason`) or `completed` (a sample trade
@@ -106,8 +139,7 @@ pub async fn transition_trade(
     PathId(id): PathId,
     ApiJson(input): ApiJson<TradeTransitionRequest>,
 ) -> Result<Response, ApiError> {
-    let provider = sandbox_provider(caller)?;
-    let actor = Actor::SandboxProvider(provider);
+    let (provider, actor) = sandbox_actor(caller)?;
     let step = steps::trade_step(input, actor)?;
     // A completion writes the demo office when the case has none: an operator's office
     // assignment (which renders the forms under its office) must not run between the read and
@@ -123,41 +155,18 @@ pub async fn transition_trade(
     } else {
         (steps::move_trade(&state, &case, step, actor).await?, None)
     };
-    Ok(respond(
-        StatusCode::OK,
-        SandboxTradeTransitionResponse {
-            result: Outcome::Success,
-            message: simulated_message("trade registration", moved),
-            trade_registration_id: id,
-            status: moved.status.as_str().into(),
-            previous_status: moved.previous.as_str().into(),
-            document,
-        },
-    ))
+    let answer = SandboxTradeTransitionResponse::new("trade registration", id, moved, document);
+    Ok(respond(StatusCode::OK, answer))
 }
 
-fn simulated_message<L: Lifecycle>(what: &str, moved: Moved<L>) -> String {
-    format!(
-        "{what} is now {} (sandbox simulation)",
-        moved.status.as_str()
-    )
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct SandboxTaxTransitionResponse {
-    pub result: Outcome,
-    pub message: String,
-    pub tax_registration_id: Uuid,
-    #[schema(example = "completed")]
-    pub status: String,
-    #[schema(example = "submitted")]
-    pub previous_status: String,
+simulated_answer!(
+    SandboxTaxTransitionResponse,
+    tax_registration_id,
     /// With `completed`: the tax number recorded, as sent or the generated demo number
     /// (13-digit ELSTER form).
-    #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(example = "2742081546605")]
-    pub tax_number: Option<String>,
-}
+    tax_number: String
+);
 
 /// Simulates an operator's step on one of the caller's sandbox tax registrations:
 /// `submitted` (sent, or resent after a rejection; needs an assigned tax office), `rejected`
@@ -183,8 +192,7 @@ pub async fn transition_tax(
     PathId(id): PathId,
     ApiJson(input): ApiJson<TaxTransitionRequest>,
 ) -> Result<Response, ApiError> {
-    let provider = sandbox_provider(caller)?;
-    let actor = Actor::SandboxProvider(provider);
+    let (provider, actor) = sandbox_actor(caller)?;
     let mut step = steps::tax_step(input, actor)?;
     let case = own_tax_case(&state, caller, provider, id).await?;
     if step.target == TaxStatus::Completed && step.tax_number.is_none() {
@@ -204,17 +212,8 @@ pub async fn transition_tax(
         }
     }
     let (moved, tax_number) = steps::move_tax(&state, &case, step, actor).await?;
-    Ok(respond(
-        StatusCode::OK,
-        SandboxTaxTransitionResponse {
-            result: Outcome::Success,
-            message: simulated_message("tax registration", moved),
-            tax_registration_id: id,
-            status: moved.status.as_str().into(),
-            previous_status: moved.previous.as_str().into(),
-            tax_number,
-        },
-    ))
+    let answer = SandboxTaxTransitionResponse::new("tax registration", id, moved, tax_number);
+    Ok(respond(StatusCode::OK, answer))
 }
 
 /// Simulates the operator's office assignment on one of the caller's sandbox tax

@@ -370,6 +370,9 @@ per request; the same key with the same request within 24 hours replays the firs
 /// its message.
 struct SharedLinks;
 
+/// A link: its name, the operation it leads to, and its parameters (name, expression).
+type SharedLink<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)]);
+
 impl SharedLinks {
     /// Adds `links` (name, target operation, parameters) to the answer `status` of the
     /// operation `operation_id`.
@@ -377,7 +380,7 @@ impl SharedLinks {
         openapi: &mut utoipa::openapi::OpenApi,
         operation_id: &str,
         status: &str,
-        links: &[(&str, &str, &[(&str, &str)])],
+        links: &[SharedLink],
     ) {
         use utoipa::openapi::RefOr;
         use utoipa::openapi::link::LinkBuilder;

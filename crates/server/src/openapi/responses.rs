@@ -2,7 +2,8 @@
 //! lists the type in its `responses(...)` (`responses((status = 200, ...), OperatorForbidden,
 //! CaseNotFound)`), and the document gets the same entry it would from the tuple, the error
 //! envelope under that status with that description. What a route says in its own words stays
-//! a tuple on the route.
+//! a tuple on the route, and so does every success answer: utoipa adds a body's schema to the
+//! document's components only from a route's own tuple (the error envelope has many).
 
 use crate::envelope::Envelope;
 use crate::error::ErrorBody;
@@ -30,6 +31,7 @@ error_responses! {
     CompanyNotVisible: 404, "No such company visible to the caller (`NOT_FOUND`)";
     EndpointNotFound: 404, "No such endpoint of the caller (`NOT_FOUND`)";
     CreateConflict: 409, "`COMPANY_ALREADY_REGISTERED`, `ENVIRONMENT_MISMATCH`, `DUPLICATE_ID` or `IDEMPOTENCY_KEY_IN_USE`";
+    CaseListInvalid: 422, "`VALIDATION_FAILED`: unknown status or environment, bad cursor or limit";
     ValidationFailed: 422, "`VALIDATION_FAILED`";
     CreateValidationFailed: 422, "`VALIDATION_FAILED` (every broken field) or `IDEMPOTENCY_KEY_REUSED`";
 }
@@ -54,6 +56,9 @@ macro_rules! response_groups {
 }
 
 response_groups! {
+    /// Either list of cases to work on (the page is each route's own entry, which makes the
+    /// document list its schema).
+    CaseListErrors: [OperatorForbidden, CaseListInvalid];
     /// An operator's route on a case.
     OperatorCaseErrors: [OperatorForbidden, CaseNotFound];
     /// An operator's route on an owner of a trade registration.

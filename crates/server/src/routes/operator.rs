@@ -14,7 +14,7 @@ use domain::lifecycle::{Lifecycle, TaxStatus, TradeStatus};
 use serde::{Deserialize, Serialize};
 use store::{CaseFilter, CaseKind};
 use time::OffsetDateTime;
-use utoipa::{IntoParams, IntoResponses, ToSchema};
+use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use crate::cases;
@@ -23,7 +23,9 @@ use crate::cases::steps::{self, Actor, Moved, TaxTransitionRequest, TradeTransit
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::ApiQuery;
-use crate::openapi::responses::{OperatorCaseErrors, OperatorOwnerErrors, ValidationFailed};
+use crate::openapi::responses::{
+    CaseListErrors, OperatorCaseErrors, OperatorOwnerErrors, ValidationFailed,
+};
 use crate::state::AppState;
 
 /// The query of the case lists (documented on each route, whose statuses differ). A
@@ -163,20 +165,6 @@ pub struct CasePageParams {
     /// 1 to 500, default 100
     #[param(minimum = 1, maximum = 500)]
     limit: Option<i64>,
-}
-
-/// What both case lists answer besides their page (the page is each route's own entry, which
-/// makes the document list its schema).
-#[derive(IntoResponses)]
-#[allow(dead_code)] // documents the answers; `list` gives them through `ApiError`
-pub enum CaseListErrors {
-    #[response(status = 403, description = "Not an operator key (`FORBIDDEN`)")]
-    Forbidden(Envelope<ErrorBody>),
-    #[response(
-        status = 422,
-        description = "`VALIDATION_FAILED`: unknown status or environment, bad cursor or limit"
-    )]
-    Invalid(Envelope<ErrorBody>),
 }
 
 /// Trade registrations to work on, oldest first, filtered by status and environment.

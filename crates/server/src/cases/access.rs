@@ -112,3 +112,26 @@ pub async fn check_named_company(
     company.mismatches(name, legal_form).finish(())?;
     Ok(company)
 }
+
+/// A client company a create makes for `provider` (`name` in its `environment`): its new id,
+/// and the company to write with the case under that id. `business_address` as the create
+/// stores it (serialising it cannot fail but is not assumed to).
+pub fn new_company(
+    provider: Uuid,
+    (name, environment): (&str, Environment),
+    legal_form: Option<String>,
+    registration_number: Option<&str>,
+    business_address: serde_json::Result<serde_json::Value>,
+) -> Result<(Uuid, Option<(Uuid, store::NewClientCompany)>), ApiError> {
+    let business_address = business_address.map_err(|e| ApiError::Internal(e.into()))?;
+    let id = Uuid::now_v7();
+    let company = store::NewClientCompany {
+        provider_id: provider,
+        name: name.to_owned(),
+        environment,
+        legal_form,
+        registration_number: registration_number.map(str::to_owned),
+        business_address: Some(business_address),
+    };
+    Ok((id, Some((id, company))))
+}

@@ -2,8 +2,8 @@
 //! request, call one function here and shape its answer; the operator API, the sandbox and the
 //! provider's own steps call the same functions.
 //!
-//! - [`trade::create_trade`], [`tax::create_tax`], [`tax::create_partnership_tax`]: a new case
-//!   with its documents, in one transaction.
+//! - [`trade::create_trade`], [`tax::create_tax`] (a corporation's or a partnership's): a new
+//!   case with its documents, in one transaction.
 //! - [`steps::apply_step`]: every lifecycle step, whoever takes it (the rules of who may take
 //!   which step are `domain::lifecycle::Role`'s).
 //! - [`offices`]: the trade office of a case; [`trade_patch`]: an operator's changes to a trade

@@ -39,37 +39,58 @@ pub struct CreatedTax {
     pub at: OffsetDateTime,
 }
 
-/// Creates a UG's or GmbH's tax registration from its payload (`body`); `answer` as for
-/// [`crate::cases::trade::create_trade`].
+/// A parsed request of either kind (`domain::tax_request::TaxRequest`,
+/// `domain::gbr_request::GbrTaxRequest`: the same fields but the registration, and no trait in
+/// common) as a [`ParsedTaxRequest`], its registration the `AnyTaxRegistration` variant `$kind`.
+macro_rules! parsed {
+    ($request:expr, $kind:ident) => {{
+        let r = $request;
+        ParsedTaxRequest {
+            company_id: r.company_id,
+            tax_registration_id: r.tax_registration_id,
+            business_address: r.business_address,
+            registration: AnyTaxRegistration::$kind(Box::new(r.registration)),
+        }
+    }};
+}
+
+/// Whose payload a tax create reads: a UG's or GmbH's, or a GbR's or eGbR's. Only the parsing
+/// differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaxPayload {
+    /// `domain::tax_request`.
+    Corporation,
+    /// `domain::gbr_request`.
+    Partnership,
+}
+
+/// Creates a tax registration from its payload (`body`), parsed as `payload` says; `answer` as
+/// for [`crate::cases::trade::create_trade`].
 pub async fn create_tax(
     state: &AppState,
     provider: Uuid,
+    payload: TaxPayload,
     body: &Value,
     answer: impl FnOnce(&CreatedTax) -> Result<Option<IdempotentAnswer>, ApiError>,
 ) -> Result<Written<CreatedTax>, ApiError> {
     let now = crate::clock::now_micros();
-    let request = domain::tax_request::parse(
-        body,
-        date_in_germany(now),
-        &domain::offices::is_known_tax_office,
-    )?;
-    create_case(state, provider, request.into(), now, answer).await
-}
-
-/// Creates a GbR's or eGbR's tax registration from its payload (`body`).
-pub async fn create_partnership_tax(
-    state: &AppState,
-    provider: Uuid,
-    body: &Value,
-    answer: impl FnOnce(&CreatedTax) -> Result<Option<IdempotentAnswer>, ApiError>,
-) -> Result<Written<CreatedTax>, ApiError> {
-    let now = crate::clock::now_micros();
-    let request = domain::gbr_request::parse(
-        body,
-        date_in_germany(now),
-        &domain::offices::is_known_tax_office,
-    )?;
-    create_case(state, provider, request.into(), now, answer).await
+    let today = date_in_germany(now);
+    let known_office = &domain::offices::is_known_tax_office;
+    let request = match payload {
+        TaxPayload::Corporation => {
+            parsed!(
+                domain::tax_request::parse(body, today, known_office)?,
+                Corporation
+            )
+        }
+        TaxPayload::Partnership => {
+            parsed!(
+                domain::gbr_request::parse(body, today, known_office)?,
+                Partnership
+            )
+        }
+    };
+    create_case(state, provider, request, now, answer).await
 }
 
 /// Everything after validation, for either kind: the id, the company, the office, the
@@ -190,28 +211,6 @@ struct ParsedTaxRequest {
     registration: AnyTaxRegistration,
 }
 
-impl From<domain::tax_request::TaxRequest> for ParsedTaxRequest {
-    fn from(r: domain::tax_request::TaxRequest) -> Self {
-        Self {
-            company_id: r.company_id,
-            tax_registration_id: r.tax_registration_id,
-            business_address: r.business_address,
-            registration: AnyTaxRegistration::Corporation(Box::new(r.registration)),
-        }
-    }
-}
-
-impl From<domain::gbr_request::GbrTaxRequest> for ParsedTaxRequest {
-    fn from(r: domain::gbr_request::GbrTaxRequest) -> Self {
-        Self {
-            company_id: r.company_id,
-            tax_registration_id: r.tax_registration_id,
-            business_address: r.business_address,
-            registration: AnyTaxRegistration::Partnership(Box::new(r.registration)),
-        }
-    }
-}
-
 /// The client company: an existing one of this provider in the same environment, or one to
 /// create from the request.
 async fn resolve_company(
@@ -232,23 +231,13 @@ async fn resolve_company(
         return Ok((id, None));
     }
     let address: &PostalAddress = request.business_address.as_ref().unwrap_or(reg.address());
-    let id = Uuid::now_v7();
-    Ok((
-        id,
-        Some((
-            id,
-            NewClientCompany {
-                provider_id: provider,
-                name: reg.name().to_owned(),
-                environment: reg.environment(),
-                legal_form: Some(reg.legal_form().as_str().into()),
-                registration_number: reg.registration_number().map(str::to_owned),
-                business_address: Some(
-                    serde_json::to_value(address).map_err(|e| ApiError::Internal(e.into()))?,
-                ),
-            },
-        )),
-    ))
+    access::new_company(
+        provider,
+        (reg.name(), reg.environment()),
+        Some(reg.legal_form().as_str().into()),
+        reg.registration_number(),
+        serde_json::to_value(address),
+    )
 }
 
 /// The office: as sent, or determined from the seat's address, the legal form and whether the

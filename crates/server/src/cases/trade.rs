@@ -472,22 +472,14 @@ async fn resolve_company(
                 }
             }
             .map_err(|e| ApiError::Internal(e.into()))?;
-            let id = Uuid::now_v7();
-            Ok((
-                id,
-                Some((
-                    id,
-                    NewClientCompany {
-                        provider_id: provider,
-                        name: reg.name.clone(),
-                        environment: reg.environment,
-                        legal_form,
-                        registration_number: reg.registration_number.clone(),
-                        business_address: Some(address),
-                    },
-                )),
-                None,
-            ))
+            let (id, company) = access::new_company(
+                provider,
+                (&reg.name, reg.environment),
+                legal_form,
+                reg.registration_number.as_deref(),
+                Ok(address),
+            )?;
+            Ok((id, company, None))
         }
     }
 }

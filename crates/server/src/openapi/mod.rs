@@ -73,7 +73,7 @@ Errors carry a stable `code`, and validation errors list every broken field in `
         domain::lifecycle::TaxStatus,
         trade_registrations::SignedPdf,
     )),
-    modifiers(&BearerAuth, &CommonResponses, &LinkOperationIds),
+    modifiers(&BearerAuth, &CommonResponses, &SharedLinks, &LinkOperationIds),
     security(("bearer" = [])),
     tags(
         (name = "health", description = "Liveness"),
@@ -364,6 +364,96 @@ per request; the same key with the same request within 24 hours replays the firs
     }
 }
 
+/// Response links that several operations' answers carry alike, declared here once rather than
+/// on each route (a route's own `links(...)` stay on the route): where a tax registration goes
+/// after either create, and from an entry of either list of a webhook endpoint to the retry of
+/// its message.
+struct SharedLinks;
+
+/// A link: its name, the operation it leads to, and its parameters (name, expression).
+type SharedLink<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)]);
+
+impl SharedLinks {
+    /// Adds `links` (name, target operation, parameters) to the answer `status` of the
+    /// operation `operation_id`.
+    fn add(
+        openapi: &mut utoipa::openapi::OpenApi,
+        operation_id: &str,
+        status: &str,
+        links: &[SharedLink],
+    ) {
+        use utoipa::openapi::RefOr;
+        use utoipa::openapi::link::LinkBuilder;
+        let answer = openapi
+            .paths
+            .paths
+            .values_mut()
+            .flat_map(|item| {
+                [
+                    &mut item.get,
+                    &mut item.put,
+                    &mut item.post,
+                    &mut item.delete,
+                    &mut item.patch,
+                ]
+            })
+            .flatten()
+            .find(|op| op.operation_id.as_deref() == Some(operation_id))
+            .and_then(|op| op.responses.responses.get_mut(status));
+        let Some(RefOr::T(answer)) = answer else {
+            panic!("no answer {status} of {operation_id} to link from");
+        };
+        for (name, target, parameters) in links {
+            let link = parameters
+                .iter()
+                .fold(LinkBuilder::new().operation_id(*target), |l, (p, v)| {
+                    l.parameter(*p, *v)
+                });
+            answer
+                .links
+                .insert((*name).to_string(), RefOr::T(link.build()));
+        }
+    }
+}
+
+impl Modify for SharedLinks {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let case = &[(
+            "tax_registration_id",
+            "$response.body#/response/tax_registration_id",
+        )][..];
+        for create in ["create_tax_registration", "create_gbr_tax_registration"] {
+            let next = [
+                ("GetTaxRegistration", "get_tax_registration", case),
+                ("SandboxTransition", "sandbox_transition_tax", case),
+                ("SandboxAssignTaxOffice", "sandbox_assign_tax_office", case),
+            ];
+            Self::add(openapi, create, "201", &next);
+        }
+        for (list, message_id) in [
+            (
+                "list_webhook_deliveries",
+                "$response.body#/response/deliveries/0/message_id",
+            ),
+            (
+                "list_webhook_messages",
+                "$response.body#/response/messages/0/message_id",
+            ),
+        ] {
+            let retry = &[
+                ("endpoint_id", "$request.path.endpoint_id"),
+                ("message_id", message_id),
+            ][..];
+            Self::add(
+                openapi,
+                list,
+                "200",
+                &[("RetryMessage", "retry_webhook_message", retry)],
+            );
+        }
+    }
+}
+
 /// utoipa 5.5 writes a response link's operation as `operation_id`, which no reader knows; the
 /// specification's name is `operationId`. Moves it there (a test checks every link).
 struct LinkOperationIds;
@@ -403,6 +493,7 @@ impl Modify for LinkOperationIds {
 }
 
 pub mod examples;
+pub mod responses;
 
 pub fn document() -> utoipa::openapi::OpenApi {
     ApiDoc::openapi()

@@ -18,6 +18,7 @@ use uuid::Uuid;
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{ApiQuery, PathId, decode_optional_json};
+use crate::openapi::responses::CompanyNotVisible;
 use crate::state::AppState;
 
 #[derive(Debug, Clone, Copy, Serialize, ToSchema)]
@@ -98,7 +99,7 @@ async fn visible_company(state: &AppState, caller: Caller, id: Uuid) -> Result<C
     params(("company_id" = Uuid, Path, description = "The company's id")),
     responses(
         (status = 200, description = "The company", body = Envelope<CompanyResponse>),
-        (status = 404, description = "No such company visible to the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        CompanyNotVisible,
     ))]
 pub async fn get_company(
     State(state): State<Arc<AppState>>,
@@ -143,7 +144,7 @@ pub struct ApiKeyResponse {
     responses(
         (status = 201, description = "The new key, shown once", body = Envelope<ApiKeyResponse>),
         (status = 403, description = "Client company and operator keys cannot issue keys (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No such company visible to the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        CompanyNotVisible,
         (status = 409, description = "`API_KEY_LIMIT` (the company holds `FILING_MAX_KEYS_PER_COMPANY` unrevoked keys, 100 by default) or `IDEMPOTENCY_KEY_IN_USE`", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED` or `IDEMPOTENCY_KEY_REUSED`", body = Envelope<ErrorBody>),
     ))]
@@ -260,7 +261,7 @@ pub struct ApiKeyPage {
         // client (or the stateful fuzzer, .ci/schemathesis) following links would revoke.
         (status = 200, description = "A page of keys", body = Envelope<ApiKeyPage>),
         (status = 403, description = "Client company and operator keys cannot list keys (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No such company visible to the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        CompanyNotVisible,
         (status = 422, description = "`VALIDATION_FAILED`: bad cursor or limit", body = Envelope<ErrorBody>),
     ))]
 pub async fn list_api_keys(

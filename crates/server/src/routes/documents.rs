@@ -57,14 +57,29 @@ pub fn content_disposition(name: &str) -> HeaderValue {
     .unwrap_or_else(|_| HeaderValue::from_static("attachment"))
 }
 
+/// What a download link that fails answers.
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code)] // documents the answers; `content` gives them through `ApiError`
+pub enum DownloadErrors {
+    #[response(
+        status = 403,
+        description = "Expired or tampered link (`INVALID_DOWNLOAD_LINK`)"
+    )]
+    InvalidLink(Envelope<ErrorBody>),
+    #[response(
+        status = 404,
+        description = "The document no longer exists (`NOT_FOUND`)"
+    )]
+    Gone(Envelope<ErrorBody>),
+}
+
 /// Downloads a document. The address comes from a case's `download_url`; it carries its own
 /// authorisation and expires 24 hours after it was issued.
 #[utoipa::path(get, path = "/v1/documents/{document_id}/content", tag = "documents", security(()),
     params(("document_id" = Uuid, Path, description = "The document's id"), LinkParams),
     responses(
         (status = 200, description = "The document", content_type = "application/pdf"),
-        (status = 403, description = "Expired or tampered link (`INVALID_DOWNLOAD_LINK`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "The document no longer exists (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        DownloadErrors,
     ))]
 pub async fn content(
     State(state): State<Arc<AppState>>,

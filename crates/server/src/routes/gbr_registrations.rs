@@ -18,9 +18,11 @@ use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use crate::cases::tax::TaxPayload;
 use crate::envelope::Envelope;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::ApiError;
 use crate::extract::ApiJson;
+use crate::openapi::responses::TaxCreateErrors;
 use crate::routes::tax_registrations::{self, TaxCreateResponse, VatRequest};
 use crate::state::AppState;
 
@@ -113,17 +115,9 @@ pub struct GbrTaxRegistrationRequest {
     request_body(content((GbrTaxRegistrationRequest = "application/json", example = json!(crate::openapi::examples::gbr_tax_registration()))),
         description = "A partnership's tax registration: partners instead of directors and shareholders; the eGbR's Gesellschaftsregister; VAT and payroll as for a UG or GmbH"),
     responses(
-        (status = 201, description = "Validated; awaiting manual submission", body = Envelope<TaxCreateResponse>,
-        links(
-            ("GetTaxRegistration" = (operation_id = "get_tax_registration", parameters(("tax_registration_id" = "$response.body#/response/tax_registration_id")))),
-            ("SandboxTransition" = (operation_id = "sandbox_transition_tax", parameters(("tax_registration_id" = "$response.body#/response/tax_registration_id")))),
-            ("SandboxAssignTaxOffice" = (operation_id = "sandbox_assign_tax_office", parameters(("tax_registration_id" = "$response.body#/response/tax_registration_id")))),
-        )),
-        (status = 400, description = "`INVALID_JSON`", body = Envelope<ErrorBody>),
-        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "`COMPANY_NOT_FOUND`", body = Envelope<ErrorBody>),
-        (status = 409, description = "`COMPANY_ALREADY_REGISTERED`, `ENVIRONMENT_MISMATCH`, `DUPLICATE_ID` or `IDEMPOTENCY_KEY_IN_USE`", body = Envelope<ErrorBody>),
-        (status = 422, description = "`VALIDATION_FAILED` (every broken field) or `IDEMPOTENCY_KEY_REUSED`", body = Envelope<ErrorBody>),
+        // Its links: `openapi::SharedLinks`.
+        (status = 201, description = "Validated; awaiting manual submission", body = Envelope<TaxCreateResponse>),
+        TaxCreateErrors,
     ))]
 pub async fn create(
     State(state): State<Arc<AppState>>,
@@ -131,14 +125,5 @@ pub async fn create(
     claim: Option<Extension<crate::idempotency::Claim>>,
     body: Result<ApiJson<Value>, ApiError>,
 ) -> Result<Response, ApiError> {
-    // The role first: a key that may not create gets 403 whatever its body.
-    let provider = crate::cases::access::provider_only(caller, "tax registrations")?;
-    let ApiJson(body) = body?;
-    let claim = claim.map(|Extension(c)| c);
-    let mut response = None;
-    let written = crate::cases::tax::create_partnership_tax(&state, provider, &body, |created| {
-        tax_registrations::answer(&state, claim.as_ref(), created, &mut response)
-    })
-    .await?;
-    tax_registrations::respond_created(written, response)
+    tax_registrations::create_case(&state, caller, claim, body, TaxPayload::Partnership).await
 }

@@ -14,44 +14,75 @@ use domain::offices::{TaxOfficeLookup, TradeOfficeLookup};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use store::TradeOfficeEntry;
+use utoipa::openapi::Required;
+use utoipa::openapi::path::{Parameter, ParameterBuilder, ParameterIn};
+use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::{IntoParams, ToSchema};
 
 pub use crate::cases::offices::{TradeOfficeView, directory_entry};
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{ApiJson, ApiQuery};
+use crate::openapi::responses::{OperatorForbidden, ValidationFailed};
 use crate::state::AppState;
 
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
+/// The trade office lookup's address (documented by [`address_params`]).
+#[derive(Debug, Deserialize)]
 pub struct AddressQuery {
-    /// German postal code (5 digits).
-    #[param(value_type = String, required = true, pattern = "^[0-9]{5}$")]
     pub zip: Option<String>,
-    /// City; decides between municipalities that share the postal code (at most 72 characters,
-    /// no control characters).
-    #[param(max_length = 72, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")]
     pub city: Option<String>,
-    /// Street and house number on one line (`Karl-Marx-Allee 31`): in Berlin it decides the
-    /// district (Bezirk), and with it the trade office and a corporation's tax office (at most
-    /// 72 characters, no control characters).
-    #[param(max_length = 72, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")]
     pub street: Option<String>,
 }
 
-/// The tax office lookup's address and what the rules ask of the company.
+impl IntoParams for AddressQuery {
+    fn into_params(_: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
+        address_params(
+            "City; decides between municipalities that share the postal code (at most 72 characters,\nno control characters).",
+            "Street and house number on one line (`Karl-Marx-Allee 31`): in Berlin it decides the\ndistrict (Bezirk), and with it the trade office and a corporation's tax office (at most\n72 characters, no control characters).",
+        )
+    }
+}
+
+/// The query parameters `zip`, `city` and `street` of both lookups, the city and the street
+/// described in the lookup's words: the postal code is required (5 digits), the city and the
+/// street are at most 72 characters without control characters.
+fn address_params(city: &str, street: &str) -> Vec<Parameter> {
+    let param = |name: &str, required: Required, description: &str, schema: ObjectBuilder| {
+        ParameterBuilder::new()
+            .name(name)
+            .parameter_in(ParameterIn::Query)
+            .required(required)
+            .description(Some(description))
+            .schema(Some(schema.schema_type(Type::String)))
+            .build()
+    };
+    let printable = || {
+        ObjectBuilder::new()
+            .max_length(Some(72))
+            .pattern(Some(r"^[^\u0000-\u001F\u007F-\u009F]*$"))
+    };
+    vec![
+        param(
+            "zip",
+            Required::True,
+            "German postal code (5 digits).",
+            ObjectBuilder::new().pattern(Some("^[0-9]{5}$")),
+        ),
+        param("city", Required::False, city, printable()),
+        param("street", Required::False, street, printable()),
+    ]
+}
+
+/// The tax office lookup's address (documented by [`address_params`]) and what the rules ask
+/// of the company.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct TaxOfficeQueryParams {
-    /// German postal code (5 digits).
-    #[param(value_type = String, required = true, pattern = "^[0-9]{5}$")]
+    #[param(ignore)]
     pub zip: Option<String>,
-    /// City (at most 72 characters, no control characters).
-    #[param(max_length = 72, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")]
+    #[param(ignore)]
     pub city: Option<String>,
-    /// Street and house number on one line: in Berlin it decides the district (at most 72
-    /// characters, no control characters).
-    #[param(max_length = 72, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")]
+    #[param(ignore)]
     pub street: Option<String>,
     /// `ug`, `gmbh` (the default), `gbr` or `egbr`: Berlin, München and Stuttgart send
     /// corporations and partnerships to different offices.
@@ -194,8 +225,21 @@ pub struct TaxOfficeLookupResponse {
     pub lookup: TaxOfficeLookup,
 }
 
+/// The address parameters of the tax office lookup, ahead of the rest of
+/// [`TaxOfficeQueryParams`].
+pub struct TaxOfficeAddress;
+
+impl IntoParams for TaxOfficeAddress {
+    fn into_params(_: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
+        address_params(
+            "City (at most 72 characters, no control characters).",
+            "Street and house number on one line: in Berlin it decides the district (at most 72\ncharacters, no control characters).",
+        )
+    }
+}
+
 /// The tax office of a company seated at this address.
-#[utoipa::path(get, path = "/v1/tax-offices", tag = "offices", params(TaxOfficeQueryParams),
+#[utoipa::path(get, path = "/v1/tax-offices", tag = "offices", params(TaxOfficeAddress, TaxOfficeQueryParams),
     responses(
         (status = 200, description = "The office, or why a person must confirm it", body = Envelope<TaxOfficeLookupResponse>),
         (status = 422, description = "`VALIDATION_FAILED`: zip missing or not 5 digits, city or street too long or with control characters, an unknown legal_form (each broken parameter named)", body = Envelope<ErrorBody>),
@@ -477,7 +521,7 @@ pub struct PageQuery {
 #[utoipa::path(get, path = "/v1/operator/trade-offices", tag = "operator", params(PageQuery),
     responses(
         (status = 200, description = "A page of entries", body = Envelope<DirectoryPage>),
-        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        OperatorForbidden,
     ))]
 pub async fn list_directory(
     State(state): State<Arc<AppState>>,
@@ -519,7 +563,7 @@ pub async fn list_directory(
     params(("key" = String, Path, description = "8-digit AGS or 9-digit Gemeindeverband key", pattern = "^[0-9]{8,9}$")),
     responses(
         (status = 200, description = "The entry", body = Envelope<DirectoryEntryResponse>),
-        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        OperatorForbidden,
         (status = 404, description = "No entry (`NOT_FOUND`)", body = Envelope<ErrorBody>),
     ))]
 pub async fn get_directory_entry(
@@ -549,8 +593,8 @@ pub async fn get_directory_entry(
     request_body = TradeOfficeInput,
     responses(
         (status = 200, description = "The stored entry", body = Envelope<DirectoryEntryResponse>),
-        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 422, description = "`VALIDATION_FAILED`", body = Envelope<ErrorBody>),
+        OperatorForbidden,
+        ValidationFailed,
     ))]
 pub async fn put_directory_entry(
     State(state): State<Arc<AppState>>,

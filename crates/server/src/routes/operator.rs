@@ -14,15 +14,18 @@ use domain::lifecycle::{Lifecycle, TaxStatus, TradeStatus};
 use serde::{Deserialize, Serialize};
 use store::{CaseFilter, CaseKind};
 use time::OffsetDateTime;
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use crate::cases;
-use crate::cases::access::operator_only;
+use crate::cases::access::{self, operator_only};
 use crate::cases::steps::{self, Actor, Moved, TaxTransitionRequest, TradeTransitionRequest};
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::ApiQuery;
+use crate::openapi::responses::{
+    CaseListErrors, OperatorCaseErrors, OperatorOwnerErrors, ValidationFailed,
+};
 use crate::state::AppState;
 
 /// The query of the case lists (documented on each route, whose statuses differ). A
@@ -149,18 +152,27 @@ async fn list<L: Lifecycle + Into<domain::case_state::CaseStatus>>(
     ))
 }
 
+/// The query parameters of both case lists but `status`, whose values differ (parsed as
+/// [`CaseQuery`]).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)] // documents the query; `CaseQuery` reads it
+pub struct CasePageParams {
+    /// Only cases of this environment; `production` when left out (sandbox cases are never filed)
+    environment: Option<Environment>,
+    /// The `next_cursor` of the previous page
+    after: Option<Uuid>,
+    /// 1 to 500, default 100
+    #[param(minimum = 1, maximum = 500)]
+    limit: Option<i64>,
+}
+
 /// Trade registrations to work on, oldest first, filtered by status and environment.
 #[utoipa::path(get, path = "/v1/operator/trade-registrations", tag = "operator",
-    params(
-        ("status" = Option<TradeStatus>, Query, description = "Only cases in this status"),
-        ("environment" = Option<Environment>, Query, description = "Only cases of this environment; `production` when left out (sandbox cases are never filed)"),
-        ("after" = Option<Uuid>, Query, description = "The `next_cursor` of the previous page"),
-        ("limit" = Option<i64>, Query, description = "1 to 500, default 100", minimum = 1, maximum = 500),
-    ),
+    params(("status" = Option<TradeStatus>, Query, description = "Only cases in this status"), CasePageParams),
     responses(
         (status = 200, description = "A page of cases", body = Envelope<CasePage>),
-        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 422, description = "`VALIDATION_FAILED`: unknown status or environment, bad cursor or limit", body = Envelope<ErrorBody>),
+        CaseListErrors,
     ))]
 pub async fn list_trade(
     State(state): State<Arc<AppState>>,
@@ -172,16 +184,10 @@ pub async fn list_trade(
 
 /// Tax registrations to work on, oldest first, filtered by status and environment.
 #[utoipa::path(get, path = "/v1/operator/tax-registrations", tag = "operator",
-    params(
-        ("status" = Option<TaxStatus>, Query, description = "Only cases in this status"),
-        ("environment" = Option<Environment>, Query, description = "Only cases of this environment; `production` when left out (sandbox cases are never filed)"),
-        ("after" = Option<Uuid>, Query, description = "The `next_cursor` of the previous page"),
-        ("limit" = Option<i64>, Query, description = "1 to 500, default 100", minimum = 1, maximum = 500),
-    ),
+    params(("status" = Option<TaxStatus>, Query, description = "Only cases in this status"), CasePageParams),
     responses(
         (status = 200, description = "A page of cases", body = Envelope<CasePage>),
-        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 422, description = "`VALIDATION_FAILED`: unknown status or environment, bad cursor or limit", body = Envelope<ErrorBody>),
+        CaseListErrors,
     ))]
 pub async fn list_tax(
     State(state): State<Arc<AppState>>,
@@ -200,16 +206,26 @@ pub struct OperatorTransitionResponse {
     pub previous_status: String,
 }
 
-impl OperatorTransitionResponse {
-    fn new<L: Lifecycle>(what: &str, id: Uuid, moved: Moved<L>) -> Self {
-        Self {
+/// An operator's step on the case `id` (a `what`): `step` takes it as the calling operator and
+/// tells what moved, which the answer names.
+async fn operator_step<L: Lifecycle>(
+    caller: Caller,
+    id: Uuid,
+    what: &str,
+    step: impl AsyncFnOnce(Actor) -> Result<Moved<L>, ApiError>,
+) -> Result<Response, ApiError> {
+    let actor = Actor::Operator(operator_only(caller)?);
+    let moved = step(actor).await?;
+    Ok(respond(
+        StatusCode::OK,
+        OperatorTransitionResponse {
             result: Outcome::Success,
             message: format!("{what} is now {}", moved.status.as_str()),
             id,
             status: moved.status.as_str().into(),
             previous_status: moved.previous.as_str().into(),
-        }
-    }
+        },
+    ))
 }
 
 /// Moves a trade registration along its lifecycle, with a reason for the
@@ -219,8 +235,7 @@ impl OperatorTransitionResponse {
     request_body = TradeTransitionRequest,
     responses(
         (status = 200, description = "Moved", body = Envelope<OperatorTransitionResponse>),
-        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No such case (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        OperatorCaseErrors,
         (status = 409, description = "`INVALID_STATE_TRANSITION`", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED`: unknown status, `completed` without a licence, `blocked` without a reason", body = Envelope<ErrorBody>),
     ))]
@@ -230,19 +245,12 @@ pub async fn transition_trade(
     crate::extract::PathId(id): crate::extract::PathId,
     crate::extract::ApiJson(input): crate::extract::ApiJson<TradeTransitionRequest>,
 ) -> Result<Response, ApiError> {
-    let operator_id = operator_only(caller)?;
-    let actor = Actor::Operator(operator_id);
-    let step = steps::trade_step(input, actor)?;
-    let case = state
-        .repo
-        .get_trade_registration(id)
-        .await?
-        .ok_or(ApiError::NotFound)?;
-    let moved = steps::move_trade(&state, &case, step, actor).await?;
-    Ok(respond(
-        StatusCode::OK,
-        OperatorTransitionResponse::new("trade registration", id, moved),
-    ))
+    operator_step(caller, id, "trade registration", async |actor| {
+        let step = steps::trade_step(input, actor)?;
+        let case = access::trade_case(&state, caller, id).await?;
+        steps::move_trade(&state, &case, step, actor).await
+    })
+    .await
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -264,8 +272,7 @@ pub struct LicenceResponse {
     responses(
         (status = 200, description = "Completed", body = Envelope<LicenceResponse>),
         (status = 400, description = "`INVALID_MULTIPART`", body = Envelope<ErrorBody>),
-        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No such case (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        OperatorCaseErrors,
         (status = 409, description = "`INVALID_STATE_TRANSITION`: only a submitted case can be completed", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED`: no `file` part, not a PDF, or a `reason` that is empty, too long or has control characters", body = Envelope<ErrorBody>),
     ))]
@@ -277,11 +284,7 @@ pub async fn upload_trade_licence(
 ) -> Result<Response, ApiError> {
     let operator_id = operator_only(caller)?;
     let (file, reason) = licence_upload(&state, req).await?;
-    let case = state
-        .repo
-        .get_trade_registration(id)
-        .await?
-        .ok_or(ApiError::NotFound)?;
+    let case = access::trade_case(&state, caller, id).await?;
     let company = case
         .record
         .get("name")
@@ -444,9 +447,8 @@ pub struct TradeLicenceUpload {
     request_body = TradePatchRequest,
     responses(
         (status = 200, description = "The case after the change", body = Envelope<crate::routes::trade_registrations::TradeRegistrationResponse>),
-        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No such case (`NOT_FOUND`)", body = Envelope<ErrorBody>),
-        (status = 422, description = "`VALIDATION_FAILED`", body = Envelope<ErrorBody>),
+        OperatorCaseErrors,
+        ValidationFailed,
     ))]
 pub async fn patch_trade(
     State(state): State<Arc<AppState>>,
@@ -524,8 +526,7 @@ async fn case_owner(
     request_body(content = Option<IdentityRequest>, content_type = "application/json"),
     responses(
         (status = 200, description = "Recorded", body = Envelope<IdentityResponse>),
-        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No such case or owner (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        OperatorOwnerErrors,
         (status = 422, description = "`VALIDATION_FAILED`: `verified_at` is no RFC 3339 time, lies in the future or before the case", body = Envelope<ErrorBody>),
     ))]
 pub async fn verify_identity(
@@ -616,8 +617,7 @@ pub struct IdentityStatusResponse {
     ),
     responses(
         (status = 200, description = "The verification and its history", body = Envelope<IdentityStatusResponse>),
-        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No such case or owner (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        OperatorOwnerErrors,
     ))]
 pub async fn identity_history(
     State(state): State<Arc<AppState>>,
@@ -664,8 +664,7 @@ pub async fn identity_history(
     ),
     responses(
         (status = 200, description = "No verification is recorded for the owner now", body = Envelope<IdentityResponse>),
-        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No such case or owner (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        OperatorOwnerErrors,
     ))]
 pub async fn clear_identity(
     State(state): State<Arc<AppState>>,
@@ -710,8 +709,7 @@ pub async fn clear_identity(
     request_body = TaxTransitionRequest,
     responses(
         (status = 200, description = "Moved", body = Envelope<OperatorTransitionResponse>),
-        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No such case (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        OperatorCaseErrors,
         (status = 409, description = "`INVALID_STATE_TRANSITION` (also: submitting a case without its XML: no tax office assigned, or a production XML waiting for the service's ELSTER manufacturer id; the message says which)", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED`: unknown status, `completed` without a tax number, `rejected` without a reason", body = Envelope<ErrorBody>),
     ))]
@@ -721,19 +719,12 @@ pub async fn transition_tax(
     crate::extract::PathId(id): crate::extract::PathId,
     crate::extract::ApiJson(input): crate::extract::ApiJson<TaxTransitionRequest>,
 ) -> Result<Response, ApiError> {
-    let operator_id = operator_only(caller)?;
-    let actor = Actor::Operator(operator_id);
-    let step = steps::tax_step(input, actor)?;
-    let case = state
-        .repo
-        .get_tax_registration(id)
-        .await?
-        .ok_or(ApiError::NotFound)?;
-    let (moved, _) = steps::move_tax(&state, &case, step, actor).await?;
-    Ok(respond(
-        StatusCode::OK,
-        OperatorTransitionResponse::new("tax registration", id, moved),
-    ))
+    operator_step(caller, id, "tax registration", async |actor| {
+        let step = steps::tax_step(input, actor)?;
+        let case = access::tax_case(&state, caller, id).await?;
+        Ok(steps::move_tax(&state, &case, step, actor).await?.0)
+    })
+    .await
 }
 
 /// The office to assign.
@@ -755,8 +746,7 @@ pub struct AssignTaxOfficeRequest {
     request_body = AssignTaxOfficeRequest,
     responses(
         (status = 200, description = "Assigned; the documents are new (unless the office and its XML were the case's already)", body = Envelope<crate::routes::tax_registrations::TaxRegistrationResponse>),
-        (status = 403, description = "Not an operator key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No such case (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        OperatorCaseErrors,
         (status = 409, description = "`INVALID_STATE_TRANSITION`: the case is already submitted or completed", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED`: not an office of the directory", body = Envelope<ErrorBody>),
     ))]
@@ -767,11 +757,7 @@ pub async fn assign_tax_office(
     crate::extract::ApiJson(input): crate::extract::ApiJson<AssignTaxOfficeRequest>,
 ) -> Result<Response, ApiError> {
     operator_only(caller)?;
-    let case = state
-        .repo
-        .get_tax_registration(id)
-        .await?
-        .ok_or(ApiError::NotFound)?;
+    let case = access::tax_case(&state, caller, id).await?;
     cases::tax::assign_office(&state, &case, &input.tax_office_number).await?;
     crate::routes::tax_registrations::get(
         State(state),

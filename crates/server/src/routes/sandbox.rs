@@ -30,6 +30,7 @@ use crate::cases::{access, sandbox, steps};
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{ApiJson, PathId};
+use crate::openapi::responses::SandboxCaseErrors;
 use crate::routes::views::{self, DocumentView};
 use crate::state::AppState;
 
@@ -41,6 +42,12 @@ fn sandbox_provider(caller: Caller) -> Result<Uuid, ApiError> {
             "only the provider that created a sandbox case can simulate its steps".into(),
         )),
     }
+}
+
+/// The calling provider, and the actor its simulated steps are recorded with.
+fn sandbox_actor(caller: Caller) -> Result<(Uuid, Actor), ApiError> {
+    let provider = sandbox_provider(caller)?;
+    Ok((provider, Actor::SandboxProvider(provider)))
 }
 
 /// The provider's own sandbox case, else the 404 of an unknown id.
@@ -56,19 +63,58 @@ fn ensure_own_sandbox_case(
     }
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct SandboxTradeTransitionResponse {
-    pub result: Outcome,
-    pub message: String,
-    pub trade_registration_id: Uuid,
-    #[schema(example = "completed")]
-    pub status: String,
-    #[schema(example = "submitted")]
-    pub previous_status: String,
-    /// With `completed`: the generated sample licence (type `trade-licence`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub document: Option<DocumentView>,
+/// The caller's own sandbox tax registration `id`, else the 404 of an unknown id.
+async fn own_tax_case(
+    state: &AppState,
+    caller: Caller,
+    provider: Uuid,
+    id: Uuid,
+) -> Result<store::TaxRegistrationRecord, ApiError> {
+    let case = access::tax_case(state, caller, id).await?;
+    ensure_own_sandbox_case(provider, case.provider_id, case.environment)?;
+    Ok(case)
 }
+
+/// The answer of a simulated step, `$Answer`: the case by its `$id`, the move, and what the
+/// step adds (`$extra`) with `completed`.
+macro_rules! simulated_answer {
+    ($Answer:ident, $id:ident, $(#[$extra_attr:meta])* $extra:ident: $Extra:ident) => {
+        #[derive(Debug, Serialize, ToSchema)]
+        pub struct $Answer {
+            pub result: Outcome,
+            pub message: String,
+            pub $id: Uuid,
+            #[schema(example = "completed")]
+            pub status: String,
+            #[schema(example = "submitted")]
+            pub previous_status: String,
+            $(#[$extra_attr])*
+            #[serde(skip_serializing_if = "Option::is_none")]
+            pub $extra: Option<$Extra>,
+        }
+
+        impl $Answer {
+            /// `what` (the case's kind) `id` moved, simulated.
+            fn new<L: Lifecycle>(what: &str, id: Uuid, moved: Moved<L>, $extra: Option<$Extra>) -> Self {
+                Self {
+                    result: Outcome::Success,
+                    message: format!("{what} is now {} (sandbox simulation)", moved.status.as_str()),
+                    $id: id,
+                    status: moved.status.as_str().into(),
+                    previous_status: moved.previous.as_str().into(),
+                    $extra,
+                }
+            }
+        }
+    };
+}
+
+simulated_answer!(
+    SandboxTradeTransitionResponse,
+    trade_registration_id,
+    /// With `completed`: the generated sample licence (type `trade-licence`).
+    document: DocumentView
+);
 
 /// Simulates an operator's step on one of the caller's sandbox trade registrations:
 /// `submitted` (filed, or unblocked), `blocked` (with `reason`) or `completed` (a sample trade
@@ -83,9 +129,7 @@ pub struct SandboxTradeTransitionResponse {
     request_body = TradeTransitionRequest,
     responses(
         (status = 200, description = "Moved", body = Envelope<SandboxTradeTransitionResponse>),
-        (status = 400, description = "`INVALID_JSON`", body = Envelope<ErrorBody>),
-        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No sandbox case of the caller with this id; production cases answer this too (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        SandboxCaseErrors,
         (status = 409, description = "`INVALID_STATE_TRANSITION`: the message names the current status and the allowed ones", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED`: unknown status, `blocked` without a reason, unknown field", body = Envelope<ErrorBody>),
     ))]
@@ -95,18 +139,13 @@ pub async fn transition_trade(
     PathId(id): PathId,
     ApiJson(input): ApiJson<TradeTransitionRequest>,
 ) -> Result<Response, ApiError> {
-    let provider = sandbox_provider(caller)?;
-    let actor = Actor::SandboxProvider(provider);
+    let (provider, actor) = sandbox_actor(caller)?;
     let step = steps::trade_step(input, actor)?;
     // A completion writes the demo office when the case has none: an operator's office
     // assignment (which renders the forms under its office) must not run between the read and
     // that write.
     let _held = state.case_locks.lock(id).await;
-    let case = state
-        .repo
-        .get_trade_registration(id)
-        .await?
-        .ok_or(ApiError::NotFound)?;
+    let case = access::trade_case(&state, caller, id).await?;
     ensure_own_sandbox_case(provider, case.provider_id, case.environment)?;
     let (moved, document) = if step.target == TradeStatus::Completed {
         let (moved, doc) =
@@ -116,41 +155,18 @@ pub async fn transition_trade(
     } else {
         (steps::move_trade(&state, &case, step, actor).await?, None)
     };
-    Ok(respond(
-        StatusCode::OK,
-        SandboxTradeTransitionResponse {
-            result: Outcome::Success,
-            message: simulated_message("trade registration", moved),
-            trade_registration_id: id,
-            status: moved.status.as_str().into(),
-            previous_status: moved.previous.as_str().into(),
-            document,
-        },
-    ))
+    let answer = SandboxTradeTransitionResponse::new("trade registration", id, moved, document);
+    Ok(respond(StatusCode::OK, answer))
 }
 
-fn simulated_message<L: Lifecycle>(what: &str, moved: Moved<L>) -> String {
-    format!(
-        "{what} is now {} (sandbox simulation)",
-        moved.status.as_str()
-    )
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct SandboxTaxTransitionResponse {
-    pub result: Outcome,
-    pub message: String,
-    pub tax_registration_id: Uuid,
-    #[schema(example = "completed")]
-    pub status: String,
-    #[schema(example = "submitted")]
-    pub previous_status: String,
+simulated_answer!(
+    SandboxTaxTransitionResponse,
+    tax_registration_id,
     /// With `completed`: the tax number recorded, as sent or the generated demo number
     /// (13-digit ELSTER form).
-    #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(example = "2742081546605")]
-    pub tax_number: Option<String>,
-}
+    tax_number: String
+);
 
 /// Simulates an operator's step on one of the caller's sandbox tax registrations:
 /// `submitted` (sent, or resent after a rejection; needs an assigned tax office), `rejected`
@@ -166,9 +182,7 @@ pub struct SandboxTaxTransitionResponse {
     request_body = TaxTransitionRequest,
     responses(
         (status = 200, description = "Moved", body = Envelope<SandboxTaxTransitionResponse>),
-        (status = 400, description = "`INVALID_JSON`", body = Envelope<ErrorBody>),
-        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No sandbox case of the caller with this id; production cases answer this too (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        SandboxCaseErrors,
         (status = 409, description = "`INVALID_STATE_TRANSITION`: the message names the current status and the allowed ones (also: submitting without an assigned tax office)", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED`: unknown status, `rejected` without a reason, a malformed tax number, unknown field", body = Envelope<ErrorBody>),
     ))]
@@ -178,11 +192,9 @@ pub async fn transition_tax(
     PathId(id): PathId,
     ApiJson(input): ApiJson<TaxTransitionRequest>,
 ) -> Result<Response, ApiError> {
-    let provider = sandbox_provider(caller)?;
-    let actor = Actor::SandboxProvider(provider);
+    let (provider, actor) = sandbox_actor(caller)?;
     let mut step = steps::tax_step(input, actor)?;
-    let case = access::tax_case(&state, caller, id).await?;
-    ensure_own_sandbox_case(provider, case.provider_id, case.environment)?;
+    let case = own_tax_case(&state, caller, provider, id).await?;
     if step.target == TaxStatus::Completed && step.tax_number.is_none() {
         // Only a submitted case can be completed, and it has an office (submitting needs one).
         if let Some(n) = case
@@ -200,17 +212,8 @@ pub async fn transition_tax(
         }
     }
     let (moved, tax_number) = steps::move_tax(&state, &case, step, actor).await?;
-    Ok(respond(
-        StatusCode::OK,
-        SandboxTaxTransitionResponse {
-            result: Outcome::Success,
-            message: simulated_message("tax registration", moved),
-            tax_registration_id: id,
-            status: moved.status.as_str().into(),
-            previous_status: moved.previous.as_str().into(),
-            tax_number,
-        },
-    ))
+    let answer = SandboxTaxTransitionResponse::new("tax registration", id, moved, tax_number);
+    Ok(respond(StatusCode::OK, answer))
 }
 
 /// Simulates the operator's office assignment on one of the caller's sandbox tax
@@ -226,9 +229,7 @@ pub async fn transition_tax(
     request_body = crate::routes::operator::AssignTaxOfficeRequest,
     responses(
         (status = 200, description = "The case with its new office and documents (its documents as they were for the office it has)", body = Envelope<crate::routes::tax_registrations::TaxRegistrationResponse>),
-        (status = 400, description = "`INVALID_JSON`", body = Envelope<ErrorBody>),
-        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No sandbox case of the caller with this id; production cases answer this too (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        SandboxCaseErrors,
         (status = 409, description = "`INVALID_STATE_TRANSITION`: the case is neither validated nor rejected", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED`: not an office of the directory, unknown field", body = Envelope<ErrorBody>),
     ))]
@@ -239,8 +240,7 @@ pub async fn assign_tax_office(
     ApiJson(input): ApiJson<crate::routes::operator::AssignTaxOfficeRequest>,
 ) -> Result<Response, ApiError> {
     let provider = sandbox_provider(caller)?;
-    let case = access::tax_case(&state, caller, id).await?;
-    ensure_own_sandbox_case(provider, case.provider_id, case.environment)?;
+    let case = own_tax_case(&state, caller, provider, id).await?;
     crate::cases::tax::assign_office(&state, &case, &input.tax_office_number).await?;
     crate::routes::tax_registrations::get(State(state), Extension(caller), PathId(id)).await
 }

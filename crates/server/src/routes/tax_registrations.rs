@@ -27,12 +27,13 @@ use time::OffsetDateTime;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::cases::tax::{self, CreatedTax};
+use crate::cases::tax::{self, CreatedTax, TaxPayload};
 use crate::cases::{Written, access};
 use crate::envelope::{Envelope, Outcome, respond};
-use crate::error::{ApiError, ErrorBody};
+use crate::error::ApiError;
 use crate::extract::{ApiJson, PathId};
 use crate::idempotency::{self, Claim};
+use crate::openapi::responses::{CaseNotVisible, TaxCreateErrors};
 use crate::routes::views::{self, DocumentView, StatusHistoryEntry};
 use crate::state::AppState;
 
@@ -273,17 +274,9 @@ pub struct ElsterXmlView {
     request_body(content((TaxRegistrationRequest = "application/json", example = json!(crate::openapi::examples::tax_registration()))),
         description = "The payload of api.md (UG or GmbH); `company_id` or `business_address`, `tax_registration_id` and `tax_office_number` are optional, the bank and payroll fields top-level"),
     responses(
-        (status = 201, description = "Validated; awaiting manual submission", body = Envelope<TaxCreateResponse>,
-        links(
-            ("GetTaxRegistration" = (operation_id = "get_tax_registration", parameters(("tax_registration_id" = "$response.body#/response/tax_registration_id")))),
-            ("SandboxTransition" = (operation_id = "sandbox_transition_tax", parameters(("tax_registration_id" = "$response.body#/response/tax_registration_id")))),
-            ("SandboxAssignTaxOffice" = (operation_id = "sandbox_assign_tax_office", parameters(("tax_registration_id" = "$response.body#/response/tax_registration_id")))),
-        )),
-        (status = 400, description = "`INVALID_JSON`", body = Envelope<ErrorBody>),
-        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "`COMPANY_NOT_FOUND`", body = Envelope<ErrorBody>),
-        (status = 409, description = "`COMPANY_ALREADY_REGISTERED`, `ENVIRONMENT_MISMATCH`, `DUPLICATE_ID` or `IDEMPOTENCY_KEY_IN_USE`", body = Envelope<ErrorBody>),
-        (status = 422, description = "`VALIDATION_FAILED` (every broken field) or `IDEMPOTENCY_KEY_REUSED`", body = Envelope<ErrorBody>),
+        // Its links: `openapi::SharedLinks`.
+        (status = 201, description = "Validated; awaiting manual submission", body = Envelope<TaxCreateResponse>),
+        TaxCreateErrors,
     ))]
 pub async fn create(
     State(state): State<Arc<AppState>>,
@@ -291,20 +284,32 @@ pub async fn create(
     claim: Option<Extension<Claim>>,
     body: Result<ApiJson<Value>, ApiError>,
 ) -> Result<Response, ApiError> {
-    // The role first: a key that may not create gets 403 whatever its body.
+    create_case(&state, caller, claim, body, TaxPayload::Corporation).await
+}
+
+/// Either tax create, of the payload `payload`: the caller's role first (a key that may not
+/// create gets 403 whatever its body), then the body; the answer is kept for an
+/// `Idempotency-Key`.
+pub(crate) async fn create_case(
+    state: &AppState,
+    caller: Caller,
+    claim: Option<Extension<Claim>>,
+    body: Result<ApiJson<Value>, ApiError>,
+    payload: TaxPayload,
+) -> Result<Response, ApiError> {
     let provider = access::provider_only(caller, "tax registrations")?;
     let ApiJson(body) = body?;
     let claim = claim.map(|Extension(c)| c);
     let mut response = None;
-    let written = tax::create_tax(&state, provider, &body, |created| {
-        answer(&state, claim.as_ref(), created, &mut response)
+    let written = tax::create_tax(state, provider, payload, &body, |created| {
+        answer(state, claim.as_ref(), created, &mut response)
     })
     .await?;
     respond_created(written, response)
 }
 
 /// Makes the create's answer (kept for an `Idempotency-Key`, sent as `response`).
-pub(crate) fn answer(
+fn answer(
     state: &AppState,
     claim: Option<&Claim>,
     created: &CreatedTax,
@@ -349,7 +354,7 @@ pub(crate) fn respond_created<T>(
     params(("tax_registration_id" = Uuid, Path, description = "As returned by the create (operators: the case's key, `case_id`)")),
     responses(
         (status = 200, description = "The tax registration with fresh download links", body = Envelope<TaxRegistrationResponse>),
-        (status = 404, description = "No such case visible to the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        CaseNotVisible,
     ))]
 pub async fn get(
     State(state): State<Arc<AppState>>,

@@ -32,6 +32,9 @@ use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{PathId, is_json};
 use crate::idempotency::{self, Claim};
+use crate::openapi::responses::{
+    CaseNotVisible, CompanyNotFound, CreateValidationFailed, ProviderForbidden, ValidationFailed,
+};
 use crate::routes::offices::TradeOfficeView;
 use crate::routes::views;
 use crate::state::AppState;
@@ -242,10 +245,10 @@ pub struct CreateResponse {
             ("SandboxTransition" = (operation_id = "sandbox_transition_trade", parameters(("trade_registration_id" = "$response.body#/response/trade_registration_id")))),
         )),
         (status = 400, description = "`INVALID_JSON` or `INVALID_MULTIPART`", body = Envelope<ErrorBody>),
-        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "`COMPANY_NOT_FOUND`", body = Envelope<ErrorBody>),
+        ProviderForbidden,
+        CompanyNotFound,
         (status = 409, description = "`COMPANY_ALREADY_REGISTERED`, `ENVIRONMENT_MISMATCH` or `IDEMPOTENCY_KEY_IN_USE`", body = Envelope<ErrorBody>),
-        (status = 422, description = "`VALIDATION_FAILED` (every broken field) or `IDEMPOTENCY_KEY_REUSED`", body = Envelope<ErrorBody>),
+        CreateValidationFailed,
     ))]
 pub async fn create(
     State(state): State<Arc<AppState>>,
@@ -513,7 +516,7 @@ fn iso(d: time::Date) -> String {
     params(("trade_registration_id" = Uuid, Path, description = "As returned by the create")),
     responses(
         (status = 200, description = "The trade registration, with fresh download links", body = Envelope<TradeRegistrationResponse>),
-        (status = 404, description = "No such case visible to the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        CaseNotVisible,
     ))]
 pub async fn get(
     State(state): State<Arc<AppState>>,
@@ -653,9 +656,9 @@ pub struct TransitionResponse {
     responses(
         (status = 200, description = "Now submitted", body = Envelope<TransitionResponse>),
         (status = 403, description = "Not the provider's key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No such case visible to the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        CaseNotVisible,
         (status = 409, description = "`INVALID_STATE_TRANSITION`: the message names the current status and the allowed ones", body = Envelope<ErrorBody>),
-        (status = 422, description = "`VALIDATION_FAILED`", body = Envelope<ErrorBody>),
+        ValidationFailed,
     ))]
 pub async fn mark_submitted(
     State(state): State<Arc<AppState>>,

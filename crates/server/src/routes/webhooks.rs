@@ -20,6 +20,7 @@ use uuid::Uuid;
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody, ErrorCode};
 use crate::extract::{ApiJson, ApiQuery, PathId, PathIds};
+use crate::openapi::responses::{EndpointErrors, InvalidJson, ProviderForbidden};
 use crate::state::AppState;
 use crate::webhooks::target;
 
@@ -189,8 +190,8 @@ pub struct DeletedEndpoint {
     request_body = CreateEndpointRequest,
     responses(
         (status = 201, description = "The endpoint and its secret (shown once)", body = Envelope<CreatedEndpoint>),
-        (status = 400, description = "`INVALID_JSON`", body = Envelope<ErrorBody>),
-        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        InvalidJson,
+        ProviderForbidden,
         (status = 409, description = "`WEBHOOK_ENDPOINT_LIMIT` (20 per provider) or `IDEMPOTENCY_KEY_IN_USE`", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED`: a URL that is not http(s) or names (or resolves to) an address that is not globally reachable, unknown event types; or `IDEMPOTENCY_KEY_REUSED`", body = Envelope<ErrorBody>),
     ))]
@@ -309,7 +310,7 @@ async fn resolves_privately(lookup: &target::Lookup, url: &reqwest::Url) -> Opti
     operation_id = "list_webhook_endpoints",
     responses(
         (status = 200, description = "The provider's endpoints", body = Envelope<EndpointList>),
-        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        ProviderForbidden,
     ))]
 pub async fn list(
     State(state): State<Arc<AppState>>,
@@ -340,8 +341,7 @@ pub async fn list(
     params(("endpoint_id" = Uuid, Path, description = "The endpoint's id")),
     responses(
         (status = 200, description = "The endpoint", body = Envelope<EndpointResponse>),
-        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No such endpoint of the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        EndpointErrors,
     ))]
 pub async fn get(
     State(state): State<Arc<AppState>>,
@@ -365,8 +365,7 @@ pub async fn get(
     params(("endpoint_id" = Uuid, Path, description = "The endpoint's id")),
     responses(
         (status = 200, description = "Deleted", body = Envelope<DeletedEndpoint>),
-        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No such endpoint of the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        EndpointErrors,
     ))]
 pub async fn delete(
     State(state): State<Arc<AppState>>,
@@ -402,8 +401,7 @@ pub async fn delete(
     ),
     responses(
         (status = 200, description = "The new secret (shown once)", body = Envelope<RotatedSecret>),
-        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No such endpoint of the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        EndpointErrors,
     ))]
 pub async fn rotate_secret(
     State(state): State<Arc<AppState>>,
@@ -472,45 +470,55 @@ pub struct DeliveryView {
     pub next_attempt_at: Option<OffsetDateTime>,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct DeliveryPage {
-    pub result: Outcome,
-    pub message: String,
-    /// Newest first.
-    pub deliveries: Vec<DeliveryView>,
-    /// Pass as `before` for the next (older) page; absent on the last page.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
+/// The answer of a newest-first list of an endpoint, its `$items` `$View`s, and the cursor of the
+/// next page: the same for every list.
+macro_rules! newest_first_page {
+    ($Page:ident, $items:ident: $View:ident) => {
+        #[derive(Debug, Serialize, ToSchema)]
+        pub struct $Page {
+            pub result: Outcome,
+            pub message: String,
+            /// Newest first.
+            pub $items: Vec<$View>,
+            /// Pass as `before` for the next (older) page; absent on the last page.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            pub next_cursor: Option<String>,
+        }
+    };
 }
 
-/// The `before` cursor (a row's insertion number) and the limit of a newest-first list.
-fn before_page(
-    before: Option<&str>,
-    limit: Option<i64>,
-    errs: &mut Violations,
-) -> (Option<i64>, i64) {
-    crate::extract::page_params(
+newest_first_page!(DeliveryPage, deliveries: DeliveryView);
+
+/// A newest-first page of the rows of the caller's endpoint `id`, and the cursor of the next
+/// (older) page: the endpoint checked first (403, 404), then the `before` cursor (a row's
+/// insertion number) and the limit of `page` added to what the route found wrong with its query
+/// already (`errs`, one 422), then `read` with the cursor and the limit, asked for one row
+/// more to tell whether an older page follows (`seq`: a row's insertion number).
+async fn endpoint_page<T>(
+    state: &AppState,
+    caller: Caller,
+    id: Uuid,
+    (before, limit): (Option<&str>, Option<i64>),
+    mut errs: Violations,
+    read: impl AsyncFnOnce(Option<i64>, i64) -> store::Result<Vec<T>>,
+    seq: impl Fn(&T) -> i64,
+) -> Result<(Vec<T>, Option<String>), ApiError> {
+    own_endpoint(state, caller, id).await?;
+    let (before, limit) = crate::extract::page_params(
         "before",
         before,
         |b| b.parse::<i64>().ok().filter(|n| *n > 0),
         limit,
-        errs,
-    )
-}
-
-/// A page of `rows`, read one past `limit` to tell whether an older page follows, and the
-/// cursor of that page.
-fn newest_first_page<T>(
-    mut rows: Vec<T>,
-    limit: i64,
-    seq: impl Fn(&T) -> i64,
-) -> (Vec<T>, Option<String>) {
+        &mut errs,
+    );
+    errs.finish(())?;
+    let mut rows = read(before, limit + 1).await?;
     let more = rows.len() as i64 > limit;
     rows.truncate(limit as usize);
     let next = more
         .then(|| rows.last().map(|r| seq(r).to_string()))
         .flatten();
-    (rows, next)
+    Ok((rows, next))
 }
 
 /// Delivery attempts to an endpoint, newest first.
@@ -518,15 +526,9 @@ fn newest_first_page<T>(
     operation_id = "list_webhook_deliveries",
     params(("endpoint_id" = Uuid, Path, description = "The endpoint's id"), DeliveryQuery),
     responses(
-        (status = 200, description = "A page of attempts", body = Envelope<DeliveryPage>,
-        links(
-            ("RetryMessage" = (operation_id = "retry_webhook_message", parameters(
-                ("endpoint_id" = "$request.path.endpoint_id"),
-                ("message_id" = "$response.body#/response/deliveries/0/message_id"),
-            ))),
-        )),
-        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No such endpoint of the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        // Its link to the retry: `openapi::SharedLinks`.
+        (status = 200, description = "A page of attempts", body = Envelope<DeliveryPage>),
+        EndpointErrors,
         (status = 422, description = "`VALIDATION_FAILED`: bad cursor or limit", body = Envelope<ErrorBody>),
     ))]
 pub async fn deliveries(
@@ -535,15 +537,10 @@ pub async fn deliveries(
     PathId(id): PathId,
     ApiQuery(q): ApiQuery<DeliveryQuery>,
 ) -> Result<Response, ApiError> {
-    own_endpoint(&state, caller, id).await?;
-    let mut errs = Violations::new();
-    let (before, limit) = before_page(q.before.as_deref(), q.limit, &mut errs);
-    errs.finish(())?;
-    let rows = state
-        .repo
-        .list_webhook_attempts(id, before, limit + 1)
-        .await?;
-    let (rows, next_cursor) = newest_first_page(rows, limit, |r| r.seq);
+    let read = async |before, limit| state.repo.list_webhook_attempts(id, before, limit).await;
+    let page = (q.before.as_deref(), q.limit);
+    let (rows, next_cursor) =
+        endpoint_page(&state, caller, id, page, Violations::new(), read, |r| r.seq).await?;
     let deliveries: Vec<DeliveryView> = rows
         .into_iter()
         .map(|r| DeliveryView {
@@ -618,16 +615,7 @@ pub struct MessageView {
     pub finished_at: Option<OffsetDateTime>,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct MessagePage {
-    pub result: Outcome,
-    pub message: String,
-    /// Newest first.
-    pub messages: Vec<MessageView>,
-    /// Pass as `before` for the next (older) page; absent on the last page.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-}
+newest_first_page!(MessagePage, messages: MessageView);
 
 /// The messages queued for an endpoint, newest first, whether or not an attempt was made yet:
 /// the deliveries list shows attempts only, so a message waiting behind a failing one of its
@@ -636,15 +624,9 @@ pub struct MessagePage {
     operation_id = "list_webhook_messages",
     params(("endpoint_id" = Uuid, Path, description = "The endpoint's id"), MessageQuery),
     responses(
-        (status = 200, description = "A page of messages", body = Envelope<MessagePage>,
-        links(
-            ("RetryMessage" = (operation_id = "retry_webhook_message", parameters(
-                ("endpoint_id" = "$request.path.endpoint_id"),
-                ("message_id" = "$response.body#/response/messages/0/message_id"),
-            ))),
-        )),
-        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
-        (status = 404, description = "No such endpoint of the caller (`NOT_FOUND`)", body = Envelope<ErrorBody>),
+        // Its link to the retry: `openapi::SharedLinks`.
+        (status = 200, description = "A page of messages", body = Envelope<MessagePage>),
+        EndpointErrors,
         (status = 422, description = "`VALIDATION_FAILED`: unknown state, bad cursor or limit", body = Envelope<ErrorBody>),
     ))]
 pub async fn messages(
@@ -653,7 +635,6 @@ pub async fn messages(
     PathId(id): PathId,
     ApiQuery(q): ApiQuery<MessageQuery>,
 ) -> Result<Response, ApiError> {
-    own_endpoint(&state, caller, id).await?;
     let mut errs = Violations::new();
     let wanted = q.state.as_deref().and_then(|s| {
         let known = ["pending", "delivered", "failed"].contains(&s);
@@ -666,13 +647,13 @@ pub async fn messages(
         }
         known.then_some(s)
     });
-    let (before, limit) = before_page(q.before.as_deref(), q.limit, &mut errs);
-    errs.finish(())?;
-    let rows = state
-        .repo
-        .list_webhook_messages(id, wanted, before, limit + 1)
-        .await?;
-    let (rows, next_cursor) = newest_first_page(rows, limit, |r| r.seq);
+    let read = async |before, limit| {
+        let repo = &state.repo;
+        repo.list_webhook_messages(id, wanted, before, limit).await
+    };
+    let page = (q.before.as_deref(), q.limit);
+    let (rows, next_cursor) =
+        endpoint_page(&state, caller, id, page, errs, read, |r| r.seq).await?;
     let messages: Vec<MessageView> = rows
         .into_iter()
         .map(|r| MessageView {
@@ -721,7 +702,7 @@ pub struct RetryAnswer {
     ),
     responses(
         (status = 200, description = "Queued for an attempt", body = Envelope<RetryAnswer>),
-        (status = 403, description = "Not a provider key (`FORBIDDEN`)", body = Envelope<ErrorBody>),
+        ProviderForbidden,
         (status = 404, description = "No such endpoint of the caller, or no such message of the endpoint (`NOT_FOUND`)", body = Envelope<ErrorBody>),
         (status = 409, description = "`WEBHOOK_MESSAGE_DELIVERED`: the receiver already accepted it", body = Envelope<ErrorBody>),
     ))]

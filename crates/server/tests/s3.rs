@@ -1,7 +1,7 @@
 //! Documents in an S3 bucket (`FILING_DOCUMENTS_URL=s3://BUCKET/PREFIX`), against a real
 //! S3-compatible server: moto's, from PyPI, which `.ci/run` starts and names in
-//! `TEST_S3_ENDPOINT`. Each test makes a bucket of its own; without the variable they are skipped,
-//! as the PostgreSQL tests are without `TEST_DATABASE_URL`.
+//! `TEST_S3_ENDPOINT`. Each test makes a bucket of its own; without the variable cargo reports
+//! them as ignored, as the PostgreSQL tests without `TEST_DATABASE_URL`.
 //!
 //! The bucket outage (a proxy in front of the server that is cut and stalled) is in `faults/bucket.rs`.
 
@@ -19,10 +19,7 @@ use serde_json::json;
 
 /// An app whose documents live in a fresh bucket, and the bucket's name.
 async fn app_on_bucket(backend: Backend) -> Option<(TestApp, String)> {
-    let Some(endpoint) = s3_endpoint() else {
-        eprintln!("skipped: TEST_S3_ENDPOINT is not set");
-        return None;
-    };
+    let endpoint = s3_endpoint()?;
     let settings = fresh_bucket(&endpoint).await?;
     let bucket = settings.bucket.clone();
     let app = TestApp::spawn_with(backend, common::on_bucket(settings)).await?;
@@ -45,6 +42,7 @@ async fn key_holding(bucket: &str, bytes: &[u8]) -> Option<String> {
 }
 
 backend_tests! {
+    #[cfg_attr(no_test_s3, ignore = "TEST_S3_ENDPOINT is not set")]
     async fn documents_are_written_to_and_served_from_the_bucket(backend) {
         let Some((app, bucket)) = app_on_bucket(backend).await else { return };
         let (_, key) = app.provider("Plattform GmbH").await;
@@ -117,10 +115,10 @@ backend_tests! {
 
 /// A bucket that does not exist, or an endpoint that does not answer, stops the start with the
 /// reason instead of failing the first create.
+#[cfg_attr(no_test_s3, ignore = "TEST_S3_ENDPOINT is not set")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_missing_bucket_or_unreachable_endpoint_stops_the_start() {
     let Some(endpoint) = s3_endpoint() else {
-        eprintln!("skipped: TEST_S3_ENDPOINT is not set");
         return;
     };
     let mut settings = fresh_bucket(&endpoint).await.unwrap();
@@ -149,11 +147,13 @@ async fn a_missing_bucket_or_unreachable_endpoint_stops_the_start() {
 /// A bucket service that comes up after the service (containers starting together): the start
 /// waits for it, as it waits for PostgreSQL, and then serves. First nothing listens; then, in
 /// the second test, a service that answers 503 while it initialises (as MinIO does).
+#[cfg_attr(no_test_s3, ignore = "TEST_S3_ENDPOINT is not set")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bucket_that_comes_up_later_is_waited_for_at_start() {
     late_bucket(false).await;
 }
 
+#[cfg_attr(no_test_s3, ignore = "TEST_S3_ENDPOINT is not set")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bucket_that_answers_503_while_starting_is_waited_for() {
     late_bucket(true).await;
@@ -164,7 +164,6 @@ async fn a_bucket_that_answers_503_while_starting_is_waited_for() {
 async fn late_bucket(unavailable: bool) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let Some(endpoint) = s3_endpoint() else {
-        eprintln!("skipped: TEST_S3_ENDPOINT is not set");
         return;
     };
     let mut settings = fresh_bucket(&endpoint).await.unwrap();
@@ -293,6 +292,7 @@ async fn start_error(settings: store::documents::S3Settings, wait: std::time::Du
 /// `filing documents sweep` on a bucket, configured as an operator would: the bucket URL and
 /// the `AWS_*` variables the README lists, nothing else. It removes the object no record names
 /// and keeps the case's document.
+#[cfg_attr(no_test_s3, ignore = "TEST_S3_ENDPOINT is not set")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sweep_reads_the_aws_variables_and_cleans_the_bucket() {
     let Some((app, bucket)) = app_on_bucket(Backend::Sqlite).await else {
@@ -338,6 +338,7 @@ async fn the_sweep_reads_the_aws_variables_and_cleans_the_bucket() {
 
 /// A bucket deleted while the app runs is the document store being unavailable (503 with
 /// `Retry-After`, nothing created), not a server error; once it is back, creates work again.
+#[cfg_attr(no_test_s3, ignore = "TEST_S3_ENDPOINT is not set")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bucket_deleted_under_the_app_is_503_until_it_is_back() {
     let Some((app, bucket)) = app_on_bucket(Backend::Sqlite).await else {

@@ -123,11 +123,28 @@ pub fn output_of(command: &mut std::process::Command) -> (Option<i32>, String, S
     )
 }
 
-/// The PostgreSQL server tests use, when `TEST_DATABASE_URL` is set.
+/// The PostgreSQL server tests use, when `TEST_DATABASE_URL` is set (see [`test_server`]).
 pub fn pg_base_url() -> Option<String> {
-    std::env::var("TEST_DATABASE_URL")
-        .ok()
-        .filter(|s| !s.is_empty())
+    test_server("TEST_DATABASE_URL", cfg!(no_test_database))
+}
+
+/// The address of a test server in `variable`; `None` (the test returns early) when it is unset
+/// or empty.
+///
+/// A test that needs the server is `#[ignore]`d when the variable was unset at build time too
+/// (`unset_at_build`: the cfg `build.rs` sets), so cargo reports it as not run; this guard then
+/// runs only with `--ignored`. Set at build time and unset now (a test binary run by hand) must
+/// not pass as a test that ran: it panics.
+fn test_server(variable: &str, unset_at_build: bool) -> Option<String> {
+    let value = std::env::var(variable).ok().filter(|s| !s.is_empty());
+    if value.is_none() {
+        assert!(
+            unset_at_build,
+            "{variable} was set when this test was built and is not set now"
+        );
+        eprintln!("skipped: {variable} is not set");
+    }
+    value
 }
 
 /// A database URL of its own for one test: an SQLite file in `dir`, or a new PostgreSQL
@@ -208,10 +225,7 @@ async fn drop_databases_of_ended_runs(conn: &mut sqlx::PgConnection) {
 pub fn s3_endpoint() -> Option<String> {
     // The tests' own S3 requests use reqwest with rustls, which needs the provider.
     server::webhooks::install_tls();
-    std::env::var("TEST_S3_ENDPOINT")
-        .ok()
-        .filter(|s| !s.is_empty())
-        .map(|s| s.trim_end_matches('/').to_owned())
+    test_server("TEST_S3_ENDPOINT", cfg!(no_test_s3)).map(|s| s.trim_end_matches('/').to_owned())
 }
 
 /// A new, empty bucket of its own for one test, on `endpoint` (the S3 test server, or a proxy
@@ -672,14 +686,17 @@ pub async fn assert_other_companies_refused(
     assert_error(s, &b, 404, "COMPANY_NOT_FOUND");
 }
 
-/// Runs each test body against SQLite, and against PostgreSQL when `TEST_DATABASE_URL` is set.
+/// Runs each test body against SQLite, and against PostgreSQL when `TEST_DATABASE_URL` is set
+/// (otherwise the PostgreSQL half is ignored). Attributes before a test (an `ignore` of its own)
+/// go to both halves.
 #[macro_export]
 macro_rules! backend_tests {
-    ($(async fn $name:ident($app:ident) $body:block)*) => {
+    ($($(#[$attr:meta])* async fn $name:ident($app:ident) $body:block)*) => {
         mod sqlite {
             #[allow(unused_imports)]
             use super::*;
             $(
+                $(#[$attr])*
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() {
                     let backend = $crate::common::Backend::Sqlite;
@@ -692,10 +709,14 @@ macro_rules! backend_tests {
             #[allow(unused_imports)]
             use super::*;
             $(
+                $(#[$attr])*
+                // A test with an `ignore` of its own has two when both variables are unset;
+                // cargo shows the first.
+                #[allow(unused_attributes)]
+                #[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() {
                     if $crate::common::pg_base_url().is_none() {
-                        eprintln!("skipped: TEST_DATABASE_URL is not set");
                         return;
                     }
                     let backend = $crate::common::Backend::Postgres;

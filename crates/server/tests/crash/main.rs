@@ -345,10 +345,10 @@ async fn sigkill_under_create_load_sqlite() {
     run(Backend::Sqlite).await;
 }
 
+#[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_under_create_load_postgres() {
     if pg_base_url().is_none() {
-        eprintln!("skipped: TEST_DATABASE_URL is not set");
         return;
     }
     run(Backend::Postgres).await;

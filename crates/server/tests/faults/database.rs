@@ -40,7 +40,7 @@ async fn sqlite_write_lock_is_503_and_nothing_is_left() {
 // --- PostgreSQL: the server goes away --------------------------------------------------------
 
 /// An app on a fresh PostgreSQL database reached through a [`Proxy`], with a provider key and
-/// one trade case created (`case` is its path); `None` (skipped) without `TEST_DATABASE_URL`.
+/// one trade case created (`case` is its path); `None` without `TEST_DATABASE_URL`.
 struct Proxied {
     app: TestApp,
     proxy: Arc<Proxy>,
@@ -51,10 +51,7 @@ struct Proxied {
 
 impl Proxied {
     async fn start() -> Option<Self> {
-        if common::pg_base_url().is_none() {
-            eprintln!("skipped: TEST_DATABASE_URL is not set");
-            return None;
-        }
+        common::pg_base_url()?;
         let dir = Arc::new(tempfile::tempdir().unwrap());
         let direct = common::fresh_database(Backend::Postgres, dir.path())
             .await
@@ -121,10 +118,10 @@ async fn count_rows(direct_url: &str, table: &str) -> i64 {
 
 /// `filing serve` started while PostgreSQL cannot be reached yet keeps trying (saying so) and
 /// serves once the database is there; with `FILING_DB_STARTUP_WAIT_SECS=0` it gives up at once.
+#[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_not_up_yet_at_start_is_waited_for() {
     if common::pg_base_url().is_none() {
-        eprintln!("skipped: TEST_DATABASE_URL is not set");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -210,6 +207,7 @@ async fn postgres_not_up_yet_at_start_is_waited_for() {
     child.kill().await.unwrap();
 }
 
+#[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_going_away_is_503_within_the_timeout_and_recovers() {
     let Some(p) = Proxied::start().await else {
@@ -250,6 +248,7 @@ async fn postgres_going_away_is_503_within_the_timeout_and_recovers() {
 /// PostgreSQL that accepts connections and never answers: reads (on their own connections) and
 /// creates (through the pool) are 503 within the database timeout, not left waiting, and both
 /// work again once it answers.
+#[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_not_answering_is_503_within_the_timeout() {
     let Some(p) = Proxied::start().await else {
@@ -308,10 +307,10 @@ async fn set_read_only(direct_url: &str, on: bool) {
     .unwrap();
 }
 
+#[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_read_only_is_503_and_leaves_no_files() {
     if common::pg_base_url().is_none() {
-        eprintln!("skipped: TEST_DATABASE_URL is not set");
         return;
     }
     let before = Before::new(Backend::Postgres, short_db_timeout()).await;

@@ -212,7 +212,12 @@ backend_tests! {
         let summary = doc(&case, "tax-registration-summary").expect("listed at once").clone();
         let doc_id: uuid::Uuid = summary["id"].as_str().unwrap().parse().unwrap();
 
-        // Recorded with the case, not rendered: no size, no digest, no file.
+        // Recorded with the case, not rendered: no size, no digest, no file; the GET says so.
+        assert_eq!(summary["content_type"], "application/pdf");
+        assert_eq!((&summary["size"], &summary["sha256"]), (&json!(null), &json!(null)));
+        let xml = doc(&case, "tax-registration-xml").expect("xml");
+        assert_eq!(xml["content_type"], "application/xml");
+        assert_eq!(xml["size"], download(&app, xml).await.len());
         let record = app.state.repo.get_document(doc_id).await.unwrap().expect("recorded");
         assert_eq!((record.size, record.sha256.as_ref()), (None, None));
         assert!(app.state.documents.get(&record.storage_key).await.unwrap().is_none());
@@ -237,6 +242,10 @@ backend_tests! {
         assert_eq!(stored.as_ref(), a.as_slice());
         assert!(!app.state.repo.record_rendered(doc_id, 1, &[0; 32]).await.unwrap(), "recorded once");
         assert_eq!(download(&app, &summary).await, a);
+        // The GET gives them now.
+        let shown = doc(&get(&app, &key, &id).await, "tax-registration-summary").unwrap().clone();
+        assert_eq!(shown["size"], a.len());
+        assert_eq!(shown["sha256"], common::sha256_hex(&a));
     }
 
     async fn gmbh_with_an_office_gets_a_valid_xml_and_summary(backend) {

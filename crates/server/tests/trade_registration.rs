@@ -194,6 +194,10 @@ backend_tests! {
         let (s, _, again) = download(&app, docs[0]["download_url"].as_str().unwrap()).await;
         assert_eq!(s, 200);
         assert_eq!(again, pdf);
+        // And says what the download delivers, to check a stored copy by.
+        assert_eq!(docs[0]["content_type"], "application/pdf");
+        assert_eq!(docs[0]["size"], pdf.len());
+        assert_eq!(docs[0]["sha256"], common::sha256_hex(&pdf));
     }
 
     async fn assisted_multipart_with_an_uploaded_signed_pdf(backend) {

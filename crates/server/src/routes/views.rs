@@ -12,10 +12,24 @@ use crate::state::AppState;
 #[derive(Debug, Serialize, ToSchema)]
 pub struct DocumentView {
     pub id: Uuid,
-    /// `trade-licence-application`, `power-of-attorney` or `trade-licence`.
+    /// A trade registration's `trade-licence-application`, `power-of-attorney` or
+    /// `trade-licence`; a tax registration's `tax-registration-xml` or
+    /// `tax-registration-summary`.
     #[serde(rename = "type")]
     pub doc_type: String,
     pub name: String,
+    /// `application/pdf` or `application/xml`: the download's `Content-Type`.
+    #[schema(example = "application/pdf")]
+    pub content_type: String,
+    /// The file's length in bytes, as the download delivers it. `null` for a document the
+    /// service renders on its first download (the tax registration summary) until that
+    /// download.
+    #[schema(example = 43512)]
+    pub size: Option<i64>,
+    /// The SHA-256 digest of the file, 64 lowercase hex digits, for checking a stored copy;
+    /// `null` where `size` is.
+    #[schema(example = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08")]
+    pub sha256: Option<String>,
     pub download_url: String,
 }
 
@@ -42,9 +56,17 @@ pub fn document_views(state: &AppState, documents: &[DocumentRecord]) -> Vec<Doc
             id: d.id,
             doc_type: d.doc_type.as_str().into(),
             name: d.name.clone(),
+            content_type: d.content_type.clone(),
+            size: d.size,
+            sha256: d.sha256.as_deref().map(hex),
             download_url: state.links.url(d.id, now),
         })
         .collect()
+}
+
+/// Bytes as lowercase hex digits.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 pub fn history_views(history: &[StatusChange]) -> Vec<StatusHistoryEntry> {

@@ -296,6 +296,15 @@ pub async fn bucket_keys(bucket: &str) -> Vec<String> {
         .collect()
 }
 
+/// The SHA-256 digest of `bytes` as lowercase hex (a document's `sha256` in a GET).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 pub fn md5_hex(bytes: &[u8]) -> String {
     use md5::Digest;
     md5::Md5::digest(bytes)

@@ -467,6 +467,78 @@ fn webhook_event_types_are_the_services() {
     assert_eq!(documented, domain::webhook::EVENT_TYPES);
 }
 
+/// The document's `webhooks` section (OpenAPI 3.1) has every event the service sends, each a
+/// POST with the Standard Webhooks headers and the `WebhookEvent` body, and an example whose
+/// `type` is the event's and whose fields are the schema's (for `documents.updated`, with its
+/// documents; for status events, without).
+#[test]
+fn every_event_is_in_the_webhooks_section() {
+    let doc = serde_json::to_value(server::openapi::document()).unwrap();
+    let hooks = doc["webhooks"].as_object().expect("a webhooks section");
+    let names: Vec<&str> = hooks.keys().map(String::as_str).collect();
+    assert_eq!(sorted(&names), sorted(domain::webhook::EVENT_TYPES));
+    let data_fields = schema_keys(&doc, "WebhookEventData");
+    let document_fields = schema_keys(&doc, "WebhookDocument");
+    for (event, item) in hooks {
+        let post = &item["post"];
+        let headers: Vec<&str> = post["parameters"]
+            .as_array()
+            .expect("parameters")
+            .iter()
+            .filter(|p| p["in"] == "header" && p["required"] == true)
+            .map(|p| p["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            headers,
+            ["webhook-id", "webhook-timestamp", "webhook-signature"],
+            "{event}"
+        );
+        let body = &post["requestBody"]["content"]["application/json"];
+        assert_eq!(
+            body["schema"]["$ref"], "#/components/schemas/WebhookEvent",
+            "{event}"
+        );
+        let example = &body["example"];
+        assert_eq!(example["type"], event.as_str());
+        assert!(
+            example["timestamp"]
+                .as_str()
+                .is_some_and(|t| t.ends_with('Z')),
+            "{event}"
+        );
+        let data = example["data"].as_object().expect("data");
+        for key in data.keys() {
+            assert!(
+                data_fields.contains(key),
+                "{event}: {key} is not in WebhookEventData"
+            );
+        }
+        let id_field = if event.starts_with("tax-") {
+            "tax_registration_id"
+        } else {
+            "trade_registration_id"
+        };
+        assert!(data[id_field].is_string(), "{event}: {id_field}");
+        if event == domain::webhook::DOCUMENTS_UPDATED {
+            let docs = data["documents"].as_array().expect("documents");
+            for d in docs {
+                for key in d.as_object().unwrap().keys() {
+                    assert!(
+                        document_fields.contains(key),
+                        "{key} is not in WebhookDocument"
+                    );
+                }
+            }
+            assert!(data.get("previous_status").is_none());
+        } else {
+            assert!(data.get("documents").is_none(), "{event}");
+            let status = event.rsplit('.').next().unwrap();
+            assert_eq!(data["status"], status, "{event}");
+        }
+        assert!(post["responses"]["2XX"].is_object(), "{event}");
+    }
+}
+
 /// Operation ids are unique (the specification requires it; clients generated from the
 /// document name their methods after them), and every response link names one by the
 /// specification's `operationId` and fills parameters the target has.

@@ -13,6 +13,7 @@ use crate::routes::{
     trade_registrations, webhooks,
 };
 use crate::state::AppState;
+use webhook_section::Webhooks;
 
 #[derive(OpenApi)]
 #[openapi(
@@ -73,7 +74,7 @@ Errors carry a stable `code`, and validation errors list every broken field in `
         domain::lifecycle::TaxStatus,
         trade_registrations::SignedPdf,
     )),
-    modifiers(&BearerAuth, &CommonResponses, &SharedLinks, &LinkOperationIds),
+    modifiers(&BearerAuth, &CommonResponses, &SharedLinks, &LinkOperationIds, &Webhooks),
     security(("bearer" = [])),
     tags(
         (name = "health", description = "Liveness"),
@@ -494,6 +495,7 @@ impl Modify for LinkOperationIds {
 
 pub mod examples;
 pub mod responses;
+mod webhook_section;
 
 pub fn document() -> utoipa::openapi::OpenApi {
     ApiDoc::openapi()

@@ -38,6 +38,18 @@ pub const EVENT_TYPES: &[&str] = &[
 /// names mirror the trade statuses.
 pub const DOCUMENTS_UPDATED: &str = "documents.updated";
 
+/// The type of the test event `POST /v1/webhook-endpoints/{id}/test` sends: not a case event,
+/// so not in [`EVENT_TYPES`] (no endpoint subscribes to it; every endpoint can be pinged).
+pub const PING: &str = "ping";
+
+/// The body of a test ping to endpoint `endpoint_id` at `at`, exactly as signed:
+/// `{"type": "ping", "timestamp", "data": {"endpoint_id"}}`.
+pub fn ping_body(endpoint_id: Uuid, at: OffsetDateTime) -> Option<String> {
+    let timestamp = at.format(&Rfc3339).ok()?;
+    let body = json!({"type": PING, "timestamp": timestamp, "data": {"endpoint_id": endpoint_id}});
+    Some(body.to_string())
+}
+
 /// The event a case entering `status` produces; `None` for a status that is not public.
 pub fn event_type(status: CaseStatus) -> Option<&'static str> {
     let prefix = match status.kind() {

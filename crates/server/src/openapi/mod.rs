@@ -59,6 +59,7 @@ Errors carry a stable `code`, and validation errors list every broken field in `
         webhooks::get,
         webhooks::delete,
         webhooks::rotate_secret,
+        webhooks::test_endpoint,
         webhooks::deliveries,
         webhooks::messages,
         webhooks::retry_message,
@@ -69,6 +70,8 @@ Errors carry a stable `code`, and validation errors list every broken field in `
     components(schemas(
         WebhookEvent,
         WebhookEventData,
+        WebhookPing,
+        WebhookPingData,
         WebhookDocument,
         domain::lifecycle::TradeStatus,
         domain::lifecycle::TaxStatus,
@@ -108,6 +111,26 @@ pub struct WebhookEvent {
     #[schema(format = DateTime)]
     pub timestamp: String,
     pub data: WebhookEventData,
+}
+
+/// The body of a test ping (`POST /v1/webhook-endpoints/{endpoint_id}/test`).
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct WebhookPing {
+    /// Always `ping`.
+    #[schema(rename = "type", example = "ping")]
+    pub event_type: String,
+    /// When it was sent (RFC 3339).
+    #[schema(format = DateTime)]
+    pub timestamp: String,
+    pub data: WebhookPingData,
+}
+
+/// Which endpoint was pinged.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct WebhookPingData {
+    pub endpoint_id: uuid::Uuid,
 }
 
 /// What changed.

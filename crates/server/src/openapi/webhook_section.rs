@@ -10,7 +10,7 @@
 use domain::case::DocumentType;
 use domain::case_state::CaseStatus;
 use domain::lifecycle::{Lifecycle, TaxStatus, TradeStatus};
-use domain::webhook::{CaseEvent, DOCUMENTS_UPDATED, DocumentsEvent, UpdatedDocument};
+use domain::webhook::{CaseEvent, DOCUMENTS_UPDATED, DocumentsEvent, PING, UpdatedDocument};
 use serde_json::{Value, json};
 use utoipa::Modify;
 use utoipa::openapi::extensions::Extensions;
@@ -45,6 +45,16 @@ fn section() -> Value {
         );
     }
     let documents = documents_sample();
+    let ping = domain::webhook::ping_body(ENDPOINT, at()).unwrap_or_default();
+    let mut ping_item = item(
+        PING,
+        "Sent only by `POST /v1/webhook-endpoints/{endpoint_id}/test`, to the endpoint named, \
+         whichever events it subscribed to; never retried.",
+        &ping,
+    );
+    ping_item["post"]["requestBody"]["content"]["application/json"]["schema"] =
+        json!({"$ref": "#/components/schemas/WebhookPing"});
+    events.insert(PING.into(), ping_item);
     events.insert(
         DOCUMENTS_UPDATED.into(),
         item(
@@ -121,6 +131,7 @@ fn header(name: &str, description: &str) -> Value {
 }
 
 const CASE: uuid::Uuid = uuid::Uuid::from_u128(0x0193_8a2e_5c1d_7e0a_9b3c_4d5e_6f70_8192);
+const ENDPOINT: uuid::Uuid = uuid::Uuid::from_u128(0x0193_8a2d_0000_7000_8000_0000_0000_00e1);
 const COMPANY: uuid::Uuid = uuid::Uuid::from_u128(0x0193_8a2e_5c1c_7f11_8a2b_3c4d_5e6f_7081);
 
 fn at() -> time::OffsetDateTime {

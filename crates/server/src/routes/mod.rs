@@ -127,6 +127,10 @@ pub fn authenticated(config: &Config) -> Router<Arc<AppState>> {
             post(webhooks::rotate_secret),
         )
         .route(
+            "/v1/webhook-endpoints/{endpoint_id}/test",
+            post(webhooks::test_endpoint),
+        )
+        .route(
             "/v1/webhook-endpoints/{endpoint_id}/deliveries",
             get(webhooks::deliveries),
         )

@@ -175,6 +175,25 @@ pub struct RotatedSecret {
     pub previous_secret_expires_at: OffsetDateTime,
 }
 
+/// What a test ping to an endpoint got back.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PingResult {
+    pub result: Outcome,
+    pub message: String,
+    /// The endpoint.
+    pub id: Uuid,
+    /// The ping's `webhook-id`.
+    pub message_id: Uuid,
+    /// Whether the receiver answered 2xx.
+    pub delivered: bool,
+    /// The receiver's status code; null when no answer came.
+    pub status_code: Option<u16>,
+    /// Why it was not delivered (`HTTP 500`, `timed out`, a refused target, ...), as a
+    /// delivery attempt would record it; null when delivered.
+    pub error: Option<String>,
+    pub duration_ms: i64,
+}
+
 #[derive(Debug, Serialize, ToSchema)]
 pub struct DeletedEndpoint {
     pub result: Outcome,
@@ -424,6 +443,49 @@ pub async fn rotate_secret(
             id,
             secret,
             previous_secret_expires_at: until,
+        },
+    ))
+}
+
+/// Sends a signed `ping` event to the endpoint now and answers with what the receiver said:
+/// the same target checks, signing (`webhook-id`, `webhook-timestamp`, `webhook-signature`) and
+/// timeout as every delivery, whichever events the endpoint subscribed to. Nothing is stored or
+/// retried; the answer is 200 whether or not the receiver took it (`delivered`).
+#[utoipa::path(post, path = "/v1/webhook-endpoints/{endpoint_id}/test", tag = "webhooks",
+    operation_id = "test_webhook_endpoint",
+    params(
+        ("endpoint_id" = Uuid, Path, description = "The endpoint's id"),
+    ),
+    responses(
+        (status = 200, description = "Sent; `delivered` says whether the receiver answered 2xx", body = Envelope<PingResult>),
+        EndpointErrors,
+    ))]
+pub async fn test_endpoint(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    PathId(id): PathId,
+) -> Result<Response, ApiError> {
+    let endpoint = own_endpoint(&state, caller, id).await?;
+    let sent = crate::webhooks::ping(&state, endpoint)
+        .await
+        .map_err(ApiError::Internal)?;
+    let delivered = sent.status_code.is_some_and(|c| (200..300).contains(&c));
+    tracing::info!(endpoint_id = %id, status_code = ?sent.status_code, delivered, "webhook endpoint pinged");
+    Ok(respond(
+        StatusCode::OK,
+        PingResult {
+            result: Outcome::Success,
+            message: if delivered {
+                "ping delivered".into()
+            } else {
+                "ping sent; the receiver did not take it".into()
+            },
+            id,
+            message_id: sent.message_id,
+            delivered,
+            status_code: sent.status_code,
+            error: sent.error,
+            duration_ms: sent.duration_ms,
         },
     ))
 }

@@ -365,6 +365,42 @@ async fn deliver(state: &AppState, client: &reqwest::Client, m: ClaimedMessage) 
     }
 }
 
+/// What a test ping got back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PingOutcome {
+    /// The `webhook-id` it was sent with.
+    pub message_id: Uuid,
+    pub status_code: Option<u16>,
+    /// Why it was not a 2xx (a status, a timeout, a refused target), as in the deliveries.
+    pub error: Option<String>,
+    pub duration_ms: i64,
+}
+
+/// Sends a signed `ping` to `endpoint` now, through the same target checks, signing and client
+/// settings as every delivery, but outside the outbox: nothing is stored and nothing retried.
+pub async fn ping(state: &AppState, endpoint: WebhookEndpoint) -> anyhow::Result<PingOutcome> {
+    let client = client(&state.config.webhooks)?;
+    let at = crate::clock::now_micros();
+    let payload = domain::webhook::ping_body(endpoint.id, at)
+        .ok_or_else(|| anyhow::anyhow!("cannot write the ping's timestamp"))?;
+    let message = ClaimedMessage {
+        id: Uuid::now_v7(),
+        case_id: Uuid::nil(),
+        event_type: domain::webhook::PING.into(),
+        payload,
+        attempts: 0,
+        endpoint,
+    };
+    let started = Instant::now();
+    let (status_code, error) = attempt(state, &client, &message, at).await;
+    Ok(PingOutcome {
+        message_id: message.id,
+        status_code,
+        error,
+        duration_ms: i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX),
+    })
+}
+
 /// One POST; the status code when a response came, else why not.
 async fn attempt(
     state: &AppState,

@@ -144,6 +144,61 @@ backend_tests! {
         assert_error(s, &b, 409, "WEBHOOK_ENDPOINT_LIMIT");
     }
 
+    // `POST /v1/webhook-endpoints/{id}/test`: a signed `ping` now, whichever events the
+    // endpoint takes; the answer says what the receiver said; nothing is stored or retried;
+    // another provider's endpoint is 404, other keys 403.
+    async fn a_test_ping_is_signed_sent_now_and_answered_with_the_receivers_status(backend) {
+        let app = TestApp::spawn(backend).await.unwrap();
+        let (pid, pkey) = app.provider("P").await;
+        let (_, other) = app.provider("Other").await;
+        let (_, ckey) = app.client_company(pid, "Client GmbH").await;
+        let (_, okey) = app.operator("O").await;
+        let rx = Receiver::start(Behaviour::Ok).await;
+        let (eid, secret) = endpoint(&app, &pkey, &rx.url, Some(&["tax-registration.completed"])).await;
+        let ping = |key: String, id: String| {
+            let request = app.post(&format!("/v1/webhook-endpoints/{id}/test"), Some(&key));
+            async move { json(request.send().await.unwrap()).await }
+        };
+
+        let (s, b) = ping(pkey.clone(), eid.clone()).await;
+        assert_eq!(s, 200, "{b}");
+        let r = &b["response"];
+        assert_eq!((r["id"].as_str(), r["delivered"].as_bool(), r["status_code"].as_u64()), (Some(eid.as_str()), Some(true), Some(200)));
+        assert!(r["error"].is_null());
+        let got = rx.wait_for(1).await;
+        assert_eq!(got.len(), 1);
+        got[0].verify(&secret).expect("signed with the endpoint's secret");
+        assert_eq!(got[0].id(), r["message_id"].as_str().unwrap());
+        let body = got[0].json();
+        assert_eq!(body["type"], "ping");
+        assert_eq!(body["data"], json!({"endpoint_id": eid}));
+
+        // Nothing stored: no delivery, no message.
+        for list in ["deliveries", "messages"] {
+            let (s, b) = json(app.get(&format!("/v1/webhook-endpoints/{eid}/{list}"), Some(&pkey)).send().await.unwrap()).await;
+            assert_eq!(s, 200, "{b}");
+            assert_eq!(b["response"][list], json!([]), "{list}");
+        }
+
+        // Another provider's endpoint is not found; client and operator keys are refused.
+        let (s, b) = ping(other.clone(), eid.clone()).await;
+        assert_error(s, &b, 404, "NOT_FOUND");
+        for key in [&ckey, &okey] {
+            let (s, b) = ping(key.clone(), eid.clone()).await;
+            assert_error(s, &b, 403, "FORBIDDEN");
+        }
+        assert_eq!(rx.deliveries().len(), 1, "refused pings send nothing");
+
+        // A receiver that does not take it: still 200, with its status and the reason.
+        let failing = Receiver::start(Behaviour::Always(500)).await;
+        let (eid2, _) = endpoint(&app, &pkey, &failing.url, None).await;
+        let (s, b) = ping(pkey.clone(), eid2).await;
+        assert_eq!(s, 200, "{b}");
+        let r = &b["response"];
+        assert_eq!((r["delivered"].as_bool(), r["status_code"].as_u64(), r["error"].as_str()), (Some(false), Some(500), Some("HTTP 500")));
+        assert_eq!(failing.wait_for(1).await.len(), 1, "tried once, not retried");
+    }
+
     async fn private_targets_are_refused_unless_allowed(backend) {
         let options = Options::tweak(|c| c.webhooks.allow_private_targets = false);
         let app = TestApp::spawn_with(backend, options).await.unwrap();

@@ -216,6 +216,8 @@ pub async fn build_state(mut config: Config) -> anyhow::Result<Arc<AppState>> {
     let trade_offices = crate::recent::Recent::new(config.directory_cache);
     let spool_dir = crate::uploads::prepare_spool(&config.storage.data_dir)
         .context("cannot prepare the upload spool folder")?;
+    let webhook_client =
+        crate::webhooks::client(&config.webhooks).context("cannot build the webhook client")?;
     Ok(Arc::new(AppState {
         repo,
         documents,
@@ -227,6 +229,7 @@ pub async fn build_state(mut config: Config) -> anyhow::Result<Arc<AppState>> {
         rate_limiter: crate::limits::rate_limiter(config.rate_limit),
         config,
         webhook_wake: tokio::sync::Notify::new(),
+        webhook_client,
         keys,
         trade_offices,
         answer_keys,

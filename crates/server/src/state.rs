@@ -21,6 +21,9 @@ pub struct AppState {
     pub config: Config,
     /// Wakes this instance's webhook worker when a request has written events.
     pub webhook_wake: tokio::sync::Notify,
+    /// The HTTP client of webhook deliveries and test pings ([`crate::webhooks::client`]),
+    /// built once: its resolver and TLS roots are not set up again per request.
+    pub webhook_client: reqwest::Client,
     /// One permit per upload (multipart request) this instance serves at a time.
     pub upload_slots: Arc<tokio::sync::Semaphore>,
     /// The upload slots each provider holds, within its share (the `limits::upload_slots` layer).

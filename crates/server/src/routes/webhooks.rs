@@ -466,7 +466,7 @@ pub async fn test_endpoint(
     PathId(id): PathId,
 ) -> Result<Response, ApiError> {
     let endpoint = own_endpoint(&state, caller, id).await?;
-    let sent = crate::webhooks::ping(&state, endpoint)
+    let sent = crate::webhooks::ping(&state, &endpoint)
         .await
         .map_err(ApiError::Internal)?;
     let delivered = sent.status_code.is_some_and(|c| (200..300).contains(&c));

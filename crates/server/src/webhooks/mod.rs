@@ -243,12 +243,11 @@ pub const MIN_WAKE_GAP: Duration = Duration::from_millis(25);
 
 /// Starts the delivery worker of this instance.
 pub fn spawn_worker(state: Arc<AppState>) -> anyhow::Result<WorkerHandle> {
-    let client = client(&state.config.webhooks)?;
     let (stop, stopped) = watch::channel(false);
     let task = tokio::spawn(async move {
         tracing::info!("webhook worker started");
         let poll = state.config.webhooks.poll_interval;
-        let (state, client) = (&state, &client);
+        let (state, client) = (&state, &state.webhook_client);
         worker_loop(
             || async move {
                 match run_once(state, client).await {
@@ -324,7 +323,7 @@ async fn deliver(state: &AppState, client: &reqwest::Client, m: ClaimedMessage) 
     let attempt_no = m.attempts.saturating_add(1);
     let started = Instant::now();
     let at = crate::clock::now_micros();
-    let (status_code, error) = attempt(state, client, &m, at).await;
+    let (status_code, error) = attempt(state, client, &m.endpoint, m.id, &m.payload, at).await;
     let duration_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
     let delivered = status_code.is_some_and(|c| (200..300).contains(&c));
     let outcome = if delivered {
@@ -378,47 +377,50 @@ pub struct PingOutcome {
 
 /// Sends a signed `ping` to `endpoint` now, through the same target checks, signing and client
 /// settings as every delivery, but outside the outbox: nothing is stored and nothing retried.
-pub async fn ping(state: &AppState, endpoint: WebhookEndpoint) -> anyhow::Result<PingOutcome> {
-    let client = client(&state.config.webhooks)?;
+pub async fn ping(state: &AppState, endpoint: &WebhookEndpoint) -> anyhow::Result<PingOutcome> {
     let at = crate::clock::now_micros();
     let payload = domain::webhook::ping_body(endpoint.id, at)
         .ok_or_else(|| anyhow::anyhow!("cannot write the ping's timestamp"))?;
-    let message = ClaimedMessage {
-        id: Uuid::now_v7(),
-        case_id: Uuid::nil(),
-        event_type: domain::webhook::PING.into(),
-        payload,
-        attempts: 0,
-        endpoint,
-    };
+    let message_id = Uuid::now_v7();
     let started = Instant::now();
-    let (status_code, error) = attempt(state, &client, &message, at).await;
+    let (status_code, error) = attempt(
+        state,
+        &state.webhook_client,
+        endpoint,
+        message_id,
+        &payload,
+        at,
+    )
+    .await;
     Ok(PingOutcome {
-        message_id: message.id,
+        message_id,
         status_code,
         error,
         duration_ms: i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX),
     })
 }
 
-/// One POST; the status code when a response came, else why not.
+/// One POST of `payload` as message `id` to `endpoint`; the status code when a response came,
+/// else why not.
 async fn attempt(
     state: &AppState,
     client: &reqwest::Client,
-    m: &ClaimedMessage,
+    endpoint: &WebhookEndpoint,
+    id: Uuid,
+    payload: &str,
     now: OffsetDateTime,
 ) -> (Option<u16>, Option<String>) {
     let allow_private = state.config.webhooks.allow_private_targets;
-    let url = match target::check_url(&m.endpoint.url, true)
+    let url = match target::check_url(&endpoint.url, true)
         .and_then(|u| target::check_literal(&u, allow_private).map(|()| u))
     {
         Ok(u) => u,
         Err(e) => return (None, Some(e)),
     };
-    let msg_id = m.id.to_string();
+    let msg_id = id.to_string();
     let timestamp = now.unix_timestamp();
     let key = &state.config.webhooks.sealing;
-    let mut endpoint = m.endpoint.clone();
+    let mut endpoint = endpoint.clone();
     let opened = open(key, endpoint.id, &endpoint.secret);
     let Some(secret) = opened else {
         tracing::error!(endpoint_id = %endpoint.id, "cannot open the endpoint's sealed secret");
@@ -438,7 +440,7 @@ async fn attempt(
         .previous_secret
         .as_deref()
         .and_then(|p| open(key, endpoint.id, p));
-    let Some(signature) = signature_header(&endpoint, now, &msg_id, timestamp, &m.payload) else {
+    let Some(signature) = signature_header(&endpoint, now, &msg_id, timestamp, payload) else {
         return (None, Some("the endpoint's secret is unreadable".into()));
     };
     let sent = client
@@ -447,7 +449,7 @@ async fn attempt(
         .header("webhook-id", &msg_id)
         .header("webhook-timestamp", timestamp.to_string())
         .header("webhook-signature", signature)
-        .body(m.payload.clone())
+        .body(payload.to_owned())
         .send()
         .await;
     match sent {

@@ -138,28 +138,23 @@ fn at() -> time::OffsetDateTime {
     time::macros::datetime!(2026-03-02 09:30:00 UTC)
 }
 
-/// An event of a case entering `status`, as the store writes it.
+/// An event of a case entering `status`, as the store writes it: from a status the lifecycle
+/// table leads there from (none for the status a case is created in), with a reason where the
+/// status needs one.
 fn sample(status: CaseStatus) -> CaseEvent<'static> {
-    let (previous, reason) = match status {
-        CaseStatus::Trade(TradeStatus::Initiated) | CaseStatus::Tax(TaxStatus::Validated) => {
-            (None, None)
+    let previous = match status {
+        CaseStatus::Trade(s) => came_from(s).map(CaseStatus::Trade),
+        CaseStatus::Tax(s) => came_from(s).map(CaseStatus::Tax),
+    };
+    let reason = match status {
+        CaseStatus::Trade(TradeStatus::Blocked) => {
+            Some("Das Gewerbeamt bittet um eine Kopie des Personalausweises")
         }
-        CaseStatus::Trade(TradeStatus::FormRendered) => (Some(TradeStatus::Initiated.into()), None),
-        CaseStatus::Trade(TradeStatus::Submitted) => (Some(TradeStatus::FormRendered.into()), None),
-        CaseStatus::Trade(TradeStatus::Blocked) => (
-            Some(TradeStatus::Submitted.into()),
-            Some("Das Gewerbeamt bittet um eine Kopie des Personalausweises"),
-        ),
-        CaseStatus::Trade(TradeStatus::Completed) => (
-            Some(TradeStatus::Submitted.into()),
-            Some("trade licence issued"),
-        ),
-        CaseStatus::Tax(TaxStatus::Submitted) => (Some(TaxStatus::Validated.into()), None),
-        CaseStatus::Tax(TaxStatus::Completed) => (Some(TaxStatus::Submitted.into()), None),
-        CaseStatus::Tax(TaxStatus::Rejected) => (
-            Some(TaxStatus::Submitted.into()),
-            Some("ERiC: Die Steuernummer des Finanzamts ist ungültig"),
-        ),
+        CaseStatus::Trade(TradeStatus::Completed) => Some("trade licence issued"),
+        CaseStatus::Tax(TaxStatus::Rejected) => {
+            Some("ERiC: Die Steuernummer des Finanzamts ist ungültig")
+        }
+        _ => None,
     };
     CaseEvent {
         case_id: CASE,
@@ -171,6 +166,14 @@ fn sample(status: CaseStatus) -> CaseEvent<'static> {
         reason,
         at: at(),
     }
+}
+
+/// The first status of the table that can move to `to`.
+fn came_from<L: Lifecycle>(to: L) -> Option<L> {
+    L::ALL
+        .iter()
+        .copied()
+        .find(|from| from.next().contains(&to))
 }
 
 fn documents_sample() -> String {

@@ -76,6 +76,13 @@ pub struct DocumentRecord {
     pub created_at: OffsetDateTime,
 }
 
+impl DocumentRecord {
+    /// [`DocumentRecord::sha256`] as 64 lowercase hex digits.
+    pub fn sha256_hex(&self) -> Option<String> {
+        self.sha256.as_deref().map(crate::rows::to_hex)
+    }
+}
+
 /// One entry of a case's status history.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StatusChange {

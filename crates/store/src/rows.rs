@@ -226,7 +226,7 @@ pub(crate) fn rfc3339(at: time::OffsetDateTime) -> crate::Result<String> {
         .map_err(|e| crate::StoreError::Corrupt(format!("timestamp {at}: {e}")))
 }
 
-fn to_hex(bytes: &[u8]) -> String {
+pub(crate) fn to_hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 

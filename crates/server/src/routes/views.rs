@@ -58,15 +58,10 @@ pub fn document_views(state: &AppState, documents: &[DocumentRecord]) -> Vec<Doc
             name: d.name.clone(),
             content_type: d.content_type.clone(),
             size: d.size,
-            sha256: d.sha256.as_deref().map(hex),
+            sha256: d.sha256_hex(),
             download_url: state.links.url(d.id, now),
         })
         .collect()
-}
-
-/// Bytes as lowercase hex digits.
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 pub fn history_views(history: &[StatusChange]) -> Vec<StatusHistoryEntry> {

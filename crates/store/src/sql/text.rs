@@ -100,6 +100,19 @@ macro_rules! office_columns {
     };
 }
 
+/// The endpoints (not deleted) that `$filter`, a condition with an optional `ORDER BY`, selects,
+/// with the columns of [`Columns::endpoint`](crate::rows::Columns::endpoint).
+macro_rules! endpoints_where {
+    ($filter:literal) => {
+        concat!(
+            "SELECT id, provider_id, url, events, secret, previous_secret, \
+             previous_secret_expires_at, created_at FROM webhook_endpoints \
+             WHERE deleted_at IS NULL AND ",
+            $filter
+        )
+    };
+}
+
 /// The columns of a tax registration read (alias `t`), before its children.
 macro_rules! tax_columns {
     () => {

@@ -75,31 +75,31 @@ where
         &self,
         provider_id: uuid::Uuid,
     ) -> Result<Vec<crate::WebhookEndpoint>> {
-        self.endpoints("provider_id = $1 ORDER BY created_at, id", provider_id)
-            .await
+        self.endpoints(
+            endpoints_where!("provider_id = $1 ORDER BY created_at, id"),
+            provider_id,
+        )
+        .await
     }
 
     pub(crate) async fn get_webhook_endpoint(
         &self,
         id: uuid::Uuid,
     ) -> Result<Option<crate::WebhookEndpoint>> {
-        Ok(self.endpoints("id = $1", id).await?.into_iter().next())
+        Ok(self
+            .endpoints(endpoints_where!("id = $1"), id)
+            .await?
+            .into_iter()
+            .next())
     }
 
-    /// The endpoints (not deleted) that `filter`, a condition on `$1` = `param` with an
-    /// optional `ORDER BY`, selects.
+    /// The endpoints `sql` (an [`endpoints_where!`] statement, its `$1` = `param`) selects.
     async fn endpoints(
         &self,
-        filter: &'static str,
+        sql: &'static str,
         param: uuid::Uuid,
     ) -> Result<Vec<crate::WebhookEndpoint>> {
-        let sql = format!(
-            "SELECT id, provider_id, url, events, secret, previous_secret, \
-             previous_secret_expires_at, created_at FROM webhook_endpoints \
-             WHERE deleted_at IS NULL AND {filter}"
-        );
-        // `filter` is one of this file's literals.
-        sqlx::query(sqlx::AssertSqlSafe(sql))
+        sqlx::query(sql)
             .bind(param)
             .fetch_all(&self.pool)
             .await?

@@ -61,13 +61,6 @@ pub enum CasePackage {
 }
 
 impl CasePackage {
-    pub fn kind(self) -> CaseKind {
-        match self {
-            CasePackage::Trade(_) => CaseKind::Trade,
-            CasePackage::Tax(_) => CaseKind::Tax,
-        }
-    }
-
     /// The stored and API name (`self`, `assisted`, `guided`).
     pub fn as_str(self) -> &'static str {
         match self {

@@ -14,6 +14,8 @@ pub enum TradeStatus {
     Submitted,
     Completed,
     Blocked,
+    /// Withdrawn by the provider before it went to the trade office (final).
+    Cancelled,
 }
 
 /// Tax registration statuses.
@@ -25,6 +27,9 @@ pub enum TaxStatus {
     Submitted,
     Completed,
     Rejected,
+    /// Withdrawn by the provider before it went to the tax office, or after a rejection
+    /// (final).
+    Cancelled,
 }
 
 /// A refused transition: where the case is and where it may go.
@@ -177,6 +182,7 @@ impl Lifecycle for TradeStatus {
         TradeStatus::Submitted,
         TradeStatus::Completed,
         TradeStatus::Blocked,
+        TradeStatus::Cancelled,
     ];
 
     fn as_str(self) -> &'static str {
@@ -186,27 +192,29 @@ impl Lifecycle for TradeStatus {
             TradeStatus::Submitted => "submitted",
             TradeStatus::Completed => "completed",
             TradeStatus::Blocked => "blocked",
+            TradeStatus::Cancelled => "cancelled",
         }
     }
 
     fn next(self) -> &'static [Self] {
         use TradeStatus::*;
         match self {
-            Initiated => &[FormRendered, Submitted],
-            FormRendered => &[Submitted],
+            Initiated => &[FormRendered, Submitted, Cancelled],
+            FormRendered => &[Submitted, Cancelled],
             Submitted => &[Completed, Blocked],
             Blocked => &[Submitted],
-            Completed => &[],
+            Completed | Cancelled => &[],
         }
     }
 
-    /// The provider only marks its owners' filing (`submitted`); operators and the sandbox
+    /// The provider only marks its owners' filing (`submitted`) or withdraws the case
+    /// (`cancelled`); operators and the sandbox
     /// answer for the office: `submitted` (filed, or unblocked), `blocked`, `completed` (an
     /// operator with the issued licence: [`TradeStatus::needs_licence`]).
     fn targets(role: Role) -> &'static [Self] {
         use TradeStatus::*;
         match role {
-            Role::Provider => &[Submitted],
+            Role::Provider => &[Submitted, Cancelled],
             Role::Operator | Role::SandboxProvider => &[Submitted, Blocked, Completed],
         }
     }
@@ -235,6 +243,7 @@ impl Lifecycle for TaxStatus {
         TaxStatus::Submitted,
         TaxStatus::Completed,
         TaxStatus::Rejected,
+        TaxStatus::Cancelled,
     ];
 
     fn as_str(self) -> &'static str {
@@ -243,25 +252,26 @@ impl Lifecycle for TaxStatus {
             TaxStatus::Submitted => "submitted",
             TaxStatus::Completed => "completed",
             TaxStatus::Rejected => "rejected",
+            TaxStatus::Cancelled => "cancelled",
         }
     }
 
     fn next(self) -> &'static [Self] {
         use TaxStatus::*;
         match self {
-            Validated => &[Submitted],
+            Validated => &[Submitted, Cancelled],
             Submitted => &[Completed, Rejected],
-            Rejected => &[Submitted],
-            Completed => &[],
+            Rejected => &[Submitted, Cancelled],
+            Completed | Cancelled => &[],
         }
     }
 
-    /// Only operators (and the sandbox, simulating them) move a tax case; `validated` is
-    /// where a case starts, never a step's target.
+    /// Operators (and the sandbox, simulating them) move a tax case; the provider only
+    /// withdraws it (`cancelled`). `validated` is where a case starts, never a step's target.
     fn targets(role: Role) -> &'static [Self] {
         use TaxStatus::*;
         match role {
-            Role::Provider => &[],
+            Role::Provider => &[Cancelled],
             Role::Operator | Role::SandboxProvider => &[Submitted, Completed, Rejected],
         }
     }
@@ -346,6 +356,32 @@ mod tests {
         assert!(TaxStatus::Completed.needs_tax_number(Operator));
         assert!(!TaxStatus::Completed.needs_tax_number(SandboxProvider));
         assert!(TaxStatus::Rejected.needs_reason());
+        // The provider withdraws a case before it reaches the authority; nobody else does.
+        assert_eq!(FormRendered.step(Cancelled, Provider), Ok(Cancelled));
+        assert!(matches!(
+            Submitted.step(Cancelled, Provider),
+            Err(StepRefused::NotFromHere { .. })
+        ));
+        assert!(matches!(
+            FormRendered.step(Cancelled, Operator),
+            Err(StepRefused::NotATarget { .. })
+        ));
+        assert_eq!(
+            TaxStatus::Validated.step(TaxStatus::Cancelled, Provider),
+            Ok(TaxStatus::Cancelled)
+        );
+        assert_eq!(
+            TaxStatus::Rejected.step(TaxStatus::Cancelled, Provider),
+            Ok(TaxStatus::Cancelled)
+        );
+        assert!(matches!(
+            TaxStatus::Submitted.step(TaxStatus::Cancelled, Provider),
+            Err(StepRefused::Transition(_))
+        ));
+        assert!(matches!(
+            TaxStatus::Validated.step(TaxStatus::Cancelled, SandboxProvider),
+            Err(StepRefused::NotATarget { .. })
+        ));
     }
 
     /// Every pair (from, to): allowed exactly when the decisions' table lists it.
@@ -385,7 +421,10 @@ mod tests {
             ("submitted", "completed"),
             ("submitted", "blocked"),
             ("blocked", "submitted"),
+            ("initiated", "cancelled"),
+            ("form-rendered", "cancelled"),
         ]);
+        assert!(TradeStatus::Cancelled.is_final());
         assert!(TradeStatus::Completed.is_final());
         let e = TradeStatus::Completed
             .transition(TradeStatus::Blocked)
@@ -404,13 +443,16 @@ mod tests {
             ("submitted", "completed"),
             ("submitted", "rejected"),
             ("rejected", "submitted"),
+            ("validated", "cancelled"),
+            ("rejected", "cancelled"),
         ]);
+        assert!(TaxStatus::Cancelled.is_final());
         let e = TaxStatus::Validated
             .transition(TaxStatus::Completed)
             .unwrap_err();
         assert_eq!(
             e.to_string(),
-            "the case is validated; it can become submitted, not completed"
+            "the case is validated; it can become submitted or cancelled, not completed"
         );
         // Serde names are the API's.
         assert_eq!(

@@ -219,7 +219,7 @@ impl Package {
         match status {
             TradeStatus::FormRendered => true,
             TradeStatus::Submitted | TradeStatus::Blocked => self == Package::Assisted,
-            TradeStatus::Initiated | TradeStatus::Completed => false,
+            TradeStatus::Initiated | TradeStatus::Completed | TradeStatus::Cancelled => false,
         }
     }
 }

@@ -25,10 +25,12 @@ pub const EVENT_TYPES: &[&str] = &[
     "registration.submitted",
     "registration.completed",
     "registration.blocked",
+    "registration.cancelled",
     "tax-registration.validated",
     "tax-registration.submitted",
     "tax-registration.completed",
     "tax-registration.rejected",
+    "tax-registration.cancelled",
     DOCUMENTS_UPDATED,
 ];
 

@@ -97,6 +97,13 @@ pub enum ApiError {
     CompanyNotFound,
     #[error("{message}")]
     Conflict { code: ErrorCode, message: String },
+    /// The company has a case of this kind that is not cancelled (409
+    /// `COMPANY_ALREADY_REGISTERED`), named in the body's `existing_id` when it could be read.
+    #[error("{}", already_registered_message(kind, *existing_id))]
+    AlreadyRegistered {
+        kind: &'static str,
+        existing_id: Option<uuid::Uuid>,
+    },
     #[error("a request with this Idempotency-Key is still being processed")]
     IdempotencyKeyInUse,
     #[error("this Idempotency-Key was used with a different request")]
@@ -131,6 +138,16 @@ pub enum ApiError {
     Internal(#[from] anyhow::Error),
 }
 
+/// What a create for a company with a case of `kind` ("trade registration") is told.
+fn already_registered_message(kind: &str, existing_id: Option<uuid::Uuid>) -> String {
+    match existing_id {
+        Some(id) => format!(
+            "this company already has a {kind}, {id}; cancel it before filing a new one (docs/api/lifecycle.md, \"Cancellation\")"
+        ),
+        None => format!("this company already has a {kind}"),
+    }
+}
+
 /// What a client whose body was too slow is told (`limits::deadlines`).
 fn body_timeout_message(secs: u64, min_rate: u64) -> String {
     let unit = if secs == 1 { "second" } else { "seconds" };
@@ -153,6 +170,10 @@ pub struct ErrorBody {
     /// Every broken field rule (validation errors only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub errors: Option<Vec<FieldErrorBody>>,
+    /// With `COMPANY_ALREADY_REGISTERED`: the id of the company's case of that kind that is not
+    /// cancelled (its `trade_registration_id` or `tax_registration_id`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub existing_id: Option<uuid::Uuid>,
     /// Lets staff find the request in the logs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
@@ -198,6 +219,7 @@ impl ApiError {
             ApiError::NotFound => ErrorCode::NotFound,
             ApiError::CompanyNotFound => ErrorCode::CompanyNotFound,
             ApiError::Conflict { code, .. } => *code,
+            ApiError::AlreadyRegistered { .. } => ErrorCode::CompanyAlreadyRegistered,
             ApiError::IdempotencyKeyInUse => ErrorCode::IdempotencyKeyInUse,
             ApiError::IdempotencyKeyReused => ErrorCode::IdempotencyKeyReused,
             ApiError::PayloadTooLarge(_) => ErrorCode::PayloadTooLarge,
@@ -233,6 +255,10 @@ impl ApiError {
             message: self.public_message(),
             errors: match self {
                 ApiError::Validation(v) => Some(v.iter().cloned().map(Into::into).collect()),
+                _ => None,
+            },
+            existing_id: match self {
+                ApiError::AlreadyRegistered { existing_id, .. } => *existing_id,
                 _ => None,
             },
             request_id: None,

@@ -229,6 +229,10 @@ fn one_of_each_error() -> Vec<ApiError> {
             code: ErrorCode::InvalidStateTransition,
             message: "x".into(),
         },
+        ApiError::AlreadyRegistered {
+            kind: "trade registration",
+            existing_id: None,
+        },
         ApiError::IdempotencyKeyInUse,
         ApiError::IdempotencyKeyReused,
         ApiError::PayloadTooLarge("x".into()),
@@ -258,6 +262,7 @@ fn one_of_each_error() -> Vec<ApiError> {
             | ApiError::NotFound
             | ApiError::CompanyNotFound
             | ApiError::Conflict { .. }
+            | ApiError::AlreadyRegistered { .. }
             | ApiError::IdempotencyKeyInUse
             | ApiError::IdempotencyKeyReused
             | ApiError::PayloadTooLarge(_)
@@ -635,9 +640,9 @@ fn step_schemas_match_what_the_steps_accept() {
         .collect();
     assert_eq!(
         schemas["TradeTransitionRequest"]["properties"]["status"]["$ref"],
-        "#/components/schemas/TradeStatus"
+        "#/components/schemas/TradeTarget"
     );
-    assert_eq!(enum_of("TradeStatus"), sorted(&trade));
+    assert_eq!(enum_of("TradeTarget"), sorted(&trade));
     let tax: Vec<&str> = TaxStatus::ALL
         .iter()
         .map(|s| s.as_str())
@@ -663,6 +668,7 @@ fn step_schemas_match_what_the_steps_accept() {
         ("MarkSubmittedRequest", TRADE_NOTE_MAX),
         ("TradeLicenceUpload", TRADE_NOTE_MAX),
         ("TaxTransitionRequest", TAX_NOTE_MAX),
+        ("CancelRequest", TRADE_NOTE_MAX),
     ];
     for (name, max) in notes {
         let reason = &schemas[name]["properties"]["reason"];

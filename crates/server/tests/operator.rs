@@ -134,7 +134,7 @@ backend_tests! {
         // form-rendered -> blocked is not in the table; the message names the way on.
         let (s, b) = json(go(json!({"status": "blocked", "reason": "Personalausweis fehlt"}), &okey).await.unwrap()).await;
         let r = assert_error(s, &b, 409, "INVALID_STATE_TRANSITION");
-        assert_eq!(r["message"], "the case is form-rendered; it can become submitted, not blocked");
+        assert_eq!(r["message"], "the case is form-rendered; it can become submitted or cancelled, not blocked");
 
         let (s, b) = json(go(json!({"status": "submitted", "reason": "per Post eingereicht"}), &okey).await.unwrap()).await;
         assert_eq!(s, 200, "{b}");
@@ -598,7 +598,7 @@ backend_tests! {
         }
         let (s, b) = json(go(json!({"status": "completed", "tax_number": "21/815/08150"})).await.unwrap()).await;
         let r = assert_error(s, &b, 409, "INVALID_STATE_TRANSITION");
-        assert_eq!(r["message"], "the case is validated; it can become submitted, not completed");
+        assert_eq!(r["message"], "the case is validated; it can become submitted or cancelled, not completed");
 
         for (body, want) in [
             (json!({"status": "submitted", "reason": "per ELSTER übermittelt"}), "submitted"),

@@ -76,10 +76,10 @@ backend_tests! {
         // The lifecycle table decides, and the message names the way on.
         let (s, b) = go(&app, &pkey, "trade", &id, json!({"status": "blocked", "reason": "Personalausweis fehlt"})).await;
         let r = assert_error(s, &b, 409, "INVALID_STATE_TRANSITION");
-        assert_eq!(r["message"], "the case is form-rendered; it can become submitted, not blocked");
+        assert_eq!(r["message"], "the case is form-rendered; it can become submitted or cancelled, not blocked");
         let (s, b) = go(&app, &pkey, "trade", &id, json!({"status": "completed"})).await;
         let r = assert_error(s, &b, 409, "INVALID_STATE_TRANSITION");
-        assert_eq!(r["message"], "the case is form-rendered; it can become submitted, not completed");
+        assert_eq!(r["message"], "the case is form-rendered; it can become submitted or cancelled, not completed");
 
         let (s, b) = go(&app, &pkey, "trade", &id, json!({"status": "submitted"})).await;
         assert_eq!(s, 200, "{b}");
@@ -211,7 +211,7 @@ backend_tests! {
 
         let (s, b) = go(&app, &pkey, "tax", &id, json!({"status": "completed"})).await;
         let r = assert_error(s, &b, 409, "INVALID_STATE_TRANSITION");
-        assert_eq!(r["message"], "the case is validated; it can become submitted, not completed");
+        assert_eq!(r["message"], "the case is validated; it can become submitted or cancelled, not completed");
 
         // A retried step with the same Idempotency-Key is answered once and recorded once.
         let send = || app.post(&format!("/v1/sandbox/tax-registration/{id}/transition"), Some(&pkey))

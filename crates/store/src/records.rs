@@ -480,3 +480,40 @@ pub struct IdempotencyTimes {
     pub ttl: time::Duration,
     pub abandon_after: time::Duration,
 }
+
+/// Whose events a listing shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventScope {
+    /// A provider's: the events of every case it created.
+    Provider(Uuid),
+    /// A client company's: the events of its cases.
+    Company(Uuid),
+    /// Every provider's (operators).
+    All,
+}
+
+/// What a listing of events narrows to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EventFilter {
+    /// One event type (`registration.completed`).
+    pub event_type: Option<String>,
+    /// One case, by the id its provider knows it by.
+    pub case_id: Option<Uuid>,
+    pub environment: Option<domain::company::Environment>,
+}
+
+/// An entry of the event log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventRecord {
+    /// The log's order (the cursor of a listing).
+    pub seq: i64,
+    pub id: Uuid,
+    /// The id the provider knows the case by.
+    pub case_id: Uuid,
+    pub company_id: Uuid,
+    pub environment: domain::company::Environment,
+    pub event_type: String,
+    /// The body the event's webhook messages carry, exactly.
+    pub payload: String,
+    pub created_at: OffsetDateTime,
+}

@@ -12,11 +12,11 @@ use uuid::Uuid;
 use crate::StoreError;
 use crate::{
     ApiKeyRecord, ApiKeySummary, AttemptOutcome, CaseFields, CaseFilter, CaseIdUse, CaseKind,
-    CaseScope, CaseSummary, ClaimedMessage, DocumentRecord, IdempotencyClaim, IdempotencyTimes,
-    NewClientCompany, NewTaxRegistration, NewTradeRegistration, Operator, Result, StatusChange,
-    StoredSecrets, TaxRegistrationRecord, TradeCaseGuard, TradeOfficeEntry, TradePatch,
-    TradePatchOutcome, TradeRegistrationRecord, VerificationLogEntry, WebhookAttempt,
-    WebhookAttemptRecord, WebhookEndpoint, WebhookMessageRecord,
+    CaseScope, CaseSummary, ClaimedMessage, DocumentRecord, EventFilter, EventRecord, EventScope,
+    IdempotencyClaim, IdempotencyTimes, NewClientCompany, NewTaxRegistration, NewTradeRegistration,
+    Operator, Result, StatusChange, StoredSecrets, TaxRegistrationRecord, TradeCaseGuard,
+    TradeOfficeEntry, TradePatch, TradePatchOutcome, TradeRegistrationRecord, VerificationLogEntry,
+    WebhookAttempt, WebhookAttemptRecord, WebhookEndpoint, WebhookMessageRecord,
 };
 
 /// Everything the service stores in its database.
@@ -117,6 +117,11 @@ pub trait Repository: Send + Sync + 'static {
     /// cases' ids or some case's key (one statement).
     async fn tax_registration_id_use(&self, provider: Uuid, public_id: Uuid) -> Result<CaseIdUse>;
 
+    /// The id the provider knows the company's case of `kind` by (the trade registration's id,
+    /// the tax registration's public id), unless it is cancelled: the case that makes a new
+    /// create for the company 409 `COMPANY_ALREADY_REGISTERED`.
+    async fn open_case_of_company(&self, kind: CaseKind, company_id: Uuid) -> Result<Option<Uuid>>;
+
     /// Moves a case from `from` to `change.status` (of the same kind), records `change`, adds `documents`, sets
     /// `fields` and writes the webhook messages of the change, atomically; `false` (nothing
     /// written) when the case is not in `from` any more (another request won).
@@ -206,6 +211,16 @@ pub trait Repository: Send + Sync + 'static {
     /// history, in transactions of a few thousand. Documents are not copied: a copy lists none.
     /// Returns `None` when there is no such template.
     async fn seed_trade_copies(&self, template: Uuid, count: u64) -> Result<Option<u64>>;
+
+    /// The event log of `scope` narrowed by `filter`, newest first, before `before_seq`
+    /// (exclusive), at most `limit`.
+    async fn list_events(
+        &self,
+        scope: EventScope,
+        filter: &EventFilter,
+        before_seq: Option<i64>,
+        limit: i64,
+    ) -> Result<Vec<EventRecord>>;
 
     /// Inserts or replaces a directory entry.
     async fn upsert_trade_office(&self, entry: &TradeOfficeEntry) -> Result<()>;

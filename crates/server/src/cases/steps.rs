@@ -85,7 +85,7 @@ pub struct TradeTransitionRequest {
     /// `submitted` (filed with the trade office, or unblocked) or `blocked` (the trade office asks
     /// for more; a reason is required). `completed` comes with the trade licence upload (in the
     /// sandbox: with a generated sample licence). A status the case cannot move to is 409.
-    #[schema(value_type = TradeStatus)]
+    #[schema(value_type = TradeTarget)]
     pub status: String,
     /// For the history, and for `blocked` what is missing: a note of at most 500 characters
     /// after trimming, not blank, no control characters but line breaks and tabs.
@@ -117,6 +117,11 @@ pub fn trade_step(input: TradeTransitionRequest, actor: Actor) -> Result<TradeSt
             "status",
             "invalid_value",
             "must be one of: submitted, blocked (completed comes with the trade licence upload)",
+        ),
+        Some(TradeStatus::Cancelled) => errs.push(
+            "status",
+            "invalid_value",
+            "cancelled is the provider's step: POST /v1/trade-registration/{id}/cancel",
         ),
         Some(target) if target.needs_licence(actor.role()) => errs.push(
             "status",
@@ -381,6 +386,20 @@ pub struct TaxTransitionRequest {
     pub tax_number: Option<String>,
 }
 
+/// The statuses a trade step's request may name: the lifecycle's, but `cancelled` (the
+/// provider's own step, `POST /v1/trade-registration/{id}/cancel`); whether the case can go
+/// there from where it is, and whether the caller may take it there, the lifecycle decides (409).
+#[derive(Debug, ToSchema)]
+#[serde(rename_all = "kebab-case")]
+#[allow(dead_code)]
+pub enum TradeTarget {
+    Initiated,
+    FormRendered,
+    Submitted,
+    Completed,
+    Blocked,
+}
+
 /// The statuses a tax step can ask for (`validated` is where a case starts, never a target).
 #[derive(Debug, ToSchema)]
 #[serde(rename_all = "lowercase")]
@@ -426,7 +445,7 @@ fn issued_tax_number(raw: &str, case: &TaxRegistrationRecord) -> Result<String, 
 pub fn tax_step(input: TaxTransitionRequest, actor: Actor) -> Result<TaxStep, ApiError> {
     let mut errs = Violations::new();
     let target = TaxStatus::parse(&input.status);
-    if target.is_none() || target == Some(TaxStatus::Validated) {
+    if target.is_none() || matches!(target, Some(TaxStatus::Validated | TaxStatus::Cancelled)) {
         errs.push(
             "status",
             "invalid_value",

@@ -182,10 +182,10 @@ async fn create_case(
         documents::remove_files(state, &written).await;
         return match e {
             store::StoreError::IdempotencyClaimLost => Ok(Written::ClaimLost),
-            e if e.is_company_conflict() => Err(ApiError::Conflict {
-                code: ErrorCode::CompanyAlreadyRegistered,
-                message: "this company already has a tax registration".into(),
-            }),
+            e if e.is_company_conflict() => {
+                let kind = domain::case::CaseKind::Tax;
+                Err(crate::cases::cancel::already_registered(state, kind, company_id).await)
+            }
             store::StoreError::Conflict(_) => Err(duplicate_id()),
             other => Err(other.into()),
         };

@@ -24,7 +24,7 @@ use uuid::Uuid;
 use crate::cases::documents::{self, Digested};
 use crate::cases::offices::TradeOfficeView;
 use crate::cases::{Written, access};
-use crate::error::{ApiError, ErrorCode};
+use crate::error::ApiError;
 use crate::state::AppState;
 use crate::uploads::Spooled;
 
@@ -150,10 +150,8 @@ pub async fn create_trade(
     if let Err(e) = written_case {
         documents::remove_files(state, &written).await;
         if e.is_company_conflict() {
-            return Err(ApiError::Conflict {
-                code: ErrorCode::CompanyAlreadyRegistered,
-                message: "this company already has a trade registration".into(),
-            });
+            let kind = domain::case::CaseKind::Trade;
+            return Err(crate::cases::cancel::already_registered(state, kind, company_id).await);
         }
         if matches!(e, store::StoreError::IdempotencyClaimLost) {
             return Ok(Written::ClaimLost);

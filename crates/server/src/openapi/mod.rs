@@ -9,8 +9,8 @@ use utoipa::{Modify, OpenApi};
 use utoipa_swagger_ui::SwaggerUi;
 
 use crate::routes::{
-    companies, documents, gbr_registrations, health, offices, operator, sandbox, tax_registrations,
-    trade_registrations, webhooks,
+    cancel, companies, documents, events, gbr_registrations, health, offices, operator, sandbox,
+    tax_registrations, trade_registrations, webhooks,
 };
 use crate::state::AppState;
 use webhook_section::Webhooks;
@@ -33,9 +33,11 @@ Errors carry a stable `code`, and validation errors list every broken field in `
         trade_registrations::create,
         trade_registrations::get,
         trade_registrations::mark_submitted,
+        cancel::cancel_trade,
         tax_registrations::create,
         gbr_registrations::create,
         tax_registrations::get,
+        cancel::cancel_tax,
         documents::content,
         offices::lookup_trade_office,
         offices::lookup_tax_office,
@@ -63,6 +65,7 @@ Errors carry a stable `code`, and validation errors list every broken field in `
         webhooks::deliveries,
         webhooks::messages,
         webhooks::retry_message,
+        events::list,
         sandbox::transition_trade,
         sandbox::transition_tax,
         sandbox::assign_tax_office,

@@ -33,6 +33,8 @@ error_responses! {
     CreateConflict: 409, "`COMPANY_ALREADY_REGISTERED`, `ENVIRONMENT_MISMATCH`, `DUPLICATE_ID` or `IDEMPOTENCY_KEY_IN_USE`";
     CaseListInvalid: 422, "`VALIDATION_FAILED`: unknown status or environment, bad cursor or limit";
     ValidationFailed: 422, "`VALIDATION_FAILED`";
+    CancelForbidden: 403, "Not the key of the provider that created the case: a client company's or an operator's (`FORBIDDEN`)";
+    NotCancellable: 409, "`INVALID_STATE_TRANSITION`: the case went to the authority already, or is cancelled; the message names its status and the statuses a case is cancelled from";
     CreateValidationFailed: 422, "`VALIDATION_FAILED` (every broken field) or `IDEMPOTENCY_KEY_REUSED`";
 }
 
@@ -67,6 +69,8 @@ response_groups! {
     EndpointErrors: [ProviderForbidden, EndpointNotFound];
     /// A provider's simulated step on one of its sandbox cases (a JSON body).
     SandboxCaseErrors: [InvalidJson, ProviderForbidden, SandboxCaseNotFound];
+    /// The provider's cancellation of one of its cases.
+    CancelErrors: [InvalidJson, CancelForbidden, CaseNotVisible, NotCancellable, ValidationFailed];
     /// The creates of a tax registration (UG, GmbH; GbR, eGbR).
     TaxCreateErrors: [
         InvalidJson,

@@ -1,7 +1,9 @@
 //! One module per resource; `public` routes need no key, `authenticated` ones do.
 
+pub mod cancel;
 pub mod companies;
 pub mod documents;
+pub mod events;
 pub mod gbr_registrations;
 pub mod health;
 pub mod offices;
@@ -65,6 +67,14 @@ pub fn authenticated(config: &Config) -> Router<Arc<AppState>> {
             "/v1/trade-registration/{trade_registration_id}/mark-submitted",
             post(trade_registrations::mark_submitted),
         )
+        .route(
+            "/v1/trade-registration/{trade_registration_id}/cancel",
+            post(cancel::cancel_trade),
+        )
+        .route(
+            "/v1/tax-registration/{tax_registration_id}/cancel",
+            post(cancel::cancel_tax),
+        )
         .route("/v1/tax-registration", post(tax_registrations::create))
         .route(
             "/v1/tax-registration/gbr",
@@ -74,6 +84,7 @@ pub fn authenticated(config: &Config) -> Router<Arc<AppState>> {
             "/v1/tax-registration/{tax_registration_id}",
             get(tax_registrations::get),
         )
+        .route("/v1/events", get(events::list))
         .route("/v1/trade-offices", get(offices::lookup_trade_office))
         .route("/v1/tax-offices", get(offices::lookup_tax_office))
         .route("/v1/tax-offices/{number}", get(offices::get_tax_office))

@@ -309,8 +309,12 @@ pub async fn upload_trade_licence(
             id,
             status: moved.status.as_str().into(),
             previous_status: moved.previous.as_str().into(),
-            document: crate::routes::views::document_views(&state, std::slice::from_ref(&doc))
-                .remove(0),
+            document: crate::routes::views::document_views(
+                &state,
+                std::slice::from_ref(&doc),
+                false,
+            )
+            .remove(0),
         },
     ))
 }

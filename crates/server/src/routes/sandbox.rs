@@ -150,7 +150,7 @@ pub async fn transition_trade(
     let (moved, document) = if step.target == TradeStatus::Completed {
         let (moved, doc) =
             sandbox::complete_with_sample_licence(&state, &case, step, actor).await?;
-        let view = views::document_views(&state, std::slice::from_ref(&doc)).remove(0);
+        let view = views::document_views(&state, std::slice::from_ref(&doc), false).remove(0);
         (moved, Some(view))
     } else {
         (steps::move_trade(&state, &case, step, actor).await?, None)

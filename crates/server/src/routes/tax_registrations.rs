@@ -19,7 +19,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use domain::auth::Caller;
 use domain::company::Environment;
-use domain::lifecycle::Lifecycle;
+use domain::lifecycle::{Lifecycle, TaxStatus};
 use domain::tax::{AnyTaxRegistration, PostalAddress, TaxLegalForm, TaxPackage};
 use serde::Serialize;
 use serde_json::Value;
@@ -405,7 +405,11 @@ pub(crate) fn view(
             },
             tax_number: case.tax_number.clone(),
             registration,
-            documents: views::document_views(state, &case.documents),
+            documents: views::document_views(
+                state,
+                &case.documents,
+                case.status == TaxStatus::Cancelled,
+            ),
             created_at: case.created_at,
             status_history: views::history_views(&case.history),
         },

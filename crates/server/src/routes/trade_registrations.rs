@@ -14,7 +14,7 @@ use domain::Violations;
 use domain::auth::Caller;
 use domain::case::DocumentType;
 use domain::company::Environment;
-use domain::lifecycle::Lifecycle;
+use domain::lifecycle::{Lifecycle, TradeStatus};
 use domain::trade::{
     AcquisitionType, BusinessType, CraftCard, Employees, EstablishmentType, Gender,
     IndustrialLicense, Language, MainEstablishment, Package, PersonName, PreviousBusiness, Reason,
@@ -618,7 +618,11 @@ fn view(
         price: case.price_cents as f64 / 100.0,
         city_fee: case.city_fee_cents.map(|c| c as f64 / 100.0),
         is_paid: case.is_paid,
-        documents: views::document_views(state, &case.documents),
+        documents: views::document_views(
+            state,
+            &case.documents,
+            case.status == TradeStatus::Cancelled,
+        ),
         source_product: case.source_product.clone(),
         client_reference: reg.client_reference.clone(),
         client_preferred_language: reg.client_preferred_language,

@@ -31,6 +31,9 @@ pub struct DocumentView {
     #[schema(example = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08")]
     pub sha256: Option<String>,
     pub download_url: String,
+    /// `true` once the case is cancelled: the document is kept (and can be downloaded) but no
+    /// longer stands for a filing (docs/api/lifecycle.md, "Cancellation").
+    pub void: bool,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -48,7 +51,12 @@ pub struct StatusHistoryEntry {
 }
 
 /// Documents with fresh signed links.
-pub fn document_views(state: &AppState, documents: &[DocumentRecord]) -> Vec<DocumentView> {
+/// The views of a case's `documents`; `void` when the case is cancelled.
+pub fn document_views(
+    state: &AppState,
+    documents: &[DocumentRecord],
+    void: bool,
+) -> Vec<DocumentView> {
     let now = OffsetDateTime::now_utc().unix_timestamp();
     documents
         .iter()
@@ -60,6 +68,7 @@ pub fn document_views(state: &AppState, documents: &[DocumentRecord]) -> Vec<Doc
             size: d.size,
             sha256: d.sha256_hex(),
             download_url: state.links.url(d.id, now),
+            void,
         })
         .collect()
 }

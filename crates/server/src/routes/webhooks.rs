@@ -94,6 +94,8 @@ pub enum WebhookEventType {
     RegistrationCompleted,
     #[schema(rename = "registration.blocked")]
     RegistrationBlocked,
+    #[schema(rename = "registration.cancelled")]
+    RegistrationCancelled,
     #[schema(rename = "tax-registration.validated")]
     TaxRegistrationValidated,
     #[schema(rename = "tax-registration.submitted")]
@@ -102,6 +104,8 @@ pub enum WebhookEventType {
     TaxRegistrationCompleted,
     #[schema(rename = "tax-registration.rejected")]
     TaxRegistrationRejected,
+    #[schema(rename = "tax-registration.cancelled")]
+    TaxRegistrationCancelled,
     #[schema(rename = "documents.updated")]
     DocumentsUpdated,
 }

@@ -8,6 +8,7 @@ mod common;
 mod delivery;
 mod endpoints;
 mod events;
+mod log;
 mod sealing;
 
 use std::collections::HashMap;

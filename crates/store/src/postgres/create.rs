@@ -24,14 +24,15 @@ use sqlx::types::Json;
 use crate::new_case::{Common, NewCase};
 use crate::rows::{documents_to_json, history_to_json};
 use crate::sql::Shared;
-use crate::sql::events::{EventMessage, EventTarget, event_messages, has_events};
+use crate::sql::events::{EventTarget, Events, event_messages, has_events};
 use crate::sql::text::{COMPLETE_CLAIM, INSERT_CLIENT_COMPANY, INSERT_TAX, INSERT_TRADE};
 use crate::{Result, StoreError};
 
 /// The parts every create shares after the claim, the gate and the company (see [`statement`]):
 /// - `$15`-`$25`: the documents, a column each; `$26`-`$32`: the case id, kind and the status
 ///   changes; `$33`, `$34`: the case's children as JSON (`case_children`); `$35`-`$40`: the
-///   webhook messages.
+///   webhook messages; `$41`-`$48`: the event log's entries (id, type, body, time of each; the
+///   provider, company, case id as the provider knows it and environment they share).
 ///
 /// Rows are inserted in the order of the arrays (`WITH ORDINALITY`), so the sequence numbers of
 /// the history and of the outbox (its delivery order) follow the order of the changes, as the
@@ -63,7 +64,14 @@ const CHILD_PARTS: &str = "documents AS (\
        FROM go, unnest($35::uuid[], $36::uuid[], $37::text[], $38::text[], $39::int8[], \
          $40::timestamptz[]) WITH ORDINALITY AS m (id, endpoint_id, event_type, payload, next, \
          at, n) \
-       WHERE go.ok ORDER BY m.n), ";
+       WHERE go.ok ORDER BY m.n), \
+     events AS (\
+       INSERT INTO events (id, provider_id, company_id, case_id, environment, event_type, \
+         payload, created_at) \
+       SELECT e.id, $45, $46, $47, $48, e.event_type, e.payload, e.at \
+       FROM go, unnest($41::uuid[], $42::text[], $43::text[], $44::timestamptz[]) \
+         WITH ORDINALITY AS e (id, event_type, payload, at, n) \
+       WHERE go.ok ORDER BY e.n), ";
 
 static TRADE: LazyLock<String> = LazyLock::new(|| statement(INSERT_TRADE));
 static TAX: LazyLock<String> = LazyLock::new(|| statement(INSERT_TAX));
@@ -76,8 +84,8 @@ static TAX: LazyLock<String> = LazyLock::new(|| statement(INSERT_TAX));
 ///   The claim is completed first; when it is no longer in flight, `go` is false and nothing
 ///   is inserted.
 /// - `$6`-`$14`: whether there is a new company, then `INSERT_CLIENT_COMPANY`'s values.
-/// - `$15`-`$40`: [`CHILD_PARTS`].
-/// - `$41` onwards: `case_insert`'s values.
+/// - `$15`-`$48`: [`CHILD_PARTS`].
+/// - `$49` onwards: `case_insert`'s values.
 fn statement(case_insert: &str) -> String {
     let claim = shift_params(COMPLETE_CLAIM, 1).replacen(" WHERE ", " WHERE $1 AND ", 1);
     format!(
@@ -85,7 +93,7 @@ fn statement(case_insert: &str) -> String {
          go AS (SELECT (NOT $1) OR EXISTS (SELECT 1 FROM claim) AS ok), \
          company AS ({}), {CHILD_PARTS}case_row AS ({}) SELECT ok FROM go",
         gated(INSERT_CLIENT_COMPANY, 6, "$6 AND go.ok"),
-        gated(case_insert, 40, "go.ok"),
+        gated(case_insert, 48, "go.ok"),
     )
 }
 
@@ -152,18 +160,24 @@ async fn targets(sql: &Shared<sqlx::Postgres>, c: &Common<'_>) -> Result<Vec<Eve
         Some(serde_json::Value::String(s)) => Some(s.clone()),
         Some(other) => Some(other.to_string()),
     };
+    let target = |endpoint_id, events| EventTarget {
+        case_public_id: c.public_id,
+        provider_id: c.provider_id,
+        endpoint_id,
+        events,
+        company_id: c.company_id,
+        status,
+        environment: c.environment.to_owned(),
+        client_reference: client_reference.clone(),
+    };
+    if rows.is_empty() {
+        // No endpoint: the case alone, for the event log.
+        return Ok(vec![target(None, None)]);
+    }
     rows.iter()
         .map(|row| {
             let events: Option<Json<Vec<String>>> = row.try_get("events")?;
-            Ok(EventTarget {
-                case_public_id: c.public_id,
-                endpoint_id: row.try_get("id")?,
-                events: events.map(|e| e.0),
-                company_id: c.company_id,
-                status,
-                environment: c.environment.to_owned(),
-                client_reference: client_reference.clone(),
-            })
+            Ok(target(Some(row.try_get("id")?), events.map(|e| e.0)))
         })
         .collect()
 }
@@ -173,8 +187,8 @@ async fn targets(sql: &Shared<sqlx::Postgres>, c: &Common<'_>) -> Result<Vec<Eve
 pub(super) async fn create(sql: &Shared<sqlx::Postgres>, case: &NewCase) -> Result<()> {
     let c = case.common();
     let targets = targets(sql, &c).await?;
-    let messages = event_messages(c.history, &targets);
-    let ok: bool = bound(case, &messages)?
+    let events = event_messages(c.history, &targets);
+    let ok: bool = bound(case, &events)?
         .fetch_one(&sql.writer)
         .await?
         .try_get("ok")?;
@@ -188,7 +202,7 @@ pub(super) async fn create(sql: &Shared<sqlx::Postgres>, case: &NewCase) -> Resu
 /// The create statement of `case` with its values bound.
 fn bound<'q>(
     case: &'q NewCase,
-    messages: &'q [EventMessage],
+    events: &'q Events,
 ) -> Result<sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>> {
     let c = case.common();
     let statement = match case {
@@ -198,6 +212,7 @@ fn bound<'q>(
     let claim = c.idempotency;
     let company = c.new_company;
     let (docs, history) = (c.documents, c.history);
+    let (messages, logged) = (&events.messages, &events.logged);
     let mut query = sqlx::query(statement)
         .bind(claim.is_some())
         .bind(claim.map(|a| i32::from(a.status)))
@@ -238,7 +253,15 @@ fn bound<'q>(
         .bind(column(messages, |m| m.event_type))
         .bind(column(messages, |m| m.body.as_str()))
         .bind(column(messages, |m| m.next_attempt_us))
-        .bind(column(messages, |m| m.at));
+        .bind(column(messages, |m| m.at))
+        .bind(column(logged, |e| e.id))
+        .bind(column(logged, |e| e.event_type))
+        .bind(column(logged, |e| e.body.as_str()))
+        .bind(column(logged, |e| e.at))
+        .bind(c.provider_id)
+        .bind(c.company_id)
+        .bind(c.public_id)
+        .bind(c.environment);
     query = match case {
         NewCase::Trade(t) => query
             .bind(t.id)
@@ -298,7 +321,7 @@ mod tests {
             ),
             "{trade}"
         );
-        assert!(trade.contains("SELECT $41, $42, $43, $44, $45, $46, $47, $48, $49, $50, $51, $52, $52 FROM go WHERE go.ok) SELECT ok FROM go"), "{trade}");
-        assert!(statement(INSERT_TAX).contains("$51, $51, $52, $53 FROM go WHERE go.ok)"));
+        assert!(trade.contains("SELECT $49, $50, $51, $52, $53, $54, $55, $56, $57, $58, $59, $60, $60 FROM go WHERE go.ok) SELECT ok FROM go"), "{trade}");
+        assert!(statement(INSERT_TAX).contains("$59, $59, $60, $61 FROM go WHERE go.ok)"));
     }
 }

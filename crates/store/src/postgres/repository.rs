@@ -12,11 +12,12 @@ use super::PostgresRepository;
 use crate::new_case::NewCase;
 use crate::{
     ApiKeyRecord, ApiKeySummary, AttemptOutcome, CaseFields, CaseFilter, CaseIdUse, CaseKind,
-    CaseScope, CaseSummary, ClaimedMessage, DocumentRecord, IdempotencyClaim, IdempotencyTimes,
-    NewClientCompany, NewTaxRegistration, NewTradeRegistration, Operator, Repository, Result,
-    StatusChange, StoredSecrets, TaxRegistrationRecord, TradeCaseGuard, TradeOfficeEntry,
-    TradePatch, TradePatchOutcome, TradeRegistrationRecord, VerificationLogEntry, WebhookAttempt,
-    WebhookAttemptRecord, WebhookEndpoint, WebhookMessageRecord,
+    CaseScope, CaseSummary, ClaimedMessage, DocumentRecord, EventFilter, EventRecord, EventScope,
+    IdempotencyClaim, IdempotencyTimes, NewClientCompany, NewTaxRegistration, NewTradeRegistration,
+    Operator, Repository, Result, StatusChange, StoredSecrets, TaxRegistrationRecord,
+    TradeCaseGuard, TradeOfficeEntry, TradePatch, TradePatchOutcome, TradeRegistrationRecord,
+    VerificationLogEntry, WebhookAttempt, WebhookAttemptRecord, WebhookEndpoint,
+    WebhookMessageRecord,
 };
 
 #[async_trait::async_trait]
@@ -164,6 +165,10 @@ impl Repository for PostgresRepository {
         self.sql.tax_registration_id_use(provider, public_id).await
     }
 
+    async fn open_case_of_company(&self, kind: CaseKind, company_id: Uuid) -> Result<Option<Uuid>> {
+        self.sql.open_case_of_company(kind, company_id).await
+    }
+
     async fn transition_case(
         &self,
         id: Uuid,
@@ -260,6 +265,16 @@ impl Repository for PostgresRepository {
 
     async fn seed_trade_copies(&self, template: Uuid, count: u64) -> Result<Option<u64>> {
         self.sql.seed_trade_copies(template, count).await
+    }
+
+    async fn list_events(
+        &self,
+        scope: EventScope,
+        filter: &EventFilter,
+        before_seq: Option<i64>,
+        limit: i64,
+    ) -> Result<Vec<EventRecord>> {
+        self.sql.list_events(scope, filter, before_seq, limit).await
     }
 
     async fn upsert_trade_office(&self, entry: &TradeOfficeEntry) -> Result<()> {

@@ -141,6 +141,29 @@ where
         })
     }
 
+    pub(crate) async fn open_case_of_company(
+        &self,
+        kind: crate::CaseKind,
+        company_id: uuid::Uuid,
+    ) -> Result<Option<uuid::Uuid>> {
+        // The partial unique index `*_company_id_open` (migrations sqlite 0014, pg 0017) serves
+        // this and allows one such case at most.
+        let sql = match kind {
+            crate::CaseKind::Trade => {
+                "SELECT id FROM trade_registrations \
+                 WHERE company_id = $1 AND status <> 'cancelled'"
+            }
+            crate::CaseKind::Tax => {
+                "SELECT public_id FROM tax_registrations \
+                 WHERE company_id = $1 AND status <> 'cancelled'"
+            }
+        };
+        Ok(sqlx::query_scalar(sql)
+            .bind(company_id)
+            .fetch_optional(&self.pool)
+            .await?)
+    }
+
     pub(crate) async fn list_cases(
         &self,
         kind: crate::CaseKind,

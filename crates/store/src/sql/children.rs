@@ -7,10 +7,12 @@ use sqlx::{Decode, Encode, Row, Type};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use super::events::{EventMessage, EventTarget, documents_messages, event_messages, has_events};
+use super::events::{EventTarget, Events, documents_messages, event_messages, has_events};
 #[cfg(test)]
 use super::text::{COMPLETE_CLAIM, INSERT_CLIENT_COMPANY, INSERT_TAX, INSERT_TRADE};
-use super::text::{INSERT_DOCUMENT, INSERT_HISTORY, INSERT_WEBHOOK_MESSAGE, event_targets_query};
+use super::text::{
+    INSERT_DOCUMENT, INSERT_EVENT, INSERT_HISTORY, INSERT_WEBHOOK_MESSAGE, event_targets_query,
+};
 use super::{Dialect, Shared};
 #[cfg(test)]
 use crate::StoreError;
@@ -82,13 +84,12 @@ where
                 .execute(&mut *tx)
                 .await?;
         }
-        // The outbox: one message per change that has an event and per endpoint of the case's
-        // provider that subscribed to it. The worker delivers them after the commit.
+        // The event log, and the outbox: one message per change that has an event and per
+        // endpoint of the case's provider that subscribed to it. The worker delivers them after
+        // the commit.
         if has_events(history) {
             let targets = Self::event_targets(tx, case_id, kind).await?;
-            for m in event_messages(history, &targets) {
-                Self::insert_message(tx, case_id, m).await?;
-            }
+            Self::insert_events(tx, case_id, event_messages(history, &targets)).await?;
         }
         Ok(())
     }
@@ -109,6 +110,7 @@ where
             let status: String = row.try_get("status")?;
             targets.push(EventTarget {
                 case_public_id: row.try_get("public_id")?,
+                provider_id: row.try_get("provider_id")?,
                 endpoint_id: row.try_get("endpoint_id")?,
                 events: events.map(|e| e.0),
                 company_id: row.try_get("company_id")?,
@@ -120,18 +122,33 @@ where
         Ok(targets)
     }
 
-    /// Writes one message of a case to the outbox.
-    async fn insert_message(tx: &mut DB::Connection, case_id: Uuid, m: EventMessage) -> Result<()> {
-        sqlx::query(INSERT_WEBHOOK_MESSAGE)
-            .bind(m.id)
-            .bind(m.endpoint_id)
-            .bind(case_id)
-            .bind(m.event_type)
-            .bind(m.body)
-            .bind(m.next_attempt_us)
-            .bind(m.at)
-            .execute(&mut *tx)
-            .await?;
+    /// Writes a case's events to the log and their messages to the outbox.
+    async fn insert_events(tx: &mut DB::Connection, case_id: Uuid, events: Events) -> Result<()> {
+        for e in events.logged {
+            sqlx::query(INSERT_EVENT)
+                .bind(e.id)
+                .bind(e.provider_id)
+                .bind(e.company_id)
+                .bind(e.case_public_id)
+                .bind(e.environment)
+                .bind(e.event_type)
+                .bind(e.body)
+                .bind(e.at)
+                .execute(&mut *tx)
+                .await?;
+        }
+        for m in events.messages {
+            sqlx::query(INSERT_WEBHOOK_MESSAGE)
+                .bind(m.id)
+                .bind(m.endpoint_id)
+                .bind(case_id)
+                .bind(m.event_type)
+                .bind(m.body)
+                .bind(m.next_attempt_us)
+                .bind(m.at)
+                .execute(&mut *tx)
+                .await?;
+        }
         Ok(())
     }
 
@@ -167,9 +184,8 @@ where
         Self::insert_children(tx, id, kind, documents, &[]).await?;
         if !documents.is_empty() {
             let targets = Self::event_targets(tx, id, kind).await?;
-            for m in documents_messages(reason, documents, &replaces, &targets) {
-                Self::insert_message(tx, id, m).await?;
-            }
+            let events = documents_messages(reason, documents, &replaces, &targets);
+            Self::insert_events(tx, id, events).await?;
         }
         Ok(replaced)
     }

@@ -10,6 +10,7 @@ pub(crate) mod text;
 mod accounts;
 mod cases;
 mod children;
+mod event_log;
 pub(crate) mod events;
 mod webhooks;
 

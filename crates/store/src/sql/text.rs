@@ -56,23 +56,29 @@ pub(crate) const COMPLETE_CLAIM: &str = "UPDATE idempotency_keys SET state = 'do
      response_status = $1, response_body = $2 \
      WHERE scope = $3 AND key = $4 AND state = 'in-flight'";
 
-/// The case's company and the endpoints of its provider that may receive its events (binds:
-/// case id), in the order their messages are written; columns as in [`EventTarget`].
+/// The case and the endpoints of its provider that may receive its events (binds: case id), in
+/// the order their messages are written; one row with no endpoint when the provider has none
+/// (the event log takes the case from it); columns as in [`EventTarget`].
 pub(crate) fn event_targets_query(kind: crate::CaseKind) -> &'static str {
     if kind == crate::CaseKind::Tax {
-        "SELECT c.public_id, c.company_id, c.status, c.environment, \
+        "SELECT c.public_id, c.provider_id, c.company_id, c.status, c.environment, \
          c.record ->> 'client_reference' AS client_reference, e.id AS endpoint_id, e.events \
-         FROM tax_registrations c JOIN webhook_endpoints e \
+         FROM tax_registrations c LEFT JOIN webhook_endpoints e \
          ON e.provider_id = c.provider_id AND e.deleted_at IS NULL WHERE c.id = $1 \
          ORDER BY e.created_at, e.id"
     } else {
-        "SELECT c.id AS public_id, c.company_id, c.status, c.environment, \
+        "SELECT c.id AS public_id, c.provider_id, c.company_id, c.status, c.environment, \
          c.record ->> 'client_reference' AS client_reference, e.id AS endpoint_id, e.events \
-         FROM trade_registrations c JOIN webhook_endpoints e \
+         FROM trade_registrations c LEFT JOIN webhook_endpoints e \
          ON e.provider_id = c.provider_id AND e.deleted_at IS NULL WHERE c.id = $1 \
          ORDER BY e.created_at, e.id"
     }
 }
+
+/// An entry of the event log (`LoggedEvent`'s fields: id, provider, company, case id as the
+/// provider knows it, environment, type, body, time).
+pub(crate) const INSERT_EVENT: &str = "INSERT INTO events (id, provider_id, company_id, case_id, \
+     environment, event_type, payload, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
 
 /// The statements whose text differs by dialect, built by [`dialect_sql!`] from the dialect's
 /// parts.

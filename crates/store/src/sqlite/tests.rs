@@ -810,6 +810,138 @@ async fn migration_0009_keeps_existing_documents() {
     drop(repo);
 }
 
+/// Migration 0014 rebuilds both case tables (SQLite cannot drop a column's UNIQUE) so that one
+/// registration per company and kind counts only cases that are not cancelled: rows from
+/// before come through unchanged, the rows that reference a trade case still find it, the tax
+/// table's public-id trigger is back, and a second open case for a company is still refused
+/// while one beside a cancelled case is not.
+#[tokio::test]
+async fn migration_0014_frees_companies_of_cancelled_cases_and_keeps_every_row() {
+    let (_dir, path, url) = database_before(14, 13).await;
+    let old = rusqlite::Connection::open(&path).unwrap();
+    let at = "2026-01-02T03:04:05.123456Z";
+    let (provider, company, trade, tax) =
+        (vec![1u8; 16], vec![2u8; 16], vec![3u8; 16], vec![4u8; 16]);
+    old.execute(
+        "INSERT INTO companies (id, kind, name, created_at) VALUES (?1, 'provider', 'P', ?2)",
+        rusqlite::params![provider, at],
+    )
+    .unwrap();
+    old.execute(
+        "INSERT INTO companies (id, kind, name, provider_id, environment, created_at) \
+         VALUES (?1, 'client', 'C', ?2, 'production', ?3)",
+        rusqlite::params![company, provider, at],
+    )
+    .unwrap();
+    old.execute(
+        "INSERT INTO trade_registrations (id, company_id, provider_id, environment, package, \
+         status, record, price_cents, trade_office, created_at, updated_at, trade_office_candidates) \
+         VALUES (?1, ?2, ?3, 'production', 'self', 'form-rendered', '{}', 4900, '{\"k\":1}', ?4, ?4, '[]')",
+        rusqlite::params![trade, company, provider, at],
+    )
+    .unwrap();
+    old.execute(
+        "INSERT INTO tax_registrations (id, company_id, provider_id, environment, package, \
+         legal_form, status, record, tax_office_number, created_at, updated_at, tax_number, list_key) \
+         VALUES (?1, ?2, ?3, 'production', 'self', 'gmbh', 'validated', '{}', '1127', ?4, ?4, NULL, ?1)",
+        rusqlite::params![tax, company, provider, at],
+    )
+    .unwrap();
+    old.execute(
+        "INSERT INTO identity_verifications (case_id, owner_index, verified_at, actor) \
+         VALUES (?1, 0, ?2, 'operator:x')",
+        rusqlite::params![trade, at],
+    )
+    .unwrap();
+    let before: Vec<_> = [
+        "trade_registrations",
+        "tax_registrations",
+        "identity_verifications",
+    ]
+    .iter()
+    .map(|t| dump(&path, t, &[]))
+    .collect();
+    assert_eq!(
+        before[1][0]
+            .iter()
+            .find(|(n, _)| n == "public_id")
+            .unwrap()
+            .1,
+        rusqlite::types::Value::Blob(tax.clone())
+    );
+    drop(old);
+
+    let repo = SqliteRepository::connect(&url, PoolSettings::default())
+        .await
+        .unwrap();
+    let after: Vec<_> = [
+        "trade_registrations",
+        "tax_registrations",
+        "identity_verifications",
+    ]
+    .iter()
+    .map(|t| dump(&path, t, &[]))
+    .collect();
+    assert_eq!(after, before);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("PRAGMA foreign_keys = ON").unwrap();
+    let broken: i64 = conn
+        .query_row("SELECT COUNT(*) FROM pragma_foreign_key_check", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(broken, 0);
+    let trade_insert = |id: u8| {
+        conn.execute(
+            "INSERT INTO trade_registrations (id, company_id, provider_id, environment, package, \
+             status, record, price_cents, created_at, updated_at) \
+             VALUES (?1, ?2, ?3, 'production', 'self', 'form-rendered', '{}', 4900, ?4, ?4)",
+            rusqlite::params![vec![id; 16], company, provider, at],
+        )
+    };
+    let e = trade_insert(5).unwrap_err().to_string();
+    assert!(e.contains("trade_registrations.company_id"), "{e}");
+    conn.execute(
+        "UPDATE trade_registrations SET status = 'cancelled' WHERE id = ?1",
+        rusqlite::params![trade],
+    )
+    .unwrap();
+    trade_insert(5).unwrap();
+    // The tax table: its trigger gives a row without a public id its key, and its company is
+    // still taken by the open case.
+    let e = conn
+        .execute(
+            "INSERT INTO tax_registrations (id, company_id, provider_id, environment, package, \
+             legal_form, status, record, created_at, updated_at) \
+             VALUES (?1, ?2, ?3, 'production', 'self', 'gmbh', 'validated', '{}', ?4, ?4)",
+            rusqlite::params![vec![6u8; 16], company, provider, at],
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("tax_registrations.company_id"), "{e}");
+    conn.execute(
+        "UPDATE tax_registrations SET status = 'cancelled' WHERE id = ?1",
+        rusqlite::params![tax],
+    )
+    .unwrap();
+    conn.execute(
+        "INSERT INTO tax_registrations (id, company_id, provider_id, environment, package, \
+         legal_form, status, record, created_at, updated_at) \
+         VALUES (?1, ?2, ?3, 'production', 'self', 'gmbh', 'validated', '{}', ?4, ?4)",
+        rusqlite::params![vec![6u8; 16], company, provider, at],
+    )
+    .unwrap();
+    let public: Vec<u8> = conn
+        .query_row(
+            "SELECT public_id FROM tax_registrations WHERE id = ?1",
+            rusqlite::params![vec![6u8; 16]],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(public, vec![6u8; 16]);
+    drop(repo);
+}
+
 /// A new database file with the migrations before `version` applied (`count` of them), as an
 /// older release left it: (its folder, the file, its URL).
 async fn database_before(

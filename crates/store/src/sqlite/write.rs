@@ -20,8 +20,8 @@ use crate::new_case::NewCase;
 use crate::rows::rfc3339;
 use crate::sql::events::{EventTarget, event_messages, has_events};
 use crate::sql::text::{
-    COMPLETE_CLAIM, INSERT_CLIENT_COMPANY, INSERT_DOCUMENT, INSERT_HISTORY, INSERT_TAX,
-    INSERT_TRADE, INSERT_WEBHOOK_MESSAGE, event_targets_query,
+    COMPLETE_CLAIM, INSERT_CLIENT_COMPANY, INSERT_DOCUMENT, INSERT_EVENT, INSERT_HISTORY,
+    INSERT_TAX, INSERT_TRADE, INSERT_WEBHOOK_MESSAGE, event_targets_query,
 };
 use crate::{DocumentRecord, IdempotentAnswer, NewClientCompany, Result, StatusChange, StoreError};
 
@@ -351,9 +351,14 @@ fn emit_events(
         let events = text("events")?
             .map(|t| serde_json::from_str::<Vec<String>>(&t).map_err(|_| corrupt("events")))
             .transpose()?;
+        let endpoint_id = match row.get_ref("endpoint_id").map_err(store_error)? {
+            ValueRef::Null => None,
+            _ => Some(id("endpoint_id")?),
+        };
         targets.push(EventTarget {
             case_public_id: id("public_id")?,
-            endpoint_id: id("endpoint_id")?,
+            provider_id: id("provider_id")?,
+            endpoint_id,
             events,
             company_id: id("company_id")?,
             status: crate::rows::case_status(
@@ -366,7 +371,21 @@ fn emit_events(
     }
     drop(rows);
     drop(statement);
-    for m in event_messages(history, &targets) {
+    let events = event_messages(history, &targets);
+    for e in &events.logged {
+        let args: [&dyn ToSql; 8] = [
+            &uuid(&e.id),
+            &uuid(&e.provider_id),
+            &uuid(&e.company_id),
+            &uuid(&e.case_public_id),
+            &e.environment,
+            &e.event_type,
+            &e.body,
+            &rfc3339(e.at)?,
+        ];
+        execute(tx, INSERT_EVENT, &args)?;
+    }
+    for m in &events.messages {
         let args: [&dyn ToSql; 7] = [
             &uuid(&m.id),
             &uuid(&m.endpoint_id),

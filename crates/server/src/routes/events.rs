@@ -1,0 +1,180 @@
+//! `GET /v1/events`: the caller's event log, newest first (docs/api/events.md). Each entry
+//! carries the body its webhook messages carried, exactly, so a platform that missed deliveries
+//! reconciles from here.
+
+use std::sync::Arc;
+
+use axum::Extension;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::Response;
+use domain::Violations;
+use domain::auth::Caller;
+use domain::company::Environment;
+use serde::{Deserialize, Serialize};
+use store::{EventFilter, EventRecord, EventScope};
+use time::OffsetDateTime;
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+use crate::envelope::{Envelope, Outcome, respond};
+use crate::error::ApiError;
+use crate::extract::ApiQuery;
+use crate::openapi::responses::ValidationFailed;
+use crate::state::AppState;
+
+/// The query of the event log. A misspelt parameter is refused rather than ignored: it would
+/// list every event.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct EventQuery {
+    /// Only events of this type (`registration.completed`, `documents.updated`, ...).
+    #[serde(rename = "type")]
+    #[param(rename = "type")]
+    pub event_type: Option<String>,
+    /// Only events of this case: its `trade_registration_id` or `tax_registration_id`.
+    pub case_id: Option<String>,
+    /// Only events of `sandbox` or of `production` cases.
+    pub environment: Option<String>,
+    /// The `next_cursor` of the page before.
+    pub cursor: Option<String>,
+    /// At most this many events (1 to 500, default 100).
+    pub limit: Option<i64>,
+}
+
+/// One event as its webhooks carried it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EventItem {
+    /// The event's id in the log (not a webhook message's id: each endpoint's message of the
+    /// event has its own).
+    pub id: Uuid,
+    #[serde(rename = "type")]
+    #[schema(example = "registration.completed")]
+    pub event_type: String,
+    /// The case, by the id its provider knows it by.
+    pub case_id: Uuid,
+    pub company_id: Uuid,
+    pub environment: Environment,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: OffsetDateTime,
+    /// The body every endpoint's webhook message of the event carried, exactly (see the
+    /// document's `webhooks`): `{"type", "timestamp", "data"}`.
+    #[schema(value_type = Object)]
+    pub payload: serde_json::Value,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EventPage {
+    pub result: Outcome,
+    pub message: String,
+    /// Newest first.
+    pub events: Vec<EventItem>,
+    /// Pass as `cursor` for the next (older) page; absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+/// The caller's events, newest first: a provider's key sees the events of every case it
+/// created, a client company's key those of its company's cases, an operator key every event.
+/// Kept since the log began (2026-11-27); nothing is removed before 30 days.
+#[utoipa::path(get, path = "/v1/events", tag = "webhooks",
+    operation_id = "list_events",
+    params(EventQuery),
+    responses(
+        (status = 200, description = "A page of events", body = Envelope<EventPage>),
+        ValidationFailed,
+    ))]
+pub async fn list(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    ApiQuery(q): ApiQuery<EventQuery>,
+) -> Result<Response, ApiError> {
+    let (filter, before, limit) = checked(q)?;
+    let scope = match caller {
+        Caller::Provider { company_id } => EventScope::Provider(company_id),
+        Caller::Client { company_id, .. } => EventScope::Company(company_id),
+        Caller::Operator { .. } => EventScope::All,
+    };
+    let mut rows = state
+        .repo
+        .list_events(scope, &filter, before, limit + 1)
+        .await?;
+    let next_cursor = (rows.len() as i64 > limit).then(|| {
+        rows.truncate(limit as usize);
+        rows.last().map(|r| r.seq.to_string())
+    });
+    let events = rows.into_iter().map(item).collect::<Result<Vec<_>, _>>()?;
+    Ok(respond(
+        StatusCode::OK,
+        EventPage {
+            result: Outcome::Success,
+            message: format!("{} events", events.len()),
+            events,
+            next_cursor: next_cursor.flatten(),
+        },
+    ))
+}
+
+/// The filter, cursor and limit of a query; every broken parameter in one 422.
+fn checked(q: EventQuery) -> Result<(EventFilter, Option<i64>, i64), ApiError> {
+    let mut errs = Violations::new();
+    let known = |t: &str| domain::webhook::EVENT_TYPES.contains(&t);
+    if q.event_type.as_deref().is_some_and(|t| !known(t)) {
+        errs.push(
+            "type",
+            "invalid_value",
+            format!(
+                "must be one of: {}",
+                domain::webhook::EVENT_TYPES.join(", ")
+            ),
+        );
+    }
+    let case_id = q.case_id.as_deref().and_then(|c| {
+        let id = Uuid::try_parse(c).ok();
+        if id.is_none() {
+            errs.push("case_id", "invalid_value", "must be a case id (UUID)");
+        }
+        id
+    });
+    let environment = q.environment.as_deref().and_then(|e| {
+        let parsed = Environment::parse(e);
+        if parsed.is_none() {
+            errs.push(
+                "environment",
+                "invalid_value",
+                "must be sandbox or production",
+            );
+        }
+        parsed
+    });
+    let (before, limit) = crate::extract::page_params(
+        "cursor",
+        q.cursor.as_deref(),
+        |c| c.parse::<i64>().ok().filter(|n| *n > 0),
+        q.limit,
+        &mut errs,
+    );
+    errs.finish(())?;
+    let filter = EventFilter {
+        event_type: q.event_type,
+        case_id,
+        environment,
+    };
+    Ok((filter, before, limit))
+}
+
+fn item(r: EventRecord) -> Result<EventItem, ApiError> {
+    let payload = serde_json::from_str(&r.payload)
+        .map_err(|e| ApiError::Internal(anyhow::anyhow!("stored event {}: {e}", r.id)))?;
+    Ok(EventItem {
+        id: r.id,
+        event_type: r.event_type,
+        case_id: r.case_id,
+        company_id: r.company_id,
+        environment: r.environment,
+        created_at: r.created_at,
+        payload,
+    })
+}

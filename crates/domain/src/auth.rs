@@ -234,7 +234,10 @@ mod tests {
 
     #[test]
     fn restricted_keys_round_trip() {
-        for (env, marker) in [(Environment::Sandbox, "test"), (Environment::Production, "live")] {
+        for (env, marker) in [
+            (Environment::Sandbox, "test"),
+            (Environment::Production, "live"),
+        ] {
             for kind in [KeyKind::Provider, KeyKind::Client] {
                 let key = format_key(kind, Some(env), "abc123def456", SECRET);
                 let prefix = format!("rfs_{}_{marker}_abc123def456", kind.tag());

@@ -462,9 +462,8 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
                 )
                 .into());
             }
-            let key =
-                crate::auth::issue_restricted_key(repo.as_ref(), kind, found.id, environment)
-                    .await?;
+            let key = crate::auth::issue_restricted_key(repo.as_ref(), kind, found.id, environment)
+                .await?;
             let mut out = json!({"company_id": found.id, "api_key": key.api_key});
             if let Some(environment) = environment {
                 out["environment"] = json!(environment);

@@ -52,7 +52,11 @@ async fn create(app: &TestApp, key: &str, kind: &str, body: &Value) -> (String, 
         .as_str()
         .unwrap()
         .to_string();
-    let company = b["response"]["company_id"].as_str().unwrap().parse().unwrap();
+    let company = b["response"]["company_id"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
     (id, company)
 }
 
@@ -70,28 +74,49 @@ async fn assert_all_hidden(app: &TestApp, key: &str, trade: &str, tax: &str, com
     let want = assert_error(s, &b, 404, "NOT_FOUND")["message"].clone();
     let sandbox_office = json!({"tax_office_number": "1129"});
     let probes: Vec<(reqwest::RequestBuilder, &str)> = vec![
-        (app.get(&format!("/v1/trade-registration/{trade}"), Some(key)), "GET trade"),
-        (app.get(&format!("/v1/tax-registration/{tax}"), Some(key)), "GET tax"),
         (
-            app.post(&format!("/v1/trade-registration/{trade}/mark-submitted"), Some(key)),
+            app.get(&format!("/v1/trade-registration/{trade}"), Some(key)),
+            "GET trade",
+        ),
+        (
+            app.get(&format!("/v1/tax-registration/{tax}"), Some(key)),
+            "GET tax",
+        ),
+        (
+            app.post(
+                &format!("/v1/trade-registration/{trade}/mark-submitted"),
+                Some(key),
+            ),
             "mark-submitted",
         ),
         (
-            app.post(&format!("/v1/sandbox/trade-registration/{trade}/transition"), Some(key))
-                .json(&json!({"status": "submitted"})),
+            app.post(
+                &format!("/v1/sandbox/trade-registration/{trade}/transition"),
+                Some(key),
+            )
+            .json(&json!({"status": "submitted"})),
             "sandbox trade step",
         ),
         (
-            app.post(&format!("/v1/sandbox/tax-registration/{tax}/transition"), Some(key))
-                .json(&json!({"status": "submitted"})),
+            app.post(
+                &format!("/v1/sandbox/tax-registration/{tax}/transition"),
+                Some(key),
+            )
+            .json(&json!({"status": "submitted"})),
             "sandbox tax step",
         ),
         (
-            app.post(&format!("/v1/sandbox/tax-registration/{tax}/tax-office"), Some(key))
-                .json(&sandbox_office),
+            app.post(
+                &format!("/v1/sandbox/tax-registration/{tax}/tax-office"),
+                Some(key),
+            )
+            .json(&sandbox_office),
             "sandbox tax office",
         ),
-        (app.get(&format!("/v1/companies/{company}"), Some(key)), "GET company"),
+        (
+            app.get(&format!("/v1/companies/{company}"), Some(key)),
+            "GET company",
+        ),
         (
             app.get(&format!("/v1/companies/{company}/api-keys"), Some(key)),
             "list the company's keys",

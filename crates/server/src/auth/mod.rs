@@ -14,7 +14,9 @@ use axum::extract::{Request, State};
 use axum::http::header::AUTHORIZATION;
 use axum::middleware::Next;
 use axum::response::Response;
-use domain::auth::{Caller, KEY_ID_LEN, KEY_SECRET_LEN, KeyKind, format_key, key_prefix, parse_key};
+use domain::auth::{
+    Caller, KEY_ID_LEN, KEY_SECRET_LEN, KeyKind, format_key, key_prefix, parse_key,
+};
 use domain::company::Environment;
 use rand::Rng;
 use sha2::{Digest, Sha256};

@@ -203,14 +203,9 @@ pub async fn create_api_key(
         });
     }
     let max = state.config.max_keys_per_company;
-    let Some(key) = crate::auth::issue_company_key(
-        state.repo.as_ref(),
-        kind,
-        company.id,
-        environment,
-        max,
-    )
-    .await?
+    let Some(key) =
+        crate::auth::issue_company_key(state.repo.as_ref(), kind, company.id, environment, max)
+            .await?
     else {
         tracing::info!(company_id = %company.id, max, "API key refused: the company holds its most keys");
         return Err(ApiError::Conflict {

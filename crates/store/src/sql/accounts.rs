@@ -503,7 +503,6 @@ where
     }
 }
 
-
 /// A key row's `environment`: `None` for an unrestricted key.
 fn key_environment(text: Option<String>) -> Result<Option<domain::company::Environment>> {
     text.as_deref().map(super::environment).transpose()

@@ -183,25 +183,12 @@ pub async fn create_api_key(
     };
     let CreateApiKeyRequest { environment } = decode_optional_json(&headers, &body)?;
     let company = visible_company(&state, caller, id).await?;
-    // Never broader than the calling key: a restricted key issues keys of its own environment.
-    let environment = access::environment_for(caller, environment)?;
+    let environment = new_key_environment(caller, &company, environment)?;
     let kind = if company.id == me {
         KeyKind::Provider
     } else {
         KeyKind::Client
     };
-    if let (Some(asked), Some(own)) = (environment, company.environment)
-        && asked != own
-    {
-        return Err(ApiError::Conflict {
-            code: crate::error::ErrorCode::EnvironmentMismatch,
-            message: format!(
-                "the company is a {} company; the key would be restricted to {}",
-                own.as_str(),
-                asked.as_str()
-            ),
-        });
-    }
     let max = state.config.max_keys_per_company;
     let Some(key) =
         crate::auth::issue_company_key(state.repo.as_ref(), kind, company.id, environment, max)
@@ -230,6 +217,28 @@ pub async fn create_api_key(
             created_at: key.record.created_at,
         },
     ))
+}
+
+/// The restriction of a key `caller` issues for `company`, given the `environment` the request
+/// named: never broader than the calling key (a restricted key's own environment, 409 for the
+/// other), and for a client company only its own environment (409 otherwise).
+fn new_key_environment(
+    caller: Caller,
+    company: &Company,
+    requested: Option<Environment>,
+) -> Result<Option<Environment>, ApiError> {
+    let environment = access::environment_for(caller, requested)?;
+    match (environment, company.environment) {
+        (Some(asked), Some(own)) if asked != own => Err(ApiError::Conflict {
+            code: crate::error::ErrorCode::EnvironmentMismatch,
+            message: format!(
+                "the company is a {} company; the key would be restricted to {}",
+                own.as_str(),
+                asked.as_str()
+            ),
+        }),
+        _ => Ok(environment),
+    }
 }
 
 /// The provider's own keys and its client companies' keys are managed by the provider alone

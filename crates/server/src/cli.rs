@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use domain::auth::KeyKind;
+use domain::company::Environment;
 use serde_json::json;
 
 use crate::config::{CommonArgs, Config, ServeArgs};
@@ -119,11 +120,23 @@ pub enum TradeOfficesCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum ProvidersCommand {
-    /// Create a provider company and its first API key; prints {"company_id", "api_key"}.
+    /// Create a provider company and its first API key; prints {"company_id", "api_key"}. With
+    /// --environment, also a key restricted to that environment
+    /// (docs/adr/0021-environment-restricted-keys.md): prints {"company_id", "api_key",
+    /// "environment", "restricted_api_key"}; "api_key" stays the unrestricted key.
     Create {
         #[arg(long)]
         name: String,
+        /// `sandbox` or `production`: also issue a key that creates and sees only that
+        /// environment's cases and client companies (`rfs_prv_test_…`, `rfs_prv_live_…`).
+        #[arg(long, value_parser = parse_environment)]
+        environment: Option<Environment>,
     },
+}
+
+/// `sandbox` or `production`, as the API spells them.
+fn parse_environment(s: &str) -> Result<Environment, String> {
+    Environment::parse(s).ok_or_else(|| "must be sandbox or production".to_string())
 }
 
 #[derive(Debug, Subcommand)]
@@ -144,6 +157,10 @@ pub enum KeysCommand {
         /// The company's id.
         #[arg(long)]
         company: uuid::Uuid,
+        /// Restrict the key to `sandbox` or `production` (a client company's key: the
+        /// company's own environment only). Prints {"company_id", "api_key", "environment"}.
+        #[arg(long, value_parser = parse_environment)]
+        environment: Option<Environment>,
     },
     /// Revoke a key by its prefix (`rfs_prv_xxxxxxxxxxxx`) or the whole key.
     Revoke { prefix: String },
@@ -266,12 +283,24 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
             let repo = open_store(&cli.common).await?;
             print(json!({"migrated": true, "database": repo.backend()}));
         }
-        Command::Providers(ProvidersCommand::Create { name }) => {
+        Command::Providers(ProvidersCommand::Create { name, environment }) => {
             let name = non_empty_name(&name)?;
             let repo = open_store(&cli.common).await?;
             let company = repo.create_provider(name).await?;
             let key = crate::auth::issue_key(repo.as_ref(), KeyKind::Provider, company.id).await?;
-            print(json!({"company_id": company.id, "api_key": key.api_key}));
+            let mut out = json!({"company_id": company.id, "api_key": key.api_key});
+            if let Some(environment) = environment {
+                let restricted = crate::auth::issue_restricted_key(
+                    repo.as_ref(),
+                    KeyKind::Provider,
+                    company.id,
+                    Some(environment),
+                )
+                .await?;
+                out["environment"] = json!(environment);
+                out["restricted_api_key"] = json!(restricted.api_key);
+            }
+            print(out);
         }
         Command::Operators(OperatorsCommand::Create { name }) => {
             let name = non_empty_name(&name)?;
@@ -410,7 +439,10 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
             };
             print(json!({"inserted": inserted, "seconds": started.elapsed().as_secs_f64()}));
         }
-        Command::Keys(KeysCommand::Create { company }) => {
+        Command::Keys(KeysCommand::Create {
+            company,
+            environment,
+        }) => {
             let repo = open_store(&cli.common).await?;
             let found = repo
                 .get_company(company)
@@ -420,8 +452,23 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
                 domain::company::CompanyKind::Provider => KeyKind::Provider,
                 domain::company::CompanyKind::Client => KeyKind::Client,
             };
-            let key = crate::auth::issue_key(repo.as_ref(), kind, found.id).await?;
-            print(json!({"company_id": found.id, "api_key": key.api_key}));
+            if let (Some(asked), Some(own)) = (environment, found.environment)
+                && asked != own
+            {
+                return Err(anyhow::anyhow!(
+                    "company {company} is a {} company; its key cannot be restricted to {}",
+                    own.as_str(),
+                    asked.as_str()
+                )
+                .into());
+            }
+            let key = crate::auth::issue_restricted_key(repo.as_ref(), kind, found.id, environment)
+                .await?;
+            let mut out = json!({"company_id": found.id, "api_key": key.api_key});
+            if let Some(environment) = environment {
+                out["environment"] = json!(environment);
+            }
+            print(out);
         }
         Command::Keys(KeysCommand::Revoke { prefix }) => {
             let prefix = match domain::auth::parse_key(&prefix) {

@@ -4,7 +4,8 @@
 //! Same key and same request within 24 hours replays the first response (status and body); same
 //! key with another request is 422 `IDEMPOTENCY_KEY_REUSED`; same key while the first request is
 //! still running is 409 `IDEMPOTENCY_KEY_IN_USE`. Keys are scoped to the calling company (or
-//! operator). Responses with a 5xx status are not kept, so a retry runs again.
+//! operator), and for a key restricted to one environment to the company in that environment
+//! ([`scope_of`]). Responses with a 5xx status are not kept, so a retry runs again.
 //!
 //! The case creates complete their key themselves, in the transaction that writes the case
 //! ([`prepare`], [`store::IdempotentAnswer`]): were it completed afterwards, a crash between the
@@ -326,7 +327,7 @@ async fn handle(state: Arc<AppState>, req: Request, next: Next) -> Result<Respon
     )
     .await?;
 
-    let scope = caller.scope_id();
+    let scope = scope_of(caller);
     let times = IdempotencyTimes {
         now: time::OffsetDateTime::now_utc(),
         ttl: time::Duration::hours(24),
@@ -531,6 +532,26 @@ pub async fn reseal_answers(
 }
 
 /// What a stored answer is bound to: its caller and key.
+/// The scope `caller`'s idempotency keys live in: its company's (or operator's) id. A key
+/// restricted to one environment has a scope per environment, derived from that id (a version 8
+/// UUID), so it is never handed an answer given to an unrestricted key or one of the other
+/// environment, as a replay of the same key and body would otherwise be
+/// (docs/adr/0021-environment-restricted-keys.md). Unrestricted keys keep the company's scope.
+fn scope_of(caller: Caller) -> Uuid {
+    let id = caller.scope_id();
+    let Some(environment) = caller.environment() else {
+        return id;
+    };
+    let digest = Sha256::new()
+        .chain_update(b"rfs idempotency scope\0")
+        .chain_update(id.as_bytes())
+        .chain_update(environment.as_str())
+        .finalize();
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    uuid::Builder::from_custom_bytes(bytes).into_uuid()
+}
+
 fn stored_aad(scope: Uuid, key: &str) -> Vec<u8> {
     let mut aad = scope.as_bytes().to_vec();
     aad.extend_from_slice(key.as_bytes());

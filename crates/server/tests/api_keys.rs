@@ -81,7 +81,8 @@ backend_tests! {
             assert!(k["created_at"].as_str().is_some(), "{k}");
             let mut fields: Vec<&str> = k.as_object().unwrap().keys().map(String::as_str).collect();
             fields.sort();
-            assert_eq!(fields, ["created_at", "key_prefix", "key_type", "last_used_at"]);
+            assert_eq!(fields, ["created_at", "environment", "key_prefix", "key_type", "last_used_at"]);
+            assert_eq!(k["environment"], Value::Null, "unrestricted");
         }
         let text = page.to_string();
         for secret in [&pkey, &pkey2] {

@@ -32,6 +32,14 @@ fn one_object(stdout: &str) -> Value {
     v
 }
 
+/// The client company of trade registration `id`, as `key` reads it.
+async fn company_of_case(app: &TestApp, key: &str, id: &str) -> String {
+    app.read(&format!("/v1/trade-registration/{id}"), key).await["company_id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 backend_tests! {
     async fn trade_offices_import_is_all_or_nothing(backend) {
         let dir = Arc::new(tempfile::tempdir().unwrap());
@@ -196,6 +204,65 @@ backend_tests! {
         let (code, _, err) = filing(dir.path(), &url, &["providers", "create", "--name", "  "]);
         assert_ne!(code, 0);
         assert!(err.contains("--name"), "{err}");
+    }
+
+    async fn providers_create_with_an_environment_prints_a_restricted_key_beside_the_unrestricted_one(backend) {
+        let dir = Arc::new(tempfile::tempdir().unwrap());
+        let url = fresh_database(backend, dir.path()).await.unwrap();
+        let app = TestApp::spawn_on(url.clone(), dir.clone(), Options::default()).await;
+
+        let (code, out, err) = filing(dir.path(), &url, &["providers", "create", "--name", "P GmbH", "--environment", "sandbox"]);
+        assert_eq!(code, 0, "{err}");
+        let v = one_object(&out);
+        assert_eq!(v.as_object().unwrap().len(), 4, "{v}");
+        assert_eq!(v["environment"], "sandbox");
+        let company = v["company_id"].as_str().unwrap().to_string();
+        let open = v["api_key"].as_str().unwrap().to_string();
+        let test = v["restricted_api_key"].as_str().unwrap().to_string();
+        assert_eq!(domain::auth::parse_key(&open).unwrap().environment, None, "{open}");
+        assert!(test.starts_with("rfs_prv_test_"), "{test}");
+        // Both work; the listing of the unrestricted key shows both, each with its environment.
+        let page = app.read(&format!("/v1/companies/{company}/api-keys"), &open).await;
+        let envs: Vec<&Value> = page["api_keys"].as_array().unwrap().iter().map(|k| &k["environment"]).collect();
+        assert_eq!(envs.len(), 2, "{page}");
+        assert!(envs.contains(&&Value::Null) && envs.contains(&&Value::from("sandbox")), "{page}");
+        // The restricted key's creates are sandbox cases by default.
+        let mut body = domain::rule_cases::example("self");
+        body.as_object_mut().unwrap().remove("environment");
+        let (s, b) = app.post_json("/v1/trade-registration", &test, &body).await;
+        assert_eq!(s, 201, "{b}");
+        let id = b["response"]["trade_registration_id"].as_str().unwrap().to_string();
+        assert_eq!(app.read(&format!("/v1/trade-registration/{id}"), &open).await["environment"], "sandbox");
+
+        let (code, out, err) = filing(dir.path(), &url, &["providers", "create", "--name", "Q GmbH", "--environment", "production"]);
+        assert_eq!(code, 0, "{err}");
+        let v = one_object(&out);
+        assert_eq!(v["environment"], "production");
+        assert!(v["restricted_api_key"].as_str().unwrap().starts_with("rfs_prv_live_"), "{v}");
+
+        // `keys create --environment` issues one restricted key.
+        let (code, out, err) = filing(dir.path(), &url, &["keys", "create", "--company", &company, "--environment", "production"]);
+        assert_eq!(code, 0, "{err}");
+        let v = one_object(&out);
+        assert_eq!(v["environment"], "production");
+        let live = v["api_key"].as_str().unwrap().to_string();
+        assert!(live.starts_with("rfs_prv_live_"), "{live}");
+        let (s, b) = app.get_json(&format!("/v1/trade-registration/{id}"), &live).await;
+        assert_error(s, &b, 404, "NOT_FOUND");
+        // A client company's key: of the company's environment only.
+        let client = company_of_case(&app, &open, &id).await;
+        let (code, _, err) = filing(dir.path(), &url, &["keys", "create", "--company", &client, "--environment", "production"]);
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains("sandbox company"), "{err}");
+
+        let (code, out, err) = filing(dir.path(), &url, &["providers", "create", "--name", "R GmbH", "--environment", "staging"]);
+        assert_eq!(code, 2, "{err}");
+        assert!(out.is_empty());
+        assert!(err.contains("sandbox or production"), "{err}");
+        // Revoking by the whole restricted key works as for any key.
+        let (code, out, err) = filing(dir.path(), &url, &["keys", "revoke", &test]);
+        assert_eq!(code, 0, "{err}");
+        assert!(one_object(&out)["revoked"].as_str().unwrap().starts_with("rfs_prv_test_"));
     }
 }
 

@@ -99,6 +99,40 @@ fn new_tax_case(provider: Uuid, company: Uuid, id: Uuid) -> store::NewTaxRegistr
 }
 
 backend_tests! {
+    async fn api_keys_keep_their_environment_and_list_by_it(backend) {
+        use domain::auth::KeyKind;
+        use domain::company::Environment;
+        let app = TestApp::spawn(backend).await.unwrap();
+        let (provider, open) = app.provider("P").await;
+        let repo = app.state.repo.as_ref();
+        let mut made = Vec::new();
+        for env in [Some(Environment::Sandbox), Some(Environment::Production), None, Some(Environment::Sandbox)] {
+            let key = server::auth::issue_restricted_key(repo, KeyKind::Provider, provider, env).await.unwrap();
+            let found = repo.find_api_key(&key.record.prefix).await.unwrap().unwrap();
+            assert_eq!(found.environment, env);
+            assert_eq!(found, store::ApiKeyRecord { company_provider_id: None, ..key.record.clone() });
+            made.push(key.record);
+        }
+        // The capped insert keeps it too.
+        let capped = server::auth::issue_company_key(repo, KeyKind::Provider, provider, Some(Environment::Production), 100).await.unwrap().unwrap();
+        assert_eq!(repo.find_api_key(&capped.record.prefix).await.unwrap().unwrap().environment, Some(Environment::Production));
+
+        let all = repo.list_api_keys(provider, None, None, 100).await.unwrap();
+        assert_eq!(all.len(), 6);
+        assert_eq!(all[0].prefix, domain::auth::parse_key(&open).unwrap().prefix);
+        assert_eq!(all[0].environment, None);
+        let sandbox = repo.list_api_keys(provider, Some(Environment::Sandbox), None, 100).await.unwrap();
+        let prefixes: Vec<&str> = sandbox.iter().map(|k| k.prefix.as_str()).collect();
+        assert_eq!(prefixes, [made[0].prefix.as_str(), made[3].prefix.as_str()]);
+        assert!(sandbox.iter().all(|k| k.environment == Some(Environment::Sandbox)));
+        // Paged after a restricted prefix.
+        let rest = repo.list_api_keys(provider, Some(Environment::Sandbox), Some(&made[0].prefix), 100).await.unwrap();
+        assert_eq!(rest.len(), 1);
+        assert_eq!(rest[0].prefix, made[3].prefix);
+        let live = repo.list_api_keys(provider, Some(Environment::Production), None, 100).await.unwrap();
+        assert_eq!(live.len(), 2);
+    }
+
     async fn tax_registration_round_trip_race_and_duplicate_id(backend) {
         let app = TestApp::spawn(backend).await.unwrap();
         let (provider, _) = app.provider("P").await;

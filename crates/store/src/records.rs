@@ -28,6 +28,9 @@ pub struct ApiKeyRecord {
     pub kind: KeyKind,
     pub company_id: Option<Uuid>,
     pub operator_id: Option<Uuid>,
+    /// The environment a restricted key is limited to; `None`: unrestricted (operator keys
+    /// always).
+    pub environment: Option<domain::company::Environment>,
     pub created_at: OffsetDateTime,
     pub revoked_at: Option<OffsetDateTime>,
     /// For a client company's key: the provider that created the company. Filled when read;
@@ -40,6 +43,8 @@ pub struct ApiKeyRecord {
 pub struct ApiKeySummary {
     pub prefix: String,
     pub kind: KeyKind,
+    /// As [`ApiKeyRecord::environment`].
+    pub environment: Option<domain::company::Environment>,
     pub created_at: OffsetDateTime,
     /// Recorded at most once a minute per key and instance (`touch_api_key`).
     pub last_used_at: Option<OffsetDateTime>,

@@ -43,10 +43,12 @@ pub trait Repository: Send + Sync + 'static {
     /// (`false`). Concurrent inserts for one company cannot pass the limit together.
     async fn insert_company_api_key(&self, key: &ApiKeyRecord, max: usize) -> Result<bool>;
     /// A company's unrevoked keys, oldest first (by creation, then prefix), after the key with
-    /// prefix `after` (exclusive; a prefix that names no key gives nothing), at most `limit`.
+    /// prefix `after` (exclusive; a prefix that names no key gives nothing), at most `limit`;
+    /// with `environment`, only the keys restricted to it.
     async fn list_api_keys(
         &self,
         company_id: Uuid,
+        environment: Option<domain::company::Environment>,
         after: Option<&str>,
         limit: i64,
     ) -> Result<Vec<ApiKeySummary>>;

@@ -14,7 +14,10 @@ use axum::extract::{Request, State};
 use axum::http::header::AUTHORIZATION;
 use axum::middleware::Next;
 use axum::response::Response;
-use domain::auth::{Caller, KEY_ID_LEN, KEY_SECRET_LEN, KeyKind, format_key, parse_key};
+use domain::auth::{
+    Caller, KEY_ID_LEN, KEY_SECRET_LEN, KeyKind, format_key, key_prefix, parse_key,
+};
+use domain::company::Environment;
 use rand::Rng;
 use sha2::{Digest, Sha256};
 use store::{ApiKeyRecord, Repository};
@@ -41,14 +44,17 @@ pub fn hash_key(key: &str) -> Vec<u8> {
     Sha256::digest(key.as_bytes()).to_vec()
 }
 
-/// Makes a key for a company (provider or client) or an operator.
-pub fn generate_key(kind: KeyKind, owner: Uuid) -> NewKey {
+/// Makes a key for a company (provider or client) or an operator, restricted to `environment`
+/// or not (docs/adr/0021-environment-restricted-keys.md; operator keys never are: `environment`
+/// is ignored for them).
+pub fn generate_key(kind: KeyKind, owner: Uuid, environment: Option<Environment>) -> NewKey {
     const LOWER: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
     const ALNUM: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let environment = environment.filter(|_| kind != KeyKind::Operator);
     let key_id = random_string(KEY_ID_LEN, LOWER);
     let secret = random_string(KEY_SECRET_LEN, ALNUM);
-    let api_key = format_key(kind, &key_id, &secret);
-    let prefix = format!("rfs_{}_{}", kind.tag(), key_id);
+    let api_key = format_key(kind, environment, &key_id, &secret);
+    let prefix = key_prefix(kind, environment, &key_id);
     let (company_id, operator_id) = match kind {
         KeyKind::Operator => (None, Some(owner)),
         KeyKind::Provider | KeyKind::Client => (Some(owner), None),
@@ -60,6 +66,7 @@ pub fn generate_key(kind: KeyKind, owner: Uuid) -> NewKey {
             kind,
             company_id,
             operator_id,
+            environment,
             // Microseconds, what PostgreSQL keeps: the listing shows what the create answered.
             created_at: crate::clock::now_micros(),
             revoked_at: None,
@@ -69,34 +76,45 @@ pub fn generate_key(kind: KeyKind, owner: Uuid) -> NewKey {
     }
 }
 
-/// Creates and stores a key without a limit (the CLI, an operator's tool); returns the key to
-/// show once. Keys issued over HTTP go through [`issue_company_key`].
+/// Creates and stores an unrestricted key without a limit (the CLI, an operator's tool);
+/// returns the key to show once. Keys issued over HTTP go through [`issue_company_key`].
 pub async fn issue_key(
     repo: &dyn Repository,
     kind: KeyKind,
     owner: Uuid,
 ) -> Result<NewKey, store::StoreError> {
-    let key = generate_key(kind, owner);
+    issue_restricted_key(repo, kind, owner, None).await
+}
+
+/// [`issue_key`] restricted to `environment` (`None`: unrestricted).
+pub async fn issue_restricted_key(
+    repo: &dyn Repository,
+    kind: KeyKind,
+    owner: Uuid,
+    environment: Option<Environment>,
+) -> Result<NewKey, store::StoreError> {
+    let key = generate_key(kind, owner, environment);
     repo.insert_api_key(&key.record).await?;
     Ok(key)
 }
 
-/// Creates and stores a key of a company unless the company holds `max` unrevoked keys
-/// already (`None`); returns the key to show once.
+/// Creates and stores a key of a company, restricted to `environment` or not, unless the
+/// company holds `max` unrevoked keys already (`None`); returns the key to show once.
 pub async fn issue_company_key(
     repo: &dyn Repository,
     kind: KeyKind,
     company: Uuid,
+    environment: Option<Environment>,
     max: usize,
 ) -> Result<Option<NewKey>, store::StoreError> {
-    let key = generate_key(kind, company);
+    let key = generate_key(kind, company, environment);
     Ok(repo
         .insert_company_api_key(&key.record, max)
         .await?
         .then_some(key))
 }
 
-/// The prefix (`rfs_<role>_<key id>`) of the key a request was authenticated with, put into
+/// The prefix (`rfs_<role>[_test|_live]_<key id>`) of the key a request was authenticated with, put into
 /// the request extensions next to the [`Caller`] (for the log).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyPrefix(pub String);
@@ -126,14 +144,25 @@ pub async fn resolve_key(
     if !matches || record.revoked_at.is_some() || record.kind != parsed.kind {
         return Err(UNKNOWN);
     }
+    // The prefix is stored with its marker, so a stored restriction the marker does not show
+    // (or the reverse) is a corrupt record, not a key to trust either way.
+    if record.environment != parsed.environment {
+        return Err(ApiError::Internal(anyhow::anyhow!(
+            "key {} is stored with another environment than its prefix shows",
+            record.prefix
+        )));
+    }
     let corrupt = || ApiError::Internal(anyhow::anyhow!("key {} has no owner", record.prefix));
+    let environment = record.environment;
     let caller = match record.kind {
         KeyKind::Provider => Caller::Provider {
             company_id: record.company_id.ok_or_else(corrupt)?,
+            environment,
         },
         KeyKind::Client => Caller::Client {
             company_id: record.company_id.ok_or_else(corrupt)?,
             provider_id: record.company_provider_id.ok_or_else(corrupt)?,
+            environment,
         },
         KeyKind::Operator => Caller::Operator {
             operator_id: record.operator_id.ok_or_else(corrupt)?,
@@ -168,8 +197,8 @@ mod tests {
     #[test]
     fn generated_keys_parse_and_hash() {
         let owner = Uuid::now_v7();
-        let a = generate_key(KeyKind::Client, owner);
-        let b = generate_key(KeyKind::Client, owner);
+        let a = generate_key(KeyKind::Client, owner, None);
+        let b = generate_key(KeyKind::Client, owner, None);
         assert_ne!(a.api_key, b.api_key);
         let parsed = parse_key(&a.api_key).expect("well-formed");
         assert_eq!(parsed.kind, KeyKind::Client);
@@ -178,6 +207,24 @@ mod tests {
         assert_eq!(a.record.company_id, Some(owner));
         assert!(!a.record.hash.is_empty());
         assert!(!a.api_key.contains(&hex(&a.record.hash)));
+    }
+
+    #[test]
+    fn restricted_keys_show_their_environment() {
+        let owner = Uuid::now_v7();
+        let key = generate_key(KeyKind::Provider, owner, Some(Environment::Sandbox));
+        assert!(key.api_key.starts_with("rfs_prv_test_"), "{}", key.api_key);
+        assert!(key.record.prefix.starts_with("rfs_prv_test_"));
+        assert_eq!(key.record.environment, Some(Environment::Sandbox));
+        let parsed = parse_key(&key.api_key).expect("well-formed");
+        assert_eq!(parsed.prefix, key.record.prefix);
+        assert_eq!(parsed.environment, Some(Environment::Sandbox));
+        let live = generate_key(KeyKind::Client, owner, Some(Environment::Production));
+        assert!(live.record.prefix.starts_with("rfs_cli_live_"));
+        // Operators are never restricted.
+        let op = generate_key(KeyKind::Operator, owner, Some(Environment::Sandbox));
+        assert_eq!(op.record.environment, None);
+        assert!(parse_key(&op.api_key).is_some());
     }
 
     fn hex(b: &[u8]) -> String {

@@ -1,5 +1,10 @@
 //! Who may act on a case: the caller's role, which cases it sees, and the client company a
 //! create names.
+//!
+//! A key restricted to one environment (docs/adr/0021-environment-restricted-keys.md) sees only
+//! cases and client companies of that environment: [`ensure_environment`] is the check every
+//! read or step makes (through [`trade_case`] and [`tax_case`]), [`environment_for`] the one
+//! of a listing and [`create_environment`] the one of a create.
 
 use domain::auth::Caller;
 use domain::company::{CompanyKind, Environment};
@@ -20,11 +25,28 @@ pub fn operator_only(caller: Caller) -> Result<Uuid, ApiError> {
 /// registrations"); any other key is 403.
 pub fn provider_only(caller: Caller, what: &str) -> Result<Uuid, ApiError> {
     match caller {
-        Caller::Provider { company_id } => Ok(company_id),
+        Caller::Provider { company_id, .. } => Ok(company_id),
         _ => Err(ApiError::Forbidden(format!(
             "only provider keys can create {what}"
         ))),
     }
+}
+
+/// The provider a create is for, and the environment its key is restricted to (`None`:
+/// unrestricted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Creator {
+    pub provider: Uuid,
+    pub key_environment: Option<Environment>,
+}
+
+/// The calling provider as the creator of a case ([`provider_only`]), with its key's
+/// restriction.
+pub fn creator(caller: Caller, what: &str) -> Result<Creator, ApiError> {
+    Ok(Creator {
+        provider: provider_only(caller, what)?,
+        key_environment: caller.environment(),
+    })
 }
 
 /// docs/api/authentication.md: the provider that created a case, the client company
@@ -32,13 +54,72 @@ pub fn provider_only(caller: Caller, what: &str) -> Result<Uuid, ApiError> {
 pub fn ensure_visible(caller: Caller, provider_id: Uuid, company_id: Uuid) -> Result<(), ApiError> {
     let visible = match caller {
         Caller::Operator { .. } => true,
-        Caller::Provider { company_id: me } => provider_id == me,
+        Caller::Provider { company_id: me, .. } => provider_id == me,
         Caller::Client { company_id: me, .. } => company_id == me,
     };
     if visible {
         Ok(())
     } else {
         Err(ApiError::NotFound)
+    }
+}
+
+/// Something of `environment` (a case, a client company, a document of a case) for `caller`:
+/// a key restricted to the other environment gets the same 404 as for an unknown id, so it
+/// learns nothing of what it may not see.
+pub fn ensure_environment(caller: Caller, environment: Environment) -> Result<(), ApiError> {
+    if caller.sees(environment) {
+        Ok(())
+    } else {
+        Err(ApiError::NotFound)
+    }
+}
+
+/// The environment a request of `caller` is for, given the one it named (`requested`): a
+/// restricted key's own (also when the request names none), an unrestricted key's as named.
+/// Naming the other environment than the key's is 409 `ENVIRONMENT_MISMATCH`, as in a create.
+/// A listing's `environment` filter, and the restriction of a key a key issues.
+pub fn environment_for(
+    caller: Caller,
+    requested: Option<Environment>,
+) -> Result<Option<Environment>, ApiError> {
+    match (caller.environment(), requested) {
+        (Some(own), Some(asked)) if own != asked => Err(key_mismatch(own, asked)),
+        (Some(own), _) => Ok(Some(own)),
+        (None, requested) => Ok(requested),
+    }
+}
+
+/// A create's payload for `caller`, before it is validated: a restricted key's environment
+/// is the default of `environment` (absent or `null`), and a payload naming the other one is
+/// 409 `ENVIRONMENT_MISMATCH`. A value that is no environment at all is left to the validation
+/// (422), as is a payload that is not an object. Unrestricted keys keep the payload as it is
+/// (`production` by default).
+pub fn create_environment(caller: Caller, payload: &mut serde_json::Value) -> Result<(), ApiError> {
+    let (Some(own), Some(object)) = (caller.environment(), payload.as_object_mut()) else {
+        return Ok(());
+    };
+    match object.get("environment") {
+        None | Some(serde_json::Value::Null) => {
+            object.insert("environment".into(), own.as_str().into());
+            Ok(())
+        }
+        Some(value) => match value.as_str().and_then(Environment::parse) {
+            Some(asked) if asked != own => Err(key_mismatch(own, asked)),
+            _ => Ok(()),
+        },
+    }
+}
+
+/// 409 `ENVIRONMENT_MISMATCH`: the request names `asked`, the key is restricted to `own`.
+pub fn key_mismatch(own: Environment, asked: Environment) -> ApiError {
+    ApiError::Conflict {
+        code: ErrorCode::EnvironmentMismatch,
+        message: format!(
+            "the API key is restricted to {}; the request is for {}",
+            own.as_str(),
+            asked.as_str()
+        ),
     }
 }
 
@@ -55,6 +136,7 @@ pub async fn trade_case(
         .await?
         .ok_or(ApiError::NotFound)?;
     ensure_visible(caller, case.provider_id, case.company_id)?;
+    ensure_environment(caller, case.environment)?;
     Ok(case)
 }
 
@@ -69,7 +151,7 @@ pub async fn tax_case(
 ) -> Result<store::TaxRegistrationRecord, ApiError> {
     let case = match caller {
         Caller::Operator { .. } => state.repo.get_tax_registration(id).await?,
-        Caller::Provider { company_id } => {
+        Caller::Provider { company_id, .. } => {
             let scope = store::CaseScope::Provider(company_id);
             state.repo.find_tax_registration(scope, id).await?
         }
@@ -80,15 +162,18 @@ pub async fn tax_case(
     }
     .ok_or(ApiError::NotFound)?;
     ensure_visible(caller, case.provider_id, case.company_id)?;
+    ensure_environment(caller, case.environment)?;
     Ok(case)
 }
 
 /// A `company_id` named in a create: a client company of this provider (else 404
-/// `COMPANY_NOT_FOUND`) in the request's environment (else 409 `ENVIRONMENT_MISMATCH`), whose
-/// name and legal form the request repeats (else 422 `company_mismatch` on the fields).
+/// `COMPANY_NOT_FOUND`) in the request's environment (else 409 `ENVIRONMENT_MISMATCH`; for a
+/// restricted key, whose request is always of its own environment, a company of the other is
+/// the 404 of an unknown one), whose name and legal form the request repeats (else 422
+/// `company_mismatch` on the fields).
 pub async fn check_named_company(
     state: &AppState,
-    provider: Uuid,
+    creator: Creator,
     id: Uuid,
     environment: Environment,
     (name, legal_form): (&str, &str),
@@ -97,7 +182,8 @@ pub async fn check_named_company(
         .repo
         .get_company(id)
         .await?
-        .filter(|c| c.kind == CompanyKind::Client && c.provider_id == Some(provider))
+        .filter(|c| c.kind == CompanyKind::Client && c.provider_id == Some(creator.provider))
+        .filter(|c| creator.key_environment.is_none() || c.environment == Some(environment))
         .ok_or(ApiError::CompanyNotFound)?;
     if company.environment != Some(environment) {
         return Err(ApiError::Conflict {

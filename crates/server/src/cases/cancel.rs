@@ -57,7 +57,7 @@ pub async fn cancel_tax(
 /// operator processes what was filed (403 for both; the case was visible to them).
 fn cancelling_provider(caller: Caller) -> Result<Uuid, ApiError> {
     match caller {
-        Caller::Provider { company_id } => Ok(company_id),
+        Caller::Provider { company_id, .. } => Ok(company_id),
         _ => Err(ApiError::Forbidden(
             "only the provider that created the case cancels it".into(),
         )),

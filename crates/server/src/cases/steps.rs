@@ -268,7 +268,7 @@ pub async fn mark_submitted(
     reason: Option<String>,
 ) -> Result<Moved<TradeStatus>, ApiError> {
     let case = crate::cases::access::trade_case(state, caller, id).await?;
-    let domain::auth::Caller::Provider { company_id } = caller else {
+    let domain::auth::Caller::Provider { company_id, .. } = caller else {
         return Err(ApiError::Forbidden(
             "only the provider that created the case marks it submitted".into(),
         ));

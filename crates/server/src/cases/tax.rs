@@ -68,7 +68,7 @@ pub enum TaxPayload {
 /// for [`crate::cases::trade::create_trade`].
 pub async fn create_tax(
     state: &AppState,
-    provider: Uuid,
+    creator: access::Creator,
     payload: TaxPayload,
     body: &Value,
     answer: impl FnOnce(&CreatedTax) -> Result<Option<IdempotentAnswer>, ApiError>,
@@ -90,7 +90,7 @@ pub async fn create_tax(
             )
         }
     };
-    create_case(state, provider, request, now, answer).await
+    create_case(state, creator, request, now, answer).await
 }
 
 /// Everything after validation, for either kind: the id, the company, the office, the
@@ -98,11 +98,12 @@ pub async fn create_tax(
 /// under an `Idempotency-Key` also completes `claim` with the answer.
 async fn create_case(
     state: &AppState,
-    provider: Uuid,
+    creator: access::Creator,
     request: ParsedTaxRequest,
     now: OffsetDateTime,
     answer: impl FnOnce(&CreatedTax) -> Result<Option<IdempotentAnswer>, ApiError>,
 ) -> Result<Written<CreatedTax>, ApiError> {
+    let provider = creator.provider;
     // Ids are unique per provider (docs/adr/0006-case-ids-per-provider.md): one of the caller's
     // own cases with the id is a duplicate; another provider's case with it as its key gives
     // this case a key of its own, and nothing the caller sees differs.
@@ -120,7 +121,7 @@ async fn create_case(
             id = Uuid::now_v7();
         }
     }
-    let (company_id, new_company) = resolve_company(state, provider, &request).await?;
+    let (company_id, new_company) = resolve_company(state, creator, &request).await?;
     let reg = request.registration;
     let (office, lookup) = resolve_tax_office(&reg)?;
 
@@ -215,14 +216,14 @@ struct ParsedTaxRequest {
 /// create from the request.
 async fn resolve_company(
     state: &AppState,
-    provider: Uuid,
+    creator: access::Creator,
     request: &ParsedTaxRequest,
 ) -> Result<(Uuid, Option<(Uuid, NewClientCompany)>), ApiError> {
     let reg = &request.registration;
     if let Some(id) = request.company_id {
         access::check_named_company(
             state,
-            provider,
+            creator,
             id,
             reg.environment(),
             (reg.name(), reg.legal_form().as_str()),
@@ -232,7 +233,7 @@ async fn resolve_company(
     }
     let address: &PostalAddress = request.business_address.as_ref().unwrap_or(reg.address());
     access::new_company(
-        provider,
+        creator.provider,
         (reg.name(), reg.environment()),
         Some(reg.legal_form().as_str().into()),
         reg.registration_number(),

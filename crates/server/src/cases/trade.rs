@@ -59,11 +59,12 @@ pub fn stored_trade(case: &store::TradeRegistrationRecord) -> Result<TradeRegist
 /// `Idempotency-Key` (committed with the case).
 pub async fn create_trade(
     state: &AppState,
-    provider: Uuid,
+    creator: access::Creator,
     submission: TradeSubmission,
     answer: impl FnOnce(&CreatedTrade) -> Result<Option<IdempotentAnswer>, ApiError>,
 ) -> Result<Written<CreatedTrade>, ApiError> {
     let TradeSubmission { value, files } = submission;
+    let provider = creator.provider;
     let now = crate::clock::now_micros();
     let mut errs = Violations::new();
     let parsed = match domain::trade_request::parse(&value, date_in_germany(now)) {
@@ -78,7 +79,7 @@ pub async fn create_trade(
         Some(p) if errs.is_empty() => p,
         _ => return Err(ApiError::Validation(errs)),
     };
-    let (company_id, new_company, main_office) = resolve_company(state, provider, &request).await?;
+    let (company_id, new_company, main_office) = resolve_company(state, creator, &request).await?;
     let reg = request.registration;
     let (trade_office, trade_office_candidates, mut head) =
         determine_trade_office(state, &reg.registered_office).await?;
@@ -414,7 +415,7 @@ pub async fn rerender_gewa1(
 /// company, also that company's stored address: its main office (GewA 1 field 16).
 async fn resolve_company(
     state: &AppState,
-    provider: Uuid,
+    creator: access::Creator,
     request: &TradeRequest,
 ) -> Result<
     (
@@ -433,7 +434,7 @@ async fn resolve_company(
         Some(id) => {
             let company = access::check_named_company(
                 state,
-                provider,
+                creator,
                 id,
                 reg.environment,
                 (&reg.name, legal_form.as_deref().unwrap_or_default()),
@@ -471,7 +472,7 @@ async fn resolve_company(
             }
             .map_err(|e| ApiError::Internal(e.into()))?;
             let (id, company) = access::new_company(
-                provider,
+                creator.provider,
                 (&reg.name, reg.environment),
                 legal_form,
                 reg.registration_number.as_deref(),

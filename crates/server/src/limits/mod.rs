@@ -284,7 +284,7 @@ pub async fn upload_slots(
     }
     // Operators (one trusted party) share the slots without a share of their own.
     let provider = match req.extensions().get::<domain::auth::Caller>() {
-        Some(domain::auth::Caller::Provider { company_id }) => Some(*company_id),
+        Some(domain::auth::Caller::Provider { company_id, .. }) => Some(*company_id),
         Some(domain::auth::Caller::Client { provider_id, .. }) => Some(*provider_id),
         _ => None,
     };
@@ -324,7 +324,7 @@ pub async fn upload_slots(
 fn bucket_of(caller: &domain::auth::Caller) -> uuid::Uuid {
     use domain::auth::Caller;
     match *caller {
-        Caller::Provider { company_id } | Caller::Client { company_id, .. } => company_id,
+        Caller::Provider { company_id, .. } | Caller::Client { company_id, .. } => company_id,
         Caller::Operator { operator_id } => operator_id,
     }
 }

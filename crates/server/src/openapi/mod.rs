@@ -181,7 +181,9 @@ impl Modify for BearerAuth {
         let components = openapi.components.get_or_insert_with(Default::default);
         let mut scheme = Http::new(HttpAuthScheme::Bearer);
         scheme.description = Some(
-            "An API key: `rfs_prv_...` (provider), `rfs_cli_...` (client company) or `rfs_opr_...` (operator)."
+            "An API key: `rfs_prv_...` (provider), `rfs_cli_...` (client company) or `rfs_opr_...` (operator). \
+A key restricted to one environment shows it after the role: `rfs_prv_test_...` (sandbox), `rfs_prv_live_...` \
+(production); it creates and sees only that environment's cases and client companies."
                 .into(),
         );
         components.add_security_scheme("bearer", SecurityScheme::Http(scheme));

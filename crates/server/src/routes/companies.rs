@@ -15,6 +15,7 @@ use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
+use crate::cases::access;
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{ApiQuery, PathId, decode_optional_json};
@@ -74,6 +75,8 @@ impl CompanyResponse {
 }
 
 /// Loads a company the caller may see; any other answers as an unknown id (docs/api/authentication.md, "Companies").
+/// A key restricted to one environment sees client companies of that environment only (and its
+/// provider, which has none).
 async fn visible_company(state: &AppState, caller: Caller, id: Uuid) -> Result<Company, ApiError> {
     let company = state
         .repo
@@ -82,15 +85,17 @@ async fn visible_company(state: &AppState, caller: Caller, id: Uuid) -> Result<C
         .ok_or(ApiError::NotFound)?;
     let visible = match caller {
         Caller::Operator { .. } => true,
-        Caller::Provider { company_id } | Caller::Client { company_id, .. } => {
+        Caller::Provider { company_id, .. } | Caller::Client { company_id, .. } => {
             company.visible_to(company_id)
         }
     };
-    if visible {
-        Ok(company)
-    } else {
-        Err(ApiError::NotFound)
+    if !visible {
+        return Err(ApiError::NotFound);
     }
+    if let Some(environment) = company.environment {
+        access::ensure_environment(caller, environment)?;
+    }
+    Ok(company)
 }
 
 /// Reads a company: a provider reads itself and the client companies it created; a client
@@ -110,32 +115,48 @@ pub async fn get_company(
     Ok(respond(StatusCode::OK, CompanyResponse::new(company)))
 }
 
-/// Body of a key request: nothing to set yet (an empty body or `{}`).
+/// Body of a key request (an empty body or `{}` for an unrestricted key, as before).
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct CreateApiKeyRequest {}
+#[schema(example = json!({"environment": "sandbox"}))]
+pub struct CreateApiKeyRequest {
+    /// Restricts the new key to `sandbox` or `production`
+    /// (docs/adr/0021-environment-restricted-keys.md): it creates and sees only cases and client
+    /// companies of that environment, and its prefix shows it (`rfs_prv_test_…`,
+    /// `rfs_prv_live_…`, `rfs_cli_test_…`, `rfs_cli_live_…`). Absent: the calling key's own
+    /// restriction (an unrestricted key issues an unrestricted key). A restricted key naming the
+    /// other environment, or a client company's key of the other environment than the company:
+    /// 409 `ENVIRONMENT_MISMATCH`.
+    #[schema(example = "sandbox")]
+    pub environment: Option<Environment>,
+}
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ApiKeyResponse {
     pub result: Outcome,
     pub message: String,
     /// The key. It is shown only in this response; only a hash is stored.
-    #[schema(example = "rfs_cli_8hq2m4kd9x0c_AbCdEfGhIjKlMnOpQrStUvWxYz012345")]
+    #[schema(example = "rfs_cli_test_8hq2m4kd9x0c_AbCdEfGhIjKlMnOpQrStUvWxYz012345")]
     pub api_key: String,
     /// The public part of the key, for listings and revocation.
-    #[schema(example = "rfs_cli_8hq2m4kd9x0c")]
+    #[schema(example = "rfs_cli_test_8hq2m4kd9x0c")]
     pub key_prefix: String,
     pub company_id: Uuid,
     /// `client` for a client company's key, `provider` for a provider's own new key.
     #[schema(example = "client")]
     pub key_type: String,
+    /// The environment the key is restricted to; null: unrestricted.
+    #[schema(example = "sandbox")]
+    pub environment: Option<Environment>,
     #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
 }
 
 /// Issues an API key for a client company the provider created (so the client company can read
-/// its own cases), or a further key for the provider itself (for rotation).
+/// its own cases), or a further key for the provider itself (for rotation), optionally
+/// restricted to one environment (`{"environment": "sandbox"}`). A restricted key issues only
+/// keys restricted to its own environment.
 #[utoipa::path(post, path = "/v1/companies/{company_id}/api-keys", tag = "companies",
     params(
         ("company_id" = Uuid, Path, description = "A client company of the caller, or the caller itself"),
@@ -145,7 +166,7 @@ pub struct ApiKeyResponse {
         (status = 201, description = "The new key, shown once", body = Envelope<ApiKeyResponse>),
         (status = 403, description = "Client company and operator keys cannot issue keys (`FORBIDDEN`)", body = Envelope<ErrorBody>),
         CompanyNotVisible,
-        (status = 409, description = "`API_KEY_LIMIT` (the company holds `FILING_MAX_KEYS_PER_COMPANY` unrevoked keys, 100 by default) or `IDEMPOTENCY_KEY_IN_USE`", body = Envelope<ErrorBody>),
+        (status = 409, description = "`API_KEY_LIMIT` (the company holds `FILING_MAX_KEYS_PER_COMPANY` unrevoked keys, 100 by default), `ENVIRONMENT_MISMATCH` (`environment` contradicts the calling key's or the client company's) or `IDEMPOTENCY_KEY_IN_USE`", body = Envelope<ErrorBody>),
         (status = 422, description = "`VALIDATION_FAILED` or `IDEMPOTENCY_KEY_REUSED`", body = Envelope<ErrorBody>),
     ))]
 pub async fn create_api_key(
@@ -155,13 +176,14 @@ pub async fn create_api_key(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let Caller::Provider { company_id: me } = caller else {
+    let Caller::Provider { company_id: me, .. } = caller else {
         return Err(ApiError::Forbidden(
             "only provider keys can issue API keys".into(),
         ));
     };
-    let CreateApiKeyRequest {} = decode_optional_json(&headers, &body)?;
+    let CreateApiKeyRequest { environment } = decode_optional_json(&headers, &body)?;
     let company = visible_company(&state, caller, id).await?;
+    let environment = new_key_environment(caller, &company, environment)?;
     let kind = if company.id == me {
         KeyKind::Provider
     } else {
@@ -169,7 +191,8 @@ pub async fn create_api_key(
     };
     let max = state.config.max_keys_per_company;
     let Some(key) =
-        crate::auth::issue_company_key(state.repo.as_ref(), kind, company.id, max).await?
+        crate::auth::issue_company_key(state.repo.as_ref(), kind, company.id, environment, max)
+            .await?
     else {
         tracing::info!(company_id = %company.id, max, "API key refused: the company holds its most keys");
         return Err(ApiError::Conflict {
@@ -190,9 +213,32 @@ pub async fn create_api_key(
             key_prefix: key.record.prefix,
             company_id: company.id,
             key_type: kind.as_str().into(),
+            environment: key.record.environment,
             created_at: key.record.created_at,
         },
     ))
+}
+
+/// The restriction of a key `caller` issues for `company`, given the `environment` the request
+/// named: never broader than the calling key (a restricted key's own environment, 409 for the
+/// other), and for a client company only its own environment (409 otherwise).
+fn new_key_environment(
+    caller: Caller,
+    company: &Company,
+    requested: Option<Environment>,
+) -> Result<Option<Environment>, ApiError> {
+    let environment = access::environment_for(caller, requested)?;
+    match (environment, company.environment) {
+        (Some(asked), Some(own)) if asked != own => Err(ApiError::Conflict {
+            code: crate::error::ErrorCode::EnvironmentMismatch,
+            message: format!(
+                "the company is a {} company; the key would be restricted to {}",
+                own.as_str(),
+                asked.as_str()
+            ),
+        }),
+        _ => Ok(environment),
+    }
 }
 
 /// The provider's own keys and its client companies' keys are managed by the provider alone
@@ -210,7 +256,7 @@ fn provider_only(caller: Caller, what: &str) -> Result<(), ApiError> {
 #[into_params(parameter_in = Query)]
 pub struct ApiKeyQuery {
     /// The `next_cursor` of the previous page (a key prefix).
-    #[param(pattern = "^rfs_(prv|cli)_[a-z0-9]{12}$")]
+    #[param(pattern = "^rfs_(prv|cli)_((test|live)_)?[a-z0-9]{12}$")]
     pub after: Option<String>,
     /// 1 to 500, default 100.
     #[param(minimum = 1, maximum = 500)]
@@ -226,6 +272,9 @@ pub struct ApiKeyView {
     /// `provider` or `client`.
     #[schema(example = "client")]
     pub key_type: String,
+    /// The environment the key is restricted to; null: unrestricted.
+    #[schema(example = "sandbox")]
+    pub environment: Option<Environment>,
     #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
@@ -249,7 +298,9 @@ pub struct ApiKeyPage {
 }
 
 /// Lists the unrevoked keys of the provider itself or of one of its client companies, oldest
-/// first. Revoked keys are not listed.
+/// first. Revoked keys are not listed. A key restricted to one environment lists, of the
+/// provider's own keys, only those restricted to the same environment (the keys no broader than
+/// itself), and only client companies of its environment.
 #[utoipa::path(get, path = "/v1/companies/{company_id}/api-keys", tag = "companies",
     operation_id = "list_api_keys",
     params(
@@ -283,7 +334,12 @@ pub async fn list_api_keys(
     errs.finish(())?;
     let mut rows = state
         .repo
-        .list_api_keys(company.id, after.as_deref(), limit + 1)
+        .list_api_keys(
+            company.id,
+            own_keys_filter(caller, &company),
+            after.as_deref(),
+            limit + 1,
+        )
         .await?;
     let more = rows.len() as i64 > limit;
     rows.truncate(limit as usize);
@@ -295,6 +351,7 @@ pub async fn list_api_keys(
         .map(|k| ApiKeyView {
             key_prefix: k.prefix,
             key_type: k.kind.as_str().into(),
+            environment: k.environment,
             created_at: k.created_at,
             last_used_at: k.last_used_at,
         })
@@ -311,11 +368,27 @@ pub async fn list_api_keys(
     ))
 }
 
-/// `rfs_prv_<key id>` or `rfs_cli_<key id>`: the prefix of a company's key.
+/// Which of `company`'s keys `caller` manages (lists and revokes): a restricted key, of its
+/// provider's own keys, only those restricted to its environment (never a broader one); every
+/// key of a client company it sees (that company is of its environment, so are its keys'
+/// cases).
+fn own_keys_filter(caller: Caller, company: &Company) -> Option<Environment> {
+    caller
+        .environment()
+        .filter(|_| company.kind == CompanyKind::Provider)
+}
+
+/// `rfs_prv_<key id>` or `rfs_cli_<key id>`, either with `test_` or `live_` before the key id:
+/// the prefix of a company's key.
 fn is_company_key_prefix(s: &str) -> bool {
     let id = s
         .strip_prefix("rfs_prv_")
         .or_else(|| s.strip_prefix("rfs_cli_"));
+    let id = id.map(|id| {
+        id.strip_prefix("test_")
+            .or_else(|| id.strip_prefix("live_"))
+            .unwrap_or(id)
+    });
     id.is_some_and(|id| {
         id.len() == domain::auth::KEY_ID_LEN
             && id
@@ -325,7 +398,7 @@ fn is_company_key_prefix(s: &str) -> bool {
 }
 
 /// Revokes a key of the provider itself or of one of its client companies, by its prefix. A
-/// key may revoke itself. The key stops working on this instance at once and on every other
+/// key may revoke itself. A restricted key revokes only the keys it lists (404 for any other). The key stops working on this instance at once and on every other
 /// within `FILING_KEY_CACHE_SECS` (5 s), as `filing keys revoke`.
 #[utoipa::path(delete, path = "/v1/companies/{company_id}/api-keys/{key_prefix}", tag = "companies",
     operation_id = "revoke_api_key",
@@ -357,6 +430,7 @@ pub async fn revoke_api_key(
         .find_api_key(&prefix)
         .await?
         .filter(|k| k.company_id == Some(company.id) && k.revoked_at.is_none())
+        .filter(|k| own_keys_filter(caller, &company).is_none_or(|e| k.environment == Some(e)))
         .ok_or(ApiError::NotFound)?;
     // The store operation `filing keys revoke` uses; `false` when it was revoked meanwhile.
     if !state

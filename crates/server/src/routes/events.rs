@@ -17,6 +17,7 @@ use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
+use crate::cases::access;
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::ApiError;
 use crate::extract::ApiQuery;
@@ -77,13 +78,16 @@ pub struct EventPage {
 }
 
 /// The caller's events, newest first: a provider's key sees the events of every case it
-/// created, a client company's key those of its company's cases, an operator key every event.
+/// created, a client company's key those of its company's cases, an operator key every event;
+/// a key restricted to one environment only that environment's (naming the other in
+/// `environment` is 409 `ENVIRONMENT_MISMATCH`).
 /// Kept since the log began (2026-11-27); nothing is removed before 30 days.
 #[utoipa::path(get, path = "/v1/events", tag = "webhooks",
     operation_id = "list_events",
     params(EventQuery),
     responses(
         (status = 200, description = "A page of events", body = Envelope<EventPage>),
+        (status = 409, description = "`ENVIRONMENT_MISMATCH`: a restricted key asked for the other environment", body = Envelope<crate::error::ErrorBody>),
         ValidationFailed,
     ))]
 pub async fn list(
@@ -91,9 +95,11 @@ pub async fn list(
     Extension(caller): Extension<Caller>,
     ApiQuery(q): ApiQuery<EventQuery>,
 ) -> Result<Response, ApiError> {
-    let (filter, before, limit) = checked(q)?;
+    let (mut filter, before, limit) = checked(q)?;
+    // A key restricted to one environment reads that environment's events only.
+    filter.environment = access::environment_for(caller, filter.environment)?;
     let scope = match caller {
-        Caller::Provider { company_id } => EventScope::Provider(company_id),
+        Caller::Provider { company_id, .. } => EventScope::Provider(company_id),
         Caller::Client { company_id, .. } => EventScope::Company(company_id),
         Caller::Operator { .. } => EventScope::All,
     };

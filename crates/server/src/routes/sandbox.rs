@@ -37,7 +37,7 @@ use crate::state::AppState;
 /// The calling provider; any other key may not simulate (403).
 fn sandbox_provider(caller: Caller) -> Result<Uuid, ApiError> {
     match caller {
-        Caller::Provider { company_id } => Ok(company_id),
+        Caller::Provider { company_id, .. } => Ok(company_id),
         _ => Err(ApiError::Forbidden(
             "only the provider that created a sandbox case can simulate its steps".into(),
         )),

@@ -297,11 +297,12 @@ pub(crate) async fn create_case(
     body: Result<ApiJson<Value>, ApiError>,
     payload: TaxPayload,
 ) -> Result<Response, ApiError> {
-    let provider = access::provider_only(caller, "tax registrations")?;
-    let ApiJson(body) = body?;
+    let creator = access::creator(caller, "tax registrations")?;
+    let ApiJson(mut body) = body?;
+    access::create_environment(caller, &mut body)?;
     let claim = claim.map(|Extension(c)| c);
     let mut response = None;
-    let written = tax::create_tax(state, provider, payload, &body, |created| {
+    let written = tax::create_tax(state, creator, payload, &body, |created| {
         answer(state, claim.as_ref(), created, &mut response)
     })
     .await?;

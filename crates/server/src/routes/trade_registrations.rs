@@ -255,11 +255,12 @@ pub async fn create(
     Extension(caller): Extension<Caller>,
     req: Request,
 ) -> Result<Response, ApiError> {
-    let provider = access::provider_only(caller, "trade registrations")?;
+    let creator = access::creator(caller, "trade registrations")?;
     let claim = req.extensions().get::<Claim>().cloned();
-    let submission = receive(&state, req).await?;
+    let mut submission = receive(&state, req).await?;
+    access::create_environment(caller, &mut submission.value)?;
     let mut response = None;
-    let written = trade::create_trade(&state, provider, submission, |created| {
+    let written = trade::create_trade(&state, creator, submission, |created| {
         let body = created_answer(&state, created);
         let (kept, res) = idempotency::prepare(
             &state.answer_keys,

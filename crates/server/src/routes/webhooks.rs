@@ -29,9 +29,17 @@ pub const MAX_ENDPOINTS: usize = 20;
 /// How long the old secret keeps signing after a rotation.
 pub const ROTATION_OVERLAP: time::Duration = time::Duration::hours(24);
 
+/// The calling provider. Endpoints receive the events of both environments, so a key restricted
+/// to one (docs/adr/0021-environment-restricted-keys.md) may not manage them either: 403.
 fn provider_only(caller: Caller) -> Result<Uuid, ApiError> {
     match caller {
-        Caller::Provider { company_id } => Ok(company_id),
+        Caller::Provider {
+            company_id,
+            environment: None,
+        } => Ok(company_id),
+        Caller::Provider { .. } => Err(ApiError::Forbidden(
+            "webhook endpoints receive the events of both environments: manage them with an unrestricted provider key".into(),
+        )),
         _ => Err(ApiError::Forbidden(
             "only provider keys can manage webhook endpoints".into(),
         )),

@@ -473,6 +473,7 @@ async fn a_read_on_a_connection_the_server_ended_is_run_again() {
         kind: domain::auth::KeyKind::Provider,
         company_id: Some(provider.id),
         operator_id: None,
+        environment: None,
         created_at: time::OffsetDateTime::now_utc(),
         revoked_at: None,
         company_provider_id: None,

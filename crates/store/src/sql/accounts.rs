@@ -161,6 +161,7 @@ where
             .bind(key.operator_id)
             .bind(key.created_at)
             .bind(key.revoked_at)
+            .bind(key.environment.map(domain::company::Environment::as_str))
             .execute(&self.writer)
             .await?;
         Ok(())
@@ -168,7 +169,7 @@ where
 
     pub(crate) async fn find_api_key(&self, prefix: &str) -> Result<Option<crate::ApiKeyRecord>> {
         const SELECT: &str = "SELECT k.prefix, k.hash, k.kind, k.company_id, k.operator_id, \
-             k.created_at, k.revoked_at, c.provider_id AS company_provider_id \
+             k.created_at, k.revoked_at, k.environment, c.provider_id AS company_provider_id \
              FROM api_keys k LEFT JOIN companies c ON c.id = k.company_id WHERE k.prefix = $1";
         let row = self
             .read(|c| {
@@ -187,6 +188,7 @@ where
             kind: crate::decode_kind(&kind)?,
             company_id: row.try_get("company_id")?,
             operator_id: row.try_get("operator_id")?,
+            environment: key_environment(row.try_get("environment")?)?,
             created_at: row.try_get("created_at")?,
             revoked_at: row.try_get("revoked_at")?,
             company_provider_id: row.try_get("company_provider_id")?,
@@ -246,6 +248,7 @@ where
             .bind(key.operator_id)
             .bind(key.created_at)
             .bind(key.revoked_at)
+            .bind(key.environment.map(domain::company::Environment::as_str))
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
@@ -255,15 +258,17 @@ where
     pub(crate) async fn list_api_keys(
         &self,
         company_id: uuid::Uuid,
+        environment: Option<domain::company::Environment>,
         after: Option<&str>,
         limit: i64,
     ) -> Result<Vec<crate::ApiKeySummary>> {
         // Row values compare in both dialects; a cursor that names no key of this company
         // (another company's included: its existence must not show) compares NULL and
-        // ends the list.
+        // ends the list. `$4`: only the keys restricted to that environment.
         let rows = sqlx::query(
-            "SELECT prefix, kind, created_at, last_used_at FROM api_keys \
+            "SELECT prefix, kind, environment, created_at, last_used_at FROM api_keys \
              WHERE company_id = $1 AND revoked_at IS NULL \
+             AND ($4 IS NULL OR environment = $4) \
              AND ($2 IS NULL OR (created_at, prefix) > \
                   (SELECT a.created_at, a.prefix FROM api_keys a \
                    WHERE a.prefix = $2 AND a.company_id = $1)) \
@@ -272,6 +277,7 @@ where
         .bind(company_id)
         .bind(after.map(str::to_string))
         .bind(limit)
+        .bind(environment.map(domain::company::Environment::as_str))
         .fetch_all(&self.pool)
         .await?;
         rows.iter()
@@ -280,6 +286,7 @@ where
                 Ok(crate::ApiKeySummary {
                     prefix: row.try_get("prefix")?,
                     kind: crate::decode_kind(&kind)?,
+                    environment: key_environment(row.try_get("environment")?)?,
                     created_at: row.try_get("created_at")?,
                     last_used_at: row.try_get("last_used_at")?,
                 })
@@ -494,4 +501,9 @@ where
         .map(|r| Columns(r).trade_office())
         .collect()
     }
+}
+
+/// A key row's `environment`: `None` for an unrestricted key.
+fn key_environment(text: Option<String>) -> Result<Option<domain::company::Environment>> {
+    text.as_deref().map(super::environment).transpose()
 }

@@ -4,7 +4,7 @@
 /// An API key record; the statement of `insert_api_key` and of the capped
 /// `insert_company_api_key`.
 pub(crate) const INSERT_API_KEY: &str = "INSERT INTO api_keys (prefix, hash, kind, company_id, \
-     operator_id, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7)";
+     operator_id, created_at, revoked_at, environment) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
 
 /// Binds: id, name, provider id, environment, legal form, registration number, business
 /// address (JSON), created at.

@@ -69,10 +69,13 @@ impl Repository for SqliteRepository {
     async fn list_api_keys(
         &self,
         company_id: Uuid,
+        environment: Option<domain::company::Environment>,
         after: Option<&str>,
         limit: i64,
     ) -> Result<Vec<ApiKeySummary>> {
-        self.sql.list_api_keys(company_id, after, limit).await
+        self.sql
+            .list_api_keys(company_id, environment, after, limit)
+            .await
     }
 
     async fn touch_api_key(&self, prefix: &str, at: OffsetDateTime) -> Result<()> {

@@ -12,6 +12,7 @@ use super::SqliteRepository;
 use crate::new_case::NewCase;
 use crate::{
     ApiKeyRecord, ApiKeySummary, AttemptOutcome, CaseFields, CaseFilter, CaseIdUse, CaseKind,
+    CaseListFilter, CaseListItem, CaseListScope,
     CaseScope, CaseSummary, ClaimedMessage, DocumentRecord, IdempotencyClaim, IdempotencyTimes,
     NewClientCompany, NewTaxRegistration, NewTradeRegistration, Operator, Repository, Result,
     StatusChange, StoredSecrets, TaxRegistrationRecord, TradeCaseGuard, TradeOfficeEntry,
@@ -244,6 +245,19 @@ impl Repository for SqliteRepository {
         limit: i64,
     ) -> Result<Vec<CaseSummary>> {
         self.sql.list_cases(kind, filter, after, limit).await
+    }
+
+    async fn list_case_page(
+        &self,
+        kind: CaseKind,
+        scope: CaseListScope,
+        filter: &CaseListFilter,
+        before: Option<Uuid>,
+        limit: i64,
+    ) -> Result<Vec<CaseListItem>> {
+        self.sql
+            .list_case_page(kind, scope, filter, before, limit)
+            .await
     }
 
     async fn tax_registrations_missing_document(

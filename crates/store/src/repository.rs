@@ -12,12 +12,12 @@ use uuid::Uuid;
 use crate::StoreError;
 use crate::{
     ApiKeyRecord, ApiKeySummary, AttemptOutcome, CaseFields, CaseFilter, CaseIdUse, CaseKind,
-    CaseListFilter, CaseListItem, CaseListScope,
-    CaseScope, CaseSummary, ClaimedMessage, DocumentRecord, IdempotencyClaim, IdempotencyTimes,
-    NewClientCompany, NewTaxRegistration, NewTradeRegistration, Operator, Result, StatusChange,
-    StoredSecrets, TaxRegistrationRecord, TradeCaseGuard, TradeOfficeEntry, TradePatch,
-    TradePatchOutcome, TradeRegistrationRecord, VerificationLogEntry, WebhookAttempt,
-    WebhookAttemptRecord, WebhookEndpoint, WebhookMessageRecord,
+    CaseListFilter, CaseListItem, CaseListScope, CaseScope, CaseSummary, ClaimedMessage,
+    DocumentRecord, IdempotencyClaim, IdempotencyTimes, NewClientCompany, NewTaxRegistration,
+    NewTradeRegistration, Operator, Result, StatusChange, StoredSecrets, TaxRegistrationRecord,
+    TradeCaseGuard, TradeOfficeEntry, TradePatch, TradePatchOutcome, TradeRegistrationRecord,
+    VerificationLogEntry, WebhookAttempt, WebhookAttemptRecord, WebhookEndpoint,
+    WebhookMessageRecord,
 };
 
 /// Everything the service stores in its database.

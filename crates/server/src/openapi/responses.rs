@@ -32,6 +32,7 @@ error_responses! {
     EndpointNotFound: 404, "No such endpoint of the caller (`NOT_FOUND`)";
     CreateConflict: 409, "`COMPANY_ALREADY_REGISTERED`, `ENVIRONMENT_MISMATCH`, `DUPLICATE_ID` or `IDEMPOTENCY_KEY_IN_USE`";
     CaseListInvalid: 422, "`VALIDATION_FAILED`: unknown status or environment, bad cursor or limit";
+    ListInvalid: 422, "`VALIDATION_FAILED`: every unknown parameter and bad value (status, environment, company id, time, cursor, limit)";
     ValidationFailed: 422, "`VALIDATION_FAILED`";
     CreateValidationFailed: 422, "`VALIDATION_FAILED` (every broken field) or `IDEMPOTENCY_KEY_REUSED`";
 }

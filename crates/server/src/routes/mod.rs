@@ -1,5 +1,6 @@
 //! One module per resource; `public` routes need no key, `authenticated` ones do.
 
+pub mod case_lists;
 pub mod companies;
 pub mod documents;
 pub mod gbr_registrations;
@@ -55,7 +56,9 @@ pub fn authenticated(config: &Config) -> Router<Arc<AppState>> {
     Router::new()
         .route(
             TRADE_CREATE,
-            post(trade_registrations::create).layer(limit(TRADE_CREATE)),
+            post(trade_registrations::create)
+                .layer(limit(TRADE_CREATE))
+                .get(case_lists::list_trade),
         )
         .route(
             "/v1/trade-registration/{trade_registration_id}",
@@ -65,7 +68,10 @@ pub fn authenticated(config: &Config) -> Router<Arc<AppState>> {
             "/v1/trade-registration/{trade_registration_id}/mark-submitted",
             post(trade_registrations::mark_submitted),
         )
-        .route("/v1/tax-registration", post(tax_registrations::create))
+        .route(
+            "/v1/tax-registration",
+            post(tax_registrations::create).get(case_lists::list_tax),
+        )
         .route(
             "/v1/tax-registration/gbr",
             post(gbr_registrations::create),

@@ -12,12 +12,12 @@ use super::PostgresRepository;
 use crate::new_case::NewCase;
 use crate::{
     ApiKeyRecord, ApiKeySummary, AttemptOutcome, CaseFields, CaseFilter, CaseIdUse, CaseKind,
-    CaseListFilter, CaseListItem, CaseListScope,
-    CaseScope, CaseSummary, ClaimedMessage, DocumentRecord, IdempotencyClaim, IdempotencyTimes,
-    NewClientCompany, NewTaxRegistration, NewTradeRegistration, Operator, Repository, Result,
-    StatusChange, StoredSecrets, TaxRegistrationRecord, TradeCaseGuard, TradeOfficeEntry,
-    TradePatch, TradePatchOutcome, TradeRegistrationRecord, VerificationLogEntry, WebhookAttempt,
-    WebhookAttemptRecord, WebhookEndpoint, WebhookMessageRecord,
+    CaseListFilter, CaseListItem, CaseListScope, CaseScope, CaseSummary, ClaimedMessage,
+    DocumentRecord, IdempotencyClaim, IdempotencyTimes, NewClientCompany, NewTaxRegistration,
+    NewTradeRegistration, Operator, Repository, Result, StatusChange, StoredSecrets,
+    TaxRegistrationRecord, TradeCaseGuard, TradeOfficeEntry, TradePatch, TradePatchOutcome,
+    TradeRegistrationRecord, VerificationLogEntry, WebhookAttempt, WebhookAttemptRecord,
+    WebhookEndpoint, WebhookMessageRecord,
 };
 
 #[async_trait::async_trait]

@@ -258,13 +258,25 @@ pub(crate) async fn lists_cases_newest_first_within_the_scope(repo: &dyn crate::
         [foreign.id]
     );
     assert_eq!(
-        ids(&list(CaseOwner::Company(cases[1].company_id), all.clone(), None, 10).await),
+        ids(&list(
+            CaseOwner::Company(cases[1].company_id),
+            all.clone(),
+            None,
+            10
+        )
+        .await),
         [b]
     );
     // The next page starts after the last position of the one before.
     let first = list(CaseOwner::Provider(p), all.clone(), None, 2).await;
     assert_eq!(ids(&first), [c, b]);
-    let rest = list(CaseOwner::Provider(p), all.clone(), Some(first[1].position), 2).await;
+    let rest = list(
+        CaseOwner::Provider(p),
+        all.clone(),
+        Some(first[1].position),
+        2,
+    )
+    .await;
     assert_eq!(ids(&rest), [a]);
 
     let item = &mine[1];
@@ -294,7 +306,10 @@ pub(crate) async fn lists_cases_newest_first_within_the_scope(repo: &dyn crate::
         company_id: Some(foreign.company_id),
         ..all.clone()
     };
-    assert!(filtered(f.clone()).await.is_empty(), "another provider's company");
+    assert!(
+        filtered(f.clone()).await.is_empty(),
+        "another provider's company"
+    );
     f.company_id = Some(cases[2].company_id);
     assert_eq!(ids(&filtered(f).await), [c]);
     assert_eq!(
@@ -394,10 +409,12 @@ mod tests {
     fn key_floor_orders_with_v7_keys() {
         let at = time::macros::datetime!(2026-11-27 01:00:00.5 UTC);
         let floor = key_floor(at);
-        let ts = uuid::Timestamp::from_unix(uuid::NoContext, at.unix_timestamp() as u64, 500_000_000);
+        let ts =
+            uuid::Timestamp::from_unix(uuid::NoContext, at.unix_timestamp() as u64, 500_000_000);
         let same_ms = Uuid::new_v7(ts);
         assert!(floor <= same_ms);
-        let earlier = uuid::Timestamp::from_unix(uuid::NoContext, at.unix_timestamp() as u64, 499_000_000);
+        let earlier =
+            uuid::Timestamp::from_unix(uuid::NoContext, at.unix_timestamp() as u64, 499_000_000);
         assert!(Uuid::new_v7(earlier) < floor);
     }
 

@@ -45,6 +45,15 @@ enum Scenario {
     TradeAssisted,
     /// `POST /v1/tax-registration`, GmbH with three directors and five shareholders.
     TaxGmbh,
+    /// `GET /v1/trade-registration`: the newest 20 of the provider's cases.
+    TradeList,
+    /// `GET /v1/trade-registration?cursor=...`: 20 cases from the middle of the seeded ones.
+    TradeListDeep,
+    /// The deep page again, filtered by status and environment (which every seeded case has).
+    TradeListDeepFiltered,
+    /// `GET /v1/trade-registration?status=submitted`: the one assisted case among the seeded
+    /// ones (a filter that matches almost nothing).
+    TradeListRare,
     /// `POST /v1/trade-registration`, package self, multipart with the owner's signed GewA 1
     /// uploaded as a 50 MB PDF: the server's memory under big uploads (not in the default set).
     TradeUpload,
@@ -229,8 +238,13 @@ async fn bench_setup(args: &Args, setup: &server::Setup, backend: Backend) -> an
         .context("download_url without /v1/")?;
 
     let mut cases = 3u64;
+    // Where the deep list pages start: the middle of the seeding, as a list cursor (the
+    // base64url of a case key, docs/api/lists.md; the benchmark knows the format, clients
+    // only pass `next_cursor` back). Without seeding, the newest case.
+    let mut middle = uuid::Uuid::now_v7();
     if args.seed_cases > 0 {
         srv.stop()?;
+        let seeding = std::time::SystemTime::now();
         let seeded = setup.cli(&[
             "seed-trade-copies",
             "--from",
@@ -239,6 +253,14 @@ async fn bench_setup(args: &Args, setup: &server::Setup, backend: Backend) -> an
             &args.seed_cases.to_string(),
         ])?;
         eprintln!("seeded: {seeded}");
+        let took = seeding.elapsed()?;
+        let at = seeding + took / 2;
+        let since = at.duration_since(std::time::UNIX_EPOCH)?;
+        middle = uuid::Uuid::new_v7(uuid::Timestamp::from_unix(
+            uuid::NoContext,
+            since.as_secs(),
+            since.subsec_nanos(),
+        ));
         cases += args.seed_cases;
         if backend == Backend::Postgres {
             // A million fresh rows set off autovacuum, which would otherwise run during the first
@@ -278,6 +300,22 @@ async fn bench_setup(args: &Args, setup: &server::Setup, backend: Backend) -> an
             Scenario::TradeAssisted => create_assisted.clone(),
             Scenario::TaxGmbh => create_tax.clone(),
             Scenario::TradeUpload => create_upload.clone().context("upload body")?,
+            Scenario::TradeList => get("/v1/trade-registration".into(), Some(key.clone())),
+            Scenario::TradeListDeep => get(
+                format!("/v1/trade-registration?cursor={}", list_cursor(middle)),
+                Some(key.clone()),
+            ),
+            Scenario::TradeListDeepFiltered => get(
+                format!(
+                    "/v1/trade-registration?status=form-rendered&environment=production&cursor={}",
+                    list_cursor(middle)
+                ),
+                Some(key.clone()),
+            ),
+            Scenario::TradeListRare => get(
+                "/v1/trade-registration?status=submitted".into(),
+                Some(key.clone()),
+            ),
         };
         for &connections in &args.connections {
             let (m, rss_max) = measured_run(&srv, addr, call.clone(), connections, args).await?;
@@ -374,11 +412,43 @@ fn free_addr() -> anyhow::Result<SocketAddr> {
     Ok(l.local_addr()?)
 }
 
+/// A case list cursor at `key`: base64url without padding of its 16 bytes.
+fn list_cursor(key: uuid::Uuid) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let n = key.as_u128();
+    // 22 characters of 6 bits: the 128 bits and 4 zero bits.
+    (0..22)
+        .map(|i| {
+            let end = 6 * (i + 1);
+            let bits = if end <= 128 {
+                n >> (128 - end)
+            } else {
+                n << (end - 128)
+            } & 0x3f;
+            ALPHABET[bits as usize] as char
+        })
+        .collect()
+}
+
 /// `postgres://user@host:port/db?x` -> `postgres://user@host:port`.
 fn url_without_path(url: &str) -> String {
     let after_scheme = url.find("://").map_or(0, |i| i + 3);
     match url[after_scheme..].find('/') {
         Some(i) => url[..after_scheme + i].to_string(),
         None => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn list_cursors_are_base64url() {
+        assert_eq!(
+            super::list_cursor(uuid::Uuid::max()),
+            "_____________________w"
+        );
+        let key = uuid::Uuid::from_u128(0x0123_4567_89ab_cdef_0123_4567_89ab_cdef);
+        // base64url of the bytes 01 23 45 67 89 ab cd ef (twice), without padding.
+        assert_eq!(super::list_cursor(key), "ASNFZ4mrze8BI0VniavN7w");
     }
 }

@@ -279,6 +279,67 @@ pub struct CaseSummary {
     pub created_at: OffsetDateTime,
 }
 
+/// Whose cases a [`Repository::list_case_page`] lists: the caller's restriction, as opposed
+/// to the filters it asked for ([`CaseListFilter`]). A struct, so that further restrictions of
+/// a key (an environment) can join the owner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CaseListScope {
+    pub owner: CaseOwner,
+}
+
+/// The cases a caller sees (docs/api/authentication.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CaseOwner {
+    /// Every case (operators).
+    All,
+    /// The cases a provider created.
+    Provider(Uuid),
+    /// The cases of one client company.
+    Company(Uuid),
+}
+
+/// The filters a caller chose for [`Repository::list_case_page`]; each one left out matches
+/// every case.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CaseListFilter {
+    pub company_id: Option<Uuid>,
+    /// Equal to the stored request's `client_reference`.
+    pub client_reference: Option<String>,
+    /// Of the listed kind.
+    pub status: Option<CaseStatus>,
+    pub environment: Option<domain::company::Environment>,
+    /// Created at or after.
+    pub created_after: Option<OffsetDateTime>,
+    /// Created before.
+    pub created_before: Option<OffsetDateTime>,
+}
+
+/// A case in a provider's or client company's list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaseListItem {
+    /// Where the case is in the list's order (a trade registration's id, a tax registration's
+    /// list key): a page's last `position` is where the next page starts.
+    pub position: Uuid,
+    /// The case's key.
+    pub id: Uuid,
+    /// The id its provider knows it by (always `id` for a trade registration).
+    pub public_id: Uuid,
+    pub company_id: Uuid,
+    pub company_name: String,
+    pub provider_id: Uuid,
+    pub environment: domain::company::Environment,
+    pub package: CasePackage,
+    pub status: CaseStatus,
+    pub client_reference: Option<String>,
+    pub created_at: OffsetDateTime,
+    /// A trade registration's receiving office (its key and name as determined), a tax
+    /// registration's tax office (its number; `office_name` is `None`).
+    pub office_key: Option<String>,
+    pub office_name: Option<String>,
+    /// A tax registration's legal form (`ug`, `gmbh`, `gbr`, `egbr`); `None` for trade.
+    pub legal_form: Option<String>,
+}
+
 /// An entry of the operator-maintained trade office directory.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TradeOfficeEntry {

@@ -12,11 +12,12 @@ use uuid::Uuid;
 use crate::StoreError;
 use crate::{
     ApiKeyRecord, ApiKeySummary, AttemptOutcome, CaseFields, CaseFilter, CaseIdUse, CaseKind,
-    CaseScope, CaseSummary, ClaimedMessage, DocumentRecord, EventFilter, EventRecord, EventScope,
-    IdempotencyClaim, IdempotencyTimes, NewClientCompany, NewTaxRegistration, NewTradeRegistration,
-    Operator, Result, StatusChange, StoredSecrets, TaxRegistrationRecord, TradeCaseGuard,
-    TradeOfficeEntry, TradePatch, TradePatchOutcome, TradeRegistrationRecord, VerificationLogEntry,
-    WebhookAttempt, WebhookAttemptRecord, WebhookEndpoint, WebhookMessageRecord,
+    CaseListFilter, CaseListItem, CaseListScope, CaseScope, CaseSummary, ClaimedMessage,
+    DocumentRecord, EventFilter, EventRecord, EventScope, IdempotencyClaim, IdempotencyTimes,
+    NewClientCompany, NewTaxRegistration, NewTradeRegistration, Operator, Result, StatusChange,
+    StoredSecrets, TaxRegistrationRecord, TradeCaseGuard, TradeOfficeEntry, TradePatch,
+    TradePatchOutcome, TradeRegistrationRecord, VerificationLogEntry, WebhookAttempt,
+    WebhookAttemptRecord, WebhookEndpoint, WebhookMessageRecord,
 };
 
 /// Everything the service stores in its database.
@@ -196,6 +197,18 @@ pub trait Repository: Send + Sync + 'static {
         after: Option<Uuid>,
         limit: i64,
     ) -> Result<Vec<CaseSummary>>;
+
+    /// One page of the cases of one kind that `scope` sees and `filter` selects, newest first
+    /// (by [`CaseListItem::position`]), those before `before` (exclusive: the last position of
+    /// the previous page); at most `limit`. One statement.
+    async fn list_case_page(
+        &self,
+        kind: CaseKind,
+        scope: CaseListScope,
+        filter: &CaseListFilter,
+        before: Option<Uuid>,
+        limit: i64,
+    ) -> Result<Vec<CaseListItem>>;
 
     /// Tax registrations of `environment` in `validated` or `rejected` that have a tax office
     /// but no document of type `doc_type` (their XML waits), by id after `after` (exclusive);

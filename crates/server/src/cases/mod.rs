@@ -9,13 +9,14 @@
 //! - [`offices`]: the trade office of a case; [`trade_patch`]: an operator's changes to a trade
 //!   case, its office among them; [`tax::assign_office`] for a tax office.
 //! - [`cancel`]: the provider withdraws a case before it reaches the authority.
-//! - [`access`]: which caller may see or act on a case.
+//! - [`access`]: which caller may see or act on a case; [`lists`]: the cases a caller lists.
 //!
 //! Nothing here knows HTTP beyond the service's one error type, [`crate::error::ApiError`].
 
 pub mod access;
 pub mod cancel;
 pub mod documents;
+pub mod lists;
 pub mod offices;
 pub mod sandbox;
 pub mod steps;

@@ -9,8 +9,8 @@ use utoipa::{Modify, OpenApi};
 use utoipa_swagger_ui::SwaggerUi;
 
 use crate::routes::{
-    cancel, companies, documents, events, gbr_registrations, health, offices, operator, sandbox,
-    tax_registrations, trade_registrations, webhooks,
+    cancel, case_lists, companies, documents, events, gbr_registrations, health, offices, operator,
+    sandbox, tax_registrations, trade_registrations, webhooks,
 };
 use crate::state::AppState;
 use webhook_section::Webhooks;
@@ -32,12 +32,14 @@ Errors carry a stable `code`, and validation errors list every broken field in `
         companies::revoke_api_key,
         trade_registrations::create,
         trade_registrations::get,
+        case_lists::list_trade,
         trade_registrations::mark_submitted,
         cancel::cancel_trade,
         tax_registrations::create,
         gbr_registrations::create,
         tax_registrations::get,
         cancel::cancel_tax,
+        case_lists::list_tax,
         documents::content,
         offices::lookup_trade_office,
         offices::lookup_tax_office,

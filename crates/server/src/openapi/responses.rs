@@ -32,6 +32,7 @@ error_responses! {
     EndpointNotFound: 404, "No such endpoint of the caller (`NOT_FOUND`)";
     CreateConflict: 409, "`COMPANY_ALREADY_REGISTERED`, `ENVIRONMENT_MISMATCH`, `DUPLICATE_ID` or `IDEMPOTENCY_KEY_IN_USE`";
     CaseListInvalid: 422, "`VALIDATION_FAILED`: unknown status or environment, bad cursor or limit";
+    ListInvalid: 422, "`VALIDATION_FAILED`: every unknown parameter and bad value (status, environment, company id, time, cursor, limit)";
     ValidationFailed: 422, "`VALIDATION_FAILED`";
     CancelForbidden: 403, "Not the key of the provider that created the case: a client company's or an operator's (`FORBIDDEN`)";
     NotCancellable: 409, "`INVALID_STATE_TRANSITION`: the case went to the authority already, or is cancelled; the message names its status and the statuses a case is cancelled from";

@@ -1,6 +1,7 @@
 //! One module per resource; `public` routes need no key, `authenticated` ones do.
 
 pub mod cancel;
+pub mod case_lists;
 pub mod companies;
 pub mod documents;
 pub mod events;
@@ -57,7 +58,9 @@ pub fn authenticated(config: &Config) -> Router<Arc<AppState>> {
     Router::new()
         .route(
             TRADE_CREATE,
-            post(trade_registrations::create).layer(limit(TRADE_CREATE)),
+            post(trade_registrations::create)
+                .layer(limit(TRADE_CREATE))
+                .get(case_lists::list_trade),
         )
         .route(
             "/v1/trade-registration/{trade_registration_id}",
@@ -75,7 +78,10 @@ pub fn authenticated(config: &Config) -> Router<Arc<AppState>> {
             "/v1/tax-registration/{tax_registration_id}/cancel",
             post(cancel::cancel_tax),
         )
-        .route("/v1/tax-registration", post(tax_registrations::create))
+        .route(
+            "/v1/tax-registration",
+            post(tax_registrations::create).get(case_lists::list_tax),
+        )
         .route(
             "/v1/tax-registration/gbr",
             post(gbr_registrations::create),

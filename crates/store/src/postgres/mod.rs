@@ -33,6 +33,8 @@ pub struct PostgresRepository {
 impl Dialect for Postgres {
     type Reads = ReadConnections;
 
+    const CREATED_AT: (&'static str, &'static str) = ("t.created_at", "$?::timestamptz");
+
     // The children of a case (`t`) as JSON arrays: a copy kept in `case_children` (migration
     // 0010, `refresh_children`) and joined by key, so a case read aggregates nothing. Three
     // aggregate subqueries here cost more than the rest of the statement (ADR 0010). Only

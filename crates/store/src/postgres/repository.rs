@@ -12,12 +12,12 @@ use super::PostgresRepository;
 use crate::new_case::NewCase;
 use crate::{
     ApiKeyRecord, ApiKeySummary, AttemptOutcome, CaseFields, CaseFilter, CaseIdUse, CaseKind,
-    CaseScope, CaseSummary, ClaimedMessage, DocumentRecord, EventFilter, EventRecord, EventScope,
-    IdempotencyClaim, IdempotencyTimes, NewClientCompany, NewTaxRegistration, NewTradeRegistration,
-    Operator, Repository, Result, StatusChange, StoredSecrets, TaxRegistrationRecord,
-    TradeCaseGuard, TradeOfficeEntry, TradePatch, TradePatchOutcome, TradeRegistrationRecord,
-    VerificationLogEntry, WebhookAttempt, WebhookAttemptRecord, WebhookEndpoint,
-    WebhookMessageRecord,
+    CaseListFilter, CaseListItem, CaseListScope, CaseScope, CaseSummary, ClaimedMessage,
+    DocumentRecord, EventFilter, EventRecord, EventScope, IdempotencyClaim, IdempotencyTimes,
+    NewClientCompany, NewTaxRegistration, NewTradeRegistration, Operator, Repository, Result,
+    StatusChange, StoredSecrets, TaxRegistrationRecord, TradeCaseGuard, TradeOfficeEntry,
+    TradePatch, TradePatchOutcome, TradeRegistrationRecord, VerificationLogEntry, WebhookAttempt,
+    WebhookAttemptRecord, WebhookEndpoint, WebhookMessageRecord,
 };
 
 #[async_trait::async_trait]
@@ -252,6 +252,19 @@ impl Repository for PostgresRepository {
         limit: i64,
     ) -> Result<Vec<CaseSummary>> {
         self.sql.list_cases(kind, filter, after, limit).await
+    }
+
+    async fn list_case_page(
+        &self,
+        kind: CaseKind,
+        scope: CaseListScope,
+        filter: &CaseListFilter,
+        before: Option<Uuid>,
+        limit: i64,
+    ) -> Result<Vec<CaseListItem>> {
+        self.sql
+            .list_case_page(kind, scope, filter, before, limit)
+            .await
     }
 
     async fn tax_registrations_missing_document(

@@ -406,6 +406,89 @@ async fn migration_0016_gives_existing_tax_cases_their_id_as_public_id() {
     drop_database(&name, admin).await;
 }
 
+/// The case lists (`Repository::list_case_page`): `sql/lists.rs` has the test. Needs
+/// `TEST_DATABASE_URL`.
+#[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
+#[tokio::test]
+async fn lists_cases_newest_first_within_the_scope() {
+    let Some((url, name, admin)) = fresh_database().await else {
+        return;
+    };
+    let repo = PostgresRepository::connect(&url, PoolSettings::default())
+        .await
+        .unwrap();
+    crate::sql::lists::lists_cases_newest_first_within_the_scope(&repo).await;
+    repo.sql.pool.close().await;
+    drop_database(&name, admin).await;
+}
+
+/// Migration 0018 on a database with cases from before it: they list by their stored
+/// `client_reference`, and so does a case an instance on the previous release writes after it.
+/// Needs `TEST_DATABASE_URL`.
+#[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
+#[tokio::test]
+async fn migration_0018_lists_existing_cases_by_their_client_reference() {
+    let Some((url, name, admin)) = fresh_database().await else {
+        return;
+    };
+    let insert_case = |n: u8| {
+        format!(
+            "INSERT INTO companies (id, kind, name, provider_id, environment, created_at) VALUES \
+               ('00000000-0000-0000-0000-0000000000c{n}', 'client', 'C', \
+                '00000000-0000-0000-0000-0000000000a1', 'production', '2026-01-02T03:04:05Z'); \
+             INSERT INTO trade_registrations (id, company_id, provider_id, environment, package, \
+               status, record, price_cents, created_at, updated_at) VALUES \
+               ('00000000-0000-0000-0000-0000000000d{n}', '00000000-0000-0000-0000-0000000000c{n}', \
+                '00000000-0000-0000-0000-0000000000a1', 'production', 'self', 'form-rendered', \
+                '{{\"client_reference\": \"crm-{n}\"}}', 0, '2026-01-02T03:04:05Z', \
+                '2026-01-02T03:04:05Z'); \
+             INSERT INTO case_children (case_id, history_json, documents_json, verified_json) \
+               VALUES ('00000000-0000-0000-0000-0000000000d{n}', '[]', '[]', '[]');"
+        )
+    };
+    {
+        // 0001 to 0017.
+        let mut conn = migrated_before(&url, 18, 17).await;
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+            "INSERT INTO companies (id, kind, name, provider_id, created_at) VALUES \
+               ('00000000-0000-0000-0000-0000000000a1', 'provider', 'P', NULL, '2026-01-02T03:04:05Z'); {}",
+            insert_case(1)
+        )))
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    }
+    let repo = PostgresRepository::connect(&url, PoolSettings::default())
+        .await
+        .unwrap();
+    sqlx::raw_sql(sqlx::AssertSqlSafe(insert_case(2)))
+        .execute(&repo.sql.pool)
+        .await
+        .unwrap();
+    let provider = uuid::Uuid::from_u128(0xa1);
+    for n in [1u128, 2] {
+        let found = repo
+            .list_case_page(
+                crate::CaseKind::Trade,
+                crate::CaseListScope {
+                    owner: crate::CaseOwner::Provider(provider),
+                },
+                &crate::CaseListFilter {
+                    client_reference: Some(format!("crm-{n}")),
+                    ..Default::default()
+                },
+                None,
+                10,
+            )
+            .await
+            .unwrap();
+        let ids: Vec<uuid::Uuid> = found.iter().map(|c| c.id).collect();
+        assert_eq!(ids, [uuid::Uuid::from_u128(0xd0 + n)]);
+    }
+    repo.sql.pool.close().await;
+    drop_database(&name, admin).await;
+}
+
 /// Ends every session of database `name` but the caller's (as a server restart would).
 async fn end_sessions(admin: &mut PgConnection, name: &str) -> i64 {
     let ended: Vec<bool> = sqlx::query_scalar(

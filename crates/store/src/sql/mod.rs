@@ -12,6 +12,7 @@ mod cases;
 mod children;
 mod event_log;
 pub(crate) mod events;
+pub(crate) mod lists;
 mod webhooks;
 
 use futures::future::BoxFuture;
@@ -20,6 +21,12 @@ use crate::Result;
 
 /// A dialect's differences from the statements written here.
 pub(crate) trait Dialect: sqlx::Database<Arguments: sqlx::IntoArguments<Self>> {
+    /// A comparison of a case's `created_at` (`t`) with a parameter bound as RFC 3339 text in
+    /// UTC, as (column, parameter) expressions, `?` standing for the parameter's number. SQLite
+    /// stores the text, whose fraction has no trailing zeros: without the `Z` such texts order
+    /// as their instants do, with it `…:05Z` would sort after `…:05.5Z`.
+    const CREATED_AT: (&'static str, &'static str);
+
     /// What reads of one statement run on, beside the pool (see [`Dialect::read`]).
     type Reads: Send + Sync;
 

@@ -66,6 +66,8 @@ impl Dialect for Sqlite {
 
     const SQL: DialectSql = SQL;
 
+    const CREATED_AT: (&'static str, &'static str) = ("rtrim(t.created_at, 'Z')", "rtrim($?, 'Z')");
+
     fn read<'a, T, F>(
         _reads: &'a (),
         pool: &'a sqlx::SqlitePool,

@@ -673,6 +673,78 @@ async fn a_busy_database_fails_a_group_once() {
     assert_eq!(direct.writer.commits(), commits_before + 1);
 }
 
+/// The case lists (`Repository::list_case_page`): `sql/lists.rs` has the test.
+#[tokio::test]
+async fn lists_cases_newest_first_within_the_scope() {
+    let (_dir, _path, repo) = file_repo().await;
+    crate::sql::lists::lists_cases_newest_first_within_the_scope(&repo).await;
+}
+
+/// Migration 0015 on a database with cases from before it: they list by their stored
+/// `client_reference`, and so does a case an instance on the previous release writes after it.
+#[tokio::test]
+async fn migration_0015_lists_existing_cases_by_their_client_reference() {
+    // 0001 to 0014.
+    let (_dir, path, url) = database_before(15, 14).await;
+    let provider = Uuid::from_u128(0xa1);
+    let insert_case = |conn: &rusqlite::Connection, n: u128| {
+        let (company, case) = (Uuid::from_u128(0xc0 + n), Uuid::from_u128(0xd0 + n));
+        conn.execute(
+            "INSERT INTO companies (id, kind, name, provider_id, environment, created_at) \
+             VALUES (?1, 'client', 'C', ?2, 'production', '2026-01-02T03:04:05Z')",
+            rusqlite::params![company.as_bytes().to_vec(), provider.as_bytes().to_vec()],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO trade_registrations (id, company_id, provider_id, environment, package, \
+             status, record, price_cents, created_at, updated_at) \
+             VALUES (?1, ?2, ?3, 'production', 'self', 'form-rendered', ?4, 0, \
+             '2026-01-02T03:04:05Z', '2026-01-02T03:04:05Z')",
+            rusqlite::params![
+                case.as_bytes().to_vec(),
+                company.as_bytes().to_vec(),
+                provider.as_bytes().to_vec(),
+                format!("{{\"client_reference\": \"crm-{n}\"}}")
+            ],
+        )
+        .unwrap();
+        case
+    };
+    let old = rusqlite::Connection::open(&path).unwrap();
+    old.execute(
+        "INSERT INTO companies (id, kind, name, created_at) \
+         VALUES (?1, 'provider', 'P', '2026-01-02T03:04:05Z')",
+        rusqlite::params![provider.as_bytes().to_vec()],
+    )
+    .unwrap();
+    let before = insert_case(&old, 1);
+    drop(old);
+
+    let repo = SqliteRepository::connect(&url, PoolSettings::default())
+        .await
+        .unwrap();
+    let after = insert_case(&rusqlite::Connection::open(&path).unwrap(), 2);
+    for (n, id) in [(1, before), (2, after)] {
+        let found = repo
+            .list_case_page(
+                CaseKind::Trade,
+                crate::CaseListScope {
+                    owner: crate::CaseOwner::Provider(provider),
+                },
+                &crate::CaseListFilter {
+                    client_reference: Some(format!("crm-{n}")),
+                    ..Default::default()
+                },
+                None,
+                10,
+            )
+            .await
+            .unwrap();
+        assert_eq!(found.iter().map(|c| c.id).collect::<Vec<_>>(), [id]);
+        assert_eq!(found[0].client_reference, Some(format!("crm-{n}")));
+    }
+}
+
 /// Migration 0013 on a database with a tax registration from before it: the case keeps its
 /// id as the id its provider finds it by; a row written without `public_id` afterwards (an
 /// instance on the release before, during a rolling restart) gets its key as well.

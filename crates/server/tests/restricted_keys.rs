@@ -427,6 +427,15 @@ backend_tests! {
         // The unrestricted key sees both.
         let (_, b) = events(open.clone(), "").await;
         assert_eq!(b["response"]["events"].as_array().unwrap().len(), 4, "{b}");
+        // The case lists too: the key's environment only, the other one asked for is 409.
+        let (s, b) = app.get_json("/v1/trade-registration", &sandbox).await;
+        assert_eq!(s, 200, "{b}");
+        let ids: Vec<&str> = b["response"]["cases"].as_array().unwrap().iter().map(|c| c["trade_registration_id"].as_str().unwrap()).collect();
+        assert_eq!(ids, [sandbox_trade.as_str()], "{b}");
+        let (s, b) = app.get_json("/v1/trade-registration?environment=production", &sandbox).await;
+        assert_error(s, &b, 409, "ENVIRONMENT_MISMATCH");
+        let (_, b) = app.get_json("/v1/trade-registration", &open).await;
+        assert_eq!(b["response"]["cases"].as_array().unwrap().len(), 2, "{b}");
         // A sandbox key cancels its own case, not the production one (404 above).
         let (s, b) = app.post_json(&format!("/v1/trade-registration/{sandbox_trade}/cancel"), &sandbox, &json!({"reason": "Test"})).await;
         assert_eq!(s, 200, "{b}");

@@ -172,6 +172,7 @@ list_page!(TaxRegistrationList, TaxListItem);
     params(("status" = Option<TradeStatus>, Query, description = "Only cases in this status"), ListParams),
     responses(
         (status = 200, description = "A page of trade registrations, newest first", body = Envelope<TradeRegistrationList>),
+        (status = 409, description = "`ENVIRONMENT_MISMATCH`: a key restricted to one environment asked for the other", body = Envelope<crate::error::ErrorBody>),
         ListInvalid,
     ))]
 pub async fn list_trade(
@@ -208,6 +209,7 @@ pub async fn list_trade(
     params(("status" = Option<TaxStatus>, Query, description = "Only cases in this status"), ListParams),
     responses(
         (status = 200, description = "A page of tax registrations, newest first", body = Envelope<TaxRegistrationList>),
+        (status = 409, description = "`ENVIRONMENT_MISMATCH`: a key restricted to one environment asked for the other", body = Envelope<crate::error::ErrorBody>),
         ListInvalid,
     ))]
 pub async fn list_tax(

@@ -32,15 +32,19 @@ use crate::state::AppState;
 pub struct EventQuery {
     /// Only events of this type (`registration.completed`, `documents.updated`, ...).
     #[serde(rename = "type")]
-    #[param(rename = "type")]
+    #[param(rename = "type", value_type = Option<crate::routes::webhooks::WebhookEventType>)]
     pub event_type: Option<String>,
     /// Only events of this case: its `trade_registration_id` or `tax_registration_id`.
+    #[param(value_type = Option<String>, format = Uuid)]
     pub case_id: Option<String>,
     /// Only events of `sandbox` or of `production` cases.
+    #[param(value_type = Option<Environment>)]
     pub environment: Option<String>,
     /// The `next_cursor` of the page before.
+    #[param(pattern = "^[1-9][0-9]{0,17}$")]
     pub cursor: Option<String>,
     /// At most this many events (1 to 500, default 100).
+    #[param(minimum = 1, maximum = 500)]
     pub limit: Option<i64>,
 }
 

@@ -50,6 +50,27 @@ pub struct EventQuery {
 
 /// One event as its webhooks carried it.
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({
+    "id": "019ac3a1-7f20-7b1e-8c4d-5e6f7a8b9c0d",
+    "type": "registration.cancelled",
+    "case_id": "019ac2f0-5b1e-7c3a-9d4e-2f6a8b0c1d2e",
+    "company_id": "019ac2f0-5b1d-7e11-a2b3-c4d5e6f7a8b9",
+    "environment": "sandbox",
+    "created_at": "2026-11-27T09:41:12.204518Z",
+    "payload": {
+        "type": "registration.cancelled",
+        "timestamp": "2026-11-27T09:41:12.204518Z",
+        "data": {
+            "trade_registration_id": "019ac2f0-5b1e-7c3a-9d4e-2f6a8b0c1d2e",
+            "company_id": "019ac2f0-5b1d-7e11-a2b3-c4d5e6f7a8b9",
+            "status": "cancelled",
+            "previous_status": "form-rendered",
+            "environment": "sandbox",
+            "client_reference": "KD-2025-0042",
+            "reason": "Gründung abgesagt"
+        }
+    }
+}))]
 pub struct EventItem {
     /// The event's id in the log (not a webhook message's id: each endpoint's message of the
     /// event has its own).

@@ -454,6 +454,23 @@ pub async fn read_part(
     Ok(buf.freeze())
 }
 
+/// Query parameter `field` read with `parse`; a value that does not parse is recorded in
+/// `errs` (`invalid_value`, `message`) and read as absent.
+pub fn query_param<T>(
+    field: &str,
+    value: Option<&str>,
+    parse: impl Fn(&str) -> Option<T>,
+    message: &str,
+    errs: &mut domain::Violations,
+) -> Option<T> {
+    let raw = value?;
+    let parsed = parse(raw);
+    if parsed.is_none() {
+        errs.push(field, "invalid_value", message);
+    }
+    parsed
+}
+
 /// Reads a page's cursor (query parameter `field`, parsed by `parse`) and `limit` (1 to 500,
 /// default 100), recording what is wrong in `errs`.
 pub fn page_params<T>(

@@ -132,10 +132,12 @@ pub async fn list(
         .repo
         .list_events(scope, &filter, before, limit + 1)
         .await?;
-    let next_cursor = (rows.len() as i64 > limit).then(|| {
+    let next_cursor = if rows.len() as i64 > limit {
         rows.truncate(limit as usize);
         rows.last().map(|r| r.seq.to_string())
-    });
+    } else {
+        None
+    };
     let events = rows.into_iter().map(item).collect::<Result<Vec<_>, _>>()?;
     Ok(respond(
         StatusCode::OK,
@@ -143,7 +145,7 @@ pub async fn list(
             result: Outcome::Success,
             message: format!("{} events", events.len()),
             events,
-            next_cursor: next_cursor.flatten(),
+            next_cursor,
         },
     ))
 }
@@ -162,24 +164,20 @@ fn checked(q: EventQuery) -> Result<(EventFilter, Option<i64>, i64), ApiError> {
             ),
         );
     }
-    let case_id = q.case_id.as_deref().and_then(|c| {
-        let id = Uuid::try_parse(c).ok();
-        if id.is_none() {
-            errs.push("case_id", "invalid_value", "must be a case id (UUID)");
-        }
-        id
-    });
-    let environment = q.environment.as_deref().and_then(|e| {
-        let parsed = Environment::parse(e);
-        if parsed.is_none() {
-            errs.push(
-                "environment",
-                "invalid_value",
-                "must be sandbox or production",
-            );
-        }
-        parsed
-    });
+    let case_id = crate::extract::query_param(
+        "case_id",
+        q.case_id.as_deref(),
+        |c| Uuid::try_parse(c).ok(),
+        "must be a case id (UUID)",
+        &mut errs,
+    );
+    let environment = crate::extract::query_param(
+        "environment",
+        q.environment.as_deref(),
+        Environment::parse,
+        "must be sandbox or production",
+        &mut errs,
+    );
     let (before, limit) = crate::extract::page_params(
         "cursor",
         q.cursor.as_deref(),

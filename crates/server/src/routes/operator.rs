@@ -91,20 +91,16 @@ async fn list<L: Lifecycle + Into<domain::case_state::CaseStatus>>(
     });
     // Production by default: the work queue holds the cases to file. Sandbox cases are never
     // filed, and one listed among them could be by mistake.
-    let environment = q
-        .environment
-        .as_deref()
-        .map_or(Some(Environment::Production), |e| {
-            let parsed = Environment::parse(e);
-            if parsed.is_none() {
-                errs.push(
-                    "environment",
-                    "invalid_value",
-                    "must be sandbox or production",
-                );
-            }
-            parsed
-        });
+    let environment = match q.environment.as_deref() {
+        None => Some(Environment::Production),
+        e => crate::extract::query_param(
+            "environment",
+            e,
+            Environment::parse,
+            "must be sandbox or production",
+            &mut errs,
+        ),
+    };
     let (after, limit) = crate::extract::page_params(
         "after",
         q.after.as_deref(),

@@ -16,7 +16,7 @@ use forms::{TaxSummaryContext, TradeLicenceContext, TradeRegistration};
 
 fn example(name: &str) -> TradeRegistration {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples")
+        .join("../../examples/production")
         .join(format!("{name}.json"));
     let json = std::fs::read_to_string(path).expect("example file");
     serde_json::from_str(&json).expect("example parses")

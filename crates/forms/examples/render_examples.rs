@@ -20,7 +20,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .unwrap_or_else(|| "forms-out".into()),
     );
     std::fs::create_dir_all(&out)?;
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/production");
     let timestamp = time::macros::datetime!(2025-03-20 09:30:00 UTC);
     for name in ["trade-registration-self", "trade-registration-assisted"] {
         let json = std::fs::read_to_string(root.join(format!("{name}.json")))?;

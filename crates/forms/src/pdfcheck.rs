@@ -71,7 +71,7 @@ mod tests {
     #[test]
     fn accepts_our_own_pdfs_and_refuses_the_rest() {
         let reg: domain::trade::TradeRegistration = serde_json::from_str(include_str!(
-            "../../../examples/trade-registration-self.json"
+            "../../../examples/production/trade-registration-self.json"
         ))
         .unwrap();
         let ctx = crate::Gewa1Context {

@@ -465,8 +465,8 @@ fn render_commands_write_the_documents() {
             .output()
             .unwrap()
     };
-    let self_json = workspace_file("examples/trade-registration-self.json");
-    let assisted_json = workspace_file("examples/trade-registration-assisted.json");
+    let self_json = workspace_file("examples/production/trade-registration-self.json");
+    let assisted_json = workspace_file("examples/production/trade-registration-assisted.json");
     let request: Value = serde_json::from_slice(&std::fs::read(&self_json).unwrap()).unwrap();
 
     // The GewA 1 of the self-package example on a fixed date with an office in its head, and

@@ -249,8 +249,8 @@ backend_tests! {
         // an object); the answer names each repeated key by its path, and nothing is created.
         let text = |name: &str| match name {
             "gmbh" => include_str!("../../../examples/tax-registration-gmbh.json").to_string(),
-            "gbr" => include_str!("../../../examples/tax-registration-gbr.json").to_string(),
-            _ => include_str!("../../../examples/trade-registration-self.json").to_string(),
+            "gbr" => include_str!("../../../examples/production/tax-registration-gbr.json").to_string(),
+            _ => include_str!("../../../examples/production/trade-registration-self.json").to_string(),
         };
         let twice = |body: String, first: &str, again: &str| {
             assert!(body.contains(first), "{first}");

@@ -26,11 +26,11 @@ pub struct RuleCase {
 /// (tax), `gbr` and `egbr` (partnership tax).
 pub fn example(name: &str) -> Value {
     let text = match name {
-        "self" => include_str!("../../../../examples/trade-registration-self.json"),
-        "assisted" => include_str!("../../../../examples/trade-registration-assisted.json"),
+        "self" => include_str!("../../../../examples/production/trade-registration-self.json"),
+        "assisted" => include_str!("../../../../examples/production/trade-registration-assisted.json"),
         "gmbh" => include_str!("../../../../examples/tax-registration-gmbh.json"),
-        "ug" => include_str!("../../../../examples/tax-registration-ug.json"),
-        "gbr" => include_str!("../../../../examples/tax-registration-gbr.json"),
+        "ug" => include_str!("../../../../examples/production/tax-registration-ug.json"),
+        "gbr" => include_str!("../../../../examples/production/tax-registration-gbr.json"),
         "egbr" => include_str!("../../../../examples/tax-registration-egbr.json"),
         other => panic!("no example {other}"),
     };

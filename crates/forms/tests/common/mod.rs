@@ -9,9 +9,11 @@ use forms::{
     Gewa1Context, Operator, PowerOfAttorneyContext, TradeLicenceContext, TradeRegistration,
 };
 
+/// The trade registration example requests the tests were written against: production cases
+/// (`examples/production/`).
 pub fn example(name: &str) -> TradeRegistration {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples")
+        .join("../../examples/production")
         .join(format!("{name}.json"));
     let json = std::fs::read_to_string(&path).expect("example file exists");
     serde_json::from_str(&json).expect("example deserialises into TradeRegistration")

@@ -79,7 +79,7 @@ impl Company {
 
     /// What a create naming this company (`company_id`) says otherwise than the company: the
     /// `name` and `legal_form` it must still send are printed on its forms, while reads show
-    /// the company's (api.md), so they must agree. Names compare with runs of white space as
+    /// the company's (docs/spec/api.md), so they must agree. Names compare with runs of white space as
     /// one; a trade registration's `gbr` is the company's `egbr` too (that endpoint has no
     /// `egbr`).
     pub fn mismatches(&self, name: &str, legal_form: &str) -> crate::Violations {

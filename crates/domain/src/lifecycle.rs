@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Trade registration statuses (api.md).
+/// Trade registration statuses (docs/spec/api.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]

@@ -20,6 +20,15 @@ pub enum Outcome {
     Error,
 }
 
+/// The `result` of an error body: always `error` (a schema of its own, so that generated
+/// clients and the examples the reference derives from the schema never show `success`
+/// beside an error code).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ErrorOutcome {
+    Error,
+}
+
 /// A success answer: the status and the body inside the envelope.
 pub fn respond<T: Serialize>(status: StatusCode, body: T) -> Response {
     (status, Json(Envelope { response: body })).into_response()

@@ -8,7 +8,7 @@ use domain::{FieldError, Violations};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::envelope::{Envelope, Outcome};
+use crate::envelope::{Envelope, ErrorOutcome};
 
 /// The `Retry-After` of a 503: storage faults and full capacity usually pass within seconds.
 pub const UNAVAILABLE_RETRY_AFTER_SECS: u64 = 2;
@@ -163,7 +163,7 @@ fn body_timeout_message(secs: u64, min_rate: u64) -> String {
 /// The error body inside the envelope.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct ErrorBody {
-    pub result: Outcome,
+    pub result: ErrorOutcome,
     /// Stable machine-readable code, e.g. `VALIDATION_FAILED` (docs/api/errors.md, "Codes").
     pub code: ErrorCode,
     pub message: String,
@@ -250,7 +250,7 @@ impl ApiError {
 
     pub fn body(&self) -> ErrorBody {
         ErrorBody {
-            result: Outcome::Error,
+            result: ErrorOutcome::Error,
             code: self.code(),
             message: self.public_message(),
             errors: match self {

@@ -372,10 +372,14 @@ per request; the same key with the same request within 24 hours replays the firs
                 let facts = OperationFacts {
                     authenticated,
                     has_body: op.request_body.is_some(),
+                    // A query is input that can fail validation, except the signed download
+                    // link's (the one unauthenticated route with a query): that query is its
+                    // authorisation, and a broken one is 403 like a wrong signature.
                     has_input: op.request_body.is_some()
-                        || op.parameters.as_ref().is_some_and(|ps| {
-                            ps.iter().any(|p| p.parameter_in != ParameterIn::Path)
-                        }),
+                        || authenticated
+                            && op.parameters.as_ref().is_some_and(|ps| {
+                                ps.iter().any(|p| p.parameter_in != ParameterIn::Path)
+                            }),
                     idempotent_post: is_post && authenticated,
                 };
                 for g in GENERIC {
@@ -531,6 +535,13 @@ pub fn document() -> utoipa::openapi::OpenApi {
     ApiDoc::openapi()
 }
 
+/// The document at `/openapi.json` and the reference at `/docs/`, which loads the document by a
+/// relative address (`../openapi.json` from `/docs/`), so that both work behind a reverse proxy
+/// that serves the service under a path prefix.
 pub fn routes() -> Router<Arc<AppState>> {
-    Router::new().merge(SwaggerUi::new("/docs").url("/openapi.json", document()))
+    Router::new().merge(
+        SwaggerUi::new("/docs")
+            .url("/openapi.json", document())
+            .config(utoipa_swagger_ui::Config::from("../openapi.json")),
+    )
 }

@@ -43,6 +43,8 @@ impl CancelRequest {
     }
 }
 
+/// Cancel a trade registration
+///
 /// Cancels a trade registration that has not gone to the trade office: `form-rendered` (a
 /// `self` case whose owners have not filed). An `assisted` case is `submitted` from its create
 /// (our operators file it) and cannot be cancelled here. Answers with the case.
@@ -64,6 +66,8 @@ pub async fn cancel_trade(
     trade_registrations::get(State(state), Extension(caller), PathId(id)).await
 }
 
+/// Cancel a tax registration
+///
 /// Cancels a tax registration that has not gone to the tax office (`validated`) or that the
 /// filing system rejected (`rejected`). Answers with the case.
 #[utoipa::path(post, path = "/v1/tax-registration/{tax_registration_id}/cancel", tag = "tax registration",

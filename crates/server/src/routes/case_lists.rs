@@ -165,6 +165,8 @@ macro_rules! list_page {
 list_page!(TradeRegistrationList, TradeListItem);
 list_page!(TaxRegistrationList, TaxListItem);
 
+/// List trade registrations
+///
 /// Lists the caller's trade registrations, newest first: a provider's own, a client company's
 /// the one of its company, an operator's every case.
 #[utoipa::path(get, path = "/v1/trade-registration", tag = "trade registration",
@@ -202,6 +204,8 @@ pub async fn list_trade(
     Ok(TradeRegistrationList::answer(cases, next))
 }
 
+/// List tax registrations
+///
 /// Lists the caller's tax registrations (UG, GmbH, GbR and eGbR), newest first: a provider's
 /// own, a client company's the one of its company, an operator's every case.
 #[utoipa::path(get, path = "/v1/tax-registration", tag = "tax registration",

@@ -98,6 +98,8 @@ async fn visible_company(state: &AppState, caller: Caller, id: Uuid) -> Result<C
     Ok(company)
 }
 
+/// Read a company
+///
 /// Reads a company: a provider reads itself and the client companies it created; a client
 /// company reads itself.
 #[utoipa::path(get, path = "/v1/companies/{company_id}", tag = "companies",
@@ -153,6 +155,8 @@ pub struct ApiKeyResponse {
     pub created_at: OffsetDateTime,
 }
 
+/// Issue an API key
+///
 /// Issues an API key for a client company the provider created (so the client company can read
 /// its own cases), or a further key for the provider itself (for rotation), optionally
 /// restricted to one environment (`{"environment": "sandbox"}`). A restricted key issues only
@@ -297,6 +301,8 @@ pub struct ApiKeyPage {
     pub next_cursor: Option<String>,
 }
 
+/// List a company's API keys
+///
 /// Lists the unrevoked keys of the provider itself or of one of its client companies, oldest
 /// first. Revoked keys are not listed. A key restricted to one environment lists, of the
 /// provider's own keys, only those restricted to the same environment (the keys no broader than
@@ -397,6 +403,8 @@ fn is_company_key_prefix(s: &str) -> bool {
     })
 }
 
+/// Revoke an API key
+///
 /// Revokes a key of the provider itself or of one of its client companies, by its prefix. A
 /// key may revoke itself. A restricted key revokes only the keys it lists (404 for any other). The key stops working on this instance at once and on every other
 /// within `FILING_KEY_CACHE_SECS` (5 s), as `filing keys revoke`.

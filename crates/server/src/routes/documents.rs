@@ -17,11 +17,16 @@ use crate::error::{ApiError, ErrorBody};
 use crate::extract::ApiQuery;
 use crate::state::AppState;
 
+/// The query of a signed link. Both are required for a download; a link without them, or with
+/// values that do not parse, is refused like a wrong signature (403), so they are read as text.
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct LinkParams {
     /// Unix time after which the link is refused.
+    #[param(value_type = i64, required = true, example = 1795000000)]
     pub expires: Option<String>,
-    /// HMAC-SHA256 over the document id and `expires`.
+    /// HMAC-SHA256 over the document id and `expires`, base64url.
+    #[param(value_type = String, required = true)]
     pub signature: Option<String>,
 }
 
@@ -73,12 +78,18 @@ pub enum DownloadErrors {
     Gone(Envelope<ErrorBody>),
 }
 
+/// Download a document
+///
 /// Downloads a document. The address comes from a case's `download_url`; it carries its own
 /// authorisation and expires 24 hours after it was issued.
 #[utoipa::path(get, path = "/v1/documents/{document_id}/content", tag = "documents", security(()),
     params(("document_id" = Uuid, Path, description = "The document's id"), LinkParams),
     responses(
-        (status = 200, description = "The document", content_type = "application/pdf"),
+        (status = 200, description = "The document's bytes: a PDF, or the ELSTER XML of a tax \
+registration (`content_type` and `sha256` in the case's `documents`)", content(
+            (String = "application/pdf", example = json!("%PDF-1.7 ...")),
+            (String = "application/xml", example = json!("<?xml version=\"1.0\" encoding=\"ISO-8859-15\"?> ...")),
+        )),
         DownloadErrors,
     ))]
 pub async fn content(

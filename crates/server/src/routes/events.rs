@@ -102,6 +102,8 @@ pub struct EventPage {
     pub next_cursor: Option<String>,
 }
 
+/// List events
+///
 /// The caller's events, newest first: a provider's key sees the events of every case it
 /// created, a client company's key those of its company's cases, an operator key every event;
 /// a key restricted to one environment only that environment's (naming the other in

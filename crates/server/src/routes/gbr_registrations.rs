@@ -100,6 +100,8 @@ pub struct GbrTaxRegistrationRequest {
     pub estimated_annual_wage_tax: Option<i64>,
 }
 
+/// Create a tax registration for a GbR or eGbR
+///
 /// Creates a tax registration for a GbR or eGbR: validates it, generates the ELSTER XML
 /// (DatenArt `PersG`, `FsE_PersG/PersG`, validated against the service's XSD) and a German
 /// summary PDF, and stores them. The case is read with `GET /v1/tax-registration/{id}` and

@@ -20,6 +20,8 @@ pub struct HealthResponse {
     pub database: String,
 }
 
+/// Check the service and its database
+///
 /// Liveness and readiness: answers 200 when the database answers.
 #[utoipa::path(get, path = "/healthz", tag = "health", security(()),
     responses(

@@ -152,6 +152,8 @@ pub struct TradeOfficeLookupResponse {
     pub reason: Option<Value>,
 }
 
+/// Find the trade office for an address
+///
 /// The trade office that receives a trade registration for an establishment at this address.
 #[utoipa::path(get, path = "/v1/trade-offices", tag = "offices", params(AddressQuery),
     responses(
@@ -238,6 +240,8 @@ impl IntoParams for TaxOfficeAddress {
     }
 }
 
+/// Find the tax office for an address
+///
 /// The tax office of a company seated at this address.
 #[utoipa::path(get, path = "/v1/tax-offices", tag = "offices", params(TaxOfficeAddress, TaxOfficeQueryParams),
     responses(
@@ -312,6 +316,8 @@ pub struct TaxOfficeResponse {
     pub office: &'static domain::offices::TaxOffice,
 }
 
+/// Read a tax office
+///
 /// A tax office of the bundled directory by its 4-digit number.
 #[utoipa::path(get, path = "/v1/tax-offices/{number}", tag = "offices",
     params(("number" = String, Path, description = "4-digit office number (BUFA)", pattern = "^[0-9]{4}$")),
@@ -356,6 +362,8 @@ pub struct RegisterCourtsResponse {
     pub courts: Vec<RegisterCourtItem>,
 }
 
+/// List the register courts
+///
 /// The German register courts a trade registration's `registration_court` may name (GewA 1
 /// field 2), from the XUnternehmen code list "Registergerichte" (version 12, XRepository);
 /// sorted by place. A court is named by `name`, `place` or `code`, case-insensitively.
@@ -517,6 +525,8 @@ pub struct PageQuery {
     pub limit: Option<i64>,
 }
 
+/// List the trade office directory
+///
 /// Lists the trade office directory by key.
 #[utoipa::path(get, path = "/v1/operator/trade-offices", tag = "operator", params(PageQuery),
     responses(
@@ -558,6 +568,8 @@ pub async fn list_directory(
     ))
 }
 
+/// Read a trade office directory entry
+///
 /// Reads one directory entry.
 #[utoipa::path(get, path = "/v1/operator/trade-offices/{key}", tag = "operator",
     params(("key" = String, Path, description = "8-digit AGS or 9-digit Gemeindeverband key", pattern = "^[0-9]{8,9}$")),
@@ -587,6 +599,8 @@ pub async fn get_directory_entry(
     ))
 }
 
+/// Create or replace a trade office directory entry
+///
 /// Creates or replaces a directory entry.
 #[utoipa::path(put, path = "/v1/operator/trade-offices/{key}", tag = "operator",
     params(("key" = String, Path, description = "8-digit AGS or 9-digit Gemeindeverband key", pattern = "^[0-9]{8,9}$")),

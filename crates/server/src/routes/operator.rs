@@ -163,6 +163,8 @@ pub struct CasePageParams {
     limit: Option<i64>,
 }
 
+/// List trade registrations to work on
+///
 /// Trade registrations to work on, oldest first, filtered by status and environment.
 #[utoipa::path(get, path = "/v1/operator/trade-registrations", tag = "operator",
     params(("status" = Option<TradeStatus>, Query, description = "Only cases in this status"), CasePageParams),
@@ -178,6 +180,8 @@ pub async fn list_trade(
     list::<TradeStatus>(&state, caller, CaseKind::Trade, q).await
 }
 
+/// List tax registrations to work on
+///
 /// Tax registrations to work on, oldest first, filtered by status and environment.
 #[utoipa::path(get, path = "/v1/operator/tax-registrations", tag = "operator",
     params(("status" = Option<TaxStatus>, Query, description = "Only cases in this status"), CasePageParams),
@@ -224,6 +228,8 @@ async fn operator_step<L: Lifecycle>(
     ))
 }
 
+/// Move a trade registration to another status
+///
 /// Moves a trade registration along its lifecycle, with a reason for the
 /// history. Forbidden moves answer 409 `INVALID_STATE_TRANSITION` naming the allowed ones.
 #[utoipa::path(post, path = "/v1/operator/trade-registrations/{trade_registration_id}/transition", tag = "operator",
@@ -260,6 +266,8 @@ pub struct LicenceResponse {
     pub document: crate::routes::views::DocumentView,
 }
 
+/// Upload the trade licence
+///
 /// Uploads the trade licence the trade office issued (multipart part `file`, a PDF): it is
 /// added as a `trade-licence` document and the case becomes `completed`, in one step.
 #[utoipa::path(post, path = "/v1/operator/trade-registrations/{trade_registration_id}/trade-licence", tag = "operator",
@@ -435,6 +443,8 @@ pub struct TradeLicenceUpload {
     reason: Option<String>,
 }
 
+/// Update a trade registration's office, fee and payment
+///
 /// Sets the receiving trade office, the city fee, the payment state and the source product of
 /// a trade registration; answers with the case as read back.
 ///
@@ -516,6 +526,8 @@ async fn case_owner(
     Ok((case, index))
 }
 
+/// Record an owner's identity verification
+///
 /// Records that the operator verified an owner's identity (`owners[i].identity_verified_at`),
 /// now or at the time given; a later record replaces an earlier one.
 #[utoipa::path(post, path = "/v1/operator/trade-registrations/{trade_registration_id}/owners/{owner_index}/identity-verified", tag = "operator",
@@ -608,6 +620,8 @@ pub struct IdentityStatusResponse {
     pub history: Vec<IdentityLogEntry>,
 }
 
+/// Read an owner's identity verifications
+///
 /// An owner's identity verification: the record in force and every record and removal made,
 /// with who made it and when (the audit trail of `POST` and `DELETE` on this path).
 #[utoipa::path(get, path = "/v1/operator/trade-registrations/{trade_registration_id}/owners/{owner_index}/identity-verified", tag = "operator",
@@ -655,6 +669,8 @@ pub async fn identity_history(
     ))
 }
 
+/// Remove an owner's identity verification
+///
 /// Removes the record of an owner's identity verification (one recorded in error), so GET no
 /// longer shows `identity_verified_at`. Removing what is not recorded changes nothing (200).
 #[utoipa::path(delete, path = "/v1/operator/trade-registrations/{trade_registration_id}/owners/{owner_index}/identity-verified", tag = "operator",
@@ -702,6 +718,8 @@ pub async fn clear_identity(
     ))
 }
 
+/// Move a tax registration to another status
+///
 /// Moves a tax registration along its lifecycle: `validated -> submitted ->
 /// completed | rejected -> submitted`.
 #[utoipa::path(post, path = "/v1/operator/tax-registrations/{tax_registration_id}/transition", tag = "operator",
@@ -736,6 +754,8 @@ pub struct AssignTaxOfficeRequest {
     pub tax_office_number: String,
 }
 
+/// Assign a tax office
+///
 /// Assigns the tax office of a `validated` or `rejected` tax registration and regenerates its
 /// ELSTER XML (validated against the XSD again; a production XML only with the service's
 /// ELSTER manufacturer id, see `elster_xml`) and summary, announced to the provider as

@@ -116,6 +116,8 @@ simulated_answer!(
     document: DocumentView
 );
 
+/// Simulate an operator's step on a trade registration (sandbox)
+///
 /// Simulates an operator's step on one of the caller's sandbox trade registrations:
 /// `submitted` (filed, or unblocked), `blocked` (with `reason`) or `completed` (a sample trade
 /// licence is generated and stored as `trade-licence`; a demo trade office, city fee and
@@ -168,6 +170,8 @@ simulated_answer!(
     tax_number: String
 );
 
+/// Simulate an operator's step on a tax registration (sandbox)
+///
 /// Simulates an operator's step on one of the caller's sandbox tax registrations:
 /// `submitted` (sent, or resent after a rejection; needs an assigned tax office), `rejected`
 /// (with `reason`, the filing system's message) or `completed` (with `tax_number`, or without
@@ -216,6 +220,8 @@ pub async fn transition_tax(
     Ok(respond(StatusCode::OK, answer))
 }
 
+/// Simulate a tax office assignment (sandbox)
+///
 /// Simulates the operator's office assignment on one of the caller's sandbox tax
 /// registrations (validated or rejected): the XML is written for that office, XSD-validated,
 /// and the summary re-rendered (nothing changes when the case already holds the XML for that

@@ -263,6 +263,8 @@ pub struct ElsterXmlView {
     pub transliterated: Vec<elster::Transliteration>,
 }
 
+/// Create a tax registration for a UG or GmbH
+///
 /// Creates a tax registration for a UG or GmbH: validates it, determines the tax office (Berlin
 /// by the seat's Bezirk; cities whose rule is not public wait for an operator), generates the
 /// ELSTER XML when the office is known (validated against the service's XSD; a production XML
@@ -272,7 +274,7 @@ pub struct ElsterXmlView {
 #[utoipa::path(post, path = "/v1/tax-registration", tag = "tax registration",
     operation_id = "create_tax_registration",
     request_body(content((TaxRegistrationRequest = "application/json", example = json!(crate::openapi::examples::tax_registration()))),
-        description = "The payload of api.md (UG or GmbH); `company_id` or `business_address`, `tax_registration_id` and `tax_office_number` are optional, the bank and payroll fields top-level"),
+        description = "The payload of docs/spec/api.md (UG or GmbH); `company_id` or `business_address`, `tax_registration_id` and `tax_office_number` are optional, the bank and payroll fields top-level"),
     responses(
         // Its links: `openapi::SharedLinks`.
         (status = 201, description = "Validated; awaiting manual submission", body = Envelope<TaxCreateResponse>),
@@ -347,6 +349,8 @@ pub(crate) fn respond_created<T>(
     }
 }
 
+/// Read a tax registration
+///
 /// Reads a tax registration: the provider that created it and the client company it is for, by
 /// its `tax_registration_id` (ids are unique per provider, so another provider's case with the
 /// same id is never found), and operators, by the case's key; anyone else gets 404.

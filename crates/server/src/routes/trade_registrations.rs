@@ -228,6 +228,8 @@ pub struct CreateResponse {
     pub timestamp: OffsetDateTime,
 }
 
+/// Create a trade registration
+///
 /// Creates a trade registration. The body is `application/json` (the payload), or
 /// `multipart/form-data` with the payload in the part `data` and one signed GewA 1 PDF per
 /// `owners[i].documents.gewa_1.file`.
@@ -330,7 +332,7 @@ fn created_answer(state: &AppState, created: &CreatedTrade) -> CreateResponse {
 pub struct TradeRegistrationRequest {
     /// An existing client company of the caller (omit to create one).
     company_id: Option<Uuid>,
-    /// The registration's fields sit next to `company_id` (api.md), not under a key of their own.
+    /// The registration's fields sit next to `company_id` (docs/spec/api.md), not under a key of their own.
     #[serde(flatten)]
     registration: TradeRegistration,
 }
@@ -510,6 +512,8 @@ fn iso(d: time::Date) -> String {
     d.format(&f).unwrap_or_default()
 }
 
+/// Read a trade registration
+///
 /// Reads a trade registration: the provider that created it, the client company it is for,
 /// and operators may; anyone else gets 404.
 #[utoipa::path(get, path = "/v1/trade-registration/{trade_registration_id}", tag = "trade registration",
@@ -654,6 +658,8 @@ pub struct TransitionResponse {
     pub previous_status: String,
 }
 
+/// Mark a trade registration as filed by its owners
+///
 /// The owners filed the GewA 1 themselves: `form-rendered` -> `submitted` (docs/api/lifecycle.md).
 #[utoipa::path(post, path = "/v1/trade-registration/{trade_registration_id}/mark-submitted", tag = "trade registration",
     params(("trade_registration_id" = Uuid, Path, description = "As returned by the create")),

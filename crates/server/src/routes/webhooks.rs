@@ -213,6 +213,8 @@ pub struct DeletedEndpoint {
     pub id: Uuid,
 }
 
+/// Register a webhook endpoint
+///
 /// Registers an endpoint. Every later status change of the provider's cases (trade and tax,
 /// sandbox and production), and every `documents.updated`, is delivered to it (or those of the
 /// types it lists), signed with the returned secret.
@@ -336,6 +338,8 @@ async fn resolves_privately(lookup: &target::Lookup, url: &reqwest::Url) -> Opti
     })
 }
 
+/// List webhook endpoints
+///
 /// The caller's endpoints, oldest first (secrets are not shown).
 #[utoipa::path(get, path = "/v1/webhook-endpoints", tag = "webhooks",
     operation_id = "list_webhook_endpoints",
@@ -366,6 +370,8 @@ pub async fn list(
     ))
 }
 
+/// Read a webhook endpoint
+///
 /// One endpoint of the caller.
 #[utoipa::path(get, path = "/v1/webhook-endpoints/{endpoint_id}", tag = "webhooks",
     operation_id = "get_webhook_endpoint",
@@ -390,6 +396,8 @@ pub async fn get(
     ))
 }
 
+/// Delete a webhook endpoint
+///
 /// Deletes an endpoint; its undelivered messages are given up.
 #[utoipa::path(delete, path = "/v1/webhook-endpoints/{endpoint_id}", tag = "webhooks",
     operation_id = "delete_webhook_endpoint",
@@ -422,6 +430,8 @@ pub async fn delete(
     ))
 }
 
+/// Rotate an endpoint's signing secret
+///
 /// Replaces the signing secret. For 24 hours every delivery is signed with both the new and
 /// the old secret (two space-separated signatures), so receivers can switch without losing
 /// a delivery.
@@ -459,6 +469,8 @@ pub async fn rotate_secret(
     ))
 }
 
+/// Send a test event
+///
 /// Sends a signed `ping` event to the endpoint now and answers with what the receiver said:
 /// the same target checks, signing (`webhook-id`, `webhook-timestamp`, `webhook-signature`) and
 /// timeout as every delivery, whichever events the endpoint subscribed to. Nothing is stored or
@@ -595,6 +607,8 @@ async fn endpoint_page<T>(
     Ok((rows, next))
 }
 
+/// List delivery attempts
+///
 /// Delivery attempts to an endpoint, newest first.
 #[utoipa::path(get, path = "/v1/webhook-endpoints/{endpoint_id}/deliveries", tag = "webhooks",
     operation_id = "list_webhook_deliveries",
@@ -691,6 +705,8 @@ pub struct MessageView {
 
 newest_first_page!(MessagePage, messages: MessageView);
 
+/// List an endpoint's messages
+///
 /// The messages queued for an endpoint, newest first, whether or not an attempt was made yet:
 /// the deliveries list shows attempts only, so a message waiting behind a failing one of its
 /// case shows here.
@@ -762,6 +778,8 @@ pub struct RetryAnswer {
     pub message_status: String,
 }
 
+/// Retry a failed message
+///
 /// Queues a message the service gave up on (`failed` after its retry schedule) for one more
 /// attempt now; if that fails too, it is `failed` again. A message still `pending` is already
 /// queued (200, nothing changes); a `delivered` one is 409. 200 rather than 202, like every

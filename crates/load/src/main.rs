@@ -183,7 +183,7 @@ async fn bench_backend(
 }
 
 async fn bench_setup(args: &Args, setup: &server::Setup, backend: Backend) -> anyhow::Result<()> {
-    setup.cli(&["migrate"])?;
+    setup.cli(&["migrate", "--init"])?;
     let provider = setup.cli(&["providers", "create", "--name", "Load Test GmbH"])?;
     let key = provider["api_key"]
         .as_str()

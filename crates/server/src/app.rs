@@ -115,7 +115,7 @@ pub fn restrict_mode(path: &std::path::Path, mode: u32) {
 }
 
 /// The SQLite database file of a `sqlite:` URL.
-fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
+pub fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
     let rest = url
         .strip_prefix("sqlite://")
         .or_else(|| url.strip_prefix("sqlite:"))?;

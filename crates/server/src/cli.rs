@@ -1,16 +1,18 @@
-//! The command line: `filing [serve]`, `filing migrate`, `filing providers create`,
-//! `filing operators create`, `filing keys revoke`.
+//! The command line: `filing [serve]`, `filing migrate`, `filing providers create|list`,
+//! `filing operators create|list`, `filing keys create|list|revoke`, `filing backup|restore`
+//! and the rest (`filing --help`).
 //!
-//! Commands that print a result print exactly one JSON object on stdout; logs go to stderr.
+//! Commands that print a result print exactly one JSON object on stdout; logs, the database a
+//! command used and its error go to stderr.
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use domain::auth::KeyKind;
 use domain::company::Environment;
 use serde_json::json;
 
-use crate::config::{CommonArgs, Config, ServeArgs};
+use crate::config::{CommonArgs, Config, LogArgs, OperatorArgs, ServeArgs, StorageArgs};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -18,54 +20,138 @@ use crate::config::{CommonArgs, Config, ServeArgs};
     version,
     about = "Registration Filing Service: files German trade and tax registrations over an HTTP API",
     long_about = "Registration Filing Service: files German trade and tax registrations over an HTTP API.\n\n\
-Without a subcommand it serves (the same as `filing serve`). Every setting can be given as a flag \
-or as the environment variable shown with it; with none at all it listens on 127.0.0.1:8080 with an \
-SQLite database and documents under ./data."
+Without a subcommand it serves, as `filing serve` does: with no settings on 127.0.0.1:8080, with \
+an SQLite database and documents under ./data. Every setting is a flag of the commands that use \
+it and an environment variable. Commands print one JSON object on stdout; the database they used \
+and any error go to stderr.",
+    after_help = "`filing COMMAND --help` shows the settings of a command."
 )]
 pub struct Cli {
     #[command(flatten)]
-    pub common: CommonArgs,
-    #[command(flatten)]
-    pub serve: ServeArgs,
+    pub log: LogArgs,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
 
+/// The settings of a command that opens the database.
+#[derive(Debug, Clone, Args)]
+pub struct DbArgs {
+    #[command(flatten)]
+    pub storage: StorageArgs,
+    /// Create the database (and the data folder) when they do not exist yet. Without it a
+    /// command refuses a database that is not there: one it created would be read by no
+    /// server. `filing serve` creates them on its own.
+    #[arg(long, global = true)]
+    pub init: bool,
+}
+
+/// The settings of `filing serve`.
+#[derive(Debug, Clone, Args)]
+pub struct ServeCommand {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run the HTTP server (the default).
-    Serve,
+    /// Run the HTTP server (what `filing` alone does).
+    ///
+    /// Creates the data folder and the SQLite database when they do not exist.
+    Serve(Box<ServeCommand>),
     /// Apply pending database migrations and exit.
-    Migrate,
+    Migrate(DbArgs),
     /// Provider companies (API customers).
-    #[command(subcommand)]
-    Providers(ProvidersCommand),
+    Providers {
+        #[command(flatten)]
+        db: DbArgs,
+        #[command(subcommand)]
+        command: ProvidersCommand,
+    },
     /// Operators (staff who process cases).
-    #[command(subcommand)]
-    Operators(OperatorsCommand),
+    Operators {
+        #[command(flatten)]
+        db: DbArgs,
+        #[command(subcommand)]
+        command: OperatorsCommand,
+    },
     /// API keys.
-    #[command(subcommand)]
-    Keys(KeysCommand),
+    Keys {
+        #[command(flatten)]
+        db: DbArgs,
+        #[command(subcommand)]
+        command: KeysCommand,
+    },
     /// Render a document from a trade registration request file, without a server.
-    #[command(subcommand)]
-    Render(crate::render::RenderCommand),
-    /// The trade office directory (contact data of the offices that receive trade notices).
-    #[command(subcommand, name = "trade-offices")]
-    TradeOffices(TradeOfficesCommand),
-    /// The bundled reference data (postal codes, municipality register, tax offices): editions,
-    /// licences and how to refresh them from a newer edition.
+    Render {
+        #[command(flatten)]
+        operator: OperatorArgs,
+        #[command(subcommand)]
+        command: crate::render::RenderCommand,
+    },
+    /// The trade office directory (contacts of the offices that receive trade notices).
+    #[command(name = "trade-offices")]
+    TradeOffices {
+        #[command(flatten)]
+        db: DbArgs,
+        #[command(subcommand)]
+        command: TradeOfficesCommand,
+    },
+    /// The bundled reference data: editions, licences, how to refresh them.
+    ///
+    /// Postal codes, municipality register, tax offices: their editions, licences and how to
+    /// refresh them from a newer edition.
     Data,
     /// Document files (the document store).
-    #[command(subcommand)]
-    Documents(DocumentsCommand),
+    Documents {
+        #[command(flatten)]
+        db: DbArgs,
+        #[command(subcommand)]
+        command: DocumentsCommand,
+    },
     /// Webhook endpoints.
-    #[command(subcommand)]
-    Webhooks(WebhooksCommand),
-    /// Benchmark data: insert COUNT copies of an existing trade registration, each with its own
-    /// client company and the template's status history (documents are not copied). For load
+    Webhooks {
+        #[command(flatten)]
+        db: DbArgs,
+        #[command(subcommand)]
+        command: WebhooksCommand,
+    },
+    /// Copy an SQLite deployment (database, documents, secrets) while servers run.
+    ///
+    /// Copies into a new folder while servers run and write: the database through SQLite's online backup API as of one moment, then
+    /// every document file it names, then the secrets of the data folder, with a manifest of
+    /// their SHA-256 digests. Prints {"out", "counts", "documents", "bytes", "secrets",
+    /// "seconds"}. PostgreSQL and S3 deployments are backed up with their own tools
+    /// (docs/operations.md, "Backups").
+    Backup {
+        #[command(flatten)]
+        storage: StorageArgs,
+        /// The folder to write (created; an existing one must be empty). It holds the secrets:
+        /// keep it as safe as the data folder.
+        #[arg(long)]
+        out: std::path::PathBuf,
+    },
+    /// Put a backup made by `filing backup` into an empty FILING_DATA_DIR.
+    ///
+    /// Writes the data folder (and the database and documents folder the settings name),
+    /// which must not exist or be empty; every file is
+    /// checked against the manifest's SHA-256 first. Prints {"restored", "counts", "documents",
+    /// "secrets"}. Start the server on it afterwards.
+    Restore {
+        #[command(flatten)]
+        storage: StorageArgs,
+        /// The folder `filing backup --out` wrote.
+        from: std::path::PathBuf,
+    },
+    /// Benchmark data: COUNT copies of a trade registration.
+    ///
+    /// Inserts COUNT copies of an existing trade registration, each with its own client company and the template's status history (documents are not copied). For load
     /// tests on a large database; never run it against production data.
     #[command(name = "seed-trade-copies")]
     SeedTradeCopies {
+        #[command(flatten)]
+        db: DbArgs,
         /// The trade registration to copy.
         #[arg(long)]
         from: uuid::Uuid,
@@ -115,7 +201,10 @@ pub enum TradeOfficesCommand {
     /// Import (insert or replace) entries from a CSV file with the header
     /// `key,name,address,email,phone,website` (key: 8-digit AGS or 9-digit Gemeindeverband key).
     /// Nothing is imported when any row is invalid.
-    Import { file: std::path::PathBuf },
+    Import {
+        /// The CSV file (UTF-8, comma-separated, with the header line).
+        file: std::path::PathBuf,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -125,6 +214,8 @@ pub enum ProvidersCommand {
     /// (docs/adr/0021-environment-restricted-keys.md): prints {"company_id", "api_key",
     /// "environment", "restricted_api_key"}; "api_key" stays the unrestricted key.
     Create {
+        /// The company's name as its keys' owner (1 to 200 printable characters), e.g.
+        /// "Gründerplattform GmbH".
         #[arg(long)]
         name: String,
         /// `sandbox` or `production`: also issue a key that creates and sees only that
@@ -132,6 +223,9 @@ pub enum ProvidersCommand {
         #[arg(long, value_parser = parse_environment)]
         environment: Option<Environment>,
     },
+    /// List the provider companies, oldest first; prints {"providers": [{"company_id",
+    /// "name", "created_at"}]}. Their keys: `filing keys list --company ID`.
+    List,
 }
 
 /// `sandbox` or `production`, as the API spells them.
@@ -143,9 +237,13 @@ fn parse_environment(s: &str) -> Result<Environment, String> {
 pub enum OperatorsCommand {
     /// Create an operator and its API key; prints {"operator_id", "api_key"}.
     Create {
+        /// The operator's name as shown in case histories (1 to 200 printable characters).
         #[arg(long)]
         name: String,
     },
+    /// List the operators, oldest first; prints {"operators": [{"operator_id", "name",
+    /// "created_at"}]}.
+    List,
 }
 
 #[derive(Debug, Subcommand)]
@@ -162,17 +260,62 @@ pub enum KeysCommand {
         #[arg(long, value_parser = parse_environment)]
         environment: Option<Environment>,
     },
-    /// Revoke a key by its prefix (`rfs_prv_xxxxxxxxxxxx`) or the whole key.
-    Revoke { prefix: String },
+    /// Revoke a key by its prefix (`rfs_prv_xxxxxxxxxxxx`) or the whole key; prints
+    /// {"revoked"}. Running servers refuse it within FILING_KEY_CACHE_SECS.
+    Revoke {
+        /// The key's prefix as `keys list` and the API's key listing show it
+        /// (`rfs_prv_xxxxxxxxxxxx`), or the whole key.
+        prefix: String,
+    },
+    /// List a company's unrevoked keys, oldest first: prefixes only, never a key. Prints
+    /// {"company_id", "keys": [{"prefix", "kind", "environment", "created_at",
+    /// "last_used_at"}]}.
+    List {
+        /// The company's id (a provider's or a client company's).
+        #[arg(long)]
+        company: uuid::Uuid,
+    },
+}
+
+/// The command line of this process. `filing` alone serves, and so does `filing` with only
+/// the flags of `serve` (`filing --listen ADDR`, as before `serve` had flags of its own).
+pub fn parse() -> Cli {
+    parse_from(std::env::args_os())
+}
+
+/// [`parse`] of `args` (the program's name first); exits with clap's message (and code 2)
+/// when they do not parse.
+pub fn parse_from(args: impl IntoIterator<Item = std::ffi::OsString>) -> Cli {
+    let args: Vec<std::ffi::OsString> = args.into_iter().collect();
+    let serving = || {
+        let mut with_serve = args.clone();
+        with_serve.insert(1.min(args.len()), "serve".into());
+        Cli::try_parse_from(with_serve)
+    };
+    match Cli::try_parse_from(&args) {
+        Ok(cli) if cli.command.is_some() => cli,
+        Ok(_) => serving().unwrap_or_else(|e| e.exit()),
+        // `filing --listen ADDR`: the flags of `serve` without it. A value `serve` refuses is
+        // its error; an argument `serve` does not know either is the first one.
+        Err(e) if e.kind() == clap::error::ErrorKind::UnknownArgument => match serving() {
+            Ok(cli) => cli,
+            Err(refused) if refused.kind() != clap::error::ErrorKind::UnknownArgument => {
+                refused.exit()
+            }
+            Err(_) => e.exit(),
+        },
+        Err(e) => e.exit(),
+    }
 }
 
 /// Runs the command; the exit code is 0 on success, 1 on failure, 2 for bad configuration.
+/// A failure is reported once: a server's in its log, a command's on stderr.
 pub fn run(cli: Cli) -> ExitCode {
-    let log_format = cli.common.log_format;
-    let serving = matches!(cli.command, None | Some(Command::Serve));
+    let log_format = cli.log.log_format;
+    let serving = matches!(cli.command, None | Some(Command::Serve(_)));
     // Administrative commands log only warnings, so their output stays one JSON line.
     let filter = if serving {
-        cli.common.log.as_str()
+        cli.log.log.as_str()
     } else {
         "warn"
     };
@@ -195,8 +338,12 @@ pub fn run(cli: Cli) -> ExitCode {
                 eprintln!("{e}");
                 ExitCode::from(2)
             }
+            // A server's failure goes to its log, unless its filter hides errors.
+            Err(Failure::Other(e)) if serving && tracing::enabled!(tracing::Level::ERROR) => {
+                tracing::error!(error = %format!("{e:#}"), "failed");
+                ExitCode::FAILURE
+            }
             Err(Failure::Other(e)) => {
-                tracing::error!(error = ?e, "failed");
                 eprintln!("error: {e:#}");
                 ExitCode::FAILURE
             }
@@ -227,12 +374,54 @@ impl From<store::StoreError> for Failure {
     }
 }
 
-async fn open_store(common: &CommonArgs) -> Result<std::sync::Arc<dyn store::Repository>, Failure> {
-    let storage = common.storage()?;
-    if storage.database_url.starts_with("sqlite:") {
-        std::fs::create_dir_all(&storage.data_dir)
-            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", storage.data_dir.display()))?;
+/// The database a command's settings name, as it prints it: an SQLite file by its absolute
+/// path, a PostgreSQL database without password or parameters.
+pub fn database_label(url: &str) -> String {
+    match crate::app::sqlite_file(url) {
+        Some(file) => format!(
+            "sqlite://{}",
+            std::path::absolute(&file).unwrap_or(file).display()
+        ),
+        None => crate::config::redact_url(url.split('?').next().unwrap_or(url)),
     }
+}
+
+/// Opens the database of `db`'s settings, saying on stderr which one. An SQLite file that does
+/// not exist is created only with `--init`: a command run in the wrong folder, or with another
+/// FILING_DATA_DIR than the servers', would otherwise make a database no server reads, and
+/// print a key for it.
+async fn open_store(db: &DbArgs) -> Result<std::sync::Arc<dyn store::Repository>, Failure> {
+    let storage = db.storage.storage()?;
+    let label = database_label(&storage.database_url);
+    if let Some(file) = crate::app::sqlite_file(&storage.database_url)
+        && !file.exists()
+    {
+        let data_dir = std::path::absolute(&storage.data_dir).unwrap_or(storage.data_dir.clone());
+        if !db.init {
+            let why = if data_dir.exists() {
+                format!("there is no database at {label}")
+            } else {
+                format!(
+                    "the data folder {} does not exist (no database at {label})",
+                    data_dir.display()
+                )
+            };
+            return Err(anyhow::anyhow!(
+                "{why}: start the server first (`filing serve` creates it), set FILING_DATA_DIR \
+                 or DATABASE_URL to the server's, or pass --init to create a new one"
+            )
+            .into());
+        }
+        for folder in [Some(storage.data_dir.as_path()), file.parent()]
+            .into_iter()
+            .flatten()
+            .filter(|f| !f.as_os_str().is_empty())
+        {
+            std::fs::create_dir_all(folder)
+                .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", folder.display()))?;
+        }
+    }
+    eprintln!("database: {label}");
     Ok(store::connect(&storage.database_url).await?)
 }
 
@@ -241,9 +430,18 @@ fn print(value: serde_json::Value) {
 }
 
 async fn execute(cli: Cli) -> Result<(), Failure> {
-    match cli.command.unwrap_or(Command::Serve) {
-        Command::Serve => {
-            let mut config = Config::from_args(&cli.common, &cli.serve)?;
+    // `parse` makes `filing` alone `filing serve`; a `Cli` built otherwise serves with the
+    // settings of the environment.
+    let command = match cli.command {
+        Some(command) => command,
+        None => Command::Serve(
+            crate::config::from_env()
+                .map_err(|e| anyhow::anyhow!("{}", e.render().to_string().trim_end()))?,
+        ),
+    };
+    match command {
+        Command::Serve(cmd) => {
+            let mut config = Config::from_args(&cmd.common, &cmd.serve)?;
             let listen = config.listen;
             // Bound now, listening only once the state is built (until then a connection is
             // refused, not left hanging while the database is waited for). The bound address,
@@ -259,11 +457,11 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
             socket.set_reuseaddr(true).map_err(cannot)?;
             socket.bind(listen).map_err(cannot)?;
             let address = socket.local_addr().unwrap_or(listen);
-            if cli.serve.public_url.is_none() {
+            if cmd.serve.public_url.is_none() {
                 config.public_url = format!("http://{address}");
             }
             tracing::info!(
-                database = %crate::config::redact_url(&config.storage.database_url),
+                database = %database_label(&config.storage.database_url),
                 data_dir = %config.storage.data_dir.display(),
                 public_url = %config.public_url,
                 "starting"
@@ -279,13 +477,16 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
             crate::app::serve(state, listener, crate::app::shutdown_signal()).await?;
             tracing::info!("stopped");
         }
-        Command::Migrate => {
-            let repo = open_store(&cli.common).await?;
+        Command::Migrate(db) => {
+            let repo = open_store(&db).await?;
             print(json!({"migrated": true, "database": repo.backend()}));
         }
-        Command::Providers(ProvidersCommand::Create { name, environment }) => {
+        Command::Providers {
+            db,
+            command: ProvidersCommand::Create { name, environment },
+        } => {
             let name = non_empty_name(&name)?;
-            let repo = open_store(&cli.common).await?;
+            let repo = open_store(&db).await?;
             let company = repo.create_provider(name).await?;
             let key = crate::auth::issue_key(repo.as_ref(), KeyKind::Provider, company.id).await?;
             let mut out = json!({"company_id": company.id, "api_key": key.api_key});
@@ -302,20 +503,66 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
             }
             print(out);
         }
-        Command::Operators(OperatorsCommand::Create { name }) => {
+        Command::Providers {
+            db,
+            command: ProvidersCommand::List,
+        } => {
+            let repo = open_store(&db).await?;
+            print(json!({"providers": crate::lists::providers(repo.as_ref()).await?}));
+        }
+        Command::Operators {
+            db,
+            command: OperatorsCommand::List,
+        } => {
+            let repo = open_store(&db).await?;
+            print(json!({"operators": crate::lists::operators(repo.as_ref()).await?}));
+        }
+        Command::Keys {
+            db,
+            command: KeysCommand::List { company },
+        } => {
+            let repo = open_store(&db).await?;
+            repo.get_company(company)
+                .await?
+                .ok_or_else(|| anyhow::anyhow!("no company {company}"))?;
+            let keys = crate::lists::keys(repo.as_ref(), company).await?;
+            print(json!({"company_id": company, "keys": keys}));
+        }
+        Command::Backup { storage, out } => {
+            let done = crate::backup::backup(&storage.storage()?, &out).await?;
+            print(done.report);
+            if !done.problems.is_empty() {
+                return Err(anyhow::anyhow!(
+                    "the backup in {} is complete but for:\n  {}",
+                    out.display(),
+                    done.problems.join("\n  ")
+                )
+                .into());
+            }
+        }
+        Command::Restore { storage, from } => {
+            print(crate::backup::restore(&storage.storage()?, &from).await?);
+        }
+        Command::Operators {
+            db,
+            command: OperatorsCommand::Create { name },
+        } => {
             let name = non_empty_name(&name)?;
-            let repo = open_store(&cli.common).await?;
+            let repo = open_store(&db).await?;
             let operator = repo.create_operator(name).await?;
             let key = crate::auth::issue_key(repo.as_ref(), KeyKind::Operator, operator.id).await?;
             print(json!({"operator_id": operator.id, "api_key": key.api_key}));
         }
-        Command::Render(cmd) => {
-            let written = crate::render::run(cmd, cli.common.operator())?;
+        Command::Render { operator, command } => {
+            let written = crate::render::run(command, operator.operator())?;
             print(json!({"written": written.0.display().to_string(), "bytes": written.1}));
         }
-        Command::TradeOffices(TradeOfficesCommand::Import { file }) => {
+        Command::TradeOffices {
+            db,
+            command: TradeOfficesCommand::Import { file },
+        } => {
             let entries = crate::directory::read_csv(&file)?;
-            let repo = open_store(&cli.common).await?;
+            let repo = open_store(&db).await?;
             for e in &entries {
                 repo.upsert_trade_office(e).await?;
             }
@@ -324,13 +571,19 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
         Command::Data => {
             print(crate::directory::data_sources());
         }
-        Command::Webhooks(WebhooksCommand::Reseal) => {
+        Command::Webhooks {
+            db,
+            command: WebhooksCommand::Reseal,
+        } => {
+            // The keys as the servers have them: from their variables.
+            let serve: ServeArgs = crate::config::from_env()
+                .map_err(|e| anyhow::anyhow!("{}", e.render().to_string().trim_end()))?;
             // The key a server here would seal with; never a new one (a command run away from
             // the servers' data folder would seal everything with a key no server has).
             let keys = crate::sealing::keys_with_default(
-                cli.serve.sealing_keys(),
-                cli.serve.signing_secret.as_deref(),
-                &cli.common.data_dir,
+                serve.sealing_keys(),
+                serve.signing_secret.as_deref(),
+                &db.storage.data_dir,
                 false,
             )
             .map_err(|e| anyhow::anyhow!("cannot read the webhook sealing key: {e}"))?;
@@ -338,18 +591,18 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
                 return Err(anyhow::anyhow!(
                     "no sealing key here: set FILING_WEBHOOK_SECRETS_KEY (or FILING_SIGNING_SECRET) \
                      as the servers have it, or run where their data folder is ({} holds no {})",
-                    cli.common.data_dir.display(),
+                    db.storage.data_dir.display(),
                     crate::sealing::SEALING_KEY_FILE
                 )
                 .into());
             }
-            let repo = open_store(&cli.common).await?;
+            let repo = open_store(&db).await?;
             let report = crate::webhooks::reseal_all(repo.as_ref(), &keys).await?;
             // The answers kept for replay (24 hours) are sealed with the same key, or with one
             // derived from the signing secret (`idempotency::answer_keys`).
             let secret = crate::links::existing_secret(
-                cli.serve.signing_secret.as_deref(),
-                &cli.common.data_dir,
+                serve.signing_secret.as_deref(),
+                &db.storage.data_dir,
             )
             .map_err(|e| anyhow::anyhow!("cannot read the signing secret: {e}"))?;
             let answers = match secret {
@@ -382,11 +635,15 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
                 .into());
             }
         }
-        Command::Documents(DocumentsCommand::Sweep {
-            older_than,
-            dry_run,
-            force,
-        }) => {
+        Command::Documents {
+            db,
+            command:
+                DocumentsCommand::Sweep {
+                    older_than,
+                    dry_run,
+                    force,
+                },
+        } => {
             if older_than < 600 && !force {
                 return Err(anyhow::anyhow!(
                     "--older-than {older_than} could remove the files of a create still in \
@@ -394,8 +651,8 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
                 )
                 .into());
             }
-            let storage = cli.common.storage()?;
-            let repo = open_store(&cli.common).await?;
+            let storage = db.storage.storage()?;
+            let repo = open_store(&db).await?;
             let documents = crate::app::open_documents(&storage, std::time::Duration::ZERO).await?;
             // An age beyond the representable past keeps every file.
             let cutoff = i64::try_from(older_than)
@@ -431,19 +688,23 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
                 "dry_run": dry_run,
             }));
         }
-        Command::SeedTradeCopies { from, count } => {
-            let repo = open_store(&cli.common).await?;
+        Command::SeedTradeCopies { db, from, count } => {
+            let repo = open_store(&db).await?;
             let started = std::time::Instant::now();
             let Some(inserted) = repo.seed_trade_copies(from, count).await? else {
                 return Err(anyhow::anyhow!("no trade registration {from}").into());
             };
             print(json!({"inserted": inserted, "seconds": started.elapsed().as_secs_f64()}));
         }
-        Command::Keys(KeysCommand::Create {
-            company,
-            environment,
-        }) => {
-            let repo = open_store(&cli.common).await?;
+        Command::Keys {
+            db,
+            command:
+                KeysCommand::Create {
+                    company,
+                    environment,
+                },
+        } => {
+            let repo = open_store(&db).await?;
             let found = repo
                 .get_company(company)
                 .await?
@@ -470,12 +731,15 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
             }
             print(out);
         }
-        Command::Keys(KeysCommand::Revoke { prefix }) => {
+        Command::Keys {
+            db,
+            command: KeysCommand::Revoke { prefix },
+        } => {
             let prefix = match domain::auth::parse_key(&prefix) {
                 Some(parsed) => parsed.prefix.to_string(),
                 None => prefix,
             };
-            let repo = open_store(&cli.common).await?;
+            let repo = open_store(&db).await?;
             if !repo
                 .revoke_api_key(&prefix, time::OffsetDateTime::now_utc())
                 .await?

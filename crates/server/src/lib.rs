@@ -6,6 +6,7 @@
 
 pub mod app;
 pub mod auth;
+pub mod backup;
 pub mod case_locks;
 pub mod cases;
 pub mod cli;
@@ -19,6 +20,7 @@ pub mod extract;
 pub mod idempotency;
 pub mod limits;
 pub mod links;
+pub mod lists;
 pub mod openapi;
 pub mod recent;
 pub mod render;

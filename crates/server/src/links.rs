@@ -17,7 +17,7 @@ pub const LINK_VALIDITY_SECS: i64 = 24 * 60 * 60;
 /// How far another instance's clock may be ahead of ours: a link it issued a moment ago
 /// expires up to this much more than 24 hours from our now, and must still open.
 pub const CLOCK_SKEW_SECS: i64 = 60;
-const SECRET_FILE: &str = "signing-secret";
+pub const SECRET_FILE: &str = "signing-secret";
 
 #[derive(Clone)]
 pub struct LinkSigner {

@@ -1,5 +1,3 @@
-use clap::Parser;
-
 /// jemalloc instead of glibc's malloc (its options are set at build time in
 /// `.cargo/config.toml`, `JEMALLOC_SYS_WITH_MALLOC_CONF`): the request path allocates many
 /// small, short-lived buffers across threads (JSON, shaped glyph runs, PDF streams), and
@@ -13,6 +11,6 @@ fn main() -> std::process::ExitCode {
     // Everything the service creates (database, WAL, documents, secrets, spool) is its own:
     // owner-only whatever umask it was started with.
     server::app::owner_only_files();
-    let cli = server::cli::Cli::parse();
+    let cli = server::cli::parse();
     server::cli::run(cli)
 }

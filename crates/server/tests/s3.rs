@@ -244,19 +244,22 @@ async fn s3_config(
     dir: &tempfile::TempDir,
     settings: &store::documents::S3Settings,
 ) -> server::config::Config {
-    use server::config::{CommonArgs, Config, ServeArgs};
+    use server::config::{CommonArgs, Config, OperatorArgs, ServeArgs, StorageArgs};
     let url = common::fresh_database(Backend::Sqlite, dir.path())
         .await
         .unwrap();
     let common = CommonArgs {
-        data_dir: dir.path().join("data"),
-        database_url: Some(url),
-        documents_url: Some(format!("s3://{}/docs", settings.bucket).parse().unwrap()),
-        documents_timeout_secs: std::time::Duration::from_secs(1),
-        log: "warn".into(),
-        operator_name: "Muster Filing GmbH".into(),
-        operator_address: "Beispielweg 5, 10117 Berlin".into(),
-        ..CommonArgs::default()
+        storage: StorageArgs {
+            data_dir: dir.path().join("data"),
+            database_url: Some(url),
+            documents_url: Some(format!("s3://{}/docs", settings.bucket).parse().unwrap()),
+            documents_timeout_secs: std::time::Duration::from_secs(1),
+            ..StorageArgs::default()
+        },
+        operator: OperatorArgs {
+            operator_name: "Muster Filing GmbH".into(),
+            operator_address: "Beispielweg 5, 10117 Berlin".into(),
+        },
     };
     let mut config = Config::from_args(&common, &ServeArgs::default()).expect("valid config");
     assert_eq!(

@@ -133,6 +133,34 @@ backend_tests! {
         assert_eq!(live.len(), 2);
     }
 
+    async fn providers_and_operators_list_in_pages(backend) {
+        let app = TestApp::spawn(backend).await.unwrap();
+        let repo = app.state.repo.as_ref();
+        let mut providers = Vec::new();
+        for name in ["A", "B", "C"] {
+            providers.push(app.provider(name).await.0);
+        }
+        // A client company is no provider.
+        app.client_company(providers[0], "Client GmbH").await;
+        let page = repo.list_providers(None, 2).await.unwrap();
+        let ids: Vec<Uuid> = page.iter().map(|c| c.id).collect();
+        assert_eq!(ids, providers[..2]);
+        assert_eq!(page[1].name, "B");
+        assert!(page.iter().all(|c| c.kind == domain::company::CompanyKind::Provider));
+        let rest = repo.list_providers(Some(ids[1]), 2).await.unwrap();
+        assert_eq!(rest.iter().map(|c| c.id).collect::<Vec<_>>(), [providers[2]]);
+        assert!(repo.list_providers(Some(providers[2]), 2).await.unwrap().is_empty());
+
+        assert!(repo.list_operators(None, 10).await.unwrap().is_empty());
+        let (first, _) = app.operator("Olga").await;
+        let (second, _) = app.operator("Otto").await;
+        let all = repo.list_operators(None, 10).await.unwrap();
+        let names: Vec<(Uuid, &str)> = all.iter().map(|o| (o.id, o.name.as_str())).collect();
+        assert_eq!(names, [(first, "Olga"), (second, "Otto")]);
+        let after = repo.list_operators(Some(first), 10).await.unwrap();
+        assert_eq!(after.iter().map(|o| o.id).collect::<Vec<_>>(), [second]);
+    }
+
     async fn tax_registration_round_trip_race_and_duplicate_id(backend) {
         let app = TestApp::spawn(backend).await.unwrap();
         let (provider, _) = app.provider("P").await;

@@ -24,7 +24,7 @@ use domain::auth::KeyKind;
 pub use postgres::PostgresRepository;
 pub use records::*;
 pub use repository::Repository;
-pub use sqlite::SqliteRepository;
+pub use sqlite::{SnapshotDocument, SqliteRepository, SqliteSnapshot, backup_sqlite};
 
 /// What went wrong in the store, in terms the API can answer with.
 #[derive(Debug, thiserror::Error)]

@@ -32,9 +32,14 @@ pub trait Repository: Send + Sync + 'static {
     async fn create_provider(&self, name: &str) -> Result<Company>;
     async fn create_client_company(&self, new: NewClientCompany) -> Result<Company>;
     async fn get_company(&self, id: Uuid) -> Result<Option<Company>>;
+    /// Provider companies, oldest first, after the one with id `after` (exclusive), at most
+    /// `limit`.
+    async fn list_providers(&self, after: Option<Uuid>, limit: i64) -> Result<Vec<Company>>;
 
     async fn create_operator(&self, name: &str) -> Result<Operator>;
     async fn get_operator(&self, id: Uuid) -> Result<Option<Operator>>;
+    /// Operators, oldest first, after the one with id `after` (exclusive), at most `limit`.
+    async fn list_operators(&self, after: Option<Uuid>, limit: i64) -> Result<Vec<Operator>>;
 
     async fn insert_api_key(&self, key: &ApiKeyRecord) -> Result<()>;
     async fn find_api_key(&self, prefix: &str) -> Result<Option<ApiKeyRecord>>;

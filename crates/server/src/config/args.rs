@@ -11,11 +11,22 @@ use super::parse::{self, S3Location};
 use super::{HerstellerId, LogFormat};
 use crate::sealing::SealingKey;
 
-/// Settings shared by every subcommand (the database and the data folder).
-#[derive(Debug, Clone, Args)]
+/// The settings of `filing serve` beside [`ServeArgs`]: where the data is and whom powers of
+/// attorney name.
+#[derive(Debug, Clone, Args, Default)]
 pub struct CommonArgs {
-    /// Folder for the SQLite database, documents and the link-signing secret (created when
-    /// missing).
+    #[command(flatten)]
+    pub storage: StorageArgs,
+    #[command(flatten)]
+    pub operator: OperatorArgs,
+}
+
+/// Where the database and the documents are: the settings of every command that touches them.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Storage")]
+pub struct StorageArgs {
+    /// Folder for the SQLite database, documents and the link-signing secret (`serve` creates
+    /// it when missing; other commands need `--init` for that).
     #[arg(long, env = "FILING_DATA_DIR", default_value = "./data", global = true)]
     #[arg(value_parser = parse::folder())]
     pub data_dir: PathBuf,
@@ -43,7 +54,11 @@ pub struct CommonArgs {
     )]
     #[arg(value_parser = parse::seconds(1..))]
     pub documents_timeout_secs: Duration,
+}
 
+/// How the process logs (to stderr): flags of every command.
+#[derive(Debug, Clone, Args)]
+pub struct LogArgs {
     /// Log format: `text` or `json`.
     #[arg(long, env = "FILING_LOG_FORMAT", default_value = "text", global = true)]
     #[arg(value_parser = parse::log_format())]
@@ -52,7 +67,12 @@ pub struct CommonArgs {
     /// Log filter (tracing EnvFilter syntax), e.g. `info` or `filing=debug,sqlx=warn`.
     #[arg(long, env = "FILING_LOG", default_value = "info", global = true)]
     pub log: String,
+}
 
+/// The company running this service, as powers of attorney name it (`serve`, `render`).
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Operator")]
+pub struct OperatorArgs {
     /// Legal name of the company running this service: the attorney named in every power of
     /// attorney.
     #[arg(long, env = "FILING_OPERATOR_NAME", default_value = DEFAULT_OPERATOR_NAME, global = true)]
@@ -73,6 +93,7 @@ pub const DEFAULT_OPERATOR_ADDRESS: &str = "Anschrift nicht konfiguriert";
 
 /// Settings of the HTTP server.
 #[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Server")]
 pub struct ServeArgs {
     /// Address and port to listen on.
     #[arg(long, env = "FILING_LISTEN", default_value = "127.0.0.1:8080")]

@@ -15,7 +15,10 @@ use std::time::Duration;
 
 use clap::{Args as _, FromArgMatches};
 
-pub use args::{CommonArgs, DEFAULT_OPERATOR_ADDRESS, DEFAULT_OPERATOR_NAME, ServeArgs};
+pub use args::{
+    CommonArgs, DEFAULT_OPERATOR_ADDRESS, DEFAULT_OPERATOR_NAME, LogArgs, OperatorArgs, ServeArgs,
+    StorageArgs,
+};
 pub use parse::S3Location;
 
 /// A configuration value that is wrong: the variable (and flag) it came from, the value
@@ -87,9 +90,11 @@ impl ConfigErrors {
     }
 }
 
-/// The clap definition of every setting (those of [`CommonArgs`] and [`ServeArgs`]).
+/// The clap definition of every setting (those of [`CommonArgs`], [`ServeArgs`] and
+/// [`LogArgs`]).
 fn settings_command() -> clap::Command {
-    ServeArgs::augment_args(CommonArgs::augment_args(clap::Command::new("filing")))
+    let command = CommonArgs::augment_args(clap::Command::new("filing"));
+    LogArgs::augment_args(ServeArgs::augment_args(command))
 }
 
 /// The clap definition of the setting of field `id`.
@@ -118,7 +123,19 @@ fn defaults<A: clap::Args + FromArgMatches>() -> A {
     parsed.unwrap_or_else(|e| panic!("a default does not parse: {e}"))
 }
 
-impl Default for CommonArgs {
+impl Default for StorageArgs {
+    fn default() -> Self {
+        defaults()
+    }
+}
+
+impl Default for OperatorArgs {
+    fn default() -> Self {
+        defaults()
+    }
+}
+
+impl Default for LogArgs {
     fn default() -> Self {
         defaults()
     }
@@ -128,6 +145,14 @@ impl Default for ServeArgs {
     fn default() -> Self {
         defaults()
     }
+}
+
+/// The settings of `A` that the environment and the defaults give (no flags): those of a
+/// server that a command must agree with, e.g. the keys of `filing webhooks reseal`.
+pub fn from_env<A: clap::Args + FromArgMatches>() -> Result<A, clap::Error> {
+    A::augment_args(clap::Command::new("filing"))
+        .try_get_matches_from(["filing"])
+        .and_then(|m| A::from_arg_matches(&m))
 }
 
 /// The checks that take more than one setting, each problem once.
@@ -297,12 +322,29 @@ fn s3_settings(at: &parse::S3Location, timeout: Duration) -> store::documents::S
 impl CommonArgs {
     /// The attorney named in powers of attorney.
     pub fn operator(&self) -> forms::Operator {
+        self.operator.operator()
+    }
+
+    fn problems(&self) -> Vec<ConfigError> {
+        self.storage.problems()
+    }
+
+    pub fn storage(&self) -> Result<StorageConfig, ConfigErrors> {
+        self.storage.storage()
+    }
+}
+
+impl OperatorArgs {
+    /// The attorney named in powers of attorney.
+    pub fn operator(&self) -> forms::Operator {
         forms::Operator {
             name: self.operator_name.clone(),
             address: self.operator_address.clone(),
         }
     }
+}
 
+impl StorageArgs {
     fn problems(&self) -> Vec<ConfigError> {
         match &self.documents_url {
             Some(url) if self.documents_dir.is_some() => {

@@ -42,7 +42,7 @@ fn a_documents_url_names_a_bucket_and_a_prefix() {
         ("my.bucket-1", "")
     );
     assert!(
-        CommonArgs::default()
+        StorageArgs::default()
             .storage()
             .unwrap()
             .documents_s3
@@ -60,11 +60,11 @@ fn a_documents_url_names_a_bucket_and_a_prefix() {
         let e = refused(&["--documents-url", bad], "FILING_DOCUMENTS_URL");
         assert!(e.contains("s3://BUCKET"), "{bad}: {e}");
     }
-    let both = CommonArgs {
+    let both = StorageArgs {
         documents_dir: Some("/srv/docs".into()),
-        ..CommonArgs::default()
+        ..StorageArgs::default()
     };
-    let both = CommonArgs {
+    let both = StorageArgs {
         documents_url: Some(parse::S3Location {
             bucket: "filing-docs".into(),
             prefix: String::new(),

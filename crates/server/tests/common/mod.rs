@@ -8,7 +8,7 @@ use std::sync::Arc;
 use axum::Router;
 use serde_json::Value;
 use server::app::AppState;
-use server::config::{CommonArgs, Config, ServeArgs};
+use server::config::{CommonArgs, Config, OperatorArgs, ServeArgs, StorageArgs};
 use tempfile::TempDir;
 use tokio::sync::oneshot;
 use uuid::Uuid;
@@ -368,12 +368,15 @@ impl TestApp {
     /// command).
     pub async fn spawn_on(database_url: String, dir: Arc<TempDir>, options: Options) -> Self {
         let common = CommonArgs {
-            data_dir: dir.path().join("data"),
-            database_url: Some(database_url.clone()),
-            log: "warn".into(),
-            operator_name: "Muster Filing GmbH".into(),
-            operator_address: "Beispielweg 5, 10117 Berlin".into(),
-            ..CommonArgs::default()
+            storage: StorageArgs {
+                data_dir: dir.path().join("data"),
+                database_url: Some(database_url.clone()),
+                ..StorageArgs::default()
+            },
+            operator: OperatorArgs {
+                operator_name: "Muster Filing GmbH".into(),
+                operator_address: "Beispielweg 5, 10117 Berlin".into(),
+            },
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await

@@ -187,7 +187,7 @@ async fn run(backend: Backend) {
     let fixtures = Arc::new(Fixtures::load());
     let deployment = Deployment::new(backend, settings.settle).await;
     let operator = deployment
-        .cli(&["operators", "create", "--name", "Crash Check"])
+        .cli(&["operators", "create", "--init", "--name", "Crash Check"])
         .await;
     let operator_key = operator["api_key"]
         .as_str()

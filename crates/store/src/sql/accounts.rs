@@ -97,12 +97,33 @@ where
         let row = self
             .read(|c| Box::pin(sqlx::query(SELECT).bind(id).fetch_optional(c)))
             .await?;
-        let Some(row) = row else { return Ok(None) };
+        row.as_ref().map(Self::company).transpose()
+    }
+
+    pub(crate) async fn list_providers(
+        &self,
+        after: Option<uuid::Uuid>,
+        limit: i64,
+    ) -> Result<Vec<domain::company::Company>> {
+        // Ids are UUIDv7: by id is by creation.
+        const SELECT: &str = "SELECT id, kind, name, provider_id, environment, legal_form, \
+             registration_number, business_address, created_at FROM companies \
+             WHERE kind = 'provider' AND ($1 IS NULL OR id > $1) ORDER BY id LIMIT $2";
+        let rows = sqlx::query(SELECT)
+            .bind(after)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(Self::company).collect()
+    }
+
+    /// A `companies` row.
+    fn company(row: &DB::Row) -> Result<domain::company::Company> {
         let kind: String = row.try_get("kind")?;
         let environment: Option<String> = row.try_get("environment")?;
         let address: Option<sqlx::types::Json<serde_json::Value>> =
             row.try_get("business_address")?;
-        Ok(Some(domain::company::Company {
+        Ok(domain::company::Company {
             id: row.try_get("id")?,
             kind: domain::company::CompanyKind::parse(&kind).ok_or_else(|| {
                 crate::StoreError::Corrupt(format!("unknown company kind {kind:?}"))
@@ -119,7 +140,7 @@ where
             registration_number: row.try_get("registration_number")?,
             business_address: address.map(|j| j.0),
             created_at: row.try_get("created_at")?,
-        }))
+        })
     }
 
     pub(crate) async fn create_operator(&self, name: &str) -> Result<crate::Operator> {
@@ -150,6 +171,30 @@ where
             })
         })
         .transpose()
+    }
+
+    pub(crate) async fn list_operators(
+        &self,
+        after: Option<uuid::Uuid>,
+        limit: i64,
+    ) -> Result<Vec<crate::Operator>> {
+        let rows = sqlx::query(
+            "SELECT id, name, created_at FROM operators \
+             WHERE ($1 IS NULL OR id > $1) ORDER BY id LIMIT $2",
+        )
+        .bind(after)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(crate::Operator {
+                    id: row.try_get("id")?,
+                    name: row.try_get("name")?,
+                    created_at: row.try_get("created_at")?,
+                })
+            })
+            .collect()
     }
 
     pub(crate) async fn insert_api_key(&self, key: &crate::ApiKeyRecord) -> Result<()> {

@@ -1,5 +1,6 @@
 //! The embedded default: one SQLite file in write-ahead-log mode.
 
+mod backup;
 mod group;
 mod readers;
 mod repository;
@@ -17,6 +18,7 @@ use crate::new_case::NewCase;
 use crate::sql::text::DialectSql;
 use crate::sql::{Dialect, Shared};
 use crate::{PoolSettings, Result, StoreError, TradeRegistrationRecord};
+pub use backup::{SnapshotDocument, SqliteSnapshot, backup_sqlite};
 use group::Direct;
 use readers::Readers;
 

@@ -50,6 +50,14 @@ impl Repository for SqliteRepository {
         self.sql.get_operator(id).await
     }
 
+    async fn list_operators(&self, after: Option<Uuid>, limit: i64) -> Result<Vec<Operator>> {
+        self.sql.list_operators(after, limit).await
+    }
+
+    async fn list_providers(&self, after: Option<Uuid>, limit: i64) -> Result<Vec<Company>> {
+        self.sql.list_providers(after, limit).await
+    }
+
     async fn insert_api_key(&self, key: &ApiKeyRecord) -> Result<()> {
         self.sql.insert_api_key(key).await
     }

@@ -96,6 +96,8 @@ curl -s $API/v1/companies/$CLIENT_COMPANY/api-keys -H "Authorization: Bearer $KE
 CLIENT_KEY_PREFIX=$(echo "$CLIENT" | jq -r .response.key_prefix)
 curl -s -o /dev/null -w '%{http_code}\n' -X DELETE \
   $API/v1/companies/$CLIENT_COMPANY/api-keys/$CLIENT_KEY_PREFIX -H "Authorization: Bearer $KEY"
+filing keys list --company $CLIENT_COMPANY | jq .
+check "$(filing keys list --company $CLIENT_COMPANY)" '.api_keys == []'
 check "$(curl -s $API/v1/trade-registration/$ID -H "Authorization: Bearer $CLIENT_KEY")" '.response.code == "UNAUTHORIZED"'
 
 step "6. The owners filed the form themselves; the sandbox plays the trade office"

@@ -268,7 +268,7 @@ pub enum KeysCommand {
         prefix: String,
     },
     /// List a company's unrevoked keys, oldest first: prefixes only, never a key. Prints
-    /// {"company_id", "keys": [{"prefix", "kind", "environment", "created_at",
+    /// {"company_id", "api_keys": [{"key_prefix", "key_type", "environment", "created_at",
     /// "last_used_at"}]}.
     List {
         /// The company's id (a provider's or a client company's).
@@ -526,7 +526,7 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
                 .await?
                 .ok_or_else(|| anyhow::anyhow!("no company {company}"))?;
             let keys = crate::lists::keys(repo.as_ref(), company).await?;
-            print(json!({"company_id": company, "keys": keys}));
+            print(json!({"company_id": company, "api_keys": keys}));
         }
         Command::Backup { storage, out } => {
             let done = crate::backup::backup(&storage.storage()?, &out).await?;

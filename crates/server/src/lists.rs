@@ -46,8 +46,8 @@ pub async fn operators(repo: &dyn Repository) -> store::Result<Vec<Value>> {
     }
 }
 
-/// A company's unrevoked keys, oldest first: `{"prefix", "kind", "environment",
-/// "created_at", "last_used_at"}`.
+/// A company's unrevoked keys, oldest first: `{"key_prefix", "key_type", "environment",
+/// "created_at", "last_used_at"}`, the fields `GET /v1/companies/{id}/api-keys` names them by.
 pub async fn keys(repo: &dyn Repository, company: Uuid) -> store::Result<Vec<Value>> {
     let mut all = Vec::new();
     let mut after: Option<String> = None;
@@ -58,8 +58,8 @@ pub async fn keys(repo: &dyn Repository, company: Uuid) -> store::Result<Vec<Val
         after = page.last().map(|k| k.prefix.clone());
         all.extend(page.iter().map(|k| {
             json!({
-                "prefix": k.prefix,
-                "kind": k.kind.as_str(),
+                "key_prefix": k.prefix,
+                "key_type": k.kind.as_str(),
                 "environment": k.environment,
                 "created_at": timestamp(k.created_at),
                 "last_used_at": k.last_used_at.map(timestamp),

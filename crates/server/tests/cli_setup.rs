@@ -53,13 +53,13 @@ backend_tests! {
         let (code, out, _) = filing(dir.path(), &url, &["keys", "list", "--company", &created[0]]);
         assert_eq!(code, 0);
         let keys = one_object(&out);
-        assert_eq!(keys["keys"].as_array().unwrap().len(), 2, "{keys}");
+        assert_eq!(keys["api_keys"].as_array().unwrap().len(), 2, "{keys}");
         let second_prefix = domain::auth::parse_key(&second_key).unwrap().prefix.to_string();
-        assert_eq!(keys["keys"][1]["prefix"], second_prefix.as_str());
+        assert_eq!(keys["api_keys"][1]["key_prefix"], second_prefix.as_str());
         let (code, _, err) = filing(dir.path(), &url, &["keys", "revoke", &second_prefix]);
         assert_eq!(code, 0, "{err}");
         let (_, out, _) = filing(dir.path(), &url, &["keys", "list", "--company", &created[0]]);
-        assert_eq!(one_object(&out)["keys"].as_array().unwrap().len(), 1);
+        assert_eq!(one_object(&out)["api_keys"].as_array().unwrap().len(), 1);
         assert!(!out.contains(&second_key) && !out.contains(&http_key));
         let (code, out, _) = filing(dir.path(), &url, &["operators", "list"]);
         assert_eq!((code, one_object(&out)["operators"].as_array().unwrap().len()), (0, 0));
@@ -276,8 +276,8 @@ fn commands_name_their_database_and_create_one_only_when_asked() {
     let prefix = domain::auth::parse_key(key).unwrap().prefix;
     let keys = one_object(&out);
     assert_eq!(keys["keys"].as_array().unwrap().len(), 1, "{keys}");
-    assert_eq!(keys["keys"][0]["prefix"], prefix);
-    assert_eq!(keys["keys"][0]["kind"], "provider");
+    assert_eq!(keys["api_keys"][0]["key_prefix"], prefix);
+    assert_eq!(keys["api_keys"][0]["key_type"], "provider");
     assert!(!out.contains(key), "a key is listed whole");
 
     let (code, out, err) = run(&["operators", "create", "--name", "Olga"]);

@@ -9,8 +9,8 @@ use utoipa::{Modify, OpenApi};
 use utoipa_swagger_ui::SwaggerUi;
 
 use crate::routes::{
-    cancel, case_lists, companies, documents, events, gbr_registrations, health, offices, operator,
-    sandbox, tax_registrations, trade_registrations, webhooks,
+    cancel, case_lists, companies, documents, events, gbr_registrations, health, metrics, offices,
+    operator, sandbox, tax_registrations, trade_registrations, webhooks,
 };
 use crate::state::AppState;
 use webhook_section::Webhooks;
@@ -26,6 +26,9 @@ Errors carry a stable `code`, and validation errors list every broken field in `
     ),
     paths(
         health::healthz,
+        health::livez,
+        health::readyz,
+        metrics::scrape_as_operator,
         companies::get_company,
         companies::create_api_key,
         companies::list_api_keys,
@@ -85,7 +88,7 @@ Errors carry a stable `code`, and validation errors list every broken field in `
     modifiers(&BearerAuth, &CommonResponses, &SharedLinks, &LinkOperationIds, &Webhooks),
     security(("bearer" = [])),
     tags(
-        (name = "health", description = "Liveness"),
+        (name = "health", description = "Liveness and readiness probes for orchestrators (`/livez`, `/readyz`) and `/healthz`"),
         (name = "companies", description = "Provider and client companies, API keys"),
         (name = "trade registration", description = "Gewerbeanmeldung: GewA 1 per owner, power of attorney for `assisted`"),
         (name = "documents", description = "Document downloads through signed links"),

@@ -11,7 +11,7 @@ use crate::state::AppState;
 /// The state of one readiness check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum Check {
+pub enum ReadinessCheck {
     Ok,
     Failed,
     /// Not checked because a check it needs failed (the migrations, without a database).
@@ -22,11 +22,11 @@ pub enum Check {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 pub struct ReadinessChecks {
     /// The database answers a query.
-    pub database: Check,
+    pub database: ReadinessCheck,
     /// Every migration this binary bundles is applied, and none failed midway.
-    pub migrations: Check,
+    pub migrations: ReadinessCheck,
     /// The document store (the folder, or the bucket) answers.
-    pub documents: Check,
+    pub documents: ReadinessCheck,
 }
 
 impl ReadinessChecks {
@@ -38,7 +38,7 @@ impl ReadinessChecks {
             ("documents", self.documents),
         ]
         .into_iter()
-        .filter(|(_, c)| *c != Check::Ok)
+        .filter(|(_, c)| *c != ReadinessCheck::Ok)
         .map(|(name, _)| name)
         .collect()
     }
@@ -74,12 +74,12 @@ async fn bounded<T, E: std::fmt::Display>(
     }
 }
 
-async fn database(state: &AppState) -> (Check, Check) {
+async fn database(state: &AppState) -> (ReadinessCheck, ReadinessCheck) {
     if bounded(state, "the database", state.repo.ping())
         .await
         .is_none()
     {
-        return (Check::Failed, Check::Unchecked);
+        return (ReadinessCheck::Failed, ReadinessCheck::Unchecked);
     }
     let migrations = match bounded(
         state,
@@ -88,23 +88,23 @@ async fn database(state: &AppState) -> (Check, Check) {
     )
     .await
     {
-        Some(m) if m.is_current() => Check::Ok,
+        Some(m) if m.is_current() => ReadinessCheck::Ok,
         Some(m) => {
             tracing::warn!(
                 pending = ?m.pending(),
                 failed = ?m.failed,
                 "not ready: migrations this binary bundles are not applied (run `filing migrate`, or restart to apply them)"
             );
-            Check::Failed
+            ReadinessCheck::Failed
         }
-        None => Check::Failed,
+        None => ReadinessCheck::Failed,
     };
-    (Check::Ok, migrations)
+    (ReadinessCheck::Ok, migrations)
 }
 
-async fn documents(state: &AppState) -> Check {
+async fn documents(state: &AppState) -> ReadinessCheck {
     match bounded(state, "the document store", state.documents.check()).await {
-        Some(()) => Check::Ok,
-        None => Check::Failed,
+        Some(()) => ReadinessCheck::Ok,
+        None => ReadinessCheck::Failed,
     }
 }

@@ -21,7 +21,7 @@ pub struct HealthResponse {
     pub database: String,
 }
 
-/// Answers 200 when the database answers (kept as it was; probes use `/livez` and `/readyz`).
+/// Answers 200 when the database answers (orchestrators probe `/livez` and `/readyz`).
 #[utoipa::path(get, path = "/healthz", tag = "health", security(()),
     responses(
         (status = 200, description = "The service and its database are up", body = Envelope<HealthResponse>),

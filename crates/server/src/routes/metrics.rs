@@ -19,7 +19,7 @@ pub const PATH: &str = "/metrics";
 ///
 /// Without a key on `FILING_METRICS_LISTEN` when that is set. No label names a provider,
 /// a company or a case.
-#[utoipa::path(get, path = "/metrics", tag = "operator",
+#[utoipa::path(get, path = "/metrics", tag = "operator", operation_id = "metrics",
     responses(
         (status = 200, description = "Prometheus metrics in the OpenMetrics text format (docs/operations.md, \"Metrics\")",
             content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8", body = String),

@@ -125,7 +125,7 @@ backend_tests! {
             tokio::time::sleep(Duration::from_millis(100)).await;
         };
         assert_eq!(sample(&text, r#"filing_webhook_deliveries_total{outcome="delivered"}"#), None);
-        // The database gauges are those of the first scrape (read at most every 15 s): the
+        // The database gauges are those of the first scrape (the outbox is read at most every 15 s): the
         // message was pending then, as it is still (retried in 5 s at the earliest).
         assert!(sample(&text, "filing_webhook_outbox_pending").unwrap() >= 1.0, "{text}");
         assert!(sample(&text, "filing_webhook_outbox_oldest_age_seconds").unwrap() >= 0.0);

@@ -70,8 +70,9 @@ pub fn record_caller(caller: &Caller) {
     }
 }
 
+/// Milliseconds with microseconds as decimals (`4.434`, not `4.433514000000001`).
 fn millis(latency: Duration) -> f64 {
-    latency.as_secs_f64() * 1000.0
+    latency.as_micros() as f64 / 1000.0
 }
 
 /// The request line: its status and latency (milliseconds, a number in JSON), in the

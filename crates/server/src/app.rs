@@ -15,7 +15,7 @@ use store::documents::DocumentStore;
 use tokio::net::TcpListener;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
-use tower_http::trace::{DefaultOnResponse, TraceLayer};
+use tower_http::trace::TraceLayer;
 
 use crate::config::Config;
 use crate::envelope::Envelope;
@@ -28,30 +28,44 @@ pub use crate::state::{AppState, REQUEST_ID};
 /// Runs `attempt` until it succeeds, fails in a way `may_pass` calls final, or `wait` has
 /// passed: pauses of 1, 2, 4 ... up to 15 s between attempts, a warning naming `what` each time.
 /// For what the start depends on and may come up after us (a container, a failover).
+///
+/// Each attempt is handed the time it may take: what is left of `wait`, at most `per_attempt`
+/// (with `wait` zero, `per_attempt` for the one attempt). An attempt that keeps to it keeps the
+/// whole within `wait`; no attempt starts once `wait` has passed.
 async fn retry_at_start<T, E: std::fmt::Display>(
     what: &str,
     wait: std::time::Duration,
-    mut attempt: impl AsyncFnMut() -> Result<T, E>,
+    per_attempt: std::time::Duration,
+    mut attempt: impl AsyncFnMut(std::time::Duration) -> Result<T, E>,
     may_pass: impl Fn(&E) -> bool,
 ) -> Result<T, E> {
     let deadline = tokio::time::Instant::now() + wait;
+    let left = || deadline.saturating_duration_since(tokio::time::Instant::now());
+    let mut budget = if wait.is_zero() {
+        per_attempt
+    } else {
+        per_attempt.min(wait)
+    };
     let mut pause = std::time::Duration::from_secs(1);
     loop {
-        let e = match attempt().await {
+        let e = match attempt(budget).await {
             Ok(done) => return Ok(done),
             Err(e) => e,
         };
-        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-        if left.is_zero() || !may_pass(&e) {
+        if left().is_zero() || !may_pass(&e) {
             return Err(e);
         }
         tracing::warn!(
             error = %e,
-            retry_in_secs = pause.min(left).as_secs_f64(),
-            gives_up_in_secs = left.as_secs(),
+            retry_in_secs = pause.min(left()).as_secs_f64(),
+            gives_up_in_secs = left().as_secs(),
             "{what} cannot be reached yet"
         );
-        tokio::time::sleep(pause.min(left)).await;
+        tokio::time::sleep(pause.min(left())).await;
+        budget = per_attempt.min(left());
+        if budget.is_zero() {
+            return Err(e);
+        }
         pause = (pause * 2).min(std::time::Duration::from_secs(15));
     }
 }
@@ -75,7 +89,17 @@ pub async fn open_documents(
             retry_at_start(
                 "the document store",
                 wait,
-                async || documents.check().await,
+                s3.timeout,
+                async |budget| match tokio::time::timeout(budget, documents.check()).await {
+                    Ok(checked) => checked,
+                    Err(_) => Err(store::documents::CheckFailure {
+                        error: store::StoreError::Unavailable(format!(
+                            "no answer within {:.1} s",
+                            budget.as_secs_f64()
+                        )),
+                        may_pass: true,
+                    }),
+                },
                 |e| e.may_pass,
             )
             .await
@@ -123,6 +147,69 @@ pub fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
     (!path.is_empty() && path != ":memory:").then(|| path.into())
 }
 
+/// Opens the database of the configuration and applies its migrations, waiting up to
+/// `FILING_DB_STARTUP_WAIT_SECS` for a PostgreSQL server that cannot be reached yet (an SQLite
+/// file opens at once or not at all). Each attempt first makes one connection of its own
+/// within the time left ([`store::observe::probe`]), so the wait keeps to the setting and the
+/// error names the reason (refused, unknown host, no answer, a wrong password); migrations
+/// run after that, however long they take. The error says where the database is, what failed
+/// and what to check.
+async fn open_database(
+    config: &Config,
+    pool: store::PoolSettings,
+) -> anyhow::Result<Arc<dyn store::Repository>> {
+    let url = &config.storage.database_url;
+    let sqlite = url.starts_with("sqlite:");
+    // A SQLite file is local: there is nothing to wait for.
+    let wait = if sqlite {
+        std::time::Duration::ZERO
+    } else {
+        config.db_startup_wait
+    };
+    let started = tokio::time::Instant::now();
+    // Only unreachability is waited out: a wrong password or a failing migration is final.
+    let opened = retry_at_start(
+        "the database",
+        wait,
+        config.db_timeout,
+        async |budget| {
+            store::observe::probe(url, budget).await?;
+            store::connect_with(url, pool).await
+        },
+        |e| matches!(e, store::StoreError::Unavailable(_)),
+    )
+    .await;
+    let e = match opened {
+        Ok(repo) => return Ok(repo),
+        Err(e) => e,
+    };
+    let target = store::observe::describe_database(url);
+    let check = match (&e, sqlite) {
+        (store::StoreError::Config(_), _) => "check DATABASE_URL (sqlite://PATH or \
+             postgres://USER:PASSWORD@HOST:PORT/DATABASE)"
+            .to_owned(),
+        (store::StoreError::Migrate(_), _) => "the database was reached; a migration failed: \
+             see docs/operations.md, \"Upgrades\""
+            .to_owned(),
+        (_, true) => "check that its folder exists, that this user may write to it, and that \
+             the disk is not full"
+            .to_owned(),
+        (store::StoreError::Unavailable(_), false) => format!(
+            "gave up after {:.0} s (FILING_DB_STARTUP_WAIT_SECS={}); check that PostgreSQL \
+             runs and accepts connections there, that this host can reach it (name, port, \
+             firewall), and DATABASE_URL",
+            started.elapsed().as_secs_f64(),
+            config.db_startup_wait.as_secs()
+        ),
+        (_, false) => "the server answered and refused: check the user, password and \
+             database name in DATABASE_URL, and that the user may connect to that database"
+            .to_owned(),
+    };
+    Err(anyhow::anyhow!(
+        "cannot open the database: {target}: {e}; {check}"
+    ))
+}
+
 /// Opens storage (creating the data folder, applying migrations) and loads the signing secret.
 pub async fn build_state(mut config: Config) -> anyhow::Result<Arc<AppState>> {
     use anyhow::Context;
@@ -157,23 +244,12 @@ pub async fn build_state(mut config: Config) -> anyhow::Result<Arc<AppState>> {
         busy_timeout: config.db_timeout,
         max_connections: config.db_pool_size,
     };
-    // A SQLite file is local: there is nothing to wait for.
-    let wait = if config.storage.database_url.starts_with("sqlite:") {
-        std::time::Duration::ZERO
-    } else {
-        config.db_startup_wait
-    };
-    // Only unreachability is waited out: a wrong password or a failing migration is final.
-    let repo = retry_at_start(
-        "the database",
-        wait,
-        async || store::connect_with(&config.storage.database_url, pool).await,
-        |e| matches!(e, store::StoreError::Unavailable(_)),
-    )
-    .await
-    .context("cannot open the database")?;
+    // One limit for the database and a bucket together (FILING_DB_STARTUP_WAIT_SECS).
+    let started = tokio::time::Instant::now();
+    let repo = open_database(&config, pool).await?;
     // An S3 bucket (MinIO beside us, say) may come up after the service, as the database may.
-    let documents = open_documents(&config.storage, config.db_startup_wait).await?;
+    let left = config.db_startup_wait.saturating_sub(started.elapsed());
+    let documents = open_documents(&config.storage, left).await?;
     if config.storage.documents_s3.is_none() {
         restrict_mode(&config.storage.documents_dir, 0o700);
     }
@@ -235,6 +311,7 @@ pub async fn build_state(mut config: Config) -> anyhow::Result<Arc<AppState>> {
         answer_keys,
         case_locks: Default::default(),
         body_limit: crate::routes::body_limit,
+        metrics: crate::metrics::Metrics::new(),
     }))
 }
 
@@ -283,16 +360,14 @@ pub fn router(state: Arc<AppState>, extra: Option<Router<Arc<AppState>>>) -> Rou
         .layer(middleware::from_fn(envelope_errors))
         .layer(
             TraceLayer::new_for_http()
-                .make_span_with(|req: &Request| {
-                    let id = req
-                        .headers()
-                        .get(REQUEST_ID)
-                        .and_then(|v| v.to_str().ok())
-                        .unwrap_or("");
-                    tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id)
-                })
-                .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
+                .make_span_with(crate::telemetry::request_span)
+                .on_response(crate::telemetry::on_response)
+                .on_failure(crate::telemetry::on_failure),
         )
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::metrics::track,
+        ))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
         .with_state(state)
@@ -364,6 +439,24 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let options = ServeOptions::from_config(&state.config);
+    // FILING_METRICS_LISTEN: `/metrics` without a key, stopped with the main listener.
+    let (stop_metrics, metrics_stopping) = tokio::sync::watch::channel(false);
+    let metrics = match state.config.metrics_listen {
+        None => None,
+        Some(address) => {
+            let listener = TcpListener::bind(address).await.map_err(|e| {
+                anyhow::anyhow!("cannot listen on {address} (FILING_METRICS_LISTEN): {e}")
+            })?;
+            let address = listener.local_addr().unwrap_or(address);
+            tracing::info!(%address, "serving metrics");
+            let mut stopping = metrics_stopping;
+            let stopped = async move {
+                let _ = stopping.wait_for(|stop| *stop).await;
+            };
+            let app = metrics_router(state.clone());
+            Some(tokio::spawn(serve_router(app, listener, options, stopped)))
+        }
+    };
     crate::cases::tax_xml::spawn_pending_writer(state.clone());
     let worker = if state.config.webhooks.worker {
         Some(crate::webhooks::spawn_worker(state.clone())?)
@@ -371,11 +464,30 @@ pub async fn serve(
         tracing::info!("webhook worker disabled on this instance (FILING_WEBHOOK_WORKER=false)");
         None
     };
+    let shutdown = async move {
+        shutdown.await;
+        let _ = stop_metrics.send(true);
+    };
     let served = serve_router(router(state, None), listener, options, shutdown).await;
+    if let Some(metrics) = metrics {
+        let _ = metrics.await;
+    }
     if let Some(w) = worker {
         w.stop().await;
     }
     served
+}
+
+/// The application of `FILING_METRICS_LISTEN`: `GET /metrics` without a key, nothing else.
+pub fn metrics_router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route(
+            crate::routes::metrics::PATH,
+            axum::routing::get(crate::routes::metrics::scrape),
+        )
+        .fallback(|| async { ApiError::NotFound })
+        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
+        .with_state(state)
 }
 
 /// How connections are served.

@@ -47,6 +47,8 @@ pub struct AppState {
     /// The largest body of a route, by its template (`routes::body_limit`): handed to
     /// the layers that read a body before its route does, so they need not know the routes.
     pub body_limit: fn(&Config, &str) -> usize,
+    /// This instance's Prometheus metrics ([`crate::metrics`]).
+    pub metrics: crate::metrics::Metrics,
 }
 
 impl AppState {

@@ -11,6 +11,7 @@ mod sql;
 pub mod documents;
 mod folder_flush;
 mod new_case;
+pub mod observe;
 mod postgres;
 mod records;
 mod repository;

@@ -325,4 +325,17 @@ pub trait Repository: Send + Sync + 'static {
         before_seq: Option<i64>,
         limit: i64,
     ) -> Result<Vec<WebhookMessageRecord>>;
+
+    /// The migrations this binary bundles against those the database records (readiness).
+    async fn migration_state(&self) -> Result<crate::observe::MigrationState>;
+
+    /// The cases by kind, environment and status (one `GROUP BY` per case table; metrics
+    /// refresh it now and then, not per scrape).
+    async fn case_counts(&self) -> Result<Vec<crate::observe::CaseCount>>;
+
+    /// The webhook messages waiting for delivery, and when the oldest was written.
+    async fn outbox_backlog(&self) -> Result<crate::observe::OutboxBacklog>;
+
+    /// The connections of each pool now (no I/O).
+    fn pool_use(&self) -> Vec<crate::observe::PoolUse>;
 }

@@ -185,6 +185,7 @@ pub async fn require_key(
         .map(|v| v.to_str().unwrap_or(""));
     let (caller, prefix) = resolve_key(state.repo.as_ref(), &state.keys, header).await?;
     state.keys.note_use(&state.repo, &prefix.0);
+    crate::telemetry::record_caller(&caller);
     req.extensions_mut().insert(caller);
     req.extensions_mut().insert(prefix);
     Ok(next.run(req).await)

@@ -192,6 +192,9 @@ async fn create_case(
         };
     }
     state.wake_webhooks();
+    state
+        .metrics
+        .case_created(domain::case::CaseKind::Tax, new.environment);
     tracing::info!(tax_registration_id = %public_id, case_id = %new.id, %company_id, legal_form = reg.legal_form().as_str(), office = ?office, "tax registration validated");
     Ok(Written::Created(created))
 }

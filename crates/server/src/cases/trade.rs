@@ -160,6 +160,9 @@ pub async fn create_trade(
         return Err(e.into());
     }
     state.wake_webhooks();
+    state
+        .metrics
+        .case_created(domain::case::CaseKind::Trade, new.environment);
     tracing::info!(trade_registration_id = %case_id, %company_id, status = status.as_str(), "trade registration created");
     Ok(Written::Created(created))
 }

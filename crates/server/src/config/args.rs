@@ -64,8 +64,11 @@ pub struct LogArgs {
     #[arg(value_parser = parse::log_format())]
     pub log_format: LogFormat,
 
-    /// Log filter (tracing EnvFilter syntax), e.g. `info` or `filing=debug,sqlx=warn`.
+    /// Log filter (tracing EnvFilter syntax): a level (`error`, `warn`, `info`, `debug`,
+    /// `trace`, `off`) and `TARGET=LEVEL` directives, comma-separated, e.g. `info` or
+    /// `info,server=debug,sqlx=warn`.
     #[arg(long, env = "FILING_LOG", default_value = "info", global = true)]
+    #[arg(value_parser = parse::log_filter())]
     pub log: String,
 }
 
@@ -99,6 +102,11 @@ pub struct ServeArgs {
     #[arg(long, env = "FILING_LISTEN", default_value = "127.0.0.1:8080")]
     #[arg(value_parser = parse::listen())]
     pub listen: SocketAddr,
+
+    /// A second address serving only `GET /metrics` (Prometheus), without a key: bind it where
+    /// only the scraper reaches it. Unset: metrics only on the main listener, for operator keys.
+    #[arg(long, env = "FILING_METRICS_LISTEN", value_parser = parse::listen())]
+    pub metrics_listen: Option<SocketAddr>,
 
     /// Base of the absolute links the service hands out (document downloads).
     /// Default: `http://<FILING_LISTEN>`.

@@ -171,6 +171,19 @@ pub fn validate(common: &CommonArgs, serve: &ServeArgs) -> Vec<ConfigError> {
             ),
         ));
     }
+    if let Some(metrics) = serve.metrics_listen
+        && metrics == serve.listen
+        && metrics.port() != 0
+    {
+        problems.push(ConfigError::of(
+            &setting("metrics_listen"),
+            &metrics.to_string(),
+            format!(
+                "expected another address than {} (the API listens there)",
+                var("listen")
+            ),
+        ));
+    }
     problems
 }
 
@@ -196,6 +209,8 @@ pub struct Config {
     pub storage: StorageConfig,
     pub operator: forms::Operator,
     pub listen: SocketAddr,
+    /// Where `GET /metrics` is served without a key, beside the main listener.
+    pub metrics_listen: Option<SocketAddr>,
     pub public_url: String,
     pub max_body_bytes: usize,
     pub max_upload_bytes: usize,
@@ -436,6 +451,7 @@ impl Config {
             storage: common.storage()?,
             operator: common.operator(),
             listen: serve.listen,
+            metrics_listen: serve.metrics_listen,
             public_url: match &serve.public_url {
                 None => format!("http://{}", serve.listen),
                 Some(url) => url.clone(),

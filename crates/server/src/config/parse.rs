@@ -223,6 +223,27 @@ pub fn log_format() -> Setting<super::LogFormat> {
     })
 }
 
+/// A `tracing` EnvFilter: directives as `EnvFilter` parses them, where a word alone must be a
+/// level. (EnvFilter takes any other word alone as a target with every level, so a typo such
+/// as `inof` would silently log nothing but that target.)
+pub fn log_filter() -> Setting<String> {
+    const LEVELS: [&str; 6] = ["error", "warn", "info", "debug", "trace", "off"];
+    setting(|value| {
+        let expected = "expected a level (error, warn, info, debug, trace, off) and/or \
+                        comma-separated TARGET=LEVEL directives, e.g. info,server=debug";
+        tracing_subscriber::EnvFilter::builder()
+            .parse(value)
+            .map_err(|e| format!("{e}; {expected}"))?;
+        for directive in value.split(',').map(str::trim).filter(|d| !d.is_empty()) {
+            let alone = !directive.contains(['=', '[']);
+            if alone && !LEVELS.contains(&directive.to_ascii_lowercase().as_str()) {
+                return Err(format!("{directive:?} is not a level; {expected}"));
+            }
+        }
+        Ok(value.to_owned())
+    })
+}
+
 /// Euros with at most two decimals (`49`, `49.5`, `49.00`) as cents.
 pub fn euros(value: &str) -> Result<i64, String> {
     let v = value.trim();

@@ -243,3 +243,54 @@ fn redacts_passwords() {
     assert_eq!(redact_url("postgres://u:pw@h/db"), "postgres://u:***@h/db");
     assert_eq!(redact_url("postgres://u@h/db"), "postgres://u@h/db");
 }
+
+#[test]
+fn log_filter_must_parse_and_name_levels() {
+    let log = |filter: &str| {
+        let matches = settings_command()
+            .try_get_matches_from(["filing", "--log", filter])
+            .map_err(|e| e.to_string())?;
+        CommonArgs::from_arg_matches(&matches)
+            .map(|c| c.log)
+            .map_err(|e| e.to_string())
+    };
+    for good in [
+        "info",
+        "WARN",
+        "off",
+        "info,server=debug,sqlx=warn",
+        "server::app=trace",
+    ] {
+        assert_eq!(log(good).as_deref(), Ok(good));
+    }
+    for (bad, says) in [
+        // A typo of a level would be a target with every level: nothing else logged.
+        ("inof", "is not a level"),
+        ("info,sqlx", "is not a level"),
+        ("server=loud", "expected a level"),
+        ("info,=debug", "expected a level"),
+    ] {
+        let e = log(bad).unwrap_err();
+        assert!(e.contains("FILING_LOG") && e.contains(says), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn metrics_listen_is_an_address_of_its_own() {
+    assert_eq!(parse(&[]).unwrap().metrics_listen, None);
+    let c = parse(&["--metrics-listen", "0.0.0.0:9100"]).unwrap();
+    assert_eq!(c.metrics_listen, Some("0.0.0.0:9100".parse().unwrap()));
+    let e = refused(
+        &["--metrics-listen", "localhost:9100"],
+        "FILING_METRICS_LISTEN",
+    );
+    assert!(e.contains("IP:PORT"), "{e}");
+    let same = [
+        "--listen",
+        "127.0.0.1:8080",
+        "--metrics-listen",
+        "127.0.0.1:8080",
+    ];
+    let e = refused(&same, "FILING_METRICS_LISTEN");
+    assert!(e.contains("FILING_LISTEN"), "{e}");
+}

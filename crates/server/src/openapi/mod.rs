@@ -9,8 +9,8 @@ use utoipa::{Modify, OpenApi};
 use utoipa_swagger_ui::SwaggerUi;
 
 use crate::routes::{
-    cancel, case_lists, companies, documents, events, gbr_registrations, health, offices, operator,
-    sandbox, tax_registrations, trade_registrations, webhooks,
+    cancel, case_lists, companies, documents, events, gbr_registrations, health, metrics, offices,
+    operator, sandbox, tax_registrations, trade_registrations, webhooks,
 };
 use crate::state::AppState;
 use webhook_section::Webhooks;
@@ -26,6 +26,9 @@ Errors carry a stable `code`, and validation errors list every broken field in `
     ),
     paths(
         health::healthz,
+        health::livez,
+        health::readyz,
+        metrics::scrape_as_operator,
         companies::get_company,
         companies::create_api_key,
         companies::list_api_keys,
@@ -85,7 +88,7 @@ Errors carry a stable `code`, and validation errors list every broken field in `
     modifiers(&BearerAuth, &CommonResponses, &SharedLinks, &LinkOperationIds, &Webhooks),
     security(("bearer" = [])),
     tags(
-        (name = "health", description = "Liveness"),
+        (name = "health", description = "Liveness and readiness probes for orchestrators (`/livez`, `/readyz`) and `/healthz`"),
         (name = "companies", description = "Provider and client companies, API keys"),
         (name = "trade registration", description = "Gewerbeanmeldung: GewA 1 per owner, power of attorney for `assisted`"),
         (name = "documents", description = "Document downloads through signed links"),
@@ -286,6 +289,21 @@ nothing was kept, retry after `Retry-After` seconds",
 /// The statuses no route documents itself: their meaning is the same everywhere.
 const ALWAYS_GENERIC: &[&str] = &["401", "408", "413", "415", "429", "500", "503"];
 
+/// Whether a route's own answer carries another body than the error envelope (`/readyz`'s
+/// 503 is its report): the generic entry of that status would misstate it.
+fn answers_other_than_the_error_envelope(
+    response: &utoipa::openapi::RefOr<utoipa::openapi::Response>,
+) -> bool {
+    use utoipa::openapi::RefOr;
+    let RefOr::T(response) = response else {
+        return false;
+    };
+    response.content.values().any(|c| match &c.schema {
+        Some(RefOr::Ref(r)) => !r.ref_location.ends_with("/Envelope_ErrorBody"),
+        _ => false,
+    })
+}
+
 /// The `Idempotency-Key` header of every authenticated POST (docs/api/idempotency.md).
 pub const IDEMPOTENCY_KEY_PATTERN: &str = "^[!-~]{1,255}$";
 
@@ -387,7 +405,11 @@ per request; the same key with the same request within 24 hours replays the firs
                         continue;
                     }
                     let responses = &mut op.responses.responses;
-                    if ALWAYS_GENERIC.contains(&g.status) || !responses.contains_key(g.status) {
+                    let own = responses.get(g.status);
+                    if own.is_some_and(answers_other_than_the_error_envelope) {
+                        continue;
+                    }
+                    if ALWAYS_GENERIC.contains(&g.status) || own.is_none() {
                         responses.insert(
                             g.status.to_string(),
                             RefOr::Ref(Ref::from_response_name(g.name)),

@@ -7,6 +7,7 @@ pub mod documents;
 pub mod events;
 pub mod gbr_registrations;
 pub mod health;
+pub mod metrics;
 pub mod offices;
 pub mod operator;
 pub mod sandbox;
@@ -28,6 +29,8 @@ use crate::state::AppState;
 pub fn public() -> Router<Arc<AppState>> {
     Router::new()
         .route("/healthz", get(health::healthz))
+        .route("/livez", get(health::livez))
+        .route("/readyz", get(health::readyz))
         .route(
             "/v1/documents/{document_id}/content",
             get(documents::content),
@@ -171,6 +174,7 @@ pub fn authenticated(config: &Config) -> Router<Arc<AppState>> {
             "/v1/sandbox/tax-registration/{tax_registration_id}/tax-office",
             post(sandbox::assign_tax_office),
         )
+        .route(metrics::PATH, get(metrics::scrape_as_operator))
         .route("/v1/companies/{company_id}", get(companies::get_company))
         .route(
             "/v1/companies/{company_id}/api-keys",

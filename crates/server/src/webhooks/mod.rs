@@ -358,6 +358,7 @@ async fn deliver(state: &AppState, client: &reqwest::Client, m: ClaimedMessage) 
         error,
         duration_ms,
     };
+    state.metrics.webhook_attempt(outcome);
     // If this fails the lease runs out and the message is tried again: at least once.
     if let Err(e) = state.repo.record_webhook_attempt(&record, outcome).await {
         tracing::warn!(message_id = %m.id, error = %e, "cannot record a webhook attempt");

@@ -259,7 +259,29 @@ impl DocumentStore {
     /// mistake is cheap; the error carries the service's reason (`NoSuchBucket`,
     /// `AccessDenied`, a refused connection) and whether trying again later may succeed (the
     /// store could not be reached, or answered "later"), for the start to wait on.
+    ///
+    /// For the local folder: that it is still there and a folder (a volume that was
+    /// unmounted or removed lists as empty otherwise).
     pub async fn check(&self) -> std::result::Result<(), CheckFailure> {
+        if let Some(root) = &self.local_root {
+            return match tokio::fs::metadata(root).await {
+                Ok(m) if m.is_dir() => Ok(()),
+                Ok(_) => Err(CheckFailure {
+                    error: StoreError::Unavailable(format!(
+                        "the documents folder {} is not a folder",
+                        root.display()
+                    )),
+                    may_pass: false,
+                }),
+                Err(e) => Err(CheckFailure {
+                    error: StoreError::Unavailable(format!(
+                        "the documents folder {}: {e}",
+                        root.display()
+                    )),
+                    may_pass: true,
+                }),
+            };
+        }
         let check = Path::from(".filing-check");
         match self
             .bounded(self.inner.list_with_delimiter(Some(&check)))

@@ -60,6 +60,19 @@ impl ReadConnections {
         }
     }
 
+    /// The connections now: those reads hold, those kept idle, the most there may be.
+    pub(crate) fn pool_use(&self) -> crate::observe::PoolUse {
+        let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).len();
+        let held = Self::MAX.saturating_sub(self.slots.available_permits());
+        let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        crate::observe::PoolUse {
+            pool: "reads",
+            in_use: count(held),
+            idle: count(idle),
+            max: count(Self::MAX),
+        }
+    }
+
     /// The most recently used idle connection that is not too old (older ones are closed).
     fn take_idle(&self) -> Option<(sqlx::PgConnection, std::time::Instant)> {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());

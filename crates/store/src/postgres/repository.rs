@@ -412,4 +412,24 @@ impl Repository for PostgresRepository {
             .list_webhook_messages(endpoint_id, state, before_seq, limit)
             .await
     }
+
+    async fn migration_state(&self) -> Result<crate::observe::MigrationState> {
+        let rows = self.sql.migration_rows().await?;
+        Ok(crate::observe::MigrationState::of(&super::MIGRATOR, rows))
+    }
+
+    async fn case_counts(&self) -> Result<Vec<crate::observe::CaseCount>> {
+        self.sql.case_counts().await
+    }
+
+    async fn outbox_backlog(&self) -> Result<crate::observe::OutboxBacklog> {
+        self.sql.outbox_backlog().await
+    }
+
+    fn pool_use(&self) -> Vec<crate::observe::PoolUse> {
+        vec![
+            crate::observe::PoolUse::of("pool", &self.sql.pool),
+            self.sql.reads.pool_use(),
+        ]
+    }
 }

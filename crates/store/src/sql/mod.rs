@@ -13,6 +13,7 @@ mod children;
 mod event_log;
 pub(crate) mod events;
 pub(crate) mod lists;
+mod observe;
 mod webhooks;
 
 use futures::future::BoxFuture;

@@ -1,0 +1,94 @@
+//! The statements behind readiness and metrics (`crate::observe`): the migrations recorded, the
+//! cases by kind, environment and status, the outbox's backlog.
+
+use sqlx::{Decode, Row, Type};
+use time::OffsetDateTime;
+
+use super::{Dialect, Shared, environment};
+use crate::observe::{CaseCount, OutboxBacklog};
+use crate::{CaseKind, Result};
+
+impl<DB: Dialect> Shared<DB>
+where
+    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
+    for<'r> usize: sqlx::ColumnIndex<DB::Row>,
+    for<'q> String: Decode<'q, DB> + Type<DB>,
+    for<'q> i64: sqlx::Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> bool: Decode<'q, DB> + Type<DB>,
+    for<'q> OffsetDateTime: Decode<'q, DB> + Type<DB>,
+{
+    /// The versions sqlx's table records, with whether each run finished.
+    pub(crate) async fn migration_rows(&self) -> Result<Vec<(i64, bool)>> {
+        let rows = self
+            .read(|c| {
+                Box::pin(sqlx::query("SELECT version, success FROM _sqlx_migrations").fetch_all(c))
+            })
+            .await?;
+        rows.iter()
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+            .collect()
+    }
+
+    /// The cases of both kinds by environment and status: one `GROUP BY` per case table, read
+    /// from the index on `(status, environment)` (migrations sqlite 0018, postgres 0021)
+    /// without touching the rows (figures: docs/adr/0023-metrics-and-health.md).
+    pub(crate) async fn case_counts(&self) -> Result<Vec<CaseCount>> {
+        let mut counts = Vec::new();
+        for (kind, table) in [
+            (CaseKind::Trade, "trade_registrations"),
+            (CaseKind::Tax, "tax_registrations"),
+        ] {
+            // The table name is one of the two constants above.
+            let sql = format!(
+                "SELECT status, environment, COUNT(*) FROM {table} GROUP BY status, environment"
+            );
+            let rows = self
+                .read(|c| Box::pin(sqlx::query(sqlx::AssertSqlSafe(sql.clone())).fetch_all(c)))
+                .await?;
+            for row in rows {
+                let environment_text: String = row.try_get(1)?;
+                counts.push(CaseCount {
+                    kind,
+                    status: row.try_get(0)?,
+                    environment: environment(&environment_text)?,
+                    count: row.try_get(2)?,
+                });
+            }
+        }
+        Ok(counts)
+    }
+
+    /// The pending webhook messages: how many, and when the oldest (the first in insertion
+    /// order) was written. Both read the pending messages' partial indexes only, so the cost
+    /// follows the backlog, not the delivered history.
+    pub(crate) async fn outbox_backlog(&self) -> Result<OutboxBacklog> {
+        let row = self
+            .read(|c| {
+                Box::pin(
+                    sqlx::query(
+                        "SELECT COUNT(*), MIN(seq) FROM webhook_messages WHERE state = 'pending'",
+                    )
+                    .fetch_one(c),
+                )
+            })
+            .await?;
+        let pending: i64 = row.try_get(0)?;
+        let first: Option<i64> = row.try_get(1)?;
+        let Some(first) = first else {
+            return Ok(OutboxBacklog::default());
+        };
+        let oldest: Option<OffsetDateTime> = self
+            .read(|c| {
+                Box::pin(
+                    sqlx::query_scalar("SELECT created_at FROM webhook_messages WHERE seq = $1")
+                        .bind(first)
+                        .fetch_optional(c),
+                )
+            })
+            .await?;
+        Ok(OutboxBacklog {
+            pending,
+            oldest_created_at: oldest,
+        })
+    }
+}

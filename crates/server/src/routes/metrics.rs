@@ -23,7 +23,7 @@ pub const PATH: &str = "/metrics";
 #[utoipa::path(get, path = "/metrics", tag = "operator", operation_id = "metrics",
     responses(
         (status = 200, description = "Prometheus metrics in the OpenMetrics text format (docs/operations.md, \"Metrics\")",
-            content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8", body = String),
+            content_type = "application/openmetrics-text", body = String),
         (status = 401, description = "No valid API key", body = Envelope<ErrorBody>),
         (status = 403, description = "Not an operator key", body = Envelope<ErrorBody>),
     ))]

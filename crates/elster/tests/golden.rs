@@ -18,8 +18,10 @@ use serde_json::{Value, json};
 use time::macros::date;
 
 fn example(name: &str) -> Value {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join(format!("../../examples/{}tax-registration-{name}.json", example_folder(name)));
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!(
+        "../../examples/{}tax-registration-{name}.json",
+        example_folder(name)
+    ));
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 

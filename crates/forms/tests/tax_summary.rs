@@ -433,8 +433,10 @@ fn write_examples_when_asked() {
 /// The example request of `examples/tax-registration-{name}.json`, validated by the API's
 /// parser.
 fn partnership(name: &str) -> domain::gbr::GbrTaxRegistration {
-    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join(format!("../../examples/{}tax-registration-{name}.json", example_folder(name)));
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!(
+        "../../examples/{}tax-registration-{name}.json",
+        example_folder(name)
+    ));
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     domain::gbr_request::parse(

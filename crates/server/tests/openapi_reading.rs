@@ -120,7 +120,10 @@ fn every_file_the_document_names_exists() {
         .iter()
         .filter(|f| *f != "openapi.json" && !root.join(f).is_file())
         .collect();
-    assert!(missing.is_empty(), "named but not in the repository: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "named but not in the repository: {missing:?}"
+    );
 }
 
 #[tokio::test]

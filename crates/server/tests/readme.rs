@@ -65,7 +65,8 @@ fn the_readme_shows_the_walkthrough_scripts_commands() {
     );
     for (i, (r, s)) in readme.iter().zip(&script).enumerate() {
         assert_eq!(
-            r, s,
+            r,
+            s,
             "command {} differs: README.md shows the first, examples/walkthrough.sh runs the second",
             i + 1
         );

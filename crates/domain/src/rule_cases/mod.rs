@@ -27,7 +27,9 @@ pub struct RuleCase {
 pub fn example(name: &str) -> Value {
     let text = match name {
         "self" => include_str!("../../../../examples/production/trade-registration-self.json"),
-        "assisted" => include_str!("../../../../examples/production/trade-registration-assisted.json"),
+        "assisted" => {
+            include_str!("../../../../examples/production/trade-registration-assisted.json")
+        }
         "gmbh" => include_str!("../../../../examples/tax-registration-gmbh.json"),
         "ug" => include_str!("../../../../examples/production/tax-registration-ug.json"),
         "gbr" => include_str!("../../../../examples/production/tax-registration-gbr.json"),

@@ -250,7 +250,7 @@ fn log_filter_must_parse_and_name_levels() {
         let matches = settings_command()
             .try_get_matches_from(["filing", "--log", filter])
             .map_err(|e| e.to_string())?;
-        CommonArgs::from_arg_matches(&matches)
+        LogArgs::from_arg_matches(&matches)
             .map(|c| c.log)
             .map_err(|e| e.to_string())
     };

@@ -133,11 +133,10 @@ impl Default for Metrics {
 
 impl Metrics {
     pub fn new() -> Self {
-        let mut registry = Registry::default();
         let http = Family::<HttpLabels, Histogram>::new_with_constructor(
             (|| Histogram::new(LATENCY_BUCKETS)) as fn() -> Histogram,
         );
-        let metrics = Self {
+        let mut m = Self {
             http,
             cases_created: Family::default(),
             cases: Family::default(),
@@ -159,81 +158,78 @@ impl Metrics {
                 version: env!("CARGO_PKG_VERSION"),
             })
             .set(1);
-        registry.register(
+        m.registry.register(
             "filing_build_info",
             "The version of the running binary (always 1)",
             build,
         );
-        registry.register_with_unit(
+        m.registry.register_with_unit(
             "filing_http_request_duration",
             "Time from a request's arrival to its response's head, by method, route template \
              and status; its _count is the number of requests",
             Unit::Seconds,
-            metrics.http.clone(),
+            m.http.clone(),
         );
-        registry.register(
+        m.registry.register(
             "filing_cases_created",
             "Cases created on this instance, by kind and environment",
-            metrics.cases_created.clone(),
+            m.cases_created.clone(),
         );
-        registry.register(
+        m.registry.register(
             "filing_cases",
             "Cases in the database by kind, environment and status (counted at most every 60 s)",
-            metrics.cases.clone(),
+            m.cases.clone(),
         );
-        registry.register(
+        m.registry.register(
             "filing_webhook_deliveries",
             "Webhook delivery attempts made by this instance, by outcome (delivered, retrying: \
              failed and tried again later, failed: failed and given up)",
-            metrics.webhook_deliveries.clone(),
+            m.webhook_deliveries.clone(),
         );
-        registry.register(
+        m.registry.register(
             "filing_webhook_outbox_pending",
             "Webhook messages waiting for delivery, all endpoints (read at most every 15 s)",
-            metrics.outbox_pending.clone(),
+            m.outbox_pending.clone(),
         );
-        registry.register_with_unit(
+        m.registry.register_with_unit(
             "filing_webhook_outbox_oldest_age",
             "Age of the oldest webhook message waiting for delivery; 0 when none waits",
             Unit::Seconds,
-            metrics.outbox_oldest_age.clone(),
+            m.outbox_oldest_age.clone(),
         );
-        registry.register(
+        m.registry.register(
             "filing_db_connections",
             "Database connections by pool and state (in_use, idle)",
-            metrics.db_connections.clone(),
+            m.db_connections.clone(),
         );
-        registry.register(
+        m.registry.register(
             "filing_db_connections_max",
             "The most connections each pool opens",
-            metrics.db_connections_max.clone(),
+            m.db_connections_max.clone(),
         );
-        registry.register(
+        m.registry.register(
             "filing_upload_slots_in_use",
             "Uploads (multipart requests) being served (FILING_MAX_CONCURRENT_UPLOADS)",
-            metrics.upload_slots_in_use.clone(),
+            m.upload_slots_in_use.clone(),
         );
-        registry.register(
+        m.registry.register(
             "filing_upload_slots_max",
             "Uploads served at once at most (FILING_MAX_CONCURRENT_UPLOADS)",
-            metrics.upload_slots_max.clone(),
+            m.upload_slots_max.clone(),
         );
-        registry.register_with_unit(
+        m.registry.register_with_unit(
             "process_resident_memory",
             "Resident memory of the process",
             Unit::Bytes,
-            metrics.resident_memory.clone(),
+            m.resident_memory.clone(),
         );
-        registry.register_with_unit(
+        m.registry.register_with_unit(
             "process_virtual_memory",
             "Virtual memory of the process",
             Unit::Bytes,
-            metrics.virtual_memory.clone(),
+            m.virtual_memory.clone(),
         );
-        Self {
-            registry,
-            ..metrics
-        }
+        m
     }
 
     /// One request answered.

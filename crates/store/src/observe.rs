@@ -165,3 +165,48 @@ pub async fn probe(url: &str, timeout: Duration) -> Result<()> {
         ))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_database_is_described_without_its_password() {
+        assert_eq!(
+            describe_database("postgres://filing:secret@db.internal:6432/filing?sslmode=require"),
+            "PostgreSQL at db.internal:6432 (database filing)"
+        );
+        assert_eq!(
+            describe_database("postgresql://filing@10.0.0.5/f"),
+            "PostgreSQL at 10.0.0.5:5432 (database f)"
+        );
+        assert_eq!(
+            describe_database("sqlite:///srv/filing/filing.db"),
+            "the SQLite file /srv/filing/filing.db"
+        );
+    }
+
+    #[test]
+    fn pending_migrations_are_the_bundled_ones_not_applied() {
+        let state = MigrationState {
+            bundled: vec![1, 2, 3],
+            applied: vec![1, 2, 4],
+            failed: vec![],
+        };
+        assert_eq!((state.pending(), state.unknown()), (vec![3], vec![4]));
+        assert!(!state.is_current());
+        let newer = MigrationState {
+            applied: vec![1, 2, 3, 4],
+            ..state.clone()
+        };
+        assert!(
+            newer.is_current(),
+            "a newer release's migration is no failure"
+        );
+        let failed = MigrationState {
+            failed: vec![4],
+            ..newer
+        };
+        assert!(!failed.is_current());
+    }
+}

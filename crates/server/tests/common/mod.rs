@@ -560,17 +560,14 @@ impl Drop for TestApp {
     }
 }
 
-/// The text of a PDF, read back with `pdftotext -layout` (poppler-utils).
+/// The forms crate's reader of PDFs (text with positions, pages, title), shared so that the
+/// server's documents are read back the same way.
+#[path = "../../../forms/tests/common/read_back.rs"]
+pub mod read_back;
+
+/// The text of a PDF in layout order: lines top to bottom, pages separated by a form feed.
 pub fn pdf_text(bytes: &[u8]) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("d.pdf");
-    std::fs::write(&path, bytes).unwrap();
-    let out = std::process::Command::new("pdftotext")
-        .args(["-layout", path.to_str().unwrap(), "-"])
-        .output()
-        .expect("pdftotext (poppler-utils) is installed");
-    assert!(out.status.success(), "pdftotext failed");
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    read_back::read(bytes).all_layout_text()
 }
 
 /// A tax request whose seat no rule places in a tax office: an unknown street in a Berlin

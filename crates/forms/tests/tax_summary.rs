@@ -411,13 +411,13 @@ fn signature_drawn_on_last_page() {
     }
 }
 
-/// Writes the example PDFs to `$TAX_SUMMARY_OUT` when set (for the snapshot in docs/img:
-/// `pdftoppm -r 80 -png -f 1 -l 1 gmbh.pdf`).
+/// Writes the example PDFs to `$TAX_SUMMARY_OUT` (for the snapshot in docs/img:
+/// `pdftoppm -r 80 -png -f 1 -l 1 gmbh.pdf`): `TAX_SUMMARY_OUT=/tmp/out cargo test -p forms
+/// --test tax_summary -- --ignored write_examples`. A tool, not a test: ignored unless asked for.
 #[test]
+#[ignore = "writes the example PDFs for a look: TAX_SUMMARY_OUT=DIR and --ignored"]
 fn write_examples_when_asked() {
-    let Some(dir) = std::env::var_os("TAX_SUMMARY_OUT") else {
-        return;
-    };
+    let dir = std::env::var_os("TAX_SUMMARY_OUT").expect("TAX_SUMMARY_OUT names a folder");
     let dir = std::path::PathBuf::from(dir);
     std::fs::create_dir_all(&dir).unwrap();
     for (name, reg) in [("gmbh", gmbh()), ("ug", ug()), ("many", many())] {

@@ -135,13 +135,13 @@ fn nine_owners_with_long_names_stay_on_one_page() {
     assert!(text.contains("ohne Unterschrift"), "the last line is drawn");
 }
 
-/// `TRADE_LICENCE_OUT=/tmp/out cargo test -p forms --test trade_licence write_example` writes
-/// the example for a look (`pdftoppm -r 80 -png`).
+/// `TRADE_LICENCE_OUT=/tmp/out cargo test -p forms --test trade_licence -- --ignored
+/// write_example` writes the example for a look (`pdftoppm -r 80 -png`). A tool, not a test:
+/// ignored unless asked for.
 #[test]
+#[ignore = "writes the example for a look: TRADE_LICENCE_OUT=DIR and --ignored"]
 fn write_example_when_asked() {
-    let Some(dir) = std::env::var_os("TRADE_LICENCE_OUT") else {
-        return;
-    };
+    let dir = std::env::var_os("TRADE_LICENCE_OUT").expect("TRADE_LICENCE_OUT names a folder");
     let dir = std::path::PathBuf::from(dir);
     std::fs::create_dir_all(&dir).unwrap();
     let mut reg = example("trade-registration-assisted");

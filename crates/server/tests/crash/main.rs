@@ -35,7 +35,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{Backend, fresh_database, pg_base_url};
+use common::{Backend, fresh_database};
 use deployment::{Deployment, Server};
 use futures::StreamExt;
 use load::*;
@@ -348,8 +348,5 @@ async fn sigkill_under_create_load_sqlite() {
 #[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_under_create_load_postgres() {
-    if pg_base_url().is_none() {
-        return;
-    }
     run(Backend::Postgres).await;
 }

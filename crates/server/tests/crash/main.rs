@@ -313,6 +313,14 @@ async fn run(backend: Backend) {
         "no create answered 201 in {} rounds: the load never reached the server",
         settings.rounds
     );
+    // The load stops only when the kill comes, so each kill should cut requests off. Without
+    // one the checks of unanswered creates (exist completely or not at all, never twice; a
+    // retry with the key) checked nothing.
+    assert!(
+        !ledger.unanswered.is_empty(),
+        "no kill hit a request in flight in {} rounds: nothing was cut off mid-request",
+        settings.rounds
+    );
     server.kill().await;
 
     // The debris goes with `filing documents sweep` (no server runs now, so every file is

@@ -12,7 +12,10 @@ fn names_owner_company_operator_and_matter() {
     let reg = example("trade-registration-assisted");
     let pdf = render_power_of_attorney(&reg, 1, &poa_ctx()).unwrap();
     assert_eq!(page_sizes(&pdf), [A4]);
-    assert_eq!(title(&pdf).as_deref(), Some("Vollmacht - Zofia Łukasiewicz"));
+    assert_eq!(
+        title(&pdf).as_deref(),
+        Some("Vollmacht - Zofia Łukasiewicz")
+    );
     let text = squash(&text_layout(&pdf));
     for v in [
         "Vollmacht zur Einreichung der Gewerbeanmeldung",

@@ -137,9 +137,7 @@ fn gmbh_every_value_in_section_order() {
     assert!(page_sizes(&pdf).iter().all(|&size| size == A4));
     assert_eq!(
         title(&pdf).as_deref(),
-        Some(
-            "Fragebogen zur steuerlichen Erfassung - Zusammenfassung - Mustermann Software GmbH"
-        )
+        Some("Fragebogen zur steuerlichen Erfassung - Zusammenfassung - Mustermann Software GmbH")
     );
     let fonts = fonts(&pdf);
     assert!(

@@ -5,9 +5,9 @@
 
 use super::*;
 use crate::canvas::{Canvas, Pen, Seg};
+use crate::read_back;
 use crate::text;
 use krilla::geom::Transform;
-use crate::read_back;
 
 const SAMPLES: [(bool, &str, f32, f32, f32, f32); 7] = [
     // Marks the shaper raises (a text rise), then a run that must start without it.

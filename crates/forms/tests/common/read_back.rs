@@ -169,8 +169,8 @@ impl Document {
                 let mut word: Vec<&Char> = Vec::new();
                 let mut previous: Option<&Char> = None;
                 for c in line {
-                    let apart = previous
-                        .is_some_and(|p| gap(p, c).is_none_or(|g| g > WORD_GAP * p.size));
+                    let apart =
+                        previous.is_some_and(|p| gap(p, c).is_none_or(|g| g > WORD_GAP * p.size));
                     if apart || c.text.trim().is_empty() {
                         push_word(&mut out, index, &word);
                         word.clear();

@@ -349,15 +349,38 @@ mod tests {
         }
     }
 
+    /// Shares are summed as exact ten-thousandths of a percent, not as floating point (where
+    /// 33.3333 + 33.3333 + 33.3334 is not 100.0): the example's thirds are accepted, and a sum
+    /// one ten-thousandth short of 100 or over it is refused with that sum.
     #[test]
     fn decimal_shares_sum_exactly() {
-        let v = example("gmbh");
-        // 33.3333 + 33.3333 + 33.3334 is exactly 100 (in floating point it is not).
-        assert!(parse(&v, today(), &known).is_ok());
-        assert_ne!(
-            33.3333f64 + 33.3333 + 33.3334,
-            100.0f64 + f64::EPSILON * 0.0 + 1e-13
-        );
+        let g = parse(&example("gmbh"), today(), &known).unwrap_or_else(|e| panic!("{e}"));
+        let shares: Vec<u32> = g
+            .registration
+            .share_percentages()
+            .iter()
+            .map(|p| p.0)
+            .collect();
+        assert_eq!(shares, [333_333, 333_333, 333_334]);
+        assert_eq!(shares.iter().sum::<u32>(), Percentage::HUNDRED.0);
+        for (last, sum) in [(33.3333, "99.9999"), (33.3335, "100.0001")] {
+            let mut v = example("gmbh");
+            v["shareholders"]["entities"][0]["share_percentage"] = last.into();
+            let errs = parse(&v, today(), &known).expect_err(sum);
+            assert_eq!(
+                crate::rule_cases::field_codes(&errs),
+                [(
+                    "shareholders".to_string(),
+                    "shares_do_not_sum_to_100".to_string()
+                )],
+                "{sum}"
+            );
+            assert!(
+                errs.iter()
+                    .any(|e| e.message.ends_with(&format!("(they sum to {sum})"))),
+                "{errs}"
+            );
+        }
     }
 
     #[test]

@@ -70,6 +70,10 @@ fn bench(c: &mut Criterion) {
         created_on: timestamp.date(),
         timestamp,
     };
+    print_size(
+        "gewa1",
+        &forms::render_gewa1(&own, 0, &gewa1_ctx).expect("renders"),
+    );
     c.bench_function("gewa1", |b| {
         b.iter(|| forms::render_gewa1(&own, 0, &gewa1_ctx).expect("renders"))
     });
@@ -91,6 +95,8 @@ fn bench(c: &mut Criterion) {
             forms::render_gewa1(&varied[turn], 0, &gewa1_ctx).expect("renders")
         })
     });
+    let poa = forms::render_power_of_attorney(&assisted, 1, &poa_ctx).expect("renders");
+    print_size("power_of_attorney", &poa);
     c.bench_function("power_of_attorney", |b| {
         b.iter(|| forms::render_power_of_attorney(&assisted, 1, &poa_ctx).expect("renders"))
     });
@@ -107,6 +113,10 @@ fn bench(c: &mut Criterion) {
             forms::render_power_of_attorney(&fresh, 1, &poa_ctx).expect("renders")
         })
     });
+    print_size(
+        "tax_summary",
+        &forms::render_tax_summary(&tax, &tax_ctx).expect("renders"),
+    );
     c.bench_function("tax_summary", |b| {
         b.iter(|| forms::render_tax_summary(&tax, &tax_ctx).expect("renders"))
     });
@@ -121,9 +131,16 @@ fn bench(c: &mut Criterion) {
         fee_paid: true,
         timestamp,
     };
+    let licence = forms::render_trade_licence(&assisted, &licence_ctx).expect("renders");
+    print_size("trade_licence", &licence);
     c.bench_function("trade_licence", |b| {
         b.iter(|| forms::render_trade_licence(&assisted, &licence_ctx).expect("renders"))
     });
+}
+
+/// Prints the size of the document a benchmark renders (the "output size" of BENCHMARKS.md).
+fn print_size(name: &str, pdf: &[u8]) {
+    println!("{name}: one document is {} bytes", pdf.len());
 }
 
 criterion_group!(benches, bench);

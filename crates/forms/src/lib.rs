@@ -21,6 +21,10 @@ mod poa;
 mod tax_summary;
 mod text;
 mod trade_licence;
+// The PDFs read back in the unit tests as in the integration tests.
+#[cfg(test)]
+#[path = "../tests/common/read_back.rs"]
+mod read_back;
 
 pub use domain::trade::TradeRegistration;
 pub use font::has_glyph;

@@ -171,10 +171,9 @@ fn maximum_lengths_stay_inside_their_boxes() {
     // No text below the 6 pt floor: what does not fit is on the supplementary sheet.
     let smallest = smallest_text_size(&pdf);
     assert!(smallest >= 6.0 - 1e-3, "text drawn at {smallest} pt");
-    let pages = pdfinfo(&pdf);
-    assert!(pages.contains("Pages:           3"), "{pages}");
+    assert_eq!(page_count(&pdf), 3);
     // Nothing was cut off: every value word of the request is in the text.
-    let all = no_space(&poppler("pdftotext", &["-raw", "-enc", "UTF-8"], &pdf));
+    let all = no_space(&raw_text(&pdf));
     let values = [
         reg.name.clone(),
         reg.purpose.clone(),
@@ -248,16 +247,9 @@ fn nine_partners_at_maximum_length_fill_the_sheet() {
     let pdf = render_gewa1(&reg, 4, &gewa1_ctx()).expect("renders");
     let smallest = smallest_text_size(&pdf);
     assert!(smallest >= 6.0 - 1e-3, "text drawn at {smallest} pt");
-    let info = pdfinfo(&pdf);
-    let pages: usize = info
-        .lines()
-        .find_map(|l| l.strip_prefix("Pages:"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    assert!(pages >= 3, "{info}");
-    let all = no_space(&poppler("pdftotext", &["-raw", "-enc", "UTF-8"], &pdf));
+    let pages = page_count(&pdf);
+    assert!(pages >= 3, "{pages} pages");
+    let all = no_space(&raw_text(&pdf));
     for (i, o) in reg.owners.iter().enumerate() {
         for word in o.first_name.split(' ').chain(o.last_name.split(' ')) {
             assert!(all.contains(word), "owner {i}: {word:?} missing");
@@ -275,7 +267,7 @@ fn din_91379_sequences_render_and_extract() {
     reg.owners[0].first_name = "Zoë Ḱ̆ Ç̆".into();
     reg.name = "Ŀéon Ǆ ẞ GmbH".into();
     let pdf = render_gewa1(&reg, 0, &gewa1_ctx()).unwrap();
-    let text = no_space(&poppler("pdftotext", &["-raw", "-enc", "UTF-8"], &pdf));
+    let text = no_space(&raw_text(&pdf));
     for s in ["Łukasiewicz-ǸǹL̥ŉ", "ZoëḰ̆Ç̆", "ĿéonǄẞGmbH"] {
         assert!(
             text.contains(&no_space(s)),
@@ -290,14 +282,14 @@ fn power_of_attorney_with_maximum_lengths_fits_one_page() {
     reg.client_preferred_language = domain::trade::Language::Fr;
     reg.owners[0].signatures.power_of_attorney = reg.owners[0].signatures.gewa_1.clone();
     let pdf = render_power_of_attorney(&reg, 0, &poa_ctx()).unwrap();
-    assert!(pdfinfo(&pdf).contains("Pages:           1"));
+    assert_eq!(page_count(&pdf), 1);
     for w in words(&pdf) {
         assert!(
             w.x_min >= 0.0 && w.x_max <= 595.28 && w.y_min >= 0.0 && w.y_max <= 841.89,
             "{w:?} off the page"
         );
     }
-    let all = no_space(&poppler("pdftotext", &["-raw", "-enc", "UTF-8"], &pdf));
+    let all = no_space(&raw_text(&pdf));
     for word in reg.name.split(' ') {
         assert!(all.contains(word), "{word:?} missing");
     }

@@ -415,17 +415,14 @@ fn workspace_file(rel: &str) -> std::path::PathBuf {
         .join(rel)
 }
 
-fn pdftotext(path: &std::path::Path) -> String {
+fn pdf_file_text(path: &std::path::Path) -> String {
     common::pdf_text(&std::fs::read(path).unwrap())
 }
 
 fn pdf_pages(path: &std::path::Path) -> usize {
-    let out = Command::new("pdfinfo").arg(path).output().unwrap();
-    let info = String::from_utf8_lossy(&out.stdout).into_owned();
-    info.lines()
-        .find_map(|l| l.strip_prefix("Pages:"))
-        .map(|n| n.trim().parse().unwrap())
-        .unwrap_or_else(|| panic!("no page count in {info}"))
+    common::read_back::read(&std::fs::read(path).unwrap())
+        .pages
+        .len()
 }
 
 /// `filing render` previews the documents of a request file without a server, reproducibly.
@@ -467,7 +464,7 @@ fn render_commands_write_the_documents() {
         std::fs::metadata(&gewa1).unwrap().len() as usize
     );
     assert_eq!(pdf_pages(&gewa1), 2);
-    let text = pdftotext(&gewa1);
+    let text = pdf_file_text(&gewa1);
     for want in [
         request["owners"][0]["last_name"].as_str().unwrap(),
         request["owners"][0]["first_name"].as_str().unwrap(),
@@ -506,7 +503,7 @@ fn render_commands_write_the_documents() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(pdf_pages(&poa), 1);
-    let text = pdftotext(&poa);
+    let text = pdf_file_text(&poa);
     assert!(
         text.contains("Muster Filing GmbH"),
         "operator from configuration"

@@ -1,6 +1,6 @@
 //! `POST /v1/tax-registration/gbr` (GbR, eGbR) and reading it back with
 //! `GET /v1/tax-registration/{id}`, through HTTP against SQLite and PostgreSQL; the stored
-//! FsE_PersG XML checked with libxml2 and with xmllint, the summary read back with pdftotext.
+//! FsE_PersG XML checked with libxml2 and with xmllint, the summary read back.
 
 mod common;
 

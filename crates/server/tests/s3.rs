@@ -18,12 +18,13 @@ use reqwest::multipart::{Form, Part};
 use serde_json::json;
 
 /// An app whose documents live in a fresh bucket, and the bucket's name.
-async fn app_on_bucket(backend: Backend) -> Option<(TestApp, String)> {
-    let endpoint = s3_endpoint()?;
-    let settings = fresh_bucket(&endpoint).await?;
+async fn app_on_bucket(backend: Backend) -> (TestApp, String) {
+    let settings = fresh_bucket(&s3_endpoint()).await;
     let bucket = settings.bucket.clone();
-    let app = TestApp::spawn_with(backend, common::on_bucket(settings)).await?;
-    Some((app, bucket))
+    let app = TestApp::spawn_with(backend, common::on_bucket(settings))
+        .await
+        .unwrap();
+    (app, bucket)
 }
 
 async fn download(app: &TestApp, url: &str) -> (u16, Vec<u8>) {
@@ -44,7 +45,7 @@ async fn key_holding(bucket: &str, bytes: &[u8]) -> Option<String> {
 backend_tests! {
     #[cfg_attr(no_test_s3, ignore = "TEST_S3_ENDPOINT is not set")]
     async fn documents_are_written_to_and_served_from_the_bucket(backend) {
-        let Some((app, bucket)) = app_on_bucket(backend).await else { return };
+        let (app, bucket) = app_on_bucket(backend).await;
         let (_, key) = app.provider("Plattform GmbH").await;
         assert!(bucket_keys(&bucket).await.is_empty());
 
@@ -118,10 +119,8 @@ backend_tests! {
 #[cfg_attr(no_test_s3, ignore = "TEST_S3_ENDPOINT is not set")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_missing_bucket_or_unreachable_endpoint_stops_the_start() {
-    let Some(endpoint) = s3_endpoint() else {
-        return;
-    };
-    let mut settings = fresh_bucket(&endpoint).await.unwrap();
+    let endpoint = s3_endpoint();
+    let mut settings = fresh_bucket(&endpoint).await;
     settings.bucket = format!("{}-missing", settings.bucket);
     // A refusal is final: not waited out, however long the start may wait.
     let error = start_error(settings.clone(), std::time::Duration::from_secs(60)).await;
@@ -163,10 +162,8 @@ async fn a_bucket_that_answers_503_while_starting_is_waited_for() {
 /// request with 503), then forwards to the S3 test server; the start must wait and succeed.
 async fn late_bucket(unavailable: bool) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let Some(endpoint) = s3_endpoint() else {
-        return;
-    };
-    let mut settings = fresh_bucket(&endpoint).await.unwrap();
+    let endpoint = s3_endpoint();
+    let mut settings = fresh_bucket(&endpoint).await;
     // Bound but not listening: connections are refused, and no other process can take the
     // port before the bucket comes up (as one could with a port freed and bound again).
     let socket = tokio::net::TcpSocket::new_v4().unwrap();
@@ -298,9 +295,7 @@ async fn start_error(settings: store::documents::S3Settings, wait: std::time::Du
 #[cfg_attr(no_test_s3, ignore = "TEST_S3_ENDPOINT is not set")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sweep_reads_the_aws_variables_and_cleans_the_bucket() {
-    let Some((app, bucket)) = app_on_bucket(Backend::Sqlite).await else {
-        return;
-    };
+    let (app, bucket) = app_on_bucket(Backend::Sqlite).await;
     let (_, key) = app.provider("Plattform GmbH").await;
     let (s, b) = app
         .post_json("/v1/trade-registration", &key, &example("self"))
@@ -314,7 +309,7 @@ async fn the_sweep_reads_the_aws_variables_and_cleans_the_bucket() {
         .unwrap();
     assert_eq!(bucket_keys(&bucket).await.len(), 2);
 
-    let endpoint = s3_endpoint().unwrap();
+    let endpoint = s3_endpoint();
     let out = common::filing_command(app.dir.path(), &app.database_url)
         .args(["documents", "sweep", "--older-than", "0", "--force"])
         .env("FILING_DOCUMENTS_URL", format!("s3://{bucket}/docs"))
@@ -344,11 +339,9 @@ async fn the_sweep_reads_the_aws_variables_and_cleans_the_bucket() {
 #[cfg_attr(no_test_s3, ignore = "TEST_S3_ENDPOINT is not set")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bucket_deleted_under_the_app_is_503_until_it_is_back() {
-    let Some((app, bucket)) = app_on_bucket(Backend::Sqlite).await else {
-        return;
-    };
+    let (app, bucket) = app_on_bucket(Backend::Sqlite).await;
     let (_, key) = app.provider("Plattform GmbH").await;
-    let server = s3_endpoint().unwrap();
+    let server = s3_endpoint();
     let http = reqwest::Client::new();
     let res = http
         .delete(format!("{server}/{bucket}"))

@@ -571,9 +571,7 @@ backend_tests! {
 #[tokio::test]
 async fn concurrent_changes_to_a_case_all_show_in_its_read_on_postgres() {
     use sqlx::Connection;
-    let Some(app) = TestApp::spawn(common::Backend::Postgres).await else {
-        return;
-    };
+    let app = common::app(common::Backend::Postgres).await;
     let repo = &app.state.repo;
     let (provider, _) = app.provider("P").await;
     let case = new_case(provider, Uuid::now_v7(), true);

@@ -17,7 +17,7 @@
 //! CIDFontType2 subsets with `Identity-H` encoding and `ToUnicode` maps, `ActualText` spans
 //! where one glyph does not stand for its own text; colours in an ICC-based sRGB space with
 //! an sRGB output intent; XMP with `pdfaid` part 2, conformance B, matching the document
-//! information; a file identifier). Tests read it back with poppler and lopdf
+//! information; a file identifier). Tests read it back with hayro and lopdf
 //! (`tests/gewa1.rs`, `tests/direct.rs`).
 
 mod fonts;

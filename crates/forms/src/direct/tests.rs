@@ -1,14 +1,13 @@
 //! The direct writer draws what krilla draws: the same runs (kerning, marks placed by the
 //! shaper, clusters of several glyphs, squashed labels, in prepared and in the document's
-//! own fonts), a transformed half-transparent run and a stroke, rendered by poppler to the
-//! same pixels and read back as the same text.
+//! own fonts), a transformed half-transparent run and a stroke, rendered (hayro) to the same
+//! pixels and read back as the same text.
 
 use super::*;
 use crate::canvas::{Canvas, Pen, Seg};
+use crate::read_back;
 use crate::text;
 use krilla::geom::Transform;
-use std::io::Write;
-use std::process::Command;
 
 const SAMPLES: [(bool, &str, f32, f32, f32, f32); 7] = [
     // Marks the shaper raises (a text rise), then a run that must start without it.
@@ -131,49 +130,11 @@ fn direct_pdf() -> Vec<u8> {
     document.finish(&test_info()).unwrap()
 }
 
-fn poppler(tool: &str, args: &[&str], pdf: &[u8]) -> Vec<u8> {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("in.pdf");
-    std::fs::File::create(&path)
-        .unwrap()
-        .write_all(pdf)
-        .unwrap();
-    // pdftoppm writes into files only: `<root>.pgm` with `-singlefile`.
-    let root = dir.path().join("out");
-    let to = if tool == "pdftoppm" {
-        root.as_os_str()
-    } else {
-        "-".as_ref()
-    };
-    let out = Command::new(tool)
-        .args(args)
-        .arg(&path)
-        .arg(to)
-        .output()
-        .unwrap_or_else(|e| panic!("{tool} (poppler-utils) must be installed: {e}"));
-    assert!(
-        out.status.success(),
-        "{tool}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    if tool == "pdftoppm" {
-        std::fs::read(root.with_extension("pgm")).unwrap()
-    } else {
-        out.stdout
-    }
-}
-
 /// The GewA 1's template, drawn by krilla from the same code, gives the same pages.
 #[test]
 fn the_gewa1_template_is_what_krilla_draws() {
     use crate::gewa1::{geometry, layout};
-    let pixels = |pdf: &[u8], page: &str| {
-        poppler(
-            "pdftoppm",
-            &["-r", "100", "-gray", "-singlefile", "-f", page, "-l", page],
-            pdf,
-        )
-    };
+    let pixels = |pdf: &[u8], page: usize| read_back::gray_pixels(pdf, page, 100.0);
     let krilla = krilla_pdf(2, |i, surface| {
         layout::draw_static(surface, [&geometry::PAGE1, &geometry::PAGE2][i]).unwrap();
     });
@@ -187,7 +148,7 @@ fn the_gewa1_template_is_what_krilla_draws() {
     );
     document.page(|_| Ok(())).unwrap();
     let direct = document.finish(&test_info()).unwrap();
-    for page in ["1", "2"] {
+    for page in [0, 1] {
         let (k, d) = (pixels(&krilla, page), pixels(&direct, page));
         assert_eq!(k.len(), d.len());
         let differing = k.iter().zip(&d).filter(|(a, b)| a.abs_diff(**b) > 24);
@@ -197,8 +158,10 @@ fn the_gewa1_template_is_what_krilla_draws() {
             "page {page}: no form"
         );
     }
-    let text = |pdf: &[u8]| poppler("pdftotext", &["-raw", "-enc", "UTF-8"], pdf);
-    assert_eq!(text(&krilla), text(&direct));
+    let text = |pdf: &[u8]| read_back::read(pdf).raw_text();
+    let (tk, td) = (text(&krilla), text(&direct));
+    assert_eq!(tk, td);
+    assert!(td.contains("Gewerbe-Anmeldung"), "{td}");
 }
 
 #[test]
@@ -223,7 +186,7 @@ fn draws_what_krilla_draws() {
     ] {
         assert!(raw.contains(part), "{part} is not exercised");
     }
-    let pixels = |pdf: &[u8]| poppler("pdftoppm", &["-r", "150", "-gray", "-singlefile"], pdf);
+    let pixels = |pdf: &[u8]| read_back::gray_pixels(pdf, 0, 150.0);
     let (pk, pd) = (pixels(&k), pixels(&d));
     assert_eq!(pk.len(), pd.len());
     let differing = pk
@@ -234,9 +197,7 @@ fn draws_what_krilla_draws() {
     assert_eq!(differing, 0, "pixels differ");
     let dark = pk.iter().filter(|&&p| p < 160).count();
     assert!(dark > 300, "nothing drawn: {dark} of {}", pk.len());
-    let text = |pdf: &[u8]| {
-        String::from_utf8(poppler("pdftotext", &["-raw", "-enc", "UTF-8"], pdf)).unwrap()
-    };
+    let text = |pdf: &[u8]| read_back::read(pdf).raw_text();
     let (tk, td) = (text(&k), text(&d));
     assert_eq!(tk, td);
     assert!(td.contains("Ðorđević"), "{td}");

@@ -122,7 +122,7 @@ pub fn signature_box() -> (f32, f32, f32, f32) {
 }
 
 /// The text value boxes of the GewA 1 as `(name, page index, x, y, width, height)` in A4
-/// points, origin top-left (as `pdftotext -bbox` reports), then some check boxes and the first
+/// points, origin top-left (as the tests read words back), then some check boxes and the first
 /// page of the supplementary sheet (`sheet`). For tests and tooling.
 #[doc(hidden)]
 pub fn field_boxes() -> Vec<(&'static str, usize, f32, f32, f32, f32)> {

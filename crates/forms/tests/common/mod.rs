@@ -1,9 +1,8 @@
-//! Helpers shared by the integration tests: example requests, contexts and poppler tools.
+//! Helpers shared by the integration tests: example requests, contexts, and the PDFs read back
+//! ([`read_back`]).
 #![allow(dead_code)]
 
-use std::io::Write;
 use std::path::PathBuf;
-use std::process::Command;
 
 use forms::{
     Gewa1Context, Operator, PowerOfAttorneyContext, TradeLicenceContext, TradeRegistration,
@@ -59,102 +58,57 @@ pub fn trade_licence_ctx() -> TradeLicenceContext {
     }
 }
 
-fn temp_pdf(pdf: &[u8]) -> tempfile::NamedTempFile {
-    let mut file = tempfile::Builder::new()
-        .suffix(".pdf")
-        .tempfile()
-        .expect("temp file");
-    file.write_all(pdf).expect("write pdf");
-    file
-}
+#[path = "read_back.rs"]
+pub mod read_back;
 
-/// Runs a poppler tool on the PDF and returns its standard output.
-pub fn poppler(tool: &str, args: &[&str], pdf: &[u8]) -> String {
-    let file = temp_pdf(pdf);
-    let mut cmd = Command::new(tool);
-    cmd.args(args).arg(file.path());
-    if tool == "pdftotext" {
-        cmd.arg("-");
-    }
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("{tool} must be installed (poppler-utils): {e}"));
-    assert!(
-        out.status.success(),
-        "{tool} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8 output")
-}
+pub use read_back::Word;
 
+/// The text of every page in layout order (see [`read_back`]), pages separated by a form feed.
 pub fn text_layout(pdf: &[u8]) -> String {
-    poppler("pdftotext", &["-layout", "-enc", "UTF-8"], pdf)
+    read_back::read(pdf).all_layout_text()
 }
 
-/// Text of one page (1-based).
+/// Text of one page (1-based) in layout order.
 pub fn page_text(pdf: &[u8], page: usize) -> String {
-    let p = page.to_string();
-    poppler(
-        "pdftotext",
-        &["-layout", "-enc", "UTF-8", "-f", &p, "-l", &p],
-        pdf,
-    )
+    read_back::read(pdf).layout_text(page - 1)
 }
 
-/// A word with its box (points, origin top-left) and 0-based page, from `pdftotext -bbox`.
-#[derive(Debug, Clone)]
-pub struct Word {
-    pub page: usize,
-    pub text: String,
-    pub x_min: f32,
-    pub y_min: f32,
-    pub x_max: f32,
-    pub y_max: f32,
+/// The text in drawing order (labels before their values, not interleaved by position).
+pub fn raw_text(pdf: &[u8]) -> String {
+    read_back::read(pdf).raw_text()
 }
 
+/// The words with their boxes (points, origin top-left) and 0-based pages, in layout order.
 pub fn words(pdf: &[u8]) -> Vec<Word> {
-    let html = poppler("pdftotext", &["-bbox", "-enc", "UTF-8"], pdf);
-    let mut page = 0usize;
-    let mut seen_page = false;
-    let mut out = Vec::new();
-    for line in html.lines() {
-        let line = line.trim();
-        if line.starts_with("<page ") {
-            if seen_page {
-                page += 1;
-            }
-            seen_page = true;
-        }
-        if let Some(rest) = line.strip_prefix("<word ") {
-            let attr = |name: &str| -> f32 {
-                let key = format!("{name}=\"");
-                let start = rest.find(&key).expect("attribute") + key.len();
-                let end = rest[start..].find('"').expect("closing quote") + start;
-                rest[start..end].parse().expect("number")
-            };
-            let text_start = rest.find('>').expect("tag end") + 1;
-            let text_end = rest.rfind("</word>").expect("closing tag");
-            let text = rest[text_start..text_end]
-                .replace("&amp;", "&")
-                .replace("&lt;", "<")
-                .replace("&gt;", ">")
-                .replace("&quot;", "\"")
-                .replace("&apos;", "'");
-            out.push(Word {
-                page,
-                text,
-                x_min: attr("xMin"),
-                y_min: attr("yMin"),
-                x_max: attr("xMax"),
-                y_max: attr("yMax"),
-            });
-        }
-    }
-    out
+    read_back::read(pdf).words()
 }
 
-pub fn pdfinfo(pdf: &[u8]) -> String {
-    poppler("pdfinfo", &[], pdf)
+/// The number of pages.
+pub fn page_count(pdf: &[u8]) -> usize {
+    read_back::read(pdf).pages.len()
+}
+
+/// The size of every page in points, rounded to hundredths.
+pub fn page_sizes(pdf: &[u8]) -> Vec<(f64, f64)> {
+    let round = |v: f64| (v * 100.0).round() / 100.0;
+    read_back::read(pdf)
+        .pages
+        .iter()
+        .map(|p| (round(p.width), round(p.height)))
+        .collect()
+}
+
+/// A4 in points, as [`page_sizes`] gives it.
+pub const A4: (f64, f64) = (595.28, 841.89);
+
+/// The document information's title.
+pub fn title(pdf: &[u8]) -> Option<String> {
+    read_back::read(pdf).title
+}
+
+/// The PostScript names of the fonts the text is drawn with.
+pub fn fonts(pdf: &[u8]) -> Vec<String> {
+    read_back::read(pdf).fonts
 }
 
 /// Collapses runs of whitespace, so values can be searched in layout text.
@@ -162,8 +116,8 @@ pub fn squash(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Removes all whitespace. pdftotext inserts a space after a base letter with a combining mark
-/// (zero-width mark glyph), so sequences such as "L̥ŉ" are compared without whitespace.
+/// Removes all whitespace, so that a value is found whatever breaks its lines and however its
+/// letters with marks (a zero-width mark glyph) are spaced, such as "L̥ŉ".
 pub fn no_space(s: &str) -> String {
     s.chars().filter(|c| !c.is_whitespace()).collect()
 }

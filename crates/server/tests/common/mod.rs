@@ -123,39 +123,33 @@ pub fn output_of(command: &mut std::process::Command) -> (Option<i32>, String, S
     )
 }
 
-/// The PostgreSQL server tests use, when `TEST_DATABASE_URL` is set (see [`test_server`]).
-pub fn pg_base_url() -> Option<String> {
-    test_server("TEST_DATABASE_URL", cfg!(no_test_database))
+/// The PostgreSQL server tests use, in `TEST_DATABASE_URL` (see [`test_server`]).
+pub fn pg_base_url() -> String {
+    test_server("TEST_DATABASE_URL")
 }
 
-/// The address of a test server in `variable`; `None` (the test returns early) when it is unset
-/// or empty.
+/// The address of a test server in `variable`.
 ///
-/// A test that needs the server is `#[ignore]`d when the variable was unset at build time too
-/// (`unset_at_build`: the cfg `build.rs` sets), so cargo reports it as not run; this guard then
-/// runs only with `--ignored`. Set at build time and unset now (a test binary run by hand) must
-/// not pass as a test that ran: it panics.
-fn test_server(variable: &str, unset_at_build: bool) -> Option<String> {
-    let value = std::env::var(variable).ok().filter(|s| !s.is_empty());
-    if value.is_none() {
-        assert!(
-            unset_at_build,
-            "{variable} was set when this test was built and is not set now"
-        );
-        eprintln!("skipped: {variable} is not set");
-    }
-    value
+/// A test that needs the server is `#[ignore]`d when the variable is unset at build time (the
+/// cfg `build.rs` sets), so cargo reports it as not run. A test that runs without the variable
+/// all the same (`--ignored`, or a test binary built with it and run by hand without it) cannot
+/// do what it is for, and must not pass as one that did: it fails here.
+fn test_server(variable: &str) -> String {
+    std::env::var(variable)
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| panic!("{variable} is not set: this test needs it (docs/testing.md)"))
 }
 
 /// A database URL of its own for one test: an SQLite file in `dir`, or a new PostgreSQL
-/// database (`filing_t_<pid>_<uuid>`) on the test server. `None` when PostgreSQL is not
-/// configured.
+/// database (`filing_t_<pid>_<uuid>`) on the test server. Always `Some` (a missing
+/// `TEST_DATABASE_URL` fails the test in [`pg_base_url`]).
 pub async fn fresh_database(backend: Backend, dir: &std::path::Path) -> Option<String> {
     match backend {
         Backend::Sqlite => Some(format!("sqlite://{}", dir.join("filing.db").display())),
         Backend::Postgres => {
             use sqlx::Connection;
-            let base = pg_base_url()?;
+            let base = pg_base_url();
             let name = format!(
                 "filing_t_{}_{}",
                 std::process::id(),
@@ -220,18 +214,20 @@ async fn drop_databases_of_ended_runs(conn: &mut sqlx::PgConnection) {
     }
 }
 
-/// The S3-compatible server tests use, when `TEST_S3_ENDPOINT` is set (`.ci/run` starts
-/// moto's, from PyPI, on 127.0.0.1:5900).
-pub fn s3_endpoint() -> Option<String> {
+/// The S3-compatible server tests use, in `TEST_S3_ENDPOINT` (`.ci/run` starts moto's, from
+/// PyPI, on 127.0.0.1:5900; see [`test_server`]).
+pub fn s3_endpoint() -> String {
     // The tests' own S3 requests use reqwest with rustls, which needs the provider.
     server::webhooks::install_tls();
-    test_server("TEST_S3_ENDPOINT", cfg!(no_test_s3)).map(|s| s.trim_end_matches('/').to_owned())
+    test_server("TEST_S3_ENDPOINT")
+        .trim_end_matches('/')
+        .to_owned()
 }
 
 /// A new, empty bucket of its own for one test, on `endpoint` (the S3 test server, or a proxy
-/// in front of it), with documents below `docs/`. `None` when S3 is not configured.
-pub async fn fresh_bucket(endpoint: &str) -> Option<store::documents::S3Settings> {
-    let server = s3_endpoint()?;
+/// in front of it), with documents below `docs/`.
+pub async fn fresh_bucket(endpoint: &str) -> store::documents::S3Settings {
+    let server = s3_endpoint();
     let bucket = format!("filing-t-{}", Uuid::new_v4().simple());
     let res = reqwest::Client::new()
         .put(format!("{server}/{bucket}"))
@@ -239,7 +235,7 @@ pub async fn fresh_bucket(endpoint: &str) -> Option<store::documents::S3Settings
         .await
         .expect("TEST_S3_ENDPOINT must reach an S3-compatible server");
     assert!(res.status().is_success(), "create bucket: {}", res.status());
-    Some(store::documents::S3Settings {
+    store::documents::S3Settings {
         bucket,
         prefix: "docs".into(),
         endpoint: Some(endpoint.to_owned()),
@@ -247,7 +243,7 @@ pub async fn fresh_bucket(endpoint: &str) -> Option<store::documents::S3Settings
         credentials: Some(("test".into(), "test".into())),
         allow_http: true,
         timeout: std::time::Duration::from_secs(5),
-    })
+    }
 }
 
 /// App options that keep the documents in the bucket of `settings`.
@@ -262,7 +258,7 @@ pub fn on_bucket(settings: store::documents::S3Settings) -> Options {
 /// against the S3 server (listing needs no signature there, reading an object does). For a
 /// plain `PUT` the ETag is the MD5 of the bytes, which [`md5_hex`] gives for a download.
 pub async fn bucket_objects(bucket: &str) -> Vec<(String, String)> {
-    let server = s3_endpoint().expect("TEST_S3_ENDPOINT");
+    let server = s3_endpoint();
     let xml = reqwest::get(format!("{server}/{bucket}?list-type=2"))
         .await
         .expect("list bucket")
@@ -353,7 +349,7 @@ impl Default for Options {
 }
 
 impl TestApp {
-    /// `None` for PostgreSQL when `TEST_DATABASE_URL` is not set.
+    /// An app on a fresh database of `backend` (always `Some`: see [`fresh_database`]).
     pub async fn spawn(backend: Backend) -> Option<Self> {
         Self::spawn_with(backend, Options::default()).await
     }
@@ -563,17 +559,14 @@ impl Drop for TestApp {
     }
 }
 
-/// The text of a PDF, read back with `pdftotext -layout` (poppler-utils).
+/// The forms crate's reader of PDFs (text with positions, pages, title), shared so that the
+/// server's documents are read back the same way.
+#[path = "../../../forms/tests/common/read_back.rs"]
+pub mod read_back;
+
+/// The text of a PDF in layout order: lines top to bottom, pages separated by a form feed.
 pub fn pdf_text(bytes: &[u8]) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("d.pdf");
-    std::fs::write(&path, bytes).unwrap();
-    let out = std::process::Command::new("pdftotext")
-        .args(["-layout", path.to_str().unwrap(), "-"])
-        .output()
-        .expect("pdftotext (poppler-utils) is installed");
-    assert!(out.status.success(), "pdftotext failed");
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    read_back::read(bytes).all_layout_text()
 }
 
 /// A tax request whose seat no rule places in a tax office: an unknown street in a Berlin
@@ -728,9 +721,6 @@ macro_rules! backend_tests {
                 #[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() {
-                    if $crate::common::pg_base_url().is_none() {
-                        return;
-                    }
                     let backend = $crate::common::Backend::Postgres;
                     let $app = backend;
                     $body

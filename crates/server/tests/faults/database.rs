@@ -40,7 +40,7 @@ async fn sqlite_write_lock_is_503_and_nothing_is_left() {
 // --- PostgreSQL: the server goes away --------------------------------------------------------
 
 /// An app on a fresh PostgreSQL database reached through a [`Proxy`], with a provider key and
-/// one trade case created (`case` is its path); `None` without `TEST_DATABASE_URL`.
+/// one trade case created (`case` is its path).
 struct Proxied {
     app: TestApp,
     proxy: Arc<Proxy>,
@@ -50,8 +50,7 @@ struct Proxied {
 }
 
 impl Proxied {
-    async fn start() -> Option<Self> {
-        common::pg_base_url()?;
+    async fn start() -> Self {
         let dir = Arc::new(tempfile::tempdir().unwrap());
         let direct = common::fresh_database(Backend::Postgres, dir.path())
             .await
@@ -65,13 +64,13 @@ impl Proxied {
             "{PATH}/{}",
             b["response"]["trade_registration_id"].as_str().unwrap()
         );
-        Some(Proxied {
+        Proxied {
             app,
             proxy,
             direct,
             key,
             case,
-        })
+        }
     }
 }
 
@@ -121,9 +120,6 @@ async fn count_rows(direct_url: &str, table: &str) -> i64 {
 #[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_not_up_yet_at_start_is_waited_for() {
-    if common::pg_base_url().is_none() {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let direct = common::fresh_database(Backend::Postgres, dir.path())
         .await
@@ -210,9 +206,7 @@ async fn postgres_not_up_yet_at_start_is_waited_for() {
 #[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_going_away_is_503_within_the_timeout_and_recovers() {
-    let Some(p) = Proxied::start().await else {
-        return;
-    };
+    let p = Proxied::start().await;
     let (_, operator) = p.app.operator("Ops").await;
     let files = files_in(&documents_dir(&p.app));
     // Reads use connections of their own (store::postgres::ReadConnections); leave one idle.
@@ -251,9 +245,7 @@ async fn postgres_going_away_is_503_within_the_timeout_and_recovers() {
 #[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_not_answering_is_503_within_the_timeout() {
-    let Some(p) = Proxied::start().await else {
-        return;
-    };
+    let p = Proxied::start().await;
 
     p.proxy.stall().await;
     for _ in 0..2 {
@@ -287,7 +279,7 @@ async fn set_read_only(direct_url: &str, on: bool) {
         .path()
         .trim_start_matches('/')
         .to_string();
-    let mut admin = sqlx::PgConnection::connect(&common::pg_base_url().unwrap())
+    let mut admin = sqlx::PgConnection::connect(&common::pg_base_url())
         .await
         .unwrap();
     let value = if on { "on" } else { "off" };
@@ -310,9 +302,6 @@ async fn set_read_only(direct_url: &str, on: bool) {
 #[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_read_only_is_503_and_leaves_no_files() {
-    if common::pg_base_url().is_none() {
-        return;
-    }
     let before = Before::new(Backend::Postgres, short_db_timeout()).await;
     let Before {
         app, key, operator, ..

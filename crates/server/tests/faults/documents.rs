@@ -6,31 +6,31 @@ use super::*;
 
 /// `chattr -R +i` on a directory tree, undone on drop (even when the test fails, so the
 /// temporary folder can be removed).
+///
+/// The tests that use it run as root only (`cfg(not_root)` ignores them otherwise): root
+/// ignores permission bits but not the immutable flag. As root, a filesystem or sandbox that
+/// cannot set the flag fails the test.
 struct Immutable(PathBuf);
 
 impl Immutable {
-    /// `None` (with the reason) when this filesystem or sandbox cannot make it read-only for
-    /// root.
-    fn set(dir: &Path) -> Result<Self, String> {
+    fn set(dir: &Path) -> Self {
         let out = std::process::Command::new("chattr")
             .args(["-R", "+i"])
             .arg(dir)
             .output()
-            .map_err(|e| format!("chattr cannot run: {e}"))?;
+            .unwrap_or_else(|e| panic!("chattr (e2fsprogs) cannot run: {e}"));
         let guard = Immutable(dir.to_path_buf());
-        if !out.status.success() {
-            return Err(format!(
-                "chattr +i failed: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
-        }
-        // Root ignores permission bits but not the immutable flag; check that it took.
+        assert!(
+            out.status.success(),
+            "chattr +i failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
         let probe = dir.join("probe");
         if std::fs::create_dir(&probe).is_ok() {
             let _ = std::fs::remove_dir(&probe);
-            return Err("the immutable flag does not stop root here".into());
+            panic!("the immutable flag does not stop root here");
         }
-        Ok(guard)
+        guard
     }
 }
 
@@ -44,18 +44,13 @@ impl Drop for Immutable {
 }
 
 backend_tests! {
+    #[cfg_attr(not_root, ignore = "needs root: chattr +i on the documents folder")]
     async fn read_only_documents_directory_is_503_and_passes(backend) {
         let before = Before::new(backend, Options::default()).await;
         let Before { app, key, operator, docs, files, .. } = &before;
         assert!(*files > 0);
 
-        let guard = match Immutable::set(docs) {
-            Ok(g) => g,
-            Err(why) => {
-                eprintln!("skipped: cannot make the documents directory read-only: {why}");
-                return;
-            }
-        };
+        let guard = Immutable::set(docs);
         let (s, b, retry) = create(app, key, None).await;
         assert_unavailable(s, &b, retry);
         // Nothing of the failed create: no case, no file; what was stored still reads.
@@ -73,21 +68,24 @@ backend_tests! {
 
 // --- The documents disk is full ---------------------------------------------------------------
 
-/// A small tmpfs mounted for the test, unmounted on drop.
+/// A small tmpfs mounted for the test, unmounted on drop. As root (the test is ignored
+/// otherwise), a sandbox that cannot mount fails the test.
 struct Tmpfs(PathBuf);
 
 impl Tmpfs {
-    fn mount(dir: &Path, size: &str) -> Result<Self, String> {
+    fn mount(dir: &Path, size: &str) -> Self {
         std::fs::create_dir_all(dir).unwrap();
         let out = std::process::Command::new("mount")
             .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
             .arg(dir)
             .output()
-            .map_err(|e| format!("mount cannot run: {e}"))?;
-        if !out.status.success() {
-            return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
-        }
-        Ok(Tmpfs(dir.to_path_buf()))
+            .unwrap_or_else(|e| panic!("mount cannot run: {e}"));
+        assert!(
+            out.status.success(),
+            "mount -t tmpfs failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+        Tmpfs(dir.to_path_buf())
     }
 
     /// Writes a file until the filesystem is full.
@@ -110,17 +108,12 @@ impl Drop for Tmpfs {
     }
 }
 
+#[cfg_attr(not_root, ignore = "needs root: mounts a tmpfs as the documents disk")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn full_documents_disk_is_503_and_passes() {
     let dir = Arc::new(tempfile::tempdir().unwrap());
     let docs = dir.path().join("small-disk");
-    let disk = match Tmpfs::mount(&docs, "8m") {
-        Ok(d) => d,
-        Err(why) => {
-            eprintln!("skipped: cannot mount a tmpfs here: {why}");
-            return;
-        }
-    };
+    let disk = Tmpfs::mount(&docs, "8m");
     let url = common::fresh_database(Backend::Sqlite, dir.path())
         .await
         .unwrap();

@@ -365,9 +365,6 @@ backend_tests! {
 #[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_instances_share_the_outbox_without_duplicates() {
-    if common::pg_base_url().is_none() {
-        return;
-    }
     let dir = Arc::new(tempfile::tempdir().unwrap());
     let url = common::fresh_database(common::Backend::Postgres, dir.path())
         .await

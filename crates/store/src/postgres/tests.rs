@@ -3,22 +3,16 @@ use sqlx::{Connection, PgConnection};
 use super::*;
 use crate::Repository;
 
-/// A new database on the test server, and its URL; `None` without `TEST_DATABASE_URL`.
+/// A new database on the test server, its name and a connection to the server.
 ///
-/// The tests that call it are ignored when the variable was unset at build time too (`build.rs`),
-/// so `None` comes only with `--ignored`; set at build time and unset now panics rather than
-/// passes as a test that ran.
-async fn fresh_database() -> Option<(String, String, PgConnection)> {
-    let Some(base) = std::env::var("TEST_DATABASE_URL")
+/// The tests that call it are ignored when `TEST_DATABASE_URL` is unset at build time
+/// (`build.rs`). One that runs without it all the same (`--ignored`, or a binary built with it
+/// and run without it) fails here rather than passes as a test that ran.
+async fn fresh_database() -> (String, String, PgConnection) {
+    let base = std::env::var("TEST_DATABASE_URL")
         .ok()
         .filter(|s| !s.is_empty())
-    else {
-        if !cfg!(no_test_database) {
-            panic!("TEST_DATABASE_URL was set when this test was built and is not set now");
-        }
-        eprintln!("skipped: TEST_DATABASE_URL is not set");
-        return None;
-    };
+        .expect("TEST_DATABASE_URL is not set: this test needs it (docs/testing.md)");
     // The process id lets the server tests drop it if this test dies before it does
     // (`drop_databases_of_ended_runs` in `crates/server/tests/common`).
     let name = format!(
@@ -35,7 +29,7 @@ async fn fresh_database() -> Option<(String, String, PgConnection)> {
         "{}/{name}",
         base.split('?').next().unwrap().rsplit_once('/').unwrap().0
     );
-    Some((url, name, admin))
+    (url, name, admin)
 }
 
 /// A connection to the database at `url` with the migrations before `version` applied (`count`
@@ -82,11 +76,8 @@ async fn rows(url: &str, table: &str, random: &[&str]) -> Vec<String> {
 async fn one_statement_creates_write_the_rows_of_the_transaction() {
     use crate::sqlite::tests::{Sample, unclaimed_trade_case};
     use crate::{NewTradeRegistration, StoreError};
-    let (Some((url_a, name_a, admin_a)), Some((url_b, name_b, admin_b))) =
-        (fresh_database().await, fresh_database().await)
-    else {
-        return;
-    };
+    let (url_a, name_a, admin_a) = fresh_database().await;
+    let (url_b, name_b, admin_b) = fresh_database().await;
     let one = PostgresRepository::connect(&url_a, PoolSettings::default())
         .await
         .unwrap();
@@ -164,9 +155,7 @@ async fn children_json_of_a_create_matches_the_sql_refresh() {
     use crate::{DocumentRecord, NewTradeRegistration, StatusChange};
     use domain::case::{CaseKind, DocumentType};
     use domain::lifecycle::TradeStatus;
-    let Some((url, name, admin)) = fresh_database().await else {
-        return;
-    };
+    let (url, name, admin) = fresh_database().await;
     let repo = PostgresRepository::connect(&url, PoolSettings::default())
         .await
         .unwrap();
@@ -282,9 +271,7 @@ async fn children_json_of_a_create_matches_the_sql_refresh() {
 #[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
 #[tokio::test]
 async fn migrations_0010_and_0011_keep_existing_cases_readable() {
-    let Some((url, name, admin)) = fresh_database().await else {
-        return;
-    };
+    let (url, name, admin) = fresh_database().await;
     {
         let mut conn = migrated_before(&url, 10, 9).await;
         sqlx::raw_sql(
@@ -356,9 +343,7 @@ async fn migrations_0010_and_0011_keep_existing_cases_readable() {
 #[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
 #[tokio::test]
 async fn migration_0016_gives_existing_tax_cases_their_id_as_public_id() {
-    let Some((url, name, admin)) = fresh_database().await else {
-        return;
-    };
+    let (url, name, admin) = fresh_database().await;
     let insert_case = |n: u8| {
         format!(
             "INSERT INTO companies (id, kind, name, provider_id, environment, created_at) VALUES \
@@ -411,9 +396,7 @@ async fn migration_0016_gives_existing_tax_cases_their_id_as_public_id() {
 #[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
 #[tokio::test]
 async fn lists_cases_newest_first_within_the_scope() {
-    let Some((url, name, admin)) = fresh_database().await else {
-        return;
-    };
+    let (url, name, admin) = fresh_database().await;
     let repo = PostgresRepository::connect(&url, PoolSettings::default())
         .await
         .unwrap();
@@ -428,9 +411,7 @@ async fn lists_cases_newest_first_within_the_scope() {
 #[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
 #[tokio::test]
 async fn migration_0018_lists_existing_cases_by_their_client_reference() {
-    let Some((url, name, admin)) = fresh_database().await else {
-        return;
-    };
+    let (url, name, admin) = fresh_database().await;
     let insert_case = |n: u8| {
         format!(
             "INSERT INTO companies (id, kind, name, provider_id, environment, created_at) VALUES \
@@ -507,9 +488,7 @@ async fn end_sessions(admin: &mut PgConnection, name: &str) -> i64 {
 #[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
 #[tokio::test]
 async fn the_pool_holds_max_connections() {
-    let Some((url, _name, _admin)) = fresh_database().await else {
-        return;
-    };
+    let (url, _name, _admin) = fresh_database().await;
     let repo = PostgresRepository::connect(
         &url,
         PoolSettings {
@@ -537,9 +516,7 @@ async fn the_pool_holds_max_connections() {
 #[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
 #[tokio::test]
 async fn a_read_on_a_connection_the_server_ended_is_run_again() {
-    let Some((url, name, mut admin)) = fresh_database().await else {
-        return;
-    };
+    let (url, name, mut admin) = fresh_database().await;
     let repo = PostgresRepository::connect(
         &url,
         PoolSettings {

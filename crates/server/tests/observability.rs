@@ -190,7 +190,7 @@ backend_tests! {
 /// Runs `sql` on the PostgreSQL test server's own database.
 async fn admin(sql: &str) {
     use sqlx::Connection;
-    let mut c = sqlx::PgConnection::connect(&common::pg_base_url().unwrap())
+    let mut c = sqlx::PgConnection::connect(&common::pg_base_url())
         .await
         .unwrap();
     sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))

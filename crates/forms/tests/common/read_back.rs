@@ -108,11 +108,7 @@ pub fn read(pdf: &[u8]) -> Document {
     }
     fonts.sort();
     fonts.dedup();
-    let title = file
-        .metadata()
-        .title
-        .as_deref()
-        .map(|bytes| decode_text_string(bytes));
+    let title = file.metadata().title.as_deref().map(decode_text_string);
     Document {
         pages,
         title,

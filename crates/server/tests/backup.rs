@@ -144,7 +144,16 @@ async fn a_backup_under_create_load_restores_every_acknowledged_case() {
             }
         }));
     }
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // The backup starts once some creates are acknowledged (on a loaded machine the first ones
+    // take longer than any fixed pause), so that it has cases it must hold.
+    let waiting = Instant::now();
+    while acked.lock().unwrap().len() < 8 {
+        assert!(
+            waiting.elapsed() < Duration::from_secs(120),
+            "no 8 creates acknowledged within 120 s"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let backup_dir = dir.path().join("backup");
     let backup_started = Instant::now();
     let (code, out, err) = filing(

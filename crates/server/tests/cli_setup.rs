@@ -275,7 +275,7 @@ fn commands_name_their_database_and_create_one_only_when_asked() {
     assert_eq!(code, 0, "{err}");
     let prefix = domain::auth::parse_key(key).unwrap().prefix;
     let keys = one_object(&out);
-    assert_eq!(keys["keys"].as_array().unwrap().len(), 1, "{keys}");
+    assert_eq!(keys["api_keys"].as_array().unwrap().len(), 1, "{keys}");
     assert_eq!(keys["api_keys"][0]["key_prefix"], prefix);
     assert_eq!(keys["api_keys"][0]["key_type"], "provider");
     assert!(!out.contains(key), "a key is listed whole");

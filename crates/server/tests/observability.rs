@@ -236,6 +236,7 @@ fn provider(dir: &std::path::Path, url: &str) -> (String, String) {
     let (code, out, err) = common::output_of(filing_command(dir, url).args([
         "providers",
         "create",
+        "--init",
         "--name",
         "Log GmbH",
     ]));

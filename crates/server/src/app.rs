@@ -312,6 +312,7 @@ pub async fn build_state(mut config: Config) -> anyhow::Result<Arc<AppState>> {
         case_locks: Default::default(),
         body_limit: crate::routes::body_limit,
         metrics: crate::metrics::Metrics::new(),
+        console: Default::default(),
     }))
 }
 
@@ -344,6 +345,7 @@ pub fn router(state: Arc<AppState>, extra: Option<Router<Arc<AppState>>>) -> Rou
 
     Router::new()
         .merge(crate::routes::public())
+        .merge(crate::console::routes(&state))
         .merge(api)
         .fallback(|| async { ApiError::NotFound })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
@@ -395,7 +397,8 @@ async fn envelope_errors(req: Request, next: Next) -> Response {
     let body = match res.extensions_mut().remove::<ErrorBody>() {
         Some(body) => body,
         None if (status.is_client_error() || status.is_server_error())
-            && !is_json(res.headers()) =>
+            && !is_json(res.headers())
+            && !crate::console::is_page(&res) =>
         {
             let err = match status {
                 StatusCode::NOT_FOUND => ApiError::NotFound,

@@ -12,6 +12,7 @@ pub mod cases;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod console;
 pub mod directory;
 pub mod dns;
 pub mod envelope;

@@ -49,6 +49,8 @@ pub struct AppState {
     pub body_limit: fn(&Config, &str) -> usize,
     /// This instance's Prometheus metrics ([`crate::metrics`]).
     pub metrics: crate::metrics::Metrics,
+    /// The operator console's sessions on this instance ([`crate::console::session`]).
+    pub console: crate::console::session::Sessions,
 }
 
 impl AppState {

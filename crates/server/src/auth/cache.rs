@@ -54,7 +54,7 @@ impl KeyCache {
         });
     }
 
-    pub(super) async fn find(
+    pub(crate) async fn find(
         &self,
         repo: &dyn Repository,
         prefix: &str,

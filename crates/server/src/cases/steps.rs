@@ -560,3 +560,99 @@ pub async fn move_tax(
     .await?;
     Ok((moved, tax_number))
 }
+
+/// An operator's step on the trade registration `id` (the operator API's `transition` and the
+/// console's forms): checked, then applied as the calling operator.
+pub async fn operator_trade_step(
+    state: &AppState,
+    caller: domain::auth::Caller,
+    id: Uuid,
+    input: TradeTransitionRequest,
+) -> Result<Moved<TradeStatus>, ApiError> {
+    let actor = Actor::Operator(crate::cases::access::operator_only(caller)?);
+    let step = trade_step(input, actor)?;
+    let case = crate::cases::access::trade_case(state, caller, id).await?;
+    move_trade(state, &case, step, actor).await
+}
+
+/// An operator's step on the tax registration `id`; returns the move and the tax number
+/// stored with a completion.
+pub async fn operator_tax_step(
+    state: &AppState,
+    caller: domain::auth::Caller,
+    id: Uuid,
+    input: TaxTransitionRequest,
+) -> Result<(Moved<TaxStatus>, Option<String>), ApiError> {
+    let actor = Actor::Operator(crate::cases::access::operator_only(caller)?);
+    let step = tax_step(input, actor)?;
+    let case = crate::cases::access::tax_case(state, caller, id).await?;
+    move_tax(state, &case, step, actor).await
+}
+
+/// Checks the parts of a licence upload, however they came (the API's multipart, the
+/// console's form): the file must be there and be a PDF, the note must keep the note rules;
+/// every broken part in one 422.
+pub async fn checked_licence(
+    file: Option<Bytes>,
+    reason: Option<Bytes>,
+) -> Result<(Bytes, Option<String>), ApiError> {
+    let mut errs = Violations::new();
+    let reason = reason.and_then(|r| match std::str::from_utf8(&r) {
+        Ok(text) => domain::rules::note(
+            &serde_json::Value::from(text),
+            "reason",
+            TRADE_NOTE_MAX,
+            &mut errs,
+        ),
+        Err(_) => {
+            errs.push("reason", "invalid_type", "must be UTF-8 text");
+            None
+        }
+    });
+    match &file {
+        None => errs.push(
+            "file",
+            "required",
+            "send the trade licence PDF in the part `file`",
+        ),
+        Some(f) => {
+            let f = f.clone();
+            match tokio::task::spawn_blocking(move || forms::check_pdf(&f)).await {
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => errs.push("file", "not_a_pdf", e.to_string()),
+                Err(_) => errs.push("file", "not_a_pdf", "the file could not be read as a PDF"),
+            }
+        }
+    }
+    errs.finish(())?;
+    Ok((file.unwrap_or_default(), reason))
+}
+
+/// An operator completes the trade registration `id` with the licence the office issued
+/// (checked by [`checked_licence`]): stored as `Gewerbeschein - <company>.pdf`.
+pub async fn operator_licence(
+    state: &AppState,
+    caller: domain::auth::Caller,
+    id: Uuid,
+    file: Bytes,
+    reason: Option<String>,
+) -> Result<(Moved<TradeStatus>, DocumentRecord), ApiError> {
+    let operator_id = crate::cases::access::operator_only(caller)?;
+    let case = crate::cases::access::trade_case(state, caller, id).await?;
+    let company = case
+        .record
+        .get("name")
+        .and_then(|n| n.as_str())
+        .unwrap_or("Gewerbe")
+        .to_string();
+    complete_trade_with_licence(
+        state,
+        &case,
+        file,
+        format!("Gewerbeschein - {company}.pdf"),
+        Actor::Operator(operator_id),
+        Some(reason.unwrap_or_else(|| "trade licence issued".into())),
+        store::CaseFields::default(),
+    )
+    .await
+}

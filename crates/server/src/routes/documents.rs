@@ -115,22 +115,50 @@ pub async fn content(
         .get_document(id)
         .await?
         .ok_or(ApiError::NotFound)?;
-    if doc.size.is_none() {
-        let bytes = render_recorded(&state, &doc).await?;
+    document_response(&state, &doc, Disposition::Attachment).await
+}
+
+/// Whether a browser is to show a document (`inline`: the console's "open") or save it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Disposition {
+    Attachment,
+    Inline,
+}
+
+/// A document's bytes as an answer, rendering a recorded one first (the download link and the
+/// console both answer with it).
+pub async fn document_response(
+    state: &AppState,
+    doc: &store::DocumentRecord,
+    disposition: Disposition,
+) -> Result<Response, ApiError> {
+    let mut res = if doc.size.is_none() {
+        let bytes = render_recorded(state, doc).await?;
         let size = bytes.len() as u64;
-        return Ok(file_response(&doc, size, Body::from(bytes)));
+        file_response(doc, size, Body::from(bytes))
+    } else {
+        let (size, stream) = state
+            .documents
+            .stream(&doc.storage_key)
+            .await?
+            .ok_or_else(|| {
+                ApiError::Internal(anyhow::anyhow!(
+                    "document {} has no file at {}",
+                    doc.id,
+                    doc.storage_key
+                ))
+            })?;
+        file_response(doc, size, Body::from_stream(stream))
+    };
+    if disposition == Disposition::Inline
+        && let Some(v) = res.headers().get(header::CONTENT_DISPOSITION)
+        && let Ok(v) = v.to_str()
+        && let Ok(inline) = HeaderValue::from_str(&v.replacen("attachment", "inline", 1))
+    {
+        res.headers_mut()
+            .insert(header::CONTENT_DISPOSITION, inline);
     }
-    let (size, stream) = state
-        .documents
-        .stream(&doc.storage_key)
-        .await?
-        .ok_or_else(|| {
-            ApiError::Internal(anyhow::anyhow!(
-                "document {id} has no file at {}",
-                doc.storage_key
-            ))
-        })?;
-    Ok(file_response(&doc, size, Body::from_stream(stream)))
+    Ok(res)
 }
 
 /// A document recorded before its file existed (the tax summary): rendered from the stored

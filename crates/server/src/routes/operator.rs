@@ -247,10 +247,8 @@ pub async fn transition_trade(
     crate::extract::PathId(id): crate::extract::PathId,
     crate::extract::ApiJson(input): crate::extract::ApiJson<TradeTransitionRequest>,
 ) -> Result<Response, ApiError> {
-    operator_step(caller, id, "trade registration", async |actor| {
-        let step = steps::trade_step(input, actor)?;
-        let case = access::trade_case(&state, caller, id).await?;
-        steps::move_trade(&state, &case, step, actor).await
+    operator_step(caller, id, "trade registration", async |_| {
+        steps::operator_trade_step(&state, caller, id, input).await
     })
     .await
 }
@@ -286,25 +284,9 @@ pub async fn upload_trade_licence(
     crate::extract::PathId(id): crate::extract::PathId,
     req: axum::extract::Request,
 ) -> Result<Response, ApiError> {
-    let operator_id = operator_only(caller)?;
+    operator_only(caller)?;
     let (file, reason) = licence_upload(&state, req).await?;
-    let case = access::trade_case(&state, caller, id).await?;
-    let company = case
-        .record
-        .get("name")
-        .and_then(|n| n.as_str())
-        .unwrap_or("Gewerbe")
-        .to_string();
-    let (moved, doc) = steps::complete_trade_with_licence(
-        &state,
-        &case,
-        file,
-        format!("Gewerbeschein - {company}.pdf"),
-        Actor::Operator(operator_id),
-        Some(reason.unwrap_or_else(|| "trade licence issued".into())),
-        store::CaseFields::default(),
-    )
-    .await?;
+    let (moved, doc) = steps::operator_licence(&state, caller, id, file, reason).await?;
     Ok(respond(
         StatusCode::OK,
         LicenceResponse {
@@ -360,36 +342,7 @@ async fn licence_upload(
             )));
         }
     }
-    let mut errs = Violations::new();
-    let reason = reason.and_then(|r| match std::str::from_utf8(&r) {
-        Ok(text) => domain::rules::note(
-            &serde_json::Value::from(text),
-            "reason",
-            steps::TRADE_NOTE_MAX,
-            &mut errs,
-        ),
-        Err(_) => {
-            errs.push("reason", "invalid_type", "must be UTF-8 text");
-            None
-        }
-    });
-    match &file {
-        None => errs.push(
-            "file",
-            "required",
-            "send the trade licence PDF in the part `file`",
-        ),
-        Some(f) => {
-            let f = f.clone();
-            match tokio::task::spawn_blocking(move || forms::check_pdf(&f)).await {
-                Ok(Ok(_)) => {}
-                Ok(Err(e)) => errs.push("file", "not_a_pdf", e.to_string()),
-                Err(_) => errs.push("file", "not_a_pdf", "the file could not be read as a PDF"),
-            }
-        }
-    }
-    errs.finish(())?;
-    Ok((file.unwrap_or_default(), reason))
+    steps::checked_licence(file, reason).await
 }
 
 /// An operator's changes to a trade registration (every field optional).
@@ -737,10 +690,8 @@ pub async fn transition_tax(
     crate::extract::PathId(id): crate::extract::PathId,
     crate::extract::ApiJson(input): crate::extract::ApiJson<TaxTransitionRequest>,
 ) -> Result<Response, ApiError> {
-    operator_step(caller, id, "tax registration", async |actor| {
-        let step = steps::tax_step(input, actor)?;
-        let case = access::tax_case(&state, caller, id).await?;
-        Ok(steps::move_tax(&state, &case, step, actor).await?.0)
+    operator_step(caller, id, "tax registration", async |_| {
+        Ok(steps::operator_tax_step(&state, caller, id, input).await?.0)
     })
     .await
 }

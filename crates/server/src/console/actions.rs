@@ -1,0 +1,332 @@
+//! The targets of the case page's forms. Each checks the session's CSRF token, calls the same
+//! application-layer function as the operator API, and answers with a redirect (303) to the
+//! case page, which shows the outcome once: "done", or the error with every broken field.
+
+use std::sync::Arc;
+
+use axum::extract::{Path, Request, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use domain::lifecycle::Lifecycle;
+use serde::Deserialize;
+use uuid::Uuid;
+
+use super::session::{Flash, Operator, see_other};
+use crate::cases::steps::{self, TaxTransitionRequest, TradeTransitionRequest};
+use crate::error::ApiError;
+use crate::state::AppState;
+
+fn forbidden() -> Response {
+    (
+        StatusCode::FORBIDDEN,
+        "CSRF token mismatch: reload the page",
+    )
+        .into_response()
+}
+
+/// The outcome of a form as the next page shows it, and the redirect to that page.
+fn done(op: &Operator, back: String, result: Result<String, ApiError>) -> Response {
+    let flash = match result {
+        Ok(message) => Flash {
+            ok: true,
+            message,
+            fields: vec![],
+        },
+        Err(e) => {
+            let b = e.body();
+            if e.status().is_server_error() {
+                tracing::error!(error = %b.message, "console step failed");
+            }
+            Flash {
+                ok: false,
+                message: b.message,
+                fields: b
+                    .errors
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|f| (f.field, f.message))
+                    .collect(),
+            }
+        }
+    };
+    op.session.push_flash(flash);
+    see_other(&back)
+}
+
+fn parse_id(raw: &str) -> Result<Uuid, ApiError> {
+    Uuid::try_parse(raw).map_err(|_| ApiError::NotFound)
+}
+
+/// A form's text field: `None` when left empty.
+fn filled(s: Option<String>) -> Option<String> {
+    s.filter(|s| !s.trim().is_empty())
+}
+
+#[derive(Deserialize)]
+pub struct StepForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    status: String,
+    reason: Option<String>,
+    tax_number: Option<String>,
+}
+
+pub async fn trade_step(
+    State(state): State<Arc<AppState>>,
+    op: Operator,
+    Path(raw): Path<String>,
+    axum::Form(form): axum::Form<StepForm>,
+) -> Response {
+    if !op.session.csrf_ok(&form.csrf) {
+        return forbidden();
+    }
+    let back = format!("/console/trade/{raw}");
+    let result = async {
+        let id = parse_id(&raw)?;
+        let input = TradeTransitionRequest {
+            status: form.status,
+            reason: filled(form.reason),
+        };
+        let moved = steps::operator_trade_step(&state, op.caller(), id, input).await?;
+        Ok(format!(
+            "{} → {}",
+            moved.previous.as_str(),
+            moved.status.as_str()
+        ))
+    }
+    .await;
+    done(&op, back, result)
+}
+
+pub async fn tax_step(
+    State(state): State<Arc<AppState>>,
+    op: Operator,
+    Path(raw): Path<String>,
+    axum::Form(form): axum::Form<StepForm>,
+) -> Response {
+    if !op.session.csrf_ok(&form.csrf) {
+        return forbidden();
+    }
+    let back = format!("/console/tax/{raw}");
+    let result = async {
+        let id = parse_id(&raw)?;
+        let input = TaxTransitionRequest {
+            status: form.status,
+            reason: filled(form.reason),
+            tax_number: filled(form.tax_number),
+        };
+        let (moved, _) = steps::operator_tax_step(&state, op.caller(), id, input).await?;
+        Ok(format!(
+            "{} → {}",
+            moved.previous.as_str(),
+            moved.status.as_str()
+        ))
+    }
+    .await;
+    done(&op, back, result)
+}
+
+/// The licence upload: a multipart form with `csrf` first, then `file` and `reason`.
+pub async fn trade_licence(
+    State(state): State<Arc<AppState>>,
+    op: Operator,
+    Path(raw): Path<String>,
+    req: Request,
+) -> Response {
+    let back = format!("/console/trade/{raw}");
+    let mut csrf_seen = false;
+    let result = async {
+        let id = parse_id(&raw)?;
+        let mut multipart = crate::extract::multipart(req).await?;
+        let (mut file, mut reason) = (None, None);
+        let limit = state.config.max_upload_bytes;
+        while let Some(mut field) = multipart
+            .next_field()
+            .await
+            .map_err(crate::extract::multipart_error)?
+        {
+            let name = field.name().unwrap_or("").to_string();
+            match name.as_str() {
+                "csrf" => {
+                    let sent = crate::extract::read_part(&mut field, "csrf", 256).await?;
+                    csrf_seen = op.session.csrf_ok(std::str::from_utf8(&sent).unwrap_or(""));
+                }
+                // Nothing of the form is read before its token.
+                _ if !csrf_seen => return Err(ApiError::Forbidden("CSRF".into())),
+                "file" => {
+                    let part = crate::extract::read_part(&mut field, "file", limit).await?;
+                    // A file input left empty sends an empty part.
+                    file = (!part.is_empty()).then_some(part);
+                }
+                "reason" => {
+                    let part = crate::extract::read_part(&mut field, "reason", 8 * 1024).await?;
+                    reason = (!part.iter().all(u8::is_ascii_whitespace)).then_some(part);
+                }
+                _ => {}
+            }
+        }
+        if !csrf_seen {
+            return Err(ApiError::Forbidden("CSRF".into()));
+        }
+        let (file, reason) = steps::checked_licence(file, reason).await?;
+        let (moved, _) = steps::operator_licence(&state, op.caller(), id, file, reason).await?;
+        Ok(format!(
+            "{} → {}",
+            moved.previous.as_str(),
+            moved.status.as_str()
+        ))
+    }
+    .await;
+    if !csrf_seen {
+        return forbidden();
+    }
+    done(&op, back, result)
+}
+
+#[derive(Deserialize)]
+pub struct DetailsForm {
+    #[serde(default)]
+    csrf: String,
+    /// `<office key>|<municipality key>` of a candidate, or empty to keep the office.
+    office: Option<String>,
+    city_fee: Option<String>,
+    is_paid: Option<String>,
+}
+
+/// Office, fee and payment: the same patch as the API's `PATCH`, built from the form (only
+/// what the form changes is sent: the history records changed values only).
+pub async fn trade_details(
+    State(state): State<Arc<AppState>>,
+    op: Operator,
+    Path(raw): Path<String>,
+    axum::Form(form): axum::Form<DetailsForm>,
+) -> Response {
+    if !op.session.csrf_ok(&form.csrf) {
+        return forbidden();
+    }
+    let back = format!("/console/trade/{raw}");
+    let result = async {
+        let id = parse_id(&raw)?;
+        let case = crate::cases::access::trade_case(&state, op.caller(), id).await?;
+        let mut body = serde_json::Map::new();
+        if let Some(office) = filled(form.office)
+            && let Some((key, municipality)) = office.split_once('|')
+        {
+            body.insert(
+                "trade_office".into(),
+                serde_json::json!({ "key": key, "municipality_key": municipality }),
+            );
+        }
+        if let Some(fee) = filled(form.city_fee) {
+            let fee = fee.trim().replace(',', ".");
+            let value = serde_json::from_str::<serde_json::Number>(&fee)
+                .map(serde_json::Value::Number)
+                .unwrap_or(serde_json::Value::String(fee));
+            let unchanged = case.city_fee_cents.is_some_and(|c| {
+                value
+                    .as_f64()
+                    .is_some_and(|f| (f * 100.0).round() as i64 == c)
+            });
+            if !unchanged {
+                body.insert("city_fee".into(), value);
+            }
+        }
+        if let Some(paid) = form.is_paid.as_deref() {
+            let paid = paid == "true";
+            if paid != case.is_paid {
+                body.insert("is_paid".into(), serde_json::Value::Bool(paid));
+            }
+        }
+        if body.is_empty() {
+            return Ok("—".to_string());
+        }
+        let body = serde_json::Value::Object(body);
+        let (patch, head) = crate::cases::trade_patch::trade_patch(&state, &body).await?;
+        crate::cases::trade_patch::patch_trade(&state, id, patch, head).await?;
+        Ok(body
+            .as_object()
+            .map(|o| o.keys().cloned().collect::<Vec<_>>().join(", "))
+            .unwrap_or_default())
+    }
+    .await;
+    done(&op, back, result)
+}
+
+#[derive(Deserialize)]
+pub struct IdentityForm {
+    #[serde(default)]
+    csrf: String,
+    /// `verify` (now) or `remove`.
+    #[serde(default)]
+    action: String,
+}
+
+pub async fn identity(
+    State(state): State<Arc<AppState>>,
+    op: Operator,
+    Path((raw, index)): Path<(String, String)>,
+    axum::Form(form): axum::Form<IdentityForm>,
+) -> Response {
+    if !op.session.csrf_ok(&form.csrf) {
+        return forbidden();
+    }
+    let back = format!("/console/trade/{raw}");
+    let result = async {
+        match form.action.as_str() {
+            "verify" => {
+                super::identity_shim::verify(&state, op.caller(), &raw, &index, None).await?;
+                Ok("identity verification recorded".to_string())
+            }
+            "remove" => {
+                super::identity_shim::clear(&state, op.caller(), &raw, &index).await?;
+                Ok("identity verification removed".to_string())
+            }
+            _ => Err(ApiError::validation(
+                "action",
+                "invalid_value",
+                "must be verify or remove",
+            )),
+        }
+    }
+    .await;
+    done(&op, back, result)
+}
+
+#[derive(Deserialize)]
+pub struct OfficeForm {
+    #[serde(default)]
+    csrf: String,
+    suggested: Option<String>,
+    tax_office_number: Option<String>,
+}
+
+/// Assigns the tax office: a suggestion chosen, or the number typed.
+pub async fn tax_office(
+    State(state): State<Arc<AppState>>,
+    op: Operator,
+    Path(raw): Path<String>,
+    axum::Form(form): axum::Form<OfficeForm>,
+) -> Response {
+    if !op.session.csrf_ok(&form.csrf) {
+        return forbidden();
+    }
+    let back = format!("/console/tax/{raw}");
+    let result = async {
+        let id = parse_id(&raw)?;
+        let number = filled(form.suggested)
+            .or(filled(form.tax_office_number))
+            .ok_or_else(|| {
+                ApiError::validation(
+                    "tax_office_number",
+                    "required",
+                    "choose a suggested office or type its number",
+                )
+            })?;
+        let case = crate::cases::access::tax_case(&state, op.caller(), id).await?;
+        crate::cases::tax::assign_office(&state, &case, &number).await?;
+        Ok(format!("tax office {number}"))
+    }
+    .await;
+    done(&op, back, result)
+}

@@ -1,0 +1,620 @@
+//! A case's page: what the office will read, the documents, the history with names, the
+//! webhook deliveries, and the steps the case can take now (only those: a step the lifecycle
+//! does not allow from the current status is not offered).
+
+use std::sync::Arc;
+
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use domain::lifecycle::{Lifecycle, Role, TaxStatus, TradeStatus};
+use maud::{Markup, html};
+use serde::Deserialize;
+use store::{DocumentRecord, StatusChange};
+use uuid::Uuid;
+
+use super::i18n::Lang;
+use super::session::{Operator, Session};
+use super::{api_error_page, error_page, html_response, layout, when};
+use crate::cases::access;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+fn case_id(raw: &str) -> Result<Uuid, ApiError> {
+    Uuid::try_parse(raw).map_err(|_| ApiError::NotFound)
+}
+
+/// The statuses an operator can take a case to from `current`.
+pub fn operator_targets<L: Lifecycle>(current: L) -> Vec<L> {
+    L::ALL
+        .iter()
+        .copied()
+        .filter(|t| current.step(*t, Role::Operator).is_ok())
+        .collect()
+}
+
+pub async fn trade(
+    State(state): State<Arc<AppState>>,
+    op: Operator,
+    lang: Lang,
+    Path(raw): Path<String>,
+) -> Response {
+    let case = match async {
+        let id = case_id(&raw)?;
+        access::trade_case(&state, op.caller(), id).await
+    }
+    .await
+    {
+        Ok(c) => c,
+        Err(e) => return api_error_page(lang, e),
+    };
+    let providers = super::queue::provider_names(&state).await;
+    let deliveries = deliveries(&state, lang, case.id).await;
+    let company = case
+        .company_name
+        .clone()
+        .or_else(|| {
+            case.record
+                .get("name")
+                .and_then(|n| n.as_str())
+                .map(String::from)
+        })
+        .unwrap_or_default();
+    let here = format!("/console/trade/{}", case.id);
+    let s = &op.session;
+    let office = case.trade_office.as_ref();
+    let office_text = office
+        .map(|o| {
+            format!(
+                "{} ({})",
+                o.get("name").and_then(|v| v.as_str()).unwrap_or(""),
+                o.get("key").and_then(|v| v.as_str()).unwrap_or("")
+            )
+        })
+        .unwrap_or_else(|| lang.t("case.none").into());
+    let body = html! {
+        p.muted { a href="/console/trade" { (lang.t("nav.trade")) } }
+        h1 { (company) }
+        h2 { (lang.t("case.overview")) }
+        dl.fields {
+            dt { (lang.t("case.id")) } dd { code #case-id { (case.id) } }
+            dt { (lang.t("col.status")) } dd { span #case-status class={ "status " (case.status.as_str()) } { (lang.status(case.status.as_str())) } }
+            dt { (lang.t("col.environment")) } dd { (lang.t(super::queue::env_key(case.environment.as_str()))) }
+            dt { (lang.t("col.package")) } dd { (case.package.as_str()) }
+            dt { (lang.t("col.provider")) } dd { (providers.get(&case.provider_id).map(String::as_str).unwrap_or("?")) }
+            dt { (lang.t("col.reference")) } dd { (case.record.get("client_reference").and_then(|v| v.as_str()).unwrap_or("—")) }
+            dt { (lang.t("case.trade_office")) } dd { (office_text) }
+            dt { (lang.t("case.fee")) } dd { (case.city_fee_cents.map(euros).unwrap_or_else(|| "—".into())) }
+            dt { (lang.t("case.paid")) } dd { (if case.is_paid { lang.t("case.yes") } else { lang.t("case.no") }) }
+            dt { (lang.t("col.created")) } dd { (when(case.created_at)) }
+        }
+        h2 { (lang.t("case.steps")) }
+        (trade_steps(lang, s, &case))
+        h2 { (lang.t("case.documents")) }
+        (documents(lang, &case.documents))
+        h2 { (lang.t("case.history")) }
+        (history(lang, &case.history))
+        h2 { (lang.t("case.webhooks")) }
+        (deliveries)
+        h2 { (lang.t("case.fields")) }
+        (fields(&case.record))
+    };
+    html_response(StatusCode::OK, layout(lang, &company, &here, Some(s), body))
+}
+
+pub async fn tax(
+    State(state): State<Arc<AppState>>,
+    op: Operator,
+    lang: Lang,
+    Path(raw): Path<String>,
+) -> Response {
+    let case = match async {
+        let id = case_id(&raw)?;
+        access::tax_case(&state, op.caller(), id).await
+    }
+    .await
+    {
+        Ok(c) => c,
+        Err(e) => return api_error_page(lang, e),
+    };
+    let providers = super::queue::provider_names(&state).await;
+    let deliveries = deliveries(&state, lang, case.id).await;
+    let company = state
+        .repo
+        .get_company(case.company_id)
+        .await
+        .ok()
+        .flatten()
+        .map(|c| c.name)
+        .unwrap_or_default();
+    let here = format!("/console/tax/{}", case.id);
+    let s = &op.session;
+    let office_name = case
+        .tax_office_number
+        .as_deref()
+        .and_then(domain::offices::tax_office)
+        .map(|o| o.display_name())
+        .unwrap_or_default();
+    let body = html! {
+        p.muted { a href="/console/tax" { (lang.t("nav.tax")) } }
+        h1 { (company) }
+        h2 { (lang.t("case.overview")) }
+        dl.fields {
+            dt { (lang.t("case.id")) } dd { code #case-id { (case.id) } }
+            @if case.public_id != case.id { dt { (lang.t("case.public_id")) } dd { code { (case.public_id) } } }
+            dt { (lang.t("col.status")) } dd { span #case-status class={ "status " (case.status.as_str()) } { (lang.status(case.status.as_str())) } }
+            dt { (lang.t("col.environment")) } dd { (lang.t(super::queue::env_key(case.environment.as_str()))) }
+            dt { (lang.t("col.legal_form")) } dd { (case.legal_form) }
+            dt { (lang.t("col.provider")) } dd { (providers.get(&case.provider_id).map(String::as_str).unwrap_or("?")) }
+            dt { (lang.t("col.reference")) } dd { (case.record.get("client_reference").and_then(|v| v.as_str()).unwrap_or("—")) }
+            dt { (lang.t("case.tax_office")) } dd { (case.tax_office_number.as_deref().unwrap_or("—")) " " (office_name) }
+            dt { (lang.t("case.tax_number")) } dd #tax-number { (case.tax_number.as_deref().unwrap_or("—")) }
+            dt { (lang.t("col.created")) } dd { (when(case.created_at)) }
+        }
+        h2 { (lang.t("case.steps")) }
+        (tax_steps(lang, s, &case))
+        h2 { (lang.t("case.documents")) }
+        (documents(lang, &case.documents))
+        h2 { (lang.t("case.history")) }
+        (history(lang, &case.history))
+        h2 { (lang.t("case.webhooks")) }
+        (deliveries)
+        h2 { (lang.t("case.fields")) }
+        (fields(&case.record))
+    };
+    html_response(StatusCode::OK, layout(lang, &company, &here, Some(s), body))
+}
+
+/// Cents as euros with two decimals (`2600` -> `26.00`).
+pub fn euros(cents: i64) -> String {
+    format!("{}.{:02}", cents / 100, (cents % 100).abs())
+}
+
+fn csrf(s: &Session) -> Markup {
+    html! { input type="hidden" name="csrf" value=(s.csrf); }
+}
+
+/// A note field: `required` for the steps that need one.
+fn reason(lang: Lang, id: &str, required: bool) -> Markup {
+    html! {
+        div {
+            label for=(id) { (if required { lang.t("step.reason_required") } else { lang.t("step.reason") }) }
+            textarea id=(id) name="reason" rows="2" maxlength="2000" required[required] {}
+        }
+    }
+}
+
+fn trade_steps(lang: Lang, s: &Session, case: &store::TradeRegistrationRecord) -> Markup {
+    let action = format!("/console/trade/{}", case.id);
+    let targets = operator_targets(case.status);
+    let owners = case
+        .record
+        .get("owners")
+        .and_then(|o| o.as_array())
+        .cloned()
+        .unwrap_or_default();
+    let candidates: Vec<(String, String, String)> = case
+        .trade_office_candidates
+        .as_ref()
+        .and_then(|c| c.as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|c| {
+                    Some((
+                        c.get("key")?.as_str()?.to_string(),
+                        c.get("municipality_key")
+                            .and_then(|m| m.as_str())
+                            .unwrap_or("")
+                            .to_string(),
+                        c.get("name")
+                            .and_then(|n| n.as_str())
+                            .unwrap_or("")
+                            .to_string(),
+                    ))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let current_office = case.trade_office.as_ref().and_then(|o| {
+        Some((
+            o.get("key")?.as_str()?.to_string(),
+            o.get("municipality_key")?.as_str()?.to_string(),
+            o.get("name")
+                .and_then(|n| n.as_str())
+                .unwrap_or("")
+                .to_string(),
+        ))
+    });
+    html! {
+        div.steps {
+            @if targets.is_empty() { p.box { (lang.t("case.no_steps")) } }
+            @for t in &targets {
+                @match t {
+                    TradeStatus::Submitted => {
+                        form method="post" action={ (action) "/transition" } {
+                            h3 { (if case.status == TradeStatus::Blocked { lang.t("step.unblock") } else { lang.t("step.submit") }) }
+                            (csrf(s))
+                            input type="hidden" name="status" value="submitted";
+                            (reason(lang, "reason-submitted", false))
+                            button type="submit" #step-submitted { (lang.status("submitted")) }
+                        }
+                    }
+                    TradeStatus::Blocked => {
+                        form method="post" action={ (action) "/transition" } {
+                            h3 { (lang.t("step.block")) }
+                            (csrf(s))
+                            input type="hidden" name="status" value="blocked";
+                            (reason(lang, "reason-blocked", true))
+                            button type="submit" #step-blocked { (lang.t("step.block")) }
+                        }
+                    }
+                    TradeStatus::Completed => {
+                        form method="post" action={ (action) "/licence" } enctype="multipart/form-data" {
+                            h3 { (lang.t("step.complete_trade")) }
+                            (csrf(s))
+                            div {
+                                label for="licence" { (lang.t("step.licence")) }
+                                input #licence type="file" name="file" accept="application/pdf" required;
+                            }
+                            (reason(lang, "reason-completed", false))
+                            button type="submit" #step-completed { (lang.status("completed")) }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            form method="post" action={ (action) "/details" } {
+                h3 { (lang.t("step.fees")) }
+                (csrf(s))
+                div {
+                    label for="office" { (lang.t("step.office_choice")) }
+                    select #office name="office" {
+                        option value="" { (lang.t("case.none")) " " @if let Some((k, _, n)) = &current_office { (n) " (" (k) ")" } }
+                        @for (k, m, n) in &candidates {
+                            option value={ (k) "|" (m) } { (n) " (" (k) ")" }
+                        }
+                    }
+                }
+                div {
+                    label for="fee" { (lang.t("case.fee")) }
+                    input #fee type="text" name="city_fee" inputmode="decimal" pattern="[0-9]+([.,][0-9]{1,2})?"
+                        value=(case.city_fee_cents.map(euros).unwrap_or_default());
+                }
+                div {
+                    label for="paid" { (lang.t("case.paid")) }
+                    select #paid name="is_paid" {
+                        option value="false" selected[!case.is_paid] { (lang.t("case.no")) }
+                        option value="true" selected[case.is_paid] { (lang.t("case.yes")) }
+                    }
+                }
+                button type="submit" #save-details { (lang.t("step.save")) }
+            }
+            @if !owners.is_empty() {
+                div.box {
+                    h3 { (lang.t("step.identity")) }
+                    @for (i, o) in owners.iter().enumerate() {
+                        @let verified = case.identity_verifications.iter().find(|(idx, _)| *idx as usize == i).map(|(_, at)| *at);
+                        p {
+                            strong { (lang.t("owner")) " " (i + 1) ": " (person_name(o)) } " — "
+                            @if let Some(at) = verified { (lang.t("step.verified_at")) " " (when(at)) } @else { (lang.t("step.not_verified")) }
+                        }
+                        form.inline method="post" action={ (action) "/owners/" (i) "/identity" } {
+                            (csrf(s))
+                            input type="hidden" name="action" value="verify";
+                            button type="submit" { (lang.t("step.verify")) }
+                        }
+                        @if verified.is_some() {
+                            " "
+                            form.inline method="post" action={ (action) "/owners/" (i) "/identity" } {
+                                (csrf(s))
+                                input type="hidden" name="action" value="remove";
+                                button.secondary type="submit" { (lang.t("step.unverify")) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn person_name(o: &serde_json::Value) -> String {
+    let part = |k: &str| o.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
+    let name = format!("{} {}", part("first_name"), part("last_name"));
+    if name.trim().is_empty() {
+        part("name")
+    } else {
+        name
+    }
+}
+
+fn tax_steps(lang: Lang, s: &Session, case: &store::TaxRegistrationRecord) -> Markup {
+    let action = format!("/console/tax/{}", case.id);
+    let targets = operator_targets(case.status);
+    let suggestions: Vec<(String, String)> = office_suggestions(case.tax_office_lookup.as_ref());
+    let office_editable = matches!(case.status, TaxStatus::Validated | TaxStatus::Rejected);
+    html! {
+        div.steps {
+            @if targets.is_empty() { p.box { (lang.t("case.no_steps")) } }
+            @for t in &targets {
+                @match t {
+                    TaxStatus::Submitted => {
+                        form method="post" action={ (action) "/transition" } {
+                            h3 { (if case.status == TaxStatus::Rejected { lang.t("step.resubmit") } else { lang.t("step.submit") }) }
+                            (csrf(s))
+                            input type="hidden" name="status" value="submitted";
+                            (reason(lang, "reason-submitted", false))
+                            button type="submit" #step-submitted { (lang.status("submitted")) }
+                        }
+                    }
+                    TaxStatus::Rejected => {
+                        form method="post" action={ (action) "/transition" } {
+                            h3 { (lang.t("step.reject")) }
+                            (csrf(s))
+                            input type="hidden" name="status" value="rejected";
+                            (reason(lang, "reason-rejected", true))
+                            button type="submit" #step-rejected { (lang.status("rejected")) }
+                        }
+                    }
+                    TaxStatus::Completed => {
+                        form method="post" action={ (action) "/transition" } {
+                            h3 { (lang.t("step.complete_tax")) }
+                            (csrf(s))
+                            input type="hidden" name="status" value="completed";
+                            div {
+                                label for="tax-number-input" { (lang.t("case.tax_number")) }
+                                input #tax-number-input type="text" name="tax_number" required;
+                            }
+                            (reason(lang, "reason-completed", false))
+                            button type="submit" #step-completed { (lang.status("completed")) }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            @if office_editable {
+                form method="post" action={ (action) "/office" } {
+                    h3 { (lang.t("step.assign_office")) }
+                    (csrf(s))
+                    @if !suggestions.is_empty() {
+                        div {
+                            label for="office-choice" { (lang.t("step.office_choice")) }
+                            select #office-choice name="suggested" {
+                                option value="" { (lang.t("case.none")) }
+                                @for (n, name) in &suggestions { option value=(n) { (name) " (" (n) ")" } }
+                            }
+                        }
+                    }
+                    div {
+                        label for="office-number" { (lang.t("step.tax_office_number")) }
+                        input #office-number type="text" name="tax_office_number" inputmode="numeric" pattern="[0-9]{4}"
+                            value=(case.tax_office_number.as_deref().unwrap_or(""));
+                    }
+                    button type="submit" #assign-office { (lang.t("step.save")) }
+                }
+            }
+        }
+    }
+}
+
+/// The offices a determination suggested (`number`, `name`), wherever its JSON lists them.
+fn office_suggestions(lookup: Option<&serde_json::Value>) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    fn walk(v: &serde_json::Value, out: &mut Vec<(String, String)>) {
+        match v {
+            serde_json::Value::Object(o) => {
+                let number = o
+                    .get("number")
+                    .or_else(|| o.get("tax_office_number"))
+                    .and_then(|n| n.as_str());
+                if let Some(n) = number
+                    && n.len() == 4
+                    && !out.iter().any(|(m, _)| m == n)
+                {
+                    let name = o.get("name").and_then(|n| n.as_str()).unwrap_or("");
+                    out.push((n.to_string(), name.to_string()));
+                }
+                for child in o.values() {
+                    walk(child, out);
+                }
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|c| walk(c, out)),
+            _ => {}
+        }
+    }
+    if let Some(l) = lookup {
+        walk(l, &mut out);
+    }
+    out
+}
+
+fn documents(lang: Lang, docs: &[DocumentRecord]) -> Markup {
+    html! {
+        @if docs.is_empty() { p { (lang.t("doc.none")) } } @else {
+            div.table-box { table {
+                thead { tr {
+                    th scope="col" { (lang.t("doc.type")) }
+                    th scope="col" { (lang.t("doc.name")) }
+                    th scope="col" { (lang.t("doc.size")) }
+                    th scope="col" { span.muted { "" } }
+                } }
+                tbody { @for d in docs { tr {
+                    td { (d.doc_type.as_str()) }
+                    td { (d.name) }
+                    td { (d.size.map(|s| format!("{:.1} KB", s as f64 / 1024.0)).unwrap_or_else(|| "—".into())) }
+                    td {
+                        @if d.content_type.contains("xml") {
+                            a href={ "/console/documents/" (d.id) "/xml" } { (lang.t("doc.view_xml")) } " · "
+                        } @else {
+                            a href={ "/console/documents/" (d.id) } target="_blank" rel="noopener" { (lang.t("doc.open")) } " · "
+                        }
+                        a href={ "/console/documents/" (d.id) "?download=1" } download { (lang.t("doc.download")) }
+                    }
+                } } }
+            } }
+        }
+    }
+}
+
+fn history(lang: Lang, history: &[StatusChange]) -> Markup {
+    html! {
+        div.table-box { table #history {
+            thead { tr {
+                th scope="col" { (lang.t("hist.at")) }
+                th scope="col" { (lang.t("hist.step")) }
+                th scope="col" { (lang.t("hist.actor")) }
+                th scope="col" { (lang.t("hist.reason")) }
+            } }
+            tbody { @for h in history.iter().rev() { tr {
+                td { (when(h.at)) }
+                td {
+                    @if let Some(p) = h.previous_status { (lang.status(p.as_str())) " → " }
+                    (lang.status(h.status.as_str()))
+                }
+                td { (actor(h)) }
+                td { (h.reason.as_deref().unwrap_or("")) }
+            } } }
+        } }
+    }
+}
+
+/// Who made a history entry: the name when the store resolved it, else the actor as recorded.
+fn actor(h: &StatusChange) -> String {
+    h.actor.clone()
+}
+
+async fn deliveries(_state: &AppState, lang: Lang, _case: Uuid) -> Markup {
+    html! { p { (lang.t("hook.none")) } }
+}
+
+/// The stored request, every field, in the order and nesting the office's form reads it.
+pub fn fields(record: &serde_json::Value) -> Markup {
+    fn value(v: &serde_json::Value) -> Markup {
+        match v {
+            serde_json::Value::Object(o) => html! {
+                dl.fields { @for (k, child) in o { @if !child.is_null() {
+                    dt { (label(k)) } dd { (value(child)) }
+                } } }
+            },
+            serde_json::Value::Array(a) => html! {
+                ol { @for child in a { li { (value(child)) } } }
+            },
+            serde_json::Value::String(s) => html! { (s) },
+            serde_json::Value::Bool(b) => html! { (if *b { "✓" } else { "✗" }) },
+            serde_json::Value::Number(n) => html! { (n) },
+            serde_json::Value::Null => html! { "—" },
+        }
+    }
+    value(record)
+}
+
+fn label(key: &str) -> String {
+    key.replace('_', " ")
+}
+
+#[derive(Deserialize)]
+pub struct DocQuery {
+    download: Option<String>,
+}
+
+/// A document, shown in the browser (`inline`) or saved (`?download=1`).
+pub async fn document(
+    State(state): State<Arc<AppState>>,
+    _op: Operator,
+    lang: Lang,
+    Path(raw): Path<String>,
+    Query(q): Query<DocQuery>,
+) -> Response {
+    let result = async {
+        let id = case_id(&raw)?;
+        let doc = state
+            .repo
+            .get_document(id)
+            .await?
+            .ok_or(ApiError::NotFound)?;
+        let disposition = if q.download.is_some() {
+            crate::routes::documents::Disposition::Attachment
+        } else {
+            crate::routes::documents::Disposition::Inline
+        };
+        crate::routes::documents::document_response(&state, &doc, disposition).await
+    }
+    .await;
+    result.unwrap_or_else(|e| api_error_page(lang, e))
+}
+
+/// An XML document as a page: its text, escaped, in its own encoding read as declared.
+pub async fn xml(
+    State(state): State<Arc<AppState>>,
+    op: Operator,
+    lang: Lang,
+    Path(raw): Path<String>,
+) -> Response {
+    let result = async {
+        let id = case_id(&raw)?;
+        let doc = state
+            .repo
+            .get_document(id)
+            .await?
+            .ok_or(ApiError::NotFound)?;
+        if !doc.content_type.contains("xml") {
+            return Err(ApiError::NotFound);
+        }
+        let bytes = state
+            .documents
+            .get(&doc.storage_key)
+            .await?
+            .ok_or(ApiError::NotFound)?;
+        Ok((doc, decode_xml(&bytes)))
+    }
+    .await;
+    match result {
+        Ok((doc, text)) => {
+            let back = format!("/console/tax/{}", doc.case_id);
+            let body = html! {
+                p.muted { a href=(back) { "← " (lang.t("case.tax")) } }
+                h1 { (doc.name) }
+                p { a href={ "/console/documents/" (doc.id) "?download=1" } download { (lang.t("doc.download")) } }
+                pre.xml { code { (text) } }
+            };
+            html_response(
+                StatusCode::OK,
+                layout(
+                    lang,
+                    &doc.name,
+                    &format!("/console/documents/{}/xml", doc.id),
+                    Some(&op.session),
+                    body,
+                ),
+            )
+        }
+        Err(e) => api_error_page(lang, e),
+    }
+}
+
+/// The XML's text: UTF-8 when it says so (or says nothing), else ISO 8859-15 (ELSTER's).
+pub fn decode_xml(bytes: &[u8]) -> String {
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(100)]).to_ascii_lowercase();
+    if !head.contains("8859-15") && !head.contains("8859_15") && !head.contains("latin-9") {
+        return String::from_utf8_lossy(bytes).into_owned();
+    }
+    bytes
+        .iter()
+        .map(|&b| match b {
+            0xA4 => '€',
+            0xA6 => 'Š',
+            0xA8 => 'š',
+            0xB4 => 'Ž',
+            0xB8 => 'ž',
+            0xBC => 'Œ',
+            0xBD => 'œ',
+            0xBE => 'Ÿ',
+            b => b as char,
+        })
+        .collect()
+}
+
+#[allow(dead_code)]
+fn unused(lang: Lang) -> Response {
+    error_page(lang, StatusCode::NOT_FOUND, None)
+}

@@ -1,0 +1,237 @@
+//! The console's two languages: German (the default: the operators file with German
+//! authorities) and English. Every visible text goes through [`Lang::t`]; a key without a
+//! translation is a compile-time match arm away, and `tests/console.rs` checks that no page
+//! shows a raw key.
+
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+
+/// The cookie that keeps the chosen language (not a secret: `SameSite=Lax` is enough).
+pub const COOKIE: &str = "filing_lang";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lang {
+    De,
+    En,
+}
+
+impl Lang {
+    pub fn code(self) -> &'static str {
+        match self {
+            Lang::De => "de",
+            Lang::En => "en",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Lang> {
+        match s {
+            "de" => Some(Lang::De),
+            "en" => Some(Lang::En),
+            _ => None,
+        }
+    }
+
+    /// The other language, which the switch offers.
+    pub fn other(self) -> Lang {
+        match self {
+            Lang::De => Lang::En,
+            Lang::En => Lang::De,
+        }
+    }
+
+    /// The text of `key` in this language; the key itself if there is none (a test fails on it).
+    pub fn t(self, key: &'static str) -> &'static str {
+        let (de, en) = match key {
+            "app" => ("Fallbearbeitung", "Case processing"),
+            "skip" => ("Zum Inhalt springen", "Skip to content"),
+            "signin.title" => ("Anmelden", "Sign in"),
+            "signin.key" => ("Operator-Schlüssel", "Operator key"),
+            "signin.hint" => (
+                "Der API-Schlüssel eines Operators (rfs_op_…). Anbieter- und Kundenschlüssel können sich nicht anmelden.",
+                "An operator's API key (rfs_op_…). Provider and client keys cannot sign in.",
+            ),
+            "signin.submit" => ("Anmelden", "Sign in"),
+            "signin.refused" => (
+                "Dieser Schlüssel ist kein gültiger Operator-Schlüssel.",
+                "This key is not a valid operator key.",
+            ),
+            "signin.expired" => (
+                "Die Sitzung ist abgelaufen. Bitte erneut anmelden.",
+                "The session has expired. Please sign in again.",
+            ),
+            "signout" => ("Abmelden", "Sign out"),
+            "signedin" => ("Angemeldet als", "Signed in as"),
+            "lang.switch" => ("English", "Deutsch"),
+            "nav.trade" => ("Gewerbeanmeldungen", "Trade registrations"),
+            "nav.tax" => ("Steuerliche Erfassungen", "Tax registrations"),
+            "queue.all" => ("Alle", "All"),
+            "queue.search" => ("Suche", "Search"),
+            "queue.search.hint" => (
+                "Firma, Kundenreferenz, Fall-ID, Inhaber-, Geschäftsführer- oder Gesellschaftername, Postleitzahl",
+                "Company, client reference, case id, owner, director or partner name, postal code",
+            ),
+            "queue.filter" => ("Filtern", "Filter"),
+            "queue.environment" => ("Umgebung", "Environment"),
+            "queue.provider" => ("Anbieter", "Provider"),
+            "queue.status" => ("Status", "Status"),
+            "queue.office" => (
+                "Amt (Schlüssel oder Finanzamtsnummer)",
+                "Office (key or tax office number)",
+            ),
+            "queue.order" => ("Reihenfolge", "Order"),
+            "queue.oldest" => ("Älteste zuerst", "Oldest first"),
+            "queue.newest" => ("Neueste zuerst", "Newest first"),
+            "queue.any" => ("alle", "any"),
+            "queue.next" => ("Nächste Seite", "Next page"),
+            "queue.first" => ("Erste Seite", "First page"),
+            "queue.empty" => ("Keine Fälle.", "No cases."),
+            "queue.counts" => ("Fälle nach Status", "Cases by status"),
+            "queue.waits" => ("wartet auf", "waits for"),
+            "col.company" => ("Firma", "Company"),
+            "col.reference" => ("Kundenreferenz", "Client reference"),
+            "col.status" => ("Status", "Status"),
+            "col.package" => ("Paket", "Package"),
+            "col.office" => ("Amt", "Office"),
+            "col.created" => ("Angelegt", "Created"),
+            "col.environment" => ("Umgebung", "Environment"),
+            "col.provider" => ("Anbieter", "Provider"),
+            "col.legal_form" => ("Rechtsform", "Legal form"),
+            "env.production" => ("Produktion", "Production"),
+            "env.sandbox" => ("Sandbox", "Sandbox"),
+            "case.trade" => ("Gewerbeanmeldung", "Trade registration"),
+            "case.tax" => ("Steuerliche Erfassung", "Tax registration"),
+            "case.id" => ("Fall-ID", "Case id"),
+            "case.public_id" => ("ID beim Anbieter", "Id at the provider"),
+            "case.overview" => ("Überblick", "Overview"),
+            "case.fields" => (
+                "Angaben, wie das Amt sie liest",
+                "The data as the office reads it",
+            ),
+            "case.documents" => ("Dokumente", "Documents"),
+            "case.history" => ("Verlauf", "History"),
+            "case.webhooks" => ("Webhook-Zustellungen", "Webhook deliveries"),
+            "case.steps" => ("Nächste Schritte", "Next steps"),
+            "case.no_steps" => (
+                "Von diesem Status aus ist kein Schritt möglich.",
+                "No step is possible from this status.",
+            ),
+            "case.fee" => ("Gebühr des Amts (EUR)", "Office fee (EUR)"),
+            "case.paid" => ("Bezahlt", "Paid"),
+            "case.tax_number" => ("Steuernummer", "Tax number"),
+            "case.tax_office" => ("Finanzamt", "Tax office"),
+            "case.trade_office" => ("Gewerbeamt", "Trade office"),
+            "case.none" => ("—", "—"),
+            "case.yes" => ("ja", "yes"),
+            "case.no" => ("nein", "no"),
+            "doc.type" => ("Art", "Type"),
+            "doc.name" => ("Name", "Name"),
+            "doc.size" => ("Größe", "Size"),
+            "doc.open" => ("Öffnen", "Open"),
+            "doc.download" => ("Herunterladen", "Download"),
+            "doc.view_xml" => ("XML ansehen", "View XML"),
+            "doc.none" => ("Keine Dokumente.", "No documents."),
+            "hist.at" => ("Zeit", "Time"),
+            "hist.step" => ("Schritt", "Step"),
+            "hist.actor" => ("Wer", "Who"),
+            "hist.reason" => ("Grund", "Reason"),
+            "hist.changes" => ("Änderungen", "Changes"),
+            "hook.event" => ("Ereignis", "Event"),
+            "hook.endpoint" => ("Empfänger", "Endpoint"),
+            "hook.state" => ("Zustand", "State"),
+            "hook.attempts" => ("Versuche", "Attempts"),
+            "hook.none" => ("Keine Zustellungen.", "No deliveries."),
+            "step.submit" => ("Beim Amt eingereicht", "Filed with the office"),
+            "step.unblock" => ("Fortsetzen (eingereicht)", "Resume (submitted)"),
+            "step.block" => ("Blockieren", "Block"),
+            "step.complete_trade" => (
+                "Gewerbeschein hochladen und abschließen",
+                "Upload the trade licence and complete",
+            ),
+            "step.complete_tax" => (
+                "Mit Steuernummer abschließen",
+                "Complete with the tax number",
+            ),
+            "step.reject" => ("Abgelehnt (ELSTER-Meldung)", "Rejected (ELSTER message)"),
+            "step.resubmit" => ("Erneut übermittelt", "Sent again"),
+            "step.reason" => ("Grund / Notiz", "Reason / note"),
+            "step.reason_required" => ("Grund (Pflicht)", "Reason (required)"),
+            "step.licence" => ("Gewerbeschein (PDF)", "Trade licence (PDF)"),
+            "step.save" => ("Speichern", "Save"),
+            "step.office_choice" => ("Amt aus der Ermittlung", "Office from the determination"),
+            "step.assign_office" => ("Finanzamt zuweisen", "Assign the tax office"),
+            "step.tax_office_number" => (
+                "Finanzamtsnummer (4 Ziffern)",
+                "Tax office number (4 digits)",
+            ),
+            "step.fees" => ("Amt, Gebühr und Zahlung", "Office, fee and payment"),
+            "step.identity" => ("Identitätsprüfung", "Identity verification"),
+            "step.verify" => ("Identität geprüft (jetzt)", "Identity verified (now)"),
+            "step.unverify" => ("Prüfung entfernen", "Remove the verification"),
+            "step.verified_at" => ("geprüft am", "verified at"),
+            "step.not_verified" => ("nicht geprüft", "not verified"),
+            "owner" => ("Inhaber", "Owner"),
+            "flash.done" => ("Erledigt.", "Done."),
+            "flash.failed" => ("Nicht ausgeführt:", "Not done:"),
+            "error.title" => ("Fehler", "Error"),
+            "error.back" => ("Zurück zur Übersicht", "Back to the overview"),
+            _ => (key, key),
+        };
+        match self {
+            Lang::De => de,
+            Lang::En => en,
+        }
+    }
+
+    /// A case status as an operator reads it.
+    pub fn status(self, status: &str) -> &'static str {
+        let (de, en) = match status {
+            "initiated" => ("angelegt", "initiated"),
+            "form-rendered" => ("Formular erstellt", "form rendered"),
+            "submitted" => ("eingereicht", "submitted"),
+            "completed" => ("abgeschlossen", "completed"),
+            "blocked" => ("blockiert", "blocked"),
+            "cancelled" => ("storniert", "cancelled"),
+            "validated" => ("geprüft", "validated"),
+            "rejected" => ("abgelehnt", "rejected"),
+            _ => ("?", "?"),
+        };
+        match self {
+            Lang::De => de,
+            Lang::En => en,
+        }
+    }
+
+    /// Whom a case in `status` waits for: the queue's hint.
+    pub fn waits_for(self, status: &str) -> &'static str {
+        let (de, en) = match status {
+            "initiated" => ("System", "the service"),
+            "form-rendered" => (
+                "Inhaber: Einreichung der GewA 1",
+                "owners: filing the GewA 1",
+            ),
+            "submitted" => ("Amt", "the office"),
+            "blocked" => (
+                "Anbieter/Inhaber: Nachreichung",
+                "provider/owners: missing items",
+            ),
+            "validated" => ("Operator: Übermittlung", "operator: sending"),
+            "rejected" => ("Operator: Korrektur", "operator: correction"),
+            "completed" | "cancelled" => ("niemand", "nobody"),
+            _ => ("?", "?"),
+        };
+        match self {
+            Lang::De => de,
+            Lang::En => en,
+        }
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Lang {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(super::session::cookie(&parts.headers, COOKIE)
+            .and_then(Lang::parse)
+            .unwrap_or(Lang::De))
+    }
+}

@@ -1,0 +1,497 @@
+//! The operator console over HTTP (no browser; `console_e2e.rs` drives a real one): sign-in
+//! and its cookie, the session's end, CSRF and origin checks, the security headers, escaping,
+//! the languages, and that the pages offer only the steps the lifecycle allows.
+
+mod common;
+
+use common::{Backend, TestApp};
+use domain::rule_cases::example;
+use reqwest::header::{CONTENT_SECURITY_POLICY, COOKIE, LOCATION, SET_COOKIE};
+use serde_json::json;
+
+/// A browser's view of the console: its own cookie jar, no redirects followed.
+struct Console<'a> {
+    app: &'a TestApp,
+    client: reqwest::Client,
+    cookies: Vec<(String, String)>,
+}
+
+impl<'a> Console<'a> {
+    fn new(app: &'a TestApp) -> Self {
+        Self {
+            app,
+            client: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .unwrap(),
+            cookies: vec![],
+        }
+    }
+
+    fn keep(&mut self, res: &reqwest::Response) {
+        for c in res.headers().get_all(SET_COOKIE) {
+            let c = c.to_str().unwrap();
+            let pair = c.split(';').next().unwrap();
+            let (k, v) = pair.split_once('=').unwrap();
+            self.cookies.retain(|(n, _)| n != k);
+            if !c.contains("Max-Age=0") {
+                self.cookies.push((k.to_string(), v.to_string()));
+            }
+        }
+    }
+
+    fn cookie_header(&self) -> String {
+        self.cookies
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
+    async fn get(&mut self, path: &str) -> reqwest::Response {
+        let res = self
+            .client
+            .get(self.app.url(path))
+            .header(COOKIE, self.cookie_header())
+            .send()
+            .await
+            .unwrap();
+        self.keep(&res);
+        res
+    }
+
+    async fn text(&mut self, path: &str) -> (u16, String) {
+        let res = self.get(path).await;
+        let s = res.status().as_u16();
+        (s, res.text().await.unwrap())
+    }
+
+    async fn post(&mut self, path: &str, form: &[(&str, &str)]) -> reqwest::Response {
+        let res = self
+            .client
+            .post(self.app.url(path))
+            .header(COOKIE, self.cookie_header())
+            .form_body(form)
+            .send()
+            .await
+            .unwrap();
+        self.keep(&res);
+        res
+    }
+
+    async fn sign_in(&mut self, key: &str) -> reqwest::Response {
+        self.post("/console/login", &[("key", key)]).await
+    }
+
+    /// The CSRF token of the page at `path`.
+    async fn csrf(&mut self, path: &str) -> String {
+        let (_, page) = self.text(path).await;
+        let at = page
+            .find("name=\"csrf\" value=\"")
+            .expect("a form with a token")
+            + 19;
+        page[at..at + page[at..].find('"').unwrap()].to_string()
+    }
+}
+
+/// A form body as a browser sends it.
+trait FormBody {
+    fn form_body(self, form: &[(&str, &str)]) -> Self;
+}
+
+impl FormBody for reqwest::RequestBuilder {
+    fn form_body(self, form: &[(&str, &str)]) -> Self {
+        self.header("content-type", "application/x-www-form-urlencoded")
+            .body(serde_urlencoded::to_string(form).unwrap())
+    }
+}
+
+fn location(res: &reqwest::Response) -> String {
+    res.headers()[LOCATION].to_str().unwrap().to_string()
+}
+
+async fn trade_case(app: &TestApp, key: &str, name: &str) -> String {
+    let mut body = example("self");
+    body["name"] = json!(name);
+    let (s, b) = app.post_json("/v1/trade-registration", key, &body).await;
+    assert_eq!(s, 201, "{b}");
+    b["response"]["trade_registration_id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[tokio::test]
+async fn only_operator_keys_sign_in_and_the_cookie_is_strict() {
+    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
+    let (pid, pkey) = app.provider("Anbieter").await;
+    let (_, ckey) = app.client_company(pid, "Kunde").await;
+    let (_, okey) = app.operator("Olga Operator").await;
+    let mut c = Console::new(&app);
+    for key in [pkey.as_str(), ckey.as_str(), "rfs_op_nonsense", ""] {
+        let res = c.sign_in(key).await;
+        assert_eq!(res.status(), 401, "{key}");
+        assert!(res.headers().get(SET_COOKIE).is_none());
+        assert!(
+            res.text()
+                .await
+                .unwrap()
+                .contains("kein gültiger Operator-Schlüssel")
+        );
+    }
+    assert_eq!(location(&c.get("/console/trade").await), "/console/login");
+
+    let res = c.sign_in(&okey).await;
+    assert_eq!(res.status(), 303);
+    assert_eq!(location(&res), "/console/trade");
+    let cookie = res.headers()[SET_COOKIE].to_str().unwrap().to_string();
+    for part in [
+        "filing_console=",
+        "HttpOnly",
+        "SameSite=Strict",
+        "Path=/console",
+    ] {
+        assert!(cookie.contains(part), "{cookie}");
+    }
+    assert!(
+        !cookie.contains("Secure"),
+        "served over http here: {cookie}"
+    );
+    assert!(
+        !cookie.contains(&okey),
+        "the key itself is never the cookie"
+    );
+    let (s, page) = c.text("/console/trade").await;
+    assert_eq!(s, 200);
+    assert!(
+        page.contains("Olga Operator"),
+        "the operator's name is shown"
+    );
+}
+
+#[tokio::test]
+async fn the_cookie_is_secure_behind_https() {
+    let app = TestApp::spawn_with(
+        Backend::Sqlite,
+        common::Options::tweak(|c| c.public_url = "https://filing.example".into()),
+    )
+    .await
+    .unwrap();
+    let (_, okey) = app.operator("O").await;
+    let res = Console::new(&app).sign_in(&okey).await;
+    assert!(
+        res.headers()[SET_COOKIE]
+            .to_str()
+            .unwrap()
+            .contains("; Secure")
+    );
+}
+
+#[tokio::test]
+async fn pages_forbid_script_and_frames() {
+    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
+    let (_, okey) = app.operator("O").await;
+    let mut c = Console::new(&app);
+    let res = c.get("/console/login").await;
+    let csp = res.headers()[CONTENT_SECURITY_POLICY]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
+    assert!(csp.contains("default-src 'none'"), "{csp}");
+    assert!(!csp.contains("unsafe-inline"), "{csp}");
+    assert_eq!(res.headers()["x-frame-options"], "DENY");
+    c.sign_in(&okey).await;
+    for path in ["/console/login", "/console/trade", "/console/tax"] {
+        let (s, page) = c.text(path).await;
+        assert_eq!(s, 200, "{path}");
+        assert!(!page.contains("<script"), "{path}");
+        assert!(!page.contains(" style="), "no inline style either: {path}");
+    }
+    let css = c.get("/console/console.css").await;
+    assert_eq!(css.headers()["content-type"], "text/css; charset=utf-8");
+}
+
+#[tokio::test]
+async fn forms_need_the_session_token_and_this_origin() {
+    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
+    let (_, pkey) = app.provider("P").await;
+    let (_, okey) = app.operator("O").await;
+    let id = trade_case(&app, &pkey, "Token GmbH").await;
+    let mut c = Console::new(&app);
+    c.sign_in(&okey).await;
+    let page = format!("/console/trade/{id}");
+    let action = format!("{page}/transition");
+    let token = c.csrf(&page).await;
+
+    let res = c.post(&action, &[("status", "submitted")]).await;
+    assert_eq!(res.status(), 403, "no token");
+    let res = c
+        .post(&action, &[("status", "submitted"), ("csrf", "forged")])
+        .await;
+    assert_eq!(res.status(), 403, "another token");
+    let cross = c
+        .client
+        .post(app.url(&action))
+        .header(COOKIE, c.cookie_header())
+        .header("origin", "http://evil.example")
+        .form_body(&[("status", "submitted"), ("csrf", token.as_str())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(cross.status(), 403, "another origin");
+    let cross = c
+        .client
+        .post(app.url(&action))
+        .header(COOKIE, c.cookie_header())
+        .header("sec-fetch-site", "cross-site")
+        .form_body(&[("status", "submitted"), ("csrf", token.as_str())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(cross.status(), 403, "a cross-site form");
+    let case = app
+        .read(&format!("/v1/trade-registration/{id}"), &pkey)
+        .await;
+    assert_eq!(case["status"], "form-rendered", "nothing moved");
+
+    let res = c
+        .post(
+            &action,
+            &[("status", "submitted"), ("csrf", token.as_str())],
+        )
+        .await;
+    assert_eq!(res.status(), 303);
+    assert_eq!(location(&res), page);
+    let case = app
+        .read(&format!("/v1/trade-registration/{id}"), &pkey)
+        .await;
+    assert_eq!(case["status"], "submitted");
+}
+
+#[tokio::test]
+async fn sign_out_and_revocation_end_the_session() {
+    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
+    let (_, okey) = app.operator("O").await;
+    let mut c = Console::new(&app);
+    c.sign_in(&okey).await;
+    let stolen = c.cookie_header();
+    let token = c.csrf("/console/trade").await;
+    let res = c.post("/console/logout", &[("csrf", token.as_str())]).await;
+    assert_eq!(location(&res), "/console/login");
+    assert!(
+        res.headers()[SET_COOKIE]
+            .to_str()
+            .unwrap()
+            .contains("Max-Age=0")
+    );
+    let replay = c
+        .client
+        .get(app.url("/console/trade"))
+        .header(COOKIE, stolen)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        location(&replay),
+        "/console/login?expired=1",
+        "the old cookie is dead"
+    );
+
+    // A revoked key ends its sessions.
+    c.sign_in(&okey).await;
+    assert_eq!(c.get("/console/trade").await.status(), 200);
+    let prefix = domain::auth::parse_key(&okey).unwrap().prefix.to_string();
+    let record = app
+        .state
+        .repo
+        .find_api_key(&prefix)
+        .await
+        .unwrap()
+        .expect("the key's record");
+    app.state
+        .repo
+        .revoke_api_key(&record.prefix, time::OffsetDateTime::now_utc())
+        .await
+        .unwrap();
+    app.state.keys.forget(&record.prefix);
+    let res = c.get("/console/trade").await;
+    assert_eq!(location(&res), "/console/login?expired=1");
+}
+
+#[tokio::test]
+async fn names_are_escaped() {
+    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
+    let (_, pkey) = app.provider("P").await;
+    let (_, okey) = app.operator("O").await;
+    let id = trade_case(&app, &pkey, "Evil <script>alert(1)</script> & Co GmbH").await;
+    let mut c = Console::new(&app);
+    c.sign_in(&okey).await;
+    for path in ["/console/trade".to_string(), format!("/console/trade/{id}")] {
+        let (s, page) = c.text(&path).await;
+        assert_eq!(s, 200, "{path}");
+        assert!(!page.contains("<script>alert"), "{path}");
+        assert!(
+            page.contains("Evil &lt;script&gt;alert(1)&lt;/script&gt; &amp; Co GmbH"),
+            "{path}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_language_switch_returns_to_the_page_and_only_to_the_console() {
+    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
+    let (_, okey) = app.operator("O").await;
+    let mut c = Console::new(&app);
+    c.sign_in(&okey).await;
+    let (_, de) = c.text("/console/trade").await;
+    assert!(de.contains("<html lang=\"de\">") && de.contains("Gewerbeanmeldungen"));
+    let res = c
+        .get("/console/lang/en?back=%2Fconsole%2Ftrade%3Fstatus%3Dsubmitted")
+        .await;
+    assert_eq!(location(&res), "/console/trade?status=submitted");
+    let (_, en) = c.text("/console/trade").await;
+    assert!(en.contains("<html lang=\"en\">") && en.contains("Trade registrations"));
+    for evil in [
+        "https://evil.example/",
+        "//evil.example/console/",
+        "/v1/operator/trade-registrations",
+    ] {
+        let q: String = url::form_urlencoded::byte_serialize(evil.as_bytes()).collect();
+        let res = c.get(&format!("/console/lang/de?back={q}")).await;
+        assert_eq!(location(&res), "/console/", "{evil}");
+    }
+}
+
+#[tokio::test]
+async fn every_text_is_translated() {
+    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
+    let (_, pkey) = app.provider("P").await;
+    let (_, okey) = app.operator("O").await;
+    let trade = trade_case(&app, &pkey, "Übersetzt GmbH").await;
+    let (s, b) = app
+        .post_json("/v1/tax-registration", &pkey, &example("ug"))
+        .await;
+    assert_eq!(s, 201, "{b}");
+    let tax = b["response"]["tax_registration_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut c = Console::new(&app);
+    c.sign_in(&okey).await;
+    for lang in ["de", "en"] {
+        c.get(&format!("/console/lang/{lang}")).await;
+        for path in [
+            "/console/login".to_string(),
+            "/console/trade".into(),
+            "/console/tax".into(),
+            format!("/console/trade/{trade}"),
+            format!("/console/tax/{tax}"),
+        ] {
+            let (s, page) = c.text(&path).await;
+            assert_eq!(s, 200, "{path}");
+            // A key without a translation shows as itself: `queue.search`, `case.fee`, ...
+            let raw = regex_lite_keys(&page);
+            assert!(raw.is_empty(), "{lang} {path}: untranslated {raw:?}");
+            // Every control has a label.
+            for id in ids_of_controls(&page) {
+                assert!(
+                    page.contains(&format!("for=\"{id}\"")),
+                    "{lang} {path}: no label for #{id}"
+                );
+            }
+        }
+    }
+}
+
+/// Texts that look like translation keys (`word.word` between tags).
+fn regex_lite_keys(page: &str) -> Vec<String> {
+    page.split(['>', '<'])
+        .map(str::trim)
+        .filter(|t| {
+            let mut parts = t.split('.');
+            matches!((parts.next(), parts.next(), parts.next()), (Some(a), Some(b), None)
+                if !a.is_empty() && !b.is_empty()
+                && a.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+                && b.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+        })
+        .map(String::from)
+        .collect()
+}
+
+/// The ids of the page's inputs, selects and textareas that a person fills in.
+fn ids_of_controls(page: &str) -> Vec<String> {
+    let mut ids = vec![];
+    for tag in ["<input", "<select", "<textarea"] {
+        for (at, _) in page.match_indices(tag) {
+            let end = at + page[at..].find('>').unwrap();
+            let element = &page[at..end];
+            if element.contains("type=\"hidden\"") {
+                continue;
+            }
+            let id = element
+                .split("id=\"")
+                .nth(1)
+                .map(|s| s[..s.find('"').unwrap()].to_string());
+            ids.push(id.unwrap_or_else(|| format!("(none) {element}")));
+        }
+    }
+    ids
+}
+
+#[tokio::test]
+async fn a_case_offers_only_the_steps_it_can_take() {
+    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
+    let (_, pkey) = app.provider("P").await;
+    let (_, okey) = app.operator("O").await;
+    let id = trade_case(&app, &pkey, "Schritte GmbH").await;
+    let mut c = Console::new(&app);
+    c.sign_in(&okey).await;
+    let page = format!("/console/trade/{id}");
+    let (_, html) = c.text(&page).await;
+    assert!(html.contains("id=\"step-submitted\""));
+    assert!(
+        !html.contains("id=\"step-blocked\""),
+        "form-rendered cannot be blocked"
+    );
+    assert!(!html.contains("id=\"step-completed\""));
+
+    // Blocking needs a reason: the API's rule, shown with the field.
+    let token = c.csrf(&page).await;
+    c.post(
+        &format!("{page}/transition"),
+        &[("status", "submitted"), ("csrf", &token)],
+    )
+    .await;
+    let (_, html) = c.text(&page).await;
+    assert!(html.contains("id=\"step-blocked\"") && html.contains("id=\"step-completed\""));
+    assert!(!html.contains("id=\"step-submitted\""), "submitted already");
+    let res = c
+        .post(
+            &format!("{page}/transition"),
+            &[("status", "blocked"), ("reason", " "), ("csrf", &token)],
+        )
+        .await;
+    assert_eq!(res.status(), 303);
+    let (_, html) = c.text(&page).await;
+    assert!(html.contains("class=\"flash error\""), "{html}");
+    assert!(
+        html.contains("<code>reason</code>"),
+        "the broken field is named"
+    );
+    let case = app
+        .read(&format!("/v1/trade-registration/{id}"), &pkey)
+        .await;
+    assert_eq!(case["status"], "submitted");
+    // The message is shown once.
+    let (_, html) = c.text(&page).await;
+    assert!(!html.contains("class=\"flash error\""));
+
+    // A case that does not exist, or an id that is none.
+    let (s, _) = c
+        .text(&format!("/console/trade/{}", uuid::Uuid::now_v7()))
+        .await;
+    assert_eq!(s, 404);
+    let (s, _) = c.text("/console/trade/not-a-case").await;
+    assert_eq!(s, 404);
+}

@@ -11,6 +11,7 @@ use domain::lifecycle::Lifecycle;
 use serde::Deserialize;
 use uuid::Uuid;
 
+use super::i18n::Lang;
 use super::session::{Flash, Operator, see_other};
 use crate::cases::steps::{self, TaxTransitionRequest, TradeTransitionRequest};
 use crate::error::ApiError;
@@ -75,6 +76,7 @@ pub struct StepForm {
 pub async fn trade_step(
     State(state): State<Arc<AppState>>,
     op: Operator,
+    lang: Lang,
     Path(raw): Path<String>,
     axum::Form(form): axum::Form<StepForm>,
 ) -> Response {
@@ -102,6 +104,7 @@ pub async fn trade_step(
 pub async fn tax_step(
     State(state): State<Arc<AppState>>,
     op: Operator,
+    lang: Lang,
     Path(raw): Path<String>,
     axum::Form(form): axum::Form<StepForm>,
 ) -> Response {
@@ -131,6 +134,7 @@ pub async fn tax_step(
 pub async fn trade_licence(
     State(state): State<Arc<AppState>>,
     op: Operator,
+    lang: Lang,
     Path(raw): Path<String>,
     req: Request,
 ) -> Response {

@@ -82,6 +82,7 @@ impl Lang {
             "queue.oldest" => ("Älteste zuerst", "Oldest first"),
             "queue.newest" => ("Neueste zuerst", "Newest first"),
             "queue.any" => ("alle", "any"),
+            "queue.shown" => ("angezeigt", "shown"),
             "queue.next" => ("Nächste Seite", "Next page"),
             "queue.first" => ("Erste Seite", "First page"),
             "queue.empty" => ("Keine Fälle.", "No cases."),

@@ -86,6 +86,7 @@ pub async fn operator_case_page(
     let filter = CaseListFilter {
         status,
         environment,
+        client_reference: q.q.clone(),
         ..Default::default()
     };
     let mut rows = state

@@ -171,7 +171,7 @@ async fn queue<L: Lifecycle>(
         (filters::<L>(state, lang, base, &q, &provider_list).await)
         div.table-box {
             table {
-                caption.muted { (page.items.len()) " · " (if q.order == "newest" { lang.t("queue.newest") } else { lang.t("queue.oldest") }) }
+                caption.muted { (page.items.len()) " " (lang.t("queue.shown")) " · " (if q.order == "newest" { lang.t("queue.newest") } else { lang.t("queue.oldest") }) }
                 thead { tr {
                     th scope="col" { (lang.t("col.company")) }
                     th scope="col" { (lang.t("col.reference")) }

@@ -93,8 +93,8 @@ pub async fn trade_step(
         let moved = steps::operator_trade_step(&state, op.caller(), id, input).await?;
         Ok(format!(
             "{} → {}",
-            moved.previous.as_str(),
-            moved.status.as_str()
+            lang.status(moved.previous.as_str()),
+            lang.status(moved.status.as_str())
         ))
     }
     .await;
@@ -122,8 +122,8 @@ pub async fn tax_step(
         let (moved, _) = steps::operator_tax_step(&state, op.caller(), id, input).await?;
         Ok(format!(
             "{} → {}",
-            moved.previous.as_str(),
-            moved.status.as_str()
+            lang.status(moved.previous.as_str()),
+            lang.status(moved.status.as_str())
         ))
     }
     .await;
@@ -177,8 +177,8 @@ pub async fn trade_licence(
         let (moved, _) = steps::operator_licence(&state, op.caller(), id, file, reason).await?;
         Ok(format!(
             "{} → {}",
-            moved.previous.as_str(),
-            moved.status.as_str()
+            lang.status(moved.previous.as_str()),
+            lang.status(moved.status.as_str())
         ))
     }
     .await;

@@ -97,7 +97,7 @@ pub async fn trade(
         h2 { (lang.t("case.webhooks")) }
         (deliveries)
         h2 { (lang.t("case.fields")) }
-        (fields(&case.record))
+        (fields(lang, &case.record))
     };
     html_response(StatusCode::OK, layout(lang, &company, &here, Some(s), body))
 }
@@ -160,7 +160,7 @@ pub async fn tax(
         h2 { (lang.t("case.webhooks")) }
         (deliveries)
         h2 { (lang.t("case.fields")) }
-        (fields(&case.record))
+        (fields(lang, &case.record))
     };
     html_response(StatusCode::OK, layout(lang, &company, &here, Some(s), body))
 }
@@ -487,17 +487,18 @@ async fn deliveries(_state: &AppState, lang: Lang, _case: Uuid) -> Markup {
     html! { p { (lang.t("hook.none")) } }
 }
 
-/// The stored request, every field, in the order and nesting the office's form reads it.
-pub fn fields(record: &serde_json::Value) -> Markup {
-    fn value(v: &serde_json::Value) -> Markup {
+/// The stored request, every field, nested as stored; in German the fields are named as the
+/// forms name them (`i18n::field_de`), the API name beside for reference.
+pub fn fields(lang: Lang, record: &serde_json::Value) -> Markup {
+    fn value(lang: Lang, v: &serde_json::Value) -> Markup {
         match v {
             serde_json::Value::Object(o) => html! {
                 dl.fields { @for (k, child) in o { @if !child.is_null() {
-                    dt { (label(k)) } dd { (value(child)) }
+                    dt { (label(lang, k)) } dd { (value(lang, child)) }
                 } } }
             },
             serde_json::Value::Array(a) => html! {
-                ol { @for child in a { li { (value(child)) } } }
+                ol { @for child in a { li { (value(lang, child)) } } }
             },
             serde_json::Value::String(s) => html! { (s) },
             serde_json::Value::Bool(b) => html! { (if *b { "✓" } else { "✗" }) },
@@ -505,11 +506,14 @@ pub fn fields(record: &serde_json::Value) -> Markup {
             serde_json::Value::Null => html! { "—" },
         }
     }
-    value(record)
+    value(lang, record)
 }
 
-fn label(key: &str) -> String {
-    key.replace('_', " ")
+fn label(lang: Lang, key: &str) -> Markup {
+    match (lang, super::i18n::field_de(key)) {
+        (Lang::De, Some(de)) => html! { (de) " " small.muted lang="en" { "(" (key) ")" } },
+        _ => html! { (key.replace('_', " ")) },
+    }
 }
 
 #[derive(Deserialize)]

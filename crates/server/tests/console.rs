@@ -495,3 +495,122 @@ async fn a_case_offers_only_the_steps_it_can_take() {
     let (s, _) = c.text("/console/trade/not-a-case").await;
     assert_eq!(s, 404);
 }
+
+#[tokio::test]
+async fn the_details_identity_and_office_forms_change_the_case() {
+    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
+    let (_, pkey) = app.provider("P").await;
+    let (_, okey) = app.operator("O").await;
+    let id = trade_case(&app, &pkey, "Formulare GmbH").await;
+    let mut c = Console::new(&app);
+    c.sign_in(&okey).await;
+    let page = format!("/console/trade/{id}");
+    let token = c.csrf(&page).await;
+
+    // Fee and payment; a German decimal comma is read as the point.
+    let res = c
+        .post(
+            &format!("{page}/details"),
+            &[
+                ("csrf", &token),
+                ("office", ""),
+                ("city_fee", "26,50"),
+                ("is_paid", "true"),
+            ],
+        )
+        .await;
+    assert_eq!(location(&res), page);
+    let case = app
+        .read(&format!("/v1/trade-registration/{id}"), &okey)
+        .await;
+    assert_eq!(
+        (case["city_fee"].as_f64(), case["is_paid"].as_bool()),
+        (Some(26.5), Some(true)),
+        "{case}"
+    );
+    let (_, html) = c.text(&page).await;
+    assert!(html.contains("class=\"flash ok\""));
+    assert!(
+        html.contains("value=\"26.50\""),
+        "the form shows the fee now"
+    );
+    // A fee that is none: the API's rule names the field; nothing changes.
+    c.post(
+        &format!("{page}/details"),
+        &[("csrf", &token), ("city_fee", "viel"), ("is_paid", "false")],
+    )
+    .await;
+    let (_, html) = c.text(&page).await;
+    assert!(
+        html.contains("class=\"flash error\"") && html.contains("<code>city_fee</code>"),
+        "{html}"
+    );
+    let case = app
+        .read(&format!("/v1/trade-registration/{id}"), &okey)
+        .await;
+    assert_eq!(
+        (case["city_fee"].as_f64(), case["is_paid"].as_bool()),
+        (Some(26.5), Some(true))
+    );
+
+    // Identity of owner 0: recorded now, then removed.
+    let identity = format!("/v1/operator/trade-registrations/{id}/owners/0/identity-verified");
+    c.post(
+        &format!("{page}/owners/0/identity"),
+        &[("csrf", &token), ("action", "verify")],
+    )
+    .await;
+    let v = app.read(&identity, &okey).await;
+    assert!(v["identity_verified_at"].is_string(), "{v}");
+    c.post(
+        &format!("{page}/owners/0/identity"),
+        &[("csrf", &token), ("action", "remove")],
+    )
+    .await;
+    let v = app.read(&identity, &okey).await;
+    assert!(v["identity_verified_at"].is_null(), "{v}");
+    c.post(
+        &format!("{page}/owners/9/identity"),
+        &[("csrf", &token), ("action", "verify")],
+    )
+    .await;
+    let (_, html) = c.text(&page).await;
+    assert!(html.contains("class=\"flash error\""), "no owner 9");
+
+    // A tax case's office: a number that is none is refused with the field named; a real one
+    // is assigned and the XML written again.
+    let (s, b) = app
+        .post_json("/v1/tax-registration", &pkey, &example("ug"))
+        .await;
+    assert_eq!(s, 201, "{b}");
+    let tax = b["response"]["tax_registration_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let tax_page = format!("/console/tax/{tax}");
+    c.post(
+        &format!("{tax_page}/office"),
+        &[("csrf", &token), ("tax_office_number", "0000")],
+    )
+    .await;
+    let (_, html) = c.text(&tax_page).await;
+    assert!(html.contains("<code>tax_office_number</code>"), "{html}");
+    c.post(
+        &format!("{tax_page}/office"),
+        &[("csrf", &token), ("tax_office_number", "2741")],
+    )
+    .await;
+    let case = app
+        .read(&format!("/v1/tax-registration/{tax}"), &pkey)
+        .await;
+    assert_eq!(case["tax_office"]["number"], "2741", "{case}");
+
+    // Its XML is readable on a page of its own, escaped.
+    let (_, html) = c.text(&tax_page).await;
+    let at = html.find("/xml\"").expect("an XML link");
+    let start = html[..at].rfind("href=\"").unwrap() + 6;
+    let (s, xml_page) = c.text(&html[start..at + 4]).await;
+    assert_eq!(s, 200);
+    assert!(xml_page.contains("&lt;Elster"), "the XML as text");
+    assert!(xml_page.contains("2741"));
+}

@@ -122,7 +122,12 @@ impl Receiver {
 }
 
 async fn click(c: &Client, css: &str) {
-    c.find(Locator::Css(css)).await.unwrap_or_else(|e| panic!("{css}: {e}")).click().await.unwrap();
+    c.find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("{css}: {e}"))
+        .click()
+        .await
+        .unwrap();
 }
 
 /// Clicks a button that sends a form and waits for the page that answers it (the old page's
@@ -140,13 +145,21 @@ async fn submit(c: &Client, css: &str) {
 }
 
 async fn fill(c: &Client, css: &str, text: &str) {
-    let e = c.find(Locator::Css(css)).await.unwrap_or_else(|e| panic!("{css}: {e}"));
+    let e = c
+        .find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("{css}: {e}"));
     e.clear().await.unwrap();
     e.send_keys(text).await.unwrap();
 }
 
 async fn text_of(c: &Client, css: &str) -> String {
-    c.find(Locator::Css(css)).await.unwrap_or_else(|e| panic!("{css}: {e}")).text().await.unwrap()
+    c.find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("{css}: {e}"))
+        .text()
+        .await
+        .unwrap()
 }
 
 async fn screenshot(c: &Client, name: &str) {
@@ -156,14 +169,19 @@ async fn screenshot(c: &Client, name: &str) {
     }
 }
 
-#[cfg_attr(no_chromedriver, ignore = "chromedriver is not installed (apt install chromium chromium-driver)")]
+#[cfg_attr(
+    no_chromedriver,
+    ignore = "chromedriver is not installed (apt install chromium chromium-driver)"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_operator_works_a_trade_and_a_tax_case_in_the_browser() {
     let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
     let (_, pkey) = app.provider("Gründerplattform AG").await;
     let (_, okey) = app.operator("Olga Operator").await;
     let (receiver, hook_url) = Receiver::start().await;
-    let (s, b) = app.post_json("/v1/webhook-endpoints", &pkey, &json!({"url": hook_url})).await;
+    let (s, b) = app
+        .post_json("/v1/webhook-endpoints", &pkey, &json!({"url": hook_url}))
+        .await;
     assert_eq!(s, 201, "{b}");
     let secret = b["response"]["secret"].as_str().unwrap().to_string();
 
@@ -180,17 +198,31 @@ async fn an_operator_works_a_trade_and_a_tax_case_in_the_browser() {
     body["name"] = json!("Browser Bäckerei GmbH");
     let (s, b) = app.post_json("/v1/trade-registration", &pkey, &body).await;
     assert_eq!(s, 201, "{b}");
-    let trade_id = b["response"]["trade_registration_id"].as_str().unwrap().to_string();
-    let (s, b) = app.post_json("/v1/tax-registration", &pkey, &example("ug")).await;
+    let trade_id = b["response"]["trade_registration_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (s, b) = app
+        .post_json("/v1/tax-registration", &pkey, &example("ug"))
+        .await;
     assert_eq!(s, 201, "{b}");
-    let tax_id = b["response"]["tax_registration_id"].as_str().unwrap().to_string();
+    let tax_id = b["response"]["tax_registration_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
 
     let driver = Driver::start();
     let c = driver.browser().await;
 
     // Sign in.
     c.goto(&app.url("/console/")).await.unwrap();
-    assert!(c.current_url().await.unwrap().path().ends_with("/console/login"));
+    assert!(
+        c.current_url()
+            .await
+            .unwrap()
+            .path()
+            .ends_with("/console/login")
+    );
     fill(&c, "#key", &okey).await;
     submit(&c, "form.signin button[type=submit]").await;
     assert_eq!(c.current_url().await.unwrap().path(), "/console/trade");
@@ -204,14 +236,24 @@ async fn an_operator_works_a_trade_and_a_tax_case_in_the_browser() {
     assert_eq!(rows.len(), 1, "only the case with that reference");
     submit(&c, "tbody tr a").await;
     let url = c.current_url().await.unwrap();
-    assert_eq!(url.path(), format!("/console/trade/{trade_id}"), "the address names the case");
+    assert_eq!(
+        url.path(),
+        format!("/console/trade/{trade_id}"),
+        "the address names the case"
+    );
     assert_eq!(text_of(&c, "#case-id").await, trade_id);
 
     // Open its GewA 1: the link opens the PDF in the browser with the session.
     let link = c
-        .find(Locator::XPath("//td[contains(., 'GewA')]/following-sibling::td/a[1]"))
+        .find(Locator::XPath(
+            "//td[contains(., 'GewA')]/following-sibling::td/a[1]",
+        ))
         .await
-        .or(c.find(Locator::XPath("//tr[td[1][text()='trade-licence-application']]//a[1]")).await)
+        .or(c
+            .find(Locator::XPath(
+                "//tr[td[1][text()='trade-licence-application']]//a[1]",
+            ))
+            .await)
         .expect("a GewA 1 row with an open link");
     let href = link.attr("href").await.unwrap().unwrap();
     let cookie = c.get_named_cookie("filing_console").await.unwrap();
@@ -223,45 +265,98 @@ async fn an_operator_works_a_trade_and_a_tax_case_in_the_browser() {
         .await
         .unwrap();
     assert_eq!(pdf.status(), 200);
-    assert!(pdf.headers()["content-disposition"].to_str().unwrap().starts_with("inline"));
+    assert!(
+        pdf.headers()["content-disposition"]
+            .to_str()
+            .unwrap()
+            .starts_with("inline")
+    );
     let text = common::pdf_text(&pdf.bytes().await.unwrap());
-    assert!(text.contains("Browser Bäckerei GmbH"), "the case's own form");
+    assert!(
+        text.contains("Browser Bäckerei GmbH"),
+        "the case's own form"
+    );
     let without = app.client.get(app.url(&href)).send().await.unwrap();
-    assert_eq!(without.url().path(), "/console/login", "not without the session");
+    assert_eq!(
+        without.url().path(),
+        "/console/login",
+        "not without the session"
+    );
     c.goto(&app.url(&href)).await.unwrap();
-    assert_eq!(c.current_url().await.unwrap().path(), href.split('?').next().unwrap());
+    assert_eq!(
+        c.current_url().await.unwrap().path(),
+        href.split('?').next().unwrap()
+    );
     c.goto(url.as_str()).await.unwrap();
 
     // Block with a reason, unblock.
-    fill(&c, "#reason-blocked", "Gewerbeamt wartet auf die Handelsregisternummer").await;
+    fill(
+        &c,
+        "#reason-blocked",
+        "Gewerbeamt wartet auf die Handelsregisternummer",
+    )
+    .await;
     submit(&c, "#step-blocked").await;
-    assert!(text_of(&c, ".flash.ok").await.contains("eingereicht → blockiert"));
+    assert!(
+        text_of(&c, ".flash.ok")
+            .await
+            .contains("eingereicht → blockiert")
+    );
     assert_eq!(text_of(&c, "#case-status").await, "blockiert");
     screenshot(&c, "console-case.png").await;
-    assert!(c.find(Locator::Css("#step-completed")).await.is_err(), "a blocked case is not completed");
+    assert!(
+        c.find(Locator::Css("#step-completed")).await.is_err(),
+        "a blocked case is not completed"
+    );
     submit(&c, "#step-submitted").await;
     assert_eq!(text_of(&c, "#case-status").await, "eingereicht");
 
     // Complete with the licence upload.
     let licence = std::fs::canonicalize("../../examples/gewerbeschein.pdf").unwrap();
-    c.find(Locator::Css("#licence")).await.unwrap().send_keys(licence.to_str().unwrap()).await.unwrap();
+    c.find(Locator::Css("#licence"))
+        .await
+        .unwrap()
+        .send_keys(licence.to_str().unwrap())
+        .await
+        .unwrap();
     submit(&c, "#step-completed").await;
     assert_eq!(text_of(&c, "#case-status").await, "abgeschlossen");
     let history = text_of(&c, "#history").await;
-    assert!(history.contains("Olga Operator"), "the history names the operator: {history}");
+    assert!(
+        history.contains("Olga Operator"),
+        "the history names the operator: {history}"
+    );
     assert!(history.contains("Handelsregisternummer"));
-    let case = app.read(&format!("/v1/trade-registration/{trade_id}"), &pkey).await;
-    assert_eq!(case["status"], "completed");
-    assert!(case["documents"].as_array().unwrap().iter().any(|d| d["type"] == "trade-licence"));
-    let events = receiver
-        .events_for(&secret, &trade_id, &["registration.blocked", "registration.completed"])
+    let case = app
+        .read(&format!("/v1/trade-registration/{trade_id}"), &pkey)
         .await;
-    for want in ["registration.blocked", "registration.submitted", "registration.completed"] {
+    assert_eq!(case["status"], "completed");
+    assert!(
+        case["documents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["type"] == "trade-licence")
+    );
+    let events = receiver
+        .events_for(
+            &secret,
+            &trade_id,
+            &["registration.blocked", "registration.completed"],
+        )
+        .await;
+    for want in [
+        "registration.blocked",
+        "registration.submitted",
+        "registration.completed",
+    ] {
         assert!(events.iter().any(|e| e == want), "{want} in {events:?}");
     }
 
     // A tax case: submitted, then completed with its tax number.
-    c.goto(&app.url(&format!("/console/tax/{tax_id}"))).await.unwrap();
+    c.goto(&app.url(&format!("/console/tax/{tax_id}")))
+        .await
+        .unwrap();
     submit(&c, "#step-submitted").await;
     assert_eq!(text_of(&c, "#case-status").await, "eingereicht");
     fill(&c, "#tax-number-input", "42/815/08152").await;
@@ -272,14 +367,48 @@ async fn an_operator_works_a_trade_and_a_tax_case_in_the_browser() {
     let events = receiver
         .events_for(&secret, &tax_id, &["tax-registration.completed"])
         .await;
-    assert!(events.iter().any(|e| e == "tax-registration.completed"), "{events:?}");
+    assert!(
+        events.iter().any(|e| e == "tax-registration.completed"),
+        "{events:?}"
+    );
+
+    // Readable on a tablet: nothing wider than the window (tables scroll in their box).
+    c.set_window_size(768, 1024).await.unwrap();
+    for path in [
+        "/console/trade".to_string(),
+        format!("/console/trade/{trade_id}"),
+        format!("/console/tax/{tax_id}"),
+    ] {
+        c.goto(&app.url(&path)).await.unwrap();
+        let fits = c
+            .execute(
+                "return document.documentElement.scrollWidth <= window.innerWidth",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert_eq!(fits, json!(true), "{path} is wider than 768 px");
+    }
+    c.set_window_size(1280, 1000).await.unwrap();
 
     // English, and sign out.
     submit(&c, "a.lang").await;
     assert_eq!(text_of(&c, "#case-status").await, "completed");
     submit(&c, "header.top form button").await;
-    assert!(c.current_url().await.unwrap().path().ends_with("/console/login"));
+    assert!(
+        c.current_url()
+            .await
+            .unwrap()
+            .path()
+            .ends_with("/console/login")
+    );
     c.goto(&app.url("/console/trade")).await.unwrap();
-    assert!(c.current_url().await.unwrap().path().ends_with("/console/login"));
+    assert!(
+        c.current_url()
+            .await
+            .unwrap()
+            .path()
+            .ends_with("/console/login")
+    );
     c.close().await.unwrap();
 }

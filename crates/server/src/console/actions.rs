@@ -33,25 +33,33 @@ fn done(op: &Operator, back: String, result: Result<String, ApiError>) -> Respon
             message,
             fields: vec![],
         },
-        Err(e) => {
-            let b = e.body();
-            if e.status().is_server_error() {
-                tracing::error!(error = %b.message, "console step failed");
-            }
-            Flash {
-                ok: false,
-                message: b.message,
-                fields: b
-                    .errors
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(|f| (f.field, f.message))
-                    .collect(),
-            }
-        }
+        Err(e) => Flash::failed(e),
     };
     op.session.push_flash(flash);
     see_other(&back)
+}
+
+/// A form's step on the case at `back`: refused (403) without the session's token, else `step`
+/// runs and its outcome is shown once on `back`.
+async fn on_case(
+    op: &Operator,
+    csrf: &str,
+    back: String,
+    step: impl Future<Output = Result<String, ApiError>>,
+) -> Response {
+    if !op.session.csrf_ok(csrf) {
+        return forbidden();
+    }
+    done(op, back, step.await)
+}
+
+/// A move as the operator reads it: `eingereicht → blockiert`.
+fn moved<L: Lifecycle>(lang: Lang, m: steps::Moved<L>) -> String {
+    format!(
+        "{} → {}",
+        lang.status(m.previous.as_str()),
+        lang.status(m.status.as_str())
+    )
 }
 
 fn parse_id(raw: &str) -> Result<Uuid, ApiError> {
@@ -78,27 +86,20 @@ pub async fn trade_step(
     op: Operator,
     lang: Lang,
     Path(raw): Path<String>,
-    axum::Form(form): axum::Form<StepForm>,
+    axum::Form(mut form): axum::Form<StepForm>,
 ) -> Response {
-    if !op.session.csrf_ok(&form.csrf) {
-        return forbidden();
-    }
+    let csrf = std::mem::take(&mut form.csrf);
     let back = format!("/console/trade/{raw}");
-    let result = async {
+    on_case(&op, &csrf, back, async {
         let id = parse_id(&raw)?;
         let input = TradeTransitionRequest {
             status: form.status,
             reason: filled(form.reason),
         };
-        let moved = steps::operator_trade_step(&state, op.caller(), id, input).await?;
-        Ok(format!(
-            "{} → {}",
-            lang.status(moved.previous.as_str()),
-            lang.status(moved.status.as_str())
-        ))
-    }
-    .await;
-    done(&op, back, result)
+        let m = steps::operator_trade_step(&state, op.caller(), id, input).await?;
+        Ok(moved(lang, m))
+    })
+    .await
 }
 
 pub async fn tax_step(
@@ -106,28 +107,21 @@ pub async fn tax_step(
     op: Operator,
     lang: Lang,
     Path(raw): Path<String>,
-    axum::Form(form): axum::Form<StepForm>,
+    axum::Form(mut form): axum::Form<StepForm>,
 ) -> Response {
-    if !op.session.csrf_ok(&form.csrf) {
-        return forbidden();
-    }
+    let csrf = std::mem::take(&mut form.csrf);
     let back = format!("/console/tax/{raw}");
-    let result = async {
+    on_case(&op, &csrf, back, async {
         let id = parse_id(&raw)?;
         let input = TaxTransitionRequest {
             status: form.status,
             reason: filled(form.reason),
             tax_number: filled(form.tax_number),
         };
-        let (moved, _) = steps::operator_tax_step(&state, op.caller(), id, input).await?;
-        Ok(format!(
-            "{} → {}",
-            lang.status(moved.previous.as_str()),
-            lang.status(moved.status.as_str())
-        ))
-    }
-    .await;
-    done(&op, back, result)
+        let (m, _) = steps::operator_tax_step(&state, op.caller(), id, input).await?;
+        Ok(moved(lang, m))
+    })
+    .await
 }
 
 /// The licence upload: a multipart form with `csrf` first, then `file` and `reason`.
@@ -174,12 +168,8 @@ pub async fn trade_licence(
             return Err(ApiError::Forbidden("CSRF".into()));
         }
         let (file, reason) = steps::checked_licence(file, reason).await?;
-        let (moved, _) = steps::operator_licence(&state, op.caller(), id, file, reason).await?;
-        Ok(format!(
-            "{} → {}",
-            lang.status(moved.previous.as_str()),
-            lang.status(moved.status.as_str())
-        ))
+        let (m, _) = steps::operator_licence(&state, op.caller(), id, file, reason).await?;
+        Ok(moved(lang, m))
     }
     .await;
     if !csrf_seen {
@@ -204,13 +194,11 @@ pub async fn trade_details(
     State(state): State<Arc<AppState>>,
     op: Operator,
     Path(raw): Path<String>,
-    axum::Form(form): axum::Form<DetailsForm>,
+    axum::Form(mut form): axum::Form<DetailsForm>,
 ) -> Response {
-    if !op.session.csrf_ok(&form.csrf) {
-        return forbidden();
-    }
+    let csrf = std::mem::take(&mut form.csrf);
     let back = format!("/console/trade/{raw}");
-    let result = async {
+    on_case(&op, &csrf, back, async {
         let id = parse_id(&raw)?;
         let case = crate::cases::access::trade_case(&state, op.caller(), id).await?;
         let mut body = serde_json::Map::new();
@@ -252,9 +240,8 @@ pub async fn trade_details(
             .as_object()
             .map(|o| o.keys().cloned().collect::<Vec<_>>().join(", "))
             .unwrap_or_default())
-    }
-    .await;
-    done(&op, back, result)
+    })
+    .await
 }
 
 #[derive(Deserialize)]
@@ -270,13 +257,11 @@ pub async fn identity(
     State(state): State<Arc<AppState>>,
     op: Operator,
     Path((raw, index)): Path<(String, String)>,
-    axum::Form(form): axum::Form<IdentityForm>,
+    axum::Form(mut form): axum::Form<IdentityForm>,
 ) -> Response {
-    if !op.session.csrf_ok(&form.csrf) {
-        return forbidden();
-    }
+    let csrf = std::mem::take(&mut form.csrf);
     let back = format!("/console/trade/{raw}");
-    let result = async {
+    on_case(&op, &csrf, back, async {
         match form.action.as_str() {
             "verify" => {
                 super::identity_shim::verify(&state, op.caller(), &raw, &index, None).await?;
@@ -292,9 +277,8 @@ pub async fn identity(
                 "must be verify or remove",
             )),
         }
-    }
-    .await;
-    done(&op, back, result)
+    })
+    .await
 }
 
 #[derive(Deserialize)]
@@ -310,13 +294,11 @@ pub async fn tax_office(
     State(state): State<Arc<AppState>>,
     op: Operator,
     Path(raw): Path<String>,
-    axum::Form(form): axum::Form<OfficeForm>,
+    axum::Form(mut form): axum::Form<OfficeForm>,
 ) -> Response {
-    if !op.session.csrf_ok(&form.csrf) {
-        return forbidden();
-    }
+    let csrf = std::mem::take(&mut form.csrf);
     let back = format!("/console/tax/{raw}");
-    let result = async {
+    on_case(&op, &csrf, back, async {
         let id = parse_id(&raw)?;
         let number = filled(form.suggested)
             .or(filled(form.tax_office_number))
@@ -330,7 +312,6 @@ pub async fn tax_office(
         let case = crate::cases::access::tax_case(&state, op.caller(), id).await?;
         crate::cases::tax::assign_office(&state, &case, &number).await?;
         Ok(format!("tax office {number}"))
-    }
-    .await;
-    done(&op, back, result)
+    })
+    .await
 }

@@ -72,34 +72,86 @@ pub async fn trade(
             )
         })
         .unwrap_or_else(|| lang.t("case.none").into());
-    let body = html! {
-        p.muted { a href="/console/trade" { (lang.t("nav.trade")) } }
-        h1 { (company) }
-        h2 { (lang.t("case.overview")) }
-        dl.fields {
-            dt { (lang.t("case.id")) } dd { code #case-id { (case.id) } }
-            dt { (lang.t("col.status")) } dd { span #case-status class={ "status " (case.status.as_str()) } { (lang.status(case.status.as_str())) } }
-            dt { (lang.t("col.environment")) } dd { (lang.t(super::queue::env_key(case.environment.as_str()))) }
+    let overview = html! {
             dt { (lang.t("col.package")) } dd { (case.package.as_str()) }
             dt { (lang.t("col.provider")) } dd { (providers.get(&case.provider_id).map(String::as_str).unwrap_or("?")) }
             dt { (lang.t("col.reference")) } dd { (case.record.get("client_reference").and_then(|v| v.as_str()).unwrap_or("—")) }
             dt { (lang.t("case.trade_office")) } dd { (office_text) }
             dt { (lang.t("case.fee")) } dd { (case.city_fee_cents.map(euros).unwrap_or_else(|| "—".into())) }
             dt { (lang.t("case.paid")) } dd { (if case.is_paid { lang.t("case.yes") } else { lang.t("case.no") }) }
-            dt { (lang.t("col.created")) } dd { (when(case.created_at)) }
+    };
+    let head = Head {
+        nav: "nav.trade",
+        id: case.id,
+        status: case.status.as_str(),
+        environment: case.environment.as_str(),
+        company: &company,
+        created_at: case.created_at,
+    };
+    let body = case_page(
+        lang,
+        head,
+        overview,
+        trade_steps(lang, s, &case),
+        &case.documents,
+        &case.history,
+        deliveries,
+        &case.record,
+    );
+    html_response(StatusCode::OK, layout(lang, &company, &here, Some(s), body))
+}
+
+/// What heads every case page.
+struct Head<'a> {
+    /// The queue's title key (`nav.trade`, `nav.tax`).
+    nav: &'static str,
+    id: Uuid,
+    status: &'static str,
+    environment: &'static str,
+    company: &'a str,
+    created_at: time::OffsetDateTime,
+}
+
+/// A case's page: the way back to its queue, the overview (`rows` between the id, status and
+/// environment and the creation), the steps, documents, history, deliveries and data.
+#[allow(clippy::too_many_arguments)]
+fn case_page(
+    lang: Lang,
+    head: Head<'_>,
+    rows: Markup,
+    steps: Markup,
+    docs: &[DocumentRecord],
+    history_entries: &[StatusChange],
+    deliveries: Markup,
+    record: &serde_json::Value,
+) -> Markup {
+    let queue = if head.nav == "nav.trade" {
+        "/console/trade"
+    } else {
+        "/console/tax"
+    };
+    html! {
+        p.muted { a href=(queue) { (lang.t(head.nav)) } }
+        h1 { (head.company) }
+        h2 { (lang.t("case.overview")) }
+        dl.fields {
+            dt { (lang.t("case.id")) } dd { code #case-id { (head.id) } }
+            dt { (lang.t("col.status")) } dd { span #case-status class={ "status " (head.status) } { (lang.status(head.status)) } }
+            dt { (lang.t("col.environment")) } dd { (lang.t(super::queue::env_key(head.environment))) }
+            (rows)
+            dt { (lang.t("col.created")) } dd { (when(head.created_at)) }
         }
         h2 { (lang.t("case.steps")) }
-        (trade_steps(lang, s, &case))
+        (steps)
         h2 { (lang.t("case.documents")) }
-        (documents(lang, &case.documents))
+        (documents(lang, docs))
         h2 { (lang.t("case.history")) }
-        (history(lang, &case.history))
+        (history(lang, history_entries))
         h2 { (lang.t("case.webhooks")) }
         (deliveries)
         h2 { (lang.t("case.fields")) }
-        (fields(lang, &case.record))
-    };
-    html_response(StatusCode::OK, layout(lang, &company, &here, Some(s), body))
+        (fields(lang, record))
+    }
 }
 
 pub async fn tax(
@@ -135,33 +187,32 @@ pub async fn tax(
         .and_then(domain::offices::tax_office)
         .map(|o| o.display_name())
         .unwrap_or_default();
-    let body = html! {
-        p.muted { a href="/console/tax" { (lang.t("nav.tax")) } }
-        h1 { (company) }
-        h2 { (lang.t("case.overview")) }
-        dl.fields {
-            dt { (lang.t("case.id")) } dd { code #case-id { (case.id) } }
+    let overview = html! {
             @if case.public_id != case.id { dt { (lang.t("case.public_id")) } dd { code { (case.public_id) } } }
-            dt { (lang.t("col.status")) } dd { span #case-status class={ "status " (case.status.as_str()) } { (lang.status(case.status.as_str())) } }
-            dt { (lang.t("col.environment")) } dd { (lang.t(super::queue::env_key(case.environment.as_str()))) }
             dt { (lang.t("col.legal_form")) } dd { (case.legal_form) }
             dt { (lang.t("col.provider")) } dd { (providers.get(&case.provider_id).map(String::as_str).unwrap_or("?")) }
             dt { (lang.t("col.reference")) } dd { (case.record.get("client_reference").and_then(|v| v.as_str()).unwrap_or("—")) }
             dt { (lang.t("case.tax_office")) } dd { (case.tax_office_number.as_deref().unwrap_or("—")) " " (office_name) }
             dt { (lang.t("case.tax_number")) } dd #tax-number { (case.tax_number.as_deref().unwrap_or("—")) }
-            dt { (lang.t("col.created")) } dd { (when(case.created_at)) }
-        }
-        h2 { (lang.t("case.steps")) }
-        (tax_steps(lang, s, &case))
-        h2 { (lang.t("case.documents")) }
-        (documents(lang, &case.documents))
-        h2 { (lang.t("case.history")) }
-        (history(lang, &case.history))
-        h2 { (lang.t("case.webhooks")) }
-        (deliveries)
-        h2 { (lang.t("case.fields")) }
-        (fields(lang, &case.record))
     };
+    let head = Head {
+        nav: "nav.tax",
+        id: case.id,
+        status: case.status.as_str(),
+        environment: case.environment.as_str(),
+        company: &company,
+        created_at: case.created_at,
+    };
+    let body = case_page(
+        lang,
+        head,
+        overview,
+        tax_steps(lang, s, &case),
+        &case.documents,
+        &case.history,
+        deliveries,
+        &case.record,
+    );
     html_response(StatusCode::OK, layout(lang, &company, &here, Some(s), body))
 }
 
@@ -180,6 +231,29 @@ fn reason(lang: Lang, id: &str, required: bool) -> Markup {
         div {
             label for=(id) { (if required { lang.t("step.reason_required") } else { lang.t("step.reason") }) }
             textarea id=(id) name="reason" rows="2" maxlength="2000" required[required] {}
+        }
+    }
+}
+
+/// The form of a status step to `status` (posted to `<case>/transition`): a title, the fields
+/// the step needs besides its note, the note (`required` for the steps that need one).
+fn step_form(
+    lang: Lang,
+    s: &Session,
+    case_path: &str,
+    status: &str,
+    title: &str,
+    fields: Markup,
+    reason_required: bool,
+) -> Markup {
+    html! {
+        form method="post" action={ (case_path) "/transition" } {
+            h3 { (title) }
+            (csrf(s))
+            input type="hidden" name="status" value=(status);
+            (fields)
+            (reason(lang, &format!("reason-{status}"), reason_required))
+            button type="submit" id={ "step-" (status) } { (lang.status(status)) }
         }
     }
 }
@@ -231,22 +305,12 @@ fn trade_steps(lang: Lang, s: &Session, case: &store::TradeRegistrationRecord) -
             @for t in &targets {
                 @match t {
                     TradeStatus::Submitted => {
-                        form method="post" action={ (action) "/transition" } {
-                            h3 { (if case.status == TradeStatus::Blocked { lang.t("step.unblock") } else { lang.t("step.submit") }) }
-                            (csrf(s))
-                            input type="hidden" name="status" value="submitted";
-                            (reason(lang, "reason-submitted", false))
-                            button type="submit" #step-submitted { (lang.status("submitted")) }
-                        }
+                        (step_form(lang, s, &action, "submitted",
+                            if case.status == TradeStatus::Blocked { lang.t("step.unblock") } else { lang.t("step.submit") },
+                            html! {}, false))
                     }
                     TradeStatus::Blocked => {
-                        form method="post" action={ (action) "/transition" } {
-                            h3 { (lang.t("step.block")) }
-                            (csrf(s))
-                            input type="hidden" name="status" value="blocked";
-                            (reason(lang, "reason-blocked", true))
-                            button type="submit" #step-blocked { (lang.t("step.block")) }
-                        }
+                        (step_form(lang, s, &action, "blocked", lang.t("step.block"), html! {}, true))
                     }
                     TradeStatus::Completed => {
                         form method="post" action={ (action) "/licence" } enctype="multipart/form-data" {
@@ -339,35 +403,20 @@ fn tax_steps(lang: Lang, s: &Session, case: &store::TaxRegistrationRecord) -> Ma
             @for t in &targets {
                 @match t {
                     TaxStatus::Submitted => {
-                        form method="post" action={ (action) "/transition" } {
-                            h3 { (if case.status == TaxStatus::Rejected { lang.t("step.resubmit") } else { lang.t("step.submit") }) }
-                            (csrf(s))
-                            input type="hidden" name="status" value="submitted";
-                            (reason(lang, "reason-submitted", false))
-                            button type="submit" #step-submitted { (lang.status("submitted")) }
-                        }
+                        (step_form(lang, s, &action, "submitted",
+                            if case.status == TaxStatus::Rejected { lang.t("step.resubmit") } else { lang.t("step.submit") },
+                            html! {}, false))
                     }
                     TaxStatus::Rejected => {
-                        form method="post" action={ (action) "/transition" } {
-                            h3 { (lang.t("step.reject")) }
-                            (csrf(s))
-                            input type="hidden" name="status" value="rejected";
-                            (reason(lang, "reason-rejected", true))
-                            button type="submit" #step-rejected { (lang.status("rejected")) }
-                        }
+                        (step_form(lang, s, &action, "rejected", lang.t("step.reject"), html! {}, true))
                     }
                     TaxStatus::Completed => {
-                        form method="post" action={ (action) "/transition" } {
-                            h3 { (lang.t("step.complete_tax")) }
-                            (csrf(s))
-                            input type="hidden" name="status" value="completed";
+                        (step_form(lang, s, &action, "completed", lang.t("step.complete_tax"), html! {
                             div {
                                 label for="tax-number-input" { (lang.t("case.tax_number")) }
                                 input #tax-number-input type="text" name="tax_number" required;
                             }
-                            (reason(lang, "reason-completed", false))
-                            button type="submit" #step-completed { (lang.status("completed")) }
-                        }
+                        }, false))
                     }
                     _ => {}
                 }

@@ -117,17 +117,7 @@ async fn queue<L: Lifecycle>(
     let page = match operator_case_page(state, op.caller(), kind, q.as_list_query()).await {
         Ok(p) => p,
         Err(e @ crate::error::ApiError::Validation(_)) => {
-            let b = e.body();
-            op.session.push_flash(super::session::Flash {
-                ok: false,
-                message: b.message,
-                fields: b
-                    .errors
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(|f| (f.field, f.message))
-                    .collect(),
-            });
+            op.session.push_flash(super::session::Flash::failed(e));
             let body = html! { h1 { (lang.t(title_key(kind))) } (filters::<L>(state, lang, base, &q, &[]).await) };
             return html_response(
                 StatusCode::UNPROCESSABLE_ENTITY,

@@ -39,6 +39,26 @@ pub struct Flash {
     pub fields: Vec<(String, String)>,
 }
 
+impl Flash {
+    /// What a failed request shows: its message and every broken field.
+    pub fn failed(e: crate::error::ApiError) -> Self {
+        let b = e.body();
+        if e.status().is_server_error() {
+            tracing::error!(error = %b.message, "console request failed");
+        }
+        Flash {
+            ok: false,
+            message: b.message,
+            fields: b
+                .errors
+                .unwrap_or_default()
+                .into_iter()
+                .map(|f| (f.field, f.message))
+                .collect(),
+        }
+    }
+}
+
 /// A signed-in operator.
 #[derive(Debug)]
 pub struct Session {

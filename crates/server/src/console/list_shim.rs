@@ -12,6 +12,7 @@ use uuid::Uuid;
 use crate::error::ApiError;
 use crate::state::AppState;
 
+#[allow(dead_code)]
 #[derive(Debug, Default, Clone)]
 pub struct OperatorListQuery {
     pub status: Option<String>,

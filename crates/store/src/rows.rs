@@ -104,6 +104,7 @@ where
         let record: Json<serde_json::Value> = row.try_get("record")?;
         let lookup: Option<Json<serde_json::Value>> = row.try_get("tax_office_lookup")?;
         let history: String = row.try_get("history_json")?;
+        let actors: Option<String> = row.try_get("actors_json")?;
         let documents: String = row.try_get("documents_json")?;
         Ok(TaxRegistrationRecord {
             id,
@@ -124,7 +125,7 @@ where
             tax_number: row.try_get("tax_number")?,
             created_at: row.try_get("created_at")?,
             documents: documents_from_json(&documents, id)?,
-            history: history_from_json(CaseKind::Tax, &history)?,
+            history: history_from_json(CaseKind::Tax, &history, actors.as_deref())?,
         })
     }
 }
@@ -142,22 +143,50 @@ pub(crate) fn case_status(kind: CaseKind, s: &str) -> crate::Result<CaseStatus> 
     named("status", s, |s| CaseStatus::parse(kind, s))
 }
 
-/// The status history as the `history_json` column gives it: `[[status, previous_status, actor,
-/// reason, at], ...]` in order, of a `kind` case.
+/// An entry of the `history_json` column: `[status, previous_status, actor, reason, at]`, and a
+/// sixth element, the changed fields, on field-change entries only (migrations sqlite 0020,
+/// pg 0023), so that the arrays of status steps read as they were written before.
+#[derive(serde::Deserialize)]
+struct HistoryRow {
+    status: String,
+    previous_status: Option<String>,
+    actor: String,
+    reason: Option<String>,
+    at: String,
+    #[serde(default)]
+    changes: Option<Vec<crate::FieldChange>>,
+}
+
+/// The status history as the `history_json` column gives it (see [`HistoryRow`]), in order,
+/// of a `kind` case, each entry's `actor_name` from `actors_json`: `[[actor, name], ...]` for
+/// the actors whose account the read found (column `actors_json`; NULL reads as none).
 pub(crate) fn history_from_json(
     kind: CaseKind,
     json: &str,
+    actors_json: Option<&str>,
 ) -> crate::Result<Vec<crate::StatusChange>> {
-    type Row = (String, Option<String>, String, Option<String>, String);
-    let rows: Vec<Row> = serde_json::from_str(json).map_err(corrupt_json)?;
+    let rows: Vec<HistoryRow> = serde_json::from_str(json).map_err(corrupt_json)?;
+    let names: Vec<(String, String)> = match actors_json {
+        Some(a) => serde_json::from_str(a).map_err(corrupt_json)?,
+        None => Vec::new(),
+    };
     rows.into_iter()
-        .map(|(status, previous_status, actor, reason, at)| {
+        .map(|r| {
+            let actor_name = names
+                .iter()
+                .find(|(actor, _)| *actor == r.actor)
+                .map(|(_, name)| name.clone());
             Ok(crate::StatusChange {
-                status: case_status(kind, &status)?,
-                previous_status: previous_status.map(|s| case_status(kind, &s)).transpose()?,
-                actor,
-                reason,
-                at: timestamp(&at)?,
+                status: case_status(kind, &r.status)?,
+                previous_status: r
+                    .previous_status
+                    .map(|s| case_status(kind, &s))
+                    .transpose()?,
+                actor: r.actor,
+                reason: r.reason,
+                at: timestamp(&r.at)?,
+                changes: r.changes.unwrap_or_default(),
+                actor_name,
             })
         })
         .collect()
@@ -168,13 +197,19 @@ pub(crate) fn history_to_json(history: &[crate::StatusChange]) -> crate::Result<
     let rows = history
         .iter()
         .map(|h| {
-            Ok((
+            let mut row = serde_json::json!([
                 h.status.as_str(),
                 h.previous_status.map(CaseStatus::as_str),
                 &h.actor,
                 &h.reason,
                 rfc3339(h.at)?,
-            ))
+            ]);
+            if h.is_field_change()
+                && let Some(items) = row.as_array_mut()
+            {
+                items.push(serde_json::to_value(&h.changes).map_err(corrupt_json)?);
+            }
+            Ok(row)
         })
         .collect::<crate::Result<Vec<_>>>()?;
     serde_json::to_string(&rows).map_err(|e| crate::StoreError::Corrupt(e.to_string()))

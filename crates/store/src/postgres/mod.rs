@@ -39,8 +39,17 @@ impl Dialect for Postgres {
     // 0010, `refresh_children`) and joined by key, so a case read aggregates nothing. Three
     // aggregate subqueries here cost more than the rest of the statement (ADR 0010). Only
     // trade cases have identity verifications.
+    // The names of the history's operators and providers (`actors_json`, `[[actor, name],
+    // ...]`) are looked up by key for the distinct actors of the copied history, as it is read.
     const SQL: crate::sql::text::DialectSql = dialect_sql!(
-        "k.history_json, k.documents_json",
+        "k.history_json, k.documents_json, \
+         (SELECT coalesce(json_agg(json_build_array(a.actor, coalesce(o.name, p.name))), '[]')::text \
+          FROM (SELECT DISTINCT e ->> 2 AS actor FROM json_array_elements(k.history_json::json) e) a \
+          LEFT JOIN operators o ON o.id = CASE WHEN a.actor ~ '^operator:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' \
+            THEN substr(a.actor, 10)::uuid END \
+          LEFT JOIN companies p ON p.id = CASE WHEN a.actor ~ '^provider:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' \
+            THEN substr(a.actor, 10)::uuid END \
+          WHERE coalesce(o.name, p.name) IS NOT NULL) AS actors_json",
         "k.verified_json",
         " LEFT JOIN case_children k ON k.case_id = t.id",
         "FOR UPDATE SKIP LOCKED"

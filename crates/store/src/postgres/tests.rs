@@ -190,20 +190,14 @@ async fn children_json_of_a_create_matches_the_sql_refresh() {
         doc(Some(0), DocumentType::TradeLicence, at),
     ];
     let history = vec![
-        StatusChange {
-            status: TradeStatus::Initiated.into(),
-            previous_status: None,
-            actor: "provider:p".into(),
-            reason: None,
-            at,
-        },
-        StatusChange {
-            status: TradeStatus::FormRendered.into(),
-            previous_status: Some(TradeStatus::Initiated.into()),
-            actor: "system".into(),
-            reason: Some("\u{1F600} \n tab\t".into()),
-            at: later,
-        },
+        StatusChange::step(TradeStatus::Initiated, None, "provider:p".into(), None, at),
+        StatusChange::step(
+            TradeStatus::FormRendered,
+            Some(TradeStatus::Initiated.into()),
+            "system".into(),
+            Some("\u{1F600} \n tab\t".into()),
+            later,
+        ),
     ];
     let company = uuid::Uuid::now_v7();
     let new = NewTradeRegistration {

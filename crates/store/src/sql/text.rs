@@ -39,6 +39,11 @@ pub(crate) const INSERT_DOCUMENT: &str = "INSERT INTO documents (id, case_id, ca
 pub(crate) const INSERT_HISTORY: &str = "INSERT INTO status_history (case_id, case_kind, status, \
      previous_status, actor, reason, at) VALUES ($1, $2, $3, $4, $5, $6, $7)";
 
+/// A field-change entry: case id, case kind, status (also `previous_status`: the entry keeps
+/// the case's status), actor, time, changes (JSON).
+pub(crate) const INSERT_FIELD_CHANGES: &str = "INSERT INTO status_history (case_id, case_kind, \
+     status, previous_status, actor, reason, at, changes) VALUES ($1, $2, $3, $3, $4, NULL, $5, $6)";
+
 /// Gives up an endpoint's pending messages (`$1` the time, `$2` the endpoint): when it is
 /// deleted, and when the worker finds messages a create queued for it as the delete committed.
 pub(crate) const GIVE_UP_PENDING: &str = "UPDATE webhook_messages SET state = 'failed', \

@@ -144,7 +144,11 @@ fn trade_from_row(row: &rusqlite::Row<'_>, id: uuid::Uuid) -> Result<TradeRegist
         company_name: text("company_name")?.map(str::to_string),
         company_legal_form: text("company_legal_form")?.map(str::to_string),
         documents: crate::rows::documents_from_json(required("documents_json")?, id)?,
-        history: crate::rows::history_from_json(crate::CaseKind::Trade, required("history_json")?)?,
+        history: crate::rows::history_from_json(
+            crate::CaseKind::Trade,
+            required("history_json")?,
+            text("actors_json")?,
+        )?,
         identity_verifications: crate::rows::verifications_from_json(required("verified_json")?)?,
     })
 }

@@ -104,13 +104,19 @@ where
         let record: Json<serde_json::Value> = row.try_get("record")?;
         let lookup: Option<Json<serde_json::Value>> = row.try_get("tax_office_lookup")?;
         let history: String = row.try_get("history_json")?;
-        let actors: Option<String> = row.try_get("actors_json")?;
+        let provider_id: Uuid = row.try_get("provider_id")?;
+        let operators: Option<String> = row.try_get("operators_json")?;
+        let names = actor_names(
+            provider_id,
+            row.try_get("provider_name")?,
+            operators.as_deref(),
+        )?;
         let documents: String = row.try_get("documents_json")?;
         Ok(TaxRegistrationRecord {
             id,
             public_id: row.try_get("public_id")?,
             company_id: row.try_get("company_id")?,
-            provider_id: row.try_get("provider_id")?,
+            provider_id,
             environment: crate::sql::environment(&environment)?,
             package: named(
                 "package",
@@ -125,7 +131,7 @@ where
             tax_number: row.try_get("tax_number")?,
             created_at: row.try_get("created_at")?,
             documents: documents_from_json(&documents, id)?,
-            history: history_from_json(CaseKind::Tax, &history, actors.as_deref())?,
+            history: history_from_json(CaseKind::Tax, &history, &names)?,
         })
     }
 }
@@ -157,19 +163,32 @@ struct HistoryRow {
     changes: Option<Vec<crate::FieldChange>>,
 }
 
-/// The status history as the `history_json` column gives it (see [`HistoryRow`]), in order,
-/// of a `kind` case, each entry's `actor_name` from `actors_json`: `[[actor, name], ...]` for
-/// the actors whose account the read found (column `actors_json`; NULL reads as none).
-pub(crate) fn history_from_json(
-    kind: CaseKind,
-    json: &str,
-    actors_json: Option<&str>,
-) -> crate::Result<Vec<crate::StatusChange>> {
-    let rows: Vec<HistoryRow> = serde_json::from_str(json).map_err(corrupt_json)?;
-    let names: Vec<(String, String)> = match actors_json {
+/// The names a case read found for its history's actors: its provider's (`provider_name`, the
+/// one provider that acts on a case) and its operators' (`operators_json`: `[["operator:<id>",
+/// name], ...]`; NULL reads as none), as (actor, name) pairs.
+pub(crate) fn actor_names(
+    provider_id: Uuid,
+    provider_name: Option<String>,
+    operators_json: Option<&str>,
+) -> crate::Result<Vec<(String, String)>> {
+    let mut names: Vec<(String, String)> = match operators_json {
         Some(a) => serde_json::from_str(a).map_err(corrupt_json)?,
         None => Vec::new(),
     };
+    if let Some(name) = provider_name {
+        names.push((format!("provider:{provider_id}"), name));
+    }
+    Ok(names)
+}
+
+/// The status history as the `history_json` column gives it (see [`HistoryRow`]), in order,
+/// of a `kind` case, each entry's `actor_name` from `names` ([`actor_names`]).
+pub(crate) fn history_from_json(
+    kind: CaseKind,
+    json: &str,
+    names: &[(String, String)],
+) -> crate::Result<Vec<crate::StatusChange>> {
+    let rows: Vec<HistoryRow> = serde_json::from_str(json).map_err(corrupt_json)?;
     rows.into_iter()
         .map(|r| {
             let actor_name = names

@@ -36,20 +36,16 @@ impl Dialect for Postgres {
     const CREATED_AT: (&'static str, &'static str) = ("t.created_at", "$?::timestamptz");
 
     // The children of a case (`t`) as JSON arrays: a copy kept in `case_children` (migration
-    // 0010, `refresh_children`) and joined by key, so a case read aggregates nothing. Three
+    // 0010, `refresh_children`) and joined by key, so a case read aggregates no child table. Three
     // aggregate subqueries here cost more than the rest of the statement (ADR 0010). Only
     // trade cases have identity verifications.
-    // The names of the history's operators and providers (`actors_json`, `[[actor, name],
-    // ...]`) are looked up by key for the distinct actors of the copied history, as it is read.
+    // The names of the history's operators (`operators_json`) are looked up by key, for the
+    // ids `refresh_children` keeps beside the copied history (`case_children.operator_ids`,
+    // migration 0023): parsing the history's JSON here cost as much as the rest of the read.
     const SQL: crate::sql::text::DialectSql = dialect_sql!(
         "k.history_json, k.documents_json, \
-         (SELECT coalesce(json_agg(json_build_array(a.actor, coalesce(o.name, p.name))), '[]')::text \
-          FROM (SELECT DISTINCT e ->> 2 AS actor FROM json_array_elements(k.history_json::json) e) a \
-          LEFT JOIN operators o ON o.id = CASE WHEN a.actor ~ '^operator:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' \
-            THEN substr(a.actor, 10)::uuid END \
-          LEFT JOIN companies p ON p.id = CASE WHEN a.actor ~ '^provider:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' \
-            THEN substr(a.actor, 10)::uuid END \
-          WHERE coalesce(o.name, p.name) IS NOT NULL) AS actors_json",
+         (SELECT coalesce(json_agg(json_build_array('operator:' || o.id, o.name)), '[]')::text \
+          FROM operators o WHERE o.id = ANY(k.operator_ids)) AS operators_json",
         "k.verified_json",
         " LEFT JOIN case_children k ON k.case_id = t.id",
         "FOR UPDATE SKIP LOCKED"

@@ -52,7 +52,13 @@ where
         let candidates: Option<Json<serde_json::Value>> = row.try_get("trade_office_candidates")?;
         let environment_text: String = row.try_get("environment")?;
         let history: String = row.try_get("history_json")?;
-        let actors: Option<String> = row.try_get("actors_json")?;
+        let provider_id: Uuid = row.try_get("provider_id")?;
+        let operators: Option<String> = row.try_get("operators_json")?;
+        let names = crate::rows::actor_names(
+            provider_id,
+            row.try_get("provider_name")?,
+            operators.as_deref(),
+        )?;
         let documents: String = row.try_get("documents_json")?;
         let verified: String = row.try_get("verified_json")?;
         // The directory entry, when the join found one.
@@ -64,7 +70,7 @@ where
         Ok(Some(TradeRegistrationRecord {
             id: row.try_get("id")?,
             company_id: row.try_get("company_id")?,
-            provider_id: row.try_get("provider_id")?,
+            provider_id,
             environment: environment(&environment_text)?,
             package: crate::rows::named(
                 "package",
@@ -84,7 +90,7 @@ where
             company_name: row.try_get("company_name")?,
             company_legal_form: row.try_get("company_legal_form")?,
             documents: documents_from_json(&documents, id)?,
-            history: history_from_json(crate::CaseKind::Trade, &history, actors.as_deref())?,
+            history: history_from_json(crate::CaseKind::Trade, &history, &names)?,
             identity_verifications: verifications_from_json(&verified)?,
         }))
     }

@@ -204,9 +204,11 @@ backend_tests! {
             assert_eq!(s, 200, "{body}: {b}");
         }
         let case = get(&app, &pkey, &id).await;
+        // The office assignment is an entry of its own that keeps the status (issue 39).
         let history: Vec<&str> = case["status_history"].as_array().unwrap().iter()
             .map(|h| h["status"].as_str().unwrap()).collect();
-        assert_eq!(history, ["validated", "submitted", "rejected", "submitted", "completed"]);
+        assert_eq!(history, ["validated", "validated", "submitted", "rejected", "submitted", "completed"]);
+        assert_eq!(case["status_history"][1]["changes"][0]["field"], "tax_office");
         assert_eq!(case["tax_number"], "5215058150816");
         let (s, b) = json(go(json!({"status": "submitted"})).await.unwrap()).await;
         assert_error(s, &b, 409, "INVALID_STATE_TRANSITION");

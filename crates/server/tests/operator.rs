@@ -337,7 +337,7 @@ backend_tests! {
         backdate(&app, &id, made).await;
         let office = json!({"key": "072355007", "name": "Verbandsgemeindeverwaltung Trier-Land", "municipality_key": "07235001", "municipality_name": "Aach"});
         let earlier = store::TradePatch { trade_office: Some(office), ..store::TradePatch::default() };
-        app.state.repo.patch_trade_registration(id.parse().unwrap(), &earlier, None, &[]).await.unwrap();
+        app.state.repo.patch_trade_registration(id.parse().unwrap(), &earlier, None, &[], "system").await.unwrap();
 
         let path = format!("/v1/operator/trade-registrations/{id}");
         let patch = |body: Value| app.client.patch(app.url(&path)).bearer_auth(&okey).json(&body).send();
@@ -699,7 +699,12 @@ backend_tests! {
         let (s, b) = json(app.post(&transition, Some(&okey)).json(&json!({"status": "submitted", "reason": "mit korrigiertem Finanzamt erneut gesendet"})).send().await.unwrap()).await;
         assert_eq!(s, 200, "{b}");
         let (_, g) = json(app.get(&format!("/v1/tax-registration/{id}"), Some(&okey)).send().await.unwrap()).await;
-        let statuses: Vec<&str> = g["response"]["status_history"].as_array().unwrap().iter().map(|h| h["status"].as_str().unwrap()).collect();
-        assert_eq!(statuses, ["validated", "submitted", "rejected", "submitted"]);
+        // Each assignment is an entry of its own that keeps the status (issue 39, tests/audit.rs).
+        let entries: Vec<(&str, Option<&str>)> = g["response"]["status_history"].as_array().unwrap().iter()
+            .map(|h| (h["status"].as_str().unwrap(), h["changes"][0]["field"].as_str())).collect();
+        assert_eq!(entries, [
+            ("validated", None), ("validated", Some("tax_office")), ("submitted", None),
+            ("rejected", None), ("rejected", Some("tax_office")), ("submitted", None),
+        ]);
     }
 }

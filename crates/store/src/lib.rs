@@ -8,6 +8,7 @@
 
 #[macro_use]
 mod sql;
+mod audit;
 pub mod documents;
 mod folder_flush;
 mod new_case;

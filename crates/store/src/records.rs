@@ -88,7 +88,8 @@ impl DocumentRecord {
     }
 }
 
-/// One entry of a case's status history.
+/// One entry of a case's status history: a status step, or an operator's change of fields that
+/// keeps the status (`changes` not empty, `previous_status` = `status`; no webhook event).
 #[derive(Debug, Clone, PartialEq)]
 pub struct StatusChange {
     pub status: CaseStatus,
@@ -98,19 +99,61 @@ pub struct StatusChange {
     pub actor: String,
     pub reason: Option<String>,
     pub at: OffsetDateTime,
+    /// The fields the entry changed (empty for a status step). Written by the store itself, in
+    /// the transaction of the change it records ([`Repository::patch_trade_registration`],
+    /// [`Repository::assign_tax_office`], [`Repository::verify_identity`],
+    /// [`Repository::clear_identity_verification`]); ignored elsewhere on writes.
+    pub changes: Vec<FieldChange>,
+    /// Filled when read: the operator's name for `operator:<id>`, the provider company's for
+    /// `provider:<id>`; `None` for `system` (and an actor whose account is unknown). Ignored on
+    /// writes.
+    pub actor_name: Option<String>,
 }
 
 impl StatusChange {
     /// The first entry of a case's history: `provider` created it in `status`.
     pub fn created(status: impl Into<CaseStatus>, provider: Uuid, at: OffsetDateTime) -> Self {
+        Self::step(status, None, format!("provider:{provider}"), None, at)
+    }
+
+    /// A status step from `previous_status` to `status`, taken by `actor`.
+    pub fn step(
+        status: impl Into<CaseStatus>,
+        previous_status: Option<CaseStatus>,
+        actor: String,
+        reason: Option<String>,
+        at: OffsetDateTime,
+    ) -> Self {
         Self {
             status: status.into(),
-            previous_status: None,
-            actor: format!("provider:{provider}"),
-            reason: None,
+            previous_status,
+            actor,
+            reason,
             at,
+            changes: Vec::new(),
+            actor_name: None,
         }
     }
+
+    /// Whether the entry records changed fields rather than a status step.
+    pub fn is_field_change(&self) -> bool {
+        !self.changes.is_empty()
+    }
+}
+
+/// One field of a case an operator changed, its values as a clerk reads them: a fee as
+/// `26.00`, a payment as `true`/`false`, a trade office as its key and name
+/// (`072355007 Verbandsgemeinde Trier-Land`), a tax office as its number and the directory's
+/// name (`2115 Finanzamt Flensburg`), a time in RFC 3339 (UTC). `None`: the field had (or has)
+/// no value.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct FieldChange {
+    /// The field as the API names it: `city_fee`, `is_paid`, `trade_office`,
+    /// `trade_office.municipality_key`, `source_product`, `tax_office`,
+    /// `owners[<i>].identity_verified_at`.
+    pub field: String,
+    pub old: Option<String>,
+    pub new: Option<String>,
 }
 
 /// Everything a trade registration create writes, in one transaction.

@@ -143,7 +143,9 @@ pub trait Repository: Send + Sync + 'static {
     ) -> Result<bool>;
 
     /// Records that `actor` verified owner `owner_index`'s identity at `verified_at` (the
-    /// latest record wins), and logs it as made at `now`.
+    /// latest record wins), and logs it as made at `now`; when the owner's time changes, a
+    /// history entry by `actor` at `now` names it (`owners[<i>].identity_verified_at`, the old
+    /// and new time), in the same transaction.
     async fn verify_identity(
         &self,
         case_id: Uuid,
@@ -154,7 +156,8 @@ pub trait Repository: Send + Sync + 'static {
     ) -> Result<()>;
 
     /// Removes the record of owner `owner_index`'s verification (one made in error) and logs
-    /// the removal by `actor` at `now`; `false` (and nothing logged) when there was none.
+    /// the removal by `actor` at `now`, with a history entry naming the removed time, in one
+    /// transaction; `false` (and nothing logged) when there was none.
     async fn clear_identity_verification(
         &self,
         case_id: Uuid,
@@ -171,26 +174,30 @@ pub trait Repository: Send + Sync + 'static {
     ) -> Result<Vec<VerificationLogEntry>>;
 
     /// Assigns the tax office of a tax registration in `allowed_statuses` and replaces its
-    /// documents of the types in `documents` with these, atomically. Returns the storage keys
-    /// of the replaced documents (to delete after the commit), or `None` when the case is not
-    /// in one of the statuses.
+    /// documents of the types in `documents` with these, atomically; when the office changes,
+    /// with a history entry by `actor` naming the old and the new one (`tax_office`). Returns
+    /// the storage keys of the replaced documents (to delete after the commit), or `None` when
+    /// the case is not in one of the statuses.
     async fn assign_tax_office(
         &self,
         id: Uuid,
         office_number: &str,
         allowed_statuses: &[TaxStatus],
         documents: &[DocumentRecord],
+        actor: &str,
     ) -> Result<Option<Vec<String>>>;
 
-    /// Applies an operator's changes to a trade registration and, in the same write, replaces
-    /// its documents of the same owner and type as `documents` with these. With a `guard`,
-    /// nothing is written unless the case is still as the guard read it.
+    /// Applies `actor`'s changes to a trade registration and, in the same write, replaces its
+    /// documents of the same owner and type as `documents` with these, and records the fields
+    /// whose value changed in a history entry by `actor` (none when nothing changed). With a
+    /// `guard`, nothing is written unless the case is still as the guard read it.
     async fn patch_trade_registration(
         &self,
         id: Uuid,
         patch: &TradePatch,
         guard: Option<&TradeCaseGuard>,
         documents: &[DocumentRecord],
+        actor: &str,
     ) -> Result<TradePatchOutcome>;
 
     /// Cases of one kind, oldest first (ids are time-ordered UUIDv7), after `after`

@@ -104,12 +104,19 @@ where
         let record: Json<serde_json::Value> = row.try_get("record")?;
         let lookup: Option<Json<serde_json::Value>> = row.try_get("tax_office_lookup")?;
         let history: String = row.try_get("history_json")?;
+        let provider_id: Uuid = row.try_get("provider_id")?;
+        let operators: Option<String> = row.try_get("operators_json")?;
+        let names = actor_names(
+            provider_id,
+            row.try_get("provider_name")?,
+            operators.as_deref(),
+        )?;
         let documents: String = row.try_get("documents_json")?;
         Ok(TaxRegistrationRecord {
             id,
             public_id: row.try_get("public_id")?,
             company_id: row.try_get("company_id")?,
-            provider_id: row.try_get("provider_id")?,
+            provider_id,
             environment: crate::sql::environment(&environment)?,
             package: named(
                 "package",
@@ -124,7 +131,7 @@ where
             tax_number: row.try_get("tax_number")?,
             created_at: row.try_get("created_at")?,
             documents: documents_from_json(&documents, id)?,
-            history: history_from_json(CaseKind::Tax, &history)?,
+            history: history_from_json(CaseKind::Tax, &history, &names)?,
         })
     }
 }
@@ -142,22 +149,63 @@ pub(crate) fn case_status(kind: CaseKind, s: &str) -> crate::Result<CaseStatus> 
     named("status", s, |s| CaseStatus::parse(kind, s))
 }
 
-/// The status history as the `history_json` column gives it: `[[status, previous_status, actor,
-/// reason, at], ...]` in order, of a `kind` case.
+/// An entry of the `history_json` column: `[status, previous_status, actor, reason, at]`, and a
+/// sixth element, the changed fields, on field-change entries only (migrations sqlite 0020,
+/// pg 0023), so that the arrays of status steps read as they were written before.
+#[derive(serde::Deserialize)]
+struct HistoryRow {
+    status: String,
+    previous_status: Option<String>,
+    actor: String,
+    reason: Option<String>,
+    at: String,
+    #[serde(default)]
+    changes: Option<Vec<crate::FieldChange>>,
+}
+
+/// The names a case read found for its history's actors: its provider's (`provider_name`, the
+/// one provider that acts on a case) and its operators' (`operators_json`: `[["operator:<id>",
+/// name], ...]`; NULL reads as none), as (actor, name) pairs.
+pub(crate) fn actor_names(
+    provider_id: Uuid,
+    provider_name: Option<String>,
+    operators_json: Option<&str>,
+) -> crate::Result<Vec<(String, String)>> {
+    let mut names: Vec<(String, String)> = match operators_json {
+        Some(a) => serde_json::from_str(a).map_err(corrupt_json)?,
+        None => Vec::new(),
+    };
+    if let Some(name) = provider_name {
+        names.push((format!("provider:{provider_id}"), name));
+    }
+    Ok(names)
+}
+
+/// The status history as the `history_json` column gives it (see [`HistoryRow`]), in order,
+/// of a `kind` case, each entry's `actor_name` from `names` ([`actor_names`]).
 pub(crate) fn history_from_json(
     kind: CaseKind,
     json: &str,
+    names: &[(String, String)],
 ) -> crate::Result<Vec<crate::StatusChange>> {
-    type Row = (String, Option<String>, String, Option<String>, String);
-    let rows: Vec<Row> = serde_json::from_str(json).map_err(corrupt_json)?;
+    let rows: Vec<HistoryRow> = serde_json::from_str(json).map_err(corrupt_json)?;
     rows.into_iter()
-        .map(|(status, previous_status, actor, reason, at)| {
+        .map(|r| {
+            let actor_name = names
+                .iter()
+                .find(|(actor, _)| *actor == r.actor)
+                .map(|(_, name)| name.clone());
             Ok(crate::StatusChange {
-                status: case_status(kind, &status)?,
-                previous_status: previous_status.map(|s| case_status(kind, &s)).transpose()?,
-                actor,
-                reason,
-                at: timestamp(&at)?,
+                status: case_status(kind, &r.status)?,
+                previous_status: r
+                    .previous_status
+                    .map(|s| case_status(kind, &s))
+                    .transpose()?,
+                actor: r.actor,
+                reason: r.reason,
+                at: timestamp(&r.at)?,
+                changes: r.changes.unwrap_or_default(),
+                actor_name,
             })
         })
         .collect()
@@ -168,13 +216,19 @@ pub(crate) fn history_to_json(history: &[crate::StatusChange]) -> crate::Result<
     let rows = history
         .iter()
         .map(|h| {
-            Ok((
+            let mut row = serde_json::json!([
                 h.status.as_str(),
                 h.previous_status.map(CaseStatus::as_str),
                 &h.actor,
                 &h.reason,
                 rfc3339(h.at)?,
-            ))
+            ]);
+            if h.is_field_change()
+                && let Some(items) = row.as_array_mut()
+            {
+                items.push(serde_json::to_value(&h.changes).map_err(corrupt_json)?);
+            }
+            Ok(row)
         })
         .collect::<crate::Result<Vec<_>>>()?;
     serde_json::to_string(&rows).map_err(|e| crate::StoreError::Corrupt(e.to_string()))

@@ -8,6 +8,7 @@
 //!   which step are `domain::lifecycle::Role`'s).
 //! - [`offices`]: the trade office of a case; [`trade_patch`]: an operator's changes to a trade
 //!   case, its office among them; [`tax::assign_office`] for a tax office.
+//! - [`identity`]: an operator's record (or removal) of an owner's identity verification.
 //! - [`cancel`]: the provider withdraws a case before it reaches the authority.
 //! - [`access`]: which caller may see or act on a case; [`lists`]: the cases a caller lists.
 //!
@@ -16,6 +17,7 @@
 pub mod access;
 pub mod cancel;
 pub mod documents;
+pub mod identity;
 pub mod lists;
 pub mod offices;
 pub mod sandbox;

@@ -192,13 +192,13 @@ pub async fn apply_step<L: Lifecycle + Into<CaseStatus>>(
 ) -> Result<Moved<L>, ApiError> {
     let current = case.status;
     let to = current.step(target, actor.role()).map_err(refused)?;
-    let change = StatusChange {
-        status: to.into(),
-        previous_status: Some(current.into()),
-        actor: actor.history_actor(),
-        reason: actor.history_reason(reason),
-        at: crate::clock::now_micros(),
-    };
+    let change = StatusChange::step(
+        to,
+        Some(current.into()),
+        actor.history_actor(),
+        actor.history_reason(reason),
+        crate::clock::now_micros(),
+    );
     if !state
         .repo
         .transition_case(

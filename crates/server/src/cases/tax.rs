@@ -402,11 +402,15 @@ fn display_name(doc_type: DocumentType, company: &str, ext: &str) -> String {
 /// Assigns tax office `number` (checked against the directory) to a validated or rejected tax
 /// registration: its XML is written for that office and XSD-validated, the summary re-rendered,
 /// and the old files replaced in one write, with a `documents.updated` event; nothing is
-/// written when the case already holds that XML. Shared by the operator and the sandbox.
+/// written when the case already holds that XML. A write that changes the office records it in
+/// the case's history (the old and new office) by `by`, the service itself (`system`) when
+/// `None`, in the same transaction. Shared by the operator, the sandbox and the writer of
+/// pending XML.
 pub async fn assign_office(
     state: &Arc<AppState>,
     case: &store::TaxRegistrationRecord,
     number: &str,
+    by: Option<crate::cases::steps::Actor>,
 ) -> Result<(), ApiError> {
     let number = number.trim().to_string();
     if !domain::offices::is_known_tax_office(&number) {
@@ -459,7 +463,13 @@ pub async fn assign_office(
     let (documents, written) = store_produced(state, id, reg.name(), produced, now).await?;
     match state
         .repo
-        .assign_tax_office(id, &number, &allowed, &documents)
+        .assign_tax_office(
+            id,
+            &number,
+            &allowed,
+            &documents,
+            &by.map_or_else(|| "system".to_string(), |a| a.history_actor()),
+        )
         .await
     {
         Ok(Some(replaced)) => {

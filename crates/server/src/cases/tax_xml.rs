@@ -96,7 +96,7 @@ pub async fn write_pending(state: &Arc<AppState>) -> anyhow::Result<Option<u64>>
             let Some(office) = case.tax_office_number.clone() else {
                 continue;
             };
-            match crate::cases::tax::assign_office(state, &case, &office).await {
+            match crate::cases::tax::assign_office(state, &case, &office, None).await {
                 Ok(()) => {
                     written += 1;
                     tracing::info!(tax_registration_id = %case.id, office, "ELSTER XML written for a case that waited for the manufacturer id");

@@ -136,13 +136,13 @@ pub async fn create_trade(
         documents: std::mem::take(&mut created.documents),
         history: vec![
             StatusChange::created(TradeStatus::Initiated, provider, now),
-            StatusChange {
-                status: status.into(),
-                previous_status: Some(TradeStatus::Initiated.into()),
-                actor: "system".into(),
-                reason: None,
-                at: now,
-            },
+            StatusChange::step(
+                status,
+                Some(TradeStatus::Initiated.into()),
+                "system".into(),
+                None,
+                now,
+            ),
         ],
         idempotency,
     };

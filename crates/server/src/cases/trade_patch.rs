@@ -9,6 +9,7 @@ use uuid::Uuid;
 
 use crate::cases::documents::remove_files;
 use crate::cases::offices::{TradeOfficeView, directory_entry};
+use crate::cases::steps::Actor;
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -107,26 +108,29 @@ pub async fn trade_patch(
     Ok((patch, head))
 }
 
-/// Writes an operator's changes; one that assigns an office re-heads the forms
-/// ([`assign_trade_office`]). 404 for an unknown case.
+/// Writes `actor`'s changes (an operator's), with the history entry that names each field whose
+/// value changes (old and new) in the same write, none when nothing changes; one that assigns
+/// an office re-heads the forms ([`assign_trade_office`]). 404 for an unknown case.
 pub async fn patch_trade(
     state: &Arc<AppState>,
     id: Uuid,
     patch: store::TradePatch,
     head: Option<OfficeHead>,
+    actor: Actor,
 ) -> Result<(), ApiError> {
+    let actor = actor.history_actor();
     match head {
         None => {
             let outcome = state
                 .repo
-                .patch_trade_registration(id, &patch, None, &[])
+                .patch_trade_registration(id, &patch, None, &[], &actor)
                 .await?;
             if outcome == store::TradePatchOutcome::NotFound {
                 return Err(ApiError::NotFound);
             }
             Ok(())
         }
-        Some(head) => assign_trade_office(state, id, &patch, head).await,
+        Some(head) => assign_trade_office(state, id, &patch, head, &actor).await,
     }
 }
 
@@ -147,6 +151,7 @@ async fn assign_trade_office(
     id: Uuid,
     patch: &store::TradePatch,
     head: OfficeHead,
+    actor: &str,
 ) -> Result<(), ApiError> {
     let _held = state.case_locks.lock(id).await;
     for _ in 0..3 {
@@ -172,7 +177,7 @@ async fn assign_trade_office(
         };
         let outcome = state
             .repo
-            .patch_trade_registration(id, patch, Some(&guard), &documents)
+            .patch_trade_registration(id, patch, Some(&guard), &documents, actor)
             .await;
         match outcome {
             Ok(store::TradePatchOutcome::Applied { replaced }) => {

@@ -399,7 +399,9 @@ pub struct TradeLicenceUpload {
 /// Update a trade registration's office, fee and payment
 ///
 /// Sets the receiving trade office, the city fee, the payment state and the source product of
-/// a trade registration; answers with the case as read back.
+/// a trade registration; answers with the case as read back. The fields whose value changes
+/// are one entry of the case's `status_history` (`changes`: each field's old and new value,
+/// the operator as `actor`), written with them; a patch that changes nothing adds none.
 ///
 /// An assigned office heads the GewA 1 forms the service made while they follow the office
 /// (a `self` case while `form-rendered`, an `assisted` one until `completed`): forms the new
@@ -419,9 +421,9 @@ pub async fn patch_trade(
     crate::extract::PathId(id): crate::extract::PathId,
     crate::extract::ApiJson(body): crate::extract::ApiJson<serde_json::Value>,
 ) -> Result<Response, ApiError> {
-    operator_only(caller)?;
+    let operator_id = operator_only(caller)?;
     let (patch, head) = cases::trade_patch::trade_patch(&state, &body).await?;
-    cases::trade_patch::patch_trade(&state, id, patch, head).await?;
+    cases::trade_patch::patch_trade(&state, id, patch, head, Actor::Operator(operator_id)).await?;
     crate::routes::trade_registrations::get(
         State(state),
         Extension(caller),
@@ -454,35 +456,18 @@ pub struct IdentityRequest {
     verified_at: Option<String>,
 }
 
-/// The case and the owner index of an identity path; 404 for anything that names none.
-async fn case_owner(
-    state: &AppState,
-    raw_id: &str,
-    raw_index: &str,
-) -> Result<(store::TradeRegistrationRecord, usize), ApiError> {
+/// The case id and owner index of an identity path; 404 for anything that names none.
+fn owner_path(raw_id: &str, raw_index: &str) -> Result<(Uuid, usize), ApiError> {
     let id = Uuid::try_parse(raw_id).map_err(|_| ApiError::NotFound)?;
     let index: usize = raw_index.parse().map_err(|_| ApiError::NotFound)?;
-    let case = state
-        .repo
-        .get_trade_registration(id)
-        .await?
-        .ok_or(ApiError::NotFound)?;
-    let owners = case
-        .record
-        .get("owners")
-        .and_then(|o| o.as_array())
-        .map(Vec::len)
-        .unwrap_or(0);
-    if index >= owners {
-        return Err(ApiError::NotFound);
-    }
-    Ok((case, index))
+    Ok((id, index))
 }
 
 /// Record an owner's identity verification
 ///
 /// Records that the operator verified an owner's identity (`owners[i].identity_verified_at`),
-/// now or at the time given; a later record replaces an earlier one.
+/// now or at the time given; a later record replaces an earlier one. A record that changes the
+/// owner's time is an entry of the case's `status_history` (the old and new time).
 #[utoipa::path(post, path = "/v1/operator/trade-registrations/{trade_registration_id}/owners/{owner_index}/identity-verified", tag = "operator",
     params(
         ("trade_registration_id" = Uuid, Path, description = "The case"),
@@ -503,37 +488,14 @@ pub async fn verify_identity(
 ) -> Result<Response, ApiError> {
     let operator_id = operator_only(caller)?;
     let body: serde_json::Value = crate::extract::decode_optional_json(&headers, &body)?;
-    let (case, index) = case_owner(&state, &raw_id, &raw_index).await?;
-    let now = crate::clock::now_micros();
-    let mut at = now;
-    if !body.is_null() {
-        let mut errs = Violations::new();
-        if let Some(o) = domain::rules::object(&body, "", &["verified_at"], &mut errs)
-            && let Some(v) = o.opt("verified_at")
-        {
-            let latest = now + time::Duration::seconds(crate::links::CLOCK_SKEW_SECS);
-            at = domain::rules::instant(v, "verified_at", case.created_at, latest, &mut errs)
-                .unwrap_or(now);
-        }
-        errs.finish(())?;
-    }
-    state
-        .repo
-        .verify_identity(
-            case.id,
-            index as i32,
-            at,
-            &Actor::Operator(operator_id).history_actor(),
-            now,
-        )
-        .await?;
-    tracing::info!(case_id = %case.id, owner_index = index, %operator_id, "identity verification recorded");
+    let (id, index) = owner_path(&raw_id, &raw_index)?;
+    let at = cases::identity::verify_identity(&state, operator_id, id, index, &body).await?;
     Ok(respond(
         StatusCode::OK,
         IdentityResponse {
             result: Outcome::Success,
             message: "identity verification recorded".into(),
-            id: case.id,
+            id,
             owner_index: index,
             identity_verified_at: Some(at),
         },
@@ -592,7 +554,8 @@ pub async fn identity_history(
     axum::extract::Path((raw_id, raw_index)): axum::extract::Path<(String, String)>,
 ) -> Result<Response, ApiError> {
     operator_only(caller)?;
-    let (case, index) = case_owner(&state, &raw_id, &raw_index).await?;
+    let (id, index) = owner_path(&raw_id, &raw_index)?;
+    let case = cases::identity::owner_case(&state, id, index).await?;
     let history = state
         .repo
         .identity_verification_log(case.id, index as i32)
@@ -625,7 +588,8 @@ pub async fn identity_history(
 /// Remove an owner's identity verification
 ///
 /// Removes the record of an owner's identity verification (one recorded in error), so GET no
-/// longer shows `identity_verified_at`. Removing what is not recorded changes nothing (200).
+/// longer shows `identity_verified_at`, with an entry of the case's `status_history` naming the
+/// removed time. Removing what is not recorded changes nothing (200).
 #[utoipa::path(delete, path = "/v1/operator/trade-registrations/{trade_registration_id}/owners/{owner_index}/identity-verified", tag = "operator",
     params(
         ("trade_registration_id" = Uuid, Path, description = "The case"),
@@ -641,19 +605,8 @@ pub async fn clear_identity(
     axum::extract::Path((raw_id, raw_index)): axum::extract::Path<(String, String)>,
 ) -> Result<Response, ApiError> {
     let operator_id = operator_only(caller)?;
-    let (case, index) = case_owner(&state, &raw_id, &raw_index).await?;
-    let removed = state
-        .repo
-        .clear_identity_verification(
-            case.id,
-            index as i32,
-            &Actor::Operator(operator_id).history_actor(),
-            crate::clock::now_micros(),
-        )
-        .await?;
-    if removed {
-        tracing::info!(case_id = %case.id, owner_index = index, %operator_id, "identity verification removed");
-    }
+    let (id, index) = owner_path(&raw_id, &raw_index)?;
+    let removed = cases::identity::clear_identity(&state, operator_id, id, index).await?;
     Ok(respond(
         StatusCode::OK,
         IdentityResponse {
@@ -664,7 +617,7 @@ pub async fn clear_identity(
                 "no identity verification was recorded for this owner"
             }
             .into(),
-            id: case.id,
+            id,
             owner_index: index,
             identity_verified_at: None,
         },
@@ -711,7 +664,8 @@ pub struct AssignTaxOfficeRequest {
 /// ELSTER XML (validated against the XSD again; a production XML only with the service's
 /// ELSTER manufacturer id, see `elster_xml`) and summary, announced to the provider as
 /// `documents.updated`; the office the case has already, with its XML as it is, changes
-/// nothing. Answers with the case.
+/// nothing. A new office is an entry of the case's `status_history` (the old and new office).
+/// Answers with the case.
 #[utoipa::path(post, path = "/v1/operator/tax-registrations/{tax_registration_id}/tax-office", tag = "operator",
     params(("tax_registration_id" = Uuid, Path, description = "The case")),
     request_body = AssignTaxOfficeRequest,
@@ -727,9 +681,15 @@ pub async fn assign_tax_office(
     crate::extract::PathId(id): crate::extract::PathId,
     crate::extract::ApiJson(input): crate::extract::ApiJson<AssignTaxOfficeRequest>,
 ) -> Result<Response, ApiError> {
-    operator_only(caller)?;
+    let operator_id = operator_only(caller)?;
     let case = access::tax_case(&state, caller, id).await?;
-    cases::tax::assign_office(&state, &case, &input.tax_office_number).await?;
+    cases::tax::assign_office(
+        &state,
+        &case,
+        &input.tax_office_number,
+        Some(Actor::Operator(operator_id)),
+    )
+    .await?;
     crate::routes::tax_registrations::get(
         State(state),
         Extension(caller),

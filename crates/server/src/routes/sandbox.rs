@@ -247,6 +247,12 @@ pub async fn assign_tax_office(
 ) -> Result<Response, ApiError> {
     let provider = sandbox_provider(caller)?;
     let case = own_tax_case(&state, caller, provider, id).await?;
-    crate::cases::tax::assign_office(&state, &case, &input.tax_office_number).await?;
+    crate::cases::tax::assign_office(
+        &state,
+        &case,
+        &input.tax_office_number,
+        Some(crate::cases::steps::Actor::SandboxProvider(provider)),
+    )
+    .await?;
     crate::routes::tax_registrations::get(State(state), Extension(caller), PathId(id)).await
 }

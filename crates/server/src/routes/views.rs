@@ -36,6 +36,9 @@ pub struct DocumentView {
     pub void: bool,
 }
 
+/// An entry of a case's history: a status step, or an operator's change of the case's fields
+/// (`changes`), which keeps the status (`previous_status` equals `status`) and sends no
+/// webhook event.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct StatusHistoryEntry {
     pub status: String,
@@ -43,11 +46,36 @@ pub struct StatusHistoryEntry {
     pub previous_status: Option<String>,
     /// `provider:<id>`, `operator:<id>` or `system`.
     pub actor: String,
+    /// The operator's name for `operator:<id>`, the provider company's for `provider:<id>`;
+    /// absent for `system`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(example = "Erika Sachbearbeiterin")]
+    pub actor_name: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub at: OffsetDateTime,
+    /// The fields an operator changed, each with its old and new value; absent on status
+    /// steps.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<FieldChangeView>,
+}
+
+/// A field of a case an operator changed, its values as a clerk reads them (docs/api/lifecycle.md,
+/// "History").
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FieldChangeView {
+    /// `city_fee`, `is_paid`, `trade_office`, `trade_office.municipality_key`,
+    /// `source_product`, `tax_office` or `owners[<i>].identity_verified_at`.
+    #[schema(example = "city_fee")]
+    pub field: String,
+    /// The value before; `null` when the field had none.
+    #[schema(example = "26.00", required = true)]
+    pub old: Option<String>,
+    /// The value after; `null` when the change removed it.
+    #[schema(example = "30.00", required = true)]
+    pub new: Option<String>,
 }
 
 /// Documents with fresh signed links.
@@ -80,8 +108,18 @@ pub fn history_views(history: &[StatusChange]) -> Vec<StatusHistoryEntry> {
             status: h.status.as_str().into(),
             previous_status: h.previous_status.map(|s| s.as_str().into()),
             actor: h.actor.clone(),
+            actor_name: h.actor_name.clone(),
             reason: h.reason.clone(),
             at: h.at,
+            changes: h
+                .changes
+                .iter()
+                .map(|c| FieldChangeView {
+                    field: c.field.clone(),
+                    old: c.old.clone(),
+                    new: c.new.clone(),
+                })
+                .collect(),
         })
         .collect()
 }

@@ -36,11 +36,16 @@ impl Dialect for Postgres {
     const CREATED_AT: (&'static str, &'static str) = ("t.created_at", "$?::timestamptz");
 
     // The children of a case (`t`) as JSON arrays: a copy kept in `case_children` (migration
-    // 0010, `refresh_children`) and joined by key, so a case read aggregates nothing. Three
+    // 0010, `refresh_children`) and joined by key, so a case read aggregates no child table. Three
     // aggregate subqueries here cost more than the rest of the statement (ADR 0010). Only
     // trade cases have identity verifications.
+    // The names of the history's operators (`operators_json`) are looked up by key, for the
+    // ids `refresh_children` keeps beside the copied history (`case_children.operator_ids`,
+    // migration 0023): parsing the history's JSON here cost as much as the rest of the read.
     const SQL: crate::sql::text::DialectSql = dialect_sql!(
-        "k.history_json, k.documents_json",
+        "k.history_json, k.documents_json, \
+         (SELECT coalesce(json_agg(json_build_array('operator:' || o.id, o.name)), '[]')::text \
+          FROM operators o WHERE o.id = ANY(k.operator_ids)) AS operators_json",
         "k.verified_json",
         " LEFT JOIN case_children k ON k.case_id = t.id",
         "FOR UPDATE SKIP LOCKED"

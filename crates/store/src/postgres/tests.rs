@@ -190,20 +190,14 @@ async fn children_json_of_a_create_matches_the_sql_refresh() {
         doc(Some(0), DocumentType::TradeLicence, at),
     ];
     let history = vec![
-        StatusChange {
-            status: TradeStatus::Initiated.into(),
-            previous_status: None,
-            actor: "provider:p".into(),
-            reason: None,
-            at,
-        },
-        StatusChange {
-            status: TradeStatus::FormRendered.into(),
-            previous_status: Some(TradeStatus::Initiated.into()),
-            actor: "system".into(),
-            reason: Some("\u{1F600} \n tab\t".into()),
-            at: later,
-        },
+        StatusChange::step(TradeStatus::Initiated, None, "provider:p".into(), None, at),
+        StatusChange::step(
+            TradeStatus::FormRendered,
+            Some(TradeStatus::Initiated.into()),
+            "system".into(),
+            Some("\u{1F600} \n tab\t".into()),
+            later,
+        ),
     ];
     let company = uuid::Uuid::now_v7();
     let new = NewTradeRegistration {
@@ -332,6 +326,74 @@ async fn migrations_0010_and_0011_keep_existing_cases_readable() {
     .await
     .unwrap();
     assert_eq!(types, ["json", "json"]);
+    repo.sql.pool.close().await;
+    drop_database(&name, admin).await;
+}
+
+/// Migration 0023 on a database with cases from before it: the copies of their histories in
+/// `case_children` (five-element arrays, no operator ids) stay readable, and the operators who
+/// acted on them are named (the migration fills `operator_ids` of the cases they appear in),
+/// as is the provider; an actor that is no UUID fails nothing. Needs `TEST_DATABASE_URL`.
+#[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
+#[tokio::test]
+async fn migration_0023_names_the_operators_of_existing_cases() {
+    let (url, name, admin) = fresh_database().await;
+    {
+        let mut conn = PgConnection::connect(&url).await.unwrap();
+        crate::migrations_before(&MIGRATOR, 23)
+            .run(&mut conn)
+            .await
+            .unwrap();
+        sqlx::raw_sql(
+            "INSERT INTO companies (id, kind, name, provider_id, created_at) VALUES \
+               ('00000000-0000-0000-0000-0000000000a1', 'provider', 'Plattform P', NULL, '2026-01-02T03:04:05Z'), \
+               ('00000000-0000-0000-0000-0000000000c1', 'client', 'C', \
+                '00000000-0000-0000-0000-0000000000a1', '2026-01-02T03:04:05Z'); \
+             INSERT INTO operators (id, name, created_at) VALUES \
+               ('00000000-0000-0000-0000-0000000000b1', 'Olga Operator', '2026-01-02T03:04:05Z'); \
+             INSERT INTO trade_registrations (id, company_id, provider_id, environment, package, \
+               status, record, price_cents, created_at, updated_at) VALUES \
+               ('00000000-0000-0000-0000-0000000000d1', '00000000-0000-0000-0000-0000000000c1', \
+                '00000000-0000-0000-0000-0000000000a1', 'sandbox', 'self', 'blocked', '{}', 4900, \
+                '2026-01-02T03:04:05Z', '2026-01-02T03:04:05Z'); \
+             INSERT INTO status_history (case_id, case_kind, status, previous_status, actor, reason, at) VALUES \
+               ('00000000-0000-0000-0000-0000000000d1', 'trade', 'initiated', NULL, \
+                'provider:00000000-0000-0000-0000-0000000000a1', NULL, '2026-01-02T03:04:05Z'), \
+               ('00000000-0000-0000-0000-0000000000d1', 'trade', 'form-rendered', 'initiated', 'system', NULL, '2026-01-02T03:04:05Z'), \
+               ('00000000-0000-0000-0000-0000000000d1', 'trade', 'submitted', 'form-rendered', 'operator:x', NULL, '2026-01-02T04:00:00Z'), \
+               ('00000000-0000-0000-0000-0000000000d1', 'trade', 'blocked', 'submitted', \
+                'operator:00000000-0000-0000-0000-0000000000b1', 'fehlt', '2026-01-02T05:00:00Z'); \
+             SELECT refresh_case_children(ARRAY['00000000-0000-0000-0000-0000000000d1'::uuid]);",
+        )
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    }
+
+    let repo = PostgresRepository::connect(&url, PoolSettings::default())
+        .await
+        .unwrap();
+    let case = repo
+        .get_trade_registration(uuid::Uuid::from_u128(0xd1))
+        .await
+        .unwrap()
+        .unwrap();
+    let named: Vec<(&str, Option<&str>)> = case
+        .history
+        .iter()
+        .map(|h| (h.status.as_str(), h.actor_name.as_deref()))
+        .collect();
+    assert_eq!(
+        named,
+        [
+            ("initiated", Some("Plattform P")),
+            ("form-rendered", None),
+            ("submitted", None),
+            ("blocked", Some("Olga Operator")),
+        ]
+    );
+    assert_eq!(case.history[3].reason.as_deref(), Some("fehlt"));
+    assert!(case.history.iter().all(|h| h.changes.is_empty()));
     repo.sql.pool.close().await;
     drop_database(&name, admin).await;
 }

@@ -52,6 +52,13 @@ where
         let candidates: Option<Json<serde_json::Value>> = row.try_get("trade_office_candidates")?;
         let environment_text: String = row.try_get("environment")?;
         let history: String = row.try_get("history_json")?;
+        let provider_id: Uuid = row.try_get("provider_id")?;
+        let operators: Option<String> = row.try_get("operators_json")?;
+        let names = crate::rows::actor_names(
+            provider_id,
+            row.try_get("provider_name")?,
+            operators.as_deref(),
+        )?;
         let documents: String = row.try_get("documents_json")?;
         let verified: String = row.try_get("verified_json")?;
         // The directory entry, when the join found one.
@@ -63,7 +70,7 @@ where
         Ok(Some(TradeRegistrationRecord {
             id: row.try_get("id")?,
             company_id: row.try_get("company_id")?,
-            provider_id: row.try_get("provider_id")?,
+            provider_id,
             environment: environment(&environment_text)?,
             package: crate::rows::named(
                 "package",
@@ -83,7 +90,7 @@ where
             company_name: row.try_get("company_name")?,
             company_legal_form: row.try_get("company_legal_form")?,
             documents: documents_from_json(&documents, id)?,
-            history: history_from_json(crate::CaseKind::Trade, &history)?,
+            history: history_from_json(crate::CaseKind::Trade, &history, &names)?,
             identity_verifications: verifications_from_json(&verified)?,
         }))
     }
@@ -340,6 +347,31 @@ where
         Ok(true)
     }
 
+    /// Locks a case's row for the rest of the transaction (PostgreSQL; SQLite's writer is
+    /// alone anyway) and answers its status, `None` when there is no such case: the values a
+    /// change reads after this are the ones it replaces.
+    async fn lock_case(
+        tx: &mut DB::Connection,
+        kind: crate::CaseKind,
+        id: uuid::Uuid,
+    ) -> Result<Option<domain::case_state::CaseStatus>> {
+        let sql = match kind {
+            crate::CaseKind::Trade => {
+                "UPDATE trade_registrations SET status = status WHERE id = $1 RETURNING status"
+            }
+            crate::CaseKind::Tax => {
+                "UPDATE tax_registrations SET status = status WHERE id = $1 RETURNING status"
+            }
+        };
+        let status: Option<String> = sqlx::query_scalar(sql)
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await?;
+        status
+            .map(|s| crate::rows::case_status(kind, &s))
+            .transpose()
+    }
+
     pub(crate) async fn verify_identity(
         &self,
         case_id: uuid::Uuid,
@@ -349,6 +381,14 @@ where
         now: time::OffsetDateTime,
     ) -> Result<()> {
         let mut tx = self.writer.begin().await?;
+        let status = Self::lock_case(&mut *tx, crate::CaseKind::Trade, case_id).await?;
+        let before: Option<time::OffsetDateTime> = sqlx::query_scalar(
+            "SELECT verified_at FROM identity_verifications WHERE case_id = $1 AND owner_index = $2",
+        )
+        .bind(case_id)
+        .bind(owner_index)
+        .fetch_optional(&mut *tx)
+        .await?;
         sqlx::query(
             "INSERT INTO identity_verifications (case_id, owner_index, verified_at, actor) \
              VALUES ($1, $2, $3, $4) ON CONFLICT (case_id, owner_index) DO UPDATE SET \
@@ -369,6 +409,11 @@ where
             now,
         )
         .await?;
+        // (Without its case the insert above failed on the foreign key.)
+        if let Some(status) = status {
+            let changes = crate::audit::identity_change(owner_index, before, Some(verified_at))?;
+            Self::insert_field_changes(&mut *tx, case_id, status, actor, now, &changes).await?;
+        }
         DB::refresh_children(&mut *tx, &[case_id]).await?;
         tx.commit().await?;
         Ok(())
@@ -382,19 +427,22 @@ where
         now: time::OffsetDateTime,
     ) -> Result<bool> {
         let mut tx = self.writer.begin().await?;
-        let done = sqlx::query(
-            "DELETE FROM identity_verifications WHERE case_id = $1 AND owner_index = $2",
+        let status = Self::lock_case(&mut *tx, crate::CaseKind::Trade, case_id).await?;
+        let removed: Option<time::OffsetDateTime> = sqlx::query_scalar(
+            "DELETE FROM identity_verifications WHERE case_id = $1 AND owner_index = $2 \
+             RETURNING verified_at",
         )
         .bind(case_id)
         .bind(owner_index)
-        .execute(&mut *tx)
+        .fetch_optional(&mut *tx)
         .await?;
-        let removed = DB::rows_affected(&done);
-        if removed == 0 {
+        let (Some(status), Some(removed)) = (status, removed) else {
             tx.rollback().await?;
             return Ok(false);
-        }
+        };
         Self::log_verification(&mut *tx, case_id, owner_index, None, actor, now).await?;
+        let changes = crate::audit::identity_change(owner_index, Some(removed), None)?;
+        Self::insert_field_changes(&mut *tx, case_id, status, actor, now, &changes).await?;
         DB::refresh_children(&mut *tx, &[case_id]).await?;
         tx.commit().await?;
         Ok(true)
@@ -437,35 +485,38 @@ where
         office_number: &str,
         allowed_statuses: &[domain::lifecycle::TaxStatus],
         documents: &[crate::DocumentRecord],
+        actor: &str,
     ) -> Result<Option<Vec<String>>> {
         let mut tx = self.writer.begin().await?;
-        let status: Option<String> =
-            sqlx::query("SELECT status FROM tax_registrations WHERE id = $1")
-                .bind(id)
-                .fetch_optional(&mut *tx)
-                .await?
-                .map(|r| r.try_get("status"))
-                .transpose()?;
-        let Some(status) = status.filter(|s| {
-            crate::rows::status(s).is_ok_and(|status| allowed_statuses.contains(&status))
-        }) else {
+        let now = crate::rows::now();
+        // The update locks the row (PostgreSQL) before the status and the office it returns
+        // are compared: the office the history names as the old one is the one replaced.
+        let row = sqlx::query(
+            "UPDATE tax_registrations SET updated_at = $1 WHERE id = $2 \
+             RETURNING status, tax_office_number",
+        )
+        .bind(now)
+        .bind(id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(row) = row else {
             tx.rollback().await?;
             return Ok(None);
         };
-        let updated = sqlx::query(
-            "UPDATE tax_registrations SET tax_office_number = $1, updated_at = $2 \
-             WHERE id = $3 AND status = $4",
-        )
-        .bind(office_number)
-        .bind(crate::rows::now())
-        .bind(id)
-        .bind(&status)
-        .execute(&mut *tx)
-        .await?;
-        if DB::rows_affected(&updated) != 1 {
+        let status: String = row.try_get("status")?;
+        let before: Option<String> = row.try_get("tax_office_number")?;
+        let Some(status) = crate::rows::status::<domain::lifecycle::TaxStatus>(&status)
+            .ok()
+            .filter(|s| allowed_statuses.contains(s))
+        else {
             tx.rollback().await?;
             return Ok(None);
-        }
+        };
+        sqlx::query("UPDATE tax_registrations SET tax_office_number = $1 WHERE id = $2")
+            .bind(office_number)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
         let replaced = Self::replace_documents(
             &mut *tx,
             id,
@@ -474,6 +525,8 @@ where
             "tax office assigned",
         )
         .await?;
+        let changes = crate::audit::tax_office_change(before.as_deref(), office_number);
+        Self::insert_field_changes(&mut *tx, id, status.into(), actor, now, &changes).await?;
         DB::refresh_children(&mut *tx, &[id]).await?;
         tx.commit().await?;
         Ok(Some(replaced))
@@ -485,13 +538,15 @@ where
         patch: &crate::TradePatch,
         guard: Option<&crate::TradeCaseGuard>,
         documents: &[crate::DocumentRecord],
+        actor: &str,
     ) -> Result<crate::TradePatchOutcome> {
         let mut tx = self.writer.begin().await?;
         let now = patch.updated_at.unwrap_or_else(crate::rows::now);
-        // The update locks the row (PostgreSQL) before the guard compares what it returns.
+        // The update locks the row (PostgreSQL) before the guard compares what it returns, and
+        // what it returns is what the patch replaces (the history's old values).
         let row = sqlx::query(
             "UPDATE trade_registrations SET updated_at = $1 WHERE id = $2 \
-             RETURNING status, trade_office",
+             RETURNING status, trade_office, city_fee_cents, is_paid, source_product",
         )
         .bind(now)
         .bind(id)
@@ -501,15 +556,21 @@ where
             tx.rollback().await?;
             return Ok(crate::TradePatchOutcome::NotFound);
         };
-        if let Some(guard) = guard {
-            let status: String = row.try_get("status")?;
-            let office: Option<sqlx::types::Json<serde_json::Value>> =
-                row.try_get("trade_office")?;
-            if status != guard.status.as_str() || office.map(|j| j.0) != guard.trade_office {
-                tx.rollback().await?;
-                return Ok(crate::TradePatchOutcome::Stale);
-            }
+        let status: String = row.try_get("status")?;
+        let office: Option<sqlx::types::Json<serde_json::Value>> = row.try_get("trade_office")?;
+        let before = crate::audit::TradeFields {
+            trade_office: office.map(|j| j.0),
+            city_fee_cents: row.try_get("city_fee_cents")?,
+            is_paid: row.try_get("is_paid")?,
+            source_product: row.try_get("source_product")?,
+        };
+        if let Some(guard) = guard
+            && (status != guard.status.as_str() || before.trade_office != guard.trade_office)
+        {
+            tx.rollback().await?;
+            return Ok(crate::TradePatchOutcome::Stale);
         }
+        let status = crate::rows::case_status(crate::CaseKind::Trade, &status)?;
         Self::apply_trade_patch(&mut *tx, id, patch).await?;
         let replaced = Self::replace_documents(
             &mut *tx,
@@ -519,7 +580,9 @@ where
             "trade office assigned",
         )
         .await?;
-        if !documents.is_empty() {
+        let changes = crate::audit::trade_patch_changes(&before, patch);
+        let logged = Self::insert_field_changes(&mut *tx, id, status, actor, now, &changes).await?;
+        if logged || !documents.is_empty() {
             DB::refresh_children(&mut *tx, &[id]).await?;
         }
         tx.commit().await?;
@@ -583,9 +646,9 @@ where
                     template,
                     format!(
                         "INSERT INTO status_history (case_id, case_kind, status, \
-                         previous_status, actor, reason, at) \
+                         previous_status, actor, reason, at, changes) \
                          SELECT v.column2, h.case_kind, h.status, h.previous_status, h.actor, \
-                         h.reason, h.at \
+                         h.reason, h.at, h.changes \
                          FROM (VALUES {values}) AS v CROSS JOIN status_history h \
                          WHERE h.case_id = $1 ORDER BY v.column2, h.seq"
                     ),

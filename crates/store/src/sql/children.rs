@@ -230,6 +230,34 @@ where
         Ok(())
     }
 
+    /// Records `changes` made by `actor` at `at` as a history entry that keeps the case's
+    /// `status`, in the transaction of the change itself; nothing when no field changed. No
+    /// event: the status did not move. The caller refreshes the dialect's copy of the children.
+    pub(super) async fn insert_field_changes(
+        tx: &mut DB::Connection,
+        case_id: Uuid,
+        status: CaseStatus,
+        actor: &str,
+        at: OffsetDateTime,
+        changes: &[crate::FieldChange],
+    ) -> Result<bool> {
+        if changes.is_empty() {
+            return Ok(false);
+        }
+        let json = serde_json::to_value(changes)
+            .map_err(|e| crate::StoreError::Corrupt(format!("changes: {e}")))?;
+        sqlx::query(super::text::INSERT_FIELD_CHANGES)
+            .bind(case_id)
+            .bind(status.kind().as_str())
+            .bind(status.as_str())
+            .bind(actor)
+            .bind(at)
+            .bind(Json(&json))
+            .execute(&mut *tx)
+            .await?;
+        Ok(true)
+    }
+
     /// Logs a record (`Some(verified_at)`) or removal (`None`) of an owner's identity
     /// verification.
     pub(super) async fn log_verification(

@@ -3,10 +3,11 @@
 //! that subscribed. Both carry the same body, built once per event.
 
 /// Whether any of these status changes has a webhook event (otherwise the outbox is skipped).
+/// A field-change entry (an operator's change that keeps the status) has none.
 pub(crate) fn has_events(history: &[crate::StatusChange]) -> bool {
     history
         .iter()
-        .any(|h| domain::webhook::event_type(h.status).is_some())
+        .any(|h| !h.is_field_change() && domain::webhook::event_type(h.status).is_some())
 }
 
 /// A row of [`super::text::event_targets_query`]: the case, and one endpoint of its provider
@@ -128,7 +129,7 @@ pub(crate) fn event_messages(history: &[crate::StatusChange], targets: &[EventTa
     let Some(case) = targets.first() else {
         return events;
     };
-    for h in history {
+    for h in history.iter().filter(|h| !h.is_field_change()) {
         let event = case.case_event(h.status, h.previous_status, h.reason.as_deref(), h.at);
         if let (Some(event_type), Some(body)) = (event.event_type(), event.body()) {
             events.push(targets, event_type, body, h.at);

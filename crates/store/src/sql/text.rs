@@ -39,6 +39,11 @@ pub(crate) const INSERT_DOCUMENT: &str = "INSERT INTO documents (id, case_id, ca
 pub(crate) const INSERT_HISTORY: &str = "INSERT INTO status_history (case_id, case_kind, status, \
      previous_status, actor, reason, at) VALUES ($1, $2, $3, $4, $5, $6, $7)";
 
+/// A field-change entry: case id, case kind, status (also `previous_status`: the entry keeps
+/// the case's status), actor, time, changes (JSON).
+pub(crate) const INSERT_FIELD_CHANGES: &str = "INSERT INTO status_history (case_id, case_kind, \
+     status, previous_status, actor, reason, at, changes) VALUES ($1, $2, $3, $3, $4, NULL, $5, $6)";
+
 /// Gives up an endpoint's pending messages (`$1` the time, `$2` the endpoint): when it is
 /// deleted, and when the worker finds messages a create queued for it as the delete committed.
 pub(crate) const GIVE_UP_PENDING: &str = "UPDATE webhook_messages SET state = 'failed', \
@@ -119,18 +124,28 @@ macro_rules! endpoints_where {
     };
 }
 
-/// The columns of a tax registration read (alias `t`), before its children.
+/// The columns of a tax registration read (alias `t`), before its children; with its
+/// provider's name (`provider_name`, from [`provider_join!`]).
 macro_rules! tax_columns {
     () => {
         "SELECT t.id, t.public_id, t.company_id, t.provider_id, t.environment, t.package, \
          t.legal_form, t.status, t.record, t.tax_office_number, t.tax_office_lookup, \
-         t.tax_number, t.created_at, "
+         t.tax_number, t.created_at, pc.name AS provider_name, "
+    };
+}
+
+/// The case's provider company (alias `pc`), whose name a read gives the history's
+/// `provider:<id>` entries: the only provider that acts on a case is the one that created it.
+macro_rules! provider_join {
+    () => {
+        " LEFT JOIN companies pc ON pc.id = t.provider_id"
     };
 }
 
 /// A [`DialectSql`] from the dialect's parts: `$children`, `$verified`: the case's children as
-/// JSON (columns `history_json`, `documents_json`, `verified_json`) and the `$join` they need;
-/// `$skip_locked`: the row-locking clause of the webhook claim.
+/// JSON (columns `history_json`, `documents_json`, `verified_json`, and `operators_json`: the
+/// names of the operators in the history, `[["operator:<id>", name], ...]`) and the `$join`
+/// they need; `$skip_locked`: the row-locking clause of the webhook claim.
 macro_rules! dialect_sql {
     ($children:literal, $verified:literal, $join:literal, $skip_locked:literal) => {
         $crate::sql::text::DialectSql {
@@ -138,7 +153,8 @@ macro_rules! dialect_sql {
                 "SELECT t.id, t.company_id, t.provider_id, t.environment, t.package, t.status, \
                  t.record, t.price_cents, t.city_fee_cents, t.is_paid, t.trade_office, \
                  t.trade_office_candidates, t.source_product, t.created_at, \
-                 c.name AS company_name, c.legal_form AS company_legal_form, ",
+                 c.name AS company_name, c.legal_form AS company_legal_form, \
+                 pc.name AS provider_name, ",
                 office_columns!(),
                 ", ",
                 $children,
@@ -146,14 +162,18 @@ macro_rules! dialect_sql {
                 $verified,
                 " FROM trade_registrations t LEFT JOIN companies c ON c.id = t.company_id \
                  LEFT JOIN trade_offices o ON o.key = (t.trade_office ->> 'key')",
+                provider_join!(),
                 $join,
                 " WHERE t.id = $1"
             ),
-            tax_by_id: concat!(tax_columns!(), $children, " FROM tax_registrations t", $join,
+            tax_by_id: concat!(tax_columns!(), $children, " FROM tax_registrations t",
+                provider_join!(), $join,
                 " WHERE t.id = $1"),
-            tax_by_provider: concat!(tax_columns!(), $children, " FROM tax_registrations t", $join,
+            tax_by_provider: concat!(tax_columns!(), $children, " FROM tax_registrations t",
+                provider_join!(), $join,
                 " WHERE t.provider_id = $1 AND t.public_id = $2"),
-            tax_by_company: concat!(tax_columns!(), $children, " FROM tax_registrations t", $join,
+            tax_by_company: concat!(tax_columns!(), $children, " FROM tax_registrations t",
+                provider_join!(), $join,
                 " WHERE t.company_id = $1 AND t.public_id = $2"),
             claim_messages: concat!(
                 "UPDATE webhook_messages SET locked_until_us = $1 WHERE seq IN (\

@@ -25,10 +25,15 @@ use readers::Readers;
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 
 /// The children of a case (`t`) as JSON arrays built in the read, in one statement. Only trade
-/// cases have identity verifications. No join: the arrays are built in the columns.
+/// cases have identity verifications. No join: the arrays are built in the columns. A history
+/// entry's changed fields are its sixth element, on field-change entries only (see
+/// `rows::history_from_json`); `operators_json` names the history's operators, each found by
+/// its key (ids are 16-byte blobs).
 const SQL: DialectSql = dialect_sql!(
     "\
-    (SELECT json_group_array(json_array(status, previous_status, actor, reason, at) ORDER BY seq) FROM status_history WHERE case_id = t.id) AS history_json, \
+    (SELECT json_group_array(iif(changes IS NULL, json_array(status, previous_status, actor, reason, at), json_array(status, previous_status, actor, reason, at, json(changes))) ORDER BY seq) FROM status_history WHERE case_id = t.id) AS history_json, \
+    (SELECT json_group_array(json_array(a.actor, o.name)) FROM (SELECT DISTINCT actor FROM status_history WHERE case_id = t.id AND substr(actor, 1, 9) = 'operator:') a \
+     JOIN operators o ON o.id = unhex(replace(substr(a.actor, 10), '-', ''))) AS operators_json, \
     (SELECT json_group_array(json_array(lower(hex(id)), case_kind, owner_index, doc_type, name, storage_key, content_type, size, iif(sha256 IS NULL, NULL, lower(hex(sha256))), created_at) ORDER BY created_at, owner_index, doc_type) FROM documents WHERE case_id = t.id) AS documents_json",
     "(SELECT json_group_array(json_array(owner_index, verified_at) ORDER BY owner_index) FROM identity_verifications WHERE case_id = t.id) AS verified_json",
     "",

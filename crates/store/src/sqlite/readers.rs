@@ -109,10 +109,11 @@ fn trade_from_row(row: &rusqlite::Row<'_>, id: uuid::Uuid) -> Result<TradeRegist
         }
     };
     let environment = required("environment")?;
+    let provider_id = uuid("provider_id")?;
     Ok(TradeRegistrationRecord {
         id: uuid("id")?,
         company_id: uuid("company_id")?,
-        provider_id: uuid("provider_id")?,
+        provider_id,
         environment: domain::company::Environment::parse(environment)
             .ok_or_else(|| corrupt("environment", &environment))?,
         package: crate::rows::named(
@@ -144,7 +145,15 @@ fn trade_from_row(row: &rusqlite::Row<'_>, id: uuid::Uuid) -> Result<TradeRegist
         company_name: text("company_name")?.map(str::to_string),
         company_legal_form: text("company_legal_form")?.map(str::to_string),
         documents: crate::rows::documents_from_json(required("documents_json")?, id)?,
-        history: crate::rows::history_from_json(crate::CaseKind::Trade, required("history_json")?)?,
+        history: crate::rows::history_from_json(
+            crate::CaseKind::Trade,
+            required("history_json")?,
+            &crate::rows::actor_names(
+                provider_id,
+                text("provider_name")?.map(str::to_string),
+                text("operators_json")?,
+            )?,
+        )?,
         identity_verifications: crate::rows::verifications_from_json(required("verified_json")?)?,
     })
 }

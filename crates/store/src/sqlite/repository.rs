@@ -234,9 +234,10 @@ impl Repository for SqliteRepository {
         office_number: &str,
         allowed_statuses: &[TaxStatus],
         documents: &[DocumentRecord],
+        actor: &str,
     ) -> Result<Option<Vec<String>>> {
         self.sql
-            .assign_tax_office(id, office_number, allowed_statuses, documents)
+            .assign_tax_office(id, office_number, allowed_statuses, documents, actor)
             .await
     }
 
@@ -246,9 +247,10 @@ impl Repository for SqliteRepository {
         patch: &TradePatch,
         guard: Option<&TradeCaseGuard>,
         documents: &[DocumentRecord],
+        actor: &str,
     ) -> Result<TradePatchOutcome> {
         self.sql
-            .patch_trade_registration(id, patch, guard, documents)
+            .patch_trade_registration(id, patch, guard, documents, actor)
             .await
     }
 

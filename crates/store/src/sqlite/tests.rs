@@ -80,13 +80,13 @@ pub(crate) fn trade_case(provider: Uuid) -> NewTradeRegistration {
             document(DocumentType::TradeLicenceApplication, 0, true),
             document(DocumentType::PowerOfAttorney, 0, false),
         ],
-        history: vec![StatusChange {
-            status: TradeStatus::Submitted.into(),
-            previous_status: None,
-            actor: format!("provider:{provider}"),
-            reason: Some("with \"quotes\"".into()),
-            at: now,
-        }],
+        history: vec![StatusChange::step(
+            TradeStatus::Submitted,
+            None,
+            format!("provider:{provider}"),
+            Some("with \"quotes\"".into()),
+            now,
+        )],
         idempotency: None,
     }
 }
@@ -114,7 +114,8 @@ async fn on_thread_read_matches_the_pooled_read() {
     assert!(matches!(repo.readers.trade(id), Some(Ok(None))));
     repo.create_trade_registration(&new).await.unwrap();
     let now = micros(time::OffsetDateTime::now_utc());
-    repo.verify_identity(id, 0, now, "operator:x", now)
+    let operator = repo.create_operator("Olga Operator").await.unwrap().id;
+    repo.verify_identity(id, 0, now, &format!("operator:{operator}"), now)
         .await
         .unwrap();
 
@@ -127,6 +128,18 @@ async fn on_thread_read_matches_the_pooled_read() {
     assert_eq!(record.documents.len(), 2);
     assert_eq!(record.company_name.as_deref(), Some("Müller & Söhne GmbH"));
     assert_eq!(record.trade_office_entry, Some(entry));
+    // The history with its field-change entry and the actors' names.
+    let names: Vec<Option<&str>> = record
+        .history
+        .iter()
+        .map(|h| h.actor_name.as_deref())
+        .collect();
+    assert_eq!(names, [Some("P"), Some("Olga Operator")]);
+    assert_eq!(record.history[1].changes.len(), 1);
+    assert_eq!(
+        record.history[1].changes[0].field,
+        "owners[0].identity_verified_at"
+    );
     // And through the trait, which takes the on-thread path.
     assert_eq!(repo.get_trade_registration(id).await.unwrap(), pooled);
 }
@@ -417,7 +430,16 @@ async fn direct_and_sqlx_creates_write_identical_rows() {
         (
             trade.record.clone(),
             sorted(trade.documents.clone()),
-            trade.history.clone()
+            // Its provider named, as every read names the history's accounts.
+            trade
+                .history
+                .iter()
+                .map(|h| StatusChange {
+                    actor_name: (h.actor == format!("provider:{provider}"))
+                        .then(|| "Plattform «P»".to_string()),
+                    ..h.clone()
+                })
+                .collect::<Vec<_>>()
         )
     );
     let read = repos[0]

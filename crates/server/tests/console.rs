@@ -500,7 +500,7 @@ async fn a_case_offers_only_the_steps_it_can_take() {
 async fn the_details_identity_and_office_forms_change_the_case() {
     let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
     let (_, pkey) = app.provider("P").await;
-    let (_, okey) = app.operator("O").await;
+    let (_, okey) = app.operator("Olga Operator").await;
     let id = trade_case(&app, &pkey, "Formulare GmbH").await;
     let mut c = Console::new(&app);
     c.sign_in(&okey).await;
@@ -534,6 +534,13 @@ async fn the_details_identity_and_office_forms_change_the_case() {
         html.contains("value=\"26.50\""),
         "the form shows the fee now"
     );
+    // The history has the change, with both values and the operator's name.
+    assert!(html.contains("<del>—</del> → <ins>26.50</ins>"), "{html}");
+    assert!(
+        html.contains("<del>false</del> → <ins>true</ins>"),
+        "{html}"
+    );
+    assert!(html.contains("Olga Operator <small"), "{html}");
     // A fee that is none: the API's rule names the field; nothing changes.
     c.post(
         &format!("{page}/details"),

@@ -13,6 +13,7 @@ use uuid::Uuid;
 
 use super::i18n::Lang;
 use super::session::{Flash, Operator, see_other};
+use crate::cases::identity;
 use crate::cases::steps::{self, TaxTransitionRequest, TradeTransitionRequest};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -235,7 +236,7 @@ pub async fn trade_details(
         }
         let body = serde_json::Value::Object(body);
         let (patch, head) = crate::cases::trade_patch::trade_patch(&state, &body).await?;
-        crate::cases::trade_patch::patch_trade(&state, id, patch, head).await?;
+        crate::cases::trade_patch::patch_trade(&state, id, patch, head, op.actor()).await?;
         Ok(body
             .as_object()
             .map(|o| o.keys().cloned().collect::<Vec<_>>().join(", "))
@@ -256,20 +257,25 @@ pub struct IdentityForm {
 pub async fn identity(
     State(state): State<Arc<AppState>>,
     op: Operator,
+    lang: Lang,
     Path((raw, index)): Path<(String, String)>,
     axum::Form(mut form): axum::Form<IdentityForm>,
 ) -> Response {
     let csrf = std::mem::take(&mut form.csrf);
     let back = format!("/console/trade/{raw}");
     on_case(&op, &csrf, back, async {
+        let id = parse_id(&raw)?;
+        let index: usize = index.parse().map_err(|_| ApiError::NotFound)?;
+        let operator = op.session.operator_id;
         match form.action.as_str() {
             "verify" => {
-                super::identity_shim::verify(&state, op.caller(), &raw, &index, None).await?;
-                Ok("identity verification recorded".to_string())
+                let body = serde_json::Value::Null;
+                identity::verify_identity(&state, operator, id, index, &body).await?;
+                Ok(lang.t("flash.verified").to_string())
             }
             "remove" => {
-                super::identity_shim::clear(&state, op.caller(), &raw, &index).await?;
-                Ok("identity verification removed".to_string())
+                identity::clear_identity(&state, operator, id, index).await?;
+                Ok(lang.t("flash.unverified").to_string())
             }
             _ => Err(ApiError::validation(
                 "action",
@@ -310,7 +316,7 @@ pub async fn tax_office(
                 )
             })?;
         let case = crate::cases::access::tax_case(&state, op.caller(), id).await?;
-        crate::cases::tax::assign_office(&state, &case, &number).await?;
+        crate::cases::tax::assign_office(&state, &case, &number, Some(op.actor())).await?;
         Ok(format!("tax office {number}"))
     })
     .await

@@ -512,24 +512,41 @@ fn history(lang: Lang, history: &[StatusChange]) -> Markup {
                 th scope="col" { (lang.t("hist.at")) }
                 th scope="col" { (lang.t("hist.step")) }
                 th scope="col" { (lang.t("hist.actor")) }
-                th scope="col" { (lang.t("hist.reason")) }
+                th scope="col" { (lang.t("hist.reason")) " / " (lang.t("hist.changes")) }
             } }
             tbody { @for h in history.iter().rev() { tr {
                 td { (when(h.at)) }
                 td {
-                    @if let Some(p) = h.previous_status { (lang.status(p.as_str())) " → " }
-                    (lang.status(h.status.as_str()))
+                    @if h.is_field_change() { (lang.t("hist.change")) } @else {
+                        @if let Some(p) = h.previous_status { (lang.status(p.as_str())) " → " }
+                        (lang.status(h.status.as_str()))
+                    }
                 }
                 td { (actor(h)) }
-                td { (h.reason.as_deref().unwrap_or("")) }
+                td {
+                    (h.reason.as_deref().unwrap_or(""))
+                    @if !h.changes.is_empty() {
+                        ul.changes { @for ch in &h.changes { li {
+                            (label(lang, &ch.field)) ": "
+                            del { (ch.old.as_deref().unwrap_or("—")) } " → "
+                            ins { (ch.new.as_deref().unwrap_or("—")) }
+                        } } }
+                    }
+                }
             } } }
         } }
     }
 }
 
-/// Who made a history entry: the name when the store resolved it, else the actor as recorded.
-fn actor(h: &StatusChange) -> String {
-    h.actor.clone()
+/// Who made a history entry: the name the store resolved (an operator's, the provider's), else
+/// the actor as recorded (`system`).
+fn actor(h: &StatusChange) -> Markup {
+    match &h.actor_name {
+        Some(name) => {
+            html! { (name) " " small.muted { "(" (h.actor.split(':').next().unwrap_or("")) ")" } }
+        }
+        None => html! { (h.actor) },
+    }
 }
 
 async fn deliveries(_state: &AppState, lang: Lang, _case: Uuid) -> Markup {

@@ -136,6 +136,7 @@ impl Lang {
             "hist.actor" => ("Wer", "Who"),
             "hist.reason" => ("Grund", "Reason"),
             "hist.changes" => ("Änderungen", "Changes"),
+            "hist.change" => ("Angaben geändert", "Details changed"),
             "hook.event" => ("Ereignis", "Event"),
             "hook.endpoint" => ("Empfänger", "Endpoint"),
             "hook.state" => ("Zustand", "State"),
@@ -171,6 +172,14 @@ impl Lang {
             "step.verified_at" => ("geprüft am", "verified at"),
             "step.not_verified" => ("nicht geprüft", "not verified"),
             "owner" => ("Inhaber", "Owner"),
+            "flash.verified" => (
+                "Identitätsprüfung eingetragen.",
+                "Identity verification recorded.",
+            ),
+            "flash.unverified" => (
+                "Identitätsprüfung entfernt.",
+                "Identity verification removed.",
+            ),
             "flash.done" => ("Erledigt.", "Done."),
             "flash.failed" => ("Nicht ausgeführt:", "Not done:"),
             "error.title" => ("Fehler", "Error"),
@@ -336,6 +345,12 @@ pub fn field_de(key: &str) -> Option<&'static str> {
         "vat" => "Umsatzsteuer",
         "zip" => "Postleitzahl",
         "tax_office_number" => "Finanzamtsnummer",
+        "tax_office" => "Finanzamt",
+        "city_fee" => "Gebühr des Amts",
+        "is_paid" => "Bezahlt",
+        "trade_office" => "Gewerbeamt",
+        "trade_office.municipality_key" => "Gemeindekennzahl",
+        "source_product" => "Herkunft",
         _ => return None,
     })
 }

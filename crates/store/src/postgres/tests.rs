@@ -488,6 +488,62 @@ async fn migration_0022_finds_existing_cases_by_words_postal_code_and_office() {
     drop_database(&name, admin).await;
 }
 
+/// A page searched by words can use the trigram index (with sequential and plain index scans
+/// off, only a bitmap scan of it is left): the pattern compares in the column's collation.
+/// Needs `TEST_DATABASE_URL`.
+#[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
+#[tokio::test]
+async fn a_word_search_can_use_the_trigram_index() {
+    use crate::{CaseKind, CaseListFilter, CaseListScope, CaseOwner, CaseSearch};
+    let (url, name, admin) = fresh_database().await;
+    let repo = PostgresRepository::connect(&url, PoolSettings::default())
+        .await
+        .unwrap();
+    for (kind, index) in [
+        (CaseKind::Trade, "trade_registrations_search"),
+        (CaseKind::Tax, "tax_registrations_search"),
+    ] {
+        let filter = CaseListFilter {
+            search: CaseSearch::parse("ÖZDEMIR gmbh"),
+            ..Default::default()
+        };
+        let mut page = crate::sql::lists::page::<sqlx::Postgres>(
+            kind,
+            CaseListScope {
+                owner: CaseOwner::All,
+            },
+            &filter,
+            None,
+            21,
+        )
+        .unwrap();
+        page.sql = format!("EXPLAIN {}", page.sql).into();
+        let mut conn = repo.sql.pool.acquire().await.unwrap();
+        sqlx::raw_sql("SET enable_seqscan = off; SET enable_indexscan = off")
+            .execute(&mut *conn)
+            .await
+            .unwrap();
+        let plan: Vec<String> = crate::sql::lists::query::<sqlx::Postgres>(&page)
+            .fetch_all(&mut *conn)
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| sqlx::Row::get::<String, _>(r, 0))
+            .collect();
+        let plan = plan.join("\n");
+        assert!(
+            plan.contains(&format!("Bitmap Index Scan on {index}")),
+            "{plan}"
+        );
+        sqlx::raw_sql("RESET enable_seqscan; RESET enable_indexscan")
+            .execute(&mut *conn)
+            .await
+            .unwrap();
+    }
+    repo.sql.pool.close().await;
+    drop_database(&name, admin).await;
+}
+
 /// The case lists (`Repository::list_case_page`): `sql/lists.rs` has the test. Needs
 /// `TEST_DATABASE_URL`.
 #[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]

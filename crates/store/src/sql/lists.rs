@@ -34,8 +34,8 @@ enum Arg {
 
 /// The statement of a page and its values (`$1`, `$2`, ... in order).
 #[derive(Debug)]
-struct Page {
-    sql: Arc<str>,
+pub(crate) struct Page {
+    pub(crate) sql: Arc<str>,
     args: Vec<Arg>,
     /// Prepared for these values alone (PostgreSQL then plans it with them), not kept for the
     /// next ones.
@@ -130,7 +130,7 @@ fn counted_filters(w: &mut Where, table: &Table, filter: &CaseListFilter) {
     }
 }
 
-fn page<DB: Dialect>(
+pub(crate) fn page<DB: Dialect>(
     kind: CaseKind,
     scope: CaseListScope,
     filter: &CaseListFilter,
@@ -246,7 +246,7 @@ fn count<DB: Dialect>(kind: CaseKind, filter: &CaseListFilter) -> Page {
 }
 
 /// Runs a statement built here with its values bound.
-fn query<'q, DB: Dialect>(
+pub(crate) fn query<'q, DB: Dialect>(
     page: &Page,
 ) -> sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments>
 where

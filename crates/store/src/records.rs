@@ -355,6 +355,113 @@ pub struct CaseListFilter {
     pub created_after: Option<OffsetDateTime>,
     /// Created before.
     pub created_before: Option<OffsetDateTime>,
+    /// Created by this provider (operators' lists; a provider's own list has it as its scope).
+    pub provider_id: Option<Uuid>,
+    /// A trade registration's receiving office (the key of its `trade_office`), a tax
+    /// registration's tax office (its `tax_office_number`).
+    pub office: Option<String>,
+    pub search: Option<CaseSearch>,
+    /// Oldest first instead of newest first; the cursor is then the position the page starts
+    /// after instead of before.
+    pub oldest_first: bool,
+}
+
+/// What an operator searches the cases by ([`CaseListFilter::search`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CaseSearch {
+    /// The case's key or the id its provider knows it by (a tax registration's `public_id`).
+    Id(Uuid),
+    /// Five digits: the postal code of a trade registration's establishment
+    /// (`registered_office.zip`) or of a tax registration's company address (`address.zip`),
+    /// as the request gave it.
+    PostalCode(String),
+    /// Words, each of which the case's text contains, ignoring case (Unicode's lower case):
+    /// the company name as filed, the client reference, and the names of the case's people
+    /// (a trade registration's owners' first, last and birth names; a tax registration's
+    /// directors' first, middle and last names, or its partners' names). Words of fewer than
+    /// three characters are left out ([`CaseSearch::words`]); at least one is longer.
+    Text(String),
+}
+
+impl CaseSearch {
+    /// The fewest characters a word of a [`CaseSearch::Text`] must have to count.
+    pub const MIN_WORD: usize = 3;
+    /// The most characters a search may have.
+    pub const MAX_LEN: usize = 200;
+
+    /// What a search box's text asks for, trimmed: a UUID is an id, five digits a postal
+    /// code, anything else words. `None` when it is none of these: empty, longer than
+    /// [`CaseSearch::MAX_LEN`], with a control character, or without a word of
+    /// [`CaseSearch::MIN_WORD`] characters.
+    pub fn parse(text: &str) -> Option<CaseSearch> {
+        let text = text.trim();
+        if text.chars().count() > Self::MAX_LEN || text.chars().any(char::is_control) {
+            return None;
+        }
+        if let Ok(id) = Uuid::try_parse(text) {
+            return Some(CaseSearch::Id(id));
+        }
+        if text.len() == 5 && text.bytes().all(|b| b.is_ascii_digit()) {
+            return Some(CaseSearch::PostalCode(text.to_owned()));
+        }
+        let search = CaseSearch::Text(text.to_owned());
+        (!search.words().is_empty()).then_some(search)
+    }
+
+    /// The words a [`CaseSearch::Text`] is matched by: separated by white space, each of at
+    /// least [`CaseSearch::MIN_WORD`] characters, without repetitions; none for the other kinds.
+    pub fn words(&self) -> Vec<&str> {
+        let CaseSearch::Text(text) = self else {
+            return Vec::new();
+        };
+        let mut words: Vec<&str> = Vec::new();
+        for word in text.split_whitespace() {
+            if word.chars().count() >= Self::MIN_WORD && !words.contains(&word) {
+                words.push(word);
+            }
+        }
+        words
+    }
+}
+
+/// Where a page of [`Repository::list_case_page`] starts (exclusively).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CaseCursor {
+    /// A [`CaseListItem::position`] (the last of the previous page).
+    Position(Uuid),
+    /// The position of the case with this key (the last of the previous page's `id`s): a tax
+    /// registration's position is not its key. A key no case of the kind has ends the list (an
+    /// empty page) for a tax registration; for a trade registration, whose position is its
+    /// key, it is the same as [`CaseCursor::Position`].
+    Case(Uuid),
+}
+
+/// The deliveries of one webhook message of a case ([`Repository::list_case_deliveries`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaseDelivery {
+    pub message_id: Uuid,
+    pub endpoint_id: Uuid,
+    /// The endpoint's URL (also of an endpoint deleted since).
+    pub endpoint_url: String,
+    /// Whether the endpoint has been deleted (its undelivered messages were given up).
+    pub endpoint_deleted: bool,
+    /// `trade_registration.status_changed`, ...
+    pub event_type: String,
+    /// `pending`, `delivered` or `failed`, as the outbox has it.
+    pub state: String,
+    /// Attempts made so far.
+    pub attempts: i32,
+    /// The HTTP status the endpoint answered the last attempt with (`None`: none made, or
+    /// no answer: refused, timed out).
+    pub last_status_code: Option<i32>,
+    /// Why the last attempt failed, when it did without an answer or with an error status.
+    pub last_error: Option<String>,
+    pub last_attempt_at: Option<OffsetDateTime>,
+    pub created_at: OffsetDateTime,
+    /// When a pending message is tried next.
+    pub next_attempt_at: Option<OffsetDateTime>,
+    /// When it was delivered or given up.
+    pub finished_at: Option<OffsetDateTime>,
 }
 
 /// A case in a provider's or client company's list.
@@ -625,4 +732,55 @@ pub struct EventRecord {
     /// The body the event's webhook messages carry, exactly.
     pub payload: String,
     pub created_at: OffsetDateTime,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_search_is_read_by_its_form() {
+        let id = Uuid::now_v7();
+        assert_eq!(
+            CaseSearch::parse(&format!(" {id} ")),
+            Some(CaseSearch::Id(id))
+        );
+        let upper = id.to_string().to_uppercase();
+        assert_eq!(CaseSearch::parse(&upper), Some(CaseSearch::Id(id)));
+        assert_eq!(
+            CaseSearch::parse("10115"),
+            Some(CaseSearch::PostalCode("10115".into()))
+        );
+        // Not five digits: words (of which one must have three characters).
+        assert_eq!(
+            CaseSearch::parse("1011"),
+            Some(CaseSearch::Text("1011".into()))
+        );
+        assert_eq!(
+            CaseSearch::parse("101150"),
+            Some(CaseSearch::Text("101150".into()))
+        );
+        assert_eq!(
+            CaseSearch::parse("１０１１５"),
+            Some(CaseSearch::Text("１０１１５".into())),
+            "digits of other scripts are not a postal code"
+        );
+        for none in [
+            "",
+            "  ",
+            "ab",
+            "a b cd",
+            "ab\0c",
+            "abc\u{7}",
+            &"x".repeat(201),
+        ] {
+            assert_eq!(CaseSearch::parse(none), None, "{none:?}");
+        }
+        let s = CaseSearch::parse("  Café am  See am café  ").unwrap();
+        assert_eq!(s, CaseSearch::Text("Café am  See am café".into()));
+        assert_eq!(s.words(), ["Café", "See", "café"]);
+        assert_eq!(CaseSearch::parse("Łuk").unwrap().words(), ["Łuk"]);
+        assert!(CaseSearch::PostalCode("10115".into()).words().is_empty());
+        assert!(CaseSearch::parse(&"x".repeat(200)).is_some());
+    }
 }

@@ -11,12 +11,12 @@ use uuid::Uuid;
 #[cfg(doc)]
 use crate::StoreError;
 use crate::{
-    ApiKeyRecord, ApiKeySummary, AttemptOutcome, CaseFields, CaseFilter, CaseIdUse, CaseKind,
-    CaseListFilter, CaseListItem, CaseListScope, CaseScope, CaseSummary, ClaimedMessage,
-    DocumentRecord, EventFilter, EventRecord, EventScope, IdempotencyClaim, IdempotencyTimes,
-    NewClientCompany, NewTaxRegistration, NewTradeRegistration, Operator, Result, StatusChange,
-    StoredSecrets, TaxRegistrationRecord, TradeCaseGuard, TradeOfficeEntry, TradePatch,
-    TradePatchOutcome, TradeRegistrationRecord, VerificationLogEntry, WebhookAttempt,
+    ApiKeyRecord, ApiKeySummary, AttemptOutcome, CaseCursor, CaseDelivery, CaseFields, CaseFilter,
+    CaseIdUse, CaseKind, CaseListFilter, CaseListItem, CaseListScope, CaseScope, CaseSummary,
+    ClaimedMessage, DocumentRecord, EventFilter, EventRecord, EventScope, IdempotencyClaim,
+    IdempotencyTimes, NewClientCompany, NewTaxRegistration, NewTradeRegistration, Operator, Result,
+    StatusChange, StoredSecrets, TaxRegistrationRecord, TradeCaseGuard, TradeOfficeEntry,
+    TradePatch, TradePatchOutcome, TradeRegistrationRecord, VerificationLogEntry, WebhookAttempt,
     WebhookAttemptRecord, WebhookEndpoint, WebhookMessageRecord,
 };
 
@@ -211,16 +211,33 @@ pub trait Repository: Send + Sync + 'static {
     ) -> Result<Vec<CaseSummary>>;
 
     /// One page of the cases of one kind that `scope` sees and `filter` selects, newest first
-    /// (by [`CaseListItem::position`]), those before `before` (exclusive: the last position of
-    /// the previous page); at most `limit`. One statement.
+    /// (by [`CaseListItem::position`]; oldest first with [`CaseListFilter::oldest_first`]),
+    /// starting at `cursor` (exclusive: the previous page's last item, by its position or its
+    /// case key, see [`CaseCursor`]): newest first the cases before it, oldest first those
+    /// after it; at most `limit`. One statement, served by an index whatever the filters (see
+    /// docs/adr/0024-operator-case-search.md).
     async fn list_case_page(
         &self,
         kind: CaseKind,
         scope: CaseListScope,
         filter: &CaseListFilter,
-        before: Option<Uuid>,
+        cursor: Option<CaseCursor>,
         limit: i64,
     ) -> Result<Vec<CaseListItem>>;
+
+    /// The cases of one kind that `filter` selects, counted by status: every status of the
+    /// kind, in its lifecycle's order (`TradeStatus::ALL`, `TaxStatus::ALL`), those without a
+    /// case with 0. Only `filter`'s `environment`, `provider_id` and `office` are honoured
+    /// (the rest of it is ignored), so that an index alone serves the count.
+    async fn count_cases_by_status(
+        &self,
+        kind: CaseKind,
+        filter: &CaseListFilter,
+    ) -> Result<Vec<(CaseStatus, i64)>>;
+
+    /// The webhook messages of a case (by its key), newest first, at most `limit`, each with
+    /// its endpoint and its last attempt.
+    async fn list_case_deliveries(&self, case_id: Uuid, limit: i64) -> Result<Vec<CaseDelivery>>;
 
     /// Tax registrations of `environment` in `validated` or `rejected` that have a tax office
     /// but no document of type `doc_type` (their XML waits), by id after `after` (exclusive);

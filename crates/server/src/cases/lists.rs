@@ -1,6 +1,8 @@
-//! The case lists of providers and client companies (`GET /v1/trade-registration`,
+//! The case lists: those of providers and client companies (`GET /v1/trade-registration`,
 //! `GET /v1/tax-registration`; docs/api/lists.md): the query read whole (every broken
-//! parameter in one 422), the caller's scope, and one page from the store.
+//! parameter in one 422), the caller's scope, and one page from the store; and the operators'
+//! ([`operator_case_page`]: the console's queues and `GET /v1/operator/trade-registrations`,
+//! `/tax-registrations`; docs/adr/0024-operator-case-search.md).
 
 use base64::Engine;
 use domain::Violations;
@@ -8,7 +10,7 @@ use domain::auth::Caller;
 use domain::case::CaseKind;
 use domain::case_state::CaseStatus;
 use domain::company::Environment;
-use store::{CaseListFilter, CaseListItem, CaseListScope, CaseOwner};
+use store::{CaseCursor, CaseListFilter, CaseListItem, CaseListScope, CaseOwner, CaseSearch};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -176,7 +178,13 @@ pub async fn page(
     };
     let mut items = state
         .repo
-        .list_case_page(kind, scope(caller), &filter, q.cursor, q.limit + 1)
+        .list_case_page(
+            kind,
+            scope(caller),
+            &filter,
+            q.cursor.map(CaseCursor::Position),
+            q.limit + 1,
+        )
         .await?;
     let more = items.len() as i64 > q.limit;
     items.truncate(q.limit as usize);
@@ -186,6 +194,211 @@ pub async fn page(
         None
     };
     Ok((items, next))
+}
+
+/// An operator's list query as given (the console's form, the API's query string), each value
+/// as its text; [`operator_case_page`] reads and checks it. A value that is empty (or white
+/// space only) counts as left out, as a form's empty field does.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OperatorListQuery {
+    /// A status of the listed kind.
+    pub status: Option<String>,
+    /// `sandbox` or `production`; `production` when left out (sandbox cases are never filed).
+    pub environment: Option<String>,
+    /// The id of the provider whose cases to list.
+    pub provider_id: Option<String>,
+    /// A trade registration's receiving office (its directory key, `11000000`), a tax
+    /// registration's tax office (its number, `1116`).
+    pub office: Option<String>,
+    /// A search ([`CaseSearch::parse`]): a case's id (or a tax registration's public id), a
+    /// five-digit postal code, or words (each of at least three characters counts) found in
+    /// the company name, the client reference or a person's name.
+    pub q: Option<String>,
+    /// `oldest` (first; the default) or `newest`.
+    pub order: Option<String>,
+    /// The `next_cursor` of the previous page (the id of its last case).
+    pub after: Option<String>,
+    /// The page's size, 1 to [`OPERATOR_MAX_LIMIT`]; [`OPERATOR_DEFAULT_LIMIT`] when left out.
+    pub limit: Option<String>,
+    /// Whether the page comes with the counts by status ([`OperatorPage::counts`]).
+    pub counts: bool,
+}
+
+/// An operator's page's size when the query names none, and the most it may name.
+pub const OPERATOR_DEFAULT_LIMIT: i64 = 100;
+pub const OPERATOR_MAX_LIMIT: i64 = 500;
+
+/// The longest office key or number a query may name.
+const MAX_OFFICE: usize = 64;
+
+/// An [`OperatorListQuery`] as read: what to ask the store for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OperatorList {
+    /// Its `company_id`, `client_reference`, `created_*` are never set.
+    pub filter: CaseListFilter,
+    /// The id of the case the page starts after (in the list's order).
+    pub after: Option<Uuid>,
+    pub limit: i64,
+    pub counts: bool,
+}
+
+/// One page of an operator's list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OperatorPage {
+    /// In the order asked for.
+    pub items: Vec<CaseListItem>,
+    /// The id of the page's last case when more follow: the next page's `after`.
+    pub next_cursor: Option<Uuid>,
+    /// When asked for: the cases of the query's environment, provider and office (not of its
+    /// status or search) by status, every status of the kind in its lifecycle's order.
+    pub counts: Option<Vec<(CaseStatus, i64)>>,
+}
+
+/// Reads an operator's list query for lists of `kind`: every value that does not parse named
+/// in one 422 (in the order status, environment, provider_id, office, q, order, after, limit).
+pub fn operator_list(kind: CaseKind, query: &OperatorListQuery) -> Result<OperatorList, ApiError> {
+    let mut errs = Violations::new();
+    let given = |v: &Option<String>| {
+        v.as_deref()
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(str::to_owned)
+    };
+    let mut filter = CaseListFilter::default();
+    if let Some(s) = given(&query.status) {
+        match CaseStatus::parse(kind, &s) {
+            Some(s) => filter.status = Some(s),
+            None => errs.push(
+                "status",
+                "invalid_value",
+                format!("must be one of: {}", statuses(kind).join(", ")),
+            ),
+        }
+    }
+    // Production by default: the work queue holds the cases to file. Sandbox cases are never
+    // filed, and one listed among them could be by mistake.
+    match given(&query.environment) {
+        None => filter.environment = Some(Environment::Production),
+        Some(e) => match Environment::parse(&e) {
+            Some(e) => filter.environment = Some(e),
+            None => errs.push(
+                "environment",
+                "invalid_value",
+                "must be sandbox or production",
+            ),
+        },
+    }
+    if let Some(p) = given(&query.provider_id) {
+        match Uuid::try_parse(&p) {
+            Ok(p) => filter.provider_id = Some(p),
+            Err(_) => errs.push("provider_id", "invalid_value", "must be a UUID"),
+        }
+    }
+    if let Some(o) = given(&query.office) {
+        if o.chars().count() > MAX_OFFICE || o.chars().any(char::is_control) {
+            errs.push(
+                "office",
+                "invalid_value",
+                format!(
+                    "must be an office's key or number: at most {MAX_OFFICE} characters, \
+                     no control characters"
+                ),
+            );
+        } else {
+            filter.office = Some(o);
+        }
+    }
+    if let Some(q) = given(&query.q) {
+        match CaseSearch::parse(&q) {
+            Some(search) => filter.search = Some(search),
+            None => errs.push(
+                "q",
+                "invalid_value",
+                format!(
+                    "must be a case id, a five-digit postal code, or words of which one has at \
+                     least {} characters (at most {} characters, no control characters)",
+                    CaseSearch::MIN_WORD,
+                    CaseSearch::MAX_LEN
+                ),
+            ),
+        }
+    }
+    match given(&query.order).as_deref() {
+        None | Some("oldest") => filter.oldest_first = true,
+        Some("newest") => filter.oldest_first = false,
+        Some(_) => errs.push("order", "invalid_value", "must be oldest or newest"),
+    }
+    let mut after = None;
+    if let Some(a) = given(&query.after) {
+        match Uuid::try_parse(&a) {
+            Ok(a) => after = Some(a),
+            Err(_) => errs.push(
+                "after",
+                "invalid_value",
+                "must be a next_cursor of an earlier page",
+            ),
+        }
+    }
+    let mut limit = OPERATOR_DEFAULT_LIMIT;
+    if let Some(l) = given(&query.limit) {
+        match l.parse::<i64>() {
+            Ok(n) if (1..=OPERATOR_MAX_LIMIT).contains(&n) => limit = n,
+            Ok(_) => errs.push(
+                "limit",
+                "invalid_value",
+                format!("must be 1 to {OPERATOR_MAX_LIMIT}"),
+            ),
+            Err(_) => errs.push("limit", "invalid_type", "must be an integer"),
+        }
+    }
+    errs.finish(OperatorList {
+        filter,
+        after,
+        limit,
+        counts: query.counts,
+    })
+    .map_err(ApiError::from)
+}
+
+/// One page of an operator's list of `kind` (the console's queues and the operator API call
+/// this, so both list alike): operator keys only (403 for any other), the query read by
+/// [`operator_list`] (422), every case of the environment that the filters select, in the
+/// order asked for, and the counts by status when asked for.
+pub async fn operator_case_page(
+    state: &AppState,
+    caller: Caller,
+    kind: CaseKind,
+    query: &OperatorListQuery,
+) -> Result<OperatorPage, ApiError> {
+    crate::cases::access::operator_only(caller)?;
+    let list = operator_list(kind, query)?;
+    let mut items = state
+        .repo
+        .list_case_page(
+            kind,
+            scope(caller),
+            &list.filter,
+            list.after.map(CaseCursor::Case),
+            list.limit + 1,
+        )
+        .await?;
+    let more = items.len() as i64 > list.limit;
+    items.truncate(list.limit as usize);
+    let next_cursor = if more {
+        items.last().map(|i| i.id)
+    } else {
+        None
+    };
+    let counts = if list.counts {
+        Some(state.repo.count_cases_by_status(kind, &list.filter).await?)
+    } else {
+        None
+    };
+    Ok(OperatorPage {
+        items,
+        next_cursor,
+        counts,
+    })
 }
 
 #[cfg(test)]
@@ -230,6 +443,110 @@ mod tests {
         let q = parse_query(CaseKind::Tax, Some("status=validated&limit=100")).unwrap();
         assert_eq!(q.limit, 100);
         assert_eq!(q.filter.status.map(|s| s.as_str()), Some("validated"));
+    }
+
+    fn operator_fields(kind: CaseKind, query: &OperatorListQuery) -> Vec<(String, String)> {
+        match operator_list(kind, query) {
+            Err(ApiError::Validation(v)) => v
+                .iter()
+                .map(|e| (e.field.clone(), e.code.to_string()))
+                .collect(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_operators_query_is_read_whole() {
+        let text = |s: &str| Some(s.to_owned());
+        let broken = OperatorListQuery {
+            status: text("validated"),
+            environment: text("live"),
+            provider_id: text("p"),
+            office: text(&"1".repeat(65)),
+            q: text("ab"),
+            order: text("up"),
+            after: text("x"),
+            limit: text("abc"),
+            counts: true,
+        };
+        assert_eq!(
+            operator_fields(CaseKind::Trade, &broken),
+            [
+                ("status", "invalid_value"),
+                ("environment", "invalid_value"),
+                ("provider_id", "invalid_value"),
+                ("office", "invalid_value"),
+                ("q", "invalid_value"),
+                ("order", "invalid_value"),
+                ("after", "invalid_value"),
+                ("limit", "invalid_type"),
+            ]
+            .map(|(f, c)| (f.to_owned(), c.to_owned()))
+        );
+        // `validated` is a tax status; 0 and 501 are out of range.
+        let q = OperatorListQuery {
+            limit: text("0"),
+            ..broken.clone()
+        };
+        assert!(
+            operator_fields(CaseKind::Tax, &q).contains(&("limit".into(), "invalid_value".into()))
+        );
+        assert!(
+            !operator_fields(CaseKind::Tax, &q)
+                .iter()
+                .any(|(f, _)| f == "status")
+        );
+
+        // Defaults: production, oldest first, 100; empty values count as left out.
+        let list = operator_list(CaseKind::Trade, &OperatorListQuery::default()).unwrap();
+        assert_eq!(list.filter.environment, Some(Environment::Production));
+        assert!(list.filter.oldest_first);
+        assert_eq!(
+            (list.limit, list.after, list.counts),
+            (OPERATOR_DEFAULT_LIMIT, None, false)
+        );
+        let empty = OperatorListQuery {
+            status: text(""),
+            environment: text(" "),
+            provider_id: text(""),
+            office: text(""),
+            q: text("  "),
+            order: text(""),
+            after: text(""),
+            limit: text(""),
+            counts: false,
+        };
+        assert_eq!(operator_list(CaseKind::Trade, &empty).unwrap(), list);
+
+        let id = Uuid::now_v7();
+        let given = OperatorListQuery {
+            status: text("submitted"),
+            environment: text("sandbox"),
+            provider_id: text(&id.to_string()),
+            office: text(" 11000000 "),
+            q: text(" Müller GmbH "),
+            order: text("newest"),
+            after: text(&id.to_string()),
+            limit: text("500"),
+            counts: true,
+        };
+        let list = operator_list(CaseKind::Trade, &given).unwrap();
+        let f = &list.filter;
+        assert_eq!(f.status.map(|s| s.as_str()), Some("submitted"));
+        assert_eq!(f.environment, Some(Environment::Sandbox));
+        assert_eq!(f.provider_id, Some(id));
+        assert_eq!(f.office.as_deref(), Some("11000000"));
+        assert_eq!(f.search, Some(CaseSearch::Text("Müller GmbH".into())));
+        assert!(!f.oldest_first);
+        assert_eq!((list.after, list.limit, list.counts), (Some(id), 500, true));
+        let q = OperatorListQuery {
+            q: text("10115"),
+            ..Default::default()
+        };
+        assert_eq!(
+            operator_list(CaseKind::Tax, &q).unwrap().filter.search,
+            Some(CaseSearch::PostalCode("10115".into()))
+        );
     }
 
     #[test]

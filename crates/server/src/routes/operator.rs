@@ -12,7 +12,7 @@ use domain::auth::Caller;
 use domain::company::Environment;
 use domain::lifecycle::{Lifecycle, TaxStatus, TradeStatus};
 use serde::{Deserialize, Serialize};
-use store::{CaseFilter, CaseKind};
+use store::CaseKind;
 use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
@@ -28,15 +28,21 @@ use crate::openapi::responses::{
 };
 use crate::state::AppState;
 
-/// The query of the case lists (documented on each route, whose statuses differ). A
-/// misspelt filter (`state=blocked`) is refused rather than ignored: it would list every case.
+/// The query of the case lists (documented on each route, whose statuses differ), read by
+/// `cases::lists::operator_list`. A misspelt filter (`state=blocked`) is refused rather than
+/// ignored: it would list every case.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CaseQuery {
     pub status: Option<String>,
     pub environment: Option<String>,
+    pub provider_id: Option<String>,
+    pub office: Option<String>,
+    pub q: Option<String>,
+    pub order: Option<String>,
     pub after: Option<String>,
-    pub limit: Option<i64>,
+    pub limit: Option<String>,
+    pub counts: Option<bool>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -49,123 +55,153 @@ pub struct CaseItem {
     /// the service.
     pub public_id: Uuid,
     pub company_id: Uuid,
+    /// The client company's name.
+    pub company_name: String,
     pub provider_id: Uuid,
     pub environment: Environment,
     pub package: String,
     pub status: String,
+    /// The provider's own reference for the case, as its request gave it.
+    pub client_reference: Option<String>,
+    /// A trade registration's receiving office (its directory key), a tax registration's tax
+    /// office (its number); `null` while none is determined.
+    pub office_key: Option<String>,
+    /// A trade registration's receiving office's name; `null` for tax registrations.
+    pub office_name: Option<String>,
+    /// A tax registration's legal form (`ug`, `gmbh`, `gbr`, `egbr`); `null` for trade
+    /// registrations.
+    pub legal_form: Option<String>,
     #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
+}
+
+/// The cases of one status.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct StatusCount {
+    pub status: String,
+    pub count: i64,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct CasePage {
     pub result: Outcome,
     pub message: String,
-    /// Oldest first.
+    /// In the order asked for (`order`): oldest first unless `newest`.
     pub cases: Vec<CaseItem>,
     /// Pass as `after` for the next page; absent on the last page.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<Uuid>,
+    /// With `counts=true`: the cases of the environment, provider and office asked for (not
+    /// of `status` or `q`) by status, every status of the kind in its lifecycle's order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counts: Option<Vec<StatusCount>>,
 }
 
-async fn list<L: Lifecycle + Into<domain::case_state::CaseStatus>>(
+async fn list(
     state: &AppState,
     caller: Caller,
     kind: CaseKind,
     q: CaseQuery,
 ) -> Result<Response, ApiError> {
-    operator_only(caller)?;
-    let mut errs = Violations::new();
-    let status = q.status.as_deref().and_then(|s| match L::parse(s) {
-        Some(st) => Some(st.into()),
-        None => {
-            let allowed: Vec<&str> = L::ALL.iter().map(|x| x.as_str()).collect();
-            errs.push(
-                "status",
-                "invalid_value",
-                format!("must be one of: {}", allowed.join(", ")),
-            );
-            None
-        }
-    });
-    // Production by default: the work queue holds the cases to file. Sandbox cases are never
-    // filed, and one listed among them could be by mistake.
-    let environment = match q.environment.as_deref() {
-        None => Some(Environment::Production),
-        e => crate::extract::query_param(
-            "environment",
-            e,
-            Environment::parse,
-            "must be sandbox or production",
-            &mut errs,
-        ),
+    let query = cases::lists::OperatorListQuery {
+        status: q.status,
+        environment: q.environment,
+        provider_id: q.provider_id,
+        office: q.office,
+        q: q.q,
+        order: q.order,
+        after: q.after,
+        limit: q.limit,
+        counts: q.counts.unwrap_or(false),
     };
-    let (after, limit) = crate::extract::page_params(
-        "after",
-        q.after.as_deref(),
-        |a| Uuid::try_parse(a).ok(),
-        q.limit,
-        &mut errs,
-    );
-    errs.finish(())?;
-    let filter = CaseFilter {
-        status,
-        environment,
-    };
-    let mut rows = state
-        .repo
-        .list_cases(kind, &filter, after, limit + 1)
-        .await?;
-    let more = rows.len() as i64 > limit;
-    rows.truncate(limit as usize);
-    let next_cursor = if more {
-        rows.last().map(|r| r.id)
-    } else {
-        None
-    };
-    let cases: Vec<CaseItem> = rows
+    let page = cases::lists::operator_case_page(state, caller, kind, &query).await?;
+    let cases: Vec<CaseItem> = page
+        .items
         .into_iter()
         .map(|r| CaseItem {
             id: r.id,
             public_id: r.public_id,
             company_id: r.company_id,
+            company_name: r.company_name,
             provider_id: r.provider_id,
             environment: r.environment,
             package: r.package.as_str().into(),
             status: r.status.as_str().into(),
+            client_reference: r.client_reference,
+            office_key: r.office_key,
+            office_name: r.office_name,
+            legal_form: r.legal_form,
             created_at: r.created_at,
         })
         .collect();
+    let counts = page.counts.map(|counts| {
+        counts
+            .into_iter()
+            .map(|(status, count)| StatusCount {
+                status: status.as_str().into(),
+                count,
+            })
+            .collect()
+    });
     Ok(respond(
         StatusCode::OK,
         CasePage {
             result: Outcome::Success,
             message: format!("{} cases", cases.len()),
             cases,
-            next_cursor,
+            next_cursor: page.next_cursor,
+            counts,
         },
     ))
 }
 
+/// Which end of the list a page starts from.
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)] // documents the query; `CaseQuery` reads it
+pub enum ListOrder {
+    Oldest,
+    Newest,
+}
+
 /// The query parameters of both case lists but `status`, whose values differ (parsed as
-/// [`CaseQuery`]).
+/// [`CaseQuery`]). An empty value counts as left out.
 #[derive(IntoParams)]
 #[into_params(parameter_in = Query)]
 #[allow(dead_code)] // documents the query; `CaseQuery` reads it
 pub struct CasePageParams {
     /// Only cases of this environment; `production` when left out (sandbox cases are never filed)
     environment: Option<Environment>,
+    /// Only cases of this provider
+    provider_id: Option<Uuid>,
+    /// Only cases of this office: a trade registration's receiving office (its directory key,
+    /// e.g. `11000000`), a tax registration's tax office (its number, e.g. `1116`)
+    #[param(max_length = 64)]
+    office: Option<String>,
+    /// A search: a case's id (or the id its provider knows it by), a five-digit postal code
+    /// (the establishment's, a tax registration's company address's), or words, each of which
+    /// the company name, the client reference or a person's name (owners; directors or
+    /// partners) contains, ignoring case; words of fewer than three characters are left out,
+    /// and one must be longer
+    #[param(max_length = 200)]
+    q: Option<String>,
+    /// `oldest` first (the default) or `newest` first
+    #[param(inline)]
+    order: Option<ListOrder>,
     /// The `next_cursor` of the previous page
     after: Option<Uuid>,
     /// 1 to 500, default 100
     #[param(minimum = 1, maximum = 500)]
     limit: Option<i64>,
+    /// `true`: the page comes with the cases counted by status (`counts`)
+    counts: Option<bool>,
 }
 
 /// List trade registrations to work on
 ///
-/// Trade registrations to work on, oldest first, filtered by status and environment.
+/// Trade registrations to work on, oldest or newest first, filtered by status, environment,
+/// provider, office and a search, optionally counted by status.
 #[utoipa::path(get, path = "/v1/operator/trade-registrations", tag = "operator",
     params(("status" = Option<TradeStatus>, Query, description = "Only cases in this status"), CasePageParams),
     responses(
@@ -177,12 +213,13 @@ pub async fn list_trade(
     Extension(caller): Extension<Caller>,
     ApiQuery(q): ApiQuery<CaseQuery>,
 ) -> Result<Response, ApiError> {
-    list::<TradeStatus>(&state, caller, CaseKind::Trade, q).await
+    list(&state, caller, CaseKind::Trade, q).await
 }
 
 /// List tax registrations to work on
 ///
-/// Tax registrations to work on, oldest first, filtered by status and environment.
+/// Tax registrations to work on, oldest or newest first, filtered by status, environment,
+/// provider, office and a search, optionally counted by status.
 #[utoipa::path(get, path = "/v1/operator/tax-registrations", tag = "operator",
     params(("status" = Option<TaxStatus>, Query, description = "Only cases in this status"), CasePageParams),
     responses(
@@ -194,7 +231,7 @@ pub async fn list_tax(
     Extension(caller): Extension<Caller>,
     ApiQuery(q): ApiQuery<CaseQuery>,
 ) -> Result<Response, ApiError> {
-    list::<TaxStatus>(&state, caller, CaseKind::Tax, q).await
+    list(&state, caller, CaseKind::Tax, q).await
 }
 
 #[derive(Debug, Serialize, ToSchema)]

@@ -51,6 +51,27 @@ impl Dialect for Postgres {
         "FOR UPDATE SKIP LOCKED"
     );
 
+    /// A `LIKE` per word on the lower-cased text (migration 0022), which the trigram index
+    /// serves; the word lower-cased by the same rules, its `%`, `_` and `\` taken literally.
+    /// The pattern goes back to the column's collation: compared in ICU's, the `LIKE` could not
+    /// use the index (a scan of every case, ADR 0024).
+    fn text_search(_kind: crate::CaseKind, words: &[&str]) -> Vec<(String, String)> {
+        words
+            .iter()
+            .map(|w| {
+                let escaped = w
+                    .replace('\\', "\\\\")
+                    .replace('%', "\\%")
+                    .replace('_', "\\_");
+                (
+                    "t.search_text LIKE (lower($?::text COLLATE \"und-x-icu\") COLLATE \"default\")"
+                        .to_owned(),
+                    format!("%{escaped}%"),
+                )
+            })
+            .collect()
+    }
+
     fn read<'a, T, F>(
         reads: &'a ReadConnections,
         _pool: &'a sqlx::PgPool,

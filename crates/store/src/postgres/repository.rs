@@ -11,13 +11,13 @@ use uuid::Uuid;
 use super::PostgresRepository;
 use crate::new_case::NewCase;
 use crate::{
-    ApiKeyRecord, ApiKeySummary, AttemptOutcome, CaseFields, CaseFilter, CaseIdUse, CaseKind,
-    CaseListFilter, CaseListItem, CaseListScope, CaseScope, CaseSummary, ClaimedMessage,
-    DocumentRecord, EventFilter, EventRecord, EventScope, IdempotencyClaim, IdempotencyTimes,
-    NewClientCompany, NewTaxRegistration, NewTradeRegistration, Operator, Repository, Result,
-    StatusChange, StoredSecrets, TaxRegistrationRecord, TradeCaseGuard, TradeOfficeEntry,
-    TradePatch, TradePatchOutcome, TradeRegistrationRecord, VerificationLogEntry, WebhookAttempt,
-    WebhookAttemptRecord, WebhookEndpoint, WebhookMessageRecord,
+    ApiKeyRecord, ApiKeySummary, AttemptOutcome, CaseCursor, CaseDelivery, CaseFields, CaseFilter,
+    CaseIdUse, CaseKind, CaseListFilter, CaseListItem, CaseListScope, CaseScope, CaseSummary,
+    ClaimedMessage, DocumentRecord, EventFilter, EventRecord, EventScope, IdempotencyClaim,
+    IdempotencyTimes, NewClientCompany, NewTaxRegistration, NewTradeRegistration, Operator,
+    Repository, Result, StatusChange, StoredSecrets, TaxRegistrationRecord, TradeCaseGuard,
+    TradeOfficeEntry, TradePatch, TradePatchOutcome, TradeRegistrationRecord, VerificationLogEntry,
+    WebhookAttempt, WebhookAttemptRecord, WebhookEndpoint, WebhookMessageRecord,
 };
 
 #[async_trait::async_trait]
@@ -269,12 +269,24 @@ impl Repository for PostgresRepository {
         kind: CaseKind,
         scope: CaseListScope,
         filter: &CaseListFilter,
-        before: Option<Uuid>,
+        cursor: Option<CaseCursor>,
         limit: i64,
     ) -> Result<Vec<CaseListItem>> {
         self.sql
-            .list_case_page(kind, scope, filter, before, limit)
+            .list_case_page(kind, scope, filter, cursor, limit)
             .await
+    }
+
+    async fn count_cases_by_status(
+        &self,
+        kind: CaseKind,
+        filter: &CaseListFilter,
+    ) -> Result<Vec<(CaseStatus, i64)>> {
+        self.sql.count_cases_by_status(kind, filter).await
+    }
+
+    async fn list_case_deliveries(&self, case_id: Uuid, limit: i64) -> Result<Vec<CaseDelivery>> {
+        self.sql.list_case_deliveries(case_id, limit).await
     }
 
     async fn tax_registrations_missing_document(

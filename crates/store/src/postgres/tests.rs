@@ -453,6 +453,159 @@ async fn migration_0016_gives_existing_tax_cases_their_id_as_public_id() {
     drop_database(&name, admin).await;
 }
 
+/// Migration 0022 on a database with cases from before it: they are found by their words,
+/// postal code and office, and so is a case written after it the way the previous release
+/// writes them. Needs `TEST_DATABASE_URL`.
+#[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
+#[tokio::test]
+async fn migration_0022_finds_existing_cases_by_words_postal_code_and_office() {
+    use crate::{CaseListFilter, CaseListScope, CaseOwner, CaseSearch};
+    let (url, name, admin) = fresh_database().await;
+    let insert = |n: u8, kind: &str, record: &str| {
+        let case = if kind == "trade" {
+            format!(
+                "INSERT INTO trade_registrations (id, company_id, provider_id, environment, package, \
+                   status, record, price_cents, trade_office, created_at, updated_at) VALUES \
+                   ('00000000-0000-0000-0000-0000000000d{n}', '00000000-0000-0000-0000-0000000000c{n}', \
+                    '00000000-0000-0000-0000-0000000000a1', 'production', 'self', 'form-rendered', \
+                    '{record}', 0, '{{\"key\": \"11000000\"}}', '2026-01-02T03:04:05Z', '2026-01-02T03:04:05Z');"
+            )
+        } else {
+            format!(
+                "INSERT INTO tax_registrations (id, company_id, provider_id, environment, package, \
+                   legal_form, status, record, tax_office_number, created_at, updated_at, list_key) VALUES \
+                   ('00000000-0000-0000-0000-0000000000d{n}', '00000000-0000-0000-0000-0000000000c{n}', \
+                    '00000000-0000-0000-0000-0000000000a1', 'production', 'guided', 'gmbh', 'validated', \
+                    '{record}', '1116', '2026-01-02T03:04:05Z', '2026-01-02T03:04:05Z', \
+                    '00000000-0000-0000-0000-0000000000d{n}');"
+            )
+        };
+        format!(
+            "INSERT INTO companies (id, kind, name, provider_id, environment, created_at) VALUES \
+               ('00000000-0000-0000-0000-0000000000c{n}', 'client', 'C', \
+                '00000000-0000-0000-0000-0000000000a1', 'production', '2026-01-02T03:04:05Z'); {case}"
+        )
+    };
+    {
+        // 0001 to 0021.
+        let mut conn = migrated_before(&url, 22, 21).await;
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+            "INSERT INTO companies (id, kind, name, provider_id, created_at) VALUES \
+               ('00000000-0000-0000-0000-0000000000a1', 'provider', 'P', NULL, '2026-01-02T03:04:05Z'); {} {}",
+            insert(1, "trade", r#"{"name": "Ölmühle GmbH", "registered_office": {"zip": "10115"}, "owners": [{"first_name": "Erika", "last_name": "Mustermann", "birth_name": "Gabler"}]}"#),
+            insert(2, "tax", r#"{"name": "Zoë UG", "client_reference": "crm-1", "address": {"zip": "54298"}, "directors": [{"first_name": "Anna", "middle_name": "Lena", "last_name": "Łukasik"}]}"#),
+        )))
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    }
+    let repo = PostgresRepository::connect(&url, PoolSettings::default())
+        .await
+        .unwrap();
+    sqlx::raw_sql(sqlx::AssertSqlSafe(insert(
+        3,
+        "trade",
+        r#"{"name": "Später GmbH", "registered_office": {"zip": "10117"}, "owners": []}"#,
+    )))
+    .execute(&repo.sql.pool)
+    .await
+    .unwrap();
+    let id = |n: u128| uuid::Uuid::from_u128(0xd0 + n);
+    let find = |kind: crate::CaseKind, filter: CaseListFilter| {
+        let repo = &repo;
+        async move {
+            repo.list_case_page(
+                kind,
+                CaseListScope {
+                    owner: CaseOwner::All,
+                },
+                &filter,
+                None,
+                10,
+            )
+            .await
+            .unwrap()
+            .iter()
+            .map(|c| c.id)
+            .collect::<Vec<_>>()
+        }
+    };
+    let search = |s: &str| CaseListFilter {
+        search: CaseSearch::parse(s),
+        ..Default::default()
+    };
+    use crate::CaseKind::{Tax, Trade};
+    assert_eq!(find(Trade, search("ÖLMÜHLE gabler")).await, [id(1)]);
+    assert_eq!(find(Trade, search("10115")).await, [id(1)]);
+    assert_eq!(find(Trade, search("später")).await, [id(3)]);
+    let office = CaseListFilter {
+        office: Some("11000000".into()),
+        ..Default::default()
+    };
+    assert_eq!(find(Trade, office).await, [id(3), id(1)]);
+    assert_eq!(find(Tax, search("łukasik lena")).await, [id(2)]);
+    assert_eq!(find(Tax, search("CRM-1")).await, [id(2)]);
+    assert_eq!(find(Tax, search("54298")).await, [id(2)]);
+    repo.sql.pool.close().await;
+    drop_database(&name, admin).await;
+}
+
+/// A page searched by words can use the trigram index (with sequential and plain index scans
+/// off, only a bitmap scan of it is left): the pattern compares in the column's collation.
+/// Needs `TEST_DATABASE_URL`.
+#[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
+#[tokio::test]
+async fn a_word_search_can_use_the_trigram_index() {
+    use crate::{CaseKind, CaseListFilter, CaseListScope, CaseOwner, CaseSearch};
+    let (url, name, admin) = fresh_database().await;
+    let repo = PostgresRepository::connect(&url, PoolSettings::default())
+        .await
+        .unwrap();
+    for (kind, index) in [
+        (CaseKind::Trade, "trade_registrations_search"),
+        (CaseKind::Tax, "tax_registrations_search"),
+    ] {
+        let filter = CaseListFilter {
+            search: CaseSearch::parse("ÖZDEMIR gmbh"),
+            ..Default::default()
+        };
+        let mut page = crate::sql::lists::page::<sqlx::Postgres>(
+            kind,
+            CaseListScope {
+                owner: CaseOwner::All,
+            },
+            &filter,
+            None,
+            21,
+        )
+        .unwrap();
+        page.sql = format!("EXPLAIN {}", page.sql).into();
+        let mut conn = repo.sql.pool.acquire().await.unwrap();
+        sqlx::raw_sql("SET enable_seqscan = off; SET enable_indexscan = off")
+            .execute(&mut *conn)
+            .await
+            .unwrap();
+        let plan: Vec<String> = crate::sql::lists::query::<sqlx::Postgres>(&page)
+            .fetch_all(&mut *conn)
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| sqlx::Row::get::<String, _>(r, 0))
+            .collect();
+        let plan = plan.join("\n");
+        assert!(
+            plan.contains(&format!("Bitmap Index Scan on {index}")),
+            "{plan}"
+        );
+        sqlx::raw_sql("RESET enable_seqscan; RESET enable_indexscan")
+            .execute(&mut *conn)
+            .await
+            .unwrap();
+    }
+    repo.sql.pool.close().await;
+    drop_database(&name, admin).await;
+}
+
 /// The case lists (`Repository::list_case_page`): `sql/lists.rs` has the test. Needs
 /// `TEST_DATABASE_URL`.
 #[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
@@ -463,6 +616,34 @@ async fn lists_cases_newest_first_within_the_scope() {
         .await
         .unwrap();
     crate::sql::lists::lists_cases_newest_first_within_the_scope(&repo).await;
+    repo.sql.pool.close().await;
+    drop_database(&name, admin).await;
+}
+
+/// The operators' lists (`Repository::list_case_page`'s filters, searches and orders,
+/// `count_cases_by_status`): `sql/lists.rs` has the test. Needs `TEST_DATABASE_URL`.
+#[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
+#[tokio::test]
+async fn operators_filter_search_order_and_count() {
+    let (url, name, admin) = fresh_database().await;
+    let repo = PostgresRepository::connect(&url, PoolSettings::default())
+        .await
+        .unwrap();
+    crate::sql::lists::operators_filter_search_order_and_count(&repo).await;
+    repo.sql.pool.close().await;
+    drop_database(&name, admin).await;
+}
+
+/// A case's webhook deliveries (`Repository::list_case_deliveries`): `sql/lists.rs` has the
+/// test. Needs `TEST_DATABASE_URL`.
+#[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
+#[tokio::test]
+async fn lists_a_cases_deliveries() {
+    let (url, name, admin) = fresh_database().await;
+    let repo = PostgresRepository::connect(&url, PoolSettings::default())
+        .await
+        .unwrap();
+    crate::sql::lists::lists_a_cases_deliveries(&repo).await;
     repo.sql.pool.close().await;
     drop_database(&name, admin).await;
 }

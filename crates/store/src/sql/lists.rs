@@ -8,7 +8,15 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::{Dialect, Shared, environment};
-use crate::{CaseKind, CaseListFilter, CaseListItem, CaseListScope, CaseOwner, Result};
+use domain::case_state::CaseStatus;
+use domain::lifecycle::{Lifecycle, TaxStatus, TradeStatus};
+
+#[cfg(doc)]
+use crate::Repository;
+use crate::{
+    CaseCursor, CaseDelivery, CaseKind, CaseListFilter, CaseListItem, CaseListScope, CaseOwner,
+    CaseSearch, Result,
+};
 
 /// How far a case's `created_at` may be from the time its key records (both are taken in the
 /// create's request, milliseconds apart): the `created_after` / `created_before` filters bound
@@ -26,9 +34,12 @@ enum Arg {
 
 /// The statement of a page and its values (`$1`, `$2`, ... in order).
 #[derive(Debug)]
-struct Page {
-    sql: Arc<str>,
+pub(crate) struct Page {
+    pub(crate) sql: Arc<str>,
     args: Vec<Arg>,
+    /// Prepared for these values alone (PostgreSQL then plans it with them), not kept for the
+    /// next ones.
+    planned_per_values: bool,
 }
 
 /// The smallest UUIDv7 of the millisecond `at` is in (every v7 key of that millisecond or
@@ -73,28 +84,61 @@ impl Where {
     }
 }
 
-fn page<DB: Dialect>(
+/// What the statements of a kind's lists read from.
+struct Table {
+    name: &'static str,
+    /// The order's column (a trade registration's id, a tax registration's list key).
+    position: &'static str,
+    public_id: &'static str,
+    /// The office a filter compares.
+    office: &'static str,
+    /// The office and legal form columns of an item.
+    columns: &'static str,
+}
+
+fn table(kind: CaseKind) -> Table {
+    match kind {
+        CaseKind::Trade => Table {
+            name: "trade_registrations",
+            position: "t.id",
+            public_id: "t.id",
+            office: "t.office_key",
+            columns: "t.office_key, t.trade_office ->> 'name' AS office_name, \
+                      NULL AS legal_form",
+        },
+        CaseKind::Tax => Table {
+            name: "tax_registrations",
+            position: "t.list_key",
+            public_id: "t.public_id",
+            office: "t.tax_office_number",
+            columns: "t.tax_office_number AS office_key, NULL AS office_name, t.legal_form",
+        },
+    }
+}
+
+/// The conditions of `filter` that [`Repository::count_cases_by_status`] honours too:
+/// environment, provider, office.
+fn counted_filters(w: &mut Where, table: &Table, filter: &CaseListFilter) {
+    if let Some(e) = filter.environment {
+        w.condition("t.environment", "=", Arg::Text(e.as_str().into()));
+    }
+    if let Some(p) = filter.provider_id {
+        w.condition("t.provider_id", "=", Arg::Id(p));
+    }
+    if let Some(o) = &filter.office {
+        w.condition(table.office, "=", Arg::Text(o.clone()));
+    }
+}
+
+pub(crate) fn page<DB: Dialect>(
     kind: CaseKind,
     scope: CaseListScope,
     filter: &CaseListFilter,
-    before: Option<Uuid>,
+    cursor: Option<CaseCursor>,
     limit: i64,
 ) -> Result<Page> {
-    let (table, position, public_id, office) = match kind {
-        CaseKind::Trade => (
-            "trade_registrations",
-            "t.id",
-            "t.id",
-            "t.trade_office ->> 'key' AS office_key, t.trade_office ->> 'name' AS office_name, \
-             NULL AS legal_form",
-        ),
-        CaseKind::Tax => (
-            "tax_registrations",
-            "t.list_key",
-            "t.public_id",
-            "t.tax_office_number AS office_key, NULL AS office_name, t.legal_form",
-        ),
-    };
+    let table = table(kind);
+    let position = table.position;
     let mut w = Where::default();
     match scope.owner {
         CaseOwner::All => {}
@@ -110,8 +154,25 @@ fn page<DB: Dialect>(
     if let Some(s) = filter.status {
         w.condition("t.status", "=", Arg::Text(s.as_str().into()));
     }
-    if let Some(e) = filter.environment {
-        w.condition("t.environment", "=", Arg::Text(e.as_str().into()));
+    counted_filters(&mut w, &table, filter);
+    match &filter.search {
+        None => {}
+        Some(CaseSearch::Id(id)) => {
+            let n = w.bind(Arg::Id(*id));
+            w.conditions.push(match kind {
+                CaseKind::Trade => format!("t.id = ${n}"),
+                CaseKind::Tax => format!("(t.id = ${n} OR t.public_id = ${n})"),
+            });
+        }
+        Some(CaseSearch::PostalCode(code)) => {
+            w.condition("t.postal_code", "=", Arg::Text(code.clone()))
+        }
+        Some(search @ CaseSearch::Text(_)) => {
+            for (condition, arg) in DB::text_search(kind, &search.words()) {
+                let n = w.bind(Arg::Text(arg));
+                w.conditions.push(condition.replace('?', &n.to_string()));
+            }
+        }
     }
     let (created_column, created_param) = DB::CREATED_AT;
     for (at, op, slack) in [
@@ -124,25 +185,86 @@ fn page<DB: Dialect>(
         let param = created_param.replace('?', &n.to_string());
         w.conditions.push(format!("{created_column} {op} {param}"));
     }
-    if let Some(b) = before {
-        w.condition(position, "<", Arg::Id(b));
+    let (op, order) = if filter.oldest_first {
+        (">", "ASC")
+    } else {
+        ("<", "DESC")
+    };
+    match cursor {
+        None => {}
+        Some(CaseCursor::Position(p)) => w.condition(position, op, Arg::Id(p)),
+        Some(CaseCursor::Case(id)) if kind == CaseKind::Trade => {
+            w.condition(position, op, Arg::Id(id))
+        }
+        Some(CaseCursor::Case(id)) => {
+            let n = w.bind(Arg::Id(id));
+            w.conditions.push(format!(
+                "{position} {op} (SELECT c.list_key FROM tax_registrations c WHERE c.id = ${n})"
+            ));
+        }
     }
     let mut sql = format!(
         "SELECT {position} AS position, t.id, {public_id} AS public_id, t.company_id, \
          c.name AS company_name, t.provider_id, t.environment, t.package, t.status, \
-         t.client_reference, t.created_at, {office} \
-         FROM {table} t JOIN companies c ON c.id = t.company_id"
+         t.client_reference, t.created_at, {columns} \
+         FROM {name} t JOIN companies c ON c.id = t.company_id",
+        public_id = table.public_id,
+        columns = table.columns,
+        name = table.name,
     );
     if !w.conditions.is_empty() {
         sql.push_str(" WHERE ");
         sql.push_str(&w.conditions.join(" AND "));
     }
     let n = w.bind(Arg::Int(limit));
-    sql.push_str(&format!(" ORDER BY {position} DESC LIMIT ${n}"));
+    sql.push_str(&format!(" ORDER BY {position} {order} LIMIT ${n}"));
     Ok(Page {
         sql: sql.into(),
         args: w.args,
+        // Words are matched by an index or by walking the order, as the database's planner
+        // finds cheaper for the words given: planned with them, not once for every search.
+        planned_per_values: matches!(filter.search, Some(CaseSearch::Text(_))),
     })
+}
+
+/// The statement of [`Repository::count_cases_by_status`].
+fn count<DB: Dialect>(kind: CaseKind, filter: &CaseListFilter) -> Page {
+    let table = table(kind);
+    let mut w = Where::default();
+    counted_filters(&mut w, &table, filter);
+    let mut sql = format!("SELECT t.status, count(*) AS n FROM {} t", table.name);
+    if !w.conditions.is_empty() {
+        sql.push_str(" WHERE ");
+        sql.push_str(&w.conditions.join(" AND "));
+    }
+    sql.push_str(" GROUP BY t.status");
+    Page {
+        sql: sql.into(),
+        args: w.args,
+        planned_per_values: false,
+    }
+}
+
+/// Runs a statement built here with its values bound.
+pub(crate) fn query<'q, DB: Dialect>(
+    page: &Page,
+) -> sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments>
+where
+    Uuid: Encode<'q, DB> + Type<DB>,
+    String: Encode<'q, DB> + Type<DB>,
+    i64: Encode<'q, DB> + Type<DB>,
+{
+    // The text is built from constants and placeholder numbers only.
+    let mut query =
+        sqlx::query(sqlx::AssertSqlSafe(page.sql.clone())).persistent(!page.planned_per_values);
+    for arg in &page.args {
+        query = match arg {
+            Arg::Id(id) => query.bind(*id),
+            Arg::Text(t) => query.bind(t.clone()),
+            Arg::Int(n) => query.bind(*n),
+        };
+    }
+    query
 }
 
 impl<DB: Dialect> Shared<DB>
@@ -151,7 +273,9 @@ where
     for<'r> &'r str: sqlx::ColumnIndex<DB::Row>,
     for<'q> Uuid: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
     for<'q> String: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Type<DB>,
+    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> i32: Decode<'q, DB> + Type<DB>,
+    for<'q> bool: Decode<'q, DB> + Type<DB>,
     for<'q> OffsetDateTime: Decode<'q, DB> + Type<DB>,
 {
     pub(crate) async fn list_case_page(
@@ -159,23 +283,12 @@ where
         kind: CaseKind,
         scope: CaseListScope,
         filter: &CaseListFilter,
-        before: Option<Uuid>,
+        cursor: Option<CaseCursor>,
         limit: i64,
     ) -> Result<Vec<CaseListItem>> {
-        let page = page::<DB>(kind, scope, filter, before, limit)?;
+        let page = page::<DB>(kind, scope, filter, cursor, limit)?;
         let rows = self
-            .read(|c| {
-                // The text is built from constants and placeholder numbers only.
-                let mut query = sqlx::query(sqlx::AssertSqlSafe(page.sql.clone()));
-                for arg in &page.args {
-                    query = match arg {
-                        Arg::Id(id) => query.bind(*id),
-                        Arg::Text(t) => query.bind(t.clone()),
-                        Arg::Int(n) => query.bind(*n),
-                    };
-                }
-                Box::pin(query.fetch_all(c))
-            })
+            .read(|c| Box::pin(query::<DB>(&page).fetch_all(c)))
             .await?;
         rows.iter()
             .map(|row| {
@@ -199,6 +312,77 @@ where
                     office_key: row.try_get("office_key")?,
                     office_name: row.try_get("office_name")?,
                     legal_form: row.try_get("legal_form")?,
+                })
+            })
+            .collect()
+    }
+
+    pub(crate) async fn count_cases_by_status(
+        &self,
+        kind: CaseKind,
+        filter: &CaseListFilter,
+    ) -> Result<Vec<(CaseStatus, i64)>> {
+        let statement = count::<DB>(kind, filter);
+        let rows = self
+            .read(|c| Box::pin(query::<DB>(&statement).fetch_all(c)))
+            .await?;
+        let mut counts: Vec<(CaseStatus, i64)> = match kind {
+            CaseKind::Trade => TradeStatus::ALL.iter().map(|&s| (s.into(), 0)).collect(),
+            CaseKind::Tax => TaxStatus::ALL.iter().map(|&s| (s.into(), 0)).collect(),
+        };
+        for row in &rows {
+            let status: String = row.try_get("status")?;
+            let status = crate::rows::case_status(kind, &status)?;
+            let n: i64 = row.try_get("n")?;
+            if let Some(entry) = counts.iter_mut().find(|(s, _)| *s == status) {
+                entry.1 = n;
+            }
+        }
+        Ok(counts)
+    }
+
+    pub(crate) async fn list_case_deliveries(
+        &self,
+        case_id: Uuid,
+        limit: i64,
+    ) -> Result<Vec<CaseDelivery>> {
+        let rows = self
+            .read(|c| {
+                Box::pin(
+                    sqlx::query(
+                        "SELECT m.id, m.endpoint_id, e.url, e.deleted_at IS NOT NULL AS deleted, \
+                         m.event_type, m.state, m.attempts, m.created_at, m.next_attempt_us, \
+                         m.finished_at, a.status_code, a.error, a.at \
+                         FROM webhook_messages m \
+                         JOIN webhook_endpoints e ON e.id = m.endpoint_id \
+                         LEFT JOIN webhook_attempts a ON a.seq = \
+                           (SELECT max(x.seq) FROM webhook_attempts x WHERE x.message_id = m.id) \
+                         WHERE m.case_id = $1 ORDER BY m.seq DESC LIMIT $2",
+                    )
+                    .bind(case_id)
+                    .bind(limit)
+                    .fetch_all(c),
+                )
+            })
+            .await?;
+        rows.iter()
+            .map(|r| {
+                let state: String = r.try_get("state")?;
+                let next_us: i64 = r.try_get("next_attempt_us")?;
+                Ok(CaseDelivery {
+                    message_id: r.try_get("id")?,
+                    endpoint_id: r.try_get("endpoint_id")?,
+                    endpoint_url: r.try_get("url")?,
+                    endpoint_deleted: r.try_get("deleted")?,
+                    event_type: r.try_get("event_type")?,
+                    attempts: r.try_get("attempts")?,
+                    last_status_code: r.try_get("status_code")?,
+                    last_error: r.try_get("error")?,
+                    last_attempt_at: r.try_get("at")?,
+                    created_at: r.try_get("created_at")?,
+                    next_attempt_at: crate::next_attempt(&state, next_us),
+                    finished_at: r.try_get("finished_at")?,
+                    state,
                 })
             })
             .collect()
@@ -231,20 +415,21 @@ pub(crate) async fn lists_cases_newest_first_within_the_scope(repo: &dyn crate::
     let foreign = trade_case(q);
     repo.create_trade_registration(&foreign).await.unwrap();
 
-    let list = |scope: CaseOwner, filter: CaseListFilter, before: Option<Uuid>, limit: i64| {
-        let filter = filter.clone();
-        async move {
-            repo.list_case_page(
-                CaseKind::Trade,
-                CaseListScope { owner: scope },
-                &filter,
-                before,
-                limit,
-            )
-            .await
-            .unwrap()
-        }
-    };
+    let list =
+        |scope: CaseOwner, filter: CaseListFilter, before: Option<CaseCursor>, limit: i64| {
+            let filter = filter.clone();
+            async move {
+                repo.list_case_page(
+                    CaseKind::Trade,
+                    CaseListScope { owner: scope },
+                    &filter,
+                    before,
+                    limit,
+                )
+                .await
+                .unwrap()
+            }
+        };
     let ids = |items: &[CaseListItem]| items.iter().map(|i| i.id).collect::<Vec<_>>();
     let all = CaseListFilter::default();
     let (a, b, c) = (cases[0].id, cases[1].id, cases[2].id);
@@ -273,7 +458,7 @@ pub(crate) async fn lists_cases_newest_first_within_the_scope(repo: &dyn crate::
     let rest = list(
         CaseOwner::Provider(p),
         all.clone(),
-        Some(first[1].position),
+        Some(CaseCursor::Position(first[1].position)),
         2,
     )
     .await;
@@ -399,6 +584,605 @@ pub(crate) async fn lists_cases_newest_first_within_the_scope(repo: &dyn crate::
         .await
         .unwrap();
     assert!(none.is_empty());
+}
+
+/// The store test of the operators' lists both backends run (`sqlite/tests.rs`,
+/// `postgres/tests.rs`): every filter, each kind of search, both orders across pages, both
+/// kinds of cursor, and the counts by status.
+#[cfg(test)]
+pub(crate) async fn operators_filter_search_order_and_count(repo: &dyn crate::Repository) {
+    use crate::sqlite::tests::{Sample, trade_case};
+    use domain::company::Environment;
+    use domain::lifecycle::{TaxStatus, TradeStatus};
+    use serde_json::json;
+
+    let p = repo.create_provider("P").await.unwrap().id;
+    let q = repo.create_provider("Q").await.unwrap().id;
+    // (provider, environment, status, office, postal code, name, client reference, owners)
+    let specs = [
+        (
+            p,
+            Environment::Production,
+            TradeStatus::Submitted,
+            Some("11000000"),
+            "10117",
+            "Bäckerei Özdemir GmbH",
+            Some("CRM-1"),
+            json!([{"first_name": "Max", "last_name": "Mustermann"}]),
+        ),
+        (
+            p,
+            Environment::Production,
+            TradeStatus::FormRendered,
+            Some("09162000"),
+            "80331",
+            "Müller & Söhne GmbH",
+            Some("CRM-2"),
+            json!([{"first_name": "Zofia", "last_name": "Łukasiewicz", "birth_name": "Nowak"},
+                {"first_name": "Jonas", "last_name": "Weber"}]),
+        ),
+        (
+            q,
+            Environment::Production,
+            TradeStatus::Submitted,
+            Some("11000000"),
+            "10117",
+            "ÆRØ Handel UG",
+            Some("AB-12"),
+            json!([{"first_name": "Jürgen", "last_name": "Schmidt"}]),
+        ),
+        (
+            q,
+            Environment::Sandbox,
+            TradeStatus::Submitted,
+            Some("11000000"),
+            "10117",
+            "Sandkasten GmbH",
+            None,
+            json!([{"first_name": "Max", "last_name": "Sand"}]),
+        ),
+        (
+            p,
+            Environment::Production,
+            TradeStatus::Blocked,
+            None,
+            "20095",
+            "Hafen Hamburg GmbH",
+            Some("CRM-5"),
+            json!([{"first_name": "Ole", "last_name": "Brandt"}]),
+        ),
+    ];
+    let mut ids = Vec::new();
+    for (provider, environment, status, office, zip, name, reference, owners) in specs {
+        let mut case = trade_case(provider);
+        case.environment = environment;
+        case.new_company.as_mut().unwrap().1.environment = environment;
+        case.new_company.as_mut().unwrap().1.name = name.into();
+        case.status = status;
+        case.trade_office = office.map(|o| json!({"key": o, "name": "Amt"}));
+        case.record = json!({
+            "name": name,
+            "registered_office": {"street": "Hauptstraße 1", "zip": zip, "city": "Berlin"},
+            "owners": owners,
+        });
+        if let Some(r) = reference {
+            case.record["client_reference"] = json!(r);
+        }
+        repo.create_trade_registration(&case).await.unwrap();
+        ids.push(case.id);
+        tokio::time::sleep(std::time::Duration::from_millis(3)).await;
+    }
+    let (a, b, c, d, e) = (ids[0], ids[1], ids[2], ids[3], ids[4]);
+
+    let page = |kind: CaseKind, filter: CaseListFilter, cursor: Option<CaseCursor>, limit: i64| async move {
+        repo.list_case_page(
+            kind,
+            CaseListScope {
+                owner: CaseOwner::All,
+            },
+            &filter,
+            cursor,
+            limit,
+        )
+        .await
+        .unwrap()
+    };
+    let trade = |f: CaseListFilter| async move {
+        page(CaseKind::Trade, f, None, 50)
+            .await
+            .iter()
+            .map(|i| i.id)
+            .collect::<Vec<_>>()
+    };
+    let by = |f: &dyn Fn(&mut CaseListFilter)| {
+        let mut filter = CaseListFilter::default();
+        f(&mut filter);
+        filter
+    };
+    let production = |f: &mut CaseListFilter| f.environment = Some(Environment::Production);
+
+    assert_eq!(trade(by(&|_| {})).await, [e, d, c, b, a], "newest first");
+    assert_eq!(
+        trade(by(&|f| f.oldest_first = true)).await,
+        [a, b, c, d, e],
+        "oldest first"
+    );
+    assert_eq!(trade(by(&production)).await, [e, c, b, a]);
+    assert_eq!(
+        trade(by(&|f| f.environment = Some(Environment::Sandbox))).await,
+        [d]
+    );
+    let submitted = |f: &mut CaseListFilter| {
+        production(f);
+        f.status = Some(TradeStatus::Submitted.into());
+    };
+    assert_eq!(trade(by(&submitted)).await, [c, a]);
+    assert_eq!(trade(by(&|f| f.provider_id = Some(p))).await, [e, b, a]);
+    assert_eq!(
+        trade(by(&|f| {
+            f.provider_id = Some(q);
+            production(f)
+        }))
+        .await,
+        [c]
+    );
+    assert_eq!(
+        trade(by(&|f| {
+            f.provider_id = Some(q);
+            f.oldest_first = true
+        }))
+        .await,
+        [c, d]
+    );
+    assert_eq!(
+        trade(by(&|f| f.office = Some("11000000".into()))).await,
+        [d, c, a]
+    );
+    assert_eq!(
+        trade(by(&|f| {
+            f.office = Some("11000000".into());
+            submitted(f)
+        }))
+        .await,
+        [c, a]
+    );
+    assert_eq!(
+        trade(by(&|f| {
+            f.office = Some("11000000".into());
+            f.provider_id = Some(p)
+        }))
+        .await,
+        [a]
+    );
+    assert!(
+        trade(by(&|f| f.office = Some("1100000".into())))
+            .await
+            .is_empty()
+    );
+    assert_eq!(
+        trade(by(&|f| f.office = Some("09162000".into()))).await,
+        [b]
+    );
+
+    // Searches: an id, a postal code, words.
+    let search = |text: &str| {
+        let s = CaseSearch::parse(text).unwrap_or_else(|| panic!("{text:?} is no search"));
+        by(&move |f| f.search = Some(s.clone()))
+    };
+    assert_eq!(trade(search(&b.to_string())).await, [b]);
+    assert!(trade(search(&Uuid::now_v7().to_string())).await.is_empty());
+    assert_eq!(trade(search("10117")).await, [d, c, a]);
+    let mut f = search("10117");
+    submitted(&mut f);
+    f.oldest_first = true;
+    assert_eq!(trade(f).await, [a, c]);
+    assert!(trade(search("10115")).await.is_empty());
+    for (text, expected) in [
+        ("müller", vec![b]),
+        ("MÜLLER", vec![b]),
+        ("özdemir", vec![a]),
+        ("ÖZDEMİR", vec![]),
+        ("ÖZDEMIR", vec![a]),
+        ("ŁUKASIEWICZ", vec![b]),
+        ("nowak", vec![b]),
+        ("weber", vec![b]),
+        ("max", vec![d, a]),
+        ("Max Mustermann", vec![a]),
+        ("mustermann  max", vec![a]),
+        ("max zofia", vec![]),
+        ("æRø", vec![c]),
+        ("crm-2", vec![b]),
+        ("crm", vec![e, b, a]),
+        ("gmbh", vec![e, d, b, a]),
+        ("b-1", vec![c]),
+        // `_` and `%` are characters, not patterns.
+        ("b_1", vec![]),
+        ("b%1", vec![]),
+        // Two-letter words do not count: "ab" is left out.
+        ("ab hafen", vec![e]),
+        ("ärzte", vec![]),
+    ] {
+        assert_eq!(trade(search(text)).await, expected, "{text}");
+    }
+    let mut f = search("gmbh");
+    production(&mut f);
+    f.provider_id = Some(p);
+    f.status = Some(TradeStatus::Submitted.into());
+    assert_eq!(trade(f).await, [a]);
+
+    // Pages across their boundaries, in both orders, by either cursor.
+    let all = CaseListFilter::default();
+    let first = page(CaseKind::Trade, all.clone(), None, 2).await;
+    assert_eq!(first.iter().map(|i| i.id).collect::<Vec<_>>(), [e, d]);
+    let second = page(
+        CaseKind::Trade,
+        all.clone(),
+        Some(CaseCursor::Position(first[1].position)),
+        2,
+    )
+    .await;
+    assert_eq!(second.iter().map(|i| i.id).collect::<Vec<_>>(), [c, b]);
+    let third = page(
+        CaseKind::Trade,
+        all.clone(),
+        Some(CaseCursor::Case(second[1].id)),
+        2,
+    )
+    .await;
+    assert_eq!(third.iter().map(|i| i.id).collect::<Vec<_>>(), [a]);
+    let oldest = CaseListFilter {
+        oldest_first: true,
+        ..all.clone()
+    };
+    let first = page(CaseKind::Trade, oldest.clone(), None, 2).await;
+    assert_eq!(first.iter().map(|i| i.id).collect::<Vec<_>>(), [a, b]);
+    let second = page(
+        CaseKind::Trade,
+        oldest.clone(),
+        Some(CaseCursor::Case(b)),
+        2,
+    )
+    .await;
+    assert_eq!(second.iter().map(|i| i.id).collect::<Vec<_>>(), [c, d]);
+    let third = page(
+        CaseKind::Trade,
+        oldest.clone(),
+        Some(CaseCursor::Position(d)),
+        2,
+    )
+    .await;
+    assert_eq!(third.iter().map(|i| i.id).collect::<Vec<_>>(), [e]);
+    let mut walked = Vec::new();
+    let mut cursor = None;
+    let office = CaseListFilter {
+        office: Some("11000000".into()),
+        oldest_first: true,
+        ..all.clone()
+    };
+    loop {
+        let items = page(CaseKind::Trade, office.clone(), cursor, 1).await;
+        let Some(last) = items.last() else { break };
+        walked.push(last.id);
+        cursor = Some(CaseCursor::Case(last.id));
+    }
+    assert_eq!(walked, [a, c, d]);
+
+    // Counts: every status in the lifecycle's order; environment, provider and office only.
+    let counts = |f: CaseListFilter| async move {
+        let counts = repo
+            .count_cases_by_status(CaseKind::Trade, &f)
+            .await
+            .unwrap();
+        let statuses: Vec<_> = counts.iter().map(|(s, _)| *s).collect();
+        let all: Vec<domain::case_state::CaseStatus> =
+            TradeStatus::ALL.iter().map(|&s| s.into()).collect();
+        assert_eq!(statuses, all);
+        counts
+            .into_iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(s, n)| (s.as_str(), n))
+            .collect::<Vec<_>>()
+    };
+    let order = |mut v: Vec<(&'static str, i64)>| {
+        v.sort();
+        v
+    };
+    assert_eq!(
+        order(counts(all.clone()).await),
+        [("blocked", 1), ("form-rendered", 1), ("submitted", 3)]
+    );
+    assert_eq!(
+        order(counts(by(&production)).await),
+        [("blocked", 1), ("form-rendered", 1), ("submitted", 2)]
+    );
+    assert_eq!(
+        order(counts(by(&|f| f.provider_id = Some(p))).await),
+        [("blocked", 1), ("form-rendered", 1), ("submitted", 1)]
+    );
+    let mut f = search("müller");
+    f.office = Some("11000000".into());
+    f.status = Some(TradeStatus::Blocked.into());
+    f.oldest_first = true;
+    assert_eq!(
+        order(counts(f).await),
+        [("submitted", 3)],
+        "status and search are not counted"
+    );
+    assert_eq!(
+        order(
+            counts(by(&|f| {
+                f.office = Some("11000000".into());
+                production(f)
+            }))
+            .await
+        ),
+        [("submitted", 2)]
+    );
+
+    // Tax registrations: the id or the public id, the company's postal code, directors' and
+    // partners' names, the tax office.
+    let corporation = Sample::new(p).tax;
+    let corporation = crate::NewTaxRegistration {
+        record: json!({
+            "name": "Zoë Tech UG (haftungsbeschränkt)",
+            "client_reference": "T-1",
+            "address": {"street": "Am Markt 1", "zip": "04109", "city": "Leipzig"},
+            "directors": [{"first_name": "Anna", "middle_name": "Lena", "last_name": "Groß"}],
+        }),
+        ..corporation
+    };
+    repo.create_tax_registration(&corporation).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(3)).await;
+    let partnership = Sample::new(q).tax;
+    let partnership = crate::NewTaxRegistration {
+        legal_form: "gbr".into(),
+        status: TaxStatus::Validated,
+        tax_office_number: Some("2315".into()),
+        record: json!({
+            "name": "Heide & Brandt GbR",
+            "address": {"street": "Am Sande 12", "zip": "21335", "city": "Lüneburg"},
+            "partners": {
+                "individuals": [{"first_name": "Jana", "last_name": "Heide"}],
+                "entities": [{"name": "Ørsted Holding ApS"}],
+            },
+        }),
+        ..partnership
+    };
+    repo.create_tax_registration(&partnership).await.unwrap();
+    let (x, y) = (corporation.id, partnership.id);
+    let tax = |f: CaseListFilter| async move {
+        page(CaseKind::Tax, f, None, 50)
+            .await
+            .iter()
+            .map(|i| i.id)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(tax(all.clone()).await, [y, x]);
+    assert_eq!(tax(search(&corporation.public_id.to_string())).await, [x]);
+    assert_eq!(tax(search(&x.to_string())).await, [x]);
+    assert_eq!(tax(search("04109")).await, [x]);
+    assert_eq!(tax(search("21335")).await, [y]);
+    for (text, expected) in [
+        ("lena", vec![x]),
+        ("GROSS", vec![]),
+        ("groß", vec![x]),
+        ("zoë", vec![x]),
+        ("t-1", vec![x]),
+        ("heide", vec![y]),
+        ("ØRSTED", vec![y]),
+        ("jana heide", vec![y]),
+        ("brandt", vec![y]),
+    ] {
+        assert_eq!(tax(search(text)).await, expected, "{text}");
+    }
+    assert_eq!(tax(by(&|f| f.office = Some("2315".into()))).await, [y]);
+    assert_eq!(tax(by(&|f| f.provider_id = Some(p))).await, [x]);
+    assert_eq!(
+        tax(by(&|f| f.status = Some(TaxStatus::Validated.into()))).await,
+        [y]
+    );
+    // The cursor of a tax registration: its position, or its key (which is not its position).
+    let oldest_tax = CaseListFilter {
+        oldest_first: true,
+        ..all.clone()
+    };
+    let first = page(CaseKind::Tax, oldest_tax.clone(), None, 1).await;
+    assert_eq!((first[0].id, first.len()), (x, 1));
+    assert_ne!(first[0].position, x);
+    for cursor in [CaseCursor::Case(x), CaseCursor::Position(first[0].position)] {
+        let next = page(CaseKind::Tax, oldest_tax.clone(), Some(cursor), 1).await;
+        assert_eq!(
+            next.iter().map(|i| i.id).collect::<Vec<_>>(),
+            [y],
+            "{cursor:?}"
+        );
+    }
+    let back = page(CaseKind::Tax, all.clone(), Some(CaseCursor::Case(y)), 5).await;
+    assert_eq!(back.iter().map(|i| i.id).collect::<Vec<_>>(), [x]);
+    assert!(
+        page(
+            CaseKind::Tax,
+            all.clone(),
+            Some(CaseCursor::Case(Uuid::now_v7())),
+            5
+        )
+        .await
+        .is_empty()
+    );
+    let tax_counts = repo
+        .count_cases_by_status(CaseKind::Tax, &by(&|f| f.office = Some("1116".into())))
+        .await
+        .unwrap();
+    assert_eq!(tax_counts.len(), TaxStatus::ALL.len());
+    let nonzero: Vec<_> = tax_counts
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(s, n)| (s.as_str(), *n))
+        .collect();
+    assert_eq!(nonzero, [("submitted", 1)]);
+}
+
+/// The webhook deliveries of a case, newest first, with their endpoint and last attempt (both
+/// backends).
+#[cfg(test)]
+pub(crate) async fn lists_a_cases_deliveries(repo: &dyn crate::Repository) {
+    use crate::{AttemptOutcome, WebhookAttempt, micros};
+
+    let p = repo.create_provider("P").await.unwrap().id;
+    let sample = crate::sqlite::tests::Sample::new(p);
+    let [all, tax_only] = &sample.endpoints;
+    for e in [all, tax_only] {
+        assert!(repo.create_webhook_endpoint(e, 20).await.unwrap());
+    }
+    let trade = crate::NewTradeRegistration {
+        idempotency: None,
+        ..sample.trade.clone()
+    };
+    repo.create_trade_registration(&trade).await.unwrap();
+    repo.create_tax_registration(&sample.tax).await.unwrap();
+    let trade = trade.id;
+    assert!(
+        repo.list_case_deliveries(Uuid::now_v7(), 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let before = repo.list_case_deliveries(trade, 10).await.unwrap();
+    assert_eq!(before.len(), 1, "{before:?}");
+    let created = &before[0];
+    assert_eq!(
+        (
+            created.endpoint_id,
+            created.endpoint_url.as_str(),
+            created.endpoint_deleted
+        ),
+        (all.id, "https://hooks.example.com/filing", false)
+    );
+    assert_eq!((created.state.as_str(), created.attempts), ("pending", 0));
+    assert_eq!(
+        (created.last_status_code, created.last_attempt_at),
+        (None, None)
+    );
+    assert!(created.next_attempt_at.is_some() && created.finished_at.is_none());
+
+    // A second message of the case (a status change), then attempts: the first message is
+    // answered 500 and retried, then delivered; the second fails without an answer.
+    let now = time::OffsetDateTime::now_utc();
+    let change = crate::StatusChange {
+        status: domain::lifecycle::TradeStatus::Blocked.into(),
+        previous_status: Some(domain::lifecycle::TradeStatus::Submitted.into()),
+        actor: "operator:x".into(),
+        reason: Some("fehlt".into()),
+        at: now,
+    };
+    assert!(
+        repo.transition_case(
+            trade,
+            domain::lifecycle::TradeStatus::Submitted.into(),
+            &change,
+            &[],
+            &crate::CaseFields::default(),
+        )
+        .await
+        .unwrap()
+    );
+    let far = micros(now) + 3_600_000_000;
+    let claimed = repo
+        .claim_webhook_messages(far, far + 60_000_000, 10)
+        .await
+        .unwrap();
+    let of_trade: Vec<_> = claimed.iter().filter(|m| m.case_id == trade).collect();
+    assert_eq!(
+        of_trade.len(),
+        1,
+        "one message of a case at a time: {claimed:?}"
+    );
+    let first = of_trade[0].id;
+    let attempt =
+        |message_id: Uuid, n: i32, status_code: Option<i32>, error: Option<&str>| WebhookAttempt {
+            message_id,
+            endpoint_id: all.id,
+            attempt: n,
+            at: now + time::Duration::seconds(n.into()),
+            status_code,
+            error: error.map(str::to_owned),
+            duration_ms: 12,
+        };
+    repo.record_webhook_attempt(
+        &attempt(first, 1, Some(500), Some("HTTP 500")),
+        AttemptOutcome::RetryAt(far),
+    )
+    .await
+    .unwrap();
+    let claimed = repo
+        .claim_webhook_messages(far, far + 60_000_000, 10)
+        .await
+        .unwrap();
+    assert!(claimed.iter().any(|m| m.id == first));
+    repo.record_webhook_attempt(
+        &attempt(first, 2, Some(204), None),
+        AttemptOutcome::Delivered,
+    )
+    .await
+    .unwrap();
+    let claimed = repo
+        .claim_webhook_messages(far, far + 60_000_000, 10)
+        .await
+        .unwrap();
+    let second = claimed
+        .iter()
+        .find(|m| m.case_id == trade)
+        .expect("the change's message")
+        .id;
+    repo.record_webhook_attempt(
+        &attempt(second, 1, None, Some("timed out")),
+        AttemptOutcome::Failed,
+    )
+    .await
+    .unwrap();
+
+    let listed = repo.list_case_deliveries(trade, 10).await.unwrap();
+    assert_eq!(
+        listed.iter().map(|d| d.message_id).collect::<Vec<_>>(),
+        [second, first],
+        "newest first"
+    );
+    let (s, f) = (&listed[0], &listed[1]);
+    assert_eq!(s.event_type, "registration.blocked");
+    assert_eq!(
+        (s.state.as_str(), s.attempts, s.last_status_code),
+        ("failed", 1, None)
+    );
+    assert_eq!(s.last_error.as_deref(), Some("timed out"));
+    assert!(s.finished_at.is_some() && s.next_attempt_at.is_none());
+    assert_eq!(
+        (f.state.as_str(), f.attempts, f.last_status_code),
+        ("delivered", 2, Some(204))
+    );
+    assert_eq!(f.last_error, None);
+    let at = f.last_attempt_at.unwrap();
+    assert_eq!(
+        at.unix_timestamp(),
+        (now + time::Duration::seconds(2)).unix_timestamp()
+    );
+    assert!(f.created_at <= s.created_at);
+    assert_eq!(repo.list_case_deliveries(trade, 1).await.unwrap().len(), 1);
+    // Another case's messages are its own; a deleted endpoint's stay listed.
+    let tax = repo.list_case_deliveries(sample.tax.id, 10).await.unwrap();
+    assert_eq!(tax.len(), 2, "{tax:?}");
+    assert!(
+        repo.delete_webhook_endpoint(tax_only.id, now)
+            .await
+            .unwrap()
+    );
+    let tax = repo.list_case_deliveries(sample.tax.id, 10).await.unwrap();
+    let gone: Vec<_> = tax
+        .iter()
+        .filter(|d| d.endpoint_id == tax_only.id)
+        .collect();
+    assert_eq!(gone.len(), 1);
+    assert!(gone[0].endpoint_deleted);
+    assert_eq!(gone[0].state, "failed");
 }
 
 #[cfg(test)]

@@ -21,12 +21,19 @@ use futures::future::BoxFuture;
 use crate::Result;
 
 /// A dialect's differences from the statements written here.
-pub(crate) trait Dialect: sqlx::Database<Arguments: sqlx::IntoArguments<Self>> {
+pub(crate) trait Dialect:
+    sqlx::Database<Arguments: sqlx::IntoArguments<Self>> + sqlx::database::HasStatementCache
+{
     /// A comparison of a case's `created_at` (`t`) with a parameter bound as RFC 3339 text in
     /// UTC, as (column, parameter) expressions, `?` standing for the parameter's number. SQLite
     /// stores the text, whose fraction has no trailing zeros: without the `Z` such texts order
     /// as their instants do, with it `…:05Z` would sort after `…:05.5Z`.
     const CREATED_AT: (&'static str, &'static str);
+
+    /// The conditions that a case (`t`) of `kind` contains each of `words` (those of a
+    /// [`CaseSearch::Text`](crate::CaseSearch::Text), case-insensitively: lower-cased by
+    /// Unicode's rules), each with the one value it binds, `$?` standing for its number.
+    fn text_search(kind: crate::CaseKind, words: &[&str]) -> Vec<(String, String)>;
 
     /// What reads of one statement run on, beside the pool (see [`Dialect::read`]).
     type Reads: Send + Sync;

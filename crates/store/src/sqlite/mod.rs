@@ -75,6 +75,26 @@ impl Dialect for Sqlite {
 
     const CREATED_AT: (&'static str, &'static str) = ("rtrim(t.created_at, 'Z')", "rtrim($?, 'Z')");
 
+    /// One match of the trigram index of the kind's texts (migration 0019): a phrase per word,
+    /// all of which must be in the text (FTS5 folds the case of both).
+    fn text_search(kind: crate::CaseKind, words: &[&str]) -> Vec<(String, String)> {
+        let table = match kind {
+            crate::CaseKind::Trade => "trade_search",
+            crate::CaseKind::Tax => "tax_search",
+        };
+        let phrases: Vec<String> = words
+            .iter()
+            .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
+            .collect();
+        vec![(
+            format!(
+                "t.id IN (SELECT s.case_id FROM {table} JOIN {table}_text s \
+                 ON s.id = {table}.rowid WHERE {table} MATCH $?)"
+            ),
+            phrases.join(" AND "),
+        )]
+    }
+
     fn read<'a, T, F>(
         _reads: &'a (),
         pool: &'a sqlx::SqlitePool,

@@ -702,6 +702,21 @@ async fn lists_cases_newest_first_within_the_scope() {
     crate::sql::lists::lists_cases_newest_first_within_the_scope(&repo).await;
 }
 
+/// The operators' lists (`Repository::list_case_page`'s filters, searches and orders,
+/// `count_cases_by_status`): `sql/lists.rs` has the test.
+#[tokio::test]
+async fn operators_filter_search_order_and_count() {
+    let (_dir, _path, repo) = file_repo().await;
+    crate::sql::lists::operators_filter_search_order_and_count(&repo).await;
+}
+
+/// A case's webhook deliveries (`Repository::list_case_deliveries`): `sql/lists.rs` has the test.
+#[tokio::test]
+async fn lists_a_cases_deliveries() {
+    let (_dir, _path, repo) = file_repo().await;
+    crate::sql::lists::lists_a_cases_deliveries(&repo).await;
+}
+
 /// Migration 0015 on a database with cases from before it: they list by their stored
 /// `client_reference`, and so does a case an instance on the previous release writes after it.
 #[tokio::test]
@@ -765,6 +780,148 @@ async fn migration_0015_lists_existing_cases_by_their_client_reference() {
         assert_eq!(found.iter().map(|c| c.id).collect::<Vec<_>>(), [id]);
         assert_eq!(found[0].client_reference, Some(format!("crm-{n}")));
     }
+}
+
+/// Migration 0019 on a database with cases from before it: they are found by their words,
+/// postal code and office; so is a case an instance on the previous release writes after it,
+/// and a record that changes (no path does; the triggers keep the text right if one did) is
+/// found by its new words only, as is a deleted case by none.
+#[tokio::test]
+async fn migration_0019_finds_existing_cases_by_words_postal_code_and_office() {
+    use crate::{CaseListFilter, CaseListScope, CaseOwner, CaseSearch};
+    // 0001 to 0018.
+    let (_dir, path, url) = database_before(19, 18).await;
+    let provider = Uuid::from_u128(0xa1);
+    let at = "2026-01-02T03:04:05Z";
+    let insert = |conn: &rusqlite::Connection, n: u128, kind: &str, record: serde_json::Value| {
+        let (company, case) = (Uuid::from_u128(0xc0 + n), Uuid::from_u128(0xd0 + n));
+        conn.execute(
+            "INSERT INTO companies (id, kind, name, provider_id, environment, created_at) \
+             VALUES (?1, 'client', 'C', ?2, 'production', ?3)",
+            rusqlite::params![
+                company.as_bytes().to_vec(),
+                provider.as_bytes().to_vec(),
+                at
+            ],
+        )
+        .unwrap();
+        let sql = if kind == "trade" {
+            "INSERT INTO trade_registrations (id, company_id, provider_id, environment, package, \
+             status, record, price_cents, trade_office, created_at, updated_at) \
+             VALUES (?1, ?2, ?3, 'production', 'self', 'form-rendered', ?4, 0, \
+             '{\"key\": \"11000000\"}', ?5, ?5)"
+        } else {
+            "INSERT INTO tax_registrations (id, company_id, provider_id, environment, package, \
+             legal_form, status, record, tax_office_number, created_at, updated_at, list_key) \
+             VALUES (?1, ?2, ?3, 'production', 'guided', 'gmbh', 'validated', ?4, '1116', ?5, ?5, ?1)"
+        };
+        conn.execute(
+            sql,
+            rusqlite::params![
+                case.as_bytes().to_vec(),
+                company.as_bytes().to_vec(),
+                provider.as_bytes().to_vec(),
+                record.to_string(),
+                at
+            ],
+        )
+        .unwrap();
+        case
+    };
+    let old = rusqlite::Connection::open(&path).unwrap();
+    old.execute(
+        "INSERT INTO companies (id, kind, name, created_at) VALUES (?1, 'provider', 'P', ?2)",
+        rusqlite::params![provider.as_bytes().to_vec(), at],
+    )
+    .unwrap();
+    let trade = insert(
+        &old,
+        1,
+        "trade",
+        json!({"name": "Ölmühle GmbH", "registered_office": {"zip": "10115"},
+        "owners": [{"first_name": "Erika", "last_name": "Mustermann", "birth_name": "Gabler"}]}),
+    );
+    let tax = insert(
+        &old,
+        2,
+        "tax",
+        json!({"name": "Zoë UG", "client_reference": "crm-1", "address": {"zip": "54298"},
+        "directors": [{"first_name": "Anna", "middle_name": "Lena", "last_name": "Łukasik"}]}),
+    );
+    drop(old);
+
+    let repo = SqliteRepository::connect(&url, PoolSettings::default())
+        .await
+        .unwrap();
+    let later = insert(
+        &rusqlite::Connection::open(&path).unwrap(),
+        3,
+        "trade",
+        json!({"name": "Später GmbH", "registered_office": {"zip": "10117"}, "owners": []}),
+    );
+    let find = |kind: CaseKind, filter: CaseListFilter| {
+        let repo = &repo;
+        async move {
+            repo.list_case_page(
+                kind,
+                CaseListScope {
+                    owner: CaseOwner::All,
+                },
+                &filter,
+                None,
+                10,
+            )
+            .await
+            .unwrap()
+            .iter()
+            .map(|c| c.id)
+            .collect::<Vec<_>>()
+        }
+    };
+    let search = |s: &str| CaseListFilter {
+        search: CaseSearch::parse(s),
+        ..Default::default()
+    };
+    assert_eq!(
+        find(CaseKind::Trade, search("ÖLMÜHLE gabler")).await,
+        [trade]
+    );
+    assert_eq!(find(CaseKind::Trade, search("10115")).await, [trade]);
+    assert_eq!(find(CaseKind::Trade, search("später")).await, [later]);
+    assert_eq!(find(CaseKind::Trade, search("10117")).await, [later]);
+    let office = CaseListFilter {
+        office: Some("11000000".into()),
+        ..Default::default()
+    };
+    assert_eq!(find(CaseKind::Trade, office).await, [later, trade]);
+    assert_eq!(find(CaseKind::Tax, search("łukasik lena")).await, [tax]);
+    assert_eq!(find(CaseKind::Tax, search("CRM-1")).await, [tax]);
+    assert_eq!(find(CaseKind::Tax, search("54298")).await, [tax]);
+    let office = CaseListFilter {
+        office: Some("1116".into()),
+        ..Default::default()
+    };
+    assert_eq!(find(CaseKind::Tax, office).await, [tax]);
+
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute(
+        "UPDATE trade_registrations SET record = json_set(record, '$.name', 'Neumühle GmbH') WHERE id = ?1",
+        rusqlite::params![trade.as_bytes().to_vec()],
+    )
+    .unwrap();
+    assert!(find(CaseKind::Trade, search("ölmühle")).await.is_empty());
+    assert_eq!(find(CaseKind::Trade, search("neumühle")).await, [trade]);
+    conn.execute("PRAGMA foreign_keys = OFF", []).unwrap();
+    conn.execute(
+        "DELETE FROM trade_registrations WHERE id = ?1",
+        rusqlite::params![later.as_bytes().to_vec()],
+    )
+    .unwrap();
+    assert!(find(CaseKind::Trade, search("später")).await.is_empty());
+    let texts: i64 = conn
+        .query_row("SELECT count(*) FROM trade_search_text", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(texts, 1);
 }
 
 /// Migration 0013 on a database with a tax registration from before it: the case keeps its
@@ -974,8 +1131,9 @@ async fn migration_0014_frees_companies_of_cancelled_cases_and_keeps_every_row()
         "identity_verifications",
     ]
     .iter()
-    // The column a later migration adds (0015: `client_reference`, generated).
-    .map(|t| dump(&path, t, &["client_reference"]))
+    // The columns later migrations add (0015: `client_reference`; 0019: `office_key`,
+    // `postal_code`; all generated).
+    .map(|t| dump(&path, t, &["client_reference", "office_key", "postal_code"]))
     .collect();
     assert_eq!(after, before);
     let conn = rusqlite::Connection::open(&path).unwrap();

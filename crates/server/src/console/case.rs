@@ -549,8 +549,48 @@ fn actor(h: &StatusChange) -> Markup {
     }
 }
 
-async fn deliveries(_state: &AppState, lang: Lang, _case: Uuid) -> Markup {
-    html! { p { (lang.t("hook.none")) } }
+/// The webhook messages of the case, newest first (the last 50), each with its endpoint,
+/// state and attempts.
+async fn deliveries(state: &AppState, lang: Lang, case: Uuid) -> Markup {
+    let list = match state.repo.list_case_deliveries(case, 50).await {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::error!(error = %e, %case, "console: deliveries not read");
+            return html! { p.flash.error { (lang.t("hook.unreadable")) } };
+        }
+    };
+    html! {
+        @if list.is_empty() { p { (lang.t("hook.none")) } } @else {
+            div.table-box { table #deliveries {
+                thead { tr {
+                    th scope="col" { (lang.t("hist.at")) }
+                    th scope="col" { (lang.t("hook.event")) }
+                    th scope="col" { (lang.t("hook.endpoint")) }
+                    th scope="col" { (lang.t("hook.state")) }
+                    th scope="col" { (lang.t("hook.attempts")) }
+                } }
+                tbody { @for d in &list { tr {
+                    td { (when(d.created_at)) }
+                    td { code { (d.event_type) } }
+                    td { (d.endpoint_url) @if d.endpoint_deleted { " " small.muted { (lang.t("hook.deleted")) } } }
+                    td { span class={ "status " (d.state) } { (lang.t(hook_state(&d.state))) } }
+                    td {
+                        (d.attempts)
+                        @if let Some(code) = d.last_status_code { " · HTTP " (code) }
+                        @if let Some(e) = &d.last_error { br; small.muted { (e) } }
+                    }
+                } } }
+            } }
+        }
+    }
+}
+
+fn hook_state(state: &str) -> &'static str {
+    match state {
+        "delivered" => "hook.delivered",
+        "failed" => "hook.failed",
+        _ => "hook.pending",
+    }
 }
 
 /// The stored request, every field, nested as stored; in German the fields are named as the

@@ -15,7 +15,6 @@
 pub mod actions;
 pub mod case;
 pub mod i18n;
-mod list_shim;
 pub mod queue;
 pub mod session;
 

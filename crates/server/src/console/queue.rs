@@ -14,7 +14,7 @@ use store::CaseKind;
 use uuid::Uuid;
 
 use super::i18n::Lang;
-use super::list_shim::{OperatorListQuery, operator_case_page};
+use crate::cases::lists::{OperatorListQuery, operator_case_page};
 use super::session::Operator;
 use super::{api_error_page, html_response, layout, when};
 use crate::state::AppState;
@@ -54,7 +54,8 @@ impl QueueQuery {
             q: Self::some(&self.q),
             order: Some(Self::some(&self.order).unwrap_or_else(|| "oldest".into())),
             after: Self::some(&self.cursor),
-            limit: Some(50),
+            limit: Some("50".into()),
+            counts: true,
         }
     }
 
@@ -114,7 +115,7 @@ async fn queue<L: Lifecycle>(
         CaseKind::Tax => "/console/tax",
     };
     let here = q.link(base, None, None);
-    let page = match operator_case_page(state, op.caller(), kind, q.as_list_query()).await {
+    let page = match operator_case_page(state, op.caller(), kind, &q.as_list_query()).await {
         Ok(p) => p,
         Err(e @ crate::error::ApiError::Validation(_)) => {
             op.session.push_flash(super::session::Flash::failed(e));
@@ -138,7 +139,8 @@ async fn queue<L: Lifecycle>(
         v.sort_by(|a, b| a.1.cmp(&b.1));
         v
     };
-    let total: i64 = page.counts.iter().map(|(_, n)| n).sum();
+    let counts = page.counts.clone().unwrap_or_default();
+    let total: i64 = counts.iter().map(|(_, n)| n).sum();
     let case_base = base;
     let body = html! {
         h1 { (lang.t(title_key(kind))) }
@@ -147,7 +149,7 @@ async fn queue<L: Lifecycle>(
             li { a href=(q.link(base, Some(""), None)) aria-current=[q.status.is_empty().then_some("page")] {
                 (lang.t("queue.all")) " " strong { (total) } } }
             @for st in L::ALL {
-                @let n = page.counts.iter().find(|(s, _)| s.as_str() == st.as_str()).map(|(_, n)| *n).unwrap_or(0);
+                @let n = counts.iter().find(|(s, _)| s.as_str() == st.as_str()).map(|(_, n)| *n).unwrap_or(0);
                 @if n > 0 || q.status == st.as_str() {
                     li { a href=(q.link(base, Some(st.as_str()), None))
                         aria-current=[(q.status == st.as_str()).then_some("page")]
@@ -177,11 +179,11 @@ async fn queue<L: Lifecycle>(
                         tr {
                             td { a href={ (case_base) "/" (item.id) } { (item.company_name) } }
                             td { (item.client_reference.as_deref().unwrap_or("—")) }
-                            td { span class={ "status " (item.status) } { (lang.status(&item.status)) } }
-                            td { @if kind == CaseKind::Trade { (item.package) } @else { (item.legal_form.as_deref().unwrap_or("—")) } }
+                            td { span class={ "status " (item.status.as_str()) } { (lang.status(item.status.as_str())) } }
+                            td { @if kind == CaseKind::Trade { (item.package.as_str()) } @else { (item.legal_form.as_deref().unwrap_or("—")) } }
                             td { (item.office_name.as_deref().or(item.office_key.as_deref()).unwrap_or("—")) }
                             td { (providers.get(&item.provider_id).map(String::as_str).unwrap_or("?")) }
-                            td { (lang.t(env_key(&item.environment))) }
+                            td { (lang.t(env_key(item.environment.as_str()))) }
                             td { (when(item.created_at)) }
                         }
                     }

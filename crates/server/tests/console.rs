@@ -621,3 +621,57 @@ async fn the_details_identity_and_office_forms_change_the_case() {
     assert!(xml_page.contains("&lt;Elster"), "the XML as text");
     assert!(xml_page.contains("2741"));
 }
+
+#[tokio::test]
+async fn the_queue_finds_a_case_by_name_owner_id_postal_code_and_provider() {
+    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
+    let (_, pkey) = app.provider("Plattform Eins").await;
+    let (p2, pkey2) = app.provider("Plattform Zwei").await;
+    let (_, okey) = app.operator("O").await;
+    let bakery = trade_case(&app, &pkey, "Sonnen Bäckerei GmbH").await;
+    let mut other = example("self");
+    other["name"] = json!("Zweite Werkstatt GmbH");
+    other["registered_office"]["zip"] = json!("10117");
+    other["owners"][0]["last_name"] = json!("Quandtfeld");
+    let (s, b) = app
+        .post_json("/v1/trade-registration", &pkey2, &other)
+        .await;
+    assert_eq!(s, 201, "{b}");
+    let workshop = b["response"]["trade_registration_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut c = Console::new(&app);
+    c.sign_in(&okey).await;
+    let found = |page: &str| -> Vec<String> {
+        [&bakery, &workshop]
+            .into_iter()
+            .filter(|id| page.contains(&format!("href=\"/console/trade/{id}\"")))
+            .cloned()
+            .collect()
+    };
+    for (query, want) in [
+        ("q=b%C3%A4ckerei", vec![bakery.clone()]),
+        ("q=quandtfeld", vec![workshop.clone()]),
+        (&*format!("q={workshop}"), vec![workshop.clone()]),
+        ("q=10117", vec![workshop.clone()]),
+        ("q=10115", vec![bakery.clone()]),
+        (&*format!("provider={p2}"), vec![workshop.clone()]),
+        ("status=submitted", vec![]),
+        ("", vec![bakery.clone(), workshop.clone()]),
+    ] {
+        let (s, page) = c.text(&format!("/console/trade?{query}")).await;
+        assert_eq!(s, 200, "{query}");
+        assert_eq!(found(&page), want, "{query}");
+    }
+    // Newest first puts the workshop (created last) before the bakery.
+    let (_, page) = c.text("/console/trade?order=newest").await;
+    assert!(page.find(&workshop).unwrap() < page.find(&bakery).unwrap());
+    // A search that is none: the field is named, with a 422.
+    let (s, page) = c.text("/console/trade?q=ab").await;
+    assert_eq!(s, 422);
+    assert!(page.contains("<code>q</code>"), "{page}");
+    // Counts by status: two cases waiting for their owners.
+    let (_, page) = c.text("/console/trade").await;
+    assert!(page.contains("Alle <strong>2</strong>"), "{page}");
+}

@@ -352,6 +352,13 @@ async fn an_operator_works_a_trade_and_a_tax_case_in_the_browser() {
     ] {
         assert!(events.iter().any(|e| e == want), "{want} in {events:?}");
     }
+    // The case page lists those deliveries.
+    c.goto(url.as_str()).await.unwrap();
+    let deliveries = text_of(&c, "#deliveries").await;
+    assert!(
+        deliveries.contains("registration.blocked") && deliveries.contains("zugestellt"),
+        "{deliveries}"
+    );
 
     // A tax case: submitted, then completed with its tax number.
     c.goto(&app.url(&format!("/console/tax/{tax_id}")))

@@ -57,13 +57,11 @@ fn case(provider: Uuid, request: &str, status: TradeStatus, office: &str) -> New
         trade_office_candidates: None,
         created_at: time::OffsetDateTime::now_utc(),
         documents: Vec::new(),
-        history: vec![store::StatusChange {
-            status: status.into(),
-            previous_status: None,
-            actor: format!("provider:{provider}"),
-            reason: None,
-            at: time::OffsetDateTime::now_utc(),
-        }],
+        history: vec![store::StatusChange::created(
+            status,
+            provider,
+            time::OffsetDateTime::now_utc(),
+        )],
         idempotency: None,
     }
 }

@@ -142,7 +142,10 @@ impl Lang {
             "hook.state" => ("Zustand", "State"),
             "hook.attempts" => ("Versuche", "Attempts"),
             "hook.none" => ("Keine Zustellungen.", "No deliveries."),
-            "hook.unreadable" => ("Die Zustellungen konnten nicht gelesen werden.", "The deliveries could not be read."),
+            "hook.unreadable" => (
+                "Die Zustellungen konnten nicht gelesen werden.",
+                "The deliveries could not be read.",
+            ),
             "hook.deleted" => ("(gelöscht)", "(deleted)"),
             "hook.delivered" => ("zugestellt", "delivered"),
             "hook.failed" => ("aufgegeben", "given up"),

@@ -14,9 +14,9 @@ use store::CaseKind;
 use uuid::Uuid;
 
 use super::i18n::Lang;
-use crate::cases::lists::{OperatorListQuery, operator_case_page};
 use super::session::Operator;
 use super::{api_error_page, html_response, layout, when};
+use crate::cases::lists::{OperatorListQuery, operator_case_page};
 use crate::state::AppState;
 
 /// The queue's query string, as the filter form sends it (empty fields are left out).

@@ -7,7 +7,6 @@ use axum::Extension;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
-use domain::Violations;
 use domain::auth::Caller;
 use domain::company::Environment;
 use domain::lifecycle::{Lifecycle, TaxStatus, TradeStatus};

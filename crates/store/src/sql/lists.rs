@@ -1068,13 +1068,13 @@ pub(crate) async fn lists_a_cases_deliveries(repo: &dyn crate::Repository) {
     // A second message of the case (a status change), then attempts: the first message is
     // answered 500 and retried, then delivered; the second fails without an answer.
     let now = time::OffsetDateTime::now_utc();
-    let change = crate::StatusChange {
-        status: domain::lifecycle::TradeStatus::Blocked.into(),
-        previous_status: Some(domain::lifecycle::TradeStatus::Submitted.into()),
-        actor: "operator:x".into(),
-        reason: Some("fehlt".into()),
-        at: now,
-    };
+    let change = crate::StatusChange::step(
+        domain::lifecycle::TradeStatus::Blocked,
+        Some(domain::lifecycle::TradeStatus::Submitted.into()),
+        "operator:x".into(),
+        Some("fehlt".into()),
+        now,
+    );
     assert!(
         repo.transition_case(
             trade,

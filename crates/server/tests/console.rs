@@ -675,3 +675,74 @@ async fn the_queue_finds_a_case_by_name_owner_id_postal_code_and_provider() {
     let (_, page) = c.text("/console/trade").await;
     assert!(page.contains("Alle <strong>2</strong>"), "{page}");
 }
+
+#[tokio::test]
+async fn an_office_is_chosen_from_the_determinations_candidates() {
+    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
+    let (_, pkey) = app.provider("P").await;
+    let (_, okey) = app.operator("Olga Operator").await;
+    // An establishment whose postal code did not decide the municipality.
+    let mut body = example("self");
+    body["registered_office"]["zip"] = json!("54298");
+    body["registered_office"]["city"] = json!("Musterdorf");
+    let (s, b) = app.post_json("/v1/trade-registration", &pkey, &body).await;
+    assert_eq!(s, 201, "{b}");
+    let id = b["response"]["trade_registration_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let case = app
+        .read(&format!("/v1/trade-registration/{id}"), &okey)
+        .await;
+    let candidates = case["trade_office_candidates"]
+        .as_array()
+        .expect("candidates")
+        .clone();
+    assert!(candidates.len() > 1, "{case}");
+    let (s, _) = json_of(
+        app.client
+            .put(app.url("/v1/operator/trade-offices/072355007"))
+            .bearer_auth(&okey)
+            .json(&json!({"name": "Verbandsgemeindeverwaltung Trier-Land"}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(s, 200);
+
+    let mut c = Console::new(&app);
+    c.sign_in(&okey).await;
+    let page = format!("/console/trade/{id}");
+    let (_, html) = c.text(&page).await;
+    let choice = "072355007|07235001";
+    assert!(
+        html.contains(&format!("value=\"{choice}\"")),
+        "the candidate is offered: {html}"
+    );
+    let token = c.csrf(&page).await;
+    c.post(
+        &format!("{page}/details"),
+        &[
+            ("csrf", &token),
+            ("office", choice),
+            ("city_fee", ""),
+            ("is_paid", "false"),
+        ],
+    )
+    .await;
+    let case = app
+        .read(&format!("/v1/trade-registration/{id}"), &okey)
+        .await;
+    assert_eq!(case["trade_office"]["key"], "072355007", "{case}");
+    assert!(case.get("trade_office_candidates").is_none());
+    let (_, html) = c.text(&page).await;
+    assert!(
+        html.contains("Verbandsgemeindeverwaltung Trier-Land"),
+        "{html}"
+    );
+}
+
+async fn json_of(res: reqwest::Response) -> (u16, serde_json::Value) {
+    common::json(res).await
+}

@@ -88,8 +88,12 @@ backend_tests! {
         assert_eq!(trade(&format!("?office={assisted_office}&status=submitted")).await, [assisted]);
         assert!(trade(&format!("?office={office}&status=submitted&provider_id={q}")).await.is_empty());
         assert!(trade("?office=09162000").await.is_empty());
-        // Empty values are left out, as a form's empty fields.
-        assert_eq!(trade("?q=&office=&status=&provider_id=&order=").await, [own, assisted, other]);
+        // A parameter given empty is checked as given (the OpenAPI document's schema says so):
+        // each is named; the console leaves its empty fields out instead.
+        let (s, b) = list("trade-registrations", "?q=&office=&status=&provider_id=&order=".into()).await;
+        assert_eq!(s, 422, "{b}");
+        let named: Vec<&str> = b["response"]["errors"].as_array().unwrap().iter().map(|e| e["field"].as_str().unwrap()).collect();
+        assert_eq!(named, ["status", "provider_id", "office", "q", "order"]);
 
         // Searches: an id, a postal code, words of names and references.
         assert_eq!(trade(&format!("?q={assisted}")).await, [assisted]);

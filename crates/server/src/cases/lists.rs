@@ -197,8 +197,9 @@ pub async fn page(
 }
 
 /// An operator's list query as given (the console's form, the API's query string), each value
-/// as its text; [`operator_case_page`] reads and checks it. A value that is empty (or white
-/// space only) counts as left out, as a form's empty field does.
+/// as its text; [`operator_case_page`] reads and checks it. A parameter given empty is not left
+/// out: it is checked as given (an empty `provider_id` is no UUID), as the OpenAPI document
+/// describes it; the console leaves its empty fields out.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OperatorListQuery {
     /// A status of the listed kind.
@@ -258,12 +259,7 @@ pub struct OperatorPage {
 /// in one 422 (in the order status, environment, provider_id, office, q, order, after, limit).
 pub fn operator_list(kind: CaseKind, query: &OperatorListQuery) -> Result<OperatorList, ApiError> {
     let mut errs = Violations::new();
-    let given = |v: &Option<String>| {
-        v.as_deref()
-            .map(str::trim)
-            .filter(|v| !v.is_empty())
-            .map(str::to_owned)
-    };
+    let given = |v: &Option<String>| v.as_deref().map(str::trim).map(str::to_owned);
     let mut filter = CaseListFilter::default();
     if let Some(s) = given(&query.status) {
         match CaseStatus::parse(kind, &s) {
@@ -295,12 +291,13 @@ pub fn operator_list(kind: CaseKind, query: &OperatorListQuery) -> Result<Operat
         }
     }
     if let Some(o) = given(&query.office) {
-        if o.chars().count() > MAX_OFFICE || o.chars().any(char::is_control) {
+        let raw = query.office.as_deref().unwrap_or_default();
+        if raw.is_empty() || raw.chars().count() > MAX_OFFICE || raw.chars().any(char::is_control) {
             errs.push(
                 "office",
                 "invalid_value",
                 format!(
-                    "must be an office's key or number: at most {MAX_OFFICE} characters, \
+                    "must be an office's key or number: 1 to {MAX_OFFICE} characters, \
                      no control characters"
                 ),
             );
@@ -308,8 +305,13 @@ pub fn operator_list(kind: CaseKind, query: &OperatorListQuery) -> Result<Operat
             filter.office = Some(o);
         }
     }
+    // The length as sent (the schema's `maxLength`), before the search trims it.
+    let q_too_long = query
+        .q
+        .as_deref()
+        .is_some_and(|q| q.chars().count() > CaseSearch::MAX_LEN);
     if let Some(q) = given(&query.q) {
-        match CaseSearch::parse(&q) {
+        match CaseSearch::parse(&q).filter(|_| !q_too_long) {
             Some(search) => filter.search = Some(search),
             None => errs.push(
                 "q",

@@ -460,8 +460,10 @@ fn office_suggestions(lookup: Option<&serde_json::Value>) -> Vec<(String, String
                     && n.len() == 4
                     && !out.iter().any(|(m, _)| m == n)
                 {
-                    let name = o.get("name").and_then(|n| n.as_str()).unwrap_or("");
-                    out.push((n.to_string(), name.to_string()));
+                    let name = domain::offices::tax_office(n)
+                        .map(|o| o.display_name())
+                        .unwrap_or_default();
+                    out.push((n.to_string(), name));
                 }
                 for child in o.values() {
                     walk(child, out);

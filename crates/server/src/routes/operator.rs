@@ -176,14 +176,17 @@ pub struct CasePageParams {
     provider_id: Option<Uuid>,
     /// Only cases of this office: a trade registration's receiving office (its directory key,
     /// e.g. `11000000`), a tax registration's tax office (its number, e.g. `1116`)
-    #[param(max_length = 64)]
+    #[param(min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1F\x7F-\x9F]+$")]
     office: Option<String>,
     /// A search: a case's id (or the id its provider knows it by), a five-digit postal code
     /// (the establishment's, a tax registration's company address's), or words, each of which
     /// the company name, the client reference or a person's name (owners; directors or
     /// partners) contains, ignoring case; words of fewer than three characters are left out,
-    /// and one must be longer
-    #[param(max_length = 200)]
+    /// and one must have three or more; no control characters
+    #[param(
+        max_length = 200,
+        pattern = r"^[^\x00-\x1F\x7F-\x9F]*[^\s\x00-\x1F\x7F-\x9F]{3}[^\x00-\x1F\x7F-\x9F]*$"
+    )]
     q: Option<String>,
     /// `oldest` first (the default) or `newest` first
     #[param(inline)]

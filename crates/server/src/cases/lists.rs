@@ -518,7 +518,24 @@ mod tests {
             limit: text(""),
             counts: false,
         };
-        assert_eq!(operator_list(CaseKind::Trade, &empty).unwrap(), list);
+        // Given empty, each is checked as given (the schema's rule), in the documented order.
+        let Err(ApiError::Validation(v)) = operator_list(CaseKind::Trade, &empty) else {
+            panic!("empty values are refused");
+        };
+        let named: Vec<&str> = v.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(
+            named,
+            [
+                "status",
+                "environment",
+                "provider_id",
+                "office",
+                "q",
+                "order",
+                "after",
+                "limit"
+            ]
+        );
 
         let id = Uuid::now_v7();
         let given = OperatorListQuery {

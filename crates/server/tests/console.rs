@@ -595,6 +595,12 @@ async fn the_details_identity_and_office_forms_change_the_case() {
         .unwrap()
         .to_string();
     let tax_page = format!("/console/tax/{tax}");
+    // The determination's office is offered by its full name.
+    let (_, html) = c.text(&tax_page).await;
+    assert!(
+        html.contains("<option value=\"2742\">Finanzamt Trier (2742)</option>"),
+        "{html}"
+    );
     c.post(
         &format!("{tax_page}/office"),
         &[("csrf", &token), ("tax_office_number", "0000")],

@@ -9,7 +9,6 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use domain::lifecycle::Lifecycle;
 use serde::Deserialize;
-use uuid::Uuid;
 
 use super::i18n::Lang;
 use super::session::{Flash, Operator, see_other};
@@ -63,10 +62,6 @@ fn moved<L: Lifecycle>(lang: Lang, m: steps::Moved<L>) -> String {
     )
 }
 
-fn parse_id(raw: &str) -> Result<Uuid, ApiError> {
-    Uuid::try_parse(raw).map_err(|_| ApiError::NotFound)
-}
-
 /// A form's text field: `None` when left empty.
 fn filled(s: Option<String>) -> Option<String> {
     s.filter(|s| !s.trim().is_empty())
@@ -92,7 +87,7 @@ pub async fn trade_step(
     let csrf = std::mem::take(&mut form.csrf);
     let back = format!("/console/trade/{raw}");
     on_case(&op, &csrf, back, async {
-        let id = parse_id(&raw)?;
+        let id = super::case::case_id(&raw)?;
         let input = TradeTransitionRequest {
             status: form.status,
             reason: filled(form.reason),
@@ -113,7 +108,7 @@ pub async fn tax_step(
     let csrf = std::mem::take(&mut form.csrf);
     let back = format!("/console/tax/{raw}");
     on_case(&op, &csrf, back, async {
-        let id = parse_id(&raw)?;
+        let id = super::case::case_id(&raw)?;
         let input = TaxTransitionRequest {
             status: form.status,
             reason: filled(form.reason),
@@ -136,7 +131,7 @@ pub async fn trade_licence(
     let back = format!("/console/trade/{raw}");
     let mut csrf_seen = false;
     let result = async {
-        let id = parse_id(&raw)?;
+        let id = super::case::case_id(&raw)?;
         let mut multipart = crate::extract::multipart(req).await?;
         let (mut file, mut reason) = (None, None);
         let limit = state.config.max_upload_bytes;
@@ -200,7 +195,7 @@ pub async fn trade_details(
     let csrf = std::mem::take(&mut form.csrf);
     let back = format!("/console/trade/{raw}");
     on_case(&op, &csrf, back, async {
-        let id = parse_id(&raw)?;
+        let id = super::case::case_id(&raw)?;
         let case = crate::cases::access::trade_case(&state, op.caller(), id).await?;
         let mut body = serde_json::Map::new();
         if let Some(office) = filled(form.office)
@@ -264,7 +259,7 @@ pub async fn identity(
     let csrf = std::mem::take(&mut form.csrf);
     let back = format!("/console/trade/{raw}");
     on_case(&op, &csrf, back, async {
-        let id = parse_id(&raw)?;
+        let id = super::case::case_id(&raw)?;
         let index: usize = index.parse().map_err(|_| ApiError::NotFound)?;
         let operator = op.session.operator_id;
         match form.action.as_str() {
@@ -305,7 +300,7 @@ pub async fn tax_office(
     let csrf = std::mem::take(&mut form.csrf);
     let back = format!("/console/tax/{raw}");
     on_case(&op, &csrf, back, async {
-        let id = parse_id(&raw)?;
+        let id = super::case::case_id(&raw)?;
         let number = filled(form.suggested)
             .or(filled(form.tax_office_number))
             .ok_or_else(|| {

@@ -15,13 +15,22 @@ use uuid::Uuid;
 
 use super::i18n::Lang;
 use super::session::{Operator, Session};
-use super::{api_error_page, error_page, html_response, layout, when};
+use super::{api_error_page, html_response, layout, when};
 use crate::cases::access;
 use crate::error::ApiError;
 use crate::state::AppState;
 
-fn case_id(raw: &str) -> Result<Uuid, ApiError> {
+/// A case or document id from the path: 404 for anything that is none.
+pub fn case_id(raw: &str) -> Result<Uuid, ApiError> {
     Uuid::try_parse(raw).map_err(|_| ApiError::NotFound)
+}
+
+/// The name of a case's provider (`?` if it cannot be read).
+async fn provider_name(state: &AppState, provider: Uuid) -> String {
+    match state.repo.get_company(provider).await {
+        Ok(Some(c)) => c.name,
+        _ => "?".into(),
+    }
 }
 
 /// The statuses an operator can take a case to from `current`.
@@ -48,7 +57,7 @@ pub async fn trade(
         Ok(c) => c,
         Err(e) => return api_error_page(lang, e),
     };
-    let providers = super::queue::provider_names(&state).await;
+    let provider = provider_name(&state, case.provider_id).await;
     let deliveries = deliveries(&state, lang, case.id).await;
     let company = case
         .company_name
@@ -74,7 +83,7 @@ pub async fn trade(
         .unwrap_or_else(|| lang.t("case.none").into());
     let overview = html! {
             dt { (lang.t("col.package")) } dd { (case.package.as_str()) }
-            dt { (lang.t("col.provider")) } dd { (providers.get(&case.provider_id).map(String::as_str).unwrap_or("?")) }
+            dt { (lang.t("col.provider")) } dd { (provider) }
             dt { (lang.t("col.reference")) } dd { (case.record.get("client_reference").and_then(|v| v.as_str()).unwrap_or("—")) }
             dt { (lang.t("case.trade_office")) } dd { (office_text) }
             dt { (lang.t("case.fee")) } dd { (case.city_fee_cents.map(euros).unwrap_or_else(|| "—".into())) }
@@ -169,7 +178,7 @@ pub async fn tax(
         Ok(c) => c,
         Err(e) => return api_error_page(lang, e),
     };
-    let providers = super::queue::provider_names(&state).await;
+    let provider = provider_name(&state, case.provider_id).await;
     let deliveries = deliveries(&state, lang, case.id).await;
     let company = state
         .repo
@@ -190,7 +199,7 @@ pub async fn tax(
     let overview = html! {
             @if case.public_id != case.id { dt { (lang.t("case.public_id")) } dd { code { (case.public_id) } } }
             dt { (lang.t("col.legal_form")) } dd { (case.legal_form) }
-            dt { (lang.t("col.provider")) } dd { (providers.get(&case.provider_id).map(String::as_str).unwrap_or("?")) }
+            dt { (lang.t("col.provider")) } dd { (provider) }
             dt { (lang.t("col.reference")) } dd { (case.record.get("client_reference").and_then(|v| v.as_str()).unwrap_or("—")) }
             dt { (lang.t("case.tax_office")) } dd { (case.tax_office_number.as_deref().unwrap_or("—")) " " (office_name) }
             dt { (lang.t("case.tax_number")) } dd #tax-number { (case.tax_number.as_deref().unwrap_or("—")) }
@@ -724,9 +733,4 @@ pub fn decode_xml(bytes: &[u8]) -> String {
             b => b as char,
         })
         .collect()
-}
-
-#[allow(dead_code)]
-fn unused(lang: Lang) -> Response {
-    error_page(lang, StatusCode::NOT_FOUND, None)
 }

@@ -12,8 +12,7 @@ use futures::future::BoxFuture;
 use sqlx::Postgres;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
-use crate::new_case::NewCase;
-use crate::sql::{Dialect, Shared};
+use crate::sql::{Dialect, Read, Shared};
 use crate::{PoolSettings, Result, StoreError};
 use reads::ReadConnections;
 
@@ -31,6 +30,10 @@ pub struct PostgresRepository {
 }
 
 impl Dialect for Postgres {
+    const BACKEND: &'static str = "postgres";
+
+    const MIGRATOR: &'static sqlx::migrate::Migrator = &MIGRATOR;
+
     type Reads = ReadConnections;
 
     const CREATED_AT: (&'static str, &'static str) = ("t.created_at", "$?::timestamptz");
@@ -72,18 +75,11 @@ impl Dialect for Postgres {
             .collect()
     }
 
-    fn read<'a, T, F>(
+    fn read<'a, T: Send + 'a>(
         reads: &'a ReadConnections,
         _pool: &'a sqlx::PgPool,
-        read: F,
-    ) -> BoxFuture<'a, Result<T>>
-    where
-        T: Send + 'a,
-        F: for<'c> Fn(&'c mut sqlx::PgConnection) -> BoxFuture<'c, sqlx::Result<T>>
-            + Send
-            + Sync
-            + 'a,
-    {
+        read: impl Read<Self, T> + 'a,
+    ) -> BoxFuture<'a, Result<T>> {
         Box::pin(reads.run(read))
     }
 
@@ -156,14 +152,5 @@ impl PostgresRepository {
             #[cfg(test)]
             sqlx_creates: false,
         })
-    }
-
-    /// Writes a new case in one statement (`create.rs`).
-    async fn create(&self, case: NewCase) -> Result<()> {
-        #[cfg(test)]
-        if self.sqlx_creates {
-            return self.sql.create_in_transaction(&case).await;
-        }
-        create::create(&self.sql, &case).await
     }
 }

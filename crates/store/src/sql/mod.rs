@@ -2,8 +2,9 @@
 //! are written once here, as code generic over the dialect's sqlx [`Database`](sqlx::Database)
 //! on its pools ([`Shared`]). What differs per dialect (a few parts of the SQL text, the
 //! connections reads use, the copy of a case's children PostgreSQL keeps) is its [`Dialect`]
-//! implementation, in `sqlite/` and `postgres/`; each backend's `impl Repository` calls into
-//! [`Shared`] for the rest.
+//! implementation, in `sqlite/` and `postgres/`. One `impl Repository` (`repository.rs`) serves
+//! both backends: it calls into [`Shared`], and into the backend's own [`Backend`] methods for
+//! the create, the trade read, the migrations and the pools.
 
 #[macro_use]
 pub(crate) mod text;
@@ -14,7 +15,10 @@ mod event_log;
 pub(crate) mod events;
 pub(crate) mod lists;
 mod observe;
+mod repository;
 mod webhooks;
+
+pub(crate) use repository::Backend;
 
 use futures::future::BoxFuture;
 
@@ -24,6 +28,12 @@ use crate::Result;
 pub(crate) trait Dialect:
     sqlx::Database<Arguments: sqlx::IntoArguments<Self>> + sqlx::database::HasStatementCache
 {
+    /// `"sqlite"` or `"postgres"` ([`Repository::backend`](crate::Repository::backend)).
+    const BACKEND: &'static str;
+
+    /// The dialect's migrations.
+    const MIGRATOR: &'static sqlx::migrate::Migrator;
+
     /// A comparison of a case's `created_at` (`t`) with a parameter bound as RFC 3339 text in
     /// UTC, as (column, parameter) expressions, `?` standing for the parameter's number. SQLite
     /// stores the text, whose fraction has no trailing zeros: without the `Z` such texts order
@@ -43,39 +53,48 @@ pub(crate) trait Dialect:
 
     /// Runs a read of one statement (SQLite: on a connection of the pool; PostgreSQL: on the
     /// connections of `reads`).
-    fn read<'a, T, F>(
+    fn read<'a, T: Send + 'a>(
         reads: &'a Self::Reads,
         pool: &'a sqlx::Pool<Self>,
-        read: F,
-    ) -> BoxFuture<'a, Result<T>>
-    where
-        T: Send + 'a,
-        F: for<'c> Fn(&'c mut Self::Connection) -> BoxFuture<'c, sqlx::Result<T>>
-            + Send
-            + Sync
-            + 'a;
+        read: impl Read<Self, T> + 'a,
+    ) -> BoxFuture<'a, Result<T>>;
 
     /// Brings the dialect's copy of these cases' children up to date inside the transaction of
     /// `conn`: every transaction that changes a case's history, documents or identity
     /// verifications ends with it (PostgreSQL keeps them in `case_children`; SQLite builds them
-    /// in the read and has nothing to do).
+    /// in the read and has nothing to do: the default).
     fn refresh_children<'c>(
-        conn: &'c mut Self::Connection,
-        cases: &'c [uuid::Uuid],
-    ) -> BoxFuture<'c, Result<()>>;
+        _conn: &'c mut Self::Connection,
+        _cases: &'c [uuid::Uuid],
+    ) -> BoxFuture<'c, Result<()>> {
+        Box::pin(async { Ok(()) })
+    }
 
     /// Writes the copy of a new case's children, for the create through sqlx
-    /// ([`Shared::create_in_transaction`]).
+    /// ([`Shared::create_in_transaction`]); by default nothing, as [`Dialect::refresh_children`].
     #[cfg(test)]
     fn children_created<'c>(
-        conn: &'c mut Self::Connection,
-        case: uuid::Uuid,
-        documents: &'c [crate::DocumentRecord],
-        history: &'c [crate::StatusChange],
-    ) -> BoxFuture<'c, Result<()>>;
+        _conn: &'c mut Self::Connection,
+        _case: uuid::Uuid,
+        _documents: &'c [crate::DocumentRecord],
+        _history: &'c [crate::StatusChange],
+    ) -> BoxFuture<'c, Result<()>> {
+        Box::pin(async { Ok(()) })
+    }
 
     /// The rows a statement changed.
     fn rows_affected(done: &Self::QueryResult) -> u64;
+}
+
+/// A read of one statement on a connection of `DB`, giving a `T`.
+pub(crate) trait Read<DB: sqlx::Database, T>:
+    for<'c> Fn(&'c mut DB::Connection) -> BoxFuture<'c, sqlx::Result<T>> + Send + Sync
+{
+}
+
+impl<DB: sqlx::Database, T, F> Read<DB, T> for F where
+    F: for<'c> Fn(&'c mut DB::Connection) -> BoxFuture<'c, sqlx::Result<T>> + Send + Sync
+{
 }
 
 /// A dialect's pools, with the statements both dialects share as methods.
@@ -89,11 +108,7 @@ pub(crate) struct Shared<DB: Dialect> {
 
 impl<DB: Dialect> Shared<DB> {
     /// Runs a read of one statement where the dialect runs them ([`Dialect::read`]).
-    pub(crate) async fn read<T, F>(&self, read: F) -> Result<T>
-    where
-        T: Send,
-        F: for<'c> Fn(&'c mut DB::Connection) -> BoxFuture<'c, sqlx::Result<T>> + Send + Sync,
-    {
+    pub(crate) async fn read<T: Send>(&self, read: impl Read<DB, T>) -> Result<T> {
         DB::read(&self.reads, &self.pool, read).await
     }
 }

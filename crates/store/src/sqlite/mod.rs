@@ -14,10 +14,9 @@ use futures::future::BoxFuture;
 use sqlx::Sqlite;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
-use crate::new_case::NewCase;
 use crate::sql::text::DialectSql;
-use crate::sql::{Dialect, Shared};
-use crate::{PoolSettings, Result, StoreError, TradeRegistrationRecord};
+use crate::sql::{Dialect, Read, Shared};
+use crate::{PoolSettings, Result, StoreError};
 pub use backup::{SnapshotDocument, SqliteSnapshot, backup_sqlite};
 use group::Direct;
 use readers::Readers;
@@ -68,6 +67,10 @@ pub struct SqliteRepository {
 }
 
 impl Dialect for Sqlite {
+    const BACKEND: &'static str = "sqlite";
+
+    const MIGRATOR: &'static sqlx::migrate::Migrator = &MIGRATOR;
+
     /// Reads use the pool.
     type Reads = ();
 
@@ -95,42 +98,19 @@ impl Dialect for Sqlite {
         )]
     }
 
-    fn read<'a, T, F>(
+    fn read<'a, T: Send + 'a>(
         _reads: &'a (),
         pool: &'a sqlx::SqlitePool,
-        read: F,
-    ) -> BoxFuture<'a, Result<T>>
-    where
-        T: Send + 'a,
-        F: for<'c> Fn(&'c mut sqlx::SqliteConnection) -> BoxFuture<'c, sqlx::Result<T>>
-            + Send
-            + Sync
-            + 'a,
-    {
+        read: impl Read<Self, T> + 'a,
+    ) -> BoxFuture<'a, Result<T>> {
         Box::pin(async move {
             let mut conn = pool.acquire().await?;
             Ok(read(&mut conn).await?)
         })
     }
 
-    /// Nothing to do: SQLite builds a case's child arrays in the read (see PostgreSQL's).
-    fn refresh_children<'c>(
-        _conn: &'c mut sqlx::SqliteConnection,
-        _cases: &'c [uuid::Uuid],
-    ) -> BoxFuture<'c, Result<()>> {
-        Box::pin(async { Ok(()) })
-    }
-
-    /// Nothing to do, as [`Dialect::refresh_children`].
-    #[cfg(test)]
-    fn children_created<'c>(
-        _conn: &'c mut sqlx::SqliteConnection,
-        _case: uuid::Uuid,
-        _documents: &'c [crate::DocumentRecord],
-        _history: &'c [crate::StatusChange],
-    ) -> BoxFuture<'c, Result<()>> {
-        Box::pin(async { Ok(()) })
-    }
+    // `refresh_children` and `children_created`: nothing to do (the defaults), SQLite builds a
+    // case's child arrays in the read (see PostgreSQL's).
 
     fn rows_affected(done: &sqlx::sqlite::SqliteQueryResult) -> u64 {
         done.rows_affected()
@@ -183,23 +163,5 @@ impl SqliteRepository {
             #[cfg(test)]
             sqlx_creates: false,
         })
-    }
-
-    /// Writes a new case through the group-commit writer (`group.rs`).
-    async fn create(&self, case: NewCase) -> Result<()> {
-        #[cfg(test)]
-        if self.sqlx_creates {
-            return self.sql.create_in_transaction(&case).await;
-        }
-        self.direct.create(case).await
-    }
-
-    /// A trade registration: read on the calling thread (`readers.rs`) unless that cannot be
-    /// done now (the database is busy), then through the pool.
-    async fn trade(&self, id: uuid::Uuid) -> Result<Option<TradeRegistrationRecord>> {
-        if let Some(done) = self.readers.trade(id) {
-            return done;
-        }
-        self.sql.trade_via_sqlx(id).await
     }
 }

@@ -72,10 +72,7 @@ shared_impl!(
         &self,
         id: uuid::Uuid,
     ) -> Result<Option<crate::TaxRegistrationRecord>> {
-        let row = self
-            .read(|c| Box::pin(sqlx::query(DB::SQL.tax_by_id).bind(id).fetch_optional(c)))
-            .await?;
-        row.as_ref().map(|r| Columns(r).tax()).transpose()
+        self.tax_where(DB::SQL.tax_by_id, &[id]).await
     }
 
     pub(crate) async fn find_tax_registration(
@@ -87,14 +84,20 @@ shared_impl!(
             crate::CaseScope::Provider(p) => (DB::SQL.tax_by_provider, p),
             crate::CaseScope::Company(c) => (DB::SQL.tax_by_company, c),
         };
+        self.tax_where(sql, &[owner, public_id]).await
+    }
+
+    /// The tax registration `sql` (a [`DialectSql`](super::text::DialectSql) read of one)
+    /// selects by `ids`, bound in order.
+    async fn tax_where(
+        &self,
+        sql: &'static str,
+        ids: &[uuid::Uuid],
+    ) -> Result<Option<crate::TaxRegistrationRecord>> {
         let row = self
             .read(|c| {
-                Box::pin(
-                    sqlx::query(sql)
-                        .bind(owner)
-                        .bind(public_id)
-                        .fetch_optional(c),
-                )
+                let query = ids.iter().fold(sqlx::query(sql), |q, id| q.bind(*id));
+                Box::pin(query.fetch_optional(c))
             })
             .await?;
         row.as_ref().map(|r| Columns(r).tax()).transpose()

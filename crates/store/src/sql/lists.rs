@@ -878,48 +878,27 @@ pub(crate) async fn operators_filter_search_order_and_count(repo: &dyn crate::Re
     f.status = Some(TradeStatus::Submitted.into());
     assert_eq!(trade(f).await, [a]);
 
-    // Pages across their boundaries, in both orders, by either cursor.
+    // Pages across their boundaries, in both orders, by either cursor: each page starts after
+    // the last case of the one before, given by its position or by its key.
     let all = CaseListFilter::default();
-    let first = page(CaseKind::Trade, all.clone(), None, 2).await;
-    assert_eq!(first.iter().map(|i| i.id).collect::<Vec<_>>(), [e, d]);
-    let second = page(
-        CaseKind::Trade,
-        all.clone(),
-        Some(CaseCursor::Position(first[1].position)),
-        2,
-    )
-    .await;
-    assert_eq!(second.iter().map(|i| i.id).collect::<Vec<_>>(), [c, b]);
-    let third = page(
-        CaseKind::Trade,
-        all.clone(),
-        Some(CaseCursor::Case(second[1].id)),
-        2,
-    )
-    .await;
-    assert_eq!(third.iter().map(|i| i.id).collect::<Vec<_>>(), [a]);
     let oldest = CaseListFilter {
         oldest_first: true,
         ..all.clone()
     };
-    let first = page(CaseKind::Trade, oldest.clone(), None, 2).await;
-    assert_eq!(first.iter().map(|i| i.id).collect::<Vec<_>>(), [a, b]);
-    let second = page(
-        CaseKind::Trade,
-        oldest.clone(),
-        Some(CaseCursor::Case(b)),
-        2,
-    )
-    .await;
-    assert_eq!(second.iter().map(|i| i.id).collect::<Vec<_>>(), [c, d]);
-    let third = page(
-        CaseKind::Trade,
-        oldest.clone(),
-        Some(CaseCursor::Position(d)),
-        2,
-    )
-    .await;
-    assert_eq!(third.iter().map(|i| i.id).collect::<Vec<_>>(), [e]);
+    let position: fn(&CaseListItem) -> CaseCursor = |item| CaseCursor::Position(item.position);
+    let key: fn(&CaseListItem) -> CaseCursor = |item| CaseCursor::Case(item.id);
+    let orders = [
+        (&all, [position, key], [vec![e, d], vec![c, b], vec![a]]),
+        (&oldest, [key, position], [vec![a, b], vec![c, d], vec![e]]),
+    ];
+    for (filter, cursors, pages) in orders {
+        let mut cursor = None;
+        for (n, expected) in pages.into_iter().enumerate() {
+            let items = page(CaseKind::Trade, filter.clone(), cursor, 2).await;
+            assert_eq!(items.iter().map(|i| i.id).collect::<Vec<_>>(), expected);
+            cursor = cursors.get(n).map(|next| next(items.last().unwrap()));
+        }
+    }
     let mut walked = Vec::new();
     let mut cursor = None;
     let office = CaseListFilter {

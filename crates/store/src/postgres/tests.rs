@@ -68,12 +68,23 @@ async fn on_fresh_repository(
     close_and_drop(repo, &name, admin).await;
 }
 
-/// Writes `sql` as an instance on an older release would, beside the repository.
-async fn execute(repo: &PostgresRepository, sql: String) {
-    sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+/// A repository on the database at `url` across migration `version` (`count` migrations before
+/// it): the provider `…a1` and `before` written by the release before it, `after` written once
+/// the migration ran by an instance of that release (during a rolling restart).
+async fn across_migration(
+    url: &str,
+    version: i64,
+    count: usize,
+    before: String,
+    after: String,
+) -> PostgresRepository {
+    seeded_before(url, version, count, format!("{PROVIDER_A1} {before}")).await;
+    let repo = connect(url).await;
+    sqlx::raw_sql(sqlx::AssertSqlSafe(after))
         .execute(&repo.sql.pool)
         .await
         .unwrap();
+    repo
 }
 
 /// The provider (`…a1`) the migration tests' rows belong to.
@@ -460,9 +471,7 @@ async fn migration_0016_gives_existing_tax_cases_their_id_as_public_id() {
         )
     };
     // 0001 to 0015 (0015, the API key listing, came in with issue 35's keys).
-    seeded_before(&url, 16, 15, format!("{PROVIDER_A1} {}", insert_case(1))).await;
-    let repo = connect(&url).await;
-    execute(&repo, insert_case(2)).await;
+    let repo = across_migration(&url, 16, 15, insert_case(1), insert_case(2)).await;
     let provider = uuid::Uuid::from_u128(0xa1);
     let ids = [0xd1, 0xd2].map(uuid::Uuid::from_u128);
     crate::sqlite::tests::assert_found_by_their_keys(&repo, provider, ids).await;
@@ -499,7 +508,7 @@ async fn migration_0022_finds_existing_cases_by_words_postal_code_and_office() {
     };
     // 0001 to 0021.
     let old = format!(
-        "{PROVIDER_A1} {} {}",
+        "{} {}",
         insert(
             1,
             "trade",
@@ -511,10 +520,8 @@ async fn migration_0022_finds_existing_cases_by_words_postal_code_and_office() {
             r#"{"name": "Zoë UG", "client_reference": "crm-1", "address": {"zip": "54298"}, "directors": [{"first_name": "Anna", "middle_name": "Lena", "last_name": "Łukasik"}]}"#
         ),
     );
-    seeded_before(&url, 22, 21, old).await;
-    let repo = connect(&url).await;
     let later = r#"{"name": "Später GmbH", "registered_office": {"zip": "10117"}, "owners": []}"#;
-    execute(&repo, insert(3, "trade", later)).await;
+    let repo = across_migration(&url, 22, 21, old, insert(3, "trade", later)).await;
     let id = |n: u128| uuid::Uuid::from_u128(0xd0 + n);
     let cases = (id(1), id(2), id(3));
     crate::sql::lists::assert_found_by_words_postal_code_and_office(&repo, cases).await;
@@ -603,9 +610,7 @@ async fn migration_0018_lists_existing_cases_by_their_client_reference() {
         )
     };
     // 0001 to 0017.
-    seeded_before(&url, 18, 17, format!("{PROVIDER_A1} {}", insert_case(1))).await;
-    let repo = connect(&url).await;
-    execute(&repo, insert_case(2)).await;
+    let repo = across_migration(&url, 18, 17, insert_case(1), insert_case(2)).await;
     let provider = uuid::Uuid::from_u128(0xa1);
     for n in [1u128, 2] {
         let filter = crate::CaseListFilter {

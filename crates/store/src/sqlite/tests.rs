@@ -774,7 +774,7 @@ async fn migration_0019_finds_existing_cases_by_words_postal_code_and_office() {
     // 0001 to 0018.
     let (_dir, path, url) = database_before(19, 18).await;
     let provider = Uuid::from_u128(0xa1);
-    let at = "2026-01-02T03:04:05Z";
+    let at = OLD;
     let insert = |conn: &rusqlite::Connection, n: u128, kind: &str, record: serde_json::Value| {
         let (company, case) = (Uuid::from_u128(0xc0 + n), Uuid::from_u128(0xd0 + n));
         old_client(conn, company.as_bytes(), provider.as_bytes(), at);

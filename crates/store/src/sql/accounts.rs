@@ -36,11 +36,12 @@ shared_impl!(
         Ok(company)
     }
 
-    pub(crate) async fn create_client_company(
-        &self,
-        new: crate::NewClientCompany,
-    ) -> Result<domain::company::Company> {
-        let (id, created_at) = (uuid::Uuid::now_v7(), now());
+    /// [`INSERT_CLIENT_COMPANY`] with the values of company `id`, created at `created_at`.
+    pub(super) fn insert_client_company_statement(
+        id: uuid::Uuid,
+        new: &crate::NewClientCompany,
+        created_at: time::OffsetDateTime,
+    ) -> sqlx::query::Query<'static, DB, <DB as sqlx::Database>::Arguments> {
         sqlx::query(INSERT_CLIENT_COMPANY)
             .bind(id)
             .bind(&new.name)
@@ -50,6 +51,14 @@ shared_impl!(
             .bind(&new.registration_number)
             .bind(new.business_address.clone().map(Json))
             .bind(created_at)
+    }
+
+    pub(crate) async fn create_client_company(
+        &self,
+        new: crate::NewClientCompany,
+    ) -> Result<domain::company::Company> {
+        let (id, created_at) = (uuid::Uuid::now_v7(), now());
+        Self::insert_client_company_statement(id, &new, created_at)
             .execute(&self.writer)
             .await?;
         Ok(domain::company::Company {

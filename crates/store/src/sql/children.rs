@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use super::events::{EventTarget, Events, documents_messages, event_messages, has_events};
 #[cfg(test)]
-use super::text::{COMPLETE_CLAIM, INSERT_CLIENT_COMPANY, INSERT_TAX, INSERT_TRADE};
+use super::text::{COMPLETE_CLAIM, INSERT_TAX, INSERT_TRADE};
 use super::text::{
     INSERT_DOCUMENT, INSERT_EVENT, INSERT_HISTORY, INSERT_WEBHOOK_MESSAGE, event_targets_query,
 };
@@ -311,15 +311,7 @@ shared_impl!(
         let c = case.common();
         let mut tx = self.writer.begin().await?;
         if let Some((id, n)) = c.new_company {
-            sqlx::query(INSERT_CLIENT_COMPANY)
-                .bind(*id)
-                .bind(&n.name)
-                .bind(n.provider_id)
-                .bind(n.environment.as_str())
-                .bind(&n.legal_form)
-                .bind(&n.registration_number)
-                .bind(n.business_address.clone().map(Json))
-                .bind(c.created_at)
+            Self::insert_client_company_statement(*id, n, c.created_at)
                 .execute(&mut *tx)
                 .await?;
         }

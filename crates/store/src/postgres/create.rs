@@ -17,7 +17,6 @@
 
 use std::sync::LazyLock;
 
-use domain::lifecycle::Lifecycle as _;
 use sqlx::Row;
 use sqlx::types::Json;
 
@@ -213,7 +212,7 @@ fn bound<'q>(
     let company = c.new_company;
     let (docs, history) = (c.documents, c.history);
     let (messages, logged) = (&events.messages, &events.logged);
-    let mut query = sqlx::query(statement)
+    let query = sqlx::query(statement)
         .bind(claim.is_some())
         .bind(claim.map(|a| i32::from(a.status)))
         .bind(claim.map(|a| a.body.as_slice()))
@@ -262,36 +261,7 @@ fn bound<'q>(
         .bind(c.company_id)
         .bind(c.public_id)
         .bind(c.environment);
-    query = match case {
-        NewCase::Trade(t) => query
-            .bind(t.id)
-            .bind(t.company_id)
-            .bind(t.provider_id)
-            .bind(t.environment.as_str())
-            .bind(t.package.as_str())
-            .bind(t.status.as_str())
-            .bind(Json(&t.record))
-            .bind(t.price_cents)
-            .bind(false)
-            .bind(t.trade_office.as_ref().map(Json))
-            .bind(t.trade_office_candidates.as_ref().map(Json))
-            .bind(t.created_at),
-        NewCase::Tax(t) => query
-            .bind(t.id)
-            .bind(t.company_id)
-            .bind(t.provider_id)
-            .bind(t.environment.as_str())
-            .bind(t.package.as_str())
-            .bind(&t.legal_form)
-            .bind(t.status.as_str())
-            .bind(Json(&t.record))
-            .bind(&t.tax_office_number)
-            .bind(t.tax_office_lookup.as_ref().map(Json))
-            .bind(t.created_at)
-            .bind(uuid::Uuid::now_v7())
-            .bind(t.public_id),
-    };
-    Ok(query)
+    Ok(Shared::bind_case_row(query, case))
 }
 
 /// One field of every row, as the array bound for it.

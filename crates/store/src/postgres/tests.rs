@@ -32,14 +32,80 @@ async fn fresh_database() -> (String, String, PgConnection) {
     (url, name, admin)
 }
 
-/// A connection to the database at `url` with the migrations before `version` applied (`count`
-/// of them), as an older release left it.
-async fn migrated_before(url: &str, version: i64, count: usize) -> PgConnection {
+/// Applies the migrations before `version` (`count` of them) to the database at `url`, and
+/// runs `sql` on it: the database as an older release left it.
+async fn seeded_before(url: &str, version: i64, count: usize, sql: String) {
     let mut conn = PgConnection::connect(url).await.unwrap();
     let before = crate::migrations_before(&MIGRATOR, version);
     assert_eq!(before.migrations.len(), count);
     before.run(&mut conn).await.unwrap();
-    conn
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+        .execute(&mut conn)
+        .await
+        .unwrap();
+}
+
+/// A repository with the default settings on the database at `url`.
+async fn connect(url: &str) -> PostgresRepository {
+    PostgresRepository::connect(url, PoolSettings::default())
+        .await
+        .unwrap()
+}
+
+/// Closes `repo`'s connections, then drops its database (`name`).
+async fn close_and_drop(repo: PostgresRepository, name: &str, admin: PgConnection) {
+    repo.sql.pool.close().await;
+    drop_database(name, admin).await;
+}
+
+/// Runs a store test that both backends run on a repository on a new database.
+async fn on_fresh_repository(
+    test: impl for<'r> FnOnce(&'r dyn Repository) -> futures::future::BoxFuture<'r, ()>,
+) {
+    let (url, name, admin) = fresh_database().await;
+    let repo = connect(&url).await;
+    test(&repo).await;
+    close_and_drop(repo, &name, admin).await;
+}
+
+/// A repository on the database at `url` across migration `version` (`count` migrations before
+/// it): the provider `…a1` and `before` written by the release before it, `after` written once
+/// the migration ran by an instance of that release (during a rolling restart).
+async fn across_migration(
+    url: &str,
+    version: i64,
+    count: usize,
+    before: String,
+    after: String,
+) -> PostgresRepository {
+    seeded_before(url, version, count, format!("{PROVIDER_A1} {before}")).await;
+    let repo = connect(url).await;
+    sqlx::raw_sql(sqlx::AssertSqlSafe(after))
+        .execute(&repo.sql.pool)
+        .await
+        .unwrap();
+    repo
+}
+
+/// The provider (`…a1`) the migration tests' rows belong to.
+const PROVIDER_A1: &str = "INSERT INTO companies (id, kind, name, provider_id, created_at) VALUES \
+     ('00000000-0000-0000-0000-0000000000a1', 'provider', 'P', NULL, '2026-01-02T03:04:05Z');";
+
+/// Client company `…c{n}` of provider `…a1`, in production.
+fn client_company(n: u8) -> String {
+    format!(
+        "INSERT INTO companies (id, kind, name, provider_id, environment, created_at) VALUES \
+           ('00000000-0000-0000-0000-0000000000c{n}', 'client', 'C', \
+            '00000000-0000-0000-0000-0000000000a1', 'production', '2026-01-02T03:04:05Z');"
+    )
+}
+
+/// The (empty) copy of case `…d{n}`'s children, as a release that keeps them writes it.
+fn no_children(n: u8) -> String {
+    format!(
+        "INSERT INTO case_children (case_id, history_json, documents_json, verified_json) \
+           VALUES ('00000000-0000-0000-0000-0000000000d{n}', '[]', '[]', '[]');"
+    )
 }
 
 async fn drop_database(name: &str, mut admin: PgConnection) {
@@ -78,12 +144,8 @@ async fn one_statement_creates_write_the_rows_of_the_transaction() {
     use crate::{NewTradeRegistration, StoreError};
     let (url_a, name_a, admin_a) = fresh_database().await;
     let (url_b, name_b, admin_b) = fresh_database().await;
-    let one = PostgresRepository::connect(&url_a, PoolSettings::default())
-        .await
-        .unwrap();
-    let mut sqlx_path = PostgresRepository::connect(&url_b, PoolSettings::default())
-        .await
-        .unwrap();
+    let one = connect(&url_a).await;
+    let mut sqlx_path = connect(&url_b).await;
     sqlx_path.sqlx_creates = true;
     // The same provider row in both.
     let provider = one.create_provider("Plattform «P»").await.unwrap().id;
@@ -156,9 +218,7 @@ async fn children_json_of_a_create_matches_the_sql_refresh() {
     use domain::case::{CaseKind, DocumentType};
     use domain::lifecycle::TradeStatus;
     let (url, name, admin) = fresh_database().await;
-    let repo = PostgresRepository::connect(&url, PoolSettings::default())
-        .await
-        .unwrap();
+    let repo = connect(&url).await;
     let provider = repo.create_provider("P").await.unwrap().id;
     let id = uuid::Uuid::now_v7();
     let at = time::macros::datetime!(2026-03-04 05:06:07.123456 UTC);
@@ -254,8 +314,7 @@ async fn children_json_of_a_create_matches_the_sql_refresh() {
             (Some(0), "power-of-attorney", true),
         ]
     );
-    repo.sql.pool.close().await;
-    drop_database(&name, admin).await;
+    close_and_drop(repo, &name, admin).await;
 }
 
 /// Migrations 0010 and 0011 on a database with cases from before them: their history,
@@ -266,38 +325,35 @@ async fn children_json_of_a_create_matches_the_sql_refresh() {
 #[tokio::test]
 async fn migrations_0010_and_0011_keep_existing_cases_readable() {
     let (url, name, admin) = fresh_database().await;
-    {
-        let mut conn = migrated_before(&url, 10, 9).await;
-        sqlx::raw_sql(
-            "INSERT INTO companies (id, kind, name, provider_id, created_at) VALUES \
-               ('00000000-0000-0000-0000-0000000000a1', 'provider', 'P', NULL, '2026-01-02T03:04:05Z'), \
-               ('00000000-0000-0000-0000-0000000000c1', 'client', 'C', \
-                '00000000-0000-0000-0000-0000000000a1', '2026-01-02T03:04:05Z'); \
-             INSERT INTO trade_registrations (id, company_id, provider_id, environment, package, \
-               status, record, price_cents, created_at, updated_at) VALUES \
-               ('00000000-0000-0000-0000-0000000000d1', '00000000-0000-0000-0000-0000000000c1', \
-                '00000000-0000-0000-0000-0000000000a1', 'sandbox', 'self', 'submitted', \
-                '{\"name\": \"Müller & Söhne\", \"owners\": [{\"first_name\": \"Zoë\"}], \"n\": 1.5, \"ref\": null}', 4900, \
-                '2026-01-02T03:04:05Z', '2026-01-02T03:04:05Z'); \
-             INSERT INTO status_history (case_id, case_kind, status, previous_status, actor, at) VALUES \
-               ('00000000-0000-0000-0000-0000000000d1', 'trade', 'initiated', NULL, 'system', '2026-01-02T03:04:05.5Z'), \
-               ('00000000-0000-0000-0000-0000000000d1', 'trade', 'submitted', 'initiated', 'operator:x', '2026-01-02T04:00:00Z'); \
-             INSERT INTO documents (id, case_id, case_kind, owner_index, doc_type, name, storage_key, \
-               content_type, size, sha256, created_at) VALUES \
-               ('00000000-0000-0000-0000-0000000000e1', '00000000-0000-0000-0000-0000000000d1', 'trade', 0, \
-                'trade-licence-application', 'GewA 1 – Jürgen.pdf', 'trade/d1/e1.pdf', 'application/pdf', 1000, '\\x0102', \
-                '2026-01-02T03:04:05Z'); \
-             INSERT INTO identity_verifications (case_id, owner_index, verified_at, actor) VALUES \
-               ('00000000-0000-0000-0000-0000000000d1', 0, '2026-01-03T00:00:00Z', 'operator:x');",
-        )
-        .execute(&mut conn)
-        .await
-        .unwrap();
-    }
+    seeded_before(
+        &url,
+        10,
+        9,
+        "INSERT INTO companies (id, kind, name, provider_id, created_at) VALUES \
+           ('00000000-0000-0000-0000-0000000000a1', 'provider', 'P', NULL, '2026-01-02T03:04:05Z'), \
+           ('00000000-0000-0000-0000-0000000000c1', 'client', 'C', \
+            '00000000-0000-0000-0000-0000000000a1', '2026-01-02T03:04:05Z'); \
+         INSERT INTO trade_registrations (id, company_id, provider_id, environment, package, \
+           status, record, price_cents, created_at, updated_at) VALUES \
+           ('00000000-0000-0000-0000-0000000000d1', '00000000-0000-0000-0000-0000000000c1', \
+            '00000000-0000-0000-0000-0000000000a1', 'sandbox', 'self', 'submitted', \
+            '{\"name\": \"Müller & Söhne\", \"owners\": [{\"first_name\": \"Zoë\"}], \"n\": 1.5, \"ref\": null}', 4900, \
+            '2026-01-02T03:04:05Z', '2026-01-02T03:04:05Z'); \
+         INSERT INTO status_history (case_id, case_kind, status, previous_status, actor, at) VALUES \
+           ('00000000-0000-0000-0000-0000000000d1', 'trade', 'initiated', NULL, 'system', '2026-01-02T03:04:05.5Z'), \
+           ('00000000-0000-0000-0000-0000000000d1', 'trade', 'submitted', 'initiated', 'operator:x', '2026-01-02T04:00:00Z'); \
+         INSERT INTO documents (id, case_id, case_kind, owner_index, doc_type, name, storage_key, \
+           content_type, size, sha256, created_at) VALUES \
+           ('00000000-0000-0000-0000-0000000000e1', '00000000-0000-0000-0000-0000000000d1', 'trade', 0, \
+            'trade-licence-application', 'GewA 1 – Jürgen.pdf', 'trade/d1/e1.pdf', 'application/pdf', 1000, '\\x0102', \
+            '2026-01-02T03:04:05Z'); \
+         INSERT INTO identity_verifications (case_id, owner_index, verified_at, actor) VALUES \
+           ('00000000-0000-0000-0000-0000000000d1', 0, '2026-01-03T00:00:00Z', 'operator:x');"
+            .into(),
+    )
+    .await;
 
-    let repo = PostgresRepository::connect(&url, PoolSettings::default())
-        .await
-        .unwrap();
+    let repo = connect(&url).await;
     let id = uuid::Uuid::from_u128(0xd1);
     let case = repo.get_trade_registration(id).await.unwrap().unwrap();
     let statuses: Vec<_> = case.history.iter().map(|h| h.status.as_str()).collect();
@@ -326,8 +382,7 @@ async fn migrations_0010_and_0011_keep_existing_cases_readable() {
     .await
     .unwrap();
     assert_eq!(types, ["json", "json"]);
-    repo.sql.pool.close().await;
-    drop_database(&name, admin).await;
+    close_and_drop(repo, &name, admin).await;
 }
 
 /// Migration 0023 on a database with cases from before it: the copies of their histories in
@@ -370,9 +425,7 @@ async fn migration_0023_names_the_operators_of_existing_cases() {
         .unwrap();
     }
 
-    let repo = PostgresRepository::connect(&url, PoolSettings::default())
-        .await
-        .unwrap();
+    let repo = connect(&url).await;
     let case = repo
         .get_trade_registration(uuid::Uuid::from_u128(0xd1))
         .await
@@ -394,8 +447,7 @@ async fn migration_0023_names_the_operators_of_existing_cases() {
     );
     assert_eq!(case.history[3].reason.as_deref(), Some("fehlt"));
     assert!(case.history.iter().all(|h| h.changes.is_empty()));
-    repo.sql.pool.close().await;
-    drop_database(&name, admin).await;
+    close_and_drop(repo, &name, admin).await;
 }
 
 /// Migration 0016 on a database with a tax registration from before it: the case keeps its
@@ -408,49 +460,22 @@ async fn migration_0016_gives_existing_tax_cases_their_id_as_public_id() {
     let (url, name, admin) = fresh_database().await;
     let insert_case = |n: u8| {
         format!(
-            "INSERT INTO companies (id, kind, name, provider_id, environment, created_at) VALUES \
-               ('00000000-0000-0000-0000-0000000000c{n}', 'client', 'C', \
-                '00000000-0000-0000-0000-0000000000a1', 'production', '2026-01-02T03:04:05Z'); \
-             INSERT INTO tax_registrations (id, company_id, provider_id, environment, package, \
+            "{} INSERT INTO tax_registrations (id, company_id, provider_id, environment, package, \
                legal_form, status, record, created_at, updated_at, list_key) VALUES \
                ('00000000-0000-0000-0000-0000000000d{n}', '00000000-0000-0000-0000-0000000000c{n}', \
                 '00000000-0000-0000-0000-0000000000a1', 'production', 'self', 'gmbh', 'validated', \
                 '{{}}', '2026-01-02T03:04:05Z', '2026-01-02T03:04:05Z', \
-                '00000000-0000-0000-0000-0000000000d{n}'); \
-             INSERT INTO case_children (case_id, history_json, documents_json, verified_json) \
-               VALUES ('00000000-0000-0000-0000-0000000000d{n}', '[]', '[]', '[]');"
+                '00000000-0000-0000-0000-0000000000d{n}'); {}",
+            client_company(n),
+            no_children(n)
         )
     };
-    {
-        // 0001 to 0015 (0015, the API key listing, came in with issue 35's keys).
-        let mut conn = migrated_before(&url, 16, 15).await;
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-            "INSERT INTO companies (id, kind, name, provider_id, created_at) VALUES \
-               ('00000000-0000-0000-0000-0000000000a1', 'provider', 'P', NULL, '2026-01-02T03:04:05Z'); {}",
-            insert_case(1)
-        )))
-        .execute(&mut conn)
-        .await
-        .unwrap();
-    }
-    let repo = PostgresRepository::connect(&url, PoolSettings::default())
-        .await
-        .unwrap();
-    sqlx::raw_sql(sqlx::AssertSqlSafe(insert_case(2)))
-        .execute(&repo.sql.pool)
-        .await
-        .unwrap();
+    // 0001 to 0015 (0015, the API key listing, came in with issue 35's keys).
+    let repo = across_migration(&url, 16, 15, insert_case(1), insert_case(2)).await;
     let provider = uuid::Uuid::from_u128(0xa1);
-    for id in [0xd1, 0xd2].map(uuid::Uuid::from_u128) {
-        let case = repo
-            .find_tax_registration(crate::CaseScope::Provider(provider), id)
-            .await
-            .unwrap()
-            .expect("found by its id");
-        assert_eq!((case.id, case.public_id), (id, id));
-    }
-    repo.sql.pool.close().await;
-    drop_database(&name, admin).await;
+    let ids = [0xd1, 0xd2].map(uuid::Uuid::from_u128);
+    crate::sqlite::tests::assert_found_by_their_keys(&repo, provider, ids).await;
+    close_and_drop(repo, &name, admin).await;
 }
 
 /// Migration 0022 on a database with cases from before it: they are found by their words,
@@ -459,7 +484,6 @@ async fn migration_0016_gives_existing_tax_cases_their_id_as_public_id() {
 #[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
 #[tokio::test]
 async fn migration_0022_finds_existing_cases_by_words_postal_code_and_office() {
-    use crate::{CaseListFilter, CaseListScope, CaseOwner, CaseSearch};
     let (url, name, admin) = fresh_database().await;
     let insert = |n: u8, kind: &str, record: &str| {
         let case = if kind == "trade" {
@@ -480,74 +504,28 @@ async fn migration_0022_finds_existing_cases_by_words_postal_code_and_office() {
                     '00000000-0000-0000-0000-0000000000d{n}');"
             )
         };
-        format!(
-            "INSERT INTO companies (id, kind, name, provider_id, environment, created_at) VALUES \
-               ('00000000-0000-0000-0000-0000000000c{n}', 'client', 'C', \
-                '00000000-0000-0000-0000-0000000000a1', 'production', '2026-01-02T03:04:05Z'); {case}"
-        )
+        format!("{} {case}", client_company(n))
     };
-    {
-        // 0001 to 0021.
-        let mut conn = migrated_before(&url, 22, 21).await;
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-            "INSERT INTO companies (id, kind, name, provider_id, created_at) VALUES \
-               ('00000000-0000-0000-0000-0000000000a1', 'provider', 'P', NULL, '2026-01-02T03:04:05Z'); {} {}",
-            insert(1, "trade", r#"{"name": "Ölmühle GmbH", "registered_office": {"zip": "10115"}, "owners": [{"first_name": "Erika", "last_name": "Mustermann", "birth_name": "Gabler"}]}"#),
-            insert(2, "tax", r#"{"name": "Zoë UG", "client_reference": "crm-1", "address": {"zip": "54298"}, "directors": [{"first_name": "Anna", "middle_name": "Lena", "last_name": "Łukasik"}]}"#),
-        )))
-        .execute(&mut conn)
-        .await
-        .unwrap();
-    }
-    let repo = PostgresRepository::connect(&url, PoolSettings::default())
-        .await
-        .unwrap();
-    sqlx::raw_sql(sqlx::AssertSqlSafe(insert(
-        3,
-        "trade",
-        r#"{"name": "Später GmbH", "registered_office": {"zip": "10117"}, "owners": []}"#,
-    )))
-    .execute(&repo.sql.pool)
-    .await
-    .unwrap();
+    // 0001 to 0021.
+    let old = format!(
+        "{} {}",
+        insert(
+            1,
+            "trade",
+            r#"{"name": "Ölmühle GmbH", "registered_office": {"zip": "10115"}, "owners": [{"first_name": "Erika", "last_name": "Mustermann", "birth_name": "Gabler"}]}"#
+        ),
+        insert(
+            2,
+            "tax",
+            r#"{"name": "Zoë UG", "client_reference": "crm-1", "address": {"zip": "54298"}, "directors": [{"first_name": "Anna", "middle_name": "Lena", "last_name": "Łukasik"}]}"#
+        ),
+    );
+    let later = r#"{"name": "Später GmbH", "registered_office": {"zip": "10117"}, "owners": []}"#;
+    let repo = across_migration(&url, 22, 21, old, insert(3, "trade", later)).await;
     let id = |n: u128| uuid::Uuid::from_u128(0xd0 + n);
-    let find = |kind: crate::CaseKind, filter: CaseListFilter| {
-        let repo = &repo;
-        async move {
-            repo.list_case_page(
-                kind,
-                CaseListScope {
-                    owner: CaseOwner::All,
-                },
-                &filter,
-                None,
-                10,
-            )
-            .await
-            .unwrap()
-            .iter()
-            .map(|c| c.id)
-            .collect::<Vec<_>>()
-        }
-    };
-    let search = |s: &str| CaseListFilter {
-        search: CaseSearch::parse(s),
-        ..Default::default()
-    };
-    use crate::CaseKind::{Tax, Trade};
-    assert_eq!(find(Trade, search("ÖLMÜHLE gabler")).await, [id(1)]);
-    assert_eq!(find(Trade, search("10115")).await, [id(1)]);
-    assert_eq!(find(Trade, search("später")).await, [id(3)]);
-    let office = CaseListFilter {
-        office: Some("11000000".into()),
-        ..Default::default()
-    };
-    assert_eq!(find(Trade, office).await, [id(3), id(1)]);
-    assert_eq!(find(Tax, search("łukasik lena")).await, [id(2)]);
-    assert_eq!(find(Tax, search("CRM-1")).await, [id(2)]);
-    assert_eq!(find(Tax, search("54298")).await, [id(2)]);
-    repo.sql.pool.close().await;
-    drop_database(&name, admin).await;
+    let cases = (id(1), id(2), id(3));
+    crate::sql::lists::assert_found_by_words_postal_code_and_office(&repo, cases).await;
+    close_and_drop(repo, &name, admin).await;
 }
 
 /// A page searched by words can use the trigram index (with sequential and plain index scans
@@ -558,9 +536,7 @@ async fn migration_0022_finds_existing_cases_by_words_postal_code_and_office() {
 async fn a_word_search_can_use_the_trigram_index() {
     use crate::{CaseKind, CaseListFilter, CaseListScope, CaseOwner, CaseSearch};
     let (url, name, admin) = fresh_database().await;
-    let repo = PostgresRepository::connect(&url, PoolSettings::default())
-        .await
-        .unwrap();
+    let repo = connect(&url).await;
     for (kind, index) in [
         (CaseKind::Trade, "trade_registrations_search"),
         (CaseKind::Tax, "tax_registrations_search"),
@@ -602,51 +578,17 @@ async fn a_word_search_can_use_the_trigram_index() {
             .await
             .unwrap();
     }
-    repo.sql.pool.close().await;
-    drop_database(&name, admin).await;
+    close_and_drop(repo, &name, admin).await;
 }
 
-/// The case lists (`Repository::list_case_page`): `sql/lists.rs` has the test. Needs
-/// `TEST_DATABASE_URL`.
-#[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
-#[tokio::test]
-async fn lists_cases_newest_first_within_the_scope() {
-    let (url, name, admin) = fresh_database().await;
-    let repo = PostgresRepository::connect(&url, PoolSettings::default())
-        .await
-        .unwrap();
-    crate::sql::lists::lists_cases_newest_first_within_the_scope(&repo).await;
-    repo.sql.pool.close().await;
-    drop_database(&name, admin).await;
-}
-
-/// The operators' lists (`Repository::list_case_page`'s filters, searches and orders,
-/// `count_cases_by_status`): `sql/lists.rs` has the test. Needs `TEST_DATABASE_URL`.
-#[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
-#[tokio::test]
-async fn operators_filter_search_order_and_count() {
-    let (url, name, admin) = fresh_database().await;
-    let repo = PostgresRepository::connect(&url, PoolSettings::default())
-        .await
-        .unwrap();
-    crate::sql::lists::operators_filter_search_order_and_count(&repo).await;
-    repo.sql.pool.close().await;
-    drop_database(&name, admin).await;
-}
-
-/// A case's webhook deliveries (`Repository::list_case_deliveries`): `sql/lists.rs` has the
-/// test. Needs `TEST_DATABASE_URL`.
-#[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
-#[tokio::test]
-async fn lists_a_cases_deliveries() {
-    let (url, name, admin) = fresh_database().await;
-    let repo = PostgresRepository::connect(&url, PoolSettings::default())
-        .await
-        .unwrap();
-    crate::sql::lists::lists_a_cases_deliveries(&repo).await;
-    repo.sql.pool.close().await;
-    drop_database(&name, admin).await;
-}
+// The case lists (`Repository::list_case_page`), the operators' lists (its filters, searches
+// and orders, `count_cases_by_status`) and a case's webhook deliveries
+// (`Repository::list_case_deliveries`): `sql/lists.rs` has the tests. They need
+// `TEST_DATABASE_URL`.
+crate::sql::lists::backend_list_tests!(
+    on_fresh_repository,
+    #[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
+);
 
 /// Migration 0018 on a database with cases from before it: they list by their stored
 /// `client_reference`, and so does a case an instance on the previous release writes after it.
@@ -657,60 +599,29 @@ async fn migration_0018_lists_existing_cases_by_their_client_reference() {
     let (url, name, admin) = fresh_database().await;
     let insert_case = |n: u8| {
         format!(
-            "INSERT INTO companies (id, kind, name, provider_id, environment, created_at) VALUES \
-               ('00000000-0000-0000-0000-0000000000c{n}', 'client', 'C', \
-                '00000000-0000-0000-0000-0000000000a1', 'production', '2026-01-02T03:04:05Z'); \
-             INSERT INTO trade_registrations (id, company_id, provider_id, environment, package, \
+            "{} INSERT INTO trade_registrations (id, company_id, provider_id, environment, package, \
                status, record, price_cents, created_at, updated_at) VALUES \
                ('00000000-0000-0000-0000-0000000000d{n}', '00000000-0000-0000-0000-0000000000c{n}', \
                 '00000000-0000-0000-0000-0000000000a1', 'production', 'self', 'form-rendered', \
                 '{{\"client_reference\": \"crm-{n}\"}}', 0, '2026-01-02T03:04:05Z', \
-                '2026-01-02T03:04:05Z'); \
-             INSERT INTO case_children (case_id, history_json, documents_json, verified_json) \
-               VALUES ('00000000-0000-0000-0000-0000000000d{n}', '[]', '[]', '[]');"
+                '2026-01-02T03:04:05Z'); {}",
+            client_company(n),
+            no_children(n)
         )
     };
-    {
-        // 0001 to 0017.
-        let mut conn = migrated_before(&url, 18, 17).await;
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-            "INSERT INTO companies (id, kind, name, provider_id, created_at) VALUES \
-               ('00000000-0000-0000-0000-0000000000a1', 'provider', 'P', NULL, '2026-01-02T03:04:05Z'); {}",
-            insert_case(1)
-        )))
-        .execute(&mut conn)
-        .await
-        .unwrap();
-    }
-    let repo = PostgresRepository::connect(&url, PoolSettings::default())
-        .await
-        .unwrap();
-    sqlx::raw_sql(sqlx::AssertSqlSafe(insert_case(2)))
-        .execute(&repo.sql.pool)
-        .await
-        .unwrap();
+    // 0001 to 0017.
+    let repo = across_migration(&url, 18, 17, insert_case(1), insert_case(2)).await;
     let provider = uuid::Uuid::from_u128(0xa1);
     for n in [1u128, 2] {
-        let found = repo
-            .list_case_page(
-                crate::CaseKind::Trade,
-                crate::CaseListScope {
-                    owner: crate::CaseOwner::Provider(provider),
-                },
-                &crate::CaseListFilter {
-                    client_reference: Some(format!("crm-{n}")),
-                    ..Default::default()
-                },
-                None,
-                10,
-            )
-            .await
-            .unwrap();
-        let ids: Vec<uuid::Uuid> = found.iter().map(|c| c.id).collect();
-        assert_eq!(ids, [uuid::Uuid::from_u128(0xd0 + n)]);
+        let filter = crate::CaseListFilter {
+            client_reference: Some(format!("crm-{n}")),
+            ..Default::default()
+        };
+        let owner = crate::CaseOwner::Provider(provider);
+        let ids = crate::sql::lists::listed_ids(&repo, crate::CaseKind::Trade, owner, &filter, 10);
+        assert_eq!(ids.await, [uuid::Uuid::from_u128(0xd0 + n)]);
     }
-    repo.sql.pool.close().await;
-    drop_database(&name, admin).await;
+    close_and_drop(repo, &name, admin).await;
 }
 
 /// Ends every session of database `name` but the caller's (as a server restart would).

@@ -1,36 +1,13 @@
 //! Companies, operators, API keys, idempotency keys and the trade office directory.
 
+use sqlx::Row;
 use sqlx::types::Json;
-use sqlx::{Decode, Encode, Row, Type};
-use time::OffsetDateTime;
-use uuid::Uuid;
 
 use super::text::{INSERT_API_KEY, INSERT_CLIENT_COMPANY};
-use super::{Dialect, Shared};
 use crate::Result;
 use crate::rows::{Columns, now};
 
-impl<DB: Dialect> Shared<DB>
-where
-    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
-    for<'r> &'r str: sqlx::ColumnIndex<DB::Row>,
-    for<'r> usize: sqlx::ColumnIndex<DB::Row>,
-    for<'q> Uuid: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> String: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
-    for<'q> i32: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> Vec<u8>: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
-    for<'q> OffsetDateTime: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> Json<serde_json::Value>: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> Json<Vec<String>>: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> Option<Uuid>: Encode<'q, DB>,
-    for<'q> Option<String>: Encode<'q, DB>,
-    for<'q> Option<&'q str>: Encode<'q, DB>,
-    for<'q> Option<OffsetDateTime>: Encode<'q, DB>,
-    for<'q> Option<Json<serde_json::Value>>: Encode<'q, DB>,
-{
+shared_impl!(
     pub(crate) async fn ping(&self) -> Result<()> {
         sqlx::query("SELECT 1").execute(&self.pool).await?;
         Ok(())
@@ -59,11 +36,12 @@ where
         Ok(company)
     }
 
-    pub(crate) async fn create_client_company(
-        &self,
-        new: crate::NewClientCompany,
-    ) -> Result<domain::company::Company> {
-        let (id, created_at) = (uuid::Uuid::now_v7(), now());
+    /// [`INSERT_CLIENT_COMPANY`] with the values of company `id`, created at `created_at`.
+    pub(super) fn insert_client_company_statement(
+        id: uuid::Uuid,
+        new: &crate::NewClientCompany,
+        created_at: time::OffsetDateTime,
+    ) -> sqlx::query::Query<'static, DB, <DB as sqlx::Database>::Arguments> {
         sqlx::query(INSERT_CLIENT_COMPANY)
             .bind(id)
             .bind(&new.name)
@@ -73,6 +51,14 @@ where
             .bind(&new.registration_number)
             .bind(new.business_address.clone().map(Json))
             .bind(created_at)
+    }
+
+    pub(crate) async fn create_client_company(
+        &self,
+        new: crate::NewClientCompany,
+    ) -> Result<domain::company::Company> {
+        let (id, created_at) = (uuid::Uuid::now_v7(), now());
+        Self::insert_client_company_statement(id, &new, created_at)
             .execute(&self.writer)
             .await?;
         Ok(domain::company::Company {
@@ -198,6 +184,16 @@ where
     }
 
     pub(crate) async fn insert_api_key(&self, key: &crate::ApiKeyRecord) -> Result<()> {
+        Self::insert_api_key_statement(key)
+            .execute(&self.writer)
+            .await?;
+        Ok(())
+    }
+
+    /// [`INSERT_API_KEY`] with the values of `key`.
+    fn insert_api_key_statement(
+        key: &crate::ApiKeyRecord,
+    ) -> sqlx::query::Query<'static, DB, <DB as sqlx::Database>::Arguments> {
         sqlx::query(INSERT_API_KEY)
             .bind(&key.prefix)
             .bind(&key.hash)
@@ -207,9 +203,6 @@ where
             .bind(key.created_at)
             .bind(key.revoked_at)
             .bind(key.environment.map(domain::company::Environment::as_str))
-            .execute(&self.writer)
-            .await?;
-        Ok(())
     }
 
     pub(crate) async fn find_api_key(&self, prefix: &str) -> Result<Option<crate::ApiKeyRecord>> {
@@ -285,15 +278,7 @@ where
             tx.rollback().await?;
             return Ok(false);
         }
-        sqlx::query(INSERT_API_KEY)
-            .bind(&key.prefix)
-            .bind(&key.hash)
-            .bind(key.kind.as_str())
-            .bind(key.company_id)
-            .bind(key.operator_id)
-            .bind(key.created_at)
-            .bind(key.revoked_at)
-            .bind(key.environment.map(domain::company::Environment::as_str))
+        Self::insert_api_key_statement(key)
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
@@ -546,7 +531,7 @@ where
         .map(|r| Columns(r).trade_office())
         .collect()
     }
-}
+);
 
 /// A key row's `environment`: `None` for an unrestricted key.
 fn key_environment(text: Option<String>) -> Result<Option<domain::company::Environment>> {

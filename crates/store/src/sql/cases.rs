@@ -2,42 +2,15 @@
 //! assignments, operator patches, and the benchmark's copies.
 
 use domain::lifecycle::Lifecycle as _;
+use sqlx::Row;
 use sqlx::types::Json;
-use sqlx::{Decode, Encode, Row, Type};
-use time::OffsetDateTime;
 use uuid::Uuid;
 
-use super::{Dialect, Shared, environment};
+use super::environment;
 use crate::rows::{Columns, documents_from_json, history_from_json, verifications_from_json};
 use crate::{Result, TradeRegistrationRecord};
 
-impl<DB: Dialect> Shared<DB>
-where
-    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
-    for<'r> &'r str: sqlx::ColumnIndex<DB::Row>,
-    for<'r> usize: sqlx::ColumnIndex<DB::Row>,
-    for<'q> Uuid: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> String: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
-    for<'q> i32: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> Vec<u8>: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
-    for<'q> OffsetDateTime: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> Json<&'q serde_json::Value>: Encode<'q, DB> + Type<DB>,
-    for<'q> Json<serde_json::Value>: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> Json<Vec<String>>: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> Option<Uuid>: Encode<'q, DB>,
-    for<'q> Option<String>: Encode<'q, DB>,
-    for<'q> Option<&'q str>: Encode<'q, DB>,
-    for<'q> Option<i32>: Encode<'q, DB>,
-    for<'q> Option<i64>: Encode<'q, DB>,
-    for<'q> Option<Vec<u8>>: Encode<'q, DB>,
-    for<'q> Option<OffsetDateTime>: Encode<'q, DB>,
-    for<'q> Option<Json<&'q serde_json::Value>>: Encode<'q, DB>,
-    for<'q> Option<Json<serde_json::Value>>: Encode<'q, DB>,
-{
+shared_impl!(
     /// A trade registration read through sqlx on the dialect's read connections: one
     /// statement, the history, documents and identity verifications as JSON arrays and the
     /// company's name and legal form by a join. (SQLite reads it on the calling thread first,
@@ -99,10 +72,7 @@ where
         &self,
         id: uuid::Uuid,
     ) -> Result<Option<crate::TaxRegistrationRecord>> {
-        let row = self
-            .read(|c| Box::pin(sqlx::query(DB::SQL.tax_by_id).bind(id).fetch_optional(c)))
-            .await?;
-        row.as_ref().map(|r| Columns(r).tax()).transpose()
+        self.tax_where(DB::SQL.tax_by_id, &[id]).await
     }
 
     pub(crate) async fn find_tax_registration(
@@ -114,14 +84,20 @@ where
             crate::CaseScope::Provider(p) => (DB::SQL.tax_by_provider, p),
             crate::CaseScope::Company(c) => (DB::SQL.tax_by_company, c),
         };
+        self.tax_where(sql, &[owner, public_id]).await
+    }
+
+    /// The tax registration `sql` (a [`DialectSql`](super::text::DialectSql) read of one)
+    /// selects by `ids`, bound in order.
+    async fn tax_where(
+        &self,
+        sql: &'static str,
+        ids: &[uuid::Uuid],
+    ) -> Result<Option<crate::TaxRegistrationRecord>> {
         let row = self
             .read(|c| {
-                Box::pin(
-                    sqlx::query(sql)
-                        .bind(owner)
-                        .bind(public_id)
-                        .fetch_optional(c),
-                )
+                let query = ids.iter().fold(sqlx::query(sql), |q, id| q.bind(*id));
+                Box::pin(query.fetch_optional(c))
             })
             .await?;
         row.as_ref().map(|r| Columns(r).tax()).transpose()
@@ -205,23 +181,41 @@ where
             .await?;
         rows.iter()
             .map(|row| {
-                let environment_text: String = row.try_get("environment")?;
-                let package: String = row.try_get("package")?;
-                let status: String = row.try_get("status")?;
+                let (environment, package, status) = Self::case_state(kind, row)?;
                 Ok(crate::CaseSummary {
                     id: row.try_get("id")?,
                     public_id: row.try_get("public_id")?,
                     company_id: row.try_get("company_id")?,
                     provider_id: row.try_get("provider_id")?,
-                    environment: environment(&environment_text)?,
-                    package: crate::rows::named("package", &package, |p| {
-                        domain::case_state::CasePackage::parse(kind, p)
-                    })?,
-                    status: crate::rows::case_status(kind, &status)?,
+                    environment,
+                    package,
+                    status,
                     created_at: row.try_get("created_at")?,
                 })
             })
             .collect()
+    }
+
+    /// The environment, package and status of a listed case of `kind` (its columns of these
+    /// names).
+    pub(super) fn case_state(
+        kind: crate::CaseKind,
+        row: &DB::Row,
+    ) -> Result<(
+        domain::company::Environment,
+        domain::case_state::CasePackage,
+        domain::case_state::CaseStatus,
+    )> {
+        let environment_text: String = row.try_get("environment")?;
+        let package: String = row.try_get("package")?;
+        let status: String = row.try_get("status")?;
+        Ok((
+            environment(&environment_text)?,
+            crate::rows::named("package", &package, |p| {
+                domain::case_state::CasePackage::parse(kind, p)
+            })?,
+            crate::rows::case_status(kind, &status)?,
+        ))
     }
 
     pub(crate) async fn tax_registrations_missing_document(
@@ -670,4 +664,4 @@ where
         }
         Ok(Some(done))
     }
-}
+);

@@ -1,51 +1,24 @@
 //! A case's documents, status history and webhook messages, written inside a transaction.
 
-#[cfg(test)]
 use domain::lifecycle::Lifecycle as _;
+use sqlx::Row;
 use sqlx::types::Json;
-use sqlx::{Decode, Encode, Row, Type};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::events::{EventTarget, Events, documents_messages, event_messages, has_events};
 #[cfg(test)]
-use super::text::{COMPLETE_CLAIM, INSERT_CLIENT_COMPANY, INSERT_TAX, INSERT_TRADE};
+use super::text::{COMPLETE_CLAIM, INSERT_TAX, INSERT_TRADE};
 use super::text::{
     INSERT_DOCUMENT, INSERT_EVENT, INSERT_HISTORY, INSERT_WEBHOOK_MESSAGE, event_targets_query,
 };
-use super::{Dialect, Shared};
 #[cfg(test)]
 use crate::StoreError;
-#[cfg(test)]
 use crate::new_case::NewCase;
 use crate::{CaseKind, DocumentRecord, Result, StatusChange, TradePatch};
 use domain::case_state::CaseStatus;
 
-impl<DB: Dialect> Shared<DB>
-where
-    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
-    for<'r> &'r str: sqlx::ColumnIndex<DB::Row>,
-    for<'r> usize: sqlx::ColumnIndex<DB::Row>,
-    for<'q> Uuid: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> String: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
-    for<'q> i32: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> Vec<u8>: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> OffsetDateTime: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> Json<&'q serde_json::Value>: Encode<'q, DB> + Type<DB>,
-    for<'q> Json<serde_json::Value>: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> Json<Vec<String>>: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> Option<String>: Encode<'q, DB>,
-    for<'q> Option<&'q str>: Encode<'q, DB>,
-    for<'q> Option<i32>: Encode<'q, DB>,
-    for<'q> Option<i64>: Encode<'q, DB>,
-    for<'q> Option<Vec<u8>>: Encode<'q, DB>,
-    for<'q> Option<OffsetDateTime>: Encode<'q, DB>,
-    for<'q> Option<Json<&'q serde_json::Value>>: Encode<'q, DB>,
-    for<'q> Option<Json<serde_json::Value>>: Encode<'q, DB>,
-{
+shared_impl!(
     /// Inserts a case's documents and status history, and the webhook messages of the changes
     /// (the outbox). The caller then has the dialect bring its copy of the children up to date
     /// ([`Dialect::refresh_children`]).
@@ -288,31 +261,16 @@ where
         Ok(())
     }
 
-    /// A case create as a plain sqlx transaction, one statement after another: what both
-    /// backends' create paths (`sqlite/write.rs`, `postgres/create.rs`) replace, kept for the
-    /// tests that compare the rows the two ways write.
-    ///
-    /// Writes the case, its new company (if any), documents, history and webhook messages and
-    /// completes its idempotency claim, in one transaction.
-    #[cfg(test)]
-    pub(crate) async fn create_in_transaction(&self, case: &NewCase) -> Result<()> {
-        let c = case.common();
-        let mut tx = self.writer.begin().await?;
-        if let Some((id, n)) = c.new_company {
-            sqlx::query(INSERT_CLIENT_COMPANY)
-                .bind(*id)
-                .bind(&n.name)
-                .bind(n.provider_id)
-                .bind(n.environment.as_str())
-                .bind(&n.legal_form)
-                .bind(&n.registration_number)
-                .bind(n.business_address.clone().map(Json))
-                .bind(c.created_at)
-                .execute(&mut *tx)
-                .await?;
-        }
-        let insert = match case {
-            NewCase::Trade(t) => sqlx::query(INSERT_TRADE)
+    /// `query` with the values of `case`'s row bound next, in the order of
+    /// [`INSERT_TRADE`](super::text::INSERT_TRADE) or [`INSERT_TAX`](super::text::INSERT_TAX):
+    /// that statement in the transaction's create, the last part of PostgreSQL's one-statement
+    /// create (`postgres/create.rs`).
+    pub(crate) fn bind_case_row<'q>(
+        query: sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments>,
+        case: &NewCase,
+    ) -> sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments> {
+        match case {
+            NewCase::Trade(t) => query
                 .bind(t.id)
                 .bind(t.company_id)
                 .bind(t.provider_id)
@@ -325,7 +283,7 @@ where
                 .bind(t.trade_office.as_ref().map(Json))
                 .bind(t.trade_office_candidates.as_ref().map(Json))
                 .bind(t.created_at),
-            NewCase::Tax(t) => sqlx::query(INSERT_TAX)
+            NewCase::Tax(t) => query
                 .bind(t.id)
                 .bind(t.company_id)
                 .bind(t.provider_id)
@@ -339,8 +297,31 @@ where
                 .bind(t.created_at)
                 .bind(Uuid::now_v7())
                 .bind(t.public_id),
+        }
+    }
+
+    /// A case create as a plain sqlx transaction, one statement after another: what both
+    /// backends' create paths (`sqlite/write.rs`, `postgres/create.rs`) replace, kept for the
+    /// tests that compare the rows the two ways write.
+    ///
+    /// Writes the case, its new company (if any), documents, history and webhook messages and
+    /// completes its idempotency claim, in one transaction.
+    #[cfg(test)]
+    pub(crate) async fn create_in_transaction(&self, case: &NewCase) -> Result<()> {
+        let c = case.common();
+        let mut tx = self.writer.begin().await?;
+        if let Some((id, n)) = c.new_company {
+            Self::insert_client_company_statement(*id, n, c.created_at)
+                .execute(&mut *tx)
+                .await?;
+        }
+        let insert = match case {
+            NewCase::Trade(_) => INSERT_TRADE,
+            NewCase::Tax(_) => INSERT_TAX,
         };
-        insert.execute(&mut *tx).await?;
+        Self::bind_case_row(sqlx::query(insert), case)
+            .execute(&mut *tx)
+            .await?;
         Self::insert_children(&mut *tx, c.id, c.kind, c.documents, c.history).await?;
         DB::children_created(&mut *tx, c.id, c.documents, c.history).await?;
         // The answer a retry replays commits with the case; a claim that is no longer in flight
@@ -360,4 +341,4 @@ where
         tx.commit().await?;
         Ok(())
     }
-}
+);

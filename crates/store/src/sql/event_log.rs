@@ -1,23 +1,11 @@
 //! The provider's event log (`events`): written with each change's webhook messages
 //! (`sql::events`), listed newest first by `GET /v1/events`.
 
-use sqlx::{Decode, Encode, Row, Type};
-use time::OffsetDateTime;
-use uuid::Uuid;
+use sqlx::Row;
 
-use super::{Dialect, Shared};
 use crate::{EventFilter, EventRecord, EventScope, Result};
 
-impl<DB: Dialect> Shared<DB>
-where
-    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
-    for<'r> &'r str: sqlx::ColumnIndex<DB::Row>,
-    for<'q> Uuid: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> String: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> OffsetDateTime: Decode<'q, DB> + Type<DB>,
-{
+shared_impl!(
     /// Events of `scope` narrowed by `filter`, newest first, before `before_seq` (exclusive),
     /// at most `limit`. The statement names only the conditions in use, so each combination
     /// reads its own index (`events_provider`, `events_provider_type`, `events_case`,
@@ -93,4 +81,4 @@ where
             })
             .collect()
     }
-}
+);

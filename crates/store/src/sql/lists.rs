@@ -3,11 +3,11 @@
 
 use std::sync::Arc;
 
-use sqlx::{Decode, Encode, Row, Type};
+use sqlx::{Encode, Row, Type};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use super::{Dialect, Shared, environment};
+use super::Dialect;
 use domain::case_state::CaseStatus;
 use domain::lifecycle::{Lifecycle, TaxStatus, TradeStatus};
 
@@ -267,17 +267,7 @@ where
     query
 }
 
-impl<DB: Dialect> Shared<DB>
-where
-    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
-    for<'r> &'r str: sqlx::ColumnIndex<DB::Row>,
-    for<'q> Uuid: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> String: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> i32: Decode<'q, DB> + Type<DB>,
-    for<'q> bool: Decode<'q, DB> + Type<DB>,
-    for<'q> OffsetDateTime: Decode<'q, DB> + Type<DB>,
-{
+shared_impl!(
     pub(crate) async fn list_case_page(
         &self,
         kind: CaseKind,
@@ -292,9 +282,7 @@ where
             .await?;
         rows.iter()
             .map(|row| {
-                let environment_text: String = row.try_get("environment")?;
-                let package: String = row.try_get("package")?;
-                let status: String = row.try_get("status")?;
+                let (environment, package, status) = Self::case_state(kind, row)?;
                 Ok(CaseListItem {
                     position: row.try_get("position")?,
                     id: row.try_get("id")?,
@@ -302,11 +290,9 @@ where
                     company_id: row.try_get("company_id")?,
                     company_name: row.try_get("company_name")?,
                     provider_id: row.try_get("provider_id")?,
-                    environment: environment(&environment_text)?,
-                    package: crate::rows::named("package", &package, |p| {
-                        domain::case_state::CasePackage::parse(kind, p)
-                    })?,
-                    status: crate::rows::case_status(kind, &status)?,
+                    environment,
+                    package,
+                    status,
                     client_reference: row.try_get("client_reference")?,
                     created_at: row.try_get("created_at")?,
                     office_key: row.try_get("office_key")?,
@@ -386,6 +372,88 @@ where
                 })
             })
             .collect()
+    }
+);
+
+/// What the migration tests of the search text (SQLite 0019, PostgreSQL 0022) check on either
+/// backend: the cases written before the migration (`trade`: Ölmühle GmbH, owner Erika
+/// Mustermann née Gabler, 10115, office 11000000; `tax`: Zoë UG, `crm-1`, director Anna Lena
+/// Łukasik, 54298, office 1116) and after it as the release before writes them (`later`:
+/// Später GmbH, 10117, office 11000000) are found by their words, postal codes and offices.
+#[cfg(test)]
+pub(crate) async fn assert_found_by_words_postal_code_and_office(
+    repo: &dyn crate::Repository,
+    (trade, tax, later): (Uuid, Uuid, Uuid),
+) {
+    let find = |kind: CaseKind, filter: CaseListFilter| async move {
+        listed_ids(repo, kind, CaseOwner::All, &filter, 10).await
+    };
+    let office = |key: &str| CaseListFilter {
+        office: Some(key.into()),
+        ..Default::default()
+    };
+    use CaseKind::{Tax, Trade};
+    assert_eq!(find(Trade, searching("ÖLMÜHLE gabler")).await, [trade]);
+    assert_eq!(find(Trade, searching("10115")).await, [trade]);
+    assert_eq!(find(Trade, searching("später")).await, [later]);
+    assert_eq!(find(Trade, searching("10117")).await, [later]);
+    assert_eq!(find(Trade, office("11000000")).await, [later, trade]);
+    assert_eq!(find(Tax, searching("łukasik lena")).await, [tax]);
+    assert_eq!(find(Tax, searching("CRM-1")).await, [tax]);
+    assert_eq!(find(Tax, searching("54298")).await, [tax]);
+    assert_eq!(find(Tax, office("1116")).await, [tax]);
+}
+
+/// This module's store tests, as tests of one backend: `$run` runs one on a new repository of
+/// the backend (an `async fn` of a `for<'r> FnOnce(&'r dyn Repository) -> BoxFuture<'r, ()>`),
+/// and each test has the attributes given after it.
+#[cfg(test)]
+macro_rules! backend_list_tests {
+    ($run:path $(, #[$attr:meta])*) => {
+        $crate::sql::lists::backend_list_tests!(
+            @each $run [$(#[$attr])*]
+            lists_cases_newest_first_within_the_scope
+            operators_filter_search_order_and_count
+            lists_a_cases_deliveries
+        );
+    };
+    (@each $run:path [$($attr:tt)*] $test:ident $($rest:ident)*) => {
+        $($attr)*
+        #[tokio::test]
+        async fn $test() {
+            $run(|repo| Box::pin($crate::sql::lists::$test(repo))).await;
+        }
+        $crate::sql::lists::backend_list_tests!(@each $run [$($attr)*] $($rest)*);
+    };
+    (@each $run:path [$($attr:tt)*]) => {};
+}
+#[cfg(test)]
+pub(crate) use backend_list_tests;
+
+/// The ids of the first `limit` cases of `kind` that `owner` sees and `filter` selects, in the
+/// list's order (a [`Repository::list_case_page`] from the start, for the tests).
+#[cfg(test)]
+pub(crate) async fn listed_ids(
+    repo: &dyn crate::Repository,
+    kind: CaseKind,
+    owner: CaseOwner,
+    filter: &CaseListFilter,
+    limit: i64,
+) -> Vec<Uuid> {
+    repo.list_case_page(kind, CaseListScope { owner }, filter, None, limit)
+        .await
+        .unwrap()
+        .iter()
+        .map(|c| c.id)
+        .collect()
+}
+
+/// A filter by what an operator typed into the search box (for the tests).
+#[cfg(test)]
+pub(crate) fn searching(text: &str) -> CaseListFilter {
+    CaseListFilter {
+        search: CaseSearch::parse(text),
+        ..Default::default()
     }
 }
 
@@ -810,48 +878,27 @@ pub(crate) async fn operators_filter_search_order_and_count(repo: &dyn crate::Re
     f.status = Some(TradeStatus::Submitted.into());
     assert_eq!(trade(f).await, [a]);
 
-    // Pages across their boundaries, in both orders, by either cursor.
+    // Pages across their boundaries, in both orders, by either cursor: each page starts after
+    // the last case of the one before, given by its position or by its key.
     let all = CaseListFilter::default();
-    let first = page(CaseKind::Trade, all.clone(), None, 2).await;
-    assert_eq!(first.iter().map(|i| i.id).collect::<Vec<_>>(), [e, d]);
-    let second = page(
-        CaseKind::Trade,
-        all.clone(),
-        Some(CaseCursor::Position(first[1].position)),
-        2,
-    )
-    .await;
-    assert_eq!(second.iter().map(|i| i.id).collect::<Vec<_>>(), [c, b]);
-    let third = page(
-        CaseKind::Trade,
-        all.clone(),
-        Some(CaseCursor::Case(second[1].id)),
-        2,
-    )
-    .await;
-    assert_eq!(third.iter().map(|i| i.id).collect::<Vec<_>>(), [a]);
     let oldest = CaseListFilter {
         oldest_first: true,
         ..all.clone()
     };
-    let first = page(CaseKind::Trade, oldest.clone(), None, 2).await;
-    assert_eq!(first.iter().map(|i| i.id).collect::<Vec<_>>(), [a, b]);
-    let second = page(
-        CaseKind::Trade,
-        oldest.clone(),
-        Some(CaseCursor::Case(b)),
-        2,
-    )
-    .await;
-    assert_eq!(second.iter().map(|i| i.id).collect::<Vec<_>>(), [c, d]);
-    let third = page(
-        CaseKind::Trade,
-        oldest.clone(),
-        Some(CaseCursor::Position(d)),
-        2,
-    )
-    .await;
-    assert_eq!(third.iter().map(|i| i.id).collect::<Vec<_>>(), [e]);
+    let position: fn(&CaseListItem) -> CaseCursor = |item| CaseCursor::Position(item.position);
+    let key: fn(&CaseListItem) -> CaseCursor = |item| CaseCursor::Case(item.id);
+    let orders = [
+        (&all, [position, key], [vec![e, d], vec![c, b], vec![a]]),
+        (&oldest, [key, position], [vec![a, b], vec![c, d], vec![e]]),
+    ];
+    for (filter, cursors, pages) in orders {
+        let mut cursor = None;
+        for (n, expected) in pages.into_iter().enumerate() {
+            let items = page(CaseKind::Trade, filter.clone(), cursor, 2).await;
+            assert_eq!(items.iter().map(|i| i.id).collect::<Vec<_>>(), expected);
+            cursor = cursors.get(n).map(|next| next(items.last().unwrap()));
+        }
+    }
     let mut walked = Vec::new();
     let mut cursor = None;
     let office = CaseListFilter {

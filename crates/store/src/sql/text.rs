@@ -1,5 +1,6 @@
-//! The SQL text both dialects share (both accept `$1` placeholders), and the small `concat!`
-//! helpers that put a dialect's parts into the statements that differ.
+//! The SQL text both dialects share (both accept `$1` placeholders), the small `concat!`
+//! helpers that put a dialect's parts into the statements that differ, and `shared_impl!`,
+//! the one statement of what the code generic over both dialects needs of sqlx.
 
 /// An API key record; the statement of `insert_api_key` and of the capped
 /// `insert_company_api_key`.
@@ -99,6 +100,51 @@ pub(crate) struct DialectSql {
     pub tax_by_company: &'static str,
     /// Leases due webhook messages (see `claim_webhook_messages`).
     pub claim_messages: &'static str,
+}
+
+/// An `impl<DB: Dialect> Shared<DB>` block of these items, bounded by what the statements
+/// written once for both dialects (`sql/*.rs`) need of sqlx: running on a connection, reading
+/// columns by name and position, and binding and decoding the Rust types they use. Both
+/// dialects meet every bound; one list of them serves every file (Rust does not imply bounds on
+/// other types than `Self` from a trait's `where`, so an alias trait could not carry them).
+/// Called with parentheses, so that rustfmt formats the items.
+macro_rules! shared_impl {
+    ($($item:tt)*) => {
+        impl<DB: $crate::sql::Dialect> $crate::sql::Shared<DB>
+        where
+            for<'c> &'c mut DB::Connection: ::sqlx::Executor<'c, Database = DB>,
+            for<'r> &'r str: ::sqlx::ColumnIndex<DB::Row>,
+            for<'r> usize: ::sqlx::ColumnIndex<DB::Row>,
+            for<'q> ::uuid::Uuid: ::sqlx::Encode<'q, DB> + ::sqlx::Decode<'q, DB> + ::sqlx::Type<DB>,
+            for<'q> String: ::sqlx::Encode<'q, DB> + ::sqlx::Decode<'q, DB> + ::sqlx::Type<DB>,
+            for<'q> &'q str: ::sqlx::Encode<'q, DB> + ::sqlx::Type<DB>,
+            for<'q> i32: ::sqlx::Encode<'q, DB> + ::sqlx::Decode<'q, DB> + ::sqlx::Type<DB>,
+            for<'q> i64: ::sqlx::Encode<'q, DB> + ::sqlx::Decode<'q, DB> + ::sqlx::Type<DB>,
+            for<'q> bool: ::sqlx::Encode<'q, DB> + ::sqlx::Decode<'q, DB> + ::sqlx::Type<DB>,
+            for<'q> Vec<u8>: ::sqlx::Encode<'q, DB> + ::sqlx::Decode<'q, DB> + ::sqlx::Type<DB>,
+            for<'q> &'q [u8]: ::sqlx::Encode<'q, DB> + ::sqlx::Type<DB>,
+            for<'q> ::time::OffsetDateTime:
+                ::sqlx::Encode<'q, DB> + ::sqlx::Decode<'q, DB> + ::sqlx::Type<DB>,
+            for<'q> ::sqlx::types::Json<&'q serde_json::Value>:
+                ::sqlx::Encode<'q, DB> + ::sqlx::Type<DB>,
+            for<'q> ::sqlx::types::Json<serde_json::Value>:
+                ::sqlx::Encode<'q, DB> + ::sqlx::Decode<'q, DB> + ::sqlx::Type<DB>,
+            for<'q> ::sqlx::types::Json<Vec<String>>:
+                ::sqlx::Encode<'q, DB> + ::sqlx::Decode<'q, DB> + ::sqlx::Type<DB>,
+            for<'q> Option<::uuid::Uuid>: ::sqlx::Encode<'q, DB>,
+            for<'q> Option<String>: ::sqlx::Encode<'q, DB>,
+            for<'q> Option<&'q str>: ::sqlx::Encode<'q, DB>,
+            for<'q> Option<i32>: ::sqlx::Encode<'q, DB>,
+            for<'q> Option<i64>: ::sqlx::Encode<'q, DB>,
+            for<'q> Option<Vec<u8>>: ::sqlx::Encode<'q, DB>,
+            for<'q> Option<::time::OffsetDateTime>: ::sqlx::Encode<'q, DB>,
+            for<'q> Option<::sqlx::types::Json<&'q serde_json::Value>>: ::sqlx::Encode<'q, DB>,
+            for<'q> Option<::sqlx::types::Json<serde_json::Value>>: ::sqlx::Encode<'q, DB>,
+            for<'q> Option<::sqlx::types::Json<Vec<String>>>: ::sqlx::Encode<'q, DB>,
+        {
+            $($item)*
+        }
+    };
 }
 
 /// The columns of a `trade_offices` row (alias `o`) as `rows::Columns::trade_office`

@@ -1,36 +1,12 @@
 //! Webhook endpoints, the outbox's messages and their delivery attempts.
 
-use sqlx::types::Json;
-use sqlx::{Decode, Encode, Row, Type};
-use time::OffsetDateTime;
-use uuid::Uuid;
+use sqlx::Row;
 
 use super::text::GIVE_UP_PENDING;
-use super::{Dialect, Shared};
 use crate::Result;
 use crate::rows::Columns;
 
-impl<DB: Dialect> Shared<DB>
-where
-    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
-    for<'r> &'r str: sqlx::ColumnIndex<DB::Row>,
-    for<'r> usize: sqlx::ColumnIndex<DB::Row>,
-    for<'q> Uuid: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> String: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
-    for<'q> i32: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> Vec<u8>: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> OffsetDateTime: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> Json<serde_json::Value>: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> Json<Vec<String>>: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> Option<String>: Encode<'q, DB>,
-    for<'q> Option<&'q str>: Encode<'q, DB>,
-    for<'q> Option<i32>: Encode<'q, DB>,
-    for<'q> Option<i64>: Encode<'q, DB>,
-    for<'q> Option<OffsetDateTime>: Encode<'q, DB>,
-    for<'q> Option<Json<Vec<String>>>: Encode<'q, DB>,
-{
+shared_impl!(
     pub(crate) async fn create_webhook_endpoint(
         &self,
         e: &crate::WebhookEndpoint,
@@ -427,4 +403,4 @@ where
         })
         .collect()
     }
-}
+);

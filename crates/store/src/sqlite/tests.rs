@@ -695,27 +695,18 @@ async fn a_busy_database_fails_a_group_once() {
     assert_eq!(direct.writer.commits(), commits_before + 1);
 }
 
-/// The case lists (`Repository::list_case_page`): `sql/lists.rs` has the test.
-#[tokio::test]
-async fn lists_cases_newest_first_within_the_scope() {
+/// Runs a store test that both backends run on a repository on a new database file.
+async fn on_file_repo(
+    test: impl for<'r> FnOnce(&'r dyn Repository) -> futures::future::BoxFuture<'r, ()>,
+) {
     let (_dir, _path, repo) = file_repo().await;
-    crate::sql::lists::lists_cases_newest_first_within_the_scope(&repo).await;
+    test(&repo).await;
 }
 
-/// The operators' lists (`Repository::list_case_page`'s filters, searches and orders,
-/// `count_cases_by_status`): `sql/lists.rs` has the test.
-#[tokio::test]
-async fn operators_filter_search_order_and_count() {
-    let (_dir, _path, repo) = file_repo().await;
-    crate::sql::lists::operators_filter_search_order_and_count(&repo).await;
-}
-
-/// A case's webhook deliveries (`Repository::list_case_deliveries`): `sql/lists.rs` has the test.
-#[tokio::test]
-async fn lists_a_cases_deliveries() {
-    let (_dir, _path, repo) = file_repo().await;
-    crate::sql::lists::lists_a_cases_deliveries(&repo).await;
-}
+// The case lists (`Repository::list_case_page`), the operators' lists (its filters, searches
+// and orders, `count_cases_by_status`) and a case's webhook deliveries
+// (`Repository::list_case_deliveries`): `sql/lists.rs` has the tests.
+crate::sql::lists::backend_list_tests!(on_file_repo);
 
 /// Migration 0015 on a database with cases from before it: they list by their stored
 /// `client_reference`, and so does a case an instance on the previous release writes after it.
@@ -726,12 +717,7 @@ async fn migration_0015_lists_existing_cases_by_their_client_reference() {
     let provider = Uuid::from_u128(0xa1);
     let insert_case = |conn: &rusqlite::Connection, n: u128| {
         let (company, case) = (Uuid::from_u128(0xc0 + n), Uuid::from_u128(0xd0 + n));
-        conn.execute(
-            "INSERT INTO companies (id, kind, name, provider_id, environment, created_at) \
-             VALUES (?1, 'client', 'C', ?2, 'production', '2026-01-02T03:04:05Z')",
-            rusqlite::params![company.as_bytes().to_vec(), provider.as_bytes().to_vec()],
-        )
-        .unwrap();
+        old_client(conn, company.as_bytes(), provider.as_bytes(), OLD);
         conn.execute(
             "INSERT INTO trade_registrations (id, company_id, provider_id, environment, package, \
              status, record, price_cents, created_at, updated_at) \
@@ -748,12 +734,7 @@ async fn migration_0015_lists_existing_cases_by_their_client_reference() {
         case
     };
     let old = rusqlite::Connection::open(&path).unwrap();
-    old.execute(
-        "INSERT INTO companies (id, kind, name, created_at) \
-         VALUES (?1, 'provider', 'P', '2026-01-02T03:04:05Z')",
-        rusqlite::params![provider.as_bytes().to_vec()],
-    )
-    .unwrap();
+    old_provider(&old, provider.as_bytes(), OLD);
     let before = insert_case(&old, 1);
     drop(old);
 
@@ -788,23 +769,15 @@ async fn migration_0015_lists_existing_cases_by_their_client_reference() {
 /// found by its new words only, as is a deleted case by none.
 #[tokio::test]
 async fn migration_0019_finds_existing_cases_by_words_postal_code_and_office() {
-    use crate::{CaseListFilter, CaseListScope, CaseOwner, CaseSearch};
+    use crate::CaseListFilter;
+    use crate::sql::lists::{assert_found_by_words_postal_code_and_office, listed_ids, searching};
     // 0001 to 0018.
     let (_dir, path, url) = database_before(19, 18).await;
     let provider = Uuid::from_u128(0xa1);
-    let at = "2026-01-02T03:04:05Z";
+    let at = OLD;
     let insert = |conn: &rusqlite::Connection, n: u128, kind: &str, record: serde_json::Value| {
         let (company, case) = (Uuid::from_u128(0xc0 + n), Uuid::from_u128(0xd0 + n));
-        conn.execute(
-            "INSERT INTO companies (id, kind, name, provider_id, environment, created_at) \
-             VALUES (?1, 'client', 'C', ?2, 'production', ?3)",
-            rusqlite::params![
-                company.as_bytes().to_vec(),
-                provider.as_bytes().to_vec(),
-                at
-            ],
-        )
-        .unwrap();
+        old_client(conn, company.as_bytes(), provider.as_bytes(), at);
         let sql = if kind == "trade" {
             "INSERT INTO trade_registrations (id, company_id, provider_id, environment, package, \
              status, record, price_cents, trade_office, created_at, updated_at) \
@@ -829,11 +802,7 @@ async fn migration_0019_finds_existing_cases_by_words_postal_code_and_office() {
         case
     };
     let old = rusqlite::Connection::open(&path).unwrap();
-    old.execute(
-        "INSERT INTO companies (id, kind, name, created_at) VALUES (?1, 'provider', 'P', ?2)",
-        rusqlite::params![provider.as_bytes().to_vec(), at],
-    )
-    .unwrap();
+    old_provider(&old, provider.as_bytes(), at);
     let trade = insert(
         &old,
         1,
@@ -859,69 +828,49 @@ async fn migration_0019_finds_existing_cases_by_words_postal_code_and_office() {
         "trade",
         json!({"name": "Später GmbH", "registered_office": {"zip": "10117"}, "owners": []}),
     );
-    let find = |kind: CaseKind, filter: CaseListFilter| {
-        let repo = &repo;
-        async move {
-            repo.list_case_page(
-                kind,
-                CaseListScope {
-                    owner: CaseOwner::All,
-                },
-                &filter,
-                None,
-                10,
-            )
-            .await
-            .unwrap()
-            .iter()
-            .map(|c| c.id)
-            .collect::<Vec<_>>()
-        }
-    };
-    let search = |s: &str| CaseListFilter {
-        search: CaseSearch::parse(s),
-        ..Default::default()
-    };
-    assert_eq!(
-        find(CaseKind::Trade, search("ÖLMÜHLE gabler")).await,
-        [trade]
-    );
-    assert_eq!(find(CaseKind::Trade, search("10115")).await, [trade]);
-    assert_eq!(find(CaseKind::Trade, search("später")).await, [later]);
-    assert_eq!(find(CaseKind::Trade, search("10117")).await, [later]);
-    let office = CaseListFilter {
-        office: Some("11000000".into()),
-        ..Default::default()
-    };
-    assert_eq!(find(CaseKind::Trade, office).await, [later, trade]);
-    assert_eq!(find(CaseKind::Tax, search("łukasik lena")).await, [tax]);
-    assert_eq!(find(CaseKind::Tax, search("CRM-1")).await, [tax]);
-    assert_eq!(find(CaseKind::Tax, search("54298")).await, [tax]);
-    let office = CaseListFilter {
-        office: Some("1116".into()),
-        ..Default::default()
-    };
-    assert_eq!(find(CaseKind::Tax, office).await, [tax]);
+    assert_found_by_words_postal_code_and_office(&repo, (trade, tax, later)).await;
 
+    let find = |filter: CaseListFilter| {
+        let repo = &repo;
+        async move { listed_ids(repo, CaseKind::Trade, crate::CaseOwner::All, &filter, 10).await }
+    };
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute(
         "UPDATE trade_registrations SET record = json_set(record, '$.name', 'Neumühle GmbH') WHERE id = ?1",
         rusqlite::params![trade.as_bytes().to_vec()],
     )
     .unwrap();
-    assert!(find(CaseKind::Trade, search("ölmühle")).await.is_empty());
-    assert_eq!(find(CaseKind::Trade, search("neumühle")).await, [trade]);
+    assert!(find(searching("ölmühle")).await.is_empty());
+    assert_eq!(find(searching("neumühle")).await, [trade]);
     conn.execute("PRAGMA foreign_keys = OFF", []).unwrap();
     conn.execute(
         "DELETE FROM trade_registrations WHERE id = ?1",
         rusqlite::params![later.as_bytes().to_vec()],
     )
     .unwrap();
-    assert!(find(CaseKind::Trade, search("später")).await.is_empty());
+    assert!(find(searching("später")).await.is_empty());
     let texts: i64 = conn
         .query_row("SELECT count(*) FROM trade_search_text", [], |r| r.get(0))
         .unwrap();
     assert_eq!(texts, 1);
+}
+
+/// What the migration tests of `public_id` (SQLite 0013, PostgreSQL 0016) check on either
+/// backend: tax registrations of `provider` written before it and after it as the release
+/// before writes them are found by their keys, as the ids their provider knows them by.
+pub(crate) async fn assert_found_by_their_keys(
+    repo: &dyn Repository,
+    provider: Uuid,
+    ids: [Uuid; 2],
+) {
+    for id in ids {
+        let case = repo
+            .find_tax_registration(crate::CaseScope::Provider(provider), id)
+            .await
+            .unwrap()
+            .expect("found by its id");
+        assert_eq!((case.id, case.public_id), (id, id));
+    }
 }
 
 /// Migration 0013 on a database with a tax registration from before it: the case keeps its
@@ -938,12 +887,7 @@ async fn migration_0013_gives_existing_tax_cases_their_id_as_public_id() {
     );
     let insert_case = |conn: &rusqlite::Connection, id: Uuid, company: u128| {
         let company = Uuid::from_u128(company);
-        conn.execute(
-            "INSERT INTO companies (id, kind, name, provider_id, environment, created_at) \
-             VALUES (?1, 'client', 'C', ?2, 'production', '2026-01-02T03:04:05Z')",
-            rusqlite::params![company.as_bytes().to_vec(), provider.as_bytes().to_vec()],
-        )
-        .unwrap();
+        old_client(conn, company.as_bytes(), provider.as_bytes(), OLD);
         conn.execute(
             "INSERT INTO tax_registrations (id, company_id, provider_id, environment, package, \
              legal_form, status, record, created_at, updated_at, list_key) \
@@ -958,12 +902,7 @@ async fn migration_0013_gives_existing_tax_cases_their_id_as_public_id() {
         .unwrap();
     };
     let old = rusqlite::Connection::open(&path).unwrap();
-    old.execute(
-        "INSERT INTO companies (id, kind, name, created_at) \
-         VALUES (?1, 'provider', 'P', '2026-01-02T03:04:05Z')",
-        rusqlite::params![provider.as_bytes().to_vec()],
-    )
-    .unwrap();
+    old_provider(&old, provider.as_bytes(), OLD);
     insert_case(&old, old_case, 0xc1);
     drop(old);
 
@@ -975,14 +914,7 @@ async fn migration_0013_gives_existing_tax_cases_their_id_as_public_id() {
         later_case,
         0xc2,
     );
-    for id in [old_case, later_case] {
-        let case = repo
-            .find_tax_registration(crate::CaseScope::Provider(provider), id)
-            .await
-            .unwrap()
-            .expect("found by its id");
-        assert_eq!((case.id, case.public_id), (id, id));
-    }
+    assert_found_by_their_keys(&repo, provider, [old_case, later_case]).await;
     // The provider's id again is its own.
     let used = repo
         .tax_registration_id_use(provider, old_case)
@@ -1073,17 +1005,8 @@ async fn migration_0014_frees_companies_of_cancelled_cases_and_keeps_every_row()
     let at = "2026-01-02T03:04:05.123456Z";
     let (provider, company, trade, tax) =
         (vec![1u8; 16], vec![2u8; 16], vec![3u8; 16], vec![4u8; 16]);
-    old.execute(
-        "INSERT INTO companies (id, kind, name, created_at) VALUES (?1, 'provider', 'P', ?2)",
-        rusqlite::params![provider, at],
-    )
-    .unwrap();
-    old.execute(
-        "INSERT INTO companies (id, kind, name, provider_id, environment, created_at) \
-         VALUES (?1, 'client', 'C', ?2, 'production', ?3)",
-        rusqlite::params![company, provider, at],
-    )
-    .unwrap();
+    old_provider(&old, &provider, at);
+    old_client(&old, &company, &provider, at);
     old.execute(
         "INSERT INTO trade_registrations (id, company_id, provider_id, environment, package, \
          status, record, price_cents, trade_office, created_at, updated_at, trade_office_candidates) \
@@ -1193,6 +1116,28 @@ async fn migration_0014_frees_companies_of_cancelled_cases_and_keeps_every_row()
         .unwrap();
     assert_eq!(public, vec![6u8; 16]);
     drop(repo);
+}
+
+/// When the migration tests' rows were written, unless they say otherwise.
+const OLD: &str = "2026-01-02T03:04:05Z";
+
+/// A provider (`P`) as an older release wrote it.
+fn old_provider(conn: &rusqlite::Connection, id: &[u8], at: &str) {
+    conn.execute(
+        "INSERT INTO companies (id, kind, name, created_at) VALUES (?1, 'provider', 'P', ?2)",
+        rusqlite::params![id, at],
+    )
+    .unwrap();
+}
+
+/// A client company (`C`, in production) of `provider` as an older release wrote it.
+fn old_client(conn: &rusqlite::Connection, id: &[u8], provider: &[u8], at: &str) {
+    conn.execute(
+        "INSERT INTO companies (id, kind, name, provider_id, environment, created_at) \
+         VALUES (?1, 'client', 'C', ?2, 'production', ?3)",
+        rusqlite::params![id, provider, at],
+    )
+    .unwrap();
 }
 
 /// A new database file with the migrations before `version` applied (`count` of them), as an

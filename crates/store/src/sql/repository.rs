@@ -1,4 +1,4 @@
-//! The one [`Repository`] of both backends: each method runs the statement both dialects share
+//! The one [`Repository`](crate::Repository) of both backends: each method runs the statement both dialects share
 //! ([`Shared`], `crate::sql`), except where a [`Backend`] has its own (the create, the trade
 //! read, its pools), which `sqlite/` and `postgres/` implement.
 
@@ -8,8 +8,6 @@ use domain::case::DocumentType;
 use domain::case_state::CaseStatus;
 use domain::company::Company;
 use domain::lifecycle::TaxStatus;
-use sqlx::types::Json;
-use sqlx::{Decode, Encode, Type};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -19,13 +17,13 @@ use crate::{
     ApiKeyRecord, ApiKeySummary, AttemptOutcome, CaseCursor, CaseDelivery, CaseFields, CaseFilter,
     CaseIdUse, CaseKind, CaseListFilter, CaseListItem, CaseListScope, CaseScope, CaseSummary,
     ClaimedMessage, DocumentRecord, EventFilter, EventRecord, EventScope, IdempotencyClaim,
-    IdempotencyTimes, NewClientCompany, NewTaxRegistration, NewTradeRegistration, Operator,
-    Repository, Result, StatusChange, StoredSecrets, TaxRegistrationRecord, TradeCaseGuard,
-    TradeOfficeEntry, TradePatch, TradePatchOutcome, TradeRegistrationRecord, VerificationLogEntry,
-    WebhookAttempt, WebhookAttemptRecord, WebhookEndpoint, WebhookMessageRecord,
+    IdempotencyTimes, NewClientCompany, NewTaxRegistration, NewTradeRegistration, Operator, Result,
+    StatusChange, StoredSecrets, TaxRegistrationRecord, TradeCaseGuard, TradeOfficeEntry,
+    TradePatch, TradePatchOutcome, TradeRegistrationRecord, VerificationLogEntry, WebhookAttempt,
+    WebhookAttemptRecord, WebhookEndpoint, WebhookMessageRecord,
 };
 
-/// What a backend has of its own; every other [`Repository`] method is a statement of
+/// What a backend has of its own; every other [`Repository`](crate::Repository) method is a statement of
 /// [`Shared`] on the backend's pools.
 pub(crate) trait Backend: Send + Sync + 'static {
     /// The backend's dialect.
@@ -37,49 +35,19 @@ pub(crate) trait Backend: Send + Sync + 'static {
     /// Writes a new case (SQLite: the group-commit writer; PostgreSQL: one statement).
     fn create(&self, case: NewCase) -> impl Future<Output = Result<()>> + Send;
 
-    /// A trade registration by id ([`Repository::get_trade_registration`]).
+    /// A trade registration by id ([`Repository::get_trade_registration`](crate::Repository::get_trade_registration)).
     fn trade(
         &self,
         id: Uuid,
     ) -> impl Future<Output = Result<Option<TradeRegistrationRecord>>> + Send;
 
-    /// The use of the backend's pools ([`Repository::pool_use`]).
+    /// The use of the backend's pools ([`Repository::pool_use`](crate::Repository::pool_use)).
     fn pool_use(&self) -> Vec<crate::observe::PoolUse>;
 }
 
-#[async_trait::async_trait]
-// The bounds of every statement of `Shared` (each impl block in `sql/` states its own), which
-// both dialects meet.
-impl<B, DB> Repository for B
-where
-    B: Backend<DB = DB>,
-    DB: Dialect,
-    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
-    for<'r> &'r str: sqlx::ColumnIndex<DB::Row>,
-    for<'r> usize: sqlx::ColumnIndex<DB::Row>,
-    for<'q> Uuid: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> String: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
-    for<'q> i32: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> Vec<u8>: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
-    for<'q> OffsetDateTime: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> Json<serde_json::Value>: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> Json<Vec<String>>: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> Option<Uuid>: Encode<'q, DB>,
-    for<'q> Option<String>: Encode<'q, DB>,
-    for<'q> Option<&'q str>: Encode<'q, DB>,
-    for<'q> Option<OffsetDateTime>: Encode<'q, DB>,
-    for<'q> Option<Json<serde_json::Value>>: Encode<'q, DB>,
-    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> Json<&'q serde_json::Value>: Encode<'q, DB> + Type<DB>,
-    for<'q> Option<i32>: Encode<'q, DB>,
-    for<'q> Option<i64>: Encode<'q, DB>,
-    for<'q> Option<Vec<u8>>: Encode<'q, DB>,
-    for<'q> Option<Json<&'q serde_json::Value>>: Encode<'q, DB>,
-    for<'q> Option<Json<Vec<String>>>: Encode<'q, DB>,
-{
+// The bounds are those of every statement of `Shared` (`shared_impl!`), which both dialects
+// meet.
+backend_impl!(
     fn backend(&self) -> &'static str {
         DB::BACKEND
     }
@@ -505,4 +473,4 @@ where
     fn pool_use(&self) -> Vec<crate::observe::PoolUse> {
         Backend::pool_use(self)
     }
-}
+);

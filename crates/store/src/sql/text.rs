@@ -109,9 +109,10 @@ pub(crate) struct DialectSql {
 /// other types than `Self` from a trait's `where`, so an alias trait could not carry them).
 /// Called with parentheses, so that rustfmt formats the items.
 macro_rules! shared_impl {
-    ($($item:tt)*) => {
-        impl<DB: $crate::sql::Dialect> $crate::sql::Shared<DB>
+    (@bounds [$($head:tt)*] [$($pre:tt)*] $($item:tt)*) => {
+        $($head)*
         where
+            $($pre)*
             for<'c> &'c mut DB::Connection: ::sqlx::Executor<'c, Database = DB>,
             for<'r> &'r str: ::sqlx::ColumnIndex<DB::Row>,
             for<'r> usize: ::sqlx::ColumnIndex<DB::Row>,
@@ -144,6 +145,23 @@ macro_rules! shared_impl {
         {
             $($item)*
         }
+    };
+    ($($item:tt)*) => {
+        shared_impl!(@bounds [impl<DB: $crate::sql::Dialect> $crate::sql::Shared<DB>] [] $($item)*);
+    };
+}
+
+/// The one `impl Repository` of both backends (`sql/repository.rs`), for every `B` that is a
+/// [`Backend`](crate::sql::Backend), with the bounds of [`shared_impl!`], whose statements it
+/// calls. Called with parentheses, so that rustfmt formats the items.
+macro_rules! backend_impl {
+    ($($item:tt)*) => {
+        shared_impl!(
+            @bounds
+            [#[::async_trait::async_trait] impl<B, DB> $crate::Repository for B]
+            [B: $crate::sql::Backend<DB = DB>, DB: $crate::sql::Dialect,]
+            $($item)*
+        );
     };
 }
 

@@ -474,7 +474,7 @@ async fn migration_0016_gives_existing_tax_cases_their_id_as_public_id() {
     let repo = across_migration(&url, 16, 15, insert_case(1), insert_case(2)).await;
     let provider = uuid::Uuid::from_u128(0xa1);
     let ids = [0xd1, 0xd2].map(uuid::Uuid::from_u128);
-    crate::sqlite::tests::assert_found_by_their_keys(&repo, provider, ids).await;
+    crate::sqlite::migration_tests::assert_found_by_their_keys(&repo, provider, ids).await;
     close_and_drop(repo, &name, admin).await;
 }
 
@@ -524,7 +524,7 @@ async fn migration_0022_finds_existing_cases_by_words_postal_code_and_office() {
     let repo = across_migration(&url, 22, 21, old, insert(3, "trade", later)).await;
     let id = |n: u128| uuid::Uuid::from_u128(0xd0 + n);
     let cases = (id(1), id(2), id(3));
-    crate::sql::lists::assert_found_by_words_postal_code_and_office(&repo, cases).await;
+    crate::sql::list_tests::assert_found_by_words_postal_code_and_office(&repo, cases).await;
     close_and_drop(repo, &name, admin).await;
 }
 
@@ -583,9 +583,9 @@ async fn a_word_search_can_use_the_trigram_index() {
 
 // The case lists (`Repository::list_case_page`), the operators' lists (its filters, searches
 // and orders, `count_cases_by_status`) and a case's webhook deliveries
-// (`Repository::list_case_deliveries`): `sql/lists.rs` has the tests. They need
+// (`Repository::list_case_deliveries`): `sql/list_tests.rs` has the tests. They need
 // `TEST_DATABASE_URL`.
-crate::sql::lists::backend_list_tests!(
+crate::sql::list_tests::backend_list_tests!(
     on_fresh_repository,
     #[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
 );
@@ -618,7 +618,8 @@ async fn migration_0018_lists_existing_cases_by_their_client_reference() {
             ..Default::default()
         };
         let owner = crate::CaseOwner::Provider(provider);
-        let ids = crate::sql::lists::listed_ids(&repo, crate::CaseKind::Trade, owner, &filter, 10);
+        let ids =
+            crate::sql::list_tests::listed_ids(&repo, crate::CaseKind::Trade, owner, &filter, 10);
         assert_eq!(ids.await, [uuid::Uuid::from_u128(0xd0 + n)]);
     }
     close_and_drop(repo, &name, admin).await;

@@ -13,6 +13,8 @@ mod cases;
 mod children;
 mod event_log;
 pub(crate) mod events;
+#[cfg(test)]
+pub(crate) mod list_tests;
 pub(crate) mod lists;
 mod observe;
 mod repository;

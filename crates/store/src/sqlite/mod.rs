@@ -2,6 +2,8 @@
 
 mod backup;
 mod group;
+#[cfg(test)]
+pub(crate) mod migration_tests;
 mod readers;
 mod repository;
 #[cfg(test)]

@@ -199,8 +199,11 @@ pub async fn page(
 /// An operator's list query as given (the console's form, the API's query string), each value
 /// as its text; [`operator_case_page`] reads and checks it. A parameter given empty is not left
 /// out: it is checked as given (an empty `provider_id` is no UUID), as the OpenAPI document
-/// describes it; the console leaves its empty fields out.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// describes it; the console leaves its empty fields out. The API reads it from the query
+/// string; a parameter it does not know is refused rather than ignored (a misspelt filter,
+/// `state=blocked`, would list every case).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct OperatorListQuery {
     /// A status of the listed kind.
     pub status: Option<String>,
@@ -221,7 +224,9 @@ pub struct OperatorListQuery {
     pub after: Option<String>,
     /// The page's size, 1 to [`OPERATOR_MAX_LIMIT`]; [`OPERATOR_DEFAULT_LIMIT`] when left out.
     pub limit: Option<String>,
-    /// Whether the page comes with the counts by status ([`OperatorPage::counts`]).
+    /// Whether the page comes with the counts by status ([`OperatorPage::counts`]); not when
+    /// left out.
+    #[serde(default)]
     pub counts: bool,
 }
 
@@ -407,14 +412,19 @@ pub async fn operator_case_page(
 mod tests {
     use super::*;
 
-    fn fields(kind: CaseKind, query: &str) -> Vec<(String, String)> {
-        match parse_query(kind, Some(query)) {
+    /// The fields and codes of a refusal of every broken parameter.
+    fn broken<T: std::fmt::Debug>(read: Result<T, ApiError>) -> Vec<(String, String)> {
+        match read {
             Err(ApiError::Validation(v)) => v
                 .iter()
                 .map(|e| (e.field.clone(), e.code.to_string()))
                 .collect(),
             other => panic!("{other:?}"),
         }
+    }
+
+    fn fields(kind: CaseKind, query: &str) -> Vec<(String, String)> {
+        broken(parse_query(kind, Some(query)))
     }
 
     #[test]
@@ -448,13 +458,7 @@ mod tests {
     }
 
     fn operator_fields(kind: CaseKind, query: &OperatorListQuery) -> Vec<(String, String)> {
-        match operator_list(kind, query) {
-            Err(ApiError::Validation(v)) => v
-                .iter()
-                .map(|e| (e.field.clone(), e.code.to_string()))
-                .collect(),
-            other => panic!("{other:?}"),
-        }
+        broken(operator_list(kind, query))
     }
 
     #[test]

@@ -176,24 +176,31 @@ pub async fn page(
         environment: crate::cases::access::environment_for(caller, q.filter.environment)?,
         ..q.filter.clone()
     };
+    let from = q.cursor.map(CaseCursor::Position);
+    let (items, more) = read_page(state, caller, kind, &filter, from, q.limit).await?;
+    let next = more
+        .then(|| items.last().map(|i| cursor(i.position)))
+        .flatten();
+    Ok((items, next))
+}
+
+/// Up to `limit` of the cases `caller` may list from `from` on, read with one more to tell
+/// whether another page follows: the cases, and whether one does.
+async fn read_page(
+    state: &AppState,
+    caller: Caller,
+    kind: CaseKind,
+    filter: &CaseListFilter,
+    from: Option<CaseCursor>,
+    limit: i64,
+) -> Result<(Vec<CaseListItem>, bool), ApiError> {
     let mut items = state
         .repo
-        .list_case_page(
-            kind,
-            scope(caller),
-            &filter,
-            q.cursor.map(CaseCursor::Position),
-            q.limit + 1,
-        )
+        .list_case_page(kind, scope(caller), filter, from, limit + 1)
         .await?;
-    let more = items.len() as i64 > q.limit;
-    items.truncate(q.limit as usize);
-    let next = if more {
-        items.last().map(|i| cursor(i.position))
-    } else {
-        None
-    };
-    Ok((items, next))
+    let more = items.len() as i64 > limit;
+    items.truncate(limit as usize);
+    Ok((items, more))
 }
 
 /// An operator's list query as given (the console's form, the API's query string), each value
@@ -379,23 +386,9 @@ pub async fn operator_case_page(
 ) -> Result<OperatorPage, ApiError> {
     crate::cases::access::operator_only(caller)?;
     let list = operator_list(kind, query)?;
-    let mut items = state
-        .repo
-        .list_case_page(
-            kind,
-            scope(caller),
-            &list.filter,
-            list.after.map(CaseCursor::Case),
-            list.limit + 1,
-        )
-        .await?;
-    let more = items.len() as i64 > list.limit;
-    items.truncate(list.limit as usize);
-    let next_cursor = if more {
-        items.last().map(|i| i.id)
-    } else {
-        None
-    };
+    let from = list.after.map(CaseCursor::Case);
+    let (items, more) = read_page(state, caller, kind, &list.filter, from, list.limit).await?;
+    let next_cursor = more.then(|| items.last().map(|i| i.id)).flatten();
     let counts = if list.counts {
         Some(state.repo.count_cases_by_status(kind, &list.filter).await?)
     } else {

@@ -653,6 +653,12 @@ pub struct DocQuery {
     download: Option<String>,
 }
 
+/// The document `raw` names; 404 for an id that is none and for no document.
+async fn document_of(state: &AppState, raw: &str) -> Result<DocumentRecord, ApiError> {
+    let doc = state.repo.get_document(case_id(raw)?).await?;
+    doc.ok_or(ApiError::NotFound)
+}
+
 /// A document, shown in the browser (`inline`) or saved (`?download=1`).
 pub async fn document(
     State(state): State<Arc<AppState>>,
@@ -662,12 +668,7 @@ pub async fn document(
     Query(q): Query<DocQuery>,
 ) -> Response {
     let result = async {
-        let id = case_id(&raw)?;
-        let doc = state
-            .repo
-            .get_document(id)
-            .await?
-            .ok_or(ApiError::NotFound)?;
+        let doc = document_of(&state, &raw).await?;
         let disposition = if q.download.is_some() {
             crate::routes::documents::Disposition::Attachment
         } else {
@@ -687,12 +688,7 @@ pub async fn xml(
     Path(raw): Path<String>,
 ) -> Response {
     let result = async {
-        let id = case_id(&raw)?;
-        let doc = state
-            .repo
-            .get_document(id)
-            .await?
-            .ok_or(ApiError::NotFound)?;
+        let doc = document_of(&state, &raw).await?;
         if !doc.content_type.contains("xml") {
             return Err(ApiError::NotFound);
         }

@@ -125,13 +125,7 @@ async fn a_backup_under_create_load_restores_every_acknowledged_case() {
                 body["client_reference"] = Value::from(format!("backup-{t}-{n}"));
                 n += 1;
                 let sent = Instant::now();
-                let res = client
-                    .post(format!("{base}/v1/trade-registration"))
-                    .bearer_auth(&key)
-                    .json(&body)
-                    .send()
-                    .await
-                    .unwrap();
+                let res = common::post_trade(&client, &base, &key, &body).await;
                 let status = res.status().as_u16();
                 let b: Value = res.json().await.unwrap();
                 assert_eq!(status, 201, "{b}");

@@ -7,23 +7,11 @@ use common::{TestApp, app, assert_error, json};
 use domain::rule_cases::example;
 use serde_json::{Value, json};
 
-/// Creates a case at `path` from `body` with `key`: its id as the answer names it.
-async fn create(app: &TestApp, path: &str, key: &str, body: &Value) -> String {
-    let (s, b) = app.post_json(path, key, body).await;
-    assert_eq!(s, 201, "{b}");
-    let r = &b["response"];
-    r["trade_registration_id"]
-        .as_str()
-        .or(r["tax_registration_id"].as_str())
-        .unwrap()
-        .to_string()
-}
-
 /// A trade registration (`which`: `self` or `assisted`) with this client reference.
 async fn trade(app: &TestApp, key: &str, which: &str, reference: &str) -> String {
     let mut body = example(which);
     body["client_reference"] = json!(reference);
-    create(app, "/v1/trade-registration", key, &body).await
+    app.create("/v1/trade-registration", key, &body).await
 }
 
 /// A list answer: status and body.
@@ -125,7 +113,7 @@ backend_tests! {
         let mut sandbox = example("self");
         sandbox["environment"] = json!("sandbox");
         sandbox["client_reference"] = json!("crm-c");
-        let c = create(&app, "/v1/trade-registration", &key, &sandbox).await;
+        let c = app.create("/v1/trade-registration", &key, &sandbox).await;
 
         assert_eq!(trade_ids(&app, "", &key).await, [c.as_str(), b.as_str(), a.as_str()]);
         assert_eq!(trade_ids(&app, "?client_reference=crm-b", &key).await, [b.as_str()]);
@@ -162,12 +150,12 @@ backend_tests! {
         assert!(body["response"].get("next_cursor").is_none());
 
         // Tax registrations: both kinds of company in one list, by the id the provider chose.
-        let gmbh = create(&app, "/v1/tax-registration", &key, &example("gmbh")).await;
+        let gmbh = app.create("/v1/tax-registration", &key, &example("gmbh")).await;
         let mut gbr = example("gbr");
         gbr["client_reference"] = json!("crm-gbr");
         let chosen = "00000000-0000-4000-8000-000000000001";
         gbr["tax_registration_id"] = json!(chosen);
-        let gbr = create(&app, "/v1/tax-registration/gbr", &key, &gbr).await;
+        let gbr = app.create("/v1/tax-registration/gbr", &key, &gbr).await;
         assert_eq!(gbr, chosen);
         assert_eq!(tax_ids(&app, "", &key).await, [gbr.as_str(), gmbh.as_str()], "newest first, whatever the id");
         assert_eq!(tax_ids(&app, "?client_reference=crm-gbr&status=validated", &key).await, [gbr.as_str()]);
@@ -198,11 +186,11 @@ backend_tests! {
         let (company, client_key) = app.client_company_like(provider, &example("self")).await;
         let mut body = example("self");
         body["company_id"] = json!(company);
-        let own = create(&app, "/v1/trade-registration", &key, &body).await;
+        let own = app.create("/v1/trade-registration", &key, &body).await;
         let mine = trade(&app, &key, "self", "p").await;
         let theirs = trade(&app, &other_key, "self", "q").await;
-        let tax = create(&app, "/v1/tax-registration", &key, &example("gmbh")).await;
-        let other_tax = create(&app, "/v1/tax-registration", &other_key, &example("ug")).await;
+        let tax = app.create("/v1/tax-registration", &key, &example("gmbh")).await;
+        let other_tax = app.create("/v1/tax-registration", &other_key, &example("ug")).await;
 
         assert_eq!(trade_ids(&app, "", &key).await, [mine.as_str(), own.as_str()]);
         assert_eq!(trade_ids(&app, "", &other_key).await, [theirs.as_str()]);

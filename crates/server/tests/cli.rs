@@ -628,13 +628,7 @@ async fn files_are_owner_only_whatever_the_umask() {
     }
     assert!(up, "the server did not come up");
     let body = domain::rule_cases::example("assisted");
-    let res = client
-        .post(format!("{base}/v1/trade-registration"))
-        .bearer_auth(&key)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let res = common::post_trade(&client, &base, &key, &body).await;
     assert_eq!(res.status(), 201, "{}", res.text().await.unwrap());
 
     // While it runs (the WAL files exist now), and after it stopped.

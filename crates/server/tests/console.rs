@@ -17,6 +17,13 @@ struct Console<'a> {
 }
 
 impl<'a> Console<'a> {
+    /// A console signed in with `key`.
+    async fn signed_in(app: &'a TestApp, key: &str) -> Self {
+        let mut c = Self::new(app);
+        c.sign_in(key).await;
+        c
+    }
+
     fn new(app: &'a TestApp) -> Self {
         Self {
             app,
@@ -67,16 +74,18 @@ impl<'a> Console<'a> {
     }
 
     async fn post(&mut self, path: &str, form: &[(&str, &str)]) -> reqwest::Response {
-        let res = self
-            .client
+        let res = self.post_as(path, form).send().await.unwrap();
+        self.keep(&res);
+        res
+    }
+
+    /// The POST of `form` to `path` with this browser's cookie, to send as it is or with
+    /// more headers (what it answers leaves the cookie jar as it is).
+    fn post_as(&self, path: &str, form: &[(&str, &str)]) -> reqwest::RequestBuilder {
+        self.client
             .post(self.app.url(path))
             .header(COOKIE, self.cookie_header())
             .form_body(form)
-            .send()
-            .await
-            .unwrap();
-        self.keep(&res);
-        res
     }
 
     async fn sign_in(&mut self, key: &str) -> reqwest::Response {
@@ -110,15 +119,30 @@ fn location(res: &reqwest::Response) -> String {
     res.headers()[LOCATION].to_str().unwrap().to_string()
 }
 
+/// An app with a provider `P` and an operator named `operator`: the app and their keys.
+async fn provider_and_operator(operator: &str) -> (TestApp, String, String) {
+    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
+    let (_, pkey) = app.provider("P").await;
+    let (_, okey) = app.operator(operator).await;
+    (app, pkey, okey)
+}
+
+/// A trade case of the example `self`, named `name`.
 async fn trade_case(app: &TestApp, key: &str, name: &str) -> String {
     let mut body = example("self");
     body["name"] = json!(name);
-    let (s, b) = app.post_json("/v1/trade-registration", key, &body).await;
-    assert_eq!(s, 201, "{b}");
-    b["response"]["trade_registration_id"]
-        .as_str()
-        .unwrap()
-        .to_string()
+    app.create("/v1/trade-registration", key, &body).await
+}
+
+/// A tax case of the example `ug`.
+async fn ug_tax_case(app: &TestApp, key: &str) -> String {
+    app.create("/v1/tax-registration", key, &example("ug"))
+        .await
+}
+
+/// The trade case `id` as the API shows it to `key`.
+async fn trade_of(app: &TestApp, id: &str, key: &str) -> serde_json::Value {
+    app.read(&format!("/v1/trade-registration/{id}"), key).await
 }
 
 #[tokio::test]
@@ -214,12 +238,9 @@ async fn pages_forbid_script_and_frames() {
 
 #[tokio::test]
 async fn forms_need_the_session_token_and_this_origin() {
-    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
-    let (_, pkey) = app.provider("P").await;
-    let (_, okey) = app.operator("O").await;
+    let (app, pkey, okey) = provider_and_operator("O").await;
     let id = trade_case(&app, &pkey, "Token GmbH").await;
-    let mut c = Console::new(&app);
-    c.sign_in(&okey).await;
+    let mut c = Console::signed_in(&app, &okey).await;
     let page = format!("/console/trade/{id}");
     let action = format!("{page}/transition");
     let token = c.csrf(&page).await;
@@ -230,29 +251,15 @@ async fn forms_need_the_session_token_and_this_origin() {
         .post(&action, &[("status", "submitted"), ("csrf", "forged")])
         .await;
     assert_eq!(res.status(), 403, "another token");
-    let cross = c
-        .client
-        .post(app.url(&action))
-        .header(COOKIE, c.cookie_header())
-        .header("origin", "http://evil.example")
-        .form_body(&[("status", "submitted"), ("csrf", token.as_str())])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(cross.status(), 403, "another origin");
-    let cross = c
-        .client
-        .post(app.url(&action))
-        .header(COOKIE, c.cookie_header())
-        .header("sec-fetch-site", "cross-site")
-        .form_body(&[("status", "submitted"), ("csrf", token.as_str())])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(cross.status(), 403, "a cross-site form");
-    let case = app
-        .read(&format!("/v1/trade-registration/{id}"), &pkey)
-        .await;
+    let form = [("status", "submitted"), ("csrf", token.as_str())];
+    for (header, value, what) in [
+        ("origin", "http://evil.example", "another origin"),
+        ("sec-fetch-site", "cross-site", "a cross-site form"),
+    ] {
+        let cross = c.post_as(&action, &form).header(header, value).send();
+        assert_eq!(cross.await.unwrap().status(), 403, "{what}");
+    }
+    let case = trade_of(&app, &id, &pkey).await;
     assert_eq!(case["status"], "form-rendered", "nothing moved");
 
     let res = c
@@ -263,9 +270,7 @@ async fn forms_need_the_session_token_and_this_origin() {
         .await;
     assert_eq!(res.status(), 303);
     assert_eq!(location(&res), page);
-    let case = app
-        .read(&format!("/v1/trade-registration/{id}"), &pkey)
-        .await;
+    let case = trade_of(&app, &id, &pkey).await;
     assert_eq!(case["status"], "submitted");
 }
 
@@ -273,8 +278,7 @@ async fn forms_need_the_session_token_and_this_origin() {
 async fn sign_out_and_revocation_end_the_session() {
     let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
     let (_, okey) = app.operator("O").await;
-    let mut c = Console::new(&app);
-    c.sign_in(&okey).await;
+    let mut c = Console::signed_in(&app, &okey).await;
     let stolen = c.cookie_header();
     let token = c.csrf("/console/trade").await;
     let res = c.post("/console/logout", &[("csrf", token.as_str())]).await;
@@ -321,12 +325,9 @@ async fn sign_out_and_revocation_end_the_session() {
 
 #[tokio::test]
 async fn names_are_escaped() {
-    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
-    let (_, pkey) = app.provider("P").await;
-    let (_, okey) = app.operator("O").await;
+    let (app, pkey, okey) = provider_and_operator("O").await;
     let id = trade_case(&app, &pkey, "Evil <script>alert(1)</script> & Co GmbH").await;
-    let mut c = Console::new(&app);
-    c.sign_in(&okey).await;
+    let mut c = Console::signed_in(&app, &okey).await;
     for path in ["/console/trade".to_string(), format!("/console/trade/{id}")] {
         let (s, page) = c.text(&path).await;
         assert_eq!(s, 200, "{path}");
@@ -342,8 +343,7 @@ async fn names_are_escaped() {
 async fn the_language_switch_returns_to_the_page_and_only_to_the_console() {
     let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
     let (_, okey) = app.operator("O").await;
-    let mut c = Console::new(&app);
-    c.sign_in(&okey).await;
+    let mut c = Console::signed_in(&app, &okey).await;
     let (_, de) = c.text("/console/trade").await;
     assert!(de.contains("<html lang=\"de\">") && de.contains("Gewerbeanmeldungen"));
     let res = c
@@ -365,20 +365,10 @@ async fn the_language_switch_returns_to_the_page_and_only_to_the_console() {
 
 #[tokio::test]
 async fn every_text_is_translated() {
-    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
-    let (_, pkey) = app.provider("P").await;
-    let (_, okey) = app.operator("O").await;
+    let (app, pkey, okey) = provider_and_operator("O").await;
     let trade = trade_case(&app, &pkey, "Übersetzt GmbH").await;
-    let (s, b) = app
-        .post_json("/v1/tax-registration", &pkey, &example("ug"))
-        .await;
-    assert_eq!(s, 201, "{b}");
-    let tax = b["response"]["tax_registration_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let mut c = Console::new(&app);
-    c.sign_in(&okey).await;
+    let tax = ug_tax_case(&app, &pkey).await;
+    let mut c = Console::signed_in(&app, &okey).await;
     for lang in ["de", "en"] {
         c.get(&format!("/console/lang/{lang}")).await;
         for path in [
@@ -441,12 +431,9 @@ fn ids_of_controls(page: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn a_case_offers_only_the_steps_it_can_take() {
-    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
-    let (_, pkey) = app.provider("P").await;
-    let (_, okey) = app.operator("O").await;
+    let (app, pkey, okey) = provider_and_operator("O").await;
     let id = trade_case(&app, &pkey, "Schritte GmbH").await;
-    let mut c = Console::new(&app);
-    c.sign_in(&okey).await;
+    let mut c = Console::signed_in(&app, &okey).await;
     let page = format!("/console/trade/{id}");
     let (_, html) = c.text(&page).await;
     assert!(html.contains("id=\"step-submitted\""));
@@ -479,9 +466,7 @@ async fn a_case_offers_only_the_steps_it_can_take() {
         html.contains("<code>reason</code>"),
         "the broken field is named"
     );
-    let case = app
-        .read(&format!("/v1/trade-registration/{id}"), &pkey)
-        .await;
+    let case = trade_of(&app, &id, &pkey).await;
     assert_eq!(case["status"], "submitted");
     // The message is shown once.
     let (_, html) = c.text(&page).await;
@@ -498,12 +483,9 @@ async fn a_case_offers_only_the_steps_it_can_take() {
 
 #[tokio::test]
 async fn the_details_identity_and_office_forms_change_the_case() {
-    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
-    let (_, pkey) = app.provider("P").await;
-    let (_, okey) = app.operator("Olga Operator").await;
+    let (app, pkey, okey) = provider_and_operator("Olga Operator").await;
     let id = trade_case(&app, &pkey, "Formulare GmbH").await;
-    let mut c = Console::new(&app);
-    c.sign_in(&okey).await;
+    let mut c = Console::signed_in(&app, &okey).await;
     let page = format!("/console/trade/{id}");
     let token = c.csrf(&page).await;
 
@@ -520,9 +502,7 @@ async fn the_details_identity_and_office_forms_change_the_case() {
         )
         .await;
     assert_eq!(location(&res), page);
-    let case = app
-        .read(&format!("/v1/trade-registration/{id}"), &okey)
-        .await;
+    let case = trade_of(&app, &id, &okey).await;
     assert_eq!(
         (case["city_fee"].as_f64(), case["is_paid"].as_bool()),
         (Some(26.5), Some(true)),
@@ -552,9 +532,7 @@ async fn the_details_identity_and_office_forms_change_the_case() {
         html.contains("class=\"flash error\"") && html.contains("<code>city_fee</code>"),
         "{html}"
     );
-    let case = app
-        .read(&format!("/v1/trade-registration/{id}"), &okey)
-        .await;
+    let case = trade_of(&app, &id, &okey).await;
     assert_eq!(
         (case["city_fee"].as_f64(), case["is_paid"].as_bool()),
         (Some(26.5), Some(true))
@@ -586,14 +564,7 @@ async fn the_details_identity_and_office_forms_change_the_case() {
 
     // A tax case's office: a number that is none is refused with the field named; a real one
     // is assigned and the XML written again.
-    let (s, b) = app
-        .post_json("/v1/tax-registration", &pkey, &example("ug"))
-        .await;
-    assert_eq!(s, 201, "{b}");
-    let tax = b["response"]["tax_registration_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let tax = ug_tax_case(&app, &pkey).await;
     let tax_page = format!("/console/tax/{tax}");
     // The determination's office is offered by its full name.
     let (_, html) = c.text(&tax_page).await;
@@ -639,16 +610,8 @@ async fn the_queue_finds_a_case_by_name_owner_id_postal_code_and_provider() {
     other["name"] = json!("Zweite Werkstatt GmbH");
     other["registered_office"]["zip"] = json!("10117");
     other["owners"][0]["last_name"] = json!("Quandtfeld");
-    let (s, b) = app
-        .post_json("/v1/trade-registration", &pkey2, &other)
-        .await;
-    assert_eq!(s, 201, "{b}");
-    let workshop = b["response"]["trade_registration_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let mut c = Console::new(&app);
-    c.sign_in(&okey).await;
+    let workshop = app.create("/v1/trade-registration", &pkey2, &other).await;
+    let mut c = Console::signed_in(&app, &okey).await;
     let found = |page: &str| -> Vec<String> {
         [&bakery, &workshop]
             .into_iter()
@@ -684,22 +647,13 @@ async fn the_queue_finds_a_case_by_name_owner_id_postal_code_and_provider() {
 
 #[tokio::test]
 async fn an_office_is_chosen_from_the_determinations_candidates() {
-    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
-    let (_, pkey) = app.provider("P").await;
-    let (_, okey) = app.operator("Olga Operator").await;
+    let (app, pkey, okey) = provider_and_operator("Olga Operator").await;
     // An establishment whose postal code did not decide the municipality.
     let mut body = example("self");
     body["registered_office"]["zip"] = json!("54298");
     body["registered_office"]["city"] = json!("Musterdorf");
-    let (s, b) = app.post_json("/v1/trade-registration", &pkey, &body).await;
-    assert_eq!(s, 201, "{b}");
-    let id = b["response"]["trade_registration_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let case = app
-        .read(&format!("/v1/trade-registration/{id}"), &okey)
-        .await;
+    let id = app.create("/v1/trade-registration", &pkey, &body).await;
+    let case = trade_of(&app, &id, &okey).await;
     let candidates = case["trade_office_candidates"]
         .as_array()
         .expect("candidates")
@@ -717,8 +671,7 @@ async fn an_office_is_chosen_from_the_determinations_candidates() {
     .await;
     assert_eq!(s, 200);
 
-    let mut c = Console::new(&app);
-    c.sign_in(&okey).await;
+    let mut c = Console::signed_in(&app, &okey).await;
     let page = format!("/console/trade/{id}");
     let (_, html) = c.text(&page).await;
     let choice = "072355007|07235001";
@@ -737,9 +690,7 @@ async fn an_office_is_chosen_from_the_determinations_candidates() {
         ],
     )
     .await;
-    let case = app
-        .read(&format!("/v1/trade-registration/{id}"), &okey)
-        .await;
+    let case = trade_of(&app, &id, &okey).await;
     assert_eq!(case["trade_office"]["key"], "072355007", "{case}");
     assert!(case.get("trade_office_candidates").is_none());
     let (_, html) = c.text(&page).await;

@@ -153,6 +153,11 @@ async fn fill(c: &Client, css: &str, text: &str) {
     e.send_keys(text).await.unwrap();
 }
 
+/// The path of the page the browser shows.
+async fn path_of(c: &Client) -> String {
+    c.current_url().await.unwrap().path().to_string()
+}
+
 async fn text_of(c: &Client, css: &str) -> String {
     c.find(Locator::Css(css))
         .await
@@ -190,42 +195,25 @@ async fn an_operator_works_a_trade_and_a_tax_case_in_the_browser() {
         let mut other = example("self");
         other["client_reference"] = json!(format!("KD-ANDERE-{i}"));
         other["name"] = json!(format!("Andere {i} GmbH"));
-        let (s, b) = app.post_json("/v1/trade-registration", &pkey, &other).await;
-        assert_eq!(s, 201, "{b}");
+        app.create("/v1/trade-registration", &pkey, &other).await;
     }
     let mut body = example("assisted");
     body["client_reference"] = json!("KD-E2E-4711");
     body["name"] = json!("Browser Bäckerei GmbH");
-    let (s, b) = app.post_json("/v1/trade-registration", &pkey, &body).await;
-    assert_eq!(s, 201, "{b}");
-    let trade_id = b["response"]["trade_registration_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let (s, b) = app
-        .post_json("/v1/tax-registration", &pkey, &example("ug"))
+    let trade_id = app.create("/v1/trade-registration", &pkey, &body).await;
+    let tax_id = app
+        .create("/v1/tax-registration", &pkey, &example("ug"))
         .await;
-    assert_eq!(s, 201, "{b}");
-    let tax_id = b["response"]["tax_registration_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
 
     let driver = Driver::start();
     let c = driver.browser().await;
 
     // Sign in.
     c.goto(&app.url("/console/")).await.unwrap();
-    assert!(
-        c.current_url()
-            .await
-            .unwrap()
-            .path()
-            .ends_with("/console/login")
-    );
+    assert!(path_of(&c).await.ends_with("/console/login"));
     fill(&c, "#key", &okey).await;
     submit(&c, "form.signin button[type=submit]").await;
-    assert_eq!(c.current_url().await.unwrap().path(), "/console/trade");
+    assert_eq!(path_of(&c).await, "/console/trade");
     assert!(text_of(&c, "header.top").await.contains("Olga Operator"));
 
     // Find the case by its client reference.
@@ -283,10 +271,7 @@ async fn an_operator_works_a_trade_and_a_tax_case_in_the_browser() {
         "not without the session"
     );
     c.goto(&app.url(&href)).await.unwrap();
-    assert_eq!(
-        c.current_url().await.unwrap().path(),
-        href.split('?').next().unwrap()
-    );
+    assert_eq!(path_of(&c).await, href.split('?').next().unwrap());
     c.goto(url.as_str()).await.unwrap();
 
     // Block with a reason, unblock.
@@ -402,20 +387,8 @@ async fn an_operator_works_a_trade_and_a_tax_case_in_the_browser() {
     submit(&c, "a.lang").await;
     assert_eq!(text_of(&c, "#case-status").await, "completed");
     submit(&c, "header.top form button").await;
-    assert!(
-        c.current_url()
-            .await
-            .unwrap()
-            .path()
-            .ends_with("/console/login")
-    );
+    assert!(path_of(&c).await.ends_with("/console/login"));
     c.goto(&app.url("/console/trade")).await.unwrap();
-    assert!(
-        c.current_url()
-            .await
-            .unwrap()
-            .path()
-            .ends_with("/console/login")
-    );
+    assert!(path_of(&c).await.ends_with("/console/login"));
     c.close().await.unwrap();
 }

@@ -20,17 +20,6 @@ fn ids_of(b: &Value) -> Vec<String> {
         .collect()
 }
 
-async fn create(app: &TestApp, path: &str, key: &str, body: &Value) -> String {
-    let (s, b) = app.post_json(path, key, body).await;
-    assert_eq!(s, 201, "{b}");
-    let r = &b["response"];
-    r["trade_registration_id"]
-        .as_str()
-        .or(r["tax_registration_id"].as_str())
-        .unwrap()
-        .to_string()
-}
-
 backend_tests! {
     async fn operators_filter_search_count_and_page(backend) {
         let app = TestApp::spawn(backend).await.unwrap();
@@ -42,18 +31,18 @@ backend_tests! {
         // P: the self example (Mustermann Software GmbH, KD-2025-0042, 10115 Berlin, owner
         // Erika Mustermann), the assisted one (10117, owners Max Mustermann and Zofia
         // Łukasiewicz, ACME-7781), a sandbox case; Q: a company of its own.
-        let own = create(&app, trade_path, &pkey, &example("self")).await;
-        let assisted = create(&app, trade_path, &pkey, &example("assisted")).await;
+        let own = app.create(trade_path, &pkey, &example("self")).await;
+        let assisted = app.create(trade_path, &pkey, &example("assisted")).await;
         let mut sandbox = example("self");
         sandbox["environment"] = json!("sandbox");
         sandbox["client_reference"] = json!("SB-1");
-        let sandbox = create(&app, trade_path, &pkey, &sandbox).await;
+        let sandbox = app.create(trade_path, &pkey, &sandbox).await;
         let mut other = example("self");
         other["name"] = json!("Özdemir Bau GmbH");
         other["client_reference"] = json!("Q_1");
         other["owners"][0]["first_name"] = json!("Ayşe");
         other["owners"][0]["last_name"] = json!("Özdemir");
-        let other = create(&app, trade_path, &qkey, &other).await;
+        let other = app.create(trade_path, &qkey, &other).await;
         let (own, assisted, sandbox, other) = (own.as_str(), assisted.as_str(), sandbox.as_str(), other.as_str());
 
         let list = |path: &'static str, query: String| {
@@ -168,12 +157,12 @@ backend_tests! {
         let tax_path = "/v1/tax-registration";
         let mut gmbh = example("gmbh");
         gmbh["environment"] = json!("production");
-        let gmbh = create(&app, tax_path, &pkey, &gmbh).await;
+        let gmbh = app.create(tax_path, &pkey, &gmbh).await;
         let mut ug = example("ug");
         ug["environment"] = json!("production");
         let chosen = uuid::Uuid::new_v4();
         ug["tax_registration_id"] = json!(chosen);
-        let ug_public = create(&app, tax_path, &qkey, &ug).await;
+        let ug_public = app.create(tax_path, &qkey, &ug).await;
         assert_eq!(ug_public, chosen.to_string());
         let tax = |query: &str| {
             let query = query.to_string();

@@ -123,6 +123,15 @@ pub fn key_mismatch(own: Environment, asked: Environment) -> ApiError {
     }
 }
 
+/// The trade registration `id`, whoever asks; 404 when there is none.
+pub async fn any_trade_case(
+    state: &AppState,
+    id: Uuid,
+) -> Result<store::TradeRegistrationRecord, ApiError> {
+    let case = state.repo.get_trade_registration(id).await?;
+    case.ok_or(ApiError::NotFound)
+}
+
 /// The trade registration `id` if `caller` may see it; not found, and not visible, is the
 /// same 404.
 pub async fn trade_case(
@@ -130,11 +139,7 @@ pub async fn trade_case(
     caller: Caller,
     id: Uuid,
 ) -> Result<store::TradeRegistrationRecord, ApiError> {
-    let case = state
-        .repo
-        .get_trade_registration(id)
-        .await?
-        .ok_or(ApiError::NotFound)?;
+    let case = any_trade_case(state, id).await?;
     ensure_visible(caller, case.provider_id, case.company_id)?;
     ensure_environment(caller, case.environment)?;
     Ok(case)

@@ -19,11 +19,7 @@ pub async fn owner_case(
     id: Uuid,
     owner_index: usize,
 ) -> Result<store::TradeRegistrationRecord, ApiError> {
-    let case = state
-        .repo
-        .get_trade_registration(id)
-        .await?
-        .ok_or(ApiError::NotFound)?;
+    let case = crate::cases::access::any_trade_case(state, id).await?;
     let owners = case
         .record
         .get("owners")

@@ -176,31 +176,41 @@ pub async fn page(
         environment: crate::cases::access::environment_for(caller, q.filter.environment)?,
         ..q.filter.clone()
     };
+    let from = q.cursor.map(CaseCursor::Position);
+    let (items, more) = read_page(state, caller, kind, &filter, from, q.limit).await?;
+    let next = more
+        .then(|| items.last().map(|i| cursor(i.position)))
+        .flatten();
+    Ok((items, next))
+}
+
+/// Up to `limit` of the cases `caller` may list from `from` on, read with one more to tell
+/// whether another page follows: the cases, and whether one does.
+async fn read_page(
+    state: &AppState,
+    caller: Caller,
+    kind: CaseKind,
+    filter: &CaseListFilter,
+    from: Option<CaseCursor>,
+    limit: i64,
+) -> Result<(Vec<CaseListItem>, bool), ApiError> {
     let mut items = state
         .repo
-        .list_case_page(
-            kind,
-            scope(caller),
-            &filter,
-            q.cursor.map(CaseCursor::Position),
-            q.limit + 1,
-        )
+        .list_case_page(kind, scope(caller), filter, from, limit + 1)
         .await?;
-    let more = items.len() as i64 > q.limit;
-    items.truncate(q.limit as usize);
-    let next = if more {
-        items.last().map(|i| cursor(i.position))
-    } else {
-        None
-    };
-    Ok((items, next))
+    let more = items.len() as i64 > limit;
+    items.truncate(limit as usize);
+    Ok((items, more))
 }
 
 /// An operator's list query as given (the console's form, the API's query string), each value
 /// as its text; [`operator_case_page`] reads and checks it. A parameter given empty is not left
 /// out: it is checked as given (an empty `provider_id` is no UUID), as the OpenAPI document
-/// describes it; the console leaves its empty fields out.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// describes it; the console leaves its empty fields out. The API reads it from the query
+/// string; a parameter it does not know is refused rather than ignored (a misspelt filter,
+/// `state=blocked`, would list every case).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct OperatorListQuery {
     /// A status of the listed kind.
     pub status: Option<String>,
@@ -221,7 +231,9 @@ pub struct OperatorListQuery {
     pub after: Option<String>,
     /// The page's size, 1 to [`OPERATOR_MAX_LIMIT`]; [`OPERATOR_DEFAULT_LIMIT`] when left out.
     pub limit: Option<String>,
-    /// Whether the page comes with the counts by status ([`OperatorPage::counts`]).
+    /// Whether the page comes with the counts by status ([`OperatorPage::counts`]); not when
+    /// left out.
+    #[serde(default)]
     pub counts: bool,
 }
 
@@ -374,23 +386,9 @@ pub async fn operator_case_page(
 ) -> Result<OperatorPage, ApiError> {
     crate::cases::access::operator_only(caller)?;
     let list = operator_list(kind, query)?;
-    let mut items = state
-        .repo
-        .list_case_page(
-            kind,
-            scope(caller),
-            &list.filter,
-            list.after.map(CaseCursor::Case),
-            list.limit + 1,
-        )
-        .await?;
-    let more = items.len() as i64 > list.limit;
-    items.truncate(list.limit as usize);
-    let next_cursor = if more {
-        items.last().map(|i| i.id)
-    } else {
-        None
-    };
+    let from = list.after.map(CaseCursor::Case);
+    let (items, more) = read_page(state, caller, kind, &list.filter, from, list.limit).await?;
+    let next_cursor = more.then(|| items.last().map(|i| i.id)).flatten();
     let counts = if list.counts {
         Some(state.repo.count_cases_by_status(kind, &list.filter).await?)
     } else {
@@ -407,14 +405,19 @@ pub async fn operator_case_page(
 mod tests {
     use super::*;
 
-    fn fields(kind: CaseKind, query: &str) -> Vec<(String, String)> {
-        match parse_query(kind, Some(query)) {
+    /// The fields and codes of a refusal of every broken parameter.
+    fn broken<T: std::fmt::Debug>(read: Result<T, ApiError>) -> Vec<(String, String)> {
+        match read {
             Err(ApiError::Validation(v)) => v
                 .iter()
                 .map(|e| (e.field.clone(), e.code.to_string()))
                 .collect(),
             other => panic!("{other:?}"),
         }
+    }
+
+    fn fields(kind: CaseKind, query: &str) -> Vec<(String, String)> {
+        broken(parse_query(kind, Some(query)))
     }
 
     #[test]
@@ -448,13 +451,7 @@ mod tests {
     }
 
     fn operator_fields(kind: CaseKind, query: &OperatorListQuery) -> Vec<(String, String)> {
-        match operator_list(kind, query) {
-            Err(ApiError::Validation(v)) => v
-                .iter()
-                .map(|e| (e.field.clone(), e.code.to_string()))
-                .collect(),
-            other => panic!("{other:?}"),
-        }
+        broken(operator_list(kind, query))
     }
 
     #[test]

@@ -155,11 +155,7 @@ async fn assign_trade_office(
 ) -> Result<(), ApiError> {
     let _held = state.case_locks.lock(id).await;
     for _ in 0..3 {
-        let case = state
-            .repo
-            .get_trade_registration(id)
-            .await?
-            .ok_or(ApiError::NotFound)?;
+        let case = crate::cases::access::any_trade_case(state, id).await?;
         let (documents, written) = if case.package.forms_follow_office(case.status) {
             crate::cases::trade::rerender_gewa1(
                 state,

@@ -7,13 +7,16 @@ use std::sync::Arc;
 use axum::extract::{Path, Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use domain::lifecycle::Lifecycle;
+use domain::auth::Caller;
+use domain::lifecycle::{Lifecycle, TaxStatus, TradeStatus};
 use serde::Deserialize;
+use uuid::Uuid;
 
+use super::Kind;
 use super::i18n::Lang;
 use super::session::{Flash, Operator, see_other};
 use crate::cases::identity;
-use crate::cases::steps::{self, TaxTransitionRequest, TradeTransitionRequest};
+use crate::cases::steps::{self, Moved, TaxTransitionRequest, TradeTransitionRequest};
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -39,18 +42,24 @@ fn done(op: &Operator, back: String, result: Result<String, ApiError>) -> Respon
     see_other(&back)
 }
 
-/// A form's step on the case at `back`: refused (403) without the session's token, else `step`
-/// runs and its outcome is shown once on `back`.
+/// A form's step on the case `raw` (as the path has it) of the kind whose pages are below
+/// `kind`: refused (403) without the session's token, else `step` runs with the case's id and
+/// its outcome is shown once on the case's page.
 async fn on_case(
     op: &Operator,
     csrf: &str,
-    back: String,
-    step: impl Future<Output = Result<String, ApiError>>,
+    kind: &str,
+    raw: &str,
+    step: impl AsyncFnOnce(Uuid) -> Result<String, ApiError>,
 ) -> Response {
     if !op.session.csrf_ok(csrf) {
         return forbidden();
     }
-    done(op, back, step.await)
+    let result = match super::case::case_id(raw) {
+        Ok(id) => step(id).await,
+        Err(e) => Err(e),
+    };
+    done(op, format!("{kind}/{raw}"), result)
 }
 
 /// A move as the operator reads it: `eingereicht → blockiert`.
@@ -77,45 +86,51 @@ pub struct StepForm {
     tax_number: Option<String>,
 }
 
-pub async fn trade_step(
-    State(state): State<Arc<AppState>>,
-    op: Operator,
-    lang: Lang,
-    Path(raw): Path<String>,
-    axum::Form(mut form): axum::Form<StepForm>,
-) -> Response {
-    let csrf = std::mem::take(&mut form.csrf);
-    let back = format!("/console/trade/{raw}");
-    on_case(&op, &csrf, back, async {
-        let id = super::case::case_id(&raw)?;
+/// A kind's status step, taken as the operator API takes it.
+pub trait Step: super::Kind {
+    fn take(
+        state: &AppState,
+        caller: Caller,
+        id: Uuid,
+        form: StepForm,
+    ) -> impl Future<Output = Moves<Self>> + Send;
+}
+
+/// A step's outcome: the move, or why there was none.
+pub type Moves<L> = Result<Moved<L>, ApiError>;
+
+impl Step for TradeStatus {
+    async fn take(state: &AppState, caller: Caller, id: Uuid, form: StepForm) -> Moves<Self> {
         let input = TradeTransitionRequest {
             status: form.status,
             reason: filled(form.reason),
         };
-        let m = steps::operator_trade_step(&state, op.caller(), id, input).await?;
-        Ok(moved(lang, m))
-    })
-    .await
+        steps::operator_trade_step(state, caller, id, input).await
+    }
 }
 
-pub async fn tax_step(
-    State(state): State<Arc<AppState>>,
-    op: Operator,
-    lang: Lang,
-    Path(raw): Path<String>,
-    axum::Form(mut form): axum::Form<StepForm>,
-) -> Response {
-    let csrf = std::mem::take(&mut form.csrf);
-    let back = format!("/console/tax/{raw}");
-    on_case(&op, &csrf, back, async {
-        let id = super::case::case_id(&raw)?;
+impl Step for TaxStatus {
+    async fn take(state: &AppState, caller: Caller, id: Uuid, form: StepForm) -> Moves<Self> {
         let input = TaxTransitionRequest {
             status: form.status,
             reason: filled(form.reason),
             tax_number: filled(form.tax_number),
         };
-        let (m, _) = steps::operator_tax_step(&state, op.caller(), id, input).await?;
-        Ok(moved(lang, m))
+        Ok(steps::operator_tax_step(state, caller, id, input).await?.0)
+    }
+}
+
+/// A status step of a case of kind `K`.
+pub async fn step<K: Step>(
+    State(state): State<Arc<AppState>>,
+    op: Operator,
+    lang: Lang,
+    Path(raw): Path<String>,
+    axum::Form(mut form): axum::Form<StepForm>,
+) -> Response {
+    let csrf = std::mem::take(&mut form.csrf);
+    on_case(&op, &csrf, K::PATH, &raw, async |id| {
+        Ok(moved(lang, K::take(&state, op.caller(), id, form).await?))
     })
     .await
 }
@@ -193,9 +208,7 @@ pub async fn trade_details(
     axum::Form(mut form): axum::Form<DetailsForm>,
 ) -> Response {
     let csrf = std::mem::take(&mut form.csrf);
-    let back = format!("/console/trade/{raw}");
-    on_case(&op, &csrf, back, async {
-        let id = super::case::case_id(&raw)?;
+    on_case(&op, &csrf, TradeStatus::PATH, &raw, async |id| {
         let case = crate::cases::access::trade_case(&state, op.caller(), id).await?;
         let mut body = serde_json::Map::new();
         if let Some(office) = filled(form.office)
@@ -257,9 +270,7 @@ pub async fn identity(
     axum::Form(mut form): axum::Form<IdentityForm>,
 ) -> Response {
     let csrf = std::mem::take(&mut form.csrf);
-    let back = format!("/console/trade/{raw}");
-    on_case(&op, &csrf, back, async {
-        let id = super::case::case_id(&raw)?;
+    on_case(&op, &csrf, TradeStatus::PATH, &raw, async |id| {
         let index: usize = index.parse().map_err(|_| ApiError::NotFound)?;
         let operator = op.session.operator_id;
         match form.action.as_str() {
@@ -298,9 +309,7 @@ pub async fn tax_office(
     axum::Form(mut form): axum::Form<OfficeForm>,
 ) -> Response {
     let csrf = std::mem::take(&mut form.csrf);
-    let back = format!("/console/tax/{raw}");
-    on_case(&op, &csrf, back, async {
-        let id = super::case::case_id(&raw)?;
+    on_case(&op, &csrf, TaxStatus::PATH, &raw, async |id| {
         let number = filled(form.suggested)
             .or(filled(form.tax_office_number))
             .ok_or_else(|| {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
+use domain::auth::Caller;
 use domain::lifecycle::{Lifecycle, Role, TaxStatus, TradeStatus};
 use maud::{Markup, html};
 use serde::Deserialize;
@@ -42,186 +43,195 @@ pub fn operator_targets<L: Lifecycle>(current: L) -> Vec<L> {
         .collect()
 }
 
-pub async fn trade(
+/// What a kind of case puts on its page.
+pub trait CaseView: super::Kind {
+    type Case: Send + Sync;
+    /// The case as the operator may read it.
+    fn read(
+        state: &AppState,
+        caller: Caller,
+        id: Uuid,
+    ) -> impl Future<Output = Result<Self::Case, ApiError>> + Send;
+    /// The company's name, the page's title.
+    fn company(state: &AppState, case: &Self::Case) -> impl Future<Output = String> + Send;
+    /// The overview's rows of this kind: those before the provider's, those after the client
+    /// reference.
+    fn rows(lang: Lang, case: &Self::Case) -> (Markup, Markup);
+    /// The forms of the steps it can take.
+    fn steps(lang: Lang, s: &Session, case: &Self::Case) -> Markup;
+}
+
+/// What every case page shows, whatever its kind.
+pub struct Common<'a> {
+    id: Uuid,
+    status: &'static str,
+    environment: &'static str,
+    created_at: time::OffsetDateTime,
+    provider_id: Uuid,
+    documents: &'a [DocumentRecord],
+    history: &'a [StatusChange],
+    record: &'a serde_json::Value,
+}
+
+/// The [`Common`] of a trade and of a tax case (their records name these fields alike).
+macro_rules! common {
+    ($record:ty) => {
+        impl<'a> From<&'a $record> for Common<'a> {
+            fn from(case: &'a $record) -> Self {
+                Common {
+                    id: case.id,
+                    status: case.status.as_str(),
+                    environment: case.environment.as_str(),
+                    created_at: case.created_at,
+                    provider_id: case.provider_id,
+                    documents: &case.documents,
+                    history: &case.history,
+                    record: &case.record,
+                }
+            }
+        }
+    };
+}
+
+common!(store::TradeRegistrationRecord);
+common!(store::TaxRegistrationRecord);
+
+impl CaseView for TradeStatus {
+    type Case = store::TradeRegistrationRecord;
+
+    async fn read(state: &AppState, caller: Caller, id: Uuid) -> Result<Self::Case, ApiError> {
+        access::trade_case(state, caller, id).await
+    }
+
+    async fn company(_: &AppState, case: &Self::Case) -> String {
+        case.company_name
+            .clone()
+            .or_else(|| {
+                case.record
+                    .get("name")
+                    .and_then(|n| n.as_str())
+                    .map(String::from)
+            })
+            .unwrap_or_default()
+    }
+
+    fn rows(lang: Lang, case: &Self::Case) -> (Markup, Markup) {
+        let office_text = case
+            .trade_office
+            .as_ref()
+            .map(|o| {
+                format!(
+                    "{} ({})",
+                    o.get("name").and_then(|v| v.as_str()).unwrap_or(""),
+                    o.get("key").and_then(|v| v.as_str()).unwrap_or("")
+                )
+            })
+            .unwrap_or_else(|| lang.t("case.none").into());
+        let first = html! {
+            dt { (lang.t("col.package")) } dd { (case.package.as_str()) }
+        };
+        let last = html! {
+            dt { (lang.t("case.trade_office")) } dd { (office_text) }
+            dt { (lang.t("case.fee")) } dd { (case.city_fee_cents.map(euros).unwrap_or_else(|| "—".into())) }
+            dt { (lang.t("case.paid")) } dd { (if case.is_paid { lang.t("case.yes") } else { lang.t("case.no") }) }
+        };
+        (first, last)
+    }
+
+    fn steps(lang: Lang, s: &Session, case: &Self::Case) -> Markup {
+        trade_steps(lang, s, case)
+    }
+}
+
+impl CaseView for TaxStatus {
+    type Case = store::TaxRegistrationRecord;
+
+    async fn read(state: &AppState, caller: Caller, id: Uuid) -> Result<Self::Case, ApiError> {
+        access::tax_case(state, caller, id).await
+    }
+
+    async fn company(state: &AppState, case: &Self::Case) -> String {
+        state
+            .repo
+            .get_company(case.company_id)
+            .await
+            .ok()
+            .flatten()
+            .map(|c| c.name)
+            .unwrap_or_default()
+    }
+
+    fn rows(lang: Lang, case: &Self::Case) -> (Markup, Markup) {
+        let office_name = case
+            .tax_office_number
+            .as_deref()
+            .and_then(domain::offices::tax_office)
+            .map(|o| o.display_name())
+            .unwrap_or_default();
+        let first = html! {
+            @if case.public_id != case.id { dt { (lang.t("case.public_id")) } dd { code { (case.public_id) } } }
+            dt { (lang.t("col.legal_form")) } dd { (case.legal_form) }
+        };
+        let last = html! {
+            dt { (lang.t("case.tax_office")) } dd { (case.tax_office_number.as_deref().unwrap_or("—")) " " (office_name) }
+            dt { (lang.t("case.tax_number")) } dd #tax-number { (case.tax_number.as_deref().unwrap_or("—")) }
+        };
+        (first, last)
+    }
+
+    fn steps(lang: Lang, s: &Session, case: &Self::Case) -> Markup {
+        tax_steps(lang, s, case)
+    }
+}
+
+/// A case's page: the way back to its queue, the overview, the steps, documents, history,
+/// webhook deliveries and data.
+pub async fn page<K: CaseView>(
     State(state): State<Arc<AppState>>,
     op: Operator,
     lang: Lang,
     Path(raw): Path<String>,
-) -> Response {
-    let case = match async {
-        let id = case_id(&raw)?;
-        access::trade_case(&state, op.caller(), id).await
-    }
-    .await
-    {
+) -> Response
+where
+    for<'a> Common<'a>: From<&'a K::Case>,
+{
+    let case = match async { K::read(&state, op.caller(), case_id(&raw)?).await }.await {
         Ok(c) => c,
         Err(e) => return api_error_page(lang, e),
     };
-    let provider = provider_name(&state, case.provider_id).await;
-    let deliveries = deliveries(&state, lang, case.id).await;
-    let company = case
-        .company_name
-        .clone()
-        .or_else(|| {
-            case.record
-                .get("name")
-                .and_then(|n| n.as_str())
-                .map(String::from)
-        })
-        .unwrap_or_default();
-    let here = format!("/console/trade/{}", case.id);
+    let head = Common::from(&case);
+    let provider = provider_name(&state, head.provider_id).await;
+    let deliveries = deliveries(&state, lang, head.id).await;
+    let company = K::company(&state, &case).await;
+    let here = format!("{}/{}", K::PATH, head.id);
     let s = &op.session;
-    let office = case.trade_office.as_ref();
-    let office_text = office
-        .map(|o| {
-            format!(
-                "{} ({})",
-                o.get("name").and_then(|v| v.as_str()).unwrap_or(""),
-                o.get("key").and_then(|v| v.as_str()).unwrap_or("")
-            )
-        })
-        .unwrap_or_else(|| lang.t("case.none").into());
-    let overview = html! {
-            dt { (lang.t("col.package")) } dd { (case.package.as_str()) }
-            dt { (lang.t("col.provider")) } dd { (provider) }
-            dt { (lang.t("col.reference")) } dd { (case.record.get("client_reference").and_then(|v| v.as_str()).unwrap_or("—")) }
-            dt { (lang.t("case.trade_office")) } dd { (office_text) }
-            dt { (lang.t("case.fee")) } dd { (case.city_fee_cents.map(euros).unwrap_or_else(|| "—".into())) }
-            dt { (lang.t("case.paid")) } dd { (if case.is_paid { lang.t("case.yes") } else { lang.t("case.no") }) }
-    };
-    let head = Head {
-        nav: "nav.trade",
-        id: case.id,
-        status: case.status.as_str(),
-        environment: case.environment.as_str(),
-        company: &company,
-        created_at: case.created_at,
-    };
-    let body = case_page(
-        lang,
-        head,
-        overview,
-        trade_steps(lang, s, &case),
-        &case.documents,
-        &case.history,
-        deliveries,
-        &case.record,
-    );
-    html_response(StatusCode::OK, layout(lang, &company, &here, Some(s), body))
-}
-
-/// What heads every case page.
-struct Head<'a> {
-    /// The queue's title key (`nav.trade`, `nav.tax`).
-    nav: &'static str,
-    id: Uuid,
-    status: &'static str,
-    environment: &'static str,
-    company: &'a str,
-    created_at: time::OffsetDateTime,
-}
-
-/// A case's page: the way back to its queue, the overview (`rows` between the id, status and
-/// environment and the creation), the steps, documents, history, deliveries and data.
-#[allow(clippy::too_many_arguments)]
-fn case_page(
-    lang: Lang,
-    head: Head<'_>,
-    rows: Markup,
-    steps: Markup,
-    docs: &[DocumentRecord],
-    history_entries: &[StatusChange],
-    deliveries: Markup,
-    record: &serde_json::Value,
-) -> Markup {
-    let queue = if head.nav == "nav.trade" {
-        "/console/trade"
-    } else {
-        "/console/tax"
-    };
-    html! {
-        p.muted { a href=(queue) { (lang.t(head.nav)) } }
-        h1 { (head.company) }
+    let (first, last) = K::rows(lang, &case);
+    let reference = head.record.get("client_reference").and_then(|v| v.as_str());
+    let body = html! {
+        p.muted { a href=(K::PATH) { (lang.t(K::NAV)) } }
+        h1 { (company) }
         h2 { (lang.t("case.overview")) }
         dl.fields {
             dt { (lang.t("case.id")) } dd { code #case-id { (head.id) } }
             dt { (lang.t("col.status")) } dd { span #case-status class={ "status " (head.status) } { (lang.status(head.status)) } }
             dt { (lang.t("col.environment")) } dd { (lang.t(super::queue::env_key(head.environment))) }
-            (rows)
+            (first)
+            dt { (lang.t("col.provider")) } dd { (provider) }
+            dt { (lang.t("col.reference")) } dd { (reference.unwrap_or("—")) }
+            (last)
             dt { (lang.t("col.created")) } dd { (when(head.created_at)) }
         }
         h2 { (lang.t("case.steps")) }
-        (steps)
+        (K::steps(lang, s, &case))
         h2 { (lang.t("case.documents")) }
-        (documents(lang, docs))
+        (documents(lang, head.documents))
         h2 { (lang.t("case.history")) }
-        (history(lang, history_entries))
+        (history(lang, head.history))
         h2 { (lang.t("case.webhooks")) }
         (deliveries)
         h2 { (lang.t("case.fields")) }
-        (fields(lang, record))
-    }
-}
-
-pub async fn tax(
-    State(state): State<Arc<AppState>>,
-    op: Operator,
-    lang: Lang,
-    Path(raw): Path<String>,
-) -> Response {
-    let case = match async {
-        let id = case_id(&raw)?;
-        access::tax_case(&state, op.caller(), id).await
-    }
-    .await
-    {
-        Ok(c) => c,
-        Err(e) => return api_error_page(lang, e),
+        (fields(lang, head.record))
     };
-    let provider = provider_name(&state, case.provider_id).await;
-    let deliveries = deliveries(&state, lang, case.id).await;
-    let company = state
-        .repo
-        .get_company(case.company_id)
-        .await
-        .ok()
-        .flatten()
-        .map(|c| c.name)
-        .unwrap_or_default();
-    let here = format!("/console/tax/{}", case.id);
-    let s = &op.session;
-    let office_name = case
-        .tax_office_number
-        .as_deref()
-        .and_then(domain::offices::tax_office)
-        .map(|o| o.display_name())
-        .unwrap_or_default();
-    let overview = html! {
-            @if case.public_id != case.id { dt { (lang.t("case.public_id")) } dd { code { (case.public_id) } } }
-            dt { (lang.t("col.legal_form")) } dd { (case.legal_form) }
-            dt { (lang.t("col.provider")) } dd { (provider) }
-            dt { (lang.t("col.reference")) } dd { (case.record.get("client_reference").and_then(|v| v.as_str()).unwrap_or("—")) }
-            dt { (lang.t("case.tax_office")) } dd { (case.tax_office_number.as_deref().unwrap_or("—")) " " (office_name) }
-            dt { (lang.t("case.tax_number")) } dd #tax-number { (case.tax_number.as_deref().unwrap_or("—")) }
-    };
-    let head = Head {
-        nav: "nav.tax",
-        id: case.id,
-        status: case.status.as_str(),
-        environment: case.environment.as_str(),
-        company: &company,
-        created_at: case.created_at,
-    };
-    let body = case_page(
-        lang,
-        head,
-        overview,
-        tax_steps(lang, s, &case),
-        &case.documents,
-        &case.history,
-        deliveries,
-        &case.record,
-    );
     html_response(StatusCode::OK, layout(lang, &company, &here, Some(s), body))
 }
 
@@ -267,9 +277,35 @@ fn step_form(
     }
 }
 
+/// The forms of the status steps the operator can take a case to from `current` (each as
+/// `form` makes it), or a note that there is none.
+fn status_steps<L: Lifecycle>(lang: Lang, current: L, form: impl Fn(L) -> Markup) -> Markup {
+    let targets = operator_targets(current);
+    html! {
+        @if targets.is_empty() { p.box { (lang.t("case.no_steps")) } }
+        @for t in targets { (form(t)) }
+    }
+}
+
+/// The form of the step to `submitted`: the first submission, or (titled `again`) the one
+/// back from `stop`, where the office stopped the case.
+fn submit_form<L: Lifecycle>(
+    lang: Lang,
+    s: &Session,
+    action: &str,
+    (current, stop): (L, L),
+    again: &'static str,
+) -> Markup {
+    let title = if current == stop {
+        lang.t(again)
+    } else {
+        lang.t("step.submit")
+    };
+    step_form(lang, s, action, "submitted", title, html! {}, false)
+}
+
 fn trade_steps(lang: Lang, s: &Session, case: &store::TradeRegistrationRecord) -> Markup {
     let action = format!("/console/trade/{}", case.id);
-    let targets = operator_targets(case.status);
     let owners = case
         .record
         .get("owners")
@@ -310,32 +346,23 @@ fn trade_steps(lang: Lang, s: &Session, case: &store::TradeRegistrationRecord) -
     });
     html! {
         div.steps {
-            @if targets.is_empty() { p.box { (lang.t("case.no_steps")) } }
-            @for t in &targets {
-                @match t {
-                    TradeStatus::Submitted => {
-                        (step_form(lang, s, &action, "submitted",
-                            if case.status == TradeStatus::Blocked { lang.t("step.unblock") } else { lang.t("step.submit") },
-                            html! {}, false))
-                    }
-                    TradeStatus::Blocked => {
-                        (step_form(lang, s, &action, "blocked", lang.t("step.block"), html! {}, true))
-                    }
-                    TradeStatus::Completed => {
-                        form method="post" action={ (action) "/licence" } enctype="multipart/form-data" {
-                            h3 { (lang.t("step.complete_trade")) }
-                            (csrf(s))
-                            div {
-                                label for="licence" { (lang.t("step.licence")) }
-                                input #licence type="file" name="file" accept="application/pdf" required;
-                            }
-                            (reason(lang, "reason-completed", false))
-                            button type="submit" #step-completed { (lang.status("completed")) }
+            (status_steps(lang, case.status, |t| match t {
+                TradeStatus::Submitted => submit_form(lang, s, &action, (case.status, TradeStatus::Blocked), "step.unblock"),
+                TradeStatus::Blocked => step_form(lang, s, &action, "blocked", lang.t("step.block"), html! {}, true),
+                TradeStatus::Completed => html! {
+                    form method="post" action={ (action) "/licence" } enctype="multipart/form-data" {
+                        h3 { (lang.t("step.complete_trade")) }
+                        (csrf(s))
+                        div {
+                            label for="licence" { (lang.t("step.licence")) }
+                            input #licence type="file" name="file" accept="application/pdf" required;
                         }
+                        (reason(lang, "reason-completed", false))
+                        button type="submit" #step-completed { (lang.status("completed")) }
                     }
-                    _ => {}
-                }
-            }
+                },
+                _ => html! {},
+            }))
             form method="post" action={ (action) "/details" } {
                 h3 { (lang.t("step.fees")) }
                 (csrf(s))
@@ -403,33 +430,21 @@ fn person_name(o: &serde_json::Value) -> String {
 
 fn tax_steps(lang: Lang, s: &Session, case: &store::TaxRegistrationRecord) -> Markup {
     let action = format!("/console/tax/{}", case.id);
-    let targets = operator_targets(case.status);
     let suggestions: Vec<(String, String)> = office_suggestions(case.tax_office_lookup.as_ref());
     let office_editable = matches!(case.status, TaxStatus::Validated | TaxStatus::Rejected);
     html! {
         div.steps {
-            @if targets.is_empty() { p.box { (lang.t("case.no_steps")) } }
-            @for t in &targets {
-                @match t {
-                    TaxStatus::Submitted => {
-                        (step_form(lang, s, &action, "submitted",
-                            if case.status == TaxStatus::Rejected { lang.t("step.resubmit") } else { lang.t("step.submit") },
-                            html! {}, false))
+            (status_steps(lang, case.status, |t| match t {
+                TaxStatus::Submitted => submit_form(lang, s, &action, (case.status, TaxStatus::Rejected), "step.resubmit"),
+                TaxStatus::Rejected => step_form(lang, s, &action, "rejected", lang.t("step.reject"), html! {}, true),
+                TaxStatus::Completed => step_form(lang, s, &action, "completed", lang.t("step.complete_tax"), html! {
+                    div {
+                        label for="tax-number-input" { (lang.t("case.tax_number")) }
+                        input #tax-number-input type="text" name="tax_number" required;
                     }
-                    TaxStatus::Rejected => {
-                        (step_form(lang, s, &action, "rejected", lang.t("step.reject"), html! {}, true))
-                    }
-                    TaxStatus::Completed => {
-                        (step_form(lang, s, &action, "completed", lang.t("step.complete_tax"), html! {
-                            div {
-                                label for="tax-number-input" { (lang.t("case.tax_number")) }
-                                input #tax-number-input type="text" name="tax_number" required;
-                            }
-                        }, false))
-                    }
-                    _ => {}
-                }
-            }
+                }, false),
+                _ => html! {},
+            }))
             @if office_editable {
                 form method="post" action={ (action) "/office" } {
                     h3 { (lang.t("step.assign_office")) }
@@ -638,6 +653,12 @@ pub struct DocQuery {
     download: Option<String>,
 }
 
+/// The document `raw` names; 404 for an id that is none and for no document.
+async fn document_of(state: &AppState, raw: &str) -> Result<DocumentRecord, ApiError> {
+    let doc = state.repo.get_document(case_id(raw)?).await?;
+    doc.ok_or(ApiError::NotFound)
+}
+
 /// A document, shown in the browser (`inline`) or saved (`?download=1`).
 pub async fn document(
     State(state): State<Arc<AppState>>,
@@ -647,12 +668,7 @@ pub async fn document(
     Query(q): Query<DocQuery>,
 ) -> Response {
     let result = async {
-        let id = case_id(&raw)?;
-        let doc = state
-            .repo
-            .get_document(id)
-            .await?
-            .ok_or(ApiError::NotFound)?;
+        let doc = document_of(&state, &raw).await?;
         let disposition = if q.download.is_some() {
             crate::routes::documents::Disposition::Attachment
         } else {
@@ -672,12 +688,7 @@ pub async fn xml(
     Path(raw): Path<String>,
 ) -> Response {
     let result = async {
-        let id = case_id(&raw)?;
-        let doc = state
-            .repo
-            .get_document(id)
-            .await?
-            .ok_or(ApiError::NotFound)?;
+        let doc = document_of(&state, &raw).await?;
         if !doc.content_type.contains("xml") {
             return Err(ApiError::NotFound);
         }

@@ -27,8 +27,10 @@ use axum::http::{Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use domain::lifecycle::{Lifecycle, TaxStatus, TradeStatus};
 use maud::{DOCTYPE, Markup, html};
 use serde::Deserialize;
+use store::CaseKind;
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -51,13 +53,16 @@ pub fn routes(state: &AppState) -> Router<Arc<AppState>> {
         .route("/console/logout", post(logout))
         .route("/console/lang/{code}", get(switch_lang))
         .route("/console/console.css", get(style))
-        .route("/console/trade", get(queue::trade))
-        .route("/console/tax", get(queue::tax))
-        .route("/console/trade/{id}", get(case::trade))
-        .route("/console/tax/{id}", get(case::tax))
+        .route("/console/trade", get(queue::queue::<TradeStatus>))
+        .route("/console/tax", get(queue::queue::<TaxStatus>))
+        .route("/console/trade/{id}", get(case::page::<TradeStatus>))
+        .route("/console/tax/{id}", get(case::page::<TaxStatus>))
         .route("/console/documents/{id}", get(case::document))
         .route("/console/documents/{id}/xml", get(case::xml))
-        .route("/console/trade/{id}/transition", post(actions::trade_step))
+        .route(
+            "/console/trade/{id}/transition",
+            post(actions::step::<TradeStatus>),
+        )
         .route(
             "/console/trade/{id}/licence",
             post(actions::trade_licence).layer(licence_limit),
@@ -67,7 +72,10 @@ pub fn routes(state: &AppState) -> Router<Arc<AppState>> {
             "/console/trade/{id}/owners/{index}/identity",
             post(actions::identity),
         )
-        .route("/console/tax/{id}/transition", post(actions::tax_step))
+        .route(
+            "/console/tax/{id}/transition",
+            post(actions::step::<TaxStatus>),
+        )
         .route("/console/tax/{id}/office", post(actions::tax_office))
         .fallback(|lang: Lang| async move { error_page(lang, StatusCode::NOT_FOUND, None) })
         .layer(middleware::from_fn(guard))
@@ -84,22 +92,39 @@ async fn guard(req: Request, next: Next) -> Response {
     let mut res = next.run(req).await;
     res.extensions_mut().insert(ConsoleAnswer);
     let h = res.headers_mut();
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(CSP),
-    );
-    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    h.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    h.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("same-origin"),
-    );
+    for (name, value) in [
+        (header::CONTENT_SECURITY_POLICY, CSP),
+        (header::X_FRAME_OPTIONS, "DENY"),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::REFERRER_POLICY, "same-origin"),
+    ] {
+        h.insert(name, HeaderValue::from_static(value));
+    }
     h.entry(header::CACHE_CONTROL)
         .or_insert(HeaderValue::from_static("no-store"));
     res
+}
+
+/// A kind of case as the console shows it, named by its statuses: its queue, its case pages
+/// and the forms on them.
+pub trait Kind: Lifecycle + Send + Sync {
+    const KIND: CaseKind;
+    /// The queue's path; a case's page is `<PATH>/<id>`.
+    const PATH: &'static str;
+    /// The queue's title key.
+    const NAV: &'static str;
+}
+
+impl Kind for TradeStatus {
+    const KIND: CaseKind = CaseKind::Trade;
+    const PATH: &'static str = "/console/trade";
+    const NAV: &'static str = "nav.trade";
+}
+
+impl Kind for TaxStatus {
+    const KIND: CaseKind = CaseKind::Tax;
+    const PATH: &'static str = "/console/tax";
+    const NAV: &'static str = "nav.tax";
 }
 
 /// Whether a POST comes from a page of this origin: `Sec-Fetch-Site` when the browser sends

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
-use domain::lifecycle::{Lifecycle, TaxStatus, TradeStatus};
+use domain::lifecycle::Lifecycle;
 use maud::{Markup, html};
 use serde::Deserialize;
 use store::CaseKind;
@@ -85,55 +85,29 @@ impl QueueQuery {
     }
 }
 
-pub async fn trade(
+/// The queue of a kind of case.
+pub async fn queue<L: super::Kind>(
     State(state): State<Arc<AppState>>,
     op: Operator,
     lang: Lang,
     Query(q): Query<QueueQuery>,
 ) -> Response {
-    queue::<TradeStatus>(&state, &op, lang, CaseKind::Trade, q).await
-}
-
-pub async fn tax(
-    State(state): State<Arc<AppState>>,
-    op: Operator,
-    lang: Lang,
-    Query(q): Query<QueueQuery>,
-) -> Response {
-    queue::<TaxStatus>(&state, &op, lang, CaseKind::Tax, q).await
-}
-
-async fn queue<L: Lifecycle>(
-    state: &Arc<AppState>,
-    op: &Operator,
-    lang: Lang,
-    kind: CaseKind,
-    q: QueueQuery,
-) -> Response {
-    let base = match kind {
-        CaseKind::Trade => "/console/trade",
-        CaseKind::Tax => "/console/tax",
-    };
+    let (kind, base) = (L::KIND, L::PATH);
     let here = q.link(base, None, None);
-    let page = match operator_case_page(state, op.caller(), kind, &q.as_list_query()).await {
+    let page = match operator_case_page(&state, op.caller(), kind, &q.as_list_query()).await {
         Ok(p) => p,
         Err(e @ crate::error::ApiError::Validation(_)) => {
             op.session.push_flash(super::session::Flash::failed(e));
-            let body = html! { h1 { (lang.t(title_key(kind))) } (filters::<L>(state, lang, base, &q, &[]).await) };
+            let body =
+                html! { h1 { (lang.t(L::NAV)) } (filters::<L>(&state, lang, base, &q, &[]).await) };
             return html_response(
                 StatusCode::UNPROCESSABLE_ENTITY,
-                layout(
-                    lang,
-                    lang.t(title_key(kind)),
-                    &here,
-                    Some(&op.session),
-                    body,
-                ),
+                layout(lang, lang.t(L::NAV), &here, Some(&op.session), body),
             );
         }
         Err(e) => return api_error_page(lang, e),
     };
-    let providers = provider_names(state).await;
+    let providers = provider_names(&state).await;
     let provider_list: Vec<(Uuid, String)> = {
         let mut v: Vec<_> = providers.iter().map(|(k, v)| (*k, v.clone())).collect();
         v.sort_by(|a, b| a.1.cmp(&b.1));
@@ -143,7 +117,7 @@ async fn queue<L: Lifecycle>(
     let total: i64 = counts.iter().map(|(_, n)| n).sum();
     let case_base = base;
     let body = html! {
-        h1 { (lang.t(title_key(kind))) }
+        h1 { (lang.t(L::NAV)) }
         h2 #counts { (lang.t("queue.counts")) }
         ul.counts aria-labelledby="counts" {
             li { a href=(q.link(base, Some(""), None)) aria-current=[q.status.is_empty().then_some("page")] {
@@ -160,7 +134,7 @@ async fn queue<L: Lifecycle>(
                 }
             }
         }
-        (filters::<L>(state, lang, base, &q, &provider_list).await)
+        (filters::<L>(&state, lang, base, &q, &provider_list).await)
         div.table-box {
             table {
                 caption.muted { (page.items.len()) " " (lang.t("queue.shown")) " · " (if q.order == "newest" { lang.t("queue.newest") } else { lang.t("queue.oldest") }) }
@@ -198,21 +172,8 @@ async fn queue<L: Lifecycle>(
     };
     html_response(
         StatusCode::OK,
-        layout(
-            lang,
-            lang.t(title_key(kind)),
-            &here,
-            Some(&op.session),
-            body,
-        ),
+        layout(lang, lang.t(L::NAV), &here, Some(&op.session), body),
     )
-}
-
-fn title_key(kind: CaseKind) -> &'static str {
-    match kind {
-        CaseKind::Trade => "nav.trade",
-        CaseKind::Tax => "nav.tax",
-    }
 }
 
 pub fn env_key(env: &str) -> &'static str {

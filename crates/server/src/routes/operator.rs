@@ -18,6 +18,7 @@ use uuid::Uuid;
 
 use crate::cases;
 use crate::cases::access::{self, operator_only};
+use crate::cases::lists::OperatorListQuery;
 use crate::cases::steps::{self, Actor, Moved, TaxTransitionRequest, TradeTransitionRequest};
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody};
@@ -26,23 +27,6 @@ use crate::openapi::responses::{
     CaseListErrors, OperatorCaseErrors, OperatorOwnerErrors, ValidationFailed,
 };
 use crate::state::AppState;
-
-/// The query of the case lists (documented on each route, whose statuses differ), read by
-/// `cases::lists::operator_list`. A misspelt filter (`state=blocked`) is refused rather than
-/// ignored: it would list every case.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CaseQuery {
-    pub status: Option<String>,
-    pub environment: Option<String>,
-    pub provider_id: Option<String>,
-    pub office: Option<String>,
-    pub q: Option<String>,
-    pub order: Option<String>,
-    pub after: Option<String>,
-    pub limit: Option<String>,
-    pub counts: Option<bool>,
-}
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct CaseItem {
@@ -101,19 +85,8 @@ async fn list(
     state: &AppState,
     caller: Caller,
     kind: CaseKind,
-    q: CaseQuery,
+    query: OperatorListQuery,
 ) -> Result<Response, ApiError> {
-    let query = cases::lists::OperatorListQuery {
-        status: q.status,
-        environment: q.environment,
-        provider_id: q.provider_id,
-        office: q.office,
-        q: q.q,
-        order: q.order,
-        after: q.after,
-        limit: q.limit,
-        counts: q.counts.unwrap_or(false),
-    };
     let page = cases::lists::operator_case_page(state, caller, kind, &query).await?;
     let cases: Vec<CaseItem> = page
         .items
@@ -158,17 +131,17 @@ async fn list(
 /// Which end of the list a page starts from.
 #[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
-#[allow(dead_code)] // documents the query; `CaseQuery` reads it
+#[allow(dead_code)] // documents the query; `OperatorListQuery` reads it
 pub enum ListOrder {
     Oldest,
     Newest,
 }
 
 /// The query parameters of both case lists but `status`, whose values differ (parsed as
-/// [`CaseQuery`]). An empty value counts as left out.
+/// [`OperatorListQuery`]). An empty value counts as left out.
 #[derive(IntoParams)]
 #[into_params(parameter_in = Query)]
-#[allow(dead_code)] // documents the query; `CaseQuery` reads it
+#[allow(dead_code)] // documents the query; `OperatorListQuery` reads it
 pub struct CasePageParams {
     /// Only cases of this environment; `production` when left out (sandbox cases are never filed)
     environment: Option<Environment>,
@@ -213,7 +186,7 @@ pub struct CasePageParams {
 pub async fn list_trade(
     State(state): State<Arc<AppState>>,
     Extension(caller): Extension<Caller>,
-    ApiQuery(q): ApiQuery<CaseQuery>,
+    ApiQuery(q): ApiQuery<OperatorListQuery>,
 ) -> Result<Response, ApiError> {
     list(&state, caller, CaseKind::Trade, q).await
 }
@@ -231,7 +204,7 @@ pub async fn list_trade(
 pub async fn list_tax(
     State(state): State<Arc<AppState>>,
     Extension(caller): Extension<Caller>,
-    ApiQuery(q): ApiQuery<CaseQuery>,
+    ApiQuery(q): ApiQuery<OperatorListQuery>,
 ) -> Result<Response, ApiError> {
     list(&state, caller, CaseKind::Tax, q).await
 }

@@ -19,6 +19,23 @@ pub enum Backend {
     Postgres,
 }
 
+/// POSTs the trade registration `body` with `key` to the server at `base` (one this test
+/// started as a process).
+pub async fn post_trade(
+    client: &reqwest::Client,
+    base: &str,
+    key: &str,
+    body: &Value,
+) -> reqwest::Response {
+    client
+        .post(format!("{base}/v1/trade-registration"))
+        .bearer_auth(key)
+        .json(body)
+        .send()
+        .await
+        .unwrap()
+}
+
 /// Every file below `dir`, at any depth (none when `dir` does not exist).
 pub fn files_below(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     std::fs::read_dir(dir)
@@ -468,6 +485,19 @@ impl TestApp {
     /// GETs `path` with `key`: the status and the parsed body.
     pub async fn get_json(&self, path: &str, key: &str) -> (u16, Value) {
         json(self.get(path, Some(key)).send().await.unwrap()).await
+    }
+
+    /// Creates a case at `path` from `body` with `key`, which must answer 201: its id as the
+    /// answer names it (`trade_registration_id` or `tax_registration_id`).
+    pub async fn create(&self, path: &str, key: &str, body: &Value) -> String {
+        let (s, b) = self.post_json(path, key, body).await;
+        assert_eq!(s, 201, "{b}");
+        let r = &b["response"];
+        r["trade_registration_id"]
+            .as_str()
+            .or(r["tax_registration_id"].as_str())
+            .unwrap()
+            .to_string()
     }
 
     /// GETs `path` with `key`, which must answer 200: the `response` object.

@@ -3,13 +3,32 @@
 
 use super::*;
 
+/// The key of the provider `P`, whose endpoints they are, and the keys that may not manage
+/// them: another provider's, a client company's of P, an operator's.
+struct Keys {
+    pkey: String,
+    other: String,
+    ckey: String,
+    okey: String,
+}
+
+async fn keys(app: &TestApp) -> Keys {
+    let (pid, pkey) = app.provider("P").await;
+    let (_, other) = app.provider("Other").await;
+    let (_, ckey) = app.client_company(pid, "Client GmbH").await;
+    let (_, okey) = app.operator("O").await;
+    Keys {
+        pkey,
+        other,
+        ckey,
+        okey,
+    }
+}
+
 backend_tests! {
     async fn endpoints_are_managed_by_their_provider_only(backend) {
         let app = TestApp::spawn(backend).await.unwrap();
-        let (pid, pkey) = app.provider("P").await;
-        let (_, other) = app.provider("Other").await;
-        let (_, ckey) = app.client_company(pid, "Client GmbH").await;
-        let (_, okey) = app.operator("O").await;
+        let Keys { pkey, other, ckey, okey } = keys(&app).await;
         let rx = Receiver::start(Behaviour::Ok).await;
 
         let (s, b) = json(app.post("/v1/webhook-endpoints", Some(&pkey)).json(&json!({"url": "ftp://x.example/h", "events": ["registration.completed", "registration.done", "registration.completed"]})).send().await.unwrap()).await;
@@ -149,10 +168,7 @@ backend_tests! {
     // another provider's endpoint is 404, other keys 403.
     async fn a_test_ping_is_signed_sent_now_and_answered_with_the_receivers_status(backend) {
         let app = TestApp::spawn(backend).await.unwrap();
-        let (pid, pkey) = app.provider("P").await;
-        let (_, other) = app.provider("Other").await;
-        let (_, ckey) = app.client_company(pid, "Client GmbH").await;
-        let (_, okey) = app.operator("O").await;
+        let Keys { pkey, other, ckey, okey } = keys(&app).await;
         let rx = Receiver::start(Behaviour::Ok).await;
         let (eid, secret) = endpoint(&app, &pkey, &rx.url, Some(&["tax-registration.completed"])).await;
         let ping = |key: String, id: String| {

@@ -5,7 +5,7 @@
 //! synchronous, pure (no I/O: fonts and the form geometry are compiled in) and thread-safe, so
 //! the server can call them from `spawn_blocking`. Output is PDF/A-2b, A4, with one embedded
 //! font family (Noto Sans, subset per document; the GewA 1 adds subsets prepared once per
-//! process, see `direct.rs`), and deterministic: the same input and context
+//! process, see `direct/`), and deterministic: the same input and context
 //! (including `timestamp`) give the same bytes. Documents of a registration whose `environment`
 //! is `sandbox` carry a diagonal "MUSTER - SANDBOX" mark on every page; the sample trade licence
 //! carries it always.

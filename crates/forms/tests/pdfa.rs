@@ -1,5 +1,5 @@
 //! The GewA 1 and the power of attorney are written directly with pdf-writer
-//! (`src/direct.rs`), without the PDF/A validation krilla does for the other documents. These checks read a file back with lopdf and
+//! (`src/direct/`), without the PDF/A validation krilla does for the other documents. These checks read a file back with lopdf and
 //! hold it to the PDF/A-2b rules that hand-written objects can break: header, identifiers,
 //! metadata that matches the document information, the output intent, embedded fonts whose
 //! widths match their programs and that draw no `.notdef`, device-independent colour,

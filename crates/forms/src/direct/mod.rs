@@ -18,7 +18,7 @@
 //! where one glyph does not stand for its own text; colours in an ICC-based sRGB space with
 //! an sRGB output intent; XMP with `pdfaid` part 2, conformance B, matching the document
 //! information; a file identifier). Tests read it back with hayro and lopdf
-//! (`tests/gewa1.rs`, `tests/direct.rs`).
+//! (`tests/gewa1.rs`, `tests/pdfa.rs`).
 
 mod fonts;
 mod page;

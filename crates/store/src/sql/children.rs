@@ -21,7 +21,7 @@ use domain::case_state::CaseStatus;
 shared_impl!(
     /// Inserts a case's documents and status history, and the webhook messages of the changes
     /// (the outbox). The caller then has the dialect bring its copy of the children up to date
-    /// ([`Dialect::refresh_children`]).
+    /// ([`Dialect::refresh_children`](crate::sql::Dialect::refresh_children)).
     pub(super) async fn insert_children(
         tx: &mut DB::Connection,
         case_id: Uuid,

@@ -64,7 +64,7 @@ pub(crate) const COMPLETE_CLAIM: &str = "UPDATE idempotency_keys SET state = 'do
 
 /// The case and the endpoints of its provider that may receive its events (binds: case id), in
 /// the order their messages are written; one row with no endpoint when the provider has none
-/// (the event log takes the case from it); columns as in [`EventTarget`].
+/// (the event log takes the case from it); columns as in [`EventTarget`](super::events::EventTarget).
 pub(crate) fn event_targets_query(kind: crate::CaseKind) -> &'static str {
     if kind == crate::CaseKind::Tax {
         "SELECT c.public_id, c.provider_id, c.company_id, c.status, c.environment, \
@@ -86,7 +86,7 @@ pub(crate) fn event_targets_query(kind: crate::CaseKind) -> &'static str {
 pub(crate) const INSERT_EVENT: &str = "INSERT INTO events (id, provider_id, company_id, case_id, \
      environment, event_type, payload, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
 
-/// The statements whose text differs by dialect, built by [`dialect_sql!`] from the dialect's
+/// The statements whose text differs by dialect, built by `dialect_sql!` from the dialect's
 /// parts.
 pub(crate) struct DialectSql {
     /// A trade registration with its company, history, documents, identity verifications and
@@ -189,7 +189,7 @@ macro_rules! endpoints_where {
 }
 
 /// The columns of a tax registration read (alias `t`), before its children; with its
-/// provider's name (`provider_name`, from [`provider_join!`]).
+/// provider's name (`provider_name`, from `provider_join!`).
 macro_rules! tax_columns {
     () => {
         "SELECT t.id, t.public_id, t.company_id, t.provider_id, t.environment, t.package, \

@@ -46,23 +46,16 @@ pub const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self'; for
 
 pub fn routes(state: &AppState) -> Router<Arc<AppState>> {
     let licence_limit = DefaultBodyLimit::max(state.config.max_licence_bytes() + 64 * 1024);
-    Router::new()
+    let router = kind_routes::<TaxStatus>(kind_routes::<TradeStatus>(Router::new()));
+    router
         .route("/console", get(|| async { see_other("/console/") }))
         .route("/console/", get(home))
         .route("/console/login", get(login_page).post(login))
         .route("/console/logout", post(logout))
         .route("/console/lang/{code}", get(switch_lang))
         .route("/console/console.css", get(style))
-        .route("/console/trade", get(queue::queue::<TradeStatus>))
-        .route("/console/tax", get(queue::queue::<TaxStatus>))
-        .route("/console/trade/{id}", get(case::page::<TradeStatus>))
-        .route("/console/tax/{id}", get(case::page::<TaxStatus>))
         .route("/console/documents/{id}", get(case::document))
         .route("/console/documents/{id}/xml", get(case::xml))
-        .route(
-            "/console/trade/{id}/transition",
-            post(actions::step::<TradeStatus>),
-        )
         .route(
             "/console/trade/{id}/licence",
             post(actions::trade_licence).layer(licence_limit),
@@ -72,13 +65,26 @@ pub fn routes(state: &AppState) -> Router<Arc<AppState>> {
             "/console/trade/{id}/owners/{index}/identity",
             post(actions::identity),
         )
-        .route(
-            "/console/tax/{id}/transition",
-            post(actions::step::<TaxStatus>),
-        )
         .route("/console/tax/{id}/office", post(actions::tax_office))
         .fallback(|lang: Lang| async move { error_page(lang, StatusCode::NOT_FOUND, None) })
         .layer(middleware::from_fn(guard))
+}
+
+/// A kind's queue (`PATH`), case page (`PATH/{id}`) and status step (`PATH/{id}/transition`):
+/// the handlers every kind has, at the paths its pages link to.
+fn kind_routes<K: case::CaseView + actions::Step + 'static>(
+    router: Router<Arc<AppState>>,
+) -> Router<Arc<AppState>>
+where
+    for<'a> case::Common<'a>: From<&'a K::Case>,
+{
+    router
+        .route(K::PATH, get(queue::queue::<K>))
+        .route(&format!("{}/{{id}}", K::PATH), get(case::page::<K>))
+        .route(
+            &format!("{}/{{id}}/transition", K::PATH),
+            post(actions::step::<K>),
+        )
 }
 
 /// Every console answer: the security headers, and a POST only from this origin (the

@@ -90,6 +90,25 @@ pub fn designation(code: CountryCode) -> Option<&'static str> {
     of(code).map(|n| n.designation)
 }
 
+/// The states whose citizens need no residence title (Aufenthaltstitel) to work in Germany,
+/// as ISO 3166-1 codes: the 27 member states of the European Union (§ 1 and § 2 FreizügG/EU),
+/// the other states of the European Economic Area, Iceland, Liechtenstein and Norway (§ 12
+/// FreizügG/EU), and Switzerland (Freizügigkeitsabkommen EG–Schweiz of 21.6.1999, BGBl. 2001
+/// II S. 810; § 28 AufenthV, § 1 Abs. 2 Nr. 1 AufenthG). GewA 1 fields 30 and 31 are "nur für
+/// Ausländer, die einen Aufenthaltstitel benötigen", so they stay empty for these citizens
+/// (docs/forms.md, "Fields 30 and 31"). Greece is `GR` (ISO), not the EU's `EL`.
+pub const FREE_MOVEMENT: [&str; 31] = [
+    "AT", "BE", "BG", "CY", "CZ", "DE", "DK", "EE", "ES", "FI", "FR", "GR", "HR", "HU", "IE", "IT",
+    "LT", "LU", "LV", "MT", "NL", "PL", "PT", "RO", "SE", "SI", "SK", // the EU
+    "IS", "LI", "NO", // the rest of the EEA
+    "CH",
+];
+
+/// Whether a citizen of `code` needs no residence title: [`FREE_MOVEMENT`].
+pub fn free_movement(code: CountryCode) -> bool {
+    FREE_MOVEMENT.contains(&code.as_str())
+}
+
 /// The designations of several nationalities for field 10, in the given order, each once:
 /// `(german, others)` where `german` says whether "deutsch" is to be ticked and `others` is
 /// the comma-separated list of the rest ("polnisch, türkisch").

@@ -80,12 +80,122 @@ pub struct TradeRegistration {
     /// Fields 26 and 27: the previous business, for every reason except `new-foundation`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub previous_business: Option<PreviousBusiness>,
+    /// Field 17: the former establishment (Frühere Betriebsstätte) of a business moved here
+    /// from another office's district; required with reason `reopening-after-relocation`,
+    /// refused with every other. Since 1.11.2025 this Anmeldung at the new office also
+    /// deregisters the business at the old one (§ 14 Abs. 1 Satz 3 GewO), which the new office
+    /// informs from it. `country` defaults to `DE` (a German 5-digit postal code then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_establishment: Option<PostalAddress>,
     /// Field 29: the Handwerkskarte of a craft business of Annex A of the Handwerksordnung;
     /// only when `business_type` includes `craft`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub craft_card: Option<CraftCard>,
     /// 1 to 9 owners in the order they should appear.
     pub owners: Vec<Owner>,
+}
+
+/// One Anmeldung: one GewA 1 document and whose data it carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gewa1Form {
+    /// The owners on it, in request order (indexes into `owners`): the first fills fields 4
+    /// to 11, 30, 31 and 33 of the form itself, each further one (a further legal
+    /// representative) a supplementary sheet with the same fields and his own signature.
+    pub owners: Vec<usize>,
+    /// Whether it is the company's one form ([`LegalForm::files_one_gewa1`]), stored as a
+    /// document of the case rather than of an owner.
+    pub company: bool,
+}
+
+impl Gewa1Form {
+    /// The owner whose data the form's own fields 4 to 11 hold.
+    pub fn owner(&self) -> usize {
+        self.owners[0]
+    }
+
+    /// The further legal representatives, one supplementary sheet each.
+    pub fn further(&self) -> &[usize] {
+        &self.owners[1..]
+    }
+
+    /// The owner a stored document of this form belongs to: none for the company's form.
+    pub fn document_owner(&self) -> Option<usize> {
+        (!self.company).then(|| self.owner())
+    }
+
+    /// A form of owner `owner` alone, as every GewA 1 was before 2026-12-01 (stored cases of
+    /// legal persons keep that shape when their forms are rendered again).
+    pub fn single(owner: usize) -> Self {
+        Gewa1Form {
+            owners: vec![owner],
+            company: false,
+        }
+    }
+}
+
+impl TradeRegistration {
+    /// The Anmeldungen the case files: for a legal person one, naming every owner (the
+    /// further ones on supplementary sheets); else one per owner.
+    pub fn gewa1_forms(&self) -> Vec<Gewa1Form> {
+        if self.legal_form.files_one_gewa1() {
+            vec![Gewa1Form {
+                owners: (0..self.owners.len()).collect(),
+                company: true,
+            }]
+        } else {
+            (0..self.owners.len()).map(Gewa1Form::single).collect()
+        }
+    }
+
+    /// The Anmeldung owner `owner` is on (for a legal person, the company's one).
+    pub fn gewa1_form_of(&self, owner: usize) -> Option<Gewa1Form> {
+        self.gewa1_forms()
+            .into_iter()
+            .find(|f| f.owners.contains(&owner))
+    }
+
+    /// Whether `name` is a name entered in a register (GewA 1 field 1: "Im Handels-,
+    /// Genossenschafts- oder Vereinsregister ... eingetragener Name mit Rechtsform") rather
+    /// than a business designation (field 3, "Name des Geschäfts"). A sole trader without a
+    /// register entry (`einzelunternehmen`) and a GbR without one have no registered name;
+    /// every other form is entered in a register, or will be (a legal person before its entry
+    /// files as "in Gründung", [`TradeRegistration::registered_name`]).
+    pub fn name_is_registered(&self) -> bool {
+        self.registration_number.is_some()
+            || !matches!(
+                self.legal_form,
+                LegalForm::Einzelunternehmen | LegalForm::Gbr
+            )
+    }
+
+    /// The name field 1 prints: `name`, and for a legal person without `registration_number`
+    /// (before its entry) "(in Gründung)" after it, unless the name already says so ("i. G.",
+    /// "in Gründung"). The municipal filling instructions ask for it (e.g. Ilm-Kreis,
+    /// "Ausfüllhinweise zur Gewerbeanzeige", Feld-Nr. 1 und 2; docs/forms.md).
+    pub fn registered_name(&self) -> String {
+        if self.legal_form.is_legal_person()
+            && self.registration_number.is_none()
+            && !says_in_formation(&self.name)
+        {
+            format!("{} (in Gründung)", self.name)
+        } else {
+            self.name.clone()
+        }
+    }
+}
+
+/// Whether a company name already carries "in Gründung" or its abbreviation "i. G." (any
+/// case, with or without the space, in parentheses or not).
+fn says_in_formation(name: &str) -> bool {
+    let lower = name.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| c.is_whitespace() || c == '(' || c == ')')
+        .filter(|w| !w.is_empty())
+        .collect();
+    words
+        .windows(2)
+        .any(|w| w == ["in", "gründung"] || w == ["i.", "g."])
+        || words.iter().any(|w| *w == "i.g." || *w == "i.g")
 }
 
 /// A person's name (field 14).
@@ -353,6 +463,20 @@ impl LegalForm {
             self,
             LegalForm::Ug | LegalForm::Gmbh | LegalForm::Ggmbh | LegalForm::Ag | LegalForm::Kgaa
         )
+    }
+
+    /// Whether the business files **one** GewA 1 for the company, with every further legal
+    /// representative on a supplementary sheet of that same document: the legal persons, and
+    /// a GmbH & Co. KG or UG & Co. KG, whose one managing partner is its general partner, a
+    /// legal person, whose representatives the request's owners are. The model form's head:
+    /// "Bei juristischen Personen sind in den Feldern 4 bis 11, 30 und 31 die Angaben zum
+    /// gesetzlichen Vertreter einzutragen ... Bei weiteren gesetzlichen Vertretern sind die
+    /// Angaben auf Beiblättern zu machen" (docs/forms.md, "One Anmeldung per company"). The
+    /// other partnerships file one GewA 1 per managing partner ("für jeden
+    /// geschäftsführenden Gesellschafter ein eigener Vordruck"); `other` is filed per owner
+    /// too, as the API cannot tell a legal person from a partnership there.
+    pub fn files_one_gewa1(self) -> bool {
+        self.is_legal_person() || matches!(self, LegalForm::GmbhCoKg | LegalForm::UgCoKg)
     }
 
     /// Partnerships (Personengesellschaften): GbR, OHG, KG and the "& Co. KG" forms. Field 12

@@ -50,6 +50,7 @@ const TOP: &[&str] = &[
     "previous_business",
     "craft_card",
     "registration_court",
+    "previous_establishment",
     "owners",
 ];
 
@@ -138,9 +139,25 @@ fn foreign_address(
 
 /// The fields of an address that may be abroad, in an object already checked for its keys.
 fn address_fields(o: &Obj, zip_max: usize, errs: &mut Violations) -> Option<PostalAddress> {
+    address_in(
+        o,
+        |errs| o.read("country", true, errs, rules::country),
+        zip_max,
+        errs,
+    )
+}
+
+/// The fields of an address in the country `country` reads (its postal code checked against
+/// that country's format), in an object already checked for its keys.
+fn address_in(
+    o: &Obj,
+    country: impl FnOnce(&mut Violations) -> Option<CountryCode>,
+    zip_max: usize,
+    errs: &mut Violations,
+) -> Option<PostalAddress> {
     let street = req_text(o, "street", 72, TextType::B, errs);
     let second = opt_text(o, "street_second_line", 72, TextType::B, errs);
-    let country = o.read("country", true, errs, rules::country);
+    let country = country(errs);
     let zip = o
         .req("zip", errs)
         .and_then(|v| rules::zip_for_country(v, &o.path("zip"), country.as_ref(), zip_max, errs));
@@ -186,10 +203,22 @@ fn nationality_is(o: &Obj, code: CountryCode) -> bool {
         == Some(code)
 }
 
+/// Where an owner signs the GewA 1 (`documents.gewa_1` and `signatures.gewa_1`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seat {
+    /// On a form of his own (a sole trader, each managing partner), or as the first legal
+    /// representative on the company's one form: he signs it, or uploads it signed.
+    Own,
+    /// As a further legal representative, on a supplementary sheet of the company's form:
+    /// he signs his sheet, unless `owners[0]` uploads the company's form signed by all.
+    Further { company_upload: bool },
+}
+
 fn owner(
     v: &Value,
     path: &str,
     package: Option<Package>,
+    seat: Seat,
     today: Date,
     errs: &mut Violations,
 ) -> Option<Owner> {
@@ -301,6 +330,14 @@ fn owner(
                         Some(UploadedDocument { file })
                     }
                 };
+                if gewa_1.is_some() && matches!(seat, Seat::Further { .. }) {
+                    errs.push(
+                        d.path("gewa_1"),
+                        "not_allowed",
+                        "a legal person files one GewA 1 for the company: upload it, signed by \
+                         every legal representative, once, as owners[0].documents.gewa_1",
+                    );
+                }
                 Some(OwnerDocuments { gewa_1 })
             })
         }
@@ -308,42 +345,55 @@ fn owner(
 
     // signatures: gewa_1 XOR documents.gewa_1; power_of_attorney only and always for assisted.
     let sp = o.path("signatures");
-    let signatures = match o.req("signatures", errs) {
-        None => None,
-        Some(v) => object(v, &sp, &["gewa_1", "power_of_attorney"], errs).map(|s| {
-            let gewa_1 = s
-                .opt("gewa_1")
-                .and_then(|v| signature(v, &s.path("gewa_1"), errs));
-            let power_of_attorney = s
-                .opt("power_of_attorney")
-                .and_then(|v| signature(v, &s.path("power_of_attorney"), errs));
-            let uploaded = documents.as_ref().is_some_and(|d| d.gewa_1.is_some());
-            match (s.has("gewa_1"), uploaded) {
-                (true, true) => errs.push(
+    let signatures =
+        match o.req("signatures", errs) {
+            None => None,
+            Some(v) => object(v, &sp, &["gewa_1", "power_of_attorney"], errs).map(|s| {
+                let gewa_1 = s
+                    .opt("gewa_1")
+                    .and_then(|v| signature(v, &s.path("gewa_1"), errs));
+                let power_of_attorney = s
+                    .opt("power_of_attorney")
+                    .and_then(|v| signature(v, &s.path("power_of_attorney"), errs));
+                let uploaded = documents.as_ref().is_some_and(|d| d.gewa_1.is_some());
+                match (s.has("gewa_1"), uploaded, seat) {
+                (true, true, _) => errs.push(
                     s.path("gewa_1"),
                     "conflict",
                     "send either signatures.gewa_1 or documents.gewa_1, not both",
                 ),
-                (false, false) => errs.push(
+                (true, false, Seat::Further { company_upload: true }) => errs.push(
+                    s.path("gewa_1"),
+                    "not_allowed",
+                    "owners[0].documents.gewa_1 uploads the company's one GewA 1, which carries \
+                     every legal representative's signature: send no signature of your own",
+                ),
+                (false, false, Seat::Own | Seat::Further { company_upload: false }) => errs.push(
                     s.path("gewa_1"),
                     "required",
-                    "is required unless a signed GewA 1 is uploaded as documents.gewa_1",
+                    if seat == Seat::Own {
+                        "is required unless a signed GewA 1 is uploaded as documents.gewa_1"
+                    } else {
+                        "is required: each further legal representative signs his \
+                         supplementary sheet of the company's GewA 1, unless \
+                         owners[0].documents.gewa_1 uploads the form signed by all"
+                    },
                 ),
                 _ => {}
             }
-            s.sent_exactly_when(
-                "power_of_attorney",
-                package.map(|p| p == Package::Assisted),
-                "is required for the assisted package",
-                "is only accepted for the assisted package",
-                errs,
-            );
-            Signatures {
-                gewa_1,
-                power_of_attorney,
-            }
-        }),
-    };
+                s.sent_exactly_when(
+                    "power_of_attorney",
+                    package.map(|p| p == Package::Assisted),
+                    "is required for the assisted package",
+                    "is only accepted for the assisted package",
+                    errs,
+                );
+                Signatures {
+                    gewa_1,
+                    power_of_attorney,
+                }
+            }),
+        };
 
     let residence_permit = o.opt("residence_permit").and_then(|v| {
         let rp = o.path("residence_permit");
@@ -369,12 +419,46 @@ fn owner(
                         .is_some_and(|c| c.is_germany())
                 })
             });
-    if german && o.has("residence_permit") {
-        errs.push(
-            o.path("residence_permit"),
-            "not_allowed",
-            "is only for foreigners who need a residence title (GewA 1 field 30); the owner is German",
-        );
+    // Citizens of the EU, the EEA and Switzerland need none either.
+    let free_movement = o
+        .opt("nationality")
+        .into_iter()
+        .chain(
+            o.opt("other_nationalities")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten(),
+        )
+        .filter_map(|v| v.as_str().and_then(|s| CountryCode::parse(s.trim()).ok()))
+        .find(|c| !c.is_germany() && crate::nationality::free_movement(*c));
+    let needs_no_title = if german {
+        Some("the owner is German".to_string())
+    } else {
+        free_movement.map(|c| {
+            format!(
+                "the owner is a citizen of {} ({c}), who needs none: citizens of the EU, the \
+                 EEA and Switzerland live and work in Germany without one (FreizügG/EU, \
+                 Freizügigkeitsabkommen EU-Schweiz)",
+                c.german_name()
+            )
+        })
+    };
+    if let Some(why) = &needs_no_title {
+        for (field, number) in [
+            ("residence_permit", 30),
+            ("has_employment_restrictions", 31),
+        ] {
+            if o.has(field) {
+                errs.push(
+                    o.path(field),
+                    "not_allowed",
+                    format!(
+                        "is only for foreigners who need a residence title (GewA 1 field \
+                         {number}); {why}"
+                    ),
+                );
+            }
+        }
     }
     let has_restrictions = o
         .opt("has_employment_restrictions")
@@ -437,6 +521,17 @@ fn owner(
             None
         },
     })
+}
+
+/// Field 17: the former establishment of a relocated business, in Germany unless `country`
+/// says otherwise (a move from abroad).
+fn previous_establishment(v: &Value, errs: &mut Violations) -> Option<PostalAddress> {
+    let o = object(v, "previous_establishment", PostalAddress::FIELDS, errs)?;
+    let country = |errs: &mut Violations| match o.opt("country") {
+        None => Some(CountryCode::DE),
+        Some(c) => rules::country(c, &o.path("country"), errs),
+    };
+    address_in(&o, country, 12, errs)
 }
 
 /// Field 16 with its contact rows: an address (may be abroad) with an optional phone and email.
@@ -640,6 +735,30 @@ pub fn parse(body: &Value, today: Date) -> Result<TradeRequest, Violations> {
             "is only accepted when reason is not new-foundation (GewA 1 fields 26 and 27)",
         );
     }
+    let previous_establishment = o
+        .opt("previous_establishment")
+        .and_then(|v| previous_establishment(v, e));
+    o.sent_exactly_when(
+        "previous_establishment",
+        reason.map(|r| r == Reason::ReopeningAfterRelocation),
+        "is required when reason is reopening-after-relocation: the former establishment \
+         (GewA 1 field 17), to which the new office passes the deregistration",
+        "is only accepted when reason is reopening-after-relocation (GewA 1 field 17)",
+        e,
+    );
+    if let (Some(before), Some(now)) = (&previous_establishment, &registered_office)
+        && before.country.is_germany()
+        && before.zip == now.zip
+        && same_text(&before.street, &now.street)
+        && same_text(&before.city, &now.city)
+    {
+        e.push(
+            "previous_establishment",
+            "conflict",
+            "is the establishment itself (registered_office): a business that moves within \
+             the district files a change (GewA 2), not this Anmeldung",
+        );
+    }
     let craft_card = o.opt("craft_card").and_then(|v| {
         let c = object(v, "craft_card", &["held", "issue_date", "chamber"], e)?;
         let held = c
@@ -689,10 +808,23 @@ pub fn parse(body: &Value, today: Date) -> Result<TradeRequest, Violations> {
     });
     let owners = o.req("owners", e).and_then(|v| {
         let items = rules::array(v, "owners", 1, MAX_OWNERS, e)?;
+        // A legal person's further representatives sign the company's one form.
+        let one_form = legal_form.is_some_and(LegalForm::files_one_gewa1);
+        let company_upload = items
+            .first()
+            .and_then(|o| o.pointer("/documents/gewa_1"))
+            .is_some_and(|v| !v.is_null());
         let parsed: Vec<Option<Owner>> = items
             .iter()
             .enumerate()
-            .map(|(i, item)| owner(item, &format!("owners[{i}]"), package, today, e))
+            .map(|(i, item)| {
+                let seat = if one_form && i > 0 {
+                    Seat::Further { company_upload }
+                } else {
+                    Seat::Own
+                };
+                owner(item, &format!("owners[{i}]"), package, seat, today, e)
+            })
             .collect();
         // Two owners cannot send the same file part.
         let mut seen: Vec<&str> = Vec::new();
@@ -737,6 +869,7 @@ pub fn parse(body: &Value, today: Date) -> Result<TradeRequest, Violations> {
             authorized_representative: authorized_representative.clone(),
             main_establishment: main_establishment.clone(),
             previous_business: previous_business.clone(),
+            previous_establishment: previous_establishment.clone(),
             craft_card: craft_card.clone(),
             owners: owners.clone()?,
         })
@@ -749,10 +882,22 @@ pub fn parse(body: &Value, today: Date) -> Result<TradeRequest, Violations> {
     })
 }
 
+/// Whether two texts are the same but for case and runs of white space.
+fn same_text(a: &str, b: &str) -> bool {
+    let fold = |s: &str| {
+        s.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_lowercase()
+    };
+    fold(a) == fold(b)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::rule_cases::example;
+    use serde_json::json;
 
     fn today() -> Date {
         time::macros::date!(2026 - 11 - 22)
@@ -760,7 +905,7 @@ mod tests {
 
     #[test]
     fn examples_are_valid_and_match_the_model() {
-        for name in ["self", "assisted"] {
+        for name in ["self", "assisted", "two-directors"] {
             let v = example(name);
             let parsed = parse(&v, today()).unwrap_or_else(|e| panic!("{name}: {e}"));
             let direct: TradeRegistration = serde_json::from_value(v).unwrap();
@@ -797,6 +942,94 @@ mod tests {
         v["owners"][0]["first_name"] = Value::from("Rene\u{301}");
         let r = parse(&v, today()).unwrap();
         assert_eq!(r.registration.owners[0].first_name, "René");
+    }
+
+    /// A legal person's further representatives sign the company's one form, or none signs
+    /// when `owners[0]` uploads it; a partnership's partners each file their own.
+    #[test]
+    fn a_legal_persons_upload_is_the_companys_once() {
+        let mut v = example("two-directors");
+        v["owners"][0]["signatures"] = json!({});
+        v["owners"][0]["documents"] = json!({"gewa_1": {"file": "gewa1_company"}});
+        v["owners"][1]["signatures"] = json!({});
+        let r = parse(&v, today()).expect("one upload for the company, no signature");
+        assert!(r.registration.owners[1].signatures.gewa_1.is_none());
+        // A GbR: each managing partner uploads or signs his own.
+        let mut gbr = v.clone();
+        gbr["legal_form"] = json!("gbr");
+        gbr["name"] = json!("Hoffmann & Łukasiewicz GbR");
+        let errs = parse(&gbr, today()).unwrap_err();
+        assert_eq!(
+            crate::rule_cases::field_codes(&errs),
+            [(
+                "owners[1].signatures.gewa_1".to_string(),
+                "required".to_string()
+            )]
+        );
+    }
+
+    /// An EU, EEA or Swiss citizen needs no residence title, whichever of his nationalities
+    /// gives him free movement; every other foreigner may state one.
+    #[test]
+    fn fields_30_and_31_only_for_who_needs_a_residence_title() {
+        for (nationality, others, allowed) in [
+            ("TR", json!([]), true),
+            ("UA", json!([]), true),
+            ("PL", json!([]), false),
+            ("NO", json!([]), false),
+            ("CH", json!([]), false),
+            ("GR", json!([]), false),
+            ("TR", json!(["AT"]), false),
+            ("DE", json!([]), false),
+        ] {
+            let mut v = example("self");
+            v["owners"][0]["nationality"] = json!(nationality);
+            v["owners"][0]["other_nationalities"] = others.clone();
+            let fields: Vec<(String, String)> = match parse(&v, today()) {
+                Ok(_) => Vec::new(),
+                Err(errs) => crate::rule_cases::field_codes(&errs),
+            };
+            let refused = [
+                ("owners[0].residence_permit", "not_allowed"),
+                ("owners[0].has_employment_restrictions", "not_allowed"),
+            ]
+            .map(|(f, c)| (f.to_string(), c.to_string()));
+            if allowed {
+                assert!(fields.is_empty(), "{nationality} {others}: {fields:?}");
+            } else {
+                assert_eq!(fields, refused, "{nationality} {others}");
+            }
+        }
+        let mut v = example("self");
+        v["owners"][0]["nationality"] = json!("PL");
+        let errs = parse(&v, today()).unwrap_err();
+        let message = &errs.iter().next().unwrap().message;
+        assert!(message.contains("Polen (PL)"), "{message}");
+        assert!(message.contains("EU, the EEA and Switzerland"), "{message}");
+    }
+
+    #[test]
+    fn a_relocation_names_its_former_establishment() {
+        let mut v = example("self");
+        v["reason"] = json!("reopening-after-relocation");
+        v["previous_establishment"] =
+            json!({"street": "Leopoldstraße 10", "zip": "80802", "city": "München"});
+        let r = parse(&v, today()).unwrap();
+        let p = r.registration.previous_establishment.unwrap();
+        assert_eq!((p.zip.as_str(), p.country), ("80802", CountryCode::DE));
+        // From abroad: the country's own postal code format.
+        v["previous_establishment"] =
+            json!({"street": "Graben 1", "zip": "1010", "city": "Wien", "country": "AT"});
+        assert!(parse(&v, today()).is_ok());
+        v["previous_establishment"]["country"] = json!("DE");
+        let errs = parse(&v, today()).unwrap_err();
+        assert_eq!(
+            crate::rule_cases::field_codes(&errs),
+            [(
+                "previous_establishment.zip".to_string(),
+                "invalid_zip".to_string()
+            )]
+        );
     }
 
     #[test]

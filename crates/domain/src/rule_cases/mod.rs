@@ -22,13 +22,16 @@ pub struct RuleCase {
     pub code: &'static str,
 }
 
-/// The example request files of `examples/`: `self` and `assisted` (trade), `gmbh` and `ug`
+/// The example request files of `examples/`: `self`, `assisted` and `two-directors` (trade), `gmbh` and `ug`
 /// (tax), `gbr` and `egbr` (partnership tax).
 pub fn example(name: &str) -> Value {
     let text = match name {
         "self" => include_str!("../../../../examples/production/trade-registration-self.json"),
         "assisted" => {
             include_str!("../../../../examples/production/trade-registration-assisted.json")
+        }
+        "two-directors" => {
+            include_str!("../../../../examples/trade-registration-two-directors.json")
         }
         "gmbh" => include_str!("../../../../examples/tax-registration-gmbh.json"),
         "ug" => include_str!("../../../../examples/production/tax-registration-ug.json"),

@@ -593,5 +593,99 @@ pub fn trade_cases() -> Vec<RuleCase> {
             "has_public_sector_participation",
             "invalid_type",
         ),
+        // Fields 30 and 31 are for foreigners who need a residence title: not a citizen of
+        // the EU, the EEA or Switzerland (issue 49).
+        c(
+            "self",
+            vec![("/owners/0/nationality", Some(json!("PL")))],
+            "owners[0].residence_permit",
+            "not_allowed",
+        ),
+        c(
+            "self",
+            vec![("/owners/0/other_nationalities", Some(json!(["CH"])))],
+            "owners[0].has_employment_restrictions",
+            "not_allowed",
+        ),
+        // Field 17: the former establishment of a relocation, and only there.
+        c(
+            "self",
+            vec![("/reason", Some(json!("reopening-after-relocation")))],
+            "previous_establishment",
+            "required",
+        ),
+        c(
+            "self",
+            vec![(
+                "/previous_establishment",
+                Some(json!({"street": "Leopoldstraße 10", "zip": "80802", "city": "München"})),
+            )],
+            "previous_establishment",
+            "not_allowed",
+        ),
+        c(
+            "self",
+            vec![
+                ("/reason", Some(json!("reopening-after-relocation"))),
+                (
+                    "/previous_establishment",
+                    Some(json!({"street": "Leopoldstraße 10", "zip": "8080", "city": "München"})),
+                ),
+            ],
+            "previous_establishment.zip",
+            "invalid_zip",
+        ),
+        c(
+            "self",
+            vec![
+                ("/reason", Some(json!("reopening-after-relocation"))),
+                (
+                    "/previous_establishment",
+                    Some(json!({"street": "Leopoldstraße 10", "zip": "80802"})),
+                ),
+            ],
+            "previous_establishment.city",
+            "required",
+        ),
+        c(
+            "self",
+            vec![
+                ("/reason", Some(json!("reopening-after-relocation"))),
+                (
+                    "/previous_establishment",
+                    Some(json!({"street": "Musterstraße 1", "zip": "10115", "city": "Berlin"})),
+                ),
+            ],
+            "previous_establishment",
+            "conflict",
+        ),
+        // A legal person files one GewA 1: a signed upload is the company's, once.
+        c(
+            "two-directors",
+            vec![(
+                "/owners/1/documents",
+                Some(json!({"gewa_1": {"file": "gewa1_jan"}})),
+            )],
+            "owners[1].documents.gewa_1",
+            "not_allowed",
+        ),
+        c(
+            "two-directors",
+            vec![
+                ("/owners/0/signatures/gewa_1", None),
+                (
+                    "/owners/0/documents",
+                    Some(json!({"gewa_1": {"file": "gewa1_company"}})),
+                ),
+            ],
+            "owners[1].signatures.gewa_1",
+            "not_allowed",
+        ),
+        c(
+            "two-directors",
+            vec![("/owners/1/signatures/gewa_1", None)],
+            "owners[1].signatures.gewa_1",
+            "required",
+        ),
     ]
 }

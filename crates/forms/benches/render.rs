@@ -1,4 +1,5 @@
-//! Rendering benchmarks: one GewA 1 (two pages), one power of attorney (the same owner each time,
+//! Rendering benchmarks: one GewA 1 (two pages), a GmbH's with a second managing director on a
+//! supplementary sheet, one power of attorney (the same owner each time,
 //! and a new owner each time), one tax registration summary (the GmbH example, two pages) and
 //! one sample trade licence (sandbox, one page).
 //!
@@ -94,6 +95,20 @@ fn bench(c: &mut Criterion) {
             turn = (turn + 1) % varied.len();
             forms::render_gewa1(&varied[turn], 0, &gewa1_ctx).expect("renders")
         })
+    });
+    // A GmbH with two managing directors: one GewA 1 for the company, the second director on
+    // its supplementary sheet (two documents until 2026-11-30: twice `gewa1`).
+    let mut two = own.clone();
+    let mut second = two.owners[0].clone();
+    second.first_name = "Jan".into();
+    second.last_name = "Łukasiewicz".into();
+    two.owners.push(second);
+    print_size(
+        "gewa1_two_directors",
+        &forms::render_gewa1(&two, 0, &gewa1_ctx).expect("renders"),
+    );
+    c.bench_function("gewa1_two_directors", |b| {
+        b.iter(|| forms::render_gewa1(&two, 0, &gewa1_ctx).expect("renders"))
     });
     let poa = forms::render_power_of_attorney(&assisted, 1, &poa_ctx).expect("renders");
     print_size("power_of_attorney", &poa);

@@ -26,9 +26,12 @@ mod trade_licence;
 #[path = "../tests/common/read_back.rs"]
 mod read_back;
 
-pub use domain::trade::TradeRegistration;
+pub use domain::trade::{Gewa1Form, TradeRegistration};
 pub use font::has_glyph;
-pub use gewa1::{field_boxes as gewa1_field_boxes, signature_box as gewa1_signature_box};
+pub use gewa1::{
+    FORM_VERSION as GEWA1_FORM_VERSION, field_boxes as gewa1_field_boxes,
+    signature_box as gewa1_signature_box,
+};
 pub use pdfcheck::{NotAPdf, check_pdf, check_pdf_file};
 
 /// Render context of a GewA 1 that does not come from the request.
@@ -61,7 +64,11 @@ pub struct Operator {
 /// Render context of a power of attorney.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PowerOfAttorneyContext {
-    pub operator: Operator,
+    /// The attorney. `None` (the service's operator is not configured) renders only in the
+    /// sandbox, naming a placeholder under the sandbox mark; a production power of attorney
+    /// without it is [`RenderError::OperatorNotConfigured`]: no production document carries a
+    /// placeholder.
+    pub operator: Option<Operator>,
     /// Place of signing. `None`: the owner's residential city, or the establishment's city
     /// when the owner has no address.
     pub place: Option<String>,
@@ -119,6 +126,10 @@ pub enum RenderError {
     /// `signatures.power_of_attorney`).
     #[error("owner {0} has no signature for this document")]
     MissingSignature(usize),
+    /// A production power of attorney needs the operator it names
+    /// ([`PowerOfAttorneyContext::operator`]).
+    #[error("the operator the power of attorney names is not configured")]
+    OperatorNotConfigured,
     /// The embedded font could not be loaded (a build defect, not an input problem).
     #[error("the embedded font could not be loaded")]
     Font,
@@ -128,17 +139,34 @@ pub enum RenderError {
     Pdf(String),
 }
 
-/// Renders the two-page GewA 1 for `reg.owners[owner]`.
+/// Renders the GewA 1 `reg.owners[owner]` is on ([`TradeRegistration::gewa1_form_of`]): his
+/// own two pages, or, for a legal person, the company's one form with every further legal
+/// representative on a supplementary sheet.
 ///
-/// Errors: [`RenderError::NoSuchOwner`], [`RenderError::SignedDocumentSupplied`] when the owner
-/// uploaded a signed PDF instead (skip the owner), [`RenderError::MissingSignature`] when
-/// `signatures.gewa_1` is absent.
+/// Errors: [`RenderError::NoSuchOwner`], [`RenderError::SignedDocumentSupplied`] when the
+/// form's first owner uploaded a signed PDF instead (nothing to render),
+/// [`RenderError::MissingSignature`] when an owner on it has no `signatures.gewa_1`.
 pub fn render_gewa1(
     reg: &TradeRegistration,
     owner: usize,
     ctx: &Gewa1Context,
 ) -> Result<Vec<u8>, RenderError> {
-    gewa1::render(reg, owner, ctx)
+    let form = reg
+        .gewa1_form_of(owner)
+        .ok_or(RenderError::NoSuchOwner(owner))?;
+    gewa1::render(reg, &form, ctx)
+}
+
+/// Renders the Anmeldung `form` (one of [`TradeRegistration::gewa1_forms`], or
+/// [`Gewa1Form::single`] for a stored case of the earlier shape): page 1 and 2 for its first
+/// owner, a supplementary sheet per further legal representative, then the sheet of values too
+/// long for their boxes. Errors as [`render_gewa1`].
+pub fn render_gewa1_form(
+    reg: &TradeRegistration,
+    form: &Gewa1Form,
+    ctx: &Gewa1Context,
+) -> Result<Vec<u8>, RenderError> {
+    gewa1::render(reg, form, ctx)
 }
 
 /// Renders the one-page power of attorney ("Vollmacht zur Einreichung") of `reg.owners[owner]`

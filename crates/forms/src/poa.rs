@@ -14,7 +14,7 @@ use crate::direct::{Document, Info, Preparer, Template};
 use crate::flow::{Flow, Item};
 use crate::font;
 use crate::pdf;
-use crate::{PowerOfAttorneyContext, RenderError, format_date, street_zip_city};
+use crate::{Operator, PowerOfAttorneyContext, RenderError, format_date, street_zip_city};
 
 /// The translated body for one language.
 struct Translation {
@@ -240,6 +240,11 @@ fn establishment(reg: &TradeRegistration) -> String {
     street_zip_city(&o.street, o.street_second_line.as_deref(), &o.zip, &o.city).join(", ")
 }
 
+/// Whom a sandbox power of attorney names when the service's operator is not configured (the
+/// sandbox mark says it is no document to file).
+pub(crate) const SANDBOX_OPERATOR: &str = "Registration Filing Service (Sandbox-Betreiber)";
+pub(crate) const SANDBOX_OPERATOR_ADDRESS: &str = "Anschrift in der Sandbox nicht angegeben";
+
 const LABEL_WIDTH: f32 = 118.0;
 const BODY: f32 = 10.0;
 
@@ -248,7 +253,8 @@ fn reason_de(reason: domain::trade::Reason) -> &'static str {
     match reason {
         NewFoundation => "Neugründung",
         Takeover => "Übernahme",
-        ReopeningAfterRelocation => "Wiedereröffnung nach Verlegung",
+        // Field 25 in the wording of the model of 11.12.2024.
+        ReopeningAfterRelocation => "Verlegung des Betriebs aus einem anderen Meldebezirk",
         LegalFormChange => "Wechsel der Rechtsform",
         PartnerEntry => "Gesellschaftereintritt",
         TransformationLaw => "Übergang nach dem Umwandlungsgesetz",
@@ -269,6 +275,17 @@ pub(crate) fn render(
         .power_of_attorney
         .as_ref()
         .ok_or(RenderError::MissingSignature(index))?;
+    let operator = match (&ctx.operator, reg.environment) {
+        (Some(operator), _) => operator.clone(),
+        // A sandbox document carries the sandbox mark; it may name a placeholder.
+        (None, Environment::Sandbox) => Operator {
+            name: SANDBOX_OPERATOR.to_owned(),
+            address: SANDBOX_OPERATOR_ADDRESS.to_owned(),
+        },
+        (None, Environment::Production) => {
+            return Err(RenderError::OperatorNotConfigured);
+        }
+    };
     let fonts = font::fonts()?;
     let facts = Facts {
         owner_name: format!("{} {}", owner.first_name, owner.last_name),
@@ -277,8 +294,8 @@ pub(crate) fn render(
         company: reg.name.clone(),
         legal_form: reg.legal_form.german_name(),
         establishment: establishment(reg),
-        operator_name: ctx.operator.name.clone(),
-        operator_address: ctx.operator.address.clone(),
+        operator_name: operator.name,
+        operator_address: operator.address,
         start: format_date(reg.operational_activity_start_date),
     };
     let place = ctx

@@ -33,7 +33,11 @@ fn examples_deserialise() {
 fn two_a4_pages_with_title() {
     let pdf = render_gewa1(&example("trade-registration-self"), 0, &gewa1_ctx()).unwrap();
     assert_eq!(page_sizes(&pdf), [A4, A4]);
-    assert_eq!(title(&pdf).as_deref(), Some("GewA 1 - Erika Mustermann"));
+    // A GmbH files one form for the company (its legal representative on it).
+    assert_eq!(
+        title(&pdf).as_deref(),
+        Some("GewA 1 - Mustermann Software GmbH")
+    );
     assert!(pdf.starts_with(b"%PDF-"));
 }
 
@@ -196,7 +200,7 @@ fn pdfa_2b_metadata() {
     );
     assert!(raw.contains("<pdfaid:conformance>B</pdfaid:conformance>"));
     assert!(raw.contains("/OutputIntents"));
-    assert!(raw.contains("GewA 1 - Erika Mustermann"));
+    assert!(raw.contains("GewA 1 - Mustermann Software GmbH"));
 }
 
 #[test]

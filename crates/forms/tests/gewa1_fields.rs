@@ -226,8 +226,11 @@ fn field_7_holds_the_6_pt_floor() {
         sheet.contains("Beiblatt zur Gewerbe-Anmeldung (GewA 1)"),
         "{sheet}"
     );
+    // The company's form names its representative.
     assert!(
-        sheet.contains("zum Vordruck für Erika Mustermann"),
+        sheet.contains(
+            "zum Vordruck für Mustermann Software GmbH (gesetzlicher Vertreter: Erika Mustermann)"
+        ),
         "{sheet}"
     );
     assert!(sheet.contains("Feld 7 – Geburtsname"), "{sheet}");

@@ -16,10 +16,10 @@ pub fn gewa1(timestamp: OffsetDateTime) -> Gewa1Context {
 
 pub fn power_of_attorney(timestamp: OffsetDateTime) -> PowerOfAttorneyContext {
     PowerOfAttorneyContext {
-        operator: Operator {
+        operator: Some(Operator {
             name: "Muster Filing Services GmbH".into(),
             address: "Beispielweg 5, 10117 Berlin".into(),
-        },
+        }),
         place: None,
         created_on: timestamp.date(),
         timestamp,

@@ -75,6 +75,16 @@ fn gazette_transform() -> Transform {
     Transform::from_row(SCALE, 0.0, 0.0, SCALE, OFFSET_X, OFFSET_Y)
 }
 
+/// The labels the model of 11.12.2024 (BGBl. 2024 I Nr. 411) words differently from the 2019
+/// model the geometry was read from, as `(2019 wording, 2024 wording)`: field 25's relocation
+/// box ("Feld-Nr. 25 des neu gefassten Formulars GewA 1", xgewerbeordnung.de; municipal pages
+/// quote the new wording). The new text ends where the old one ended, beside its check box.
+/// Every other label follows 2019 (docs/forms.md, "The model of 11.12.2024").
+pub(crate) const AMENDED_2024: &[(&str, &str)] = &[(
+    "Wiedereröffnung nach Verlegung aus einem anderen Meldebezirk",
+    "Verlegung des Betriebs aus einem anderen Meldebezirk",
+)];
+
 /// Draws the static form of one page: shading, white value areas, rules, labels.
 pub(crate) fn draw_static<C: Canvas>(
     page: &mut C,
@@ -105,7 +115,20 @@ pub(crate) fn draw_static<C: Canvas>(
         } else {
             1.0
         };
-        let (x, y) = to_page(l.x, l.base);
+        let (mut x, y) = to_page(l.x, l.base);
+        // A label of 2024 keeps the 2019 label's compression (the model's narrower typeface)
+        // and ends where it ended.
+        let amended = AMENDED_2024
+            .iter()
+            .find(|(old, _)| *old == l.text)
+            .map(|(_, new)| font::shape(face, new));
+        let run = match amended {
+            Some(new) => {
+                x += target - (new.width_em() - 0.1) * size * squash;
+                new
+            }
+            None => run,
+        };
         // Shift left by the first glyph's typical left side bearing (~0.05 em).
         text::draw_run(page, face, &run, x - 0.05 * size * squash, y, size, squash);
     }

@@ -1,4 +1,7 @@
-//! The GewA 1 (Gewerbe-Anmeldung) in the 2019 model layout, filled in for one owner.
+//! The GewA 1 (Gewerbe-Anmeldung), filled in for one Anmeldung: one owner's, or a legal
+//! person's with its further legal representatives on supplementary sheets. The layout is the
+//! 2019 model's with the wording of the model of 11.12.2024 where it is known ([`FORM_VERSION`],
+//! docs/forms.md "The model of 11.12.2024").
 
 pub(crate) mod geometry;
 pub(crate) mod layout;
@@ -12,11 +15,18 @@ use crate::pdf;
 use crate::text::{self, Fit, Rect, VAlign};
 use crate::{Gewa1Context, RenderError, format_date, street_zip_city};
 use domain::trade::{
-    AcquisitionType, BusinessType, Environment, EstablishmentType, Gender, LegalForm, Owner,
-    Reason, TradeRegistration,
+    AcquisitionType, BusinessType, Environment, EstablishmentType, Gender, Gewa1Form, LegalForm,
+    Owner, Reason, TradeRegistration,
 };
 use layout::rect;
 use sheet::Entry;
+
+/// The model the form follows, as the PDF's metadata (its subject) and docs/forms.md name it:
+/// Anlage 1 of the GewAnzV as amended by Art. 10 of the Verordnung of 11.12.2024. Its field
+/// numbers and the 2019 layout are unchanged; field 25's relocation box has the 2024 wording
+/// (docs/forms.md lists which labels are confirmed against the 2024 model).
+pub const FORM_VERSION: &str =
+    "Anlage 1 GewAnzV, Fassung der Verordnung vom 11.12.2024 (BGBl. 2024 I Nr. 411)";
 
 /// Box of a value field: left, bottom, right, top in gazette points (see [`layout`]).
 type GBox = (f32, f32, f32, f32);
@@ -26,6 +36,8 @@ const HEAD_OFFICE: GBox = (18.0, 625.0, 183.0, 654.5);
 const HEAD_AGS: GBox = (198.0, 625.0, 373.5, 654.5);
 const F1: GBox = (18.0, 474.0, 464.5, 525.0);
 const F2: GBox = (241.0, 525.5, 464.5, 536.5);
+/// Field 3: the white area under its label, down to the "Angaben zur Person" heading.
+const F3: GBox = (18.0, 437.0, 464.5, 456.0);
 const F4: GBox = (18.0, 396.5, 225.5, 407.0);
 const F5: GBox = (241.0, 396.5, 464.5, 407.0);
 const F6_MALE: GBox = (241.5, 370.5, 255.0, 380.5);
@@ -45,6 +57,9 @@ const F13_NO: GBox = (362.0, 222.0, 374.5, 232.0);
 const F14: GBox = (79.5, 187.0, 464.5, 206.5);
 const F15_ADDRESS: GBox = (18.0, 123.5, 225.5, 156.5);
 const F16_ADDRESS: GBox = (18.0, 68.0, 225.5, 101.0);
+/// Field 17 (Frühere Betriebsstätte): like fields 15 and 16, 3.8 pt under its label, down to
+/// the page's bottom rule.
+const F17_ADDRESS: GBox = (18.0, 23.5, 225.5, 56.5);
 /// Baselines of the "(Mobil-)Telefonnummer" and "E-Mail-Adresse" labels of fields 11, 15, 16,
 /// and the left and right edge of their value column.
 const F11_CONTACT: (f32, f32) = (314.5, 292.6);
@@ -141,6 +156,7 @@ pub fn field_boxes() -> Vec<(&'static str, usize, f32, f32, f32, f32)> {
             ("head_ags", 0, HEAD_AGS),
             ("1", 0, F1),
             ("2", 0, F2),
+            ("3", 0, F3),
             ("4", 0, F4),
             ("5", 0, F5),
             ("7", 0, F7),
@@ -152,6 +168,7 @@ pub fn field_boxes() -> Vec<(&'static str, usize, f32, f32, f32, f32)> {
         &[("12", 0, F12), ("14", 0, F14)],
         &with_contact(["15", "15_phone", "15_email"], F15_ADDRESS, F15_CONTACT),
         &with_contact(["16", "16_phone", "16_email"], F16_ADDRESS, F16_CONTACT),
+        &[("17", 0, F17_ADDRESS)],
         &[
             ("18", 1, F18),
             ("20", 1, F20),
@@ -173,6 +190,7 @@ pub fn field_boxes() -> Vec<(&'static str, usize, f32, f32, f32, f32)> {
             ("30_yes", 1, F30_YES),
             ("31_no", 1, F31_NO),
             ("31_yes", 1, F31_YES),
+            ("25_relocation", 1, F25_REOPENING),
             ("sheet", 2, (-14.0, -70.0, 482.0, 677.0)),
         ],
     ]
@@ -316,9 +334,20 @@ fn owner_address(reg: &TradeRegistration, owner: &Owner) -> String {
     }
 }
 
-/// Field 1: registered name and legal form; for a GbR also the other partners.
-fn field1(reg: &TradeRegistration, owner: usize) -> String {
-    let mut text = format!("{}\nRechtsform: {}", reg.name, reg.legal_form.german_name());
+/// Fields 1 and 3 (docs/forms.md, "Fields 1 and 3"): a name entered in a register goes into
+/// field 1 with the legal form ("(in Gründung)" for a legal person before its entry), for a
+/// GbR with the other partners, as the label asks; without a register entry (a sole trader, a
+/// GbR) the name is the business designation of field 3, and field 1 holds only what the
+/// form asks of a GbR there.
+fn fields_1_and_3(reg: &TradeRegistration, owner: usize) -> (String, Option<String>) {
+    let mut lines = Vec::new();
+    let registered = reg.name_is_registered();
+    if registered {
+        lines.push(reg.registered_name());
+    }
+    if reg.legal_form != LegalForm::Einzelunternehmen || registered {
+        lines.push(format!("Rechtsform: {}", reg.legal_form.german_name()));
+    }
     if reg.legal_form == LegalForm::Gbr {
         let others: Vec<String> = reg
             .owners
@@ -328,10 +357,10 @@ fn field1(reg: &TradeRegistration, owner: usize) -> String {
             .map(|(_, o)| format!("{} {}", o.first_name, o.last_name))
             .collect();
         if !others.is_empty() {
-            text.push_str(&format!("\nWeitere Gesellschafter: {}", others.join(", ")));
+            lines.push(format!("Weitere Gesellschafter: {}", others.join(", ")));
         }
     }
-    text
+    (lines.join("\n"), (!registered).then(|| reg.name.clone()))
 }
 
 /// Field 2: the register court and the entry's number ("Amtsgericht Charlottenburg, HRB
@@ -350,23 +379,42 @@ fn field10(owner: &Owner) -> (bool, String) {
     domain::nationality::field_10(codes)
 }
 
-pub(crate) fn render(
+/// Owner `index` of `reg` and his GewA 1 signature.
+fn signed_owner(
     reg: &TradeRegistration,
     index: usize,
-    ctx: &Gewa1Context,
-) -> Result<Vec<u8>, RenderError> {
+) -> Result<(&Owner, &domain::signature::SignaturePath), RenderError> {
     let owner = reg
         .owners
         .get(index)
         .ok_or(RenderError::NoSuchOwner(index))?;
-    if owner.documents.gewa_1.is_some() {
-        return Err(RenderError::SignedDocumentSupplied(index));
-    }
     let signature = owner
         .signatures
         .gewa_1
         .as_ref()
         .ok_or(RenderError::MissingSignature(index))?;
+    Ok((owner, signature))
+}
+
+pub(crate) fn render(
+    reg: &TradeRegistration,
+    form: &Gewa1Form,
+    ctx: &Gewa1Context,
+) -> Result<Vec<u8>, RenderError> {
+    let index = form.owner();
+    if reg
+        .owners
+        .get(index)
+        .is_some_and(|o| o.documents.gewa_1.is_some())
+    {
+        return Err(RenderError::SignedDocumentSupplied(index));
+    }
+    let (owner, signature) = signed_owner(reg, index)?;
+    let further = form
+        .further()
+        .iter()
+        .map(|&i| signed_owner(reg, i))
+        .collect::<Result<Vec<_>, _>>()?;
     let fonts = font::fonts()?;
     let mut document = Document::with_optional_pages(layout::template()?, 2);
     let sandbox = reg.environment == Environment::Sandbox;
@@ -390,10 +438,11 @@ pub(crate) fn render(
         if let Some(ags) = &ctx.municipality_key {
             w.value(("Kopf", "Gemeindekennzahl"), HEAD_AGS, ags, FIT);
         }
+        let (field1, field3) = fields_1_and_3(reg, index);
         w.value(
             ("1", "Eingetragener Name mit Rechtsform"),
             F1,
-            &field1(reg, index),
+            &field1,
             FIT_TOP,
         );
         if let Some(entry) = field2(reg) {
@@ -404,8 +453,9 @@ pub(crate) fn render(
                 FIT,
             );
         }
-        // Field 3 (a business name differing from field 1): the API has a single name, so it
-        // stays empty.
+        if let Some(name) = &field3 {
+            w.value(("3", "Name des Geschäfts"), F3, name, FIT_TOP);
+        }
         w.value(("4", "Name"), F4, &owner.last_name, FIT);
         w.value(("5", "Vornamen"), F5, &owner.first_name, FIT);
         w.check(match owner.gender {
@@ -482,6 +532,14 @@ pub(crate) fn render(
         if reg.establishment_type.is_branch() {
             field16(&mut w, reg, ctx);
         }
+        if let Some(p) = &reg.previous_establishment {
+            w.value(
+                ("17", "Frühere Betriebsstätte"),
+                F17_ADDRESS,
+                &postal_address(p),
+                FIT_TOP,
+            );
+        }
         if sandbox {
             pdf::sandbox_mark(w.page)?;
         }
@@ -555,12 +613,9 @@ pub(crate) fn render(
                 None => w.check(F27_INSURER_UNKNOWN),
             }
             match &p.accident_insurance_number {
-                Some(number) => w.value(
-                    ("27", "Bisherige Mitgliedsnummer"),
-                    F27_NUMBER,
-                    number,
-                    FIT,
-                ),
+                Some(number) => {
+                    w.value(("27", "Bisherige Mitgliedsnummer"), F27_NUMBER, number, FIT)
+                }
                 None => w.check(F27_NUMBER_UNKNOWN),
             }
         }
@@ -592,7 +647,10 @@ pub(crate) fn render(
                     .collect::<Vec<_>>()
                     .join(", ");
                 w.value(
-                    ("29", "Handwerkskarte: Ausstellungsdatum und Handwerkskammer"),
+                    (
+                        "29",
+                        "Handwerkskarte: Ausstellungsdatum und Handwerkskammer",
+                    ),
                     F29_TEXT,
                     &text,
                     FIT,
@@ -604,7 +662,10 @@ pub(crate) fn render(
         if let Some(p) = &owner.residence_permit {
             w.check(F30_YES);
             w.value(
-                ("30", "Aufenthaltstitel: Ausstellungsdatum und erteilende Behörde"),
+                (
+                    "30",
+                    "Aufenthaltstitel: Ausstellungsdatum und erteilende Behörde",
+                ),
                 F30_TEXT,
                 &format!("{}, {}", format_date(p.issue_date), p.issuing_authority),
                 FIT,
@@ -614,9 +675,10 @@ pub(crate) fn render(
             Some(true) => {
                 w.check(F31_YES);
                 // Records from before the wording was asked for carry none: point to the permit.
-                let text = owner.employment_restriction_details.as_deref().unwrap_or(
-                    "Auflage/Beschränkung laut Aufenthaltstitel (siehe Zusatzblatt zum Aufenthaltstitel)",
-                );
+                let text = owner
+                    .employment_restriction_details
+                    .as_deref()
+                    .unwrap_or(RESTRICTION_POINTER);
                 w.value(
                     ("31", "Auflage und/oder Beschränkung des Aufenthaltstitels"),
                     F31_TEXT,
@@ -635,18 +697,48 @@ pub(crate) fn render(
         Ok(())
     })?;
 
-    // The supplementary sheet, when a value needed it: as many pages as its values take.
+    // The supplementary sheets: the values too long for their boxes (as many pages as they
+    // take), then one per further legal representative.
     let full_name = format!("{} {}", owner.first_name, owner.last_name);
-    let heading = format!(
-        "zum Vordruck für {full_name}, {}, vom {}",
-        reg.name,
-        format_date(ctx.created_on)
-    );
-    let pages = sheet::paginate(fonts, &heading, &moved);
-    let total = pages.len();
-    for (i, range) in pages.into_iter().enumerate() {
+    let (form_of, title) = if form.company {
+        (
+            format!("{} (gesetzlicher Vertreter: {full_name})", reg.name),
+            format!("GewA 1 - {}", reg.name),
+        )
+    } else {
+        (
+            format!("{full_name}, {}", reg.name),
+            format!("GewA 1 - {full_name}"),
+        )
+    };
+    let date = format_date(ctx.created_on);
+    let heading = format!("zum Vordruck für {form_of}, vom {date}");
+    let overflow = sheet::paginate(fonts, &heading, &moved);
+    let representatives = reg.owners.len();
+    let sheets: Vec<(
+        String,
+        Vec<Entry>,
+        Option<&domain::signature::SignaturePath>,
+    )> = overflow
+        .into_iter()
+        .map(|range| (heading.clone(), moved[range].to_vec(), None))
+        .chain(further.iter().enumerate().map(|(i, (o, signature))| {
+            (
+                format!(
+                    "Weiterer gesetzlicher Vertreter ({} von {representatives}), Felder 4 bis \
+                     11, 30 und 31, zum Vordruck für {}, vom {date}",
+                    i + 2,
+                    reg.registered_name()
+                ),
+                representative(reg, o, ctx),
+                Some(*signature),
+            )
+        }))
+        .collect();
+    let total = sheets.len();
+    for (i, (heading, entries, signature)) in sheets.iter().enumerate() {
         document.page(|page| {
-            sheet::draw_page(page, fonts, &heading, &moved[range], (i + 1, total));
+            sheet::draw_page(page, fonts, heading, entries, *signature, (i + 1, total));
             if sandbox {
                 pdf::sandbox_mark(page)?;
             }
@@ -654,12 +746,125 @@ pub(crate) fn render(
         })?;
     }
     document.finish(&Info {
-        title: format!("GewA 1 - {full_name}"),
-        subject: format!("Gewerbe-Anmeldung (GewA 1) für {}", reg.name),
-        author: Some(full_name),
+        title,
+        subject: format!(
+            "Gewerbe-Anmeldung (GewA 1) für {}; Vordruck: {FORM_VERSION}",
+            reg.name
+        ),
+        author: Some(if form.company {
+            reg.name.clone()
+        } else {
+            full_name
+        }),
         timestamp: ctx.timestamp,
     })
 }
+
+/// The labels of a further legal representative's sheet, as [`representative`] writes them
+/// (prepared once in the template's fonts).
+pub(crate) const REPRESENTATIVE_LABELS: [&str; 11] = [
+    "Name",
+    "Vornamen",
+    "Geschlecht",
+    "Geburtsname",
+    "Geburtsdatum",
+    "Geburtsort und -land",
+    "Staatsangehörigkeit(en)",
+    "Anschrift der Wohnung",
+    "Aufenthaltstitel: Ausstellungsdatum und erteilende Behörde",
+    "Auflage und/oder Beschränkung des Aufenthaltstitels",
+    "Datum",
+];
+
+/// A further legal representative's sheet: fields 4 to 11, 30 and 31 of the form for `o`, as
+/// the form's own boxes would hold them (check boxes in words), and the date (32).
+fn representative(reg: &TradeRegistration, o: &Owner, ctx: &Gewa1Context) -> Vec<Entry> {
+    let [
+        name,
+        first,
+        gender,
+        birth,
+        dob,
+        place,
+        nationality,
+        address,
+        permit,
+        restriction,
+        date,
+    ] = REPRESENTATIVE_LABELS;
+    let mut out = Vec::new();
+    let mut push = |field: &'static str, label: &'static str, text: String| {
+        out.push(Entry { field, label, text });
+    };
+    push("4", name, o.last_name.clone());
+    push("5", first, o.first_name.clone());
+    push(
+        "6",
+        gender,
+        match o.gender {
+            Gender::Male => "männlich",
+            Gender::Female => "weiblich",
+            Gender::Diverse => "divers",
+            Gender::NoInformation => "ohne Angabe",
+        }
+        .to_owned(),
+    );
+    if let Some(b) = o.birth_name.as_deref().filter(|b| *b != o.last_name) {
+        push("7", birth, b.to_owned());
+    }
+    push("8", dob, format_date(o.dob));
+    push(
+        "9",
+        place,
+        format!("{}, {}", o.place_of_birth, o.country_of_birth.german_name()),
+    );
+    let (german, others) = field10(o);
+    push(
+        "10",
+        nationality,
+        [german.then_some("deutsch"), Some(others.as_str())]
+            .into_iter()
+            .flatten()
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join(", "),
+    );
+    push("11", address, owner_address(reg, o));
+    push("11", "(Mobil-)Telefonnummer", o.phone.clone());
+    push("11", "E-Mail-Adresse", o.email.clone());
+    if let Some(p) = &o.residence_permit {
+        push(
+            "30",
+            permit,
+            format!(
+                "ja – {}, {}",
+                format_date(p.issue_date),
+                p.issuing_authority
+            ),
+        );
+    }
+    match o.has_employment_restrictions {
+        Some(true) => push(
+            "31",
+            restriction,
+            format!(
+                "ja – {}",
+                o.employment_restriction_details
+                    .as_deref()
+                    .unwrap_or(RESTRICTION_POINTER)
+            ),
+        ),
+        Some(false) => push("31", restriction, "nein".to_owned()),
+        None => {}
+    }
+    push("32", date, format_date(ctx.created_on));
+    out
+}
+
+/// Field 31's text for records from before the condition's wording was asked for: a pointer to
+/// the permit.
+const RESTRICTION_POINTER: &str =
+    "Auflage/Beschränkung laut Aufenthaltstitel (siehe Zusatzblatt zum Aufenthaltstitel)";
 
 /// Field 16 of a branch: `main_establishment` with its contacts, else `business_address` or
 /// the company's stored address (whose phone and email the API does not have).

@@ -5,12 +5,17 @@
 //! value is written in full on a sheet after the form, under its field's number and label.
 //! The model form provides for such sheets ("ggf. ein Beiblatt verwenden" in field 18, "Bei
 //! weiteren gesetzlichen Vertretern sind die Angaben auf Beiblättern zu machen" in its head).
+//!
+//! A legal person's further legal representatives get a sheet each: fields 4 to 11, 30 and 31
+//! as the form asks them, the date (32) and the representative's own signature (33).
+
+use domain::signature::SignaturePath;
 
 use crate::RenderError;
 use crate::canvas::Canvas;
 use crate::font::{self, Face, Fonts};
-use crate::pdf::{A4_HEIGHT, A4_WIDTH};
-use crate::text;
+use crate::pdf::{self, A4_HEIGHT, A4_WIDTH};
+use crate::text::{self, Rect};
 
 /// Pages the template holds for the sheet: one, repeated for as many pages as the values need
 /// (a form with every field at its maximum length needs one; `tests/limits.rs`).
@@ -41,9 +46,24 @@ pub(crate) struct Entry {
     pub text: String,
 }
 
-/// Texts every sheet draws in bold, for the template's prepared fonts.
-pub(crate) fn prepared_texts() -> [&'static str; 3] {
-    [PAGE_LABEL, "Feld 0123456789 – von", "zum Vordruck für"]
+/// The signature's box on a representative's sheet: 6 cm by 2 cm, below the label of field 33.
+const SIGNATURE_W: f32 = 170.0;
+const SIGNATURE_H: f32 = 57.0;
+/// The label of the signature on a representative's sheet.
+pub(crate) const SIGNATURE_LABEL: &str = "Feld 33 – Unterschrift";
+const RULE: (u8, u8, u8) = (128, 128, 128);
+
+/// Texts every sheet draws in bold, for the template's prepared fonts: the page label, the
+/// field numbers, and the labels of a representative's sheet.
+pub(crate) fn prepared_texts() -> Vec<&'static str> {
+    let mut texts = vec![
+        PAGE_LABEL,
+        "Feld 0123456789 – von",
+        "zum Vordruck für",
+        SIGNATURE_LABEL,
+    ];
+    texts.extend(super::REPRESENTATIVE_LABELS);
+    texts
 }
 
 /// The static part of every sheet page: the title.
@@ -140,18 +160,40 @@ pub(crate) fn paginate(
 }
 
 /// Draws sheet page `number` of `total`: the heading naming the form it belongs to, then
-/// `entries`, and the page label.
+/// `entries`, a representative's `signature` below them (on his sheet), and the page label.
 pub(crate) fn draw_page<C: Canvas>(
     page: &mut C,
     fonts: &Fonts,
     heading: &str,
     entries: &[Entry],
+    signature: Option<&SignaturePath>,
     (number, total): (usize, usize),
 ) {
     page.set_fill_rgb(BLACK);
     let mut y = draw_heading(Some(&mut *page), fonts, heading);
     for e in entries {
         y = draw_entry(Some(&mut *page), fonts, e, y);
+    }
+    if let Some(signature) = signature {
+        let label = font::shape(&fonts.bold, SIGNATURE_LABEL);
+        y = text::paragraph(
+            Some(&mut *page),
+            &fonts.bold,
+            LABEL_SIZE,
+            BLACK,
+            MARGIN,
+            WIDTH,
+            &label,
+            y,
+        );
+        let rect = Rect {
+            x: MARGIN + 10.0,
+            y: y + 2.0,
+            w: SIGNATURE_W,
+            h: SIGNATURE_H,
+        };
+        pdf::draw_signature(page, signature, rect);
+        pdf::hline(page, rect.x, rect.x + rect.w, rect.y + rect.h, RULE);
     }
     let face: &Face = &fonts.bold;
     let label = font::shape(face, &format!("{PAGE_LABEL} {number} von {total}"));

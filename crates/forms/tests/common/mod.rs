@@ -34,10 +34,10 @@ pub fn gewa1_ctx() -> Gewa1Context {
 
 pub fn poa_ctx() -> PowerOfAttorneyContext {
     PowerOfAttorneyContext {
-        operator: Operator {
+        operator: Some(Operator {
             name: "Muster Filing Services GmbH".into(),
             address: "Beispielweg 5, 10117 Berlin".into(),
-        },
+        }),
         place: None,
         created_on: timestamp().date(),
         timestamp: timestamp(),

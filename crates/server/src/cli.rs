@@ -466,9 +466,9 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
                 public_url = %config.public_url,
                 "starting"
             );
-            if config.operator.name == crate::config::DEFAULT_OPERATOR_NAME {
+            if config.operator.is_none() {
                 tracing::warn!(
-                    "FILING_OPERATOR_NAME and FILING_OPERATOR_ADDRESS are not set: powers of attorney name a placeholder operator"
+                    "FILING_OPERATOR_NAME and FILING_OPERATOR_ADDRESS are not set: production assisted trade registrations are refused (503 SERVICE_NOT_CONFIGURED) until they are, as their powers of attorney name the operator; sandbox ones name a sandbox placeholder"
                 );
             }
             let state = crate::app::build_state(config).await?;

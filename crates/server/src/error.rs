@@ -71,6 +71,7 @@ error_codes! {
     RateLimited = "RATE_LIMITED" => TOO_MANY_REQUESTS,
     InternalError = "INTERNAL_ERROR" => INTERNAL_SERVER_ERROR,
     ServiceUnavailable = "SERVICE_UNAVAILABLE" => SERVICE_UNAVAILABLE,
+    ServiceNotConfigured = "SERVICE_NOT_CONFIGURED" => SERVICE_UNAVAILABLE,
 }
 
 impl std::fmt::Display for ErrorCode {
@@ -134,6 +135,11 @@ pub enum ApiError {
     /// This instance is at a capacity limit (e.g. concurrent uploads); the text is shown.
     #[error("{0}")]
     Overloaded(&'static str),
+    /// The request needs a setting the service was started without (503
+    /// `SERVICE_NOT_CONFIGURED`, no `Retry-After`: it lasts until an operator sets it); the
+    /// text names the setting.
+    #[error("{0}")]
+    NotConfigured(&'static str),
     #[error("internal error")]
     Internal(#[from] anyhow::Error),
 }
@@ -231,6 +237,7 @@ impl ApiError {
             }
             ApiError::Timeout | ApiError::BodyTimeout { .. } => ErrorCode::RequestTimeout,
             ApiError::Unavailable(_) | ApiError::Overloaded(_) => ErrorCode::ServiceUnavailable,
+            ApiError::NotConfigured(_) => ErrorCode::ServiceNotConfigured,
             ApiError::Internal(_) => ErrorCode::InternalError,
         }
     }

@@ -9,7 +9,8 @@ use time::{Date, OffsetDateTime, Time};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum RenderCommand {
-    /// The GewA 1 of one owner (two A4 pages).
+    /// The GewA 1 an owner is on: his own two A4 pages, or a legal person's one form with a
+    /// supplementary sheet per further legal representative.
     Gewa1(RenderArgs),
     /// The power of attorney of one owner (package `assisted`).
     PowerOfAttorney(RenderArgs),
@@ -69,8 +70,12 @@ pub fn read_request(path: &std::path::Path, today: Date) -> anyhow::Result<Trade
         })
 }
 
-/// Renders the requested document; returns the path written and its size.
-pub fn run(cmd: RenderCommand, operator: forms::Operator) -> anyhow::Result<(PathBuf, usize)> {
+/// Renders the requested document; returns the path written and its size. A production
+/// power of attorney needs the operator (`FILING_OPERATOR_NAME`, `FILING_OPERATOR_ADDRESS`).
+pub fn run(
+    cmd: RenderCommand,
+    operator: Option<forms::Operator>,
+) -> anyhow::Result<(PathBuf, usize)> {
     let (args, is_gewa1) = match cmd {
         RenderCommand::Gewa1(a) => (a, true),
         RenderCommand::PowerOfAttorney(a) => (a, false),
@@ -117,7 +122,14 @@ pub fn run(cmd: RenderCommand, operator: forms::Operator) -> anyhow::Result<(Pat
                 timestamp,
             },
         )
-    }?;
+    }
+    .map_err(|e| match e {
+        forms::RenderError::OperatorNotConfigured => anyhow!(
+            "a production power of attorney names the operator: set FILING_OPERATOR_NAME and \
+             FILING_OPERATOR_ADDRESS (or --operator-name and --operator-address)"
+        ),
+        other => other.into(),
+    })?;
     std::fs::write(&out, &pdf).with_context(|| format!("cannot write {}", out.display()))?;
     Ok((out, pdf.len()))
 }

@@ -611,6 +611,8 @@ async fn files_are_owner_only_whatever_the_umask() {
         .env("DATABASE_URL", &url)
         .env("FILING_LISTEN", format!("127.0.0.1:{port}"))
         .env("FILING_LOG", "warn")
+        .env("FILING_OPERATOR_NAME", "Muster Filing GmbH")
+        .env("FILING_OPERATOR_ADDRESS", "Beispielweg 5, 10117 Berlin")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

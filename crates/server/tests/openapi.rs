@@ -250,6 +250,7 @@ fn one_of_each_error() -> Vec<ApiError> {
         },
         ApiError::Unavailable("x".into()),
         ApiError::Overloaded("x"),
+        ApiError::NotConfigured("x"),
         ApiError::Internal(anyhow::anyhow!("x")),
     ];
     for e in &all {
@@ -275,6 +276,7 @@ fn one_of_each_error() -> Vec<ApiError> {
             | ApiError::BodyTimeout { .. }
             | ApiError::Unavailable(_)
             | ApiError::Overloaded(_)
+            | ApiError::NotConfigured(_)
             | ApiError::Internal(_) => {}
         }
     }
@@ -701,4 +703,21 @@ fn step_schemas_match_what_the_steps_accept() {
     };
     assert!(tax_note(long(TAX_NOTE_MAX)));
     assert!(!tax_note(long(TAX_NOTE_MAX + 1)));
+}
+
+/// Each documented example of the trade create (a GmbH, two directors, a relocation) is a
+/// payload the parser accepts.
+#[test]
+fn trade_examples_are_accepted() {
+    let doc = serde_json::to_value(server::openapi::document()).unwrap();
+    let examples = doc["paths"]["/v1/trade-registration"]["post"]["requestBody"]["content"]
+        ["application/json"]["examples"]
+        .as_object()
+        .expect("the trade create documents its examples");
+    let names: Vec<&str> = examples.keys().map(String::as_str).collect();
+    assert_eq!(sorted(&names), ["relocation", "self", "two_directors"]);
+    for (name, example) in examples {
+        domain::trade_request::parse(&example["value"], today())
+            .unwrap_or_else(|e| panic!("the documented example {name} is refused: {e:?}"));
+    }
 }

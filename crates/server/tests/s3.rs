@@ -254,8 +254,8 @@ async fn s3_config(
             ..StorageArgs::default()
         },
         operator: OperatorArgs {
-            operator_name: "Muster Filing GmbH".into(),
-            operator_address: "Beispielweg 5, 10117 Berlin".into(),
+            operator_name: Some("Muster Filing GmbH".into()),
+            operator_address: Some("Beispielweg 5, 10117 Berlin".into()),
         },
     };
     let mut config = Config::from_args(&common, &ServeArgs::default()).expect("valid config");

@@ -138,7 +138,8 @@ backend_tests! {
         assert_eq!(owner["first_name"], body["owners"][0]["first_name"]);
         assert!(owner["documents"].get("power_of_attorney").is_none());
         let gewa1 = &owner["documents"]["gewa_1"];
-        let name = format!("GewA 1 - {} {}.pdf", body["owners"][0]["first_name"].as_str().unwrap(), body["owners"][0]["last_name"].as_str().unwrap());
+        // A GmbH files one GewA 1 for the company (issue 49).
+        let name = format!("GewA 1 - {}.pdf", body["name"].as_str().unwrap());
         assert_eq!(gewa1["name"], name.as_str());
 
         // The company was created from the request and belongs to the provider.
@@ -314,7 +315,10 @@ backend_tests! {
             "street": "Kaiserstraße 12", "zip": "60311", "city": "Frankfurt am Main",
             "country": "de", "phone": "+49 69 123456", "email": "zentrale@example.de"
         });
-        body["owners"][1]["other_nationalities"] = json!(["ua"]);
+        // A Ukrainian who also holds Turkish nationality needs a residence title (a Pole, as
+        // the example's partner is, needs none: fields 30 and 31 are refused for him).
+        body["owners"][1]["nationality"] = json!("UA");
+        body["owners"][1]["other_nationalities"] = json!(["tr"]);
         // The main establishment stands in for business_address: it becomes the company's.
         body.as_object_mut().unwrap().remove("business_address");
         body["owners"][1]["residence_permit"] = json!({"issue_date": "2021-03-09", "issuing_authority": "LEA Berlin"});
@@ -331,7 +335,7 @@ backend_tests! {
         assert_eq!(g["main_establishment"]["phone"], "+49 69 123456");
         assert_eq!(g["previous_business"], json!({"name": "Café Gabler, Inh. Erika Gabler e. K."}));
         assert_eq!(g["craft_card"], body["craft_card"]);
-        assert_eq!(g["owners"][1]["other_nationalities"], json!(["UA"]));
+        assert_eq!(g["owners"][1]["other_nationalities"], json!(["TR"]));
         let company = g["company_id"].as_str().unwrap();
         let (_, c) = json(app.get(&format!("/v1/companies/{company}"), Some(&key)).send().await.unwrap()).await;
         assert_eq!(c["response"]["business_address"]["city"], "Frankfurt am Main", "{c}");
@@ -346,7 +350,7 @@ backend_tests! {
         let text = pdf_text(&pdf);
         for want in [
             "Weber, Jonas", "Kaiserstraße 12", "+49 69 123456", "Café Gabler, Inh. Erika Gabler e. K.",
-            "30.09.2024, Handwerkskammer Berlin", "polnisch, ukrainisch", "Nur Gastronomie",
+            "30.09.2024, Handwerkskammer Berlin", "ukrainisch, türkisch", "Nur Gastronomie",
         ] {
             assert!(text.contains(want), "{want:?} not in the GewA 1:\n{text}");
         }
@@ -388,10 +392,11 @@ backend_tests! {
             ("owners[0].other_nationalities[1]", "no_nationality"),
             ("owners[0].employment_restriction_details", "required"),
             ("owners[0].residence_permit", "not_allowed"),
+            ("owners[0].has_employment_restrictions", "not_allowed"),
         ] {
             assert!(found.contains(&want), "{want:?} not in {found:?}");
         }
-        assert_eq!(found.len(), 10, "{found:?}");
+        assert_eq!(found.len(), 11, "{found:?}");
     }
 
     async fn register_courts_are_listed(backend) {

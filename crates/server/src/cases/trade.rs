@@ -11,7 +11,7 @@ use domain::Violations;
 use domain::calendar::date_in_germany;
 use domain::case::DocumentType;
 use domain::lifecycle::{Lifecycle, TradeStatus};
-use domain::trade::{Package, PostalAddress, RegisteredOffice, TradeRegistration};
+use domain::trade::{Gewa1Form, Package, PostalAddress, RegisteredOffice, TradeRegistration};
 use domain::trade_request::TradeRequest;
 use serde::Serialize;
 use serde_json::Value;
@@ -79,6 +79,7 @@ pub async fn create_trade(
         Some(p) if errs.is_empty() => p,
         _ => return Err(ApiError::Validation(errs)),
     };
+    let operator = operator_for(state, &request.registration)?;
     let (company_id, new_company, main_office) = resolve_company(state, creator, &request).await?;
     let reg = request.registration;
     let (trade_office, trade_office_candidates, mut head) =
@@ -88,7 +89,6 @@ pub async fn create_trade(
     // Render (CPU work) off the async threads.
     let uploads: HashMap<String, Spooled> =
         files.into_iter().map(|f| (f.name.clone(), f)).collect();
-    let operator = state.config.operator.clone();
     let reg_for_render = reg.clone();
     let produced = tokio::task::spawn_blocking(move || {
         render_all(&reg_for_render, uploads, head, operator, now)
@@ -219,19 +219,49 @@ async fn check_files(state: &AppState, value: &Value, files: &[Spooled], errs: &
     }
 }
 
-fn display_name(kind: DocumentType, first: &str, last: &str) -> String {
+/// The attorney an `assisted` case's powers of attorney name: the configured operator. A
+/// production one is refused (503 `SERVICE_NOT_CONFIGURED`, nothing written) while the
+/// operator's name and address are not configured, as no production document may carry a
+/// placeholder (docs/api/trade-registration.md, "The operator in the power of attorney"); a
+/// sandbox one names the sandbox placeholder under the sandbox mark.
+fn operator_for(
+    state: &AppState,
+    reg: &TradeRegistration,
+) -> Result<Option<forms::Operator>, ApiError> {
+    let operator = state.config.operator.clone();
+    if operator.is_none()
+        && reg.package.needs_power_of_attorney()
+        && reg.environment == domain::company::Environment::Production
+    {
+        return Err(ApiError::NotConfigured(
+            "production assisted trade registrations are refused until the service's operator \
+             is configured: FILING_OPERATOR_NAME and FILING_OPERATOR_ADDRESS name the attorney \
+             in every power of attorney (sandbox cases and the self package work meanwhile)",
+        ));
+    }
+    Ok(operator)
+}
+
+/// A document's display name: the GewA 1 or power of attorney of an owner ("GewA 1 - Erika
+/// Mustermann.pdf"), or the company's one GewA 1 of a legal person ("GewA 1 - Spree Datenwerk
+/// GmbH.pdf").
+fn display_name(kind: DocumentType, reg: &TradeRegistration, owner: Option<usize>) -> String {
     let what = if kind == DocumentType::TradeLicenceApplication {
         "GewA 1"
     } else {
         "Vollmacht"
     };
     // Names are DIN 91379 text: no path separators or quotes can reach the file name.
-    format!("{what} - {first} {last}.pdf")
+    match owner.and_then(|i| reg.owners.get(i)) {
+        Some(o) => format!("{what} - {} {}.pdf", o.first_name, o.last_name),
+        None => format!("{what} - {}.pdf", reg.name),
+    }
 }
 
-/// One rendered or uploaded document, before it is stored.
+/// One rendered or uploaded document, before it is stored: an owner's, or the company's (a
+/// legal person's one GewA 1).
 struct Produced {
-    owner: usize,
+    owner: Option<usize>,
     doc_type: DocumentType,
     content: Content,
 }
@@ -255,7 +285,7 @@ fn render_all(
     reg: &TradeRegistration,
     mut uploads: HashMap<String, Spooled>,
     head: Head,
-    operator: forms::Operator,
+    operator: Option<forms::Operator>,
     now: OffsetDateTime,
 ) -> Result<Vec<Produced>, forms::RenderError> {
     let gewa1_ctx = forms::Gewa1Context {
@@ -271,28 +301,32 @@ fn render_all(
         created_on: date_in_germany(now),
         timestamp: now,
     };
+    let poa = reg.package.needs_power_of_attorney();
+    let forms = reg.gewa1_forms();
     let mut out = Vec::new();
-    for (i, owner) in reg.owners.iter().enumerate() {
-        let gewa1 = match &owner.documents.gewa_1 {
-            Some(upload) => Content::Uploaded(
-                uploads
-                    .remove(&upload.file)
-                    .ok_or(forms::RenderError::MissingSignature(i))?,
-            ),
-            None => Content::Rendered(Bytes::from(forms::render_gewa1(reg, i, &gewa1_ctx)?)),
-        };
-        out.push(Produced {
-            owner: i,
-            doc_type: DocumentType::TradeLicenceApplication,
-            content: gewa1,
-        });
-        if reg
-            .package
-            .owner_documents()
-            .contains(&DocumentType::PowerOfAttorney)
-        {
+    for i in 0..reg.owners.len() {
+        // Each Anmeldung after its first owner (a legal person's one after owners[0]), each
+        // power of attorney after its owner's form.
+        if let Some(form) = forms.iter().find(|f| f.owner() == i) {
+            let content = match &reg.owners[i].documents.gewa_1 {
+                Some(upload) => Content::Uploaded(
+                    uploads
+                        .remove(&upload.file)
+                        .ok_or(forms::RenderError::MissingSignature(i))?,
+                ),
+                None => Content::Rendered(Bytes::from(forms::render_gewa1_form(
+                    reg, form, &gewa1_ctx,
+                )?)),
+            };
             out.push(Produced {
-                owner: i,
+                owner: form.document_owner(),
+                doc_type: DocumentType::TradeLicenceApplication,
+                content,
+            });
+        }
+        if poa {
+            out.push(Produced {
+                owner: Some(i),
                 doc_type: DocumentType::PowerOfAttorney,
                 content: Content::Rendered(Bytes::from(forms::render_power_of_attorney(
                     reg, i, &poa_ctx,
@@ -315,8 +349,7 @@ async fn store_produced(
     let mut records = Vec::with_capacity(produced.len());
     let mut written: Vec<String> = Vec::with_capacity(produced.len());
     for p in produced {
-        let owner = &reg.owners[p.owner];
-        let name = display_name(p.doc_type, &owner.first_name, &owner.last_name);
+        let name = display_name(p.doc_type, reg, p.owner);
         let digest = match &p.content {
             Content::Rendered(bytes) => Digested::of(bytes),
             Content::Uploaded(file) => Digested {
@@ -327,7 +360,7 @@ async fn store_produced(
         let doc = documents::record(
             case_id,
             p.doc_type,
-            Some(p.owner as i32),
+            p.owner.map(|i| i as i32),
             name,
             "pdf",
             Some(digest),
@@ -350,9 +383,11 @@ async fn store_produced(
 /// The GewA 1 forms of a stored case that the service rendered (not the callers' uploads),
 /// rendered again with a new head (`office_name`, `municipality_key`): every other field as at
 /// the create, dated the day of the create (when the owners signed), field 16 from the
-/// company's stored address for a branch as at the create. The forms whose bytes differ from
-/// the case's are written to the document store and returned as [`store_produced`] returns
-/// them; a form the new head leaves as it is is not replaced.
+/// company's stored address for a branch as at the create. Each stored form keeps the shape it
+/// was created in: a legal person's case from before 2026-12-01 holds one form per owner and
+/// gets them again ([`Gewa1Form::single`]). The forms whose bytes differ from the case's are
+/// written to the document store and returned as [`store_produced`] returns them; a form the
+/// new head leaves as it is is not replaced.
 pub async fn rerender_gewa1(
     state: &AppState,
     case: &store::TradeRegistrationRecord,
@@ -360,7 +395,8 @@ pub async fn rerender_gewa1(
     municipality_key: String,
 ) -> Result<(Vec<DocumentRecord>, Vec<String>), ApiError> {
     let reg = stored_trade(case)?;
-    if reg.owners.iter().all(|o| o.documents.gewa_1.is_some()) {
+    let forms = stored_forms(&reg, &case.documents);
+    if forms.is_empty() {
         return Ok((Vec::new(), Vec::new()));
     }
     let main_office = if reg.establishment_type.is_branch() && reg.business_address.is_none() {
@@ -382,21 +418,20 @@ pub async fn rerender_gewa1(
     };
     let reg_for_render = reg.clone();
     let produced = tokio::task::spawn_blocking(move || {
-        let mut out = Vec::new();
-        for (i, owner) in reg_for_render.owners.iter().enumerate() {
-            if owner.documents.gewa_1.is_none() {
-                out.push(Produced {
-                    owner: i,
+        forms
+            .iter()
+            .map(|form| {
+                Ok(Produced {
+                    owner: form.document_owner(),
                     doc_type: DocumentType::TradeLicenceApplication,
-                    content: Content::Rendered(Bytes::from(forms::render_gewa1(
+                    content: Content::Rendered(Bytes::from(forms::render_gewa1_form(
                         &reg_for_render,
-                        i,
+                        form,
                         &ctx,
                     )?)),
-                });
-            }
-        }
-        Ok::<_, forms::RenderError>(out)
+                })
+            })
+            .collect::<Result<Vec<_>, forms::RenderError>>()
     })
     .await
     .map_err(|e| ApiError::Internal(anyhow::anyhow!("rendering panicked: {e}")))?
@@ -404,13 +439,44 @@ pub async fn rerender_gewa1(
     let changed = produced
         .into_iter()
         .filter(|p| match &p.content {
-            Content::Rendered(bytes) => {
-                !documents::holds_document(&case.documents, Some(p.owner as i32), p.doc_type, bytes)
-            }
+            Content::Rendered(bytes) => !documents::holds_document(
+                &case.documents,
+                p.owner.map(|i| i as i32),
+                p.doc_type,
+                bytes,
+            ),
             Content::Uploaded(_) => true,
         })
         .collect();
     store_produced(state, case.id, &reg, changed, crate::clock::now_micros()).await
+}
+
+/// The Anmeldungen a stored case's GewA 1 documents stand for that the service rendered: the
+/// company's form for a document of no owner, an owner's own form for an owner's document (a
+/// legal person's case from before 2026-12-01 has those), each once; the forms whose first
+/// owner uploaded his signed form are left out.
+fn stored_forms(reg: &TradeRegistration, documents: &[DocumentRecord]) -> Vec<Gewa1Form> {
+    let mut forms: Vec<Gewa1Form> = Vec::new();
+    for d in documents
+        .iter()
+        .filter(|d| d.doc_type == DocumentType::TradeLicenceApplication)
+    {
+        let form = match d.owner_index {
+            Some(i) => Gewa1Form::single(i as usize),
+            None => match reg.gewa1_forms().into_iter().find(|f| f.company) {
+                Some(form) => form,
+                None => continue,
+            },
+        };
+        let uploaded = reg
+            .owners
+            .get(form.owner())
+            .is_none_or(|o| o.documents.gewa_1.is_some());
+        if !uploaded && !forms.contains(&form) {
+            forms.push(form);
+        }
+    }
+    forms
 }
 
 /// The client company the case is for: an existing one of this provider in the same
@@ -536,4 +602,48 @@ async fn determine_trade_office(
 
 pub(crate) fn to_json<T: Serialize>(v: &T) -> Result<Value, ApiError> {
     serde_json::to_value(v).map_err(|e| ApiError::Internal(e.into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn two_directors() -> TradeRegistration {
+        serde_json::from_value(domain::rule_cases::example("two-directors")).unwrap()
+    }
+
+    fn form_document(owner: Option<i32>) -> DocumentRecord {
+        documents::record(
+            Uuid::now_v7(),
+            DocumentType::TradeLicenceApplication,
+            owner,
+            "GewA 1.pdf".into(),
+            "pdf",
+            None,
+            crate::clock::now_micros(),
+        )
+    }
+
+    /// A legal person's case re-renders the one form it holds; one stored before 2026-12-01
+    /// holds one per owner and keeps that shape; uploads are never rendered.
+    #[test]
+    fn stored_forms_keep_the_shape_they_were_created_in() {
+        let reg = two_directors();
+        let company = reg.gewa1_forms();
+        assert_eq!(company.len(), 1);
+        assert_eq!(stored_forms(&reg, &[form_document(None)]), company);
+        assert_eq!(
+            stored_forms(&reg, &[form_document(Some(0)), form_document(Some(1))]),
+            [Gewa1Form::single(0), Gewa1Form::single(1)]
+        );
+        let mut uploaded = reg.clone();
+        uploaded.owners[0].documents.gewa_1 = Some(domain::trade::UploadedDocument {
+            file: "gewa1_company".into(),
+        });
+        assert_eq!(stored_forms(&uploaded, &[form_document(None)]), []);
+        // Another document type stands for no form.
+        let mut poa = form_document(Some(0));
+        poa.doc_type = DocumentType::PowerOfAttorney;
+        assert_eq!(stored_forms(&reg, &[poa]), []);
+    }
 }

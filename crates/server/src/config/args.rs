@@ -73,26 +73,23 @@ pub struct LogArgs {
 }
 
 /// The company running this service, as powers of attorney name it (`serve`, `render`).
+/// Unset, production `assisted` trade registrations are refused (503
+/// `SERVICE_NOT_CONFIGURED`): no production document names a placeholder; sandbox powers of
+/// attorney name a sandbox placeholder under their sandbox mark.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Operator")]
 pub struct OperatorArgs {
     /// Legal name of the company running this service: the attorney named in every power of
-    /// attorney.
-    #[arg(long, env = "FILING_OPERATOR_NAME", default_value = DEFAULT_OPERATOR_NAME, global = true)]
+    /// attorney. Set it together with FILING_OPERATOR_ADDRESS.
+    #[arg(long, env = "FILING_OPERATOR_NAME", global = true)]
     #[arg(value_parser = parse::line())]
-    pub operator_name: String,
+    pub operator_name: Option<String>,
 
     /// Postal address of the operator on one line, printed in every power of attorney.
-    #[arg(long, env = "FILING_OPERATOR_ADDRESS", default_value = DEFAULT_OPERATOR_ADDRESS)]
+    #[arg(long, env = "FILING_OPERATOR_ADDRESS")]
     #[arg(global = true, value_parser = parse::line())]
-    pub operator_address: String,
+    pub operator_address: Option<String>,
 }
-
-/// Placeholder operator identity for development; production sets its own (a warning is logged
-/// at start while the placeholder is in use).
-pub const DEFAULT_OPERATOR_NAME: &str =
-    "Registration Filing Service (Betreiber nicht konfiguriert)";
-pub const DEFAULT_OPERATOR_ADDRESS: &str = "Anschrift nicht konfiguriert";
 
 /// Settings of the HTTP server.
 #[derive(Debug, Clone, Args)]

@@ -15,10 +15,7 @@ use std::time::Duration;
 
 use clap::{Args as _, FromArgMatches};
 
-pub use args::{
-    CommonArgs, DEFAULT_OPERATOR_ADDRESS, DEFAULT_OPERATOR_NAME, LogArgs, OperatorArgs, ServeArgs,
-    StorageArgs,
-};
+pub use args::{CommonArgs, LogArgs, OperatorArgs, ServeArgs, StorageArgs};
 pub use parse::S3Location;
 
 /// A configuration value that is wrong: the variable (and flag) it came from, the value
@@ -207,7 +204,9 @@ pub struct StorageConfig {
 #[derive(Debug, Clone)]
 pub struct Config {
     pub storage: StorageConfig,
-    pub operator: forms::Operator,
+    /// The attorney of the powers of attorney; `None` until `FILING_OPERATOR_NAME` and
+    /// `FILING_OPERATOR_ADDRESS` are set.
+    pub operator: Option<forms::Operator>,
     pub listen: SocketAddr,
     /// Where `GET /metrics` is served without a key, beside the main listener.
     pub metrics_listen: Option<SocketAddr>,
@@ -335,13 +334,15 @@ fn s3_settings(at: &parse::S3Location, timeout: Duration) -> store::documents::S
 }
 
 impl CommonArgs {
-    /// The attorney named in powers of attorney.
-    pub fn operator(&self) -> forms::Operator {
+    /// The attorney named in powers of attorney, once configured.
+    pub fn operator(&self) -> Option<forms::Operator> {
         self.operator.operator()
     }
 
     fn problems(&self) -> Vec<ConfigError> {
-        self.storage.problems()
+        let mut problems = self.storage.problems();
+        problems.extend(self.operator.problems());
+        problems
     }
 
     pub fn storage(&self) -> Result<StorageConfig, ConfigErrors> {
@@ -350,11 +351,33 @@ impl CommonArgs {
 }
 
 impl OperatorArgs {
-    /// The attorney named in powers of attorney.
-    pub fn operator(&self) -> forms::Operator {
-        forms::Operator {
-            name: self.operator_name.clone(),
-            address: self.operator_address.clone(),
+    /// The attorney named in powers of attorney: `None` unless both name and address are set
+    /// (one without the other is a configuration error, [`OperatorArgs::problems`]).
+    pub fn operator(&self) -> Option<forms::Operator> {
+        Some(forms::Operator {
+            name: self.operator_name.clone()?,
+            address: self.operator_address.clone()?,
+        })
+    }
+
+    /// One of name and address set without the other.
+    fn problems(&self) -> Vec<ConfigError> {
+        match (&self.operator_name, &self.operator_address) {
+            (Some(name), None) => vec![ConfigError::of(
+                &setting("operator_name"),
+                name,
+                "set FILING_OPERATOR_ADDRESS too: a power of attorney names the operator with \
+                 its address"
+                    .into(),
+            )],
+            (None, Some(address)) => vec![ConfigError::of(
+                &setting("operator_address"),
+                address,
+                "set FILING_OPERATOR_NAME too: a power of attorney names the operator with its \
+                 address"
+                    .into(),
+            )],
+            _ => Vec::new(),
         }
     }
 }

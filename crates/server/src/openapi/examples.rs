@@ -16,6 +16,28 @@ pub fn trade_registration() -> Value {
     ))
 }
 
+/// A GmbH before its register entry with two managing directors: one GewA 1 for the company,
+/// the second director on its supplementary sheet.
+pub fn trade_registration_two_directors() -> Value {
+    sandbox(include_str!(
+        "../../../../examples/trade-registration-two-directors.json"
+    ))
+}
+
+/// A business moved here from another office's district: field 25 "Verlegung" with the former
+/// establishment (field 17); this Anmeldung also deregisters it at the old office.
+pub fn trade_registration_relocation() -> Value {
+    let mut v = trade_registration();
+    v["reason"] = "reopening-after-relocation".into();
+    v["previous_establishment"] = serde_json::json!({
+        "street": "Leopoldstraße 10",
+        "zip": "80802",
+        "city": "München"
+    });
+    v["client_reference"] = "KD-2025-0043".into();
+    v
+}
+
 pub fn tax_registration() -> Value {
     sandbox(include_str!(
         "../../../../examples/tax-registration-gmbh.json"

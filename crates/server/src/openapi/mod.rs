@@ -281,7 +281,8 @@ body that cannot be read) or `BAD_REQUEST` (a request the framework cannot read 
         status: "503",
         name: "ServiceUnavailable",
         description: "`SERVICE_UNAVAILABLE`: storage is unreachable, or too many uploads are in progress; \
-nothing was kept, retry after `Retry-After` seconds",
+nothing was kept, retry after `Retry-After` seconds. `SERVICE_NOT_CONFIGURED`: the request needs a setting \
+the service runs without, which the message names (no `Retry-After`)",
         applies: |_| true,
     },
 ];

@@ -17,8 +17,9 @@ use domain::company::Environment;
 use domain::lifecycle::{Lifecycle, TradeStatus};
 use domain::trade::{
     AcquisitionType, BusinessType, CraftCard, Employees, EstablishmentType, Gender,
-    IndustrialLicense, Language, MainEstablishment, Package, PersonName, PreviousBusiness, Reason,
-    RegisteredOffice, ResidencePermit, ResidentialAddress, TradeRegistration,
+    IndustrialLicense, Language, MainEstablishment, Package, PersonName, PostalAddress,
+    PreviousBusiness, Reason, RegisteredOffice, ResidencePermit, ResidentialAddress,
+    TradeRegistration,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -231,12 +232,37 @@ pub struct CreateResponse {
 /// Create a trade registration
 ///
 /// Creates a trade registration. The body is `application/json` (the payload), or
-/// `multipart/form-data` with the payload in the part `data` and one signed GewA 1 PDF per
-/// `owners[i].documents.gewa_1.file`.
+/// `multipart/form-data` with the payload in the part `data` and each signed GewA 1 PDF in the
+/// part its `owners[i].documents.gewa_1.file` names.
+///
+/// **One Anmeldung per company.** A legal person (`gmbh`, `ug`, `ggmbh`, `ag`, `kgaa`) and a
+/// `gmbh-co-kg` or `ug-co-kg` (whose managing partner is its general partner) file one GewA 1:
+/// `owners[0]` is the legal representative of fields 4 to 11, each further owner is a further
+/// representative on a supplementary sheet of the same document, signing it with his own
+/// `signatures.gewa_1`; every owner's `documents.gewa_1` in the answer names that one document.
+/// A signed upload is the company's one form, signed by every representative: send it as
+/// `owners[0].documents.gewa_1` and no signature (`not_allowed` on another owner). A
+/// partnership (`gbr`, `ohg`, `kg`), a sole trader and `other` file one GewA 1 per owner.
+///
+/// **Before the register entry** (a legal person without `registration_number`), field 1 reads
+/// "<name> (in Gründung)"; file it with the notarised articles of association (the trade office
+/// asks for them in place of the register extract).
+///
+/// **A relocation** (`reason: reopening-after-relocation`, field 25 "Verlegung des Betriebs aus
+/// einem anderen Meldebezirk") needs `previous_establishment` (field 17). Since 1.11.2025 this
+/// one Anmeldung at the new office is also the deregistration at the old one (§ 14 Abs. 1
+/// Satz 3 GewO): the new office passes it on, so no Abmeldung (GewA 3) is filed there.
+///
+/// A production `assisted` case needs the service's operator configured (its powers of
+/// attorney name it): without, 503 `SERVICE_NOT_CONFIGURED` and nothing is written.
 #[utoipa::path(post, path = "/v1/trade-registration", tag = "trade registration",
     operation_id = "create_trade_registration",
     request_body(content(
-        (TradeRegistrationRequest = "application/json", example = json!(crate::openapi::examples::trade_registration())),
+        (TradeRegistrationRequest = "application/json", examples(
+            ("self" = (summary = "A registered GmbH with one managing director, filing its own form", value = json!(crate::openapi::examples::trade_registration()))),
+            ("two_directors" = (summary = "A GmbH before its register entry with two managing directors: one GewA 1 with a supplementary sheet", value = json!(crate::openapi::examples::trade_registration_two_directors()))),
+            ("relocation" = (summary = "A business moved from another district: the former establishment in field 17", value = json!(crate::openapi::examples::trade_registration_relocation()))),
+        )),
         (TradeRegistrationMultipart = "multipart/form-data", encoding(("data" = (content_type = "application/json")))),
     ), description = "The payload; as multipart, the JSON goes into the part `data` and each signed PDF into the part its owner's `documents.gewa_1.file` names"),
     responses(
@@ -281,11 +307,17 @@ pub async fn create(
 fn created_answer(state: &AppState, created: &CreatedTrade) -> CreateResponse {
     let reg = &created.registration;
     let unix = created.at.unix_timestamp();
+    // An owner's GewA 1 is the form he is on: a legal person's one form for every owner.
     let find = |i: usize, t: DocumentType| {
+        let owner = if t == DocumentType::TradeLicenceApplication {
+            reg.gewa1_form_of(i).and_then(|f| f.document_owner())
+        } else {
+            Some(i)
+        };
         created
             .documents
             .iter()
-            .find(|d| d.owner_index == Some(i as i32) && d.doc_type == t)
+            .find(|d| d.owner_index == owner.map(|o| o as i32) && d.doc_type == t)
             .map(|d| OwnerDocument {
                 id: d.id,
                 name: d.name.clone(),
@@ -480,6 +512,10 @@ pub struct TradeRegistrationResponse {
     pub previous_business: Option<PreviousBusiness>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub craft_card: Option<CraftCard>,
+    /// Field 17: the former establishment of a relocated business (reason
+    /// `reopening-after-relocation`), as sent, with its `country`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous_establishment: Option<PostalAddress>,
     pub owners: Vec<OwnerView>,
     /// Present once determined: from the establishment's address, with the contact data of
     /// the operator-maintained directory.
@@ -579,6 +615,7 @@ fn view(
         main_establishment: reg.main_establishment.clone(),
         previous_business: reg.previous_business.clone(),
         craft_card: reg.craft_card.clone(),
+        previous_establishment: reg.previous_establishment.clone(),
         owners: reg
             .owners
             .iter()

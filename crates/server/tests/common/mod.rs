@@ -387,8 +387,8 @@ impl TestApp {
                 ..StorageArgs::default()
             },
             operator: OperatorArgs {
-                operator_name: "Muster Filing GmbH".into(),
-                operator_address: "Beispielweg 5, 10117 Berlin".into(),
+                operator_name: Some("Muster Filing GmbH".into()),
+                operator_address: Some("Beispielweg 5, 10117 Berlin".into()),
             },
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")

@@ -210,7 +210,8 @@ backend_tests! {
         assert_eq!(t["data"]["reason"], "trade office assigned");
         assert_eq!(t["data"]["client_reference"], "crm-7");
         assert_eq!(t["data"]["environment"], "production");
-        assert_eq!(t["data"]["documents"], json!([{"id": new_form, "type": "trade-licence-application", "owner_index": 0, "name": format!("GewA 1 - {} {}.pdf", data["owners"][0]["first_name"].as_str().unwrap(), data["owners"][0]["last_name"].as_str().unwrap()), "replaces": old_form}]));
+        // A GmbH's one GewA 1 is the case's own document (no owner).
+        assert_eq!(t["data"]["documents"], json!([{"id": new_form, "type": "trade-licence-application", "owner_index": null, "name": format!("GewA 1 - {}.pdf", data["name"].as_str().unwrap()), "replaces": old_form}]));
         let x = updates(&tax)[0].clone();
         assert_eq!(x["data"]["status"], "validated");
         assert_eq!(x["data"]["reason"], "tax office assigned");

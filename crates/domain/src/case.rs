@@ -43,15 +43,25 @@ pub enum DocumentType {
     TaxRegistrationXml,
     /// The German summary PDF of a tax registration (rendered on its first download).
     TaxRegistrationSummary,
+    /// A corporation's articles of association, sent with its tax registration and filed in
+    /// its ELSTER XML (`Anhaenge`).
+    ArticlesOfAssociation,
+    /// A corporation's list of shareholders, likewise.
+    ShareholderList,
+    /// The SEPA direct debit mandate sent with a corporation's tax registration, likewise.
+    SepaMandate,
 }
 
 impl DocumentType {
-    pub const ALL: [DocumentType; 5] = [
+    pub const ALL: [DocumentType; 8] = [
         DocumentType::TradeLicenceApplication,
         DocumentType::PowerOfAttorney,
         DocumentType::TradeLicence,
         DocumentType::TaxRegistrationXml,
         DocumentType::TaxRegistrationSummary,
+        DocumentType::ArticlesOfAssociation,
+        DocumentType::ShareholderList,
+        DocumentType::SepaMandate,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -61,6 +71,9 @@ impl DocumentType {
             DocumentType::TradeLicence => "trade-licence",
             DocumentType::TaxRegistrationXml => "tax-registration-xml",
             DocumentType::TaxRegistrationSummary => "tax-registration-summary",
+            DocumentType::ArticlesOfAssociation => "articles-of-association",
+            DocumentType::ShareholderList => "shareholder-list",
+            DocumentType::SepaMandate => "sepa-mandate",
         }
     }
 
@@ -74,9 +87,11 @@ impl DocumentType {
             DocumentType::TradeLicenceApplication
             | DocumentType::PowerOfAttorney
             | DocumentType::TradeLicence => CaseKind::Trade,
-            DocumentType::TaxRegistrationXml | DocumentType::TaxRegistrationSummary => {
-                CaseKind::Tax
-            }
+            DocumentType::TaxRegistrationXml
+            | DocumentType::TaxRegistrationSummary
+            | DocumentType::ArticlesOfAssociation
+            | DocumentType::ShareholderList
+            | DocumentType::SepaMandate => CaseKind::Tax,
         }
     }
 }

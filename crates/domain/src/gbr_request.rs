@@ -30,7 +30,7 @@ pub type GbrTaxRequest = CreateRequest<GbrTaxRegistration>;
 
 /// The top-level fields of the request (anything else is `unknown_field`).
 pub const FIELDS: &[&str] =
-    &with_core::<27>(&["partnership_agreement_date", "partners", "company_register"]);
+    &with_core::<28>(&["partnership_agreement_date", "partners", "company_register"]);
 
 impl LegalFormRules for PartnershipLegalForm {
     const VALUES: &'static [&'static str] = &["gbr", "egbr"];
@@ -213,6 +213,7 @@ mod tests {
         assert_eq!(
             e.company_register,
             Some(CommercialRegister::Registered {
+                registration_application_date: None,
                 registration_number: "1234".into(),
                 registration_date: time::macros::date!(2025 - 02 - 10),
                 registration_court: "Amtsgericht Köln".into(),

@@ -20,6 +20,7 @@ pub mod legal_name;
 pub mod lifecycle;
 pub mod nationality;
 pub mod offices;
+pub mod phone;
 #[cfg(test)]
 mod properties;
 pub mod register_court;

@@ -11,10 +11,11 @@ pub use crate::address::PostalAddress;
 use crate::company::Environment;
 use crate::tax_core::iso_date;
 pub use crate::tax_core::{
-    AccountingMethod, BalanceType, CASH_ACCOUNTING_LIMIT, CommercialRegister, EntityShareholder,
-    Estimate, FinancialEstimates, IndividualShareholder, MONTHLY_RETURNS_ABOVE, Payroll,
-    Percentage, ReturnFrequency, ReverseChargeServiceType, SMALL_BUSINESS_FOLLOWING_YEAR,
-    SMALL_BUSINESS_FOUNDING_YEAR, TaxId, TaxPackage, Vat, VatRegime,
+    AccountingMethod, AuthorizedRecipient, BalanceType, CASH_ACCOUNTING_LIMIT, CommercialRegister,
+    EntityShareholder, Estimate, FinancialEstimates, IndividualShareholder, MONTHLY_RETURNS_ABOVE,
+    PartyFirm, PartyPerson, Payroll, Percentage, ReturnFrequency, ReverseChargeServiceType,
+    SMALL_BUSINESS_FOLLOWING_YEAR, SMALL_BUSINESS_FOUNDING_YEAR, TaxAdvisor, TaxId, TaxPackage,
+    Vat, VatRegime,
 };
 
 impl KapLegalForm {
@@ -147,7 +148,106 @@ crate::tax_core::tax_registration! {
             pub directors: Vec<Director>,
             pub shareholders: Shareholders,
             pub commercial_register: CommercialRegister,
+            /// The company's telephone (questionnaire sub-page 1): filed when it is a German
+            /// number with its area code apart (`Komm/Tel`).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub phone: Option<String>,
+            /// The company's web address (sub-page 1, line 12; `Komm/Web/Adresse`).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub website: Option<String>,
+            /// Where the company is managed, when not at its seat (sub-page 2, lines 8-10):
+            /// it decides the responsible tax office (§ 20 AO).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub place_of_management: Option<PostalAddress>,
+            /// Sub-page 5, lines 24-30.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub tax_advisor: Option<TaxAdvisor>,
+            /// Sub-page 6, lines 41-48.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub authorized_recipient: Option<AuthorizedRecipient>,
+            /// The account holder when it is not the company (sub-page 7, lines 52/53); only
+            /// with an `iban`.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub bank_account_holder: Option<String>,
+            /// Request the exemption certificate from the construction withholding tax
+            /// (§ 48b EStG, sub-page 21, line 223).
+            #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+            pub request_construction_exemption_certificate: bool,
+            /// PDFs filed with the questionnaire (sub-pages 22/23), sent as file parts of a
+            /// multipart create.
+            #[serde(default, skip_serializing_if = "Attachments::is_empty")]
+            pub attachments: Attachments,
+            /// A post office box of the company (sub-page 1, line 7).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub po_box: Option<PoBox>,
+            /// Whether the company only manages its own assets (sub-page 1, line 14).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub manages_own_assets_only: Option<bool>,
+            /// Whether shares are held in trust (sub-page 10, line 90; `Treuhand`).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub has_trust_relationships: Option<bool>,
+            /// Where the wages are computed, when not at the seat (sub-page 16, lines 174-177);
+            /// only with employees.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub payroll_establishment: Option<PostalAddress>,
         }
+    }
+}
+
+/// A post office box (Postfach): its number, postal code and place.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(example = json!({"number": "120045", "zip": "10117", "city": "Berlin"})))]
+pub struct PoBox {
+    /// 1 to 6 digits (as the reference's `Postfach`, St66:344).
+    pub number: String,
+    /// German 5-digit postal code.
+    pub zip: String,
+    pub city: String,
+}
+
+/// The documents a corporation's questionnaire goes with (sub-pages 22 and 23): each names the
+/// multipart part of its PDF (`{"file": "articles"}`), stored as a document of the case.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Attachments {
+    /// The articles of association (Gesellschaftsvertrag, line 227: required at formation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub articles_of_association: Option<crate::trade::UploadedDocument>,
+    /// The list of shareholders (Gesellschafterliste).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shareholder_list: Option<crate::trade::UploadedDocument>,
+    /// The SEPA direct debit mandate for the tax office (sub-page 7); only with an `iban`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sepa_mandate: Option<crate::trade::UploadedDocument>,
+}
+
+/// The most bytes of one attachment: ELSTER's portal takes PDFs of at most 10 MB each
+/// (questionnaire sub-page 23), and the XML carries them whole (in base64).
+pub const MAX_ATTACHMENT_BYTES: usize = 10 * 1024 * 1024;
+
+impl Attachments {
+    /// The attachment fields, in filing order, with the part each names.
+    pub const FIELDS: [&'static str; 3] = [
+        "articles_of_association",
+        "shareholder_list",
+        "sepa_mandate",
+    ];
+
+    pub fn is_empty(&self) -> bool {
+        self.parts().is_empty()
+    }
+
+    /// `(field, part)` of each attachment sent, in filing order.
+    pub fn parts(&self) -> Vec<(&'static str, &str)> {
+        [
+            ("articles_of_association", &self.articles_of_association),
+            ("shareholder_list", &self.shareholder_list),
+            ("sepa_mandate", &self.sepa_mandate),
+        ]
+        .into_iter()
+        .filter_map(|(field, d)| d.as_ref().map(|d| (field, d.file.as_str())))
+        .collect()
     }
 }
 
@@ -181,9 +281,28 @@ impl TaxRegistration {
                 .any(|e| u64::from(e.share_percentage.0) * 2 > u64::from(Percentage::HUNDRED.0))
     }
 
-    /// The shares' whole-euro nominal amounts in filing order ([`nominal_amounts`]).
+    /// The shares' whole-euro nominal amounts in filing order: as sent (`nominal_amount`, for
+    /// every shareholder or none), else derived from the percentages ([`nominal_amounts`]).
     pub fn nominal_amounts(&self) -> Vec<i64> {
-        nominal_amounts(self.capital, &self.share_percentages())
+        let sent: Option<Vec<i64>> = self
+            .shareholders
+            .individuals
+            .iter()
+            .map(|s| s.nominal_amount)
+            .chain(self.shareholders.entities.iter().map(|s| s.nominal_amount))
+            .collect();
+        sent.unwrap_or_else(|| nominal_amounts(self.capital, &self.share_percentages()))
+    }
+
+    /// What the filing states of each share, in filing order: its nominal amount and the
+    /// percentage that amount is of the capital (four decimals), so that the two always agree
+    /// (docs/elster.md, "Nominal amounts"): 8,333 of 25,000 euros is 33.3320 %, not the
+    /// 33.3333 % a caller may have sent.
+    pub fn filed_shares(&self) -> Vec<(i64, Percentage)> {
+        self.nominal_amounts()
+            .into_iter()
+            .map(|n| (n, Percentage::of_whole(n, self.capital)))
+            .collect()
     }
 }
 

@@ -85,6 +85,14 @@ impl<'de> Deserialize<'de> for Percentage {
 }
 
 impl Percentage {
+    /// `part` of `whole` euros as a percentage, rounded half up to four decimals (the share a
+    /// nominal amount is of the capital).
+    pub fn of_whole(part: i64, whole: i64) -> Percentage {
+        let units =
+            (i128::from(part) * 1_000_000 * 2 + i128::from(whole)) / (2 * i128::from(whole));
+        Percentage(u32::try_from(units.max(0)).unwrap_or(u32::MAX))
+    }
+
     /// The decimal text with exactly four decimals, as the ELSTER XML writes `ProzentAnteil`
     /// (`33.3333`, `50.0000`, `100.0000`).
     pub fn to_four_decimals(self) -> String {
@@ -140,8 +148,14 @@ pub struct IndividualShareholder {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tax_identification_number: Option<TaxId>,
     pub address: PostalAddress,
+    /// As sent; derived from `nominal_amount` (rounded to four decimals) when only that was.
     #[cfg_attr(feature = "openapi", schema(value_type = f64, example = 33.3333))]
     pub share_percentage: Percentage,
+    /// The share's nominal amount (Nennbetrag) in whole euros, as the shareholder list at the
+    /// register states it: sent for every shareholder or for none (a UG's or GmbH's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(example = 12500))]
+    pub nominal_amount: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -149,8 +163,13 @@ pub struct IndividualShareholder {
 pub struct EntityShareholder {
     pub name: String,
     pub address: PostalAddress,
+    /// As for an individual shareholder.
     #[cfg_attr(feature = "openapi", schema(value_type = f64, example = 50))]
     pub share_percentage: Percentage,
+    /// As for an individual shareholder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(example = 12500))]
+    pub nominal_amount: Option<i64>,
 }
 
 /// A register status: the commercial register (Handelsregister) of a UG or GmbH, or the
@@ -166,6 +185,15 @@ pub enum CommercialRegister {
         registration_application_date: Date,
     },
     Registered {
+        /// When the entry was applied for (questionnaire line 55), when the caller knows it;
+        /// the XML's `TagDesAntrags` (docs/elster.md, "The register").
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            with = "crate::tax_core::opt_iso_date"
+        )]
+        #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = Date))]
+        registration_application_date: Option<Date>,
         /// Normalised: without a leading `HRB` (or `GsR`), a suffix kept without its space
         /// (`12345B`).
         registration_number: String,
@@ -291,6 +319,10 @@ impl Vat {
 pub struct Payroll {
     pub employee_count: i64,
     pub shareholder_employee_count: i64,
+    /// Of `employee_count`, the marginal employees (geringfügig Beschäftigte, questionnaire
+    /// line 171), when sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub marginal_employee_count: Option<i64>,
     #[serde(with = "iso_date")]
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = Date))]
     pub payroll_start_date: Date,
@@ -298,7 +330,50 @@ pub struct Payroll {
     pub estimated_annual_wage_tax: i64,
 }
 
-/// A validated tax registration's fields that every legal form has, in the order of the API
+/// A person the questionnaire names besides the company's own (a tax adviser, an authorised
+/// recipient): a natural person or a firm, with address and phone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PartyPerson {
+    pub first_name: String,
+    pub last_name: String,
+    pub address: PostalAddress,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phone: Option<String>,
+}
+
+/// A firm the questionnaire names (a tax advisory firm, an authorised recipient).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PartyFirm {
+    pub name: String,
+    pub address: PostalAddress,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phone: Option<String>,
+}
+
+/// The tax adviser (Steuerliche Beratung, questionnaire sub-page 5, lines 24-30): a natural
+/// person or a firm.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum TaxAdvisor {
+    Person(PartyPerson),
+    Firm(PartyFirm),
+}
+
+/// The authorised recipient for every tax (Empfangsbevollmächtigte(r), sub-page 6, lines
+/// 41-48): the tax adviser of `tax_advisor` (the form's tick), or another person or firm.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum AuthorizedRecipient {
+    TaxAdvisor,
+    Person(PartyPerson),
+    Firm(PartyFirm),
+}
+
+/// A validated tax registration's fields that every legal form has/// A validated tax registration's fields that every legal form has, in the order of the API
 /// and the stored record (the legal form's own fields stand between them): built by the
 /// request parser ([`request`]) and completed by a model of [`tax_registration!`].
 #[derive(Debug, Clone, PartialEq)]

@@ -305,30 +305,7 @@ fn owner(
             object(v, &dp, &["gewa_1"], errs).and_then(|d| {
                 let gewa_1 = match d.opt("gewa_1") {
                     None => None,
-                    Some(g) => {
-                        let gp = d.path("gewa_1");
-                        let g = object(g, &gp, &["file"], errs)?;
-                        let file = g.req("file", errs).and_then(|f| {
-                            let fp = g.path("file");
-                            let name = rules::string(f, &fp, errs)?;
-                            let ok = !name.is_empty()
-                                && name.len() <= 100
-                                && name != "data"
-                                && name.bytes().all(|b| {
-                                    b.is_ascii_alphanumeric() || b"-_.".contains(&b)
-                                });
-                            if !ok {
-                                errs.push(
-                                    fp,
-                                    "invalid_value",
-                                    "must name a multipart part: 1 to 100 letters, digits, - _ . (not `data`)",
-                                );
-                                return None;
-                            }
-                            Some(name.to_string())
-                        })?;
-                        Some(UploadedDocument { file })
-                    }
+                    Some(g) => Some(uploaded_document(g, &d.path("gewa_1"), errs)?),
                 };
                 if gewa_1.is_some() && matches!(seat, Seat::Further { .. }) {
                     errs.push(
@@ -521,6 +498,37 @@ fn owner(
             None
         },
     })
+}
+
+/// A document sent as a multipart part, `{"file": "<part name>"}`: 1 to 100 letters, digits,
+/// `-`, `_`, `.`, not `data` (the payload's part). The trade owners' `documents.gewa_1` and the
+/// tax registration's `attachments` name their parts so.
+pub(crate) fn uploaded_document(
+    v: &Value,
+    path: &str,
+    errs: &mut Violations,
+) -> Option<UploadedDocument> {
+    let g = object(v, path, &["file"], errs)?;
+    let file = g.req("file", errs).and_then(|f| {
+        let fp = g.path("file");
+        let name = rules::string(f, &fp, errs)?;
+        let ok = !name.is_empty()
+            && name.len() <= 100
+            && name != "data"
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+        if !ok {
+            errs.push(
+                fp,
+                "invalid_value",
+                "must name a multipart part: 1 to 100 letters, digits, - _ . (not `data`)",
+            );
+            return None;
+        }
+        Some(name.to_string())
+    })?;
+    Some(UploadedDocument { file })
 }
 
 /// Field 17: the former establishment of a relocated business, in Germany unless `country`

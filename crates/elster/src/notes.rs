@@ -9,13 +9,19 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// Record fields that never reach the XML: contact details, the caller's reference, the
-/// signature, the address's state.
+/// signature, the address's state, and the answers an operator enters by hand
+/// ([`crate::not_in_xml`]).
 const NOT_IN_XML: &[&str] = &[
+    "attachments",
+    "authorized_recipient",
+    "bank_account_holder",
     "client_reference",
     "email",
     "phone",
+    "place_of_management",
     "signature_path",
     "state",
+    "tax_advisor",
 ];
 
 /// A text the XML spells differently from the record.
@@ -38,11 +44,28 @@ pub struct Transliteration {
 /// does not carry are not listed.
 pub fn transliterations(record: &Value) -> Vec<Transliteration> {
     let mut out = Vec::new();
-    walk(record, &mut String::new(), &mut out);
+    // A corporation's XML writes no address abroad (it has no public form); a partnership's,
+    // all of whose names are ours, does.
+    let corporation = matches!(
+        record.get("legal_form").and_then(Value::as_str),
+        Some("gmbh" | "ug")
+    );
+    walk(record, &mut String::new(), corporation, &mut out);
     out
 }
 
-fn walk(v: &Value, path: &mut String, out: &mut Vec<Transliteration>) {
+/// Whether `v` is an address object abroad.
+fn abroad(v: &Value) -> bool {
+    v.get("street").is_some()
+        && v.get("country")
+            .and_then(Value::as_str)
+            .is_some_and(|c| !c.eq_ignore_ascii_case("DE"))
+}
+
+fn walk(v: &Value, path: &mut String, corporation: bool, out: &mut Vec<Transliteration>) {
+    if corporation && abroad(v) {
+        return;
+    }
     match v {
         Value::String(s) if !is_elster_text(s) => {
             let spelled = transliterate(s.trim()).trim().to_owned();
@@ -62,7 +85,7 @@ fn walk(v: &Value, path: &mut String, out: &mut Vec<Transliteration>) {
                     path.push('.');
                 }
                 path.push_str(k);
-                walk(child, path, out);
+                walk(child, path, corporation, out);
                 path.truncate(len);
             }
         }
@@ -70,7 +93,7 @@ fn walk(v: &Value, path: &mut String, out: &mut Vec<Transliteration>) {
             for (i, child) in a.iter().enumerate() {
                 let len = path.len();
                 path.push_str(&format!("[{i}]"));
-                walk(child, path, out);
+                walk(child, path, corporation, out);
                 path.truncate(len);
             }
         }

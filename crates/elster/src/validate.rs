@@ -20,7 +20,7 @@ use libxml::parser::{Parser, ParserOptions};
 use libxml::schemas::{SchemaParserContext, SchemaValidationContext};
 use libxml::tree::Document;
 
-use crate::write::{FSE_KAPG_NS, FSE_PERSG_NS};
+use crate::write::{ANHAENGE_NS, FSE_KAPG_NS, FSE_PERSG_NS};
 
 /// The ElsterXML v11 envelope schema for DatenArt KapG (imports [`KAPG_XSD`] as
 /// `fse-kapg-v202401.xsd`).
@@ -32,6 +32,13 @@ pub const KAPG_XSD: &str = include_str!("../schemas/fse-kapg-v202401.xsd");
 pub const PERSG_ENVELOPE_XSD: &str = include_str!("../schemas/elster-v11-fse-persg.xsd");
 /// The `FsE_PersG` schema, namespace `http://finkonsens.de/elster/elsterfse/persg/v202401`.
 pub const PERSG_XSD: &str = include_str!("../schemas/fse-persg-v202401.xsd");
+/// The `Anhaenge` schema (the documents filed with a questionnaire), namespace
+/// [`ANHAENGE_NS`], imported by both envelopes as `anhaenge-simple-v3.xsd`.
+pub const ANHAENGE_XSD: &str = include_str!("../schemas/anhaenge-simple-v3.xsd");
+/// How the envelopes import and refer to the attachments block.
+const ANHAENGE_IMPORT: &str = r#"<xs:import namespace="http://finkonsens.de/elster/anhaenge/simple/v3" schemaLocation="anhaenge-simple-v3.xsd"/>"#;
+const ANHAENGE_REFERENCE: &str = r#"<xs:element ref="anh:Anhaenge" minOccurs="0"/>"#;
+const ANHAENGE_SKIP: &str = r#"<xs:any namespace="http://finkonsens.de/elster/anhaenge/simple/v3" processContents="skip" minOccurs="0"/>"#;
 
 /// One kind of questionnaire: its envelope and payload schemas and how the envelope refers to
 /// the payload.
@@ -89,27 +96,31 @@ impl Kind {
         )
     }
 
-    /// The envelope schema without its file import (see the module documentation).
+    /// The envelope schema without its file imports (see the module documentation): the
+    /// payload's and the attachments'.
     pub(crate) fn standalone_envelope_xsd(&self) -> Result<String, String> {
         let (import, reference) = (self.import(), self.reference_element());
-        if self.envelope_xsd.matches(&import).count() != 1
-            || self.envelope_xsd.matches(&reference).count() != 1
+        let once = |text: &str| self.envelope_xsd.matches(text).count() == 1;
+        if !(once(&import) && once(&reference) && once(ANHAENGE_IMPORT) && once(ANHAENGE_REFERENCE))
         {
             return Err(format!(
-                "the envelope schema's import of {} is not in the expected form",
+                "the envelope schema's imports of {} are not in the expected form",
                 self.name
             ));
         }
         Ok(self
             .envelope_xsd
             .replace(&import, "")
-            .replace(&reference, &self.skip()))
+            .replace(&reference, &self.skip())
+            .replace(ANHAENGE_IMPORT, "")
+            .replace(ANHAENGE_REFERENCE, ANHAENGE_SKIP))
     }
 }
 
 struct Pair {
     envelope: SchemaValidationContext,
     payload: SchemaValidationContext,
+    attachments: SchemaValidationContext,
 }
 
 fn compile(xsd: &str, what: &str) -> Result<SchemaValidationContext, Vec<String>> {
@@ -127,6 +138,7 @@ impl Pair {
         Ok(Pair {
             envelope: compile(&envelope_xsd, &format!("{} envelope", kind.daten_art))?,
             payload: compile(kind.payload_xsd, kind.name)?,
+            attachments: compile(ANHAENGE_XSD, "Anhaenge")?,
         })
     }
 }
@@ -226,14 +238,20 @@ fn validate_as(kind: &Kind, pair: &Compiled, doc: &Document) -> Result<(), Vec<S
         .filter(|n| n.get_name() == "Nutzdaten")
         .flat_map(|n| n.get_child_elements())
         .collect::<Vec<_>>();
-    // The envelope schema admits exactly one element of the payload namespace here.
-    let [element] = payload.as_slice() else {
-        return Err(vec![format!(
-            "expected one payload element in Nutzdaten, found {}",
-            payload.len()
-        )]);
+    // The envelope schema admits one element of the payload namespace here, and after it
+    // at most one of the attachments' namespace.
+    let namespace = |n: &libxml::tree::Node| n.get_namespace().map(|ns| ns.get_href());
+    let (element, attachments) = match payload.as_slice() {
+        [element] => (element, None),
+        [element, attachments] => (element, Some(attachments)),
+        _ => {
+            return Err(vec![format!(
+                "expected the payload element in Nutzdaten and at most its attachments, found {} elements",
+                payload.len()
+            )]);
+        }
     };
-    if element.get_namespace().map(|ns| ns.get_href()).as_deref() != Some(kind.namespace) {
+    if namespace(element).as_deref() != Some(kind.namespace) {
         return Err(vec![format!(
             "the payload element is not in namespace {}",
             kind.namespace
@@ -241,7 +259,18 @@ fn validate_as(kind: &Kind, pair: &Compiled, doc: &Document) -> Result<(), Vec<S
     }
     pair.payload
         .validate_node(element)
-        .map_err(|errs| errs.iter().map(message).collect())
+        .map_err(|errs| errs.iter().map(message).collect::<Vec<_>>())?;
+    if let Some(a) = attachments {
+        if namespace(a).as_deref() != Some(ANHAENGE_NS) {
+            return Err(vec![format!(
+                "the element after the payload is not the attachments block of namespace {ANHAENGE_NS}"
+            )]);
+        }
+        pair.attachments
+            .validate_node(a)
+            .map_err(|errs| errs.iter().map(message).collect::<Vec<_>>())?;
+    }
+    Ok(())
 }
 
 fn message(e: &StructuredError) -> String {

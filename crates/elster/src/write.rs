@@ -104,28 +104,58 @@ impl XmlContext {
     }
 }
 
+/// Namespace of the attachments block (`Anhaenge`) beside the questionnaire (K:432, 684-701).
+pub const ANHAENGE_NS: &str = "http://finkonsens.de/elster/anhaenge/simple/v3";
+
+/// A document filed with the questionnaire, in its `Anhaenge` block: its designation (the file
+/// name without `.pdf`, K:684-701), its type and its bytes (written in base64).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attachment {
+    /// `Dateibezeichnung`, e.g. `Gesellschaftsvertrag`.
+    pub name: String,
+    /// `Dateityp`: `application/pdf`.
+    pub content_type: String,
+    pub bytes: Vec<u8>,
+}
+
 /// The ElsterXML document of `reg` (`DatenArt` KapG, `FsE_KapG`): UTF-8 with an XML
 /// declaration, indented by two spaces, byte-for-byte the same for the same input. Does not
-/// validate (see [`crate::validate`]).
+/// validate (see [`crate::validate`]). Without attachments; [`write_with`] adds them.
 pub fn write(reg: &TaxRegistration, ctx: &XmlContext) -> Result<Vec<u8>, XmlError> {
-    document(ctx, "KapG", |x| fse_kapg(x, reg))
+    write_with(reg, ctx, &[])
+}
+
+/// [`write`] with `attachments` in the `Anhaenge` block beside `FsE_KapG` (none: no block).
+pub fn write_with(
+    reg: &TaxRegistration,
+    ctx: &XmlContext,
+    attachments: &[Attachment],
+) -> Result<Vec<u8>, XmlError> {
+    document(ctx, "KapG", true, |x| {
+        fse_kapg(x, reg)?;
+        anhaenge(x, reg, attachments)
+    })
 }
 
 /// The ElsterXML document of a partnership (`DatenArt` PersG, `FsE_PersG`), written like
-/// [`write`]. Does not validate (see [`crate::validate`]).
+/// [`write`]. Does not validate (see [`crate::validate`]). Its element names are all ours (no
+/// public source describes the partnership's questionnaire), so it writes what the
+/// corporation's leaves out for want of a source, under names of ours (docs/elster.md).
 pub fn write_persg(reg: &GbrTaxRegistration, ctx: &XmlContext) -> Result<Vec<u8>, XmlError> {
-    document(ctx, "PersG", |x| fse_persg(x, reg))
+    document(ctx, "PersG", false, |x| fse_persg(x, reg))
 }
 
 /// The envelope with `payload` as its `Nutzdaten`.
 fn document(
     ctx: &XmlContext,
     daten_art: &str,
+    sourced_only: bool,
     payload: impl FnOnce(&mut Xml) -> io::Result<()>,
 ) -> Result<Vec<u8>, XmlError> {
     ctx.check()?;
     let mut x = Xml {
         w: Writer::new_with_indent(Vec::with_capacity(8 * 1024), b' ', 2),
+        sourced_only,
     };
     x.w.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
     x.open_with("Elster", &[("xmlns", ELSTER_NS)])?;
@@ -224,11 +254,14 @@ registration!(TaxRegistration, GbrTaxRegistration);
 
 /// Writes questionnaire `q`: its head, what `own` writes, then the estimates, the payroll and
 /// VAT.
+/// Writes questionnaire `q`: its head, what `own` writes, then the estimates, the payroll and
+/// VAT, and what `last` writes after them.
 fn questionnaire(
     x: &mut Xml,
     q: Questionnaire,
     (estimates, has_employees, payroll, vat): Closing,
     own: impl FnOnce(&mut Xml) -> io::Result<()>,
+    last: impl FnOnce(&mut Xml) -> io::Result<()>,
 ) -> io::Result<()> {
     let (payload, namespace, version, element, fragebogen_typ) = q;
     x.open_with(payload, &[("xmlns", namespace), ("version", version)])?;
@@ -238,29 +271,44 @@ fn questionnaire(
     festsetzung(x, estimates)?;
     lohnberechnung(x, has_employees, payroll)?;
     umsatzsteuer(x, estimates, vat)?;
+    last(x)?;
     x.close(element)?;
     x.close(payload)
 }
 
 fn fse_kapg(x: &mut Xml, reg: &TaxRegistration) -> io::Result<()> {
-    questionnaire(x, KAPG, reg.closing(), |x| {
-        allg_angaben(x, reg)?;
-        gesellschafter(x, reg)?;
-        gruendung(x, reg)
-    })
+    questionnaire(
+        x,
+        KAPG,
+        reg.closing(),
+        |x| {
+            allg_angaben(x, reg)?;
+            gesellschafter(x, reg)?;
+            gruendung(x, reg)
+        },
+        |x| freistellung(x, reg),
+    )
 }
 
+/// `Gruendung/AuswahlBarSach`: `1`, a cash formation (K:500-502); the codes of an in-kind
+/// formation or a conversion are not public, so those write nothing (listed on the case).
 fn gruendung(x: &mut Xml, reg: &TaxRegistration) -> io::Result<()> {
-    x.open("Gruendung")?;
-    x.leaf(
-        "AuswahlBarSach",
-        match reg.formation_type {
-            FormationType::Cash => "1",
-            FormationType::InKind => "2",
-            FormationType::Conversion => "3",
-        },
-    )?;
-    x.close("Gruendung")
+    if reg.formation_type != FormationType::Cash {
+        return Ok(());
+    }
+    x.wrapped_leaf("Gruendung", "AuswahlBarSach", "1")
+}
+
+/// `Freistellungsbescheinigung/AntragFreistBauabzugsSt` (St225:57), when requested.
+fn freistellung(x: &mut Xml, reg: &TaxRegistration) -> io::Result<()> {
+    if !reg.request_construction_exemption_certificate {
+        return Ok(());
+    }
+    x.wrapped_leaf(
+        "Freistellungsbescheinigung",
+        "AntragFreistBauabzugsSt",
+        "true",
+    )
 }
 
 /// The questionnaire's type and its `Ordnungskriterium` (no tax number yet).
@@ -271,25 +319,62 @@ fn questionnaire_head(x: &mut Xml, fragebogen_typ: &str) -> io::Result<()> {
     x.close("Ordnungskriterium")
 }
 
-/// `AllgAngaben` up to the activity: name, seat, address, `ArtTaet/GewerbeArt`.
+/// `AllgAngaben` up to the activity: name, seat (`seat_element`, the partnership's only: the
+/// corporation's `SitzKapGes` has no public content), address, the company's `Komm`,
+/// `ArtTaet/GewerbeArt`.
 fn company_head(
     x: &mut Xml,
-    seat_element: &str,
+    seat_element: Option<&str>,
     name: &str,
     seat: &PostalAddress,
+    komm: impl FnOnce(&mut Xml) -> io::Result<()>,
     purpose: &str,
 ) -> io::Result<()> {
     x.text("Firmenname", name)?;
-    x.text(seat_element, &seat.city)?;
+    if let Some(element) = seat_element {
+        x.text(element, &seat.city)?;
+    }
     adrkette(x, seat)?;
+    komm(x)?;
     x.open("ArtTaet")?;
     x.text("GewerbeArt", purpose)?;
     x.close("ArtTaet")
 }
 
+/// The company's `Komm` (St12:83-123): `Tel` of a German number split at its area code, with
+/// `IntVorw` `+49` (K:493-494, 598-607), and `Web/Adresse`; nothing without either.
+fn komm(x: &mut Xml, phone: Option<&str>, website: Option<&str>) -> io::Result<()> {
+    let tel = phone.and_then(|p| match domain::phone::parts(p) {
+        domain::phone::PhoneParts::German { area, number } => Some((area, number)),
+        _ => None,
+    });
+    if tel.is_none() && website.is_none() {
+        return Ok(());
+    }
+    x.open("Komm")?;
+    if let Some((area, number)) = tel {
+        x.open("Tel")?;
+        x.leaf("IntVorw", "+49")?;
+        x.leaf("NatVorw", &area)?;
+        x.leaf("RufNr", &number)?;
+        x.close("Tel")?;
+    }
+    if let Some(web) = website {
+        x.wrapped_text("Web", "Adresse", web)?;
+    }
+    x.close("Komm")
+}
+
 fn allg_angaben(x: &mut Xml, reg: &TaxRegistration) -> io::Result<()> {
     x.open("AllgAngaben")?;
-    company_head(x, "SitzKapGes", &reg.name, &reg.address, &reg.purpose)?;
+    company_head(
+        x,
+        None,
+        &reg.name,
+        &reg.address,
+        |x| komm(x, reg.phone.as_deref(), reg.website.as_deref()),
+        &reg.purpose,
+    )?;
     for d in &reg.directors {
         x.open("Vertreter")?;
         let first = match d.middle_name.as_deref().map(str::trim) {
@@ -299,7 +384,7 @@ fn allg_angaben(x: &mut Xml, reg: &TaxRegistration) -> io::Result<()> {
         nat_pers(x, &first, d)?;
         x.close("Vertreter")?;
     }
-    bank_konto(x, reg.iban.as_deref(), reg.bic.as_deref())?;
+    // No `BankKonto`: its children are not public (the account is listed on the case).
     x.open("NotarVertrag")?;
     x.leaf("DatumGVertrag", &date(reg.notarization_date))?;
     register(x, Some(&reg.commercial_register), &HRG)?;
@@ -389,12 +474,16 @@ fn register(x: &mut Xml, status: Option<&CommercialRegister>, n: &RegisterNames)
             x.leaf(n.entered, "false")?;
         }
         Some(CommercialRegister::Registered {
+            registration_application_date,
             registration_number,
             registration_date,
             registration_court,
         }) => {
-            // The model has no application date for a company already entered.
             x.leaf(n.applied, "true")?;
+            // When the caller knows it (listed on the case when not).
+            if let Some(applied) = registration_application_date {
+                x.leaf("TagDesAntrags", &date(*applied))?;
+            }
             x.leaf(n.entered, "true")?;
             x.leaf("TagDerEintragung", &date(*registration_date))?;
             x.text(n.court, registration_court)?;
@@ -407,32 +496,34 @@ fn register(x: &mut Xml, status: Option<&CommercialRegister>, n: &RegisterNames)
 
 fn gesellschafter(x: &mut Xml, reg: &TaxRegistration) -> io::Result<()> {
     x.open("Gesellschafter")?;
-    let nominal = reg.nominal_amounts();
+    // The nominal amount and the percentage it is of the capital, always consistent.
+    let shares = reg.filed_shares();
     let individuals = reg.shareholders.individuals.iter().map(Holder::Individual);
     let entities = reg.shareholders.entities.iter().map(Holder::Entity);
     for (i, holder) in individuals.chain(entities).enumerate() {
         x.open("Anteilseigner")?;
         x.leaf("ZeichnerNummer", &(i + 1).to_string())?;
-        let share = match holder {
+        match holder {
             Holder::Individual(s) => {
                 x.open("NatPers")?;
                 nat_pers(x, s.first_name.trim(), s)?;
                 x.close("NatPers")?;
-                s.share_percentage
             }
-            Holder::Entity(s) => {
-                nnat_pers(x, &s.name, &s.address)?;
-                s.share_percentage
-            }
-        };
+            Holder::Entity(s) => nnat_pers(x, &s.name, &s.address)?,
+        }
+        let (nominal, share) = shares[i];
         x.open("Beteiligung")?;
-        x.leaf("Nominal", &format!("{}.00", nominal[i]))?;
+        x.leaf("Nominal", &format!("{nominal}.00"))?;
         x.leaf("ProzentAnteil", &share.to_four_decimals())?;
         x.close("Beteiligung")?;
         x.close("Anteilseigner")?;
     }
-    // No trust relationships (Treuhandverhaeltnisse): the API has no input for one.
-    x.wrapped_leaf("Treuhandverhaeltnisse", "Treuhand", "false")?;
+    // Trust relationships as answered (K:467-469 writes `false`, the answer when none is sent).
+    x.wrapped_leaf(
+        "Treuhandverhaeltnisse",
+        "Treuhand",
+        bool_text(reg.has_trust_relationships == Some(true)),
+    )?;
     x.close("Gesellschafter")
 }
 
@@ -480,7 +571,12 @@ fn nnat_pers(x: &mut Xml, name: &str, address: &PostalAddress) -> io::Result<()>
     x.close("NNatPers")
 }
 
+/// `Adrkette/StrAdr` of an address in Germany (St3:97-156); one abroad only in a document of
+/// our own names (`AuslPlz`, `Staat`): the corporation's leaves it out (listed on the case).
 fn adrkette(x: &mut Xml, a: &PostalAddress) -> io::Result<()> {
+    if !a.country.is_germany() && x.sourced_only {
+        return Ok(());
+    }
     x.open("Adrkette")?;
     x.open("StrAdr")?;
     let s = split_street(&a.street);
@@ -529,11 +625,26 @@ fn gewinn_ermittlung(x: &mut Xml, deviates: bool, start: Option<Date>) -> io::Re
     x.close("GewinnErmittlgsAngaben")
 }
 
+/// `FestsetzungsAngaben/Gewinn` (St172:63,74): whole euros without a sign in the reference's
+/// form, so a loss is left out of the corporation's document (listed on the case), and the
+/// block with it when both years are losses; the partnership's (our names) keeps the sign.
 fn festsetzung(x: &mut Xml, est: &FinancialEstimates) -> io::Result<()> {
+    let year = |amount: i64| (!x.sourced_only || amount >= 0).then(|| amount.to_string());
+    let (founding, following) = (
+        year(est.formation_year.profit_amount),
+        year(est.following_year.profit_amount),
+    );
+    if founding.is_none() && following.is_none() {
+        return Ok(());
+    }
     x.open("FestsetzungsAngaben")?;
     x.open("Gewinn")?;
-    x.leaf("GruendJahr", &est.formation_year.profit_amount.to_string())?;
-    x.leaf("FolgeJahr", &est.following_year.profit_amount.to_string())?;
+    if let Some(founding) = founding {
+        x.leaf("GruendJahr", &founding)?;
+    }
+    if let Some(following) = following {
+        x.leaf("FolgeJahr", &following)?;
+    }
     x.close("Gewinn")?;
     x.close("FestsetzungsAngaben")
 }
@@ -552,6 +663,9 @@ fn lohnberechnung(x: &mut Xml, has_employees: bool, payroll: Option<&Payroll>) -
         "AnzahlGesellschafterBeschaeftigte",
         &p.shareholder_employee_count.to_string(),
     )?;
+    if let Some(marginal) = p.marginal_employee_count {
+        x.leaf("AnzahlGeringfuegigBeschaeftigte", &marginal.to_string())?;
+    }
     x.leaf("BeginnLohnzahlungen", &date(p.payroll_start_date))?;
     x.leaf(
         "VoraussichtlicheLohnsteuer",
@@ -561,15 +675,28 @@ fn lohnberechnung(x: &mut Xml, has_employees: bool, payroll: Option<&Payroll>) -
 }
 
 fn fse_persg(x: &mut Xml, reg: &GbrTaxRegistration) -> io::Result<()> {
-    questionnaire(x, PERSG, reg.closing(), |x| {
-        persg_allg_angaben(x, reg)?;
-        beteiligte(x, reg)
-    })
+    questionnaire(
+        x,
+        PERSG,
+        reg.closing(),
+        |x| {
+            persg_allg_angaben(x, reg)?;
+            beteiligte(x, reg)
+        },
+        |_| Ok(()),
+    )
 }
 
 fn persg_allg_angaben(x: &mut Xml, reg: &GbrTaxRegistration) -> io::Result<()> {
     x.open("AllgAngaben")?;
-    company_head(x, "SitzPersGes", &reg.name, &reg.address, &reg.purpose)?;
+    company_head(
+        x,
+        Some("SitzPersGes"),
+        &reg.name,
+        &reg.address,
+        |_| Ok(()),
+        &reg.purpose,
+    )?;
     bank_konto(x, reg.iban.as_deref(), reg.bic.as_deref())?;
     x.open("GesVertrag")?;
     x.leaf("DatumGVertrag", &date(reg.partnership_agreement_date))?;
@@ -683,10 +810,39 @@ fn umsatzsteuer(x: &mut Xml, est: &FinancialEstimates, vat: &Vat) -> io::Result<
         }
         x.close("SteuerschuldnerschaftLE")?;
     }
-    if vat.sells_via_online_marketplaces {
+    // `Onlinehandel`'s children are not public: only a document of our names writes one.
+    if vat.sells_via_online_marketplaces && !x.sourced_only {
         x.wrapped_leaf("Onlinehandel", "MerkerOnlinehandel", "true")?;
     }
     x.close("Umsatzsteuer")
+}
+
+/// The attachments block beside the questionnaire (K:432, 684-701): `Rueckmeldung` to the
+/// first director's e-mail where one is known (the reference sends its user's), then one
+/// `Anhang` per attachment; nothing without attachments.
+fn anhaenge(x: &mut Xml, reg: &TaxRegistration, attachments: &[Attachment]) -> io::Result<()> {
+    use base64::Engine;
+    if attachments.is_empty() {
+        return Ok(());
+    }
+    x.open_with("Anhaenge", &[("xmlns", ANHAENGE_NS), ("version", "3")])?;
+    if let Some(email) = reg.directors.iter().find_map(|d| d.email.as_deref()) {
+        x.open("Rueckmeldung")?;
+        x.leaf("RueckmeldungGewuenscht", "true")?;
+        x.text("EmailRueckmeldung", email)?;
+        x.close("Rueckmeldung")?;
+    }
+    for a in attachments {
+        x.open("Anhang")?;
+        x.text("Dateibezeichnung", &a.name)?;
+        x.leaf("Dateityp", &a.content_type)?;
+        x.leaf(
+            "Dateiinhalt",
+            &base64::engine::general_purpose::STANDARD.encode(&a.bytes),
+        )?;
+        x.close("Anhang")?;
+    }
+    x.close("Anhaenge")
 }
 
 /// `DD.MM.YYYY`.
@@ -710,6 +866,9 @@ fn compact_upper(s: &str) -> String {
 /// quick-xml.
 struct Xml {
     w: Writer<Vec<u8>>,
+    /// Whether only elements a public source gives are written (the corporation's document);
+    /// the partnership's, whose names are all ours, writes its own where that one has none.
+    sourced_only: bool,
 }
 
 impl Xml {
@@ -735,6 +894,13 @@ impl Xml {
     fn wrapped_leaf(&mut self, outer: &str, name: &str, text: &str) -> io::Result<()> {
         self.open(outer)?;
         self.leaf(name, text)?;
+        self.close(outer)
+    }
+
+    /// `<outer><name>text</name></outer>` with free text.
+    fn wrapped_text(&mut self, outer: &str, name: &str, text: &str) -> io::Result<()> {
+        self.open(outer)?;
+        self.text(name, text)?;
         self.close(outer)
     }
 

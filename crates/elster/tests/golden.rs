@@ -346,6 +346,7 @@ fn every_variation_of_the_examples_is_valid() {
                 ("/has_employees", json!(false)),
                 ("/employee_count", Value::Null),
                 ("/shareholder_employee_count", Value::Null),
+                ("/marginal_employee_count", Value::Null),
                 ("/payroll_start_date", Value::Null),
                 ("/estimated_annual_wage_tax", Value::Null),
             ],

@@ -98,8 +98,8 @@ fn broken_documents() -> Vec<(&'static str, String)> {
             ),
             (
                 "ProzentAnteil without four decimals",
-                "<ProzentAnteil>33.3334</ProzentAnteil>",
-                "<ProzentAnteil>33.334</ProzentAnteil>",
+                "<ProzentAnteil>33.3360</ProzentAnteil>",
+                "<ProzentAnteil>33.336</ProzentAnteil>",
             ),
             (
                 "no Treuhandverhaeltnisse",
@@ -137,9 +137,39 @@ fn broken_documents() -> Vec<(&'static str, String)> {
                 "<DatenArt>KapG</DatenArt><Verfahren>ElsterFSE</Verfahren>",
             ),
             (
-                "wrong order (Firmenname after SitzKapGes)",
+                "an element without a public source (SitzKapGes)",
+                "<Firmenname>Mustermann Software GmbH</Firmenname>",
                 "<Firmenname>Mustermann Software GmbH</Firmenname><SitzKapGes>Berlin</SitzKapGes>",
-                "<SitzKapGes>Berlin</SitzKapGes><Firmenname>Mustermann Software GmbH</Firmenname>",
+            ),
+            (
+                "an element without a public source (BankKonto)",
+                "<NotarVertrag>",
+                "<BankKonto><IBAN>DE89370400440532013000</IBAN></BankKonto><NotarVertrag>",
+            ),
+            (
+                "an address abroad in the old form (AuslPlz, Staat)",
+                "<Plz>10709</Plz><Ort>Berlin</Ort>",
+                "<AuslPlz>1010</AuslPlz><Ort>Wien</Ort><Staat>Österreich</Staat>",
+            ),
+            (
+                "a loss with a sign",
+                "<GruendJahr>15000</GruendJahr>",
+                "<GruendJahr>-15000</GruendJahr>",
+            ),
+            (
+                "an in-kind formation's code (not public)",
+                "<AuswahlBarSach>1</AuswahlBarSach>",
+                "<AuswahlBarSach>2</AuswahlBarSach>",
+            ),
+            (
+                "wrong order (Komm before Adrkette)",
+                "<Firmenname>Mustermann Software GmbH</Firmenname>",
+                "<Firmenname>Mustermann Software GmbH</Firmenname><Komm><Web><Adresse>https://a.example</Adresse></Web></Komm>",
+            ),
+            (
+                "a telephone without its area code",
+                "<NatVorw>30</NatVorw>",
+                "",
             ),
             (
                 "bad date format (ISO date)",
@@ -189,8 +219,8 @@ fn broken_documents() -> Vec<(&'static str, String)> {
             ),
             (
                 "percentage with 5 decimals",
-                "<ProzentAnteil>33.3334</ProzentAnteil>",
-                "<ProzentAnteil>33.33345</ProzentAnteil>",
+                "<ProzentAnteil>33.3360</ProzentAnteil>",
+                "<ProzentAnteil>33.33605</ProzentAnteil>",
             ),
             (
                 "director e-mail (no Komm in NatPers)",
@@ -396,11 +426,9 @@ fn text_outside_iso_8859_15_is_transliterated() {
     reg.name = "Łukasiewicz & Đorđević GmbH".into();
     reg.directors[1].first_name = "Ştefan".into();
     reg.directors[1].last_name = "Erdoğan".into();
-    reg.shareholders.individuals[0].address.city = "Łódź".into();
-    reg.shareholders.individuals[0].address.country =
-        domain::country::CountryCode::parse("PL").unwrap();
-    reg.shareholders.individuals[0].address.zip = "90-001".into();
-    reg.shareholders.individuals[0].address.street = "Ulica Piotrkowska 17".into();
+    // An address in Germany (one abroad is not written).
+    reg.shareholders.individuals[0].address.street = "Łukasiewicz-Allee 17".into();
+    reg.shareholders.individuals[0].address.city = "Großräschen Ōst".into();
     reg.purpose = "Beratung zu ½ und ¼ Anteilen ‚Qualität‘".into();
     let bytes = xml(&reg, false);
     validate(&bytes).unwrap();
@@ -414,11 +442,9 @@ fn text_outside_iso_8859_15_is_transliterated() {
     let v = k.child("AllgAngaben").all("Vertreter");
     assert_eq!(v[1].child("Vorname").text(), "Stefan");
     assert_eq!(v[1].child("Name").text(), "Erdogan");
-    assert_eq!(
-        k.at("Gesellschafter/Anteilseigner/NatPers/Adrkette/StrAdr/Ort")
-            .text(),
-        "Lódz"
-    );
+    let street = k.at("Gesellschafter/Anteilseigner/NatPers/Adrkette/StrAdr");
+    assert_eq!(street.child("Str").text(), "Lukasiewicz-Allee");
+    assert_eq!(street.child("Ort").text(), "Großräschen Ost");
     assert_eq!(
         k.at("AllgAngaben/ArtTaet/GewerbeArt").text(),
         "Beratung zu 1/2 und 1/4 Anteilen 'Qualität'"

@@ -18,10 +18,23 @@ fn fse_kapg_order_and_company_values() {
          FestsetzungsAngaben LohnberechnungsStelle Umsatzsteuer",
     );
     let a = k.child("AllgAngaben");
+    // No `SitzKapGes` and no `BankKonto` (no public content: listed on the case instead).
     a.assert_names(
-        "Firmenname SitzKapGes Adrkette ArtTaet Vertreter Vertreter Vertreter \
-         BankKonto NotarVertrag Rechtsform BeginnTaetigkeit GewinnErmittlgsAngaben \
+        "Firmenname Adrkette Komm ArtTaet Vertreter Vertreter Vertreter \
+         NotarVertrag Rechtsform BeginnTaetigkeit GewinnErmittlgsAngaben \
          HoeheGrundStammkapital",
+    );
+    // The company's telephone split at its area code (St12), and its web address.
+    let komm = a.child("Komm");
+    komm.assert_names("Tel Web");
+    komm.child("Tel").assert_children(&[
+        ("IntVorw", Some("+49")),
+        ("NatVorw", Some("30")),
+        ("RufNr", Some("98765400")),
+    ]);
+    assert_eq!(
+        komm.at("Web/Adresse").text(),
+        "https://www.mustermann-software.de"
     );
     assert_eq!(a.child("Firmenname").text(), "Mustermann Software GmbH");
     assert_eq!(a.at("Rechtsform/RechtsformId").text(), "350");
@@ -38,6 +51,7 @@ fn fse_kapg_order_and_company_values() {
     let hrg = a.at("NotarVertrag/HrgAngaben");
     hrg.assert_children(&[
         ("HrgAntragGestellt", Some("true")),
+        ("TagDesAntrags", Some("12.02.2025")),
         ("HrgEintragVorhanden", Some("true")),
         ("TagDerEintragung", Some("20.02.2025")),
         ("HandelsregisterGericht", None),
@@ -50,7 +64,6 @@ fn fse_kapg_order_and_company_values() {
             .text(),
         "Kurfürstendamm"
     );
-    assert_eq!(a.at("BankKonto/IBAN").text(), "DE89370400440532013000");
     assert_eq!(
         a.at("HoeheGrundStammkapital/Grundstammkapital").text(),
         "25000"
@@ -68,6 +81,7 @@ fn fse_kapg_order_and_company_values() {
 
     let lohn = k.child("LohnberechnungsStelle");
     assert_eq!(lohn.child("AnzahlBeschaeftigteArbeitnehmer").text(), "3");
+    assert_eq!(lohn.child("AnzahlGeringfuegigBeschaeftigte").text(), "1");
     assert_eq!(lohn.child("BeginnLohnzahlungen").text(), "01.04.2025");
     assert_eq!(lohn.child("VoraussichtlicheLohnsteuer").text(), "18000");
 
@@ -136,13 +150,9 @@ fn directors_are_vertreter_with_middle_names_and_without_contact_details() {
     assert_eq!(markt.child("HausNr").text(), "12");
     assert_eq!(markt.child("HausNrZu").text(), "-14");
     assert_eq!(markt.child("Plz").text(), "04109");
-    // Abroad: the foreign postal code, the place and the state's German name.
-    let wien = v[2].at("Adrkette/StrAdr");
-    wien.assert_names("Str HausNr AuslPlz Ort Staat");
-    assert_eq!(wien.child("Str").text(), "Kärntner Straße");
-    assert_eq!(wien.child("AuslPlz").text(), "1010");
-    assert_eq!(wien.child("Staat").text(), "Österreich");
-    for vertreter in v {
+    // Abroad: no public form, so no Adrkette (the case lists the address).
+    assert!(!v[2].has("Adrkette"));
+    for vertreter in &v[..2] {
         assert_eq!(
             vertreter.names(),
             if vertreter.has("PersIdNr") {
@@ -152,14 +162,9 @@ fn directors_are_vertreter_with_middle_names_and_without_contact_details() {
             }
         );
     }
+    assert!(v.iter().all(|v| !v.has("Komm")));
     let text = String::from_utf8(bytes).unwrap();
-    for contact in [
-        "erika@mustermann-software.de",
-        "jonas@",
-        "1234567",
-        "Komm",
-        "@",
-    ] {
+    for contact in ["erika@mustermann-software.de", "jonas@", "1234567", "@"] {
         assert!(!text.contains(contact), "{contact} in the filing");
     }
 }
@@ -180,7 +185,9 @@ fn shareholders_with_percentages_and_nominal_amounts() {
         .iter()
         .map(|e| e.at("Beteiligung/ProzentAnteil").text())
         .collect();
-    assert_eq!(pct, ["33.3333", "33.3333", "33.3334"]);
+    // The percentage each nominal amount is of the capital (8,333 of 25,000 euros are
+    // 33.3320 %), not the 33.3333 % sent: the two always agree.
+    assert_eq!(pct, ["33.3320", "33.3320", "33.3360"]);
     let nominal: Vec<_> = a
         .iter()
         .map(|e| e.at("Beteiligung/Nominal").text())
@@ -190,9 +197,8 @@ fn shareholders_with_percentages_and_nominal_amounts() {
     assert_eq!(nominal, ["8333.00", "8333.00", "8334.00"]);
     assert_eq!(a[0].at("NatPers/Vorname").text(), "Erika");
     assert_eq!(a[0].at("NatPers/GebDat").text(), "12.08.1984");
-    let paris = a[1].at("NatPers/Adrkette/StrAdr");
-    assert_eq!(paris.child("Str").text(), "Rue de Rivoli");
-    assert_eq!(paris.child("Staat").text(), "Frankreich");
+    // Paris: no public form for an address abroad.
+    assert!(!a[1].child("NatPers").has("Adrkette"));
     let entity = a[2].child("NNatPers");
     assert_eq!(
         entity.child("Firmenname").text(),
@@ -221,16 +227,16 @@ fn ug_small_business_application_filed_no_payroll() {
     let gj = a.child("GewinnErmittlgsAngaben");
     assert_eq!(gj.child("MerkerAbwWirtschaftsjahr").text(), "true");
     assert_eq!(gj.child("AbwWJ_ab").text(), "01.07.2025");
-    assert_eq!(
-        k.at("FestsetzungsAngaben/Gewinn/GruendJahr").text(),
-        "-2500"
-    );
+    // A founding-year loss has no public form (the reference's amounts carry no sign): only
+    // the following year's profit is written, the loss is listed on the case.
+    k.at("FestsetzungsAngaben/Gewinn").assert_names("FolgeJahr");
+    assert_eq!(k.at("FestsetzungsAngaben/Gewinn/FolgeJahr").text(), "8000");
     let ust = k.child("Umsatzsteuer");
     // Under § 19 UStG: the flag, and ZahllastUeberschuss still written as payable 0; no VAT
     // id requested, so no UStIdNr.
+    // No `Onlinehandel`: its children are not public (listed on the case).
     ust.assert_names(
-        "GesUmsatz KleinunternehmerRegelung ZahllastUeberschuss \
-         SteuerschuldnerschaftLE Onlinehandel",
+        "GesUmsatz KleinunternehmerRegelung ZahllastUeberschuss SteuerschuldnerschaftLE",
     );
     ust.at("KleinunternehmerRegelung")
         .assert_names("KleinUnternUSt");
@@ -246,7 +252,6 @@ fn ug_small_business_application_filed_no_payroll() {
     le.assert_names("NachweisBeantragt UmfangGebaeudereinigung");
     assert_eq!(le.child("NachweisBeantragt").text(), "true");
     assert_eq!(le.child("UmfangGebaeudereinigung").text(), "true");
-    assert_eq!(ust.at("Onlinehandel/MerkerOnlinehandel").text(), "true");
     let share = k.at("Gesellschafter/Anteilseigner/Beteiligung");
     assert_eq!(share.child("ProzentAnteil").text(), "100.0000");
     assert_eq!(share.child("Nominal").text(), "1000.00");
@@ -341,13 +346,12 @@ fn reverse_charge_scopes() {
     }
 }
 
+/// An in-kind formation or a conversion has no public code: no `Gruendung` (listed on the
+/// case); a cash formation's is `1`.
 #[test]
 fn not_applied_register_and_other_formations() {
     use domain::tax::{CommercialRegister, ConversionType, FormationType};
-    for (formation, code) in [
-        (FormationType::InKind, "2"),
-        (FormationType::Conversion, "3"),
-    ] {
+    for formation in [FormationType::InKind, FormationType::Conversion] {
         let mut reg = gmbh();
         reg.commercial_register = CommercialRegister::NotApplied;
         reg.formation_type = formation;
@@ -358,7 +362,7 @@ fn not_applied_register_and_other_formations() {
         validate(&bytes).unwrap();
         let doc = El::parse(&bytes);
         let k = kapg(&doc);
-        assert_eq!(k.at("Gruendung/AuswahlBarSach").text(), code);
+        assert!(!k.has("Gruendung"));
         let hrg = k.at("AllgAngaben/NotarVertrag/HrgAngaben");
         hrg.assert_names("HrgAntragGestellt HrgEintragVorhanden");
         assert_eq!(hrg.child("HrgAntragGestellt").text(), "false");
@@ -374,8 +378,10 @@ fn ninety_nine_shareholders() {
     let a = kapg(&doc).child("Gesellschafter").all("Anteilseigner");
     assert_eq!(a.len(), 99);
     assert_eq!(a[98].child("ZeichnerNummer").text(), "99");
-    assert_eq!(a[98].at("Beteiligung/ProzentAnteil").text(), "1.0102");
-    assert_eq!(a[0].at("Beteiligung/ProzentAnteil").text(), "1.0101");
+    // Each nominal amount's share of the capital: 253 of 25,000 euros are 1.0120 %, 252 are
+    // 1.0080 %.
+    assert_eq!(a[98].at("Beteiligung/ProzentAnteil").text(), "1.0120");
+    assert_eq!(a[51].at("Beteiligung/ProzentAnteil").text(), "1.0080");
     // 252.525 euros each, 252.55 for the last: 99 × 252 leaves 52 euros, one each to the 52
     // largest fractions (the last share's .55 first, then the earliest 51 of the .525s).
     let nominal: Vec<i64> = a
@@ -397,4 +403,123 @@ fn ninety_nine_shareholders() {
     let first = &first[..first.find("</Anteilseigner>").unwrap() + "</Anteilseigner>".len()];
     let extra = text.replacen(first, &format!("{first}{first}"), 1);
     assert!(validate(extra.as_bytes()).is_err());
+}
+
+/// The § 48b exemption certificate is requested last in the questionnaire (St225:57), and only
+/// when asked for.
+#[test]
+fn construction_exemption_certificate() {
+    let mut reg = gmbh();
+    let doc = El::parse(&xml(&reg, true));
+    assert!(!kapg(&doc).has("Freistellungsbescheinigung"));
+    reg.request_construction_exemption_certificate = true;
+    let bytes = xml(&reg, true);
+    validate(&bytes).unwrap();
+    let doc = El::parse(&bytes);
+    let k = kapg(&doc);
+    assert_eq!(k.names().last(), Some(&"Freistellungsbescheinigung"));
+    assert_eq!(
+        k.at("Freistellungsbescheinigung/AntragFreistBauabzugsSt")
+            .text(),
+        "true"
+    );
+}
+
+/// Two losses leave no profit to write, so no `FestsetzungsAngaben`; a foreign or unsplit
+/// number no `Tel`; the web address alone still makes a `Komm`.
+#[test]
+fn what_has_no_public_form_is_left_out() {
+    let mut reg = gmbh();
+    reg.financial_estimates.formation_year.profit_amount = -20_000;
+    reg.financial_estimates.following_year.profit_amount = -1;
+    reg.phone = Some("+33 1 42 60 00 00".into());
+    let bytes = xml(&reg, true);
+    validate(&bytes).unwrap();
+    let doc = El::parse(&bytes);
+    let k = kapg(&doc);
+    assert!(!k.has("FestsetzungsAngaben"));
+    k.at("AllgAngaben/Komm").assert_names("Web");
+    reg.website = None;
+    let doc = El::parse(&xml(&reg, true));
+    assert!(!kapg(&doc).child("AllgAngaben").has("Komm"));
+    // Listed for the operator instead, with the portal's sub-page and line.
+    let listed = elster::not_in_xml(&reg);
+    let find = |field: &str| listed.iter().find(|e| e.field == field).cloned();
+    let loss = find("financial_estimates.formation_year.profit_amount").unwrap();
+    assert_eq!(loss.value.as_deref(), Some("-20.000 €"));
+    assert_eq!(loss.sub_page, "15 Vorauszahlungen");
+    assert_eq!(loss.line.as_deref(), Some("165"));
+    assert_eq!(loss.reason, elster::ManualReason::NoPublicFormat);
+    assert_eq!(
+        find("phone").unwrap().value.as_deref(),
+        Some("+33 1 42 60 00 00")
+    );
+    assert_eq!(
+        find("directors[2].address").unwrap().value.as_deref(),
+        Some("Kärntner Straße 3, 1010 Wien, Österreich")
+    );
+    assert_eq!(
+        find("iban").unwrap().value.as_deref(),
+        Some("IBAN DE89370400440532013000, BIC COBADEFFXXX")
+    );
+    assert_eq!(find("address.city").unwrap().line.as_deref(), Some("3"));
+    assert!(find("attachments.articles_of_association").is_some());
+    // The register application date is known here.
+    assert!(find("commercial_register.registration_application_date").is_none());
+}
+
+/// The attachments go beside the questionnaire in `Anhaenge` (K:432, 684-701), with the first
+/// director's e-mail for the answer, and pass both validators.
+#[test]
+fn attachments_beside_the_questionnaire() {
+    let reg = gmbh();
+    let pdf = b"%PDF-1.7\nnot really a PDF, but bytes".to_vec();
+    let attachments = [
+        elster::Attachment {
+            name: "Gesellschaftsvertrag".into(),
+            content_type: "application/pdf".into(),
+            bytes: pdf.clone(),
+        },
+        elster::Attachment {
+            name: "Gesellschafterliste".into(),
+            content_type: "application/pdf".into(),
+            bytes: b"%PDF-1.4 list".to_vec(),
+        },
+    ];
+    let bytes = elster::write_validated_with(&reg, &fixtures::ctx(true), &attachments).unwrap();
+    el::xmllint(&bytes, "elster-v11-fse-kapg.xsd").unwrap();
+    let doc = El::parse(&bytes);
+    let nutzdaten = doc.at("DatenTeil/Nutzdatenblock/Nutzdaten");
+    nutzdaten.assert_names("FsE_KapG Anhaenge");
+    let anhaenge = nutzdaten.child("Anhaenge");
+    assert_eq!(anhaenge.attr("xmlns"), Some(elster::ANHAENGE_NS));
+    assert_eq!(anhaenge.attr("version"), Some("3"));
+    anhaenge.assert_names("Rueckmeldung Anhang Anhang");
+    assert_eq!(
+        anhaenge.at("Rueckmeldung/EmailRueckmeldung").text(),
+        "erika@mustermann-software.de"
+    );
+    let first = &anhaenge.all("Anhang")[0];
+    first.assert_children(&[
+        ("Dateibezeichnung", Some("Gesellschaftsvertrag")),
+        ("Dateityp", Some("application/pdf")),
+        ("Dateiinhalt", None),
+    ]);
+    use base64::Engine;
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(first.child("Dateiinhalt").text())
+        .unwrap();
+    assert_eq!(decoded, pdf);
+    // Without attachments there is no block.
+    let doc = El::parse(&xml(&reg, true));
+    doc.at("DatenTeil/Nutzdatenblock/Nutzdaten")
+        .assert_names("FsE_KapG");
+    // A wrong type is refused by the attachments' schema.
+    let text = String::from_utf8(bytes).unwrap();
+    let broken = el::replace_once(
+        &text.replacen("application/pdf", "image/png", 1),
+        "<Dateibezeichnung>Gesellschaftsvertrag",
+        "<Dateibezeichnung>Gesellschaftsvertrag",
+    );
+    assert!(validate(broken.as_bytes()).is_err());
 }

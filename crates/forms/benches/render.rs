@@ -64,6 +64,7 @@ fn bench(c: &mut Criterion) {
     let poa_ctx = contexts::power_of_attorney(timestamp);
     let tax = tax_example();
     let tax_ctx = TaxSummaryContext {
+        not_in_xml: Vec::new(),
         tax_office: Some((
             "1129".into(),
             "Finanzamt für Körperschaften I Berlin".into(),

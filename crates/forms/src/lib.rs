@@ -78,11 +78,27 @@ pub struct PowerOfAttorneyContext {
     pub timestamp: time::OffsetDateTime,
 }
 
+/// An answer the ELSTER XML does not carry, which the summary lists for the operator who
+/// enters it in ELSTER's portal (the server's `elster_xml.not_in_xml`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManualRow {
+    /// The request field, e.g. `tax_advisor`.
+    pub field: String,
+    /// The answer; `None` when it was not given.
+    pub value: Option<String>,
+    /// Where it is entered: the portal's sub-page and line ("5 Steuerliche Beratung, Zeile
+    /// 24-30").
+    pub place: String,
+}
+
 /// Render context of a tax registration summary that does not come from the request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaxSummaryContext {
     /// The tax office the questionnaire goes to: number and display name, when known.
     pub tax_office: Option<(String, String)>,
+    /// What the XML leaves out, in the questionnaire's order (its own last section; none
+    /// without rows).
+    pub not_in_xml: Vec<ManualRow>,
     /// Date printed next to the place above the signature.
     pub created_on: time::Date,
     /// Creation timestamp written into the PDF metadata.

@@ -265,7 +265,7 @@ fn dark_pixels_below(pdf: &[u8], page: usize, label: &str) -> usize {
     // A4 at 72 dpi: 595 or 596 pixels wide, however the renderer rounds.
     let width = [595usize, 596]
         .into_iter()
-        .find(|w| [841, 842].contains(&(pixels.len() / w)) && pixels.len() % w == 0)
+        .find(|w| [841, 842].contains(&(pixels.len() / w)) && pixels.len().is_multiple_of(*w))
         .expect("an A4 page");
     let (x0, y0) = (label_word.x_min as usize, label_word.y_max as usize + 2);
     let mut dark = 0;

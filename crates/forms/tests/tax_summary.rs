@@ -98,6 +98,7 @@ fn many() -> TaxRegistration {
 
 fn ctx() -> TaxSummaryContext {
     TaxSummaryContext {
+        not_in_xml: Vec::new(),
         tax_office: Some((
             "1129".into(),
             "Finanzamt für Körperschaften I Berlin".into(),
@@ -186,15 +187,15 @@ fn gmbh_every_value_in_section_order() {
             "Natürliche Personen",
             "Erika Mustermann",
             "geboren am 12.08.1984, Steuer-IdNr.: 86095742719",
-            "Anteil: 33,3333 %, Nennbetrag 8.333 €",
+            "Anteil: 33,332 %, Nennbetrag 8.333 €",
             "Max Mustermann",
             "geboren am 01.03.1982, Steuer-IdNr.: nicht angegeben",
             "Rue de Rivoli 10, 75001 Paris, Frankreich",
-            "Anteil: 33,3333 %, Nennbetrag 8.333 €",
+            "Anteil: 33,332 %, Nennbetrag 8.333 €",
             "Gesellschaften",
             "Beteiligungs-UG (haftungsbeschränkt)",
             "Hafenstraße 5a, 20457 Hamburg, Deutschland",
-            "Anteil: 33,3334 %, Nennbetrag 8.334 €",
+            "Anteil: 33,336 %, Nennbetrag 8.334 €",
             "Summe der Anteile 100 %",
             "Bankverbindung",
             "DE89 3704 0044 0532 0130 00",
@@ -316,7 +317,10 @@ fn shareholders_page_break_cleanly() {
         let name = format!("{} {}", s.first_name, s.last_name);
         assert!(text.contains(&name), "{name} missing");
     }
-    assert!(text.contains("Anteil: 1,01 %"));
+    // The share each nominal amount is of the capital, as the XML files it: 253 and 252 of
+    // 25,000 euros for the 1.01 % shares, 255 for the 1.02 % one.
+    assert!(text.contains("Anteil: 1,012 %"));
+    assert!(text.contains("Anteil: 1,008 %"));
     assert!(text.contains("Anteil: 1,02 %"));
     for p in 1..=lots {
         let t = squash(&page_text(&pdf, p));
@@ -446,6 +450,7 @@ fn partnership(name: &str) -> domain::gbr::GbrTaxRegistration {
 
 fn gbr_ctx() -> TaxSummaryContext {
     TaxSummaryContext {
+        not_in_xml: Vec::new(),
         tax_office: Some(("2333".into(), "Finanzamt Lüneburg".into())),
         created_on: timestamp().date(),
         timestamp: timestamp(),
@@ -526,6 +531,7 @@ fn gbr_every_value_in_section_order() {
 fn egbr_register_entities_payroll_and_sandbox_mark() {
     let reg = partnership("egbr");
     let ctx = TaxSummaryContext {
+        not_in_xml: Vec::new(),
         tax_office: Some(("5215".into(), "Finanzamt Köln-Mitte".into())),
         ..gbr_ctx()
     };

@@ -193,3 +193,59 @@ mod tests {
         assert!(young.exists(), "another instance's spool file was removed");
     }
 }
+
+/// What a create takes as files.
+pub struct FileParts {
+    /// At most this many parts, `data` included.
+    pub max_parts: usize,
+    /// The largest file part, in bytes.
+    pub max_file: usize,
+    /// The payload's references to parts: `(field, part)`, e.g.
+    /// `("owners[0].documents.gewa_1.file", "gewa1_erika")`, as sent (also when other rules
+    /// fail), so that the parts can be matched while they arrive.
+    pub refs: fn(&serde_json::Value) -> Vec<(String, String)>,
+    /// What the parts are, for the messages: "one signed GewA 1 per owner".
+    pub what: &'static str,
+    /// Where the payload names its parts, for the messages: "documents.gewa_1.file".
+    pub named_by: &'static str,
+    /// What each file must be, for the messages: "a signed GewA 1".
+    pub document: &'static str,
+}
+
+/// Every reference must have its part, every part must be referenced, and every part must be
+/// a PDF (checked within the instance's budget, [`PdfChecks`]).
+pub async fn check_files(
+    pdf_checks: &PdfChecks,
+    value: &serde_json::Value,
+    files: &[Spooled],
+    spec: &FileParts,
+    errs: &mut domain::Violations,
+) {
+    let refs = (spec.refs)(value);
+    for (field, name) in &refs {
+        if !files.iter().any(|f| f.name == *name) {
+            errs.push(
+                field.clone(),
+                "missing_file",
+                format!("no multipart part named `{name}` was sent"),
+            );
+        }
+    }
+    for file in files {
+        let Some((field, _)) = refs.iter().find(|(_, n)| *n == file.name) else {
+            errs.push(
+                file.name.clone(),
+                "unexpected_file",
+                format!("no field references this part in {}", spec.named_by),
+            );
+            continue;
+        };
+        if let Err(problem) = pdf_checks.check(file).await {
+            errs.push(
+                field.clone(),
+                "not_a_pdf",
+                format!("must be {} as PDF: {problem}", spec.document),
+            );
+        }
+    }
+}

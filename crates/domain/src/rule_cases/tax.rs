@@ -547,5 +547,146 @@ pub fn tax_cases() -> Vec<RuleCase> {
             "directors[0].last_name",
             "invalid_characters",
         ),
+        // The questions of ELSTER's questionnaire the XML left out (issue 50).
+        c(
+            "gmbh",
+            vec![(
+                "/commercial_register/registration_application_date",
+                Some(json!("2025-02-21")),
+            )],
+            "commercial_register.registration_application_date",
+            "after_registration",
+        ),
+        c(
+            "gmbh",
+            vec![("/phone", Some(json!("+493098765400")))],
+            "phone",
+            "invalid_phone",
+        ),
+        c(
+            "gmbh",
+            vec![("/website", Some(json!("www.example.de")))],
+            "website",
+            "invalid_url",
+        ),
+        c(
+            "gmbh",
+            vec![("/tax_advisor/type", Some(json!("notary")))],
+            "tax_advisor.type",
+            "invalid_value",
+        ),
+        c(
+            "gmbh",
+            vec![(
+                "/tax_advisor",
+                Some(json!({"type": "person", "first_name": "Paula",
+                    "address": {"street": "Weg 1", "zip": "10115", "city": "Berlin", "country": "DE"}})),
+            )],
+            "tax_advisor.last_name",
+            "required",
+        ),
+        c(
+            "gmbh",
+            vec![("/tax_advisor/first_name", Some(json!("Paula")))],
+            "tax_advisor.first_name",
+            "not_allowed",
+        ),
+        c(
+            "gmbh",
+            vec![("/tax_advisor", None)],
+            "authorized_recipient.type",
+            "conflict",
+        ),
+        c(
+            "gmbh",
+            vec![
+                ("/bank_account_holder", Some(json!("Erika Mustermann"))),
+                ("/iban", None),
+                ("/bic", None),
+            ],
+            "bank_account_holder",
+            "not_allowed",
+        ),
+        c(
+            "gmbh",
+            vec![("/marginal_employee_count", Some(json!(4)))],
+            "marginal_employee_count",
+            "out_of_range",
+        ),
+        c(
+            "ug",
+            vec![("/marginal_employee_count", Some(json!(1)))],
+            "marginal_employee_count",
+            "not_allowed",
+        ),
+        c(
+            "gmbh",
+            vec![(
+                "/request_construction_exemption_certificate",
+                Some(json!("yes")),
+            )],
+            "request_construction_exemption_certificate",
+            "invalid_type",
+        ),
+        c(
+            "gmbh",
+            vec![(
+                "/attachments",
+                Some(json!({"articles_of_association": {"file": "data"}})),
+            )],
+            "attachments.articles_of_association.file",
+            "invalid_value",
+        ),
+        c(
+            "gmbh",
+            vec![(
+                "/attachments",
+                Some(
+                    json!({"articles_of_association": {"file": "a"}, "shareholder_list": {"file": "a"}}),
+                ),
+            )],
+            "attachments.shareholder_list.file",
+            "duplicate",
+        ),
+        c(
+            "gmbh",
+            vec![("/attachments", Some(json!({"minutes": {"file": "a"}})))],
+            "attachments.minutes",
+            "unknown_field",
+        ),
+        // Nominal amounts: for all or none, summing to the capital, agreeing with a percentage.
+        c(
+            "gmbh",
+            vec![(
+                "/shareholders/individuals/0/nominal_amount",
+                Some(json!(8333)),
+            )],
+            "shareholders.individuals[1].nominal_amount",
+            "required",
+        ),
+        c(
+            "ug",
+            vec![(
+                "/shareholders/individuals/0/nominal_amount",
+                Some(json!(999)),
+            )],
+            "shareholders",
+            "nominal_sum_mismatch",
+        ),
+        c(
+            "ug",
+            vec![(
+                "/shareholders/individuals/0/share_percentage",
+                Some(json!(50)),
+            )],
+            "shareholders.individuals[0].share_percentage",
+            "conflict",
+        ),
+        c(
+            "ug",
+            vec![("/shareholders/individuals/0/nominal_amount", Some(json!(0)))],
+            "shareholders.individuals[0].nominal_amount",
+            "out_of_range",
+        ),
     ]
 }

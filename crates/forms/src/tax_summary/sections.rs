@@ -153,11 +153,18 @@ pub(super) fn register_rows(flow: &mut Flow, register: &CommercialRegister, pref
             );
         }
         CommercialRegister::Registered {
+            registration_application_date,
             registration_number,
             registration_date,
             registration_court,
         } => {
             flow.row("Status", "eingetragen");
+            flow.row(
+                "Datum des Antrags",
+                &registration_application_date
+                    .map(format_date)
+                    .unwrap_or_else(|| "nicht angegeben".to_owned()),
+            );
             flow.row("Datum der Eintragung", &format_date(*registration_date));
             flow.row("Registergericht", registration_court);
             flow.row("Registernummer", &format!("{prefix} {registration_number}"));
@@ -281,6 +288,9 @@ pub(super) fn payroll(flow: &mut Flow, n: &str, has_employees: bool, payroll: Op
             "davon Gesellschafter",
             &p.shareholder_employee_count.to_string(),
         );
+        if let Some(m) = p.marginal_employee_count {
+            flow.row("davon geringfügig Beschäftigte", &m.to_string());
+        }
         flow.row(
             "Beginn der Lohnzahlungen",
             &format_date(p.payroll_start_date),
@@ -289,6 +299,29 @@ pub(super) fn payroll(flow: &mut Flow, n: &str, has_employees: bool, payroll: Op
             "Voraussichtliche Lohnsteuer",
             &format!("{} jährlich", euros(p.estimated_annual_wage_tax)),
         );
+    }
+}
+
+/// A person or firm on one line, with the phone.
+fn party(name: &str, address: &PostalAddress, phone: Option<&str>) -> String {
+    match phone {
+        Some(p) => format!("{name}\n{}\nTelefon: {p}", address_line(address)),
+        None => format!("{name}\n{}", address_line(address)),
+    }
+}
+
+/// What the ELSTER XML does not carry, under its own heading: an operator enters it in the
+/// portal by hand (none: no section).
+pub(super) fn manual(flow: &mut Flow, n: &str, rows: &[crate::ManualRow]) {
+    if rows.is_empty() {
+        return;
+    }
+    flow.heading(&format!(
+        "{n}. Nicht in der XML-Datei (im ELSTER-Portal von Hand einzutragen)"
+    ));
+    for r in rows {
+        let value = r.value.as_deref().unwrap_or("nicht angegeben");
+        flow.row(&r.place, &format!("{value}\n({})", r.field));
     }
 }
 
@@ -400,6 +433,7 @@ pub(super) fn build_partnership(
     flow.row("Vertretungsberechtigt", &managers.join("\n"));
 
     finances(flow, &common, 4);
+    manual(flow, "8", &ctx.not_in_xml);
 
     let caption = if managers.is_empty() {
         "Unterschrift (vertretungsberechtigte Gesellschafter)".to_owned()
@@ -435,6 +469,24 @@ pub(super) fn build(reg: &TaxRegistration, ctx: &TaxSummaryContext, flow: &mut F
     );
     flow.row("Stammkapital", &euros(reg.capital));
     flow.row("Eingezahltes Kapital", &euros(reg.paid_in_capital));
+    if let Some(p) = &reg.phone {
+        flow.row("Telefon", p);
+    }
+    if let Some(w) = &reg.website {
+        flow.row("Internetadresse", w);
+    }
+    if let Some(b) = &reg.po_box {
+        flow.row(
+            "Postfach",
+            &format!("Postfach {}, {} {}", b.number, b.zip, b.city),
+        );
+    }
+    if let Some(own) = reg.manages_own_assets_only {
+        flow.row("Ausschließlich Verwaltung eigenen Vermögens", yes_no(own));
+    }
+    if let Some(a) = &reg.place_of_management {
+        flow.row("Ort der Geschäftsleitung", &address_line(a));
+    }
 
     // 2. Notar.
     flow.heading("2. Notar");
@@ -500,30 +552,111 @@ pub(super) fn build(reg: &TaxRegistration, ctx: &TaxSummaryContext, flow: &mut F
         .iter()
         .map(|s| entity_text(&s.name, &s.address, s.share_percentage))
         .collect();
-    // Each share's whole-euro nominal amount, as the ELSTER XML files it.
-    let nominal = reg.nominal_amounts();
-    let with_nominal = |(text, amount): (String, &i64)| -> String {
+    // Each share as the ELSTER XML files it: its nominal amount, and the share that amount is
+    // of the capital (the percentage written beside it there).
+    let filed = reg.filed_shares();
+    let with_filed = |(text, (amount, share)): (String, &(i64, Percentage))| -> String {
+        let text = text
+            .rsplit_once("\nAnteil: ")
+            .map_or(text.clone(), |(head, _)| {
+                format!("{head}\nAnteil: {}", percent(*share))
+            });
         format!("{text}, Nennbetrag {}", euros(*amount))
     };
     let individuals: Vec<String> = individuals
         .into_iter()
-        .zip(&nominal)
-        .map(with_nominal)
+        .zip(&filed)
+        .map(with_filed)
         .collect();
     let entities: Vec<String> = entities
         .into_iter()
-        .zip(&nominal[individuals.len()..])
-        .map(with_nominal)
+        .zip(&filed[individuals.len()..])
+        .map(with_filed)
         .collect();
-    let shares = reg
-        .shareholders
-        .individuals
-        .iter()
-        .map(|s| s.share_percentage)
-        .chain(reg.shareholders.entities.iter().map(|s| s.share_percentage));
-    holder_rows(flow, &individuals, &entities, shares);
+    holder_rows(flow, &individuals, &entities, filed.iter().map(|(_, s)| *s));
+    flow.row(
+        "Treuhandverhältnisse",
+        yes_no(reg.has_trust_relationships == Some(true)),
+    );
 
     finances(flow, &common, 6);
+    if let Some(holder) = &reg.bank_account_holder {
+        // Beside the bank section's rows (the holder when it is not the company).
+        flow.row("Kontoinhaber/in (nicht die Gesellschaft)", holder);
+    }
+
+    // 10. Weitere Angaben.
+    flow.heading("10. Weitere Angaben");
+    flow.row(
+        "Steuerliche Beratung",
+        &reg.tax_advisor
+            .as_ref()
+            .map(|t| match t {
+                domain::tax::TaxAdvisor::Person(p) => party(
+                    &format!("{} {}", p.first_name, p.last_name),
+                    &p.address,
+                    p.phone.as_deref(),
+                ),
+                domain::tax::TaxAdvisor::Firm(f) => party(&f.name, &f.address, f.phone.as_deref()),
+            })
+            .unwrap_or_else(|| "keine Angabe".to_owned()),
+    );
+    flow.row(
+        "Empfangsbevollmächtigte(r)",
+        &reg.authorized_recipient
+            .as_ref()
+            .map(|r| match r {
+                domain::tax::AuthorizedRecipient::TaxAdvisor => {
+                    "die steuerliche Beratung".to_owned()
+                }
+                domain::tax::AuthorizedRecipient::Person(p) => party(
+                    &format!("{} {}", p.first_name, p.last_name),
+                    &p.address,
+                    p.phone.as_deref(),
+                ),
+                domain::tax::AuthorizedRecipient::Firm(f) => {
+                    party(&f.name, &f.address, f.phone.as_deref())
+                }
+            })
+            .unwrap_or_else(|| "keine Angabe".to_owned()),
+    );
+    flow.row(
+        "Freistellungsbescheinigung (§\u{a0}48b\u{a0}EStG)",
+        if reg.request_construction_exemption_certificate {
+            "beantragt"
+        } else {
+            "nicht beantragt"
+        },
+    );
+    if let Some(a) = &reg.payroll_establishment {
+        flow.row("Lohnabrechnende Betriebsstätte", &address_line(a));
+    }
+    let attached: Vec<&str> = [
+        (
+            reg.attachments.articles_of_association.is_some(),
+            "Gesellschaftsvertrag",
+        ),
+        (
+            reg.attachments.shareholder_list.is_some(),
+            "Gesellschafterliste",
+        ),
+        (
+            reg.attachments.sepa_mandate.is_some(),
+            "SEPA-Lastschriftmandat",
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(sent, name)| sent.then_some(name))
+    .collect();
+    flow.row(
+        "Beigefügte Unterlagen",
+        &if attached.is_empty() {
+            "keine".to_owned()
+        } else {
+            attached.join(", ")
+        },
+    );
+    manual(flow, "11", &ctx.not_in_xml);
 
     let signers: Vec<String> = reg.directors.iter().map(director_name).collect();
     let caption = if signers.is_empty() {

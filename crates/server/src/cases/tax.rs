@@ -24,6 +24,7 @@ use crate::cases::documents::{self, Digested};
 use crate::cases::{Written, access};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
+use crate::uploads::Spooled;
 
 /// What a create made, for its answer.
 #[derive(Debug)]
@@ -64,24 +65,62 @@ pub enum TaxPayload {
     Partnership,
 }
 
-/// Creates a tax registration from its payload (`body`), parsed as `payload` says; `answer` as
-/// for [`crate::cases::trade::create_trade`].
+pub use domain::tax::MAX_ATTACHMENT_BYTES;
+
+/// A corporation's tax create's files: its attachments, each in the part its
+/// `attachments.<kind>.file` names; `max_file` is set where the body is read (the smaller of
+/// [`MAX_ATTACHMENT_BYTES`] and `FILING_MAX_UPLOAD_BYTES`).
+pub const FILES: crate::uploads::FileParts = crate::uploads::FileParts {
+    max_parts: 1 + domain::tax::Attachments::FIELDS.len(),
+    max_file: MAX_ATTACHMENT_BYTES,
+    refs: referenced_attachments,
+    what: "the attachments it names (articles of association, shareholder list) as PDFs",
+    named_by: "attachments.*.file",
+    document: "a PDF document",
+};
+
+/// `attachments.<kind>.file` values as sent, as `(field, part)`.
+pub fn referenced_attachments(value: &Value) -> Vec<(String, String)> {
+    domain::tax::Attachments::FIELDS
+        .iter()
+        .filter_map(|kind| {
+            value
+                .pointer(&format!("/attachments/{kind}/file"))
+                .and_then(Value::as_str)
+                .map(|part| (format!("attachments.{kind}.file"), part.to_owned()))
+        })
+        .collect()
+}
+
+/// Creates a tax registration from its payload (`body`) and its spooled attachments
+/// (`files`, a corporation's only), parsed as `payload` says; `answer` as for
+/// [`crate::cases::trade::create_trade`].
 pub async fn create_tax(
     state: &AppState,
     creator: access::Creator,
     payload: TaxPayload,
     body: &Value,
+    files: Vec<Spooled>,
     answer: impl FnOnce(&CreatedTax) -> Result<Option<IdempotentAnswer>, ApiError>,
 ) -> Result<Written<CreatedTax>, ApiError> {
     let now = crate::clock::now_micros();
     let today = date_in_germany(now);
     let known_office = &domain::offices::is_known_tax_office;
+    let mut errs = domain::Violations::new();
     let request = match payload {
         TaxPayload::Corporation => {
-            parsed!(
-                domain::tax_request::parse(body, today, known_office)?,
-                Corporation
-            )
+            let parsed = domain::tax_request::parse(body, today, known_office);
+            // Every broken rule and every unmatched or non-PDF part in one 422.
+            crate::uploads::check_files(&state.pdf_checks, body, &files, &FILES, &mut errs).await;
+            match parsed {
+                Ok(r) if errs.is_empty() => parsed!(r, Corporation),
+                Ok(_) => return Err(ApiError::Validation(errs)),
+                Err(v) => {
+                    let mut all = v;
+                    all.extend(errs);
+                    return Err(ApiError::Validation(all));
+                }
+            }
         }
         TaxPayload::Partnership => {
             parsed!(
@@ -90,7 +129,7 @@ pub async fn create_tax(
             )
         }
     };
-    create_case(state, creator, request, now, answer).await
+    create_case(state, creator, request, files, now, answer).await
 }
 
 /// Everything after validation, for either kind: the id, the company, the office, the
@@ -100,6 +139,7 @@ async fn create_case(
     state: &AppState,
     creator: access::Creator,
     request: ParsedTaxRequest,
+    files: Vec<Spooled>,
     now: OffsetDateTime,
     answer: impl FnOnce(&CreatedTax) -> Result<Option<IdempotentAnswer>, ApiError>,
 ) -> Result<Written<CreatedTax>, ApiError> {
@@ -124,6 +164,9 @@ async fn create_case(
     let (company_id, new_company) = resolve_company(state, creator, &request).await?;
     let reg = request.registration;
     let (office, lookup) = resolve_tax_office(&reg)?;
+    // The attachments as the XML carries them, and their spool files to store.
+    let uploads = sent_attachments(&reg, files).await?;
+    let attachments: Vec<elster::Attachment> = uploads.iter().map(|(a, _, _)| a.clone()).collect();
 
     let elster_config = state.config.elster.clone();
     let (reg_for_docs, office_for_docs) = (reg.clone(), office.clone());
@@ -133,12 +176,34 @@ async fn create_case(
             public_id,
             office_for_docs.as_deref(),
             &elster_config,
+            &attachments,
         )
     })
     .await
     .map_err(|e| ApiError::Internal(anyhow::anyhow!("document generation panicked: {e}")))??;
 
-    let (documents, written) = store_produced(state, id, reg.name(), produced, now).await?;
+    let (mut documents, mut written) = store_produced(state, id, reg.name(), produced, now).await?;
+    for (attachment, doc_type, file) in uploads {
+        let name = format!("{} - {}.pdf", attachment.name, reg.name());
+        let doc = documents::record(
+            id,
+            doc_type,
+            None,
+            name,
+            "pdf",
+            Some(Digested {
+                size: file.len as i64,
+                sha256: file.sha256.to_vec(),
+            }),
+            now,
+        );
+        if let Err(e) = state.documents.put_file(&doc.storage_key, &file.path).await {
+            documents::remove_files(state, &written).await;
+            return Err(e.into());
+        }
+        written.push(doc.storage_key.clone());
+        documents.push(doc);
+    }
     let created = CreatedTax {
         public_id,
         company_id,
@@ -283,6 +348,80 @@ fn resolve_tax_office(
 /// A generated file: document type, file extension, bytes.
 pub type Produced = (DocumentType, &'static str, Vec<u8>);
 
+/// The document type and the designation (`Dateibezeichnung`) of each attachment kind.
+fn attachment_kind(field: &str) -> (DocumentType, &'static str) {
+    match field {
+        "articles_of_association" => (DocumentType::ArticlesOfAssociation, "Gesellschaftsvertrag"),
+        "shareholder_list" => (DocumentType::ShareholderList, "Gesellschafterliste"),
+        _ => (DocumentType::SepaMandate, "SEPA-Lastschriftmandat"),
+    }
+}
+
+/// A corporation's attachments from the spooled parts the request names, in filing order:
+/// each as the XML carries it, its document type and its spool file.
+async fn sent_attachments(
+    reg: &AnyTaxRegistration,
+    mut files: Vec<Spooled>,
+) -> Result<Vec<(elster::Attachment, DocumentType, Spooled)>, ApiError> {
+    let AnyTaxRegistration::Corporation(r) = reg else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for (field, part) in r.attachments.parts() {
+        let Some(i) = files.iter().position(|f| f.name == part) else {
+            return Err(ApiError::Internal(anyhow::anyhow!(
+                "attachment part {part} checked but gone"
+            )));
+        };
+        let file = files.swap_remove(i);
+        let bytes = tokio::fs::read(&file.path).await.map_err(|e| {
+            ApiError::Internal(anyhow::anyhow!("reading a spooled attachment: {e}"))
+        })?;
+        let (doc_type, name) = attachment_kind(field);
+        out.push((
+            elster::Attachment {
+                name: name.to_owned(),
+                content_type: "application/pdf".to_owned(),
+                bytes,
+            },
+            doc_type,
+            file,
+        ));
+    }
+    Ok(out)
+}
+
+/// The attachments a stored case holds, read from the document store, as the XML carries
+/// them (an office assigned later writes the XML with them again).
+async fn stored_attachments(
+    state: &AppState,
+    case: &store::TaxRegistrationRecord,
+) -> Result<Vec<elster::Attachment>, ApiError> {
+    let mut out = Vec::new();
+    for field in domain::tax::Attachments::FIELDS {
+        let (doc_type, name) = attachment_kind(field);
+        let Some(doc) = case.documents.iter().find(|d| d.doc_type == doc_type) else {
+            continue;
+        };
+        let bytes = state
+            .documents
+            .get(&doc.storage_key)
+            .await?
+            .ok_or_else(|| {
+                ApiError::Internal(anyhow::anyhow!(
+                    "attachment {} of the case is missing from the document store",
+                    doc.id
+                ))
+            })?;
+        out.push(elster::Attachment {
+            name: name.to_owned(),
+            content_type: "application/pdf".to_owned(),
+            bytes: bytes.to_vec(),
+        });
+    }
+    Ok(out)
+}
+
 /// The ELSTER XML (validated against the bundled XSD) when the office is known and the document
 /// may carry a manufacturer id (production only with the operator's own:
 /// [`crate::cases::tax_xml`]). A document that fails its own schema is a server bug: 500,
@@ -293,6 +432,7 @@ pub fn produce(
     public_id: Uuid,
     office: Option<&str>,
     elster: &crate::config::ElsterConfig,
+    attachments: &[elster::Attachment],
 ) -> Result<Vec<Produced>, ApiError> {
     let mut out = Vec::new();
     let sandbox = reg.environment() == Environment::Sandbox;
@@ -308,7 +448,9 @@ pub fn produce(
         };
         // FsE_KapG for a corporation, FsE_PersG for a partnership.
         let xml = match reg {
-            AnyTaxRegistration::Corporation(r) => elster::write_validated(r, &ctx),
+            AnyTaxRegistration::Corporation(r) => {
+                elster::write_validated_with(r, &ctx, attachments)
+            }
             AnyTaxRegistration::Partnership(r) => elster::write_persg_validated(r, &ctx),
         }
         .map_err(|e| {
@@ -318,6 +460,15 @@ pub fn produce(
         out.push((DocumentType::TaxRegistrationXml, "xml", xml));
     }
     Ok(out)
+}
+
+/// The answers the case's XML does not carry (`elster_xml.not_in_xml`; the summary's last
+/// section).
+pub fn not_in_xml(reg: &AnyTaxRegistration) -> Vec<elster::ManualEntry> {
+    match reg {
+        AnyTaxRegistration::Corporation(r) => elster::not_in_xml(r),
+        AnyTaxRegistration::Partnership(r) => elster::persg_not_in_xml(r),
+    }
 }
 
 /// The German summary PDF of a tax registration as it stands in `case`, dated `at` (when its
@@ -335,6 +486,17 @@ pub fn render_summary(
         reg.set_tax_office_number(number.to_string());
     }
     let summary_ctx = forms::TaxSummaryContext {
+        not_in_xml: not_in_xml(&reg)
+            .into_iter()
+            .map(|e| forms::ManualRow {
+                place: match &e.line {
+                    Some(line) => format!("{}, Zeile {line}", e.sub_page),
+                    None => e.sub_page.clone(),
+                },
+                field: e.field,
+                value: e.value,
+            })
+            .collect(),
         tax_office: office
             .and_then(domain::offices::tax_office)
             .map(|o| (o.number.to_string(), o.display_name())),
@@ -429,9 +591,16 @@ pub async fn assign_office(
     let now = crate::clock::now_micros();
     let elster = state.config.elster.clone();
     let (reg_for_docs, office) = (reg.clone(), number.clone());
+    let attachments = stored_attachments(state, case).await?;
     let produced = tokio::task::spawn_blocking(move || {
         // The XML's ticket is made from the id the provider knows (as at the create).
-        produce(&reg_for_docs, public_id, Some(&office), &elster)
+        produce(
+            &reg_for_docs,
+            public_id,
+            Some(&office),
+            &elster,
+            &attachments,
+        )
     })
     .await
     .map_err(|e| ApiError::Internal(anyhow::anyhow!("document generation panicked: {e}")))??;

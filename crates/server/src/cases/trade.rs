@@ -74,7 +74,7 @@ pub async fn create_trade(
             None
         }
     };
-    check_files(state, &value, &files, &mut errs).await;
+    crate::uploads::check_files(&state.pdf_checks, &value, &files, &FILES, &mut errs).await;
     let request = match parsed {
         Some(p) if errs.is_empty() => p,
         _ => return Err(ApiError::Validation(errs)),
@@ -167,9 +167,21 @@ pub async fn create_trade(
     Ok(Written::Created(created))
 }
 
-/// `owners[i].documents.gewa_1.file` values as sent, for matching parts even when other rules
-/// failed.
-pub fn referenced_files(value: &Value) -> Vec<(usize, String)> {
+/// The trade create's files: one signed GewA 1 per owner (a legal person's one, for the
+/// company), in the part its `documents.gewa_1.file` names; each at most
+/// `FILING_MAX_UPLOAD_BYTES` (`max_file` is set from it where the body is read).
+pub const FILES: crate::uploads::FileParts = crate::uploads::FileParts {
+    max_parts: 1 + domain::trade_request::MAX_OWNERS,
+    max_file: usize::MAX,
+    refs: referenced_files,
+    what: "one signed GewA 1 per owner",
+    named_by: "documents.gewa_1.file",
+    document: "a signed GewA 1",
+};
+
+/// `owners[i].documents.gewa_1.file` values as sent, as `(field, part)`, for matching parts
+/// even when other rules failed.
+pub fn referenced_files(value: &Value) -> Vec<(String, String)> {
     value
         .get("owners")
         .and_then(Value::as_array)
@@ -180,43 +192,11 @@ pub fn referenced_files(value: &Value) -> Vec<(usize, String)> {
                 .filter_map(|(i, o)| {
                     o.pointer("/documents/gewa_1/file")
                         .and_then(Value::as_str)
-                        .map(|f| (i, f.to_string()))
+                        .map(|f| (format!("owners[{i}].documents.gewa_1.file"), f.to_string()))
                 })
                 .collect()
         })
         .unwrap_or_default()
-}
-
-/// Every part must be referenced, every reference must have its part, and every part must be
-/// a PDF (checked within the instance's budget, [`crate::uploads::PdfChecks`]).
-async fn check_files(state: &AppState, value: &Value, files: &[Spooled], errs: &mut Violations) {
-    let refs = referenced_files(value);
-    for (i, name) in &refs {
-        if !files.iter().any(|f| f.name == *name) {
-            errs.push(
-                format!("owners[{i}].documents.gewa_1.file"),
-                "missing_file",
-                format!("no multipart part named `{name}` was sent"),
-            );
-        }
-    }
-    for file in files {
-        let Some((i, _)) = refs.iter().find(|(_, n)| *n == file.name) else {
-            errs.push(
-                file.name.clone(),
-                "unexpected_file",
-                "no owner references this part in documents.gewa_1.file",
-            );
-            continue;
-        };
-        if let Err(problem) = state.pdf_checks.check(file).await {
-            errs.push(
-                format!("owners[{i}].documents.gewa_1.file"),
-                "not_a_pdf",
-                format!("must be a signed GewA 1 as PDF: {problem}"),
-            );
-        }
-    }
 }
 
 /// The attorney an `assisted` case's powers of attorney name: the configured operator. A

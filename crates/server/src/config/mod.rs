@@ -458,6 +458,16 @@ impl Config {
     }
 
     /// The largest body any route takes (a trade registration with a signed PDF per owner).
+    /// The largest body of a corporation's tax create: the payload and its attachments (each
+    /// at most the smaller of 10 MB and `FILING_MAX_UPLOAD_BYTES`), with room for the
+    /// multipart framing.
+    pub fn max_tax_request_bytes(&self) -> usize {
+        let attachment = self.max_upload_bytes.min(domain::tax::MAX_ATTACHMENT_BYTES);
+        self.max_body_bytes
+            .saturating_add(attachment.saturating_mul(domain::tax::Attachments::FIELDS.len()))
+            .saturating_add(64 * 1024)
+    }
+
     pub fn max_request_bytes(&self) -> usize {
         self.max_body_bytes
             .saturating_add(

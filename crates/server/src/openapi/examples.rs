@@ -44,6 +44,15 @@ pub fn tax_registration() -> Value {
     ))
 }
 
+/// The GmbH example expecting a loss in its founding year: the XML leaves the loss out (no
+/// public form) and the case lists it for the operator.
+pub fn tax_registration_loss() -> Value {
+    let mut v = tax_registration();
+    v["financial_estimates"]["formation_year"]["profit_amount"] = (-20_000).into();
+    v["client_reference"] = "KD-2025-0099".into();
+    v
+}
+
 pub fn gbr_tax_registration() -> Value {
     sandbox(include_str!(
         "../../../../examples/tax-registration-egbr.json"

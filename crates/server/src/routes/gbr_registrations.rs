@@ -127,5 +127,13 @@ pub async fn create(
     claim: Option<Extension<crate::idempotency::Claim>>,
     body: Result<ApiJson<Value>, ApiError>,
 ) -> Result<Response, ApiError> {
-    tax_registrations::create_case(&state, caller, claim, body, TaxPayload::Partnership).await
+    tax_registrations::create_case(
+        &state,
+        caller,
+        claim,
+        body,
+        Vec::new(),
+        TaxPayload::Partnership,
+    )
+    .await
 }

@@ -8,6 +8,7 @@ pub mod events;
 pub mod gbr_registrations;
 pub mod health;
 pub mod metrics;
+pub mod multipart;
 pub mod offices;
 pub mod operator;
 pub mod sandbox;
@@ -40,6 +41,8 @@ pub fn public() -> Router<Arc<AppState>> {
 
 /// The trade create: JSON, or multipart with a signed PDF per owner.
 pub const TRADE_CREATE: &str = "/v1/trade-registration";
+/// The corporation's tax create: JSON, or multipart with its attachments.
+pub const TAX_CREATE: &str = "/v1/tax-registration";
 /// An operator's upload of the issued trade licence (one PDF).
 pub const TRADE_LICENCE: &str =
     "/v1/operator/trade-registrations/{trade_registration_id}/trade-licence";
@@ -51,6 +54,7 @@ pub const TRADE_LICENCE: &str =
 pub fn body_limit(config: &Config, template: &str) -> usize {
     match template {
         TRADE_CREATE => config.max_request_bytes(),
+        TAX_CREATE => config.max_tax_request_bytes(),
         TRADE_LICENCE => config.max_licence_bytes(),
         _ => config.max_body_bytes,
     }
@@ -82,8 +86,10 @@ pub fn authenticated(config: &Config) -> Router<Arc<AppState>> {
             post(cancel::cancel_tax),
         )
         .route(
-            "/v1/tax-registration",
-            post(tax_registrations::create).get(case_lists::list_tax),
+            TAX_CREATE,
+            post(tax_registrations::create)
+                .layer(limit(TAX_CREATE))
+                .get(case_lists::list_tax),
         )
         .route(
             "/v1/tax-registration/gbr",

@@ -14,7 +14,7 @@
 use std::sync::Arc;
 
 use axum::Extension;
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use domain::auth::Caller;
@@ -117,8 +117,40 @@ pub struct TaxRegistrationRequest {
     /// decimals, at most 4 places) sum to exactly 100 (`shares_do_not_sum_to_100`).
     pub shareholders: domain::tax::Shareholders,
     /// Omit it for a company not yet applied (the same as status `not-applied`).
-    /// `registration_number`: the number, a leading `HRB` is dropped.
+    /// `registration_number`: the number, a leading `HRB` is dropped. With `registered`,
+    /// `registration_application_date` (not after `registration_date`) is optional: the XML's
+    /// `TagDesAntrags`, which the questionnaire asks (line 55); without it the case lists it
+    /// in `elster_xml.not_in_xml`.
     pub commercial_register: Option<domain::tax::CommercialRegister>,
+    /// The company's telephone (sub-page 1): a German number writes its area code apart
+    /// (`+49 30 12345678`, `030 12345678`; `invalid_phone` otherwise), as the XML files it
+    /// (`Komm/Tel`); a foreign one is taken and listed in `elster_xml.not_in_xml`.
+    #[schema(example = "+49 30 12345678")]
+    pub phone: Option<String>,
+    /// The company's web address, `http://` or `https://`, at most 200 characters (line 12).
+    #[schema(example = "https://www.spree-datenwerk.de", max_length = 200)]
+    pub website: Option<String>,
+    /// Where the company is managed when not at its seat (sub-page 2, lines 8-10): it decides
+    /// the responsible tax office (§ 20 AO). Listed in `elster_xml.not_in_xml` (its element
+    /// is not public).
+    pub place_of_management: Option<PostalAddress>,
+    /// The tax adviser (sub-page 5): `{"type": "person", "first_name", "last_name",
+    /// "address", "phone"?}` or `{"type": "firm", "name", "address", "phone"?}`.
+    pub tax_advisor: Option<domain::tax::TaxAdvisor>,
+    /// The authorised recipient for every tax (sub-page 6): `{"type": "tax-advisor"}` (the
+    /// tax adviser of `tax_advisor`, which must be sent), or a person or firm as there.
+    pub authorized_recipient: Option<domain::tax::AuthorizedRecipient>,
+    /// The account holder when it is not the company (sub-page 7, lines 52/53); only with
+    /// `iban`.
+    #[schema(max_length = 120)]
+    pub bank_account_holder: Option<String>,
+    /// Request the exemption certificate from the construction withholding tax (§ 48b EStG,
+    /// sub-page 21): `Freistellungsbescheinigung/AntragFreistBauabzugsSt`.
+    pub request_construction_exemption_certificate: Option<bool>,
+    /// The PDFs filed with the questionnaire (sub-pages 22/23), each naming the multipart
+    /// part that carries it (`{"articles_of_association": {"file": "articles"}}`); at most
+    /// 10 MB each. Stored as documents of the case and written into the XML's `Anhaenge`.
+    pub attachments: Option<domain::tax::Attachments>,
     /// Checked (checksum, national format), stored without spaces.
     pub iban: Option<String>,
     /// 8 or 11 characters; required when the IBAN is not German.
@@ -132,11 +164,62 @@ pub struct TaxRegistrationRequest {
     pub employee_count: Option<i64>,
     /// Employees who are shareholders; 0 to `employee_count`.
     pub shareholder_employee_count: Option<i64>,
+    /// Of them marginally employed (geringfügig Beschäftigte, line 171); 0 to
+    /// `employee_count`, optional with `has_employees: true`.
+    pub marginal_employee_count: Option<i64>,
     /// YYYY-MM-DD, not before `operational_activity_start_date`.
     #[schema(format = Date)]
     pub payroll_start_date: Option<String>,
     /// Whole euros a year.
     pub estimated_annual_wage_tax: Option<i64>,
+}
+
+/// The multipart form of a corporation's tax create: the payload as JSON in the part `data`,
+/// and each attachment in the part its `attachments.<kind>.file` names (1 to 100 letters,
+/// digits, `-`, `_`, `.`); at most 3 parts. Written by hand as the trade create's is.
+pub struct TaxRegistrationMultipart;
+
+impl utoipa::PartialSchema for TaxRegistrationMultipart {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, Type};
+        ObjectBuilder::new()
+            .description(Some(
+                "The payload as JSON in the part `data`, and each attachment (a PDF of at most \
+10 MB) in the part its `attachments.<kind>.file` names",
+            ))
+            .property(
+                "data",
+                utoipa::openapi::Ref::from_schema_name("TaxRegistrationRequest"),
+            )
+            .required("data")
+            .additional_properties(Some(
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .format(Some(SchemaFormat::KnownFormat(KnownFormat::Binary))),
+            ))
+            .property_names(Some(
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .pattern(Some("^[A-Za-z0-9._-]{1,100}$")),
+            ))
+            .max_properties(Some(tax::FILES.max_parts))
+            .into()
+    }
+}
+
+impl ToSchema for TaxRegistrationMultipart {
+    fn schemas(
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        schemas.push((
+            TaxRegistrationRequest::name().into_owned(),
+            <TaxRegistrationRequest as utoipa::PartialSchema>::schema(),
+        ));
+        <TaxRegistrationRequest as ToSchema>::schemas(schemas);
+    }
 }
 
 /// The `vat` object as sent, by either tax create (the stored record adds the outcome
@@ -261,6 +344,13 @@ pub struct ElsterXmlView {
     /// ELSTER accepts (`Łukasiewicz` as `Lukasiewicz`); `registration`, the summary PDF and
     /// every other document keep the text as given. Empty when every text is in ISO 8859-15.
     pub transliterated: Vec<elster::Transliteration>,
+    /// The answers the XML does not carry, for the operator to enter in ELSTER's portal by
+    /// hand (each with the portal's sub-page and line): an answer without a public element
+    /// name (the tax adviser, the bank account, ...), one whose value has no public form (a
+    /// loss, an address abroad), and what the questionnaire needs and was not sent. A
+    /// partnership's XML, all of whose element names are ours, is one entry
+    /// (`unverified-document`). docs/elster.md, "Only what has a public source".
+    pub not_in_xml: Vec<elster::ManualEntry>,
 }
 
 /// Create a tax registration for a UG or GmbH
@@ -273,8 +363,13 @@ pub struct ElsterXmlView {
 /// manual submission to the tax office.
 #[utoipa::path(post, path = "/v1/tax-registration", tag = "tax registration",
     operation_id = "create_tax_registration",
-    request_body(content((TaxRegistrationRequest = "application/json", example = json!(crate::openapi::examples::tax_registration()))),
-        description = "The payload of docs/spec/api.md (UG or GmbH); `company_id` or `business_address`, `tax_registration_id` and `tax_office_number` are optional, the bank and payroll fields top-level"),
+    request_body(content(
+        (TaxRegistrationRequest = "application/json", examples(
+            ("gmbh" = (summary = "A registered GmbH with three shareholders, its phone, tax adviser and nominal amounts", value = json!(crate::openapi::examples::tax_registration()))),
+            ("founding_year_loss" = (summary = "A GmbH expecting a loss in its founding year (listed in `elster_xml.not_in_xml`)", value = json!(crate::openapi::examples::tax_registration_loss()))),
+        )),
+        (TaxRegistrationMultipart = "multipart/form-data", encoding(("data" = (content_type = "application/json")))),
+    ), description = "The payload of docs/spec/api.md (UG or GmbH); `company_id` or `business_address`, `tax_registration_id` and `tax_office_number` are optional, the bank and payroll fields top-level. As multipart, the JSON goes into the part `data` and each attachment into the part its `attachments.<kind>.file` names"),
     responses(
         // Its links: `openapi::SharedLinks`.
         (status = 201, description = "Validated; awaiting manual submission", body = Envelope<TaxCreateResponse>),
@@ -284,19 +379,35 @@ pub async fn create(
     State(state): State<Arc<AppState>>,
     Extension(caller): Extension<Caller>,
     claim: Option<Extension<Claim>>,
-    body: Result<ApiJson<Value>, ApiError>,
+    req: Request,
 ) -> Result<Response, ApiError> {
-    create_case(&state, caller, claim, body, TaxPayload::Corporation).await
+    // The role first: a key that may not create gets 403 whatever its body.
+    access::creator(caller, "tax registrations")?;
+    let files = crate::uploads::FileParts {
+        max_file: state.config.max_upload_bytes.min(tax::MAX_ATTACHMENT_BYTES),
+        ..tax::FILES
+    };
+    let received = crate::routes::multipart::receive(&state, req, &files).await?;
+    create_case(
+        &state,
+        caller,
+        claim,
+        Ok(ApiJson(received.value)),
+        received.files,
+        TaxPayload::Corporation,
+    )
+    .await
 }
 
-/// Either tax create, of the payload `payload`: the caller's role first (a key that may not
-/// create gets 403 whatever its body), then the body; the answer is kept for an
-/// `Idempotency-Key`.
+/// Either tax create, of the payload `payload` and (a corporation's) its spooled attachments:
+/// the caller's role first (a key that may not create gets 403 whatever its body), then the
+/// body; the answer is kept for an `Idempotency-Key`.
 pub(crate) async fn create_case(
     state: &AppState,
     caller: Caller,
     claim: Option<Extension<Claim>>,
     body: Result<ApiJson<Value>, ApiError>,
+    files: Vec<crate::uploads::Spooled>,
     payload: TaxPayload,
 ) -> Result<Response, ApiError> {
     let creator = access::creator(caller, "tax registrations")?;
@@ -304,7 +415,7 @@ pub(crate) async fn create_case(
     access::create_environment(caller, &mut body)?;
     let claim = claim.map(|Extension(c)| c);
     let mut response = None;
-    let written = tax::create_tax(state, creator, payload, &body, |created| {
+    let written = tax::create_tax(state, creator, payload, &body, files, |created| {
         answer(state, claim.as_ref(), created, &mut response)
     })
     .await?;
@@ -406,6 +517,7 @@ pub(crate) fn view(
                     status,
                     pending_reason,
                     transliterated: elster::transliterations(&case.record),
+                    not_in_xml: crate::cases::tax::not_in_xml(&registration),
                 }
             },
             tax_number: case.tax_number.clone(),

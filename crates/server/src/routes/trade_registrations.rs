@@ -22,7 +22,6 @@ use domain::trade::{
     TradeRegistration,
 };
 use serde::Serialize;
-use serde_json::Value;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -31,7 +30,7 @@ use crate::cases::trade::{self, CreatedTrade, TradeSubmission};
 use crate::cases::{access, steps};
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::{PathId, is_json};
+use crate::extract::PathId;
 use crate::idempotency::{self, Claim};
 use crate::openapi::responses::{
     CaseNotVisible, CompanyNotFound, CreateValidationFailed, ProviderForbidden, ValidationFailed,
@@ -39,146 +38,21 @@ use crate::openapi::responses::{
 use crate::routes::offices::TradeOfficeView;
 use crate::routes::views;
 use crate::state::AppState;
-use crate::uploads::{PartRefused, Spooled};
 
 /// Most parts a multipart create may have: `data` and one signed GewA 1 per owner.
 const MAX_PARTS: usize = 1 + domain::trade_request::MAX_OWNERS;
 
-/// The request as received: the `data` JSON and the file parts, spooled to disk.
-struct Received {
-    data: Bytes,
-    /// `data` parsed, when it was parsed while the parts arrived (a multipart `data` part sent
-    /// first, to match the file parts against it); parsed once, by whoever needs it first.
-    parsed: Option<Value>,
-    files: Vec<Spooled>,
-}
-
 /// The create's body: its payload well-formed JSON without duplicate keys (400 and 422
 /// otherwise), its file parts spooled.
 async fn receive(state: &AppState, req: Request) -> Result<TradeSubmission, ApiError> {
-    let mut received = receive_parts(state, req).await?;
-    let value: Value = match received.parsed.take() {
-        Some(value) => value,
-        None => serde_json::from_slice(&received.data).map_err(|e| {
-            ApiError::InvalidJson(format!(
-                "the payload is not well-formed JSON (line {}, column {})",
-                e.line(),
-                e.column()
-            ))
-        })?,
+    let files = crate::uploads::FileParts {
+        max_file: state.config.max_upload_bytes,
+        ..trade::FILES
     };
-    crate::extract::refuse_duplicate_keys(&received.data)?;
+    let received = crate::routes::multipart::receive(state, req, &files).await?;
     Ok(TradeSubmission {
-        value,
+        value: received.value,
         files: received.files,
-    })
-}
-
-/// A 422 for one file part refused while it arrived.
-fn refused_part(field: String, code: &str, message: &str) -> ApiError {
-    let mut errs = Violations::new();
-    errs.push(field, code, message);
-    ApiError::Validation(errs)
-}
-
-async fn receive_parts(state: &AppState, req: Request) -> Result<Received, ApiError> {
-    let max_body = state.config.max_body_bytes;
-    let max_upload = state.config.max_upload_bytes;
-    if is_json(req.headers()) {
-        // The route's limit is sized for uploads; a JSON body gets the JSON limit, enforced
-        // while reading rather than after.
-        let data = axum::body::to_bytes(req.into_body(), max_body)
-            .await
-            .map_err(|_| {
-                ApiError::PayloadTooLarge(format!("the JSON body is larger than {max_body} bytes"))
-            })?;
-        return Ok(Received {
-            data,
-            parsed: None,
-            files: Vec::new(),
-        });
-    }
-    if !crate::extract::is_multipart(req.headers()) {
-        return Err(ApiError::UnsupportedMediaType(
-            "send application/json, or multipart/form-data with a `data` part and the signed PDFs"
-                .into(),
-        ));
-    }
-    let mut mp = crate::extract::multipart(req).await?;
-    let mut data = None;
-    let mut parsed: Option<Value> = None;
-    // The parts the payload references, once it has arrived (`data` first is what clients
-    // send; parts before it are spooled and judged once it is here).
-    let mut refs: Option<Vec<(usize, String)>> = None;
-    let mut files: Vec<Spooled> = Vec::new();
-    let mut parts = 0;
-    while let Some(mut field) = mp
-        .next_field()
-        .await
-        .map_err(crate::extract::multipart_error)?
-    {
-        parts += 1;
-        if parts > MAX_PARTS {
-            return Err(ApiError::InvalidMultipart(format!(
-                "at most {MAX_PARTS} parts: `data` and one signed GewA 1 per owner"
-            )));
-        }
-        let name = field.name().unwrap_or("").to_string();
-        if name.is_empty() {
-            return Err(ApiError::InvalidMultipart("every part needs a name".into()));
-        }
-        if name == "data" {
-            if data.is_some() {
-                return Err(ApiError::InvalidMultipart(
-                    "more than one `data` part".into(),
-                ));
-            }
-            let part = crate::extract::read_part(&mut field, &name, max_body).await?;
-            parsed = serde_json::from_slice::<Value>(&part).ok();
-            refs = parsed.as_ref().map(trade::referenced_files);
-            data = Some(part);
-            continue;
-        }
-        // Refused before a byte of it is read: a second part of a name, a part the payload
-        // does not reference.
-        if files.iter().any(|f| f.name == name) {
-            return Err(ApiError::InvalidMultipart(format!(
-                "more than one part named `{name}`"
-            )));
-        }
-        let owner = refs
-            .as_ref()
-            .map(|r| r.iter().find(|(_, n)| *n == name).map(|(i, _)| *i));
-        if owner == Some(None) {
-            return Err(refused_part(
-                name,
-                "unexpected_file",
-                "no owner references this part in documents.gewa_1.file (refused unread)",
-            ));
-        }
-        match crate::uploads::spool(&mut field, &name, max_upload, &state.spool_dir).await {
-            Ok(spooled) => files.push(spooled),
-            Err(PartRefused::NotAPdf) => {
-                let field = match owner.flatten() {
-                    Some(i) => format!("owners[{i}].documents.gewa_1.file"),
-                    None => name,
-                };
-                return Err(refused_part(
-                    field,
-                    "not_a_pdf",
-                    "must be a signed GewA 1 as PDF: the file does not start with a PDF header",
-                ));
-            }
-            Err(PartRefused::Error(e)) => return Err(e),
-        }
-    }
-    let data = data.ok_or_else(|| {
-        ApiError::InvalidMultipart("the multipart body has no `data` part with the JSON".into())
-    })?;
-    Ok(Received {
-        data,
-        parsed,
-        files,
     })
 }
 

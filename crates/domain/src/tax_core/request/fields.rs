@@ -148,7 +148,13 @@ pub(crate) fn past_date(o: &Obj, name: &str, today: Date, e: &mut Violations) ->
     Some(d)
 }
 
+/// `share_percentage`: required, unless `nominal_amount` is sent (a corporation's shareholder),
+/// which it then follows from: absent beside one, it reads as 0 until the corporation's rules
+/// derive it (`tax_request::nominal_shares`).
 pub(crate) fn percentage(o: &Obj, e: &mut Violations) -> Option<Percentage> {
+    if o.has("nominal_amount") && !o.has("share_percentage") {
+        return Some(Percentage(0));
+    }
     let v = o.req("share_percentage", e)?;
     let p = o.path("share_percentage");
     let parsed = match v {

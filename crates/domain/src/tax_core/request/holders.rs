@@ -108,6 +108,7 @@ pub(crate) fn individual_holder(
         tax_identification_number: tin,
         address: addr?,
         share_percentage: share?,
+        nominal_amount: None,
     })
 }
 
@@ -122,6 +123,7 @@ pub(crate) fn entity_holder(x: &Obj, e: &mut Violations) -> Option<EntityShareho
         name: name?,
         address: addr?,
         share_percentage: share?,
+        nominal_amount: None,
     })
 }
 

@@ -58,6 +58,7 @@ pub const CORE_FIELDS: &[&str] = &[
     "has_employees",
     "employee_count",
     "shareholder_employee_count",
+    "marginal_employee_count",
     "payroll_start_date",
     "estimated_annual_wage_tax",
 ];

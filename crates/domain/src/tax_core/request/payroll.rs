@@ -8,7 +8,7 @@ use crate::tax_core::Payroll;
 
 use super::fields::{refuse, req_bool, req_date, req_euros};
 
-/// `has_employees` and the four payroll fields at the top level of `o`.
+/// `has_employees` and the payroll fields at the top level of `o`.
 pub fn payroll(
     o: &Obj,
     start: Option<Date>,
@@ -17,6 +17,7 @@ pub fn payroll(
     let fields = [
         "employee_count",
         "shareholder_employee_count",
+        "marginal_employee_count",
         "payroll_start_date",
         "estimated_annual_wage_tax",
     ];
@@ -38,6 +39,21 @@ pub fn payroll(
                     "cannot exceed employee_count",
                 );
             }
+            // Of them marginally employed (geringfügig Beschäftigte, questionnaire line 171).
+            let marginal = o
+                .opt("marginal_employee_count")
+                .and_then(|v| rules::count(v, &o.path("marginal_employee_count"), 0, e));
+            if let (Some(c), Some(m)) = (count, marginal)
+                && m > c
+            {
+                e.push(
+                    o.path("marginal_employee_count"),
+                    "out_of_range",
+                    "cannot exceed employee_count",
+                );
+            }
+            let marginal_ok = !o.has("marginal_employee_count")
+                || marginal.is_some_and(|m| count.is_none_or(|c| m <= c));
             let payroll_start = req_date(o, "payroll_start_date", e).and_then(|d| {
                 if start.is_some_and(|s| d < s) {
                     e.push(
@@ -63,9 +79,13 @@ pub fn payroll(
                 }
             });
             let payroll = (|| {
+                if !marginal_ok {
+                    return None;
+                }
                 Some(Payroll {
                     employee_count: count?,
                     shareholder_employee_count: shareholders?,
+                    marginal_employee_count: marginal,
                     payroll_start_date: payroll_start?,
                     estimated_annual_wage_tax: wage_tax?,
                 })

@@ -106,7 +106,9 @@ pub(crate) fn register(
         }
         "not-applied" => &[],
         "application-filed" => &["registration_application_date"],
+        // A registered company may say when it applied (since 2026-12-01).
         _ => &[
+            "registration_application_date",
             "registration_number",
             "registration_date",
             "registration_court",
@@ -142,8 +144,25 @@ pub(crate) fn register(
                 n
             });
             let date = req_date(&o, "registration_date", e);
+            let applied = o
+                .opt("registration_application_date")
+                .and_then(|v| rules::date(v, &o.path("registration_application_date"), e));
+            if let (Some(a), Some(d)) = (applied, date)
+                && a > d
+            {
+                e.push(
+                    o.path("registration_application_date"),
+                    "after_registration",
+                    "cannot be after registration_date: the entry follows the application",
+                );
+                return None;
+            }
+            if o.has("registration_application_date") && applied.is_none() {
+                return None;
+            }
             let court = req_text(&o, "registration_court", 120, TextType::B, e);
             Some(CommercialRegister::Registered {
+                registration_application_date: applied,
                 registration_number: number?,
                 registration_date: date?,
                 registration_court: court?,

@@ -234,9 +234,11 @@ fn berlin() {
             .filter(|(z, s)| {
                 matches!(
                     offices::tax_office_at(&offices::TaxOfficeQuery {
-                        zip: z,
-                        city: "Berlin",
-                        street: Some(s),
+                        address: offices::OfficeAddress {
+                            zip: z,
+                            city: "Berlin",
+                            street: Some(s),
+                        },
                         family: offices::LegalFamily::Corporation,
                         group: false,
                     }),
@@ -286,9 +288,11 @@ fn by_legal_form() {
                 .filter(|z| {
                     matches!(
                         offices::tax_office_at(&offices::TaxOfficeQuery {
-                            zip: z,
-                            city: "",
-                            street: None,
+                            address: offices::OfficeAddress {
+                                zip: z,
+                                city: "",
+                                street: None,
+                            },
                             family,
                             group: false,
                         }),
@@ -306,17 +310,35 @@ fn by_legal_form() {
     // (zip, city, street, family, the office the evidence shows)
     let samples: &[(&str, &str, &str, offices::LegalFamily, &str)] = &[
         ("04229", "Leipzig", "Klingenstraße 22", Partnership, "3232"),
-        ("01307", "Dresden", "Blasewitzer Str. 41", Corporation, "3203"),
+        (
+            "01307",
+            "Dresden",
+            "Blasewitzer Str. 41",
+            Corporation,
+            "3203",
+        ),
         ("81243", "München", "Leienfelsstr. 21b", Partnership, "9143"),
         ("82152", "Planegg", "", Corporation, "9143"),
         ("85716", "Unterschleißheim", "", Corporation, "9143"),
-        ("60327", "Frankfurt am Main", "Heinrichstraße 9", Corporation, "2614"),
+        (
+            "60327",
+            "Frankfurt am Main",
+            "Heinrichstraße 9",
+            Corporation,
+            "2614",
+        ),
         ("60325", "Frankfurt am Main", "", Corporation, "2614"),
         ("60486", "Frankfurt am Main", "", Corporation, "2614"),
         ("10961", "Berlin", "Blücherstraße 22", Corporation, "1129"),
         ("50733", "Köln", "Wartburgstr. 12", Corporation, "5217"),
         ("40595", "Düsseldorf", "", Corporation, "5106"),
-        ("40239", "Düsseldorf", "Mülheimer Str. 7", Corporation, "5103"),
+        (
+            "40239",
+            "Düsseldorf",
+            "Mülheimer Str. 7",
+            Corporation,
+            "5103",
+        ),
         ("30159", "Hannover", "Prinzenstr. 3", Partnership, "2325"),
         ("22763", "Hamburg", "", Corporation, "2242"),
     ];
@@ -327,9 +349,11 @@ fn by_legal_form() {
         let i = usize::from(*family == Partnership);
         total[i] += 1;
         let lookup = offices::tax_office_at(&offices::TaxOfficeQuery {
-            zip,
-            city,
-            street: (!street.is_empty()).then_some(*street),
+            address: offices::OfficeAddress {
+                zip,
+                city,
+                street: (!street.is_empty()).then_some(*street),
+            },
             family: *family,
             group: false,
         });

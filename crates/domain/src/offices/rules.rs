@@ -39,8 +39,20 @@ pub struct Basis {
     #[cfg_attr(feature = "openapi", schema(example = "muenchen-9143"))]
     pub rule: &'static str,
     /// The rule in one English sentence.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            example = "München (city and Landkreis): corporations and partnerships go to the Finanzamt München's department for Körperschaften/Personengesellschaften, 9143"
+        )
+    )]
     pub summary: &'static str,
     /// Where the rule comes from.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            example = "BZSt GemFA directory: 9143 'München Körperschaften/PersonenGesellschaften' (2025-04-23); ELSTER's office history"
+        )
+    )]
     pub source: &'static str,
     /// The source's date (its version, publication, or the change it records), ISO 8601.
     #[cfg_attr(feature = "openapi", schema(example = "2017-06-28"))]

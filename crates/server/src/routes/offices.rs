@@ -145,8 +145,10 @@ pub struct TradeOfficeLookupResponse {
     pub result: Outcome,
     pub message: String,
     /// `found`, `ambiguous` (the postal code spans several municipalities and the city did not
-    /// decide), `district_not_determined` (Berlin or Hamburg: a district office receives the
-    /// notice and the address does not decide which; see `reason`) or `not_found`.
+    /// decide, or the city may name another municipality), or `district_not_determined`
+    /// (Berlin or Hamburg: a district office receives the notice and the address does not
+    /// decide which; see `reason`). An unknown postal code or a city of another postal code is
+    /// a 422, as at the trade create.
     #[schema(example = "found")]
     pub status: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -167,7 +169,7 @@ pub struct TradeOfficeLookupResponse {
 /// The trade office that receives a trade registration for an establishment at this address.
 #[utoipa::path(get, path = "/v1/trade-offices", tag = "offices", params(AddressQuery),
     responses(
-        (status = 200, description = "The office, the candidates, or `not_found`", body = Envelope<TradeOfficeLookupResponse>),
+        (status = 200, description = "The office or the candidates", body = Envelope<TradeOfficeLookupResponse>),
         (status = 422, description = "`VALIDATION_FAILED`: zip missing or not 5 digits, no German postal code (`unknown_postal_code`), or a city that names another municipality than the postal code's (`city_not_in_postal_code`)", body = Envelope<ErrorBody>),
     ))]
 pub async fn lookup_trade_office(
@@ -232,8 +234,9 @@ pub struct TaxOfficeLookupResponse {
     pub message: String,
     /// `status`: `determined` (with `office`, `municipalities` and `basis`: the rule, its
     /// source, the source's date and kind), `needs_confirmation` (with `reasons` and clearly
-    /// marked `suggestions`, the likeliest first; never a guess) or `not_found`. The same
-    /// determination as a tax registration's create for this address and legal form.
+    /// marked `suggestions`, the likeliest first; never a guess). The same determination as a
+    /// tax registration's create for this address and legal form; an unknown postal code or a
+    /// city of another postal code is a 422, as at the create.
     #[serde(flatten)]
     #[schema(value_type = Object)]
     pub lookup: TaxOfficeLookup,

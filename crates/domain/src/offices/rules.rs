@@ -568,29 +568,47 @@ impl CityAreas {
         if rest.is_empty() {
             return None;
         }
-        let whole = self.offices.iter().find_map(|(office, _, areas)| {
-            areas
-                .iter()
-                .find(|a| normalize_city(a) == rest)
-                .map(|a| (*office, *a))
-        });
-        if whole.is_some() {
-            return whole;
+        let areas = self.normalised();
+        if let Some((_, office, area)) = areas.iter().find(|(n, _, _)| n == rest) {
+            return Some((office, area));
         }
         // A part of a double name ("Gohlis" of Gohlis-Süd), when every area with it is one
-        // office's and the part is no area of its own.
+        // office's.
         let mut found: Option<(&'static str, &'static str)> = None;
-        for (office, _, areas) in self.offices {
-            for area in *areas {
-                if normalize_city(area).split(' ').any(|part| part == rest) {
-                    match found {
-                        Some((o, _)) if o != *office => return None,
-                        _ => found = Some((office, area)),
-                    }
+        for (name, office, area) in areas {
+            if name.split(' ').any(|part| part == rest) {
+                match found {
+                    Some((o, _)) if o != *office => return None,
+                    _ => found = Some((office, area)),
                 }
             }
         }
         found
+    }
+
+    /// The areas' normalised names with their office, built once.
+    fn normalised(&self) -> &'static [(String, &'static str, &'static str)] {
+        use std::sync::OnceLock;
+        type Names = Vec<(String, &'static str, &'static str)>;
+        static CITIES: OnceLock<Vec<(&'static str, Names)>> = OnceLock::new();
+        let all = CITIES.get_or_init(|| {
+            [&LEIPZIG, &DRESDEN, &CHEMNITZ, &DUESSELDORF, &DUISBURG]
+                .into_iter()
+                .map(|c| {
+                    let names = c
+                        .offices
+                        .iter()
+                        .flat_map(|(o, _, areas)| {
+                            areas.iter().map(move |a| (normalize_city(a), *o, *a))
+                        })
+                        .collect();
+                    (c.city, names)
+                })
+                .collect()
+        });
+        all.iter()
+            .find(|(city, _)| *city == self.city)
+            .map_or(&[], |(_, names)| names.as_slice())
     }
 
     /// The offices without a named area, likeliest first: by population where known (Leipzig),

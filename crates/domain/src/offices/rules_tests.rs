@@ -319,7 +319,15 @@ fn cities_without_a_public_rule_say_so() {
         ("50667", "Köln", "Rathausplatz 2", "5214", "5217"),
         ("50733", "Köln", "Wartburgstraße 12", "5214", "5215"),
         ("45127", "Essen", "Porscheplatz 1", "5111", "5112"),
+        ("45143", "Essen", "Altendorfer Straße 129", "5111", "5112"),
         ("44135", "Dortmund", "Friedensplatz 1", "5314", "5317"),
+        (
+            "44263",
+            "Dortmund",
+            "Niederhofener Straße 3",
+            "5314",
+            "5315",
+        ),
         ("30159", "Hannover", "Trammplatz 2", "2324", "2325"),
         ("30159", "Hannover", "Prinzenstraße 3", "2324", "2326"),
     ] {

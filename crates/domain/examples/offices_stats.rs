@@ -40,12 +40,13 @@ fn main() {
     let elapsed = start.elapsed();
     let rss_after = rss_kib();
     println!(
-        "index build (first use): {:.1} ms",
+        "index build (first use, with the names index of the address checks): {:.1} ms",
         elapsed.as_secs_f64() * 1000.0
     );
     println!(
-        "heap of the indexes (estimated from the structures): {:.2} MiB",
-        mib(stats.heap_bytes)
+        "heap of the indexes (estimated from the structures): {:.2} MiB, names index {:.2} MiB",
+        mib(stats.heap_bytes),
+        mib(stats.names_heap_bytes)
     );
     if let (Some(a), Some(b)) = (rss_before, rss_after) {
         println!(

@@ -63,12 +63,63 @@ pub(crate) struct Index {
     pub assigned_numbers: BTreeSet<&'static str>,
     /// Register numbers missing from the directory -> suggested successors (office indexes).
     pub successors: BTreeMap<&'static str, Vec<u32>>,
-    /// Every municipality by its normalised names (the register's and OpenStreetMap's), to
-    /// tell a city that names another municipality from an Ortsteil or a spelling we do not
-    /// know (docs/offices.md, "Address checks").
+}
+
+/// Every municipality by its normalised names (the register's and OpenStreetMap's), to tell a
+/// city that names another municipality from an Ortsteil or a spelling the data does not know
+/// (docs/offices.md, "Address checks"). Built on its first use (a city that matches none of
+/// its postal code's municipalities), or by [`super::index_stats`] at start-up.
+pub(crate) struct Names {
     pub names: HashMap<String, Vec<u32>>,
     /// The same by the names' cores ("frankfurt" for Frankfurt am Main and Frankfurt (Oder)).
     pub cores: HashMap<String, Vec<u32>>,
+}
+
+static NAMES: OnceLock<Names> = OnceLock::new();
+
+pub(crate) fn name_index() -> &'static Names {
+    NAMES.get_or_init(|| {
+        let index = index();
+        let mut names: HashMap<String, Vec<u32>> = HashMap::with_capacity(13_000);
+        let mut cores: HashMap<String, Vec<u32>> = HashMap::with_capacity(13_000);
+        let mut add = |name: &str, m: u32| {
+            for (map, key) in [(&mut names, normalize_city(name)), (&mut cores, core(name))] {
+                if key.is_empty() {
+                    continue;
+                }
+                let list = map.entry(key).or_default();
+                if !list.contains(&m) {
+                    list.push(m);
+                }
+            }
+        };
+        for (i, m) in index.municipalities.iter().enumerate() {
+            add(m.name, i as u32);
+        }
+        for p in &index.postcodes {
+            if !p.ort.is_empty() {
+                add(p.ort, p.municipality);
+            }
+        }
+        Names { names, cores }
+    })
+}
+
+impl Names {
+    /// Rough heap size in bytes.
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        [&self.names, &self.cores]
+            .iter()
+            .map(|map| {
+                map.capacity() * (size_of::<String>() + size_of::<Vec<u32>>() + 1)
+                    + map
+                        .iter()
+                        .map(|(k, v)| k.capacity() + v.capacity() * 4)
+                        .sum::<usize>()
+            })
+            .sum()
+    }
 }
 
 /// The data lines of a TSV file, split into (at most) `N` fields; missing fields are "".
@@ -176,27 +227,6 @@ fn build() -> Index {
         .iter()
         .filter_map(|m| opt(m.tax_office))
         .collect();
-    let mut names: HashMap<String, Vec<u32>> = HashMap::with_capacity(13_000);
-    let mut cores: HashMap<String, Vec<u32>> = HashMap::with_capacity(13_000);
-    let mut add = |name: &str, m: u32| {
-        for (map, key) in [(&mut names, normalize_city(name)), (&mut cores, core(name))] {
-            if key.is_empty() {
-                continue;
-            }
-            let list = map.entry(key).or_default();
-            if !list.contains(&m) {
-                list.push(m);
-            }
-        }
-    };
-    for (i, m) in municipalities.iter().enumerate() {
-        add(m.name, i as u32);
-    }
-    for p in &postcodes {
-        if !p.ort.is_empty() {
-            add(p.ort, p.municipality);
-        }
-    }
     let mut index = Index {
         municipalities,
         verbaende,
@@ -205,15 +235,13 @@ fn build() -> Index {
         office_location: Vec::new(),
         assigned_numbers,
         successors: BTreeMap::new(),
-        names,
-        cores,
     };
     index.office_location = index
         .offices
         .iter()
         .map(|o| {
             let plz = o.postal_code?;
-            match index.resolve(plz, o.city.unwrap_or("")) {
+            match index.resolve_with(plz, o.city.unwrap_or(""), false) {
                 Resolved::One(m, _) => Some(m),
                 _ => None,
             }
@@ -261,6 +289,12 @@ impl Index {
     /// Postal code candidates narrowed by the city name: exact normalised name first, then the
     /// name's core (see [`core`]), each against the register name and OpenStreetMap's name.
     pub fn resolve(&self, zip: &str, city: &str) -> Resolved {
+        self.resolve_with(zip, city, true)
+    }
+
+    /// [`Self::resolve`]; `elsewhere` also looks for other municipalities the city names (not
+    /// while the index itself is built: the offices' own addresses).
+    fn resolve_with(&self, zip: &str, city: &str, elsewhere: bool) -> Resolved {
         let zip = zip.trim();
         let Some(plz) = (zip.len() == 5 && zip.bytes().all(|b| b.is_ascii_digit()))
             .then(|| zip.parse::<u32>().ok())
@@ -307,7 +341,8 @@ impl Index {
             // of the postal code's only by its core, and another municipality in full.
             if !by_name.is_empty()
                 && wanted != core(city)
-                && let Some(named) = self.named_elsewhere(&self.names, &wanted, &all)
+                && elsewhere
+                && let Some(named) = self.named_elsewhere(&name_index().names, &wanted, &all)
             {
                 return contradicted(named, true);
             }
@@ -331,7 +366,9 @@ impl Index {
         if by_name.is_empty() {
             // The full name of a municipality that does not have this postal code: a
             // contradiction ("Berlin" with 80331).
-            if let Some(named) = self.named_elsewhere(&self.names, &wanted, &all) {
+            if elsewhere
+                && let Some(named) = self.named_elsewhere(&name_index().names, &wanted, &all)
+            {
                 return contradicted(named, true);
             }
             // Another municipality's core ("Frankfurt" with 80331), or its name followed by
@@ -339,10 +376,14 @@ impl Index {
             // ("Mülheim" in Köln, "Bergen-Enkheim" in Frankfurt am Main). Not certain.
             let tokens: Vec<&str> = wanted.split(' ').collect();
             let prefixes = (1..tokens.len()).rev().map(|k| tokens[..k].join(" "));
-            if let Some(named) = std::iter::once(core(city))
-                .filter_map(|c| self.named_elsewhere(&self.cores, &c, &all))
-                .chain(prefixes.filter_map(|p| self.named_elsewhere(&self.names, &p, &all)))
-                .next()
+            if elsewhere
+                && let Some(named) = std::iter::once(core(city))
+                    .filter_map(|c| self.named_elsewhere(&name_index().cores, &c, &all))
+                    .chain(
+                        prefixes
+                            .filter_map(|p| self.named_elsewhere(&name_index().names, &p, &all)),
+                    )
+                    .next()
             {
                 return contradicted(named, false);
             }
@@ -442,16 +483,6 @@ impl Index {
             + self.offices.capacity() * size_of::<TaxOffice>()
             + self.office_location.capacity() * size_of::<Option<u32>>()
             + self.assigned_numbers.len() * (size_of::<&str>() + 16)
-            + [&self.names, &self.cores]
-                .iter()
-                .map(|map| {
-                    map.capacity() * (size_of::<String>() + size_of::<Vec<u32>>() + 1)
-                        + map
-                            .iter()
-                            .map(|(k, v)| k.capacity() + v.capacity() * 4)
-                            .sum::<usize>()
-                })
-                .sum::<usize>()
             + self
                 .successors
                 .values()

@@ -356,6 +356,8 @@ pub struct IndexStats {
     pub tax_offices: usize,
     /// Estimated heap bytes of the indexes (from capacities and element sizes).
     pub heap_bytes: usize,
+    /// The same for the index of municipality names (the address checks), built here too.
+    pub names_heap_bytes: usize,
 }
 
 /// Builds the indexes if not yet done and returns their sizes. Call at start-up to move the
@@ -369,5 +371,6 @@ pub fn index_stats() -> IndexStats {
         postal_codes: postal_codes().count(),
         tax_offices: index.offices.len(),
         heap_bytes: index.heap_bytes(),
+        names_heap_bytes: data::name_index().heap_bytes(),
     }
 }

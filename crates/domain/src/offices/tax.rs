@@ -57,8 +57,12 @@ pub(crate) fn merged_in(table: &'static str, number: &str) -> Option<MergedRow> 
         .lines()
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .find_map(|l| {
+            // The number first: most lines are not it (no split, no allocation).
+            if !(l.starts_with(number) && l.as_bytes().get(number.len()) == Some(&b'\t')) {
+                return None;
+            }
             let f: Vec<&'static str> = l.split('\t').collect();
-            if f.first() != Some(&number) || f.len() < 6 {
+            if f.len() < 6 {
                 return None;
             }
             Some(MergedRow {

@@ -23,6 +23,10 @@ fn main() {
         berlin();
         return;
     }
+    if args.first().map(String::as_str) == Some("forms") {
+        by_legal_form();
+        return;
+    }
     if args.len() >= 2 {
         let (zip, city) = (&args[0], args[1..].join(" "));
         println!("{:#?}", offices::municipalities_for(zip, &city));
@@ -36,12 +40,13 @@ fn main() {
     let elapsed = start.elapsed();
     let rss_after = rss_kib();
     println!(
-        "index build (first use): {:.1} ms",
+        "index build (first use, with the names index of the address checks): {:.1} ms",
         elapsed.as_secs_f64() * 1000.0
     );
     println!(
-        "heap of the indexes (estimated from the structures): {:.2} MiB",
-        mib(stats.heap_bytes)
+        "heap of the indexes (estimated from the structures): {:.2} MiB, names index {:.2} MiB",
+        mib(stats.heap_bytes),
+        mib(stats.names_heap_bytes)
     );
     if let (Some(a), Some(b)) = (rss_before, rss_after) {
         println!(
@@ -230,9 +235,11 @@ fn berlin() {
             .filter(|(z, s)| {
                 matches!(
                     offices::tax_office_at(&offices::TaxOfficeQuery {
-                        zip: z,
-                        city: "Berlin",
-                        street: Some(s),
+                        address: offices::OfficeAddress {
+                            zip: z,
+                            city: "Berlin",
+                            street: Some(s),
+                        },
                         family: offices::LegalFamily::Corporation,
                         group: false,
                     }),
@@ -260,6 +267,111 @@ fn berlin() {
             locate_time.as_secs_f64() * 1e6 / n as f64,
             trade_time.as_secs_f64() * 1e6 / n as f64,
             tax_time.as_secs_f64() * 1e6 / n as f64
+        );
+    }
+}
+
+/// The lookup the creates make, per legal form: `tax_office_at` for every postal code (city
+/// empty) as a corporation and as a partnership, and for the addresses of the research
+/// (shared reference `rules-2026-12.md`: imprints with tax numbers), with the office the
+/// evidence shows. BENCHMARKS.md, "Offices by legal form".
+fn by_legal_form() {
+    use offices::LegalFamily::{Corporation, Partnership};
+    offices::index_stats();
+    let codes: Vec<String> = offices::postal_codes().collect();
+    let n = codes.len();
+    for (label, family) in [("corporation", Corporation), ("partnership", Partnership)] {
+        let start = Instant::now();
+        let mut determined = 0;
+        for _ in 0..5 {
+            determined = codes
+                .iter()
+                .filter(|z| {
+                    matches!(
+                        offices::tax_office_at(&offices::TaxOfficeQuery {
+                            address: offices::OfficeAddress {
+                                zip: z,
+                                city: "",
+                                street: None,
+                            },
+                            family,
+                            group: false,
+                        }),
+                        TaxOfficeLookup::Determined { .. }
+                    )
+                })
+                .count();
+        }
+        let per = start.elapsed().as_secs_f64() * 1e6 / (5 * n) as f64;
+        println!(
+            "{label}: postal codes with a determined office: {determined} of {n} ({:.1} %); mean tax_office_at {per:.2} µs",
+            determined as f64 * 100.0 / n as f64
+        );
+    }
+    // (zip, city, street, family, the office the evidence shows)
+    let samples: &[(&str, &str, &str, offices::LegalFamily, &str)] = &[
+        ("04229", "Leipzig", "Klingenstraße 22", Partnership, "3232"),
+        (
+            "01307",
+            "Dresden",
+            "Blasewitzer Str. 41",
+            Corporation,
+            "3203",
+        ),
+        ("81243", "München", "Leienfelsstr. 21b", Partnership, "9143"),
+        ("82152", "Planegg", "", Corporation, "9143"),
+        ("85716", "Unterschleißheim", "", Corporation, "9143"),
+        (
+            "60327",
+            "Frankfurt am Main",
+            "Heinrichstraße 9",
+            Corporation,
+            "2614",
+        ),
+        ("60325", "Frankfurt am Main", "", Corporation, "2614"),
+        ("60486", "Frankfurt am Main", "", Corporation, "2614"),
+        ("10961", "Berlin", "Blücherstraße 22", Corporation, "1129"),
+        ("50733", "Köln", "Wartburgstr. 12", Corporation, "5217"),
+        ("40595", "Düsseldorf", "", Corporation, "5106"),
+        (
+            "40239",
+            "Düsseldorf",
+            "Mülheimer Str. 7",
+            Corporation,
+            "5103",
+        ),
+        ("30159", "Hannover", "Prinzenstr. 3", Partnership, "2325"),
+        ("22763", "Hamburg", "", Corporation, "2242"),
+    ];
+    let mut determined = [0, 0];
+    let mut agree = [0, 0];
+    let mut total = [0, 0];
+    for (zip, city, street, family, evidence) in samples {
+        let i = usize::from(*family == Partnership);
+        total[i] += 1;
+        let lookup = offices::tax_office_at(&offices::TaxOfficeQuery {
+            address: offices::OfficeAddress {
+                zip,
+                city,
+                street: (!street.is_empty()).then_some(*street),
+            },
+            family: *family,
+            group: false,
+        });
+        let got = lookup.office().map(|o| o.number);
+        if let Some(number) = got {
+            determined[i] += 1;
+            agree[i] += usize::from(number == *evidence);
+        }
+        println!(
+            "  {zip} {city} {street} ({family:?}): {} (evidence {evidence})",
+            got.unwrap_or("needs confirmation")
+        );
+    }
+    for (i, label) in ["corporation", "partnership"].iter().enumerate() {
+        println!(
+            "research sample addresses, {label}: determined {} of {}, of them as the evidence shows {}",
+            determined[i], total[i], agree[i]
         );
     }
 }

@@ -608,6 +608,18 @@ pub fn parse(
     let place_of_management = o
         .opt("place_of_management")
         .and_then(|v| tax_address(v, "place_of_management", e));
+    // It decides the tax office (§ 20 AO), so it is checked as the seat is.
+    if let Some(a) = &place_of_management
+        && a.country.is_germany()
+    {
+        crate::offices::check_request_address(
+            "place_of_management",
+            Some(&a.zip),
+            Some(&a.city),
+            Some(&a.street),
+            e,
+        );
+    }
     let tax_advisor = o.opt("tax_advisor").and_then(|v| {
         party(v, "tax_advisor", false, e).map(|p| match p {
             Party::Person(p) => TaxAdvisor::Person(p),

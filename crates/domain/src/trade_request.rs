@@ -119,6 +119,15 @@ fn registered_office(v: &Value, path: &str, errs: &mut Violations) -> Option<Reg
     let street = req_text(&o, "street", 72, TextType::B, errs);
     let second = opt_text(&o, "street_second_line", 72, TextType::B, errs);
     let (zip, city) = german_place(&o, "city", errs);
+    // The trade office is decided on this address: a postal code that does not exist or a
+    // city of another postal code is refused (docs/offices.md, "Address checks").
+    crate::offices::check_request_address(
+        path,
+        zip.as_deref(),
+        city.as_deref(),
+        street.as_deref(),
+        errs,
+    );
     Some(RegisteredOffice {
         street: street?,
         street_second_line: second,

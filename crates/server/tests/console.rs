@@ -572,6 +572,10 @@ async fn the_details_identity_and_office_forms_change_the_case() {
         html.contains("<option value=\"2742\">Finanzamt Trier (2742)</option>"),
         "{html}"
     );
+    // Why the create determined it: the basis of the rule (a corporation in Rheinland-Pfalz,
+    // the register's office).
+    assert!(html.contains("id=\"tax-office-basis\""), "{html}");
+    assert!(html.contains("GV100AD"), "the basis's source: {html}");
     c.post(
         &format!("{tax_page}/office"),
         &[("csrf", &token), ("tax_office_number", "0000")],
@@ -588,6 +592,10 @@ async fn the_details_identity_and_office_forms_change_the_case() {
         .read(&format!("/v1/tax-registration/{tax}"), &pkey)
         .await;
     assert_eq!(case["tax_office"]["number"], "2741", "{case}");
+    // An office the operator assigned has no basis of the service's.
+    assert!(case["tax_office"].get("basis").is_none(), "{case}");
+    let (_, html) = c.text(&tax_page).await;
+    assert!(!html.contains("id=\"tax-office-basis\""), "{html}");
 
     // Its XML is readable on a page of its own, escaped.
     let (_, html) = c.text(&tax_page).await;

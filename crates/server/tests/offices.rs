@@ -38,6 +38,16 @@ fn tax_at(kind: &str, street: &str, zip: &str, city: &str) -> Value {
     v
 }
 
+/// A query parameter's value, percent-encoded.
+fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
 fn tax_path(kind: &str) -> &'static str {
     if matches!(kind, "gbr" | "egbr") {
         "/v1/tax-registration/gbr"
@@ -65,8 +75,22 @@ backend_tests! {
         assert_eq!(b["response"]["candidates"].as_array().unwrap().len(), 7);
         assert!(b["response"].get("office").is_none());
 
-        let (s, b) = json(app.get("/v1/trade-offices?zip=00000&city=Nirgendwo", Some(&key)).send().await.unwrap()).await;
-        assert_eq!((s, b["response"]["status"].as_str()), (200, Some("not_found")));
+        // A postal code that does not exist, a city of another postal code: refused, naming
+        // the parameter (until 2026-12: 200 `not_found`, and 80331 "Berlin" got München's).
+        for (q, field, code) in [
+            ("zip=00000&city=Nirgendwo", "zip", "unknown_postal_code"),
+            ("zip=99999", "zip", "unknown_postal_code"),
+            ("zip=80331&city=Berlin", "city", "city_not_in_postal_code"),
+        ] {
+            for path in ["/v1/trade-offices", "/v1/tax-offices"] {
+                let (s, b) = json(app.get(&format!("{path}?{q}"), Some(&key)).send().await.unwrap()).await;
+                let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+                assert_eq!((r["errors"][0]["field"].as_str(), r["errors"][0]["code"].as_str()), (Some(field), Some(code)), "{path}?{q}");
+            }
+        }
+        // An Ortsteil named as city is not refused.
+        let (s, b) = json(app.get("/v1/trade-offices?zip=81241&city=Pasing", Some(&key)).send().await.unwrap()).await;
+        assert_eq!((s, b["response"]["status"].as_str()), (200, Some("found")), "{b}");
 
         for (q, field, code) in [("", "zip", "required"), ("?zip=123", "zip", "invalid_zip"), ("?zip=1234a", "zip", "invalid_zip")] {
             let (s, b) = json(app.get(&format!("/v1/trade-offices{q}"), Some(&key)).send().await.unwrap()).await;
@@ -121,11 +145,19 @@ backend_tests! {
         let r = get("/v1/tax-offices?zip=10119&city=Berlin&street=Choriner%20Stra%C3%9Fe%203&is_holding=true").await;
         assert_eq!(r["reasons"][0]["reason"], "group_company");
         assert_eq!(r["suggestions"][0]["office"]["number"], "1137");
-        // München and Stuttgart: their corporation offices first.
+        // München (and its Landkreis) and Stuttgart: their corporation offices, determined on
+        // the basis the answer names.
         let r = get("/v1/tax-offices?zip=80331&city=M%C3%BCnchen&street=Marienplatz%208").await;
-        assert_eq!(r["suggestions"][0]["office"]["number"], "9143");
+        assert_eq!((r["status"].as_str(), r["office"]["number"].as_str()), (Some("determined"), Some("9143")), "{r}");
+        assert_eq!(r["basis"]["rule"], "muenchen-9143");
+        assert_eq!(r["basis"]["kind"], "evidence");
+        assert_eq!(r["basis"]["date"], "2017-06-28");
+        assert!(r["basis"]["source"].as_str().unwrap().contains("ELSTER"));
+        let r = get("/v1/tax-offices?zip=85521&city=Ottobrunn&street=Rathausplatz%201").await;
+        assert_eq!(r["office"]["number"], "9143", "the Landkreis München: {r}");
         let r = get("/v1/tax-offices?zip=70173&city=Stuttgart&street=Marktplatz%201&legal_form=ug").await;
-        assert_eq!(r["suggestions"][0]["office"]["number"], "2899");
+        assert_eq!((r["status"].as_str(), r["office"]["number"].as_str()), (Some("determined"), Some("2899")), "{r}");
+        assert_eq!(r["basis"]["rule"], "stuttgart-2899");
         // Hamburg: the district offices, flagged.
         let r = get("/v1/trade-offices?zip=20095&city=Hamburg&street=Rathausmarkt%201").await;
         assert_eq!(r["status"], "district_not_determined");
@@ -174,11 +206,16 @@ backend_tests! {
             ("gmbh", "Choriner Straße 75", "10119", "Berlin", Some("1130"), None),
             ("gbr", "Choriner Straße 3", "10119", "Berlin", None, Some("1131")),
             ("egbr", "Hartriegelstraße 8", "12439", "Berlin", None, Some("1136")),
-            ("gmbh", "Marienplatz 8", "80331", "München", None, Some("9143")),
-            ("gbr", "Marienplatz 8", "80331", "München", None, Some("9143")),
-            ("ug", "Marktplatz 1", "70173", "Stuttgart", None, Some("2899")),
-            ("gmbh", "Rathausmarkt 1", "20095", "Hamburg", None, None),
-            ("gbr", "Rathausmarkt 1", "20095", "Hamburg", None, None),
+            ("gmbh", "Marienplatz 8", "80331", "München", Some("9143"), None),
+            ("gbr", "Marienplatz 8", "80331", "München", Some("9143"), None),
+            ("gmbh", "Rathausplatz 1", "85521", "Ottobrunn", Some("9143"), None),
+            ("ug", "Marktplatz 1", "70173", "Stuttgart", Some("2899"), None),
+            ("gmbh", "Heinrichstraße 9", "60327", "Frankfurt am Main", Some("2614"), None),
+            ("egbr", "Am Markt 21", "28195", "Bremen", Some("2460"), None),
+            ("gmbh", "Rathausmarkt 1", "20095", "Hamburg", None, Some("2243")),
+            ("gbr", "Rathausmarkt 1", "20095", "Hamburg", None, Some("2243")),
+            ("gmbh", "Karl-Friedrich-Straße 10", "76133", "Karlsruhe", None, Some("2835")),
+            ("gbr", "Klingenstraße 22", "04229", "Leipzig-Plagwitz", None, Some("3232")),
         ] {
             let (s, b) = json(app.post(tax_path(kind), Some(&key)).json(&tax_at(kind, street, zip, city)).send().await.unwrap()).await;
             assert_eq!(s, 201, "{kind} {city}: {b}");
@@ -187,7 +224,10 @@ backend_tests! {
             let case = &g["response"];
             match determined {
                 Some(number) => {
-                    assert_eq!(case["tax_office"]["number"], number, "{kind} {street}");
+                    assert_eq!(case["tax_office"]["number"], number, "{kind} {street}: {case}");
+                    // Why, on the case.
+                    assert!(case["tax_office"]["basis"]["rule"].is_string(), "{kind} {city}: {case}");
+                    assert!(case["tax_office"]["basis"]["source"].is_string());
                     assert_eq!(case["elster_xml"]["status"], "written", "the XML at create");
                     let xml = case["documents"].as_array().unwrap().iter().find(|d| d["type"] == "tax-registration-xml").expect("xml");
                     let bytes = app.client.get(xml["download_url"].as_str().unwrap()).send().await.unwrap().bytes().await.unwrap();
@@ -239,14 +279,23 @@ backend_tests! {
     async fn tax_office_lookup(backend) {
         let app = app(backend).await;
         let (_, key) = app.provider("P").await;
-        let (s, b) = json(app.get("/v1/tax-offices?zip=24937&city=Flensburg", Some(&key)).send().await.unwrap()).await;
+        // A partnership: the register's district office.
+        let (s, b) = json(app.get("/v1/tax-offices?zip=24937&city=Flensburg&legal_form=gbr", Some(&key)).send().await.unwrap()).await;
         assert_eq!(s, 200, "{b}");
         assert_eq!(b["response"]["status"], "determined");
         assert_eq!(b["response"]["office"]["number"], "2115");
+        assert_eq!(b["response"]["basis"]["rule"], "register");
+        // A corporation in Schleswig-Holstein, which moves some districts' corporations
+        // elsewhere: the same office, suggested only.
+        let (_, b) = json(app.get("/v1/tax-offices?zip=24937&city=Flensburg", Some(&key)).send().await.unwrap()).await;
+        assert_eq!(b["response"]["status"], "needs_confirmation");
+        assert_eq!(b["response"]["reasons"][0]["reason"], "state_concentrates_corporations");
+        assert_eq!(b["response"]["suggestions"][0]["office"]["number"], "2115");
         // Kiel's register office 2119 has merged into 2120, which a source names.
-        let (_, b) = json(app.get("/v1/tax-offices?zip=24103&city=Kiel", Some(&key)).send().await.unwrap()).await;
+        let (_, b) = json(app.get("/v1/tax-offices?zip=24103&city=Kiel&legal_form=egbr", Some(&key)).send().await.unwrap()).await;
         assert_eq!((b["response"]["status"].as_str(), b["response"]["office"]["number"].as_str(), b["response"]["merged_from"].as_str()), (Some("determined"), Some("2120"), Some("2119")));
-        for (zip, city) in [("10119", "Berlin"), ("20095", "Hamburg"), ("80331", "München")] {
+        assert_eq!(b["response"]["basis"]["rule"], "merged-office");
+        for (zip, city) in [("10119", "Berlin"), ("20095", "Hamburg"), ("50667", "K%C3%B6ln")] {
             let (s, b) = json(app.get(&format!("/v1/tax-offices?zip={zip}&city={city}"), Some(&key)).send().await.unwrap()).await;
             assert_eq!(s, 200);
             assert_eq!(b["response"]["status"], "needs_confirmation", "{city}: {b}");
@@ -373,4 +422,101 @@ backend_tests! {
         let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
         assert_eq!(r["errors"][0]["code"], "unknown_field");
     }
+    // The lookup an integrator makes before a create answers what the create then decides:
+    // the same office and basis, or the same reasons and suggestions.
+    async fn the_tax_office_lookup_answers_as_the_create(backend) {
+        let app = app(backend).await;
+        let (_, key) = app.provider("P").await;
+        for (kind, street, zip, city) in [
+            ("gmbh", "Rathausplatz 1", "85521", "Ottobrunn"),
+            ("gbr", "Leienfelsstraße 21b", "81243", "München"),
+            ("ug", "Paulinenstraße 44", "70178", "Stuttgart"),
+            ("gbr", "Marktplatz 1", "70173", "Stuttgart"),
+            ("gmbh", "Heinrichstraße 9", "60327", "Frankfurt am Main"),
+            ("gmbh", "Gerhard-Rohlfs-Straße 62", "28757", "Bremen"),
+            ("gmbh", "Blasewitzer Straße 41", "01307", "Dresden"),
+            ("egbr", "Markt 1", "09111", "Chemnitz-Zentrum"),
+            ("gmbh", "Elbchaussee 96", "22763", "Hamburg"),
+            ("gbr", "Marktplatz 2", "40213", "Düsseldorf-Altstadt"),
+            ("gmbh", "Wartburgstraße 12", "50733", "Köln"),
+            ("gmbh", "Rathausplatz 1", "93047", "Regensburg"),
+            ("gmbh", "Obermarkt 24", "09599", "Freiberg"),
+            ("gmbh", "Keplerstraße 12", "10589", "Berlin"),
+            ("gmbh", "Marienplatz 8", "80331", "Frankfurt"),
+        ] {
+            let q = format!(
+                "/v1/tax-offices?zip={zip}&city={}&street={}&legal_form={kind}",
+                urlencode(city),
+                urlencode(street)
+            );
+            let (s, b) = json(app.get(&q, Some(&key)).send().await.unwrap()).await;
+            assert_eq!(s, 200, "{q}: {b}");
+            let lookup = &b["response"];
+            let (s, b) = json(app.post(tax_path(kind), Some(&key)).json(&tax_at(kind, street, zip, city)).send().await.unwrap()).await;
+            assert_eq!(s, 201, "{kind} {city}: {b}");
+            let id = b["response"]["tax_registration_id"].as_str().unwrap();
+            let (_, g) = json(app.get(&format!("/v1/tax-registration/{id}"), Some(&key)).send().await.unwrap()).await;
+            let case = &g["response"];
+            match lookup["status"].as_str() {
+                Some("determined") => {
+                    assert_eq!(case["tax_office"]["number"], lookup["office"]["number"], "{city}");
+                    assert_eq!(case["tax_office"]["basis"], lookup["basis"], "{city}");
+                }
+                Some("needs_confirmation") => {
+                    assert!(case.get("tax_office").is_none(), "{city}: {case}");
+                    let d = &case["tax_office_determination"];
+                    assert_eq!(d["reasons"], lookup["reasons"], "{city}");
+                    assert_eq!(d["suggestions"], lookup["suggestions"], "{city}");
+                }
+                other => panic!("{city}: {other:?}"),
+            }
+        }
+    }
+
+    // An address that does not exist or contradicts itself: a 422 naming the field on the trade
+    // create and both tax creates, nothing written; a city that may be an Ortsteil of another
+    // municipality's name is taken, and no office is chosen from it.
+    async fn contradictory_addresses_are_refused_by_the_creates(backend) {
+        let app = app(backend).await;
+        let (_, key) = app.provider("P").await;
+        for (zip, city, field, code) in [
+            ("99999", "Musterstadt", "zip", "unknown_postal_code"),
+            ("80331", "Berlin", "city", "city_not_in_postal_code"),
+            ("60311", "Frankfurt (Oder)", "city", "city_not_in_postal_code"),
+        ] {
+            let (s, b) = json(app.post("/v1/trade-registration", Some(&key)).json(&located(zip, city)).send().await.unwrap()).await;
+            let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+            assert_eq!(r["errors"][0]["field"], format!("registered_office.{field}"), "{b}");
+            assert_eq!(r["errors"][0]["code"], code);
+            for kind in ["gmbh", "gbr"] {
+                let (s, b) = json(app.post(tax_path(kind), Some(&key)).json(&tax_at(kind, "Marienplatz 8", zip, city)).send().await.unwrap()).await;
+                let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
+                assert_eq!(r["errors"][0]["field"], format!("address.{field}"), "{kind}: {b}");
+                assert_eq!(r["errors"][0]["code"], code);
+            }
+        }
+        let (_, okey) = app.operator("Olga").await;
+        let (s, b) = json(app.get("/v1/operator/tax-registrations", Some(&okey)).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{b}");
+        assert_eq!(b["response"]["cases"].as_array().map(Vec::len), Some(0), "nothing written: {b}");
+        // "Frankfurt" with München's postal code: perhaps an Ortsteil; taken, nothing chosen.
+        let (s, b) = json(app.post("/v1/trade-registration", Some(&key)).json(&located_at("Marienplatz 8", "80331", "Frankfurt")).send().await.unwrap()).await;
+        assert_eq!(s, 201, "{b}");
+        let id = b["response"]["trade_registration_id"].as_str().unwrap().to_string();
+        let (_, g) = json(app.get(&format!("/v1/trade-registration/{id}"), Some(&key)).send().await.unwrap()).await;
+        assert!(g["response"].get("trade_office").is_none(), "{g}");
+        assert_eq!(g["response"]["trade_office_candidates"][0]["municipality_key"], "09162000");
+        let (s, b) = json(app.post("/v1/tax-registration", Some(&key)).json(&tax_at("gmbh", "Marienplatz 8", "80331", "Frankfurt")).send().await.unwrap()).await;
+        assert_eq!(s, 201, "{b}");
+        let id = b["response"]["tax_registration_id"].as_str().unwrap();
+        let (_, g) = json(app.get(&format!("/v1/tax-registration/{id}"), Some(&key)).send().await.unwrap()).await;
+        assert!(g["response"].get("tax_office").is_none());
+        assert_eq!(g["response"]["tax_office_determination"]["reasons"][0]["reason"], "city_not_of_postal_code");
+        // Spellings and Ortsteile of the right city are taken as before.
+        for (zip, city) in [("60311", "Frankfurt a. M."), ("81243", "München-Pasing"), ("81241", "Pasing"), ("80331", "Muenchen")] {
+            let (s, b) = json(app.post("/v1/trade-registration", Some(&key)).json(&located(zip, city)).send().await.unwrap()).await;
+            assert_eq!(s, 201, "{zip} {city}: {b}");
+        }
+    }
+
 }

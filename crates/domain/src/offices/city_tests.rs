@@ -12,9 +12,11 @@ fn query<'a>(
     family: LegalFamily,
 ) -> TaxOfficeQuery<'a> {
     TaxOfficeQuery {
-        zip,
-        city,
-        street: Some(street),
+        address: OfficeAddress {
+            zip,
+            city,
+            street: Some(street),
+        },
         family,
         group: false,
     }
@@ -439,33 +441,26 @@ fn every_berlin_address_of_the_register_finds_its_ortsteil() {
 }
 
 #[test]
-fn munich_and_stuttgart_suggest_their_corporation_offices_first() {
-    let first = |q: TaxOfficeQuery, rule: CityRule, office: &str| {
-        let (reasons, suggestions) = confirmation(tax_office_at(&q));
-        assert_eq!(reasons[0], ConfirmationReason::RuleNotVerified { rule });
-        assert_eq!(suggestions[0].office.number, office);
-        suggestions
-    };
-    for family in [LegalFamily::Corporation, LegalFamily::Partnership] {
-        let q = query("80331", "München", "Marienplatz 8", family);
-        let suggestions = first(q, CityRule::MuenchenCompanies, "9143");
-        assert_eq!(suggestions[0].basis, SuggestionBasis::CityRule);
-    }
-    let corporation = LegalFamily::Corporation;
-    let q = query("70173", "Stuttgart", "Marktplatz 1", corporation);
-    first(q, CityRule::StuttgartCorporations, "2899");
-    // A Stuttgart partnership: the general offices, no corporation office first.
+fn stuttgart_partnerships_have_no_public_rule() {
+    // A Stuttgart partnership: the general offices, the register's first, no corporation
+    // office (the corporation's 2899 is determined: rules_tests.rs).
     let q = query(
         "70173",
         "Stuttgart",
         "Marktplatz 1",
         LegalFamily::Partnership,
     );
-    let (_, suggestions) = confirmation(tax_office_at(&q));
-    // The register's office for the municipality comes first, then the other
-    // general offices; the corporation office is not suggested first.
+    let (reasons, suggestions) = confirmation(tax_office_at(&q));
+    assert_eq!(
+        reasons[0],
+        ConfirmationReason::NoPublicRule { city: "Stuttgart" }
+    );
     assert_eq!(suggestions[0].office.number, "2893");
-    assert!(suggestions.iter().all(|s| s.office.number != "2896"));
+    assert!(
+        suggestions
+            .iter()
+            .all(|s| s.office.purpose == OfficePurpose::General)
+    );
     // Their trade offices are the cities'.
     assert_eq!(
         trade_office_at("80331", "München", "Marienplatz 8"),
@@ -545,11 +540,38 @@ fn merged_offices_map_to_their_successors() {
             other => panic!("{city}: {other:?}"),
         }
     }
+    // The research's mappings (rules-2026-12.md § 4-5): Saarbrücken's Außenstellen, Malchin.
+    for (zip, city, register, successor) in [
+        ("66280", "Sulzbach/Saar", "1070", "1040"),
+        ("66333", "Völklingen", "1090", "1040"),
+        ("17139", "Malchin", "4071", "4075"),
+    ] {
+        match tax_office_for(zip, city) {
+            TaxOfficeLookup::Determined {
+                office,
+                merged_from,
+                basis,
+                ..
+            } => {
+                assert_eq!((office.number, merged_from), (successor, Some(register)));
+                assert_eq!(basis.rule, "merged-office");
+            }
+            other => panic!("{city}: {other:?}"),
+        }
+    }
     // Inferred only: suggested, never determined.
-    let (reasons, suggestions) = confirmation(tax_office_for("66280", "Sulzbach/Saar"));
-    assert!(reasons.contains(&ConfirmationReason::OfficeNotInDirectory { number: "1070" }));
-    assert_eq!(suggestions[0].office.number, "1040");
+    let (reasons, suggestions) = confirmation(tax_office_for("23701", "Eutin"));
+    assert!(reasons.contains(&ConfirmationReason::OfficeNotInDirectory { number: "2114" }));
+    assert_eq!(suggestions[0].office.number, "2125");
     assert_eq!(suggestions[0].basis, SuggestionBasis::Successor);
+    // Hamburg's 2202 is split among the regional offices: every one suggested, none decided.
+    let (reasons, suggestions) = confirmation(tax_office_for("20095", "Hamburg"));
+    assert!(reasons.contains(&ConfirmationReason::OfficeNotInDirectory { number: "2202" }));
+    assert!(
+        suggestions
+            .iter()
+            .any(|s| s.office.number == "2241" && s.basis == SuggestionBasis::Successor)
+    );
     // Split between two successors: both suggested.
     let (_, suggestions) = confirmation(tax_office_for("24340", "Eckernförde"));
     let numbers: Vec<_> = suggestions.iter().map(|s| s.office.number).collect();

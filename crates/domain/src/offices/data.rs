@@ -3,7 +3,7 @@
 //! The TSV files under `crates/domain/data/offices/` are included as `&'static str`; the index
 //! rows borrow their strings from them (no copies), so the heap holds only the row vectors.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::OnceLock;
 
 use super::normalize::{core, normalize_city};
@@ -63,6 +63,63 @@ pub(crate) struct Index {
     pub assigned_numbers: BTreeSet<&'static str>,
     /// Register numbers missing from the directory -> suggested successors (office indexes).
     pub successors: BTreeMap<&'static str, Vec<u32>>,
+}
+
+/// Every municipality by its normalised names (the register's and OpenStreetMap's), to tell a
+/// city that names another municipality from an Ortsteil or a spelling the data does not know
+/// (docs/offices.md, "Address checks"). Built on its first use (a city that matches none of
+/// its postal code's municipalities), or by [`super::index_stats`] at start-up.
+pub(crate) struct Names {
+    pub names: HashMap<String, Vec<u32>>,
+    /// The same by the names' cores ("frankfurt" for Frankfurt am Main and Frankfurt (Oder)).
+    pub cores: HashMap<String, Vec<u32>>,
+}
+
+static NAMES: OnceLock<Names> = OnceLock::new();
+
+pub(crate) fn name_index() -> &'static Names {
+    NAMES.get_or_init(|| {
+        let index = index();
+        let mut names: HashMap<String, Vec<u32>> = HashMap::with_capacity(13_000);
+        let mut cores: HashMap<String, Vec<u32>> = HashMap::with_capacity(13_000);
+        let mut add = |name: &str, m: u32| {
+            for (map, key) in [(&mut names, normalize_city(name)), (&mut cores, core(name))] {
+                if key.is_empty() {
+                    continue;
+                }
+                let list = map.entry(key).or_default();
+                if !list.contains(&m) {
+                    list.push(m);
+                }
+            }
+        };
+        for (i, m) in index.municipalities.iter().enumerate() {
+            add(m.name, i as u32);
+        }
+        for p in &index.postcodes {
+            if !p.ort.is_empty() {
+                add(p.ort, p.municipality);
+            }
+        }
+        Names { names, cores }
+    })
+}
+
+impl Names {
+    /// Rough heap size in bytes.
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        [&self.names, &self.cores]
+            .iter()
+            .map(|map| {
+                map.capacity() * (size_of::<String>() + size_of::<Vec<u32>>() + 1)
+                    + map
+                        .iter()
+                        .map(|(k, v)| k.capacity() + v.capacity() * 4)
+                        .sum::<usize>()
+            })
+            .sum()
+    }
 }
 
 /// The data lines of a TSV file, split into (at most) `N` fields; missing fields are "".
@@ -184,7 +241,7 @@ fn build() -> Index {
         .iter()
         .map(|o| {
             let plz = o.postal_code?;
-            match index.resolve(plz, o.city.unwrap_or("")) {
+            match index.resolve_with(plz, o.city.unwrap_or(""), false) {
                 Resolved::One(m, _) => Some(m),
                 _ => None,
             }
@@ -200,6 +257,14 @@ pub(crate) enum Resolved {
     One(u32, bool),
     /// Several municipalities remain (indexes, sorted).
     Several(Vec<u32>),
+    /// The city names municipalities (`named`) none of which has the postal code, whose own
+    /// municipalities are `candidates`: by their full name (`certain`), or by a name's core
+    /// only, which may also be an Ortsteil of the same name ("Mülheim" in Köln).
+    Contradicted {
+        candidates: Vec<u32>,
+        named: Vec<u32>,
+        certain: bool,
+    },
     NotFound,
 }
 
@@ -224,6 +289,12 @@ impl Index {
     /// Postal code candidates narrowed by the city name: exact normalised name first, then the
     /// name's core (see [`core`]), each against the register name and OpenStreetMap's name.
     pub fn resolve(&self, zip: &str, city: &str) -> Resolved {
+        self.resolve_with(zip, city, true)
+    }
+
+    /// [`Self::resolve`]; `elsewhere` also looks for other municipalities the city names (not
+    /// while the index itself is built: the offices' own addresses).
+    fn resolve_with(&self, zip: &str, city: &str, elsewhere: bool) -> Resolved {
         let zip = zip.trim();
         let Some(plz) = (zip.len() == 5 && zip.bytes().all(|b| b.is_ascii_digit()))
             .then(|| zip.parse::<u32>().ok())
@@ -251,23 +322,89 @@ impl Index {
         };
         let mut all: Vec<u32> = rows.iter().map(|p| p.municipality).collect();
         all.dedup();
-        let has_city = !normalize_city(city).is_empty();
-        let exact = if has_city {
-            matching(&normalize_city)
-        } else {
-            Vec::new()
+        let wanted = normalize_city(city);
+        if wanted.is_empty() {
+            return match all.as_slice() {
+                [only] => Resolved::One(*only, false),
+                _ => Resolved::Several(all),
+            };
+        }
+        let contradicted = |named: Vec<u32>, certain: bool| Resolved::Contradicted {
+            candidates: all.clone(),
+            named,
+            certain,
         };
-        let by_name = if exact.is_empty() && has_city {
-            matching(&core)
-        } else {
-            exact
-        };
+        let mut by_name = matching(&normalize_city);
+        if by_name.is_empty() {
+            by_name = matching(&core);
+            // "Frankfurt (Oder)" is not Frankfurt am Main: a qualified name that matches one
+            // of the postal code's only by its core, and another municipality in full.
+            if !by_name.is_empty()
+                && wanted != core(city)
+                && elsewhere
+                && let Some(named) = self.named_elsewhere(&name_index().names, &wanted, &all)
+            {
+                return contradicted(named, true);
+            }
+        }
+        if by_name.is_empty() {
+            // The municipality's name followed by an Ortsteil: "München-Pasing",
+            // "Leipzig OT Plagwitz", "Frankfurt am Main-Höchst".
+            by_name = rows
+                .iter()
+                .filter(|p| {
+                    names(p).into_iter().flatten().any(|n| {
+                        [normalize_city(n), core(n)]
+                            .iter()
+                            .any(|k| !k.is_empty() && wanted.starts_with(&format!("{k} ")))
+                    })
+                })
+                .map(|p| p.municipality)
+                .collect();
+            by_name.dedup();
+        }
+        if by_name.is_empty() {
+            // The full name of a municipality that does not have this postal code: a
+            // contradiction ("Berlin" with 80331).
+            if elsewhere
+                && let Some(named) = self.named_elsewhere(&name_index().names, &wanted, &all)
+            {
+                return contradicted(named, true);
+            }
+            // Another municipality's core ("Frankfurt" with 80331), or its name followed by
+            // more ("Berlin-Mitte"): a contradiction, or an Ortsteil of the same name
+            // ("Mülheim" in Köln, "Bergen-Enkheim" in Frankfurt am Main). Not certain.
+            let tokens: Vec<&str> = wanted.split(' ').collect();
+            let prefixes = (1..tokens.len()).rev().map(|k| tokens[..k].join(" "));
+            if elsewhere
+                && let Some(named) = std::iter::once(core(city))
+                    .filter_map(|c| self.named_elsewhere(&name_index().cores, &c, &all))
+                    .chain(
+                        prefixes
+                            .filter_map(|p| self.named_elsewhere(&name_index().names, &p, &all)),
+                    )
+                    .next()
+            {
+                return contradicted(named, false);
+            }
+        }
         match (all.as_slice(), by_name.as_slice()) {
             ([only], found) => Resolved::One(*only, found == [*only]),
             (_, [one]) => Resolved::One(*one, true),
             (_, []) => Resolved::Several(all),
             (_, several) => Resolved::Several(several.to_vec()),
         }
+    }
+
+    /// The municipalities `map` has under `key` when none of them is one of `candidates`.
+    fn named_elsewhere(
+        &self,
+        map: &HashMap<String, Vec<u32>>,
+        key: &str,
+        candidates: &[u32],
+    ) -> Option<Vec<u32>> {
+        let named = map.get(key)?;
+        (!named.iter().any(|m| candidates.contains(m))).then(|| named.clone())
     }
 
     /// For every register office number missing from the directory, the general offices that

@@ -279,6 +279,14 @@ pub fn in_berlin_register(zip: &str, street: &str) -> bool {
         .is_ok_and(|plz| berlin().streets.contains_key(&(plz, street_key(name))))
 }
 
+/// Whether Berlin's address register has addresses with this postal code (193 postal codes,
+/// some of them shared with Brandenburg at the city's edge).
+pub fn berlin_has_postal_code(zip: &str) -> bool {
+    zip.trim()
+        .parse::<u32>()
+        .is_ok_and(|plz| berlin().postal_codes.contains_key(&plz))
+}
+
 /// The key a street name is found by: lower case, `ä ö ü ß` as `ae oe ue ss`, other diacritics
 /// dropped, only letters and digits, and `strasse` as `str`, so that `Karl-Marx-Str.` finds
 /// `Karl-Marx-Straße` and `Str. des 17. Juni` finds `Straße des 17. Juni`.

@@ -24,23 +24,32 @@
 //!   [`TaxOfficeLookup::NeedsConfirmation`] with reasons and clearly marked suggestions;
 //! - [`tax_office`] / [`is_known_tax_office`]: the directory by office number.
 
+mod check;
+mod cities;
 mod data;
 pub mod district;
 mod normalize;
+mod rules;
 mod tax;
 mod trade;
 
 #[cfg(test)]
 mod city_tests;
 #[cfg(test)]
+mod rules_tests;
+#[cfg(test)]
 mod tests;
 
 use serde::Serialize;
 
+pub(crate) use check::check_request_address;
+pub use check::{AddressCheck, check_address};
+pub use cities::tax_office_at;
 pub use normalize::normalize_city;
+pub use rules::{Basis, SourceKind};
 pub use tax::{
-    CityRule, ConfirmationReason, LegalFamily, Suggestion, SuggestionBasis, TaxOfficeLookup,
-    TaxOfficeQuery, berlin_corporation_office, berlin_regional_office, tax_office_at,
+    CityRule, ConfirmationReason, LegalFamily, OfficeAddress, Suggestion, SuggestionBasis,
+    TaxOfficeLookup, TaxOfficeQuery, berlin_corporation_office, berlin_regional_office,
     tax_office_for,
 };
 pub use trade::{
@@ -159,6 +168,16 @@ pub enum Resolution {
     /// The postal code spans several municipalities and the city name does not single one out:
     /// these are the candidates (all of the postal code's, or those sharing the given name).
     Ambiguous { candidates: Vec<Municipality> },
+    /// The city names municipalities (`named`) that do not have the postal code, whose own
+    /// municipalities are `candidates`: nothing is determined from one half of the address.
+    /// `certain` when the city is another municipality's full name ("Berlin" with 80331);
+    /// otherwise by a name's core or first words only ("Frankfurt" or "Berlin-Mitte" with
+    /// 80331), which may also be an Ortsteil of the same name ("Mülheim" in Köln).
+    Contradicted {
+        candidates: Vec<Municipality>,
+        named: Vec<Municipality>,
+        certain: bool,
+    },
     /// The postal code is not a known German postal code.
     NotFound,
 }
@@ -172,11 +191,14 @@ impl Resolution {
         }
     }
 
-    /// The determined municipality or all candidates (empty when not found).
+    /// The determined municipality or all candidates of the postal code (empty when not
+    /// found).
     pub fn candidates(&self) -> Vec<Municipality> {
         match self {
             Resolution::Unique { municipality, .. } => vec![*municipality],
-            Resolution::Ambiguous { candidates } => candidates.clone(),
+            Resolution::Ambiguous { candidates } | Resolution::Contradicted { candidates, .. } => {
+                candidates.clone()
+            }
             Resolution::NotFound => Vec::new(),
         }
     }
@@ -196,6 +218,18 @@ pub fn municipalities_for(zip: &str, city: &str) -> Resolution {
         },
         Resolved::Several(ms) => Resolution::Ambiguous {
             candidates: ms.into_iter().map(Municipality::from_index).collect(),
+        },
+        Resolved::Contradicted {
+            candidates,
+            named,
+            certain,
+        } => Resolution::Contradicted {
+            candidates: candidates
+                .into_iter()
+                .map(Municipality::from_index)
+                .collect(),
+            named: named.into_iter().map(Municipality::from_index).collect(),
+            certain,
         },
         Resolved::NotFound => Resolution::NotFound,
     }
@@ -322,6 +356,8 @@ pub struct IndexStats {
     pub tax_offices: usize,
     /// Estimated heap bytes of the indexes (from capacities and element sizes).
     pub heap_bytes: usize,
+    /// The same for the index of municipality names (the address checks), built here too.
+    pub names_heap_bytes: usize,
 }
 
 /// Builds the indexes if not yet done and returns their sizes. Call at start-up to move the
@@ -335,5 +371,6 @@ pub fn index_stats() -> IndexStats {
         postal_codes: postal_codes().count(),
         tax_offices: index.offices.len(),
         heap_bytes: index.heap_bytes(),
+        names_heap_bytes: data::name_index().heap_bytes(),
     }
 }

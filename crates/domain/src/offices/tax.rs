@@ -6,37 +6,93 @@ use serde::Serialize;
 
 use super::data::{Index, index};
 use super::district::{self, Locality, Unlocated};
+use super::rules::{self, Basis, SourceKind};
 use super::{Municipality, OfficePurpose, Resolution, TaxOffice, municipalities_for};
 
 const MERGED_OFFICES: &str = include_str!("../../data/offices/merged-offices.tsv");
 
 /// How certain a successor of a merged office is (`merged-offices.tsv`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Certainty {
-    /// Stated by a source: the successor replaces the register's number.
+pub(crate) enum Certainty {
+    /// Stated by a source: the successor replaces the number.
     High,
     /// Inferred from the sources: the successor is suggested only.
     Medium,
 }
 
-/// The register number's successors, when the office has merged since the register's edition
-/// (or is now a cash office), with how certain they are.
-fn merged(number: &str) -> Option<(Vec<&'static str>, Certainty)> {
-    MERGED_OFFICES
+/// One row of `merged-offices.tsv`: a number that no longer receives filings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct MergedRow {
+    pub successors: Vec<&'static str>,
+    pub certainty: Certainty,
+    pub since: &'static str,
+    pub kind: SourceKind,
+    pub source: &'static str,
+}
+
+impl MergedRow {
+    /// The one successor that replaces the number, when a source states it.
+    pub fn replacement(&self) -> Option<&'static str> {
+        match (self.certainty, self.successors.as_slice()) {
+            (Certainty::High, [one]) => Some(one),
+            _ => None,
+        }
+    }
+
+    /// Why the successor decides: the row's source.
+    pub fn basis(&self) -> Basis {
+        Basis {
+            rule: "merged-office",
+            summary: "the register's office no longer receives filings; the successor its source names does",
+            source: self.source,
+            date: self.since,
+            kind: self.kind,
+        }
+    }
+}
+
+/// The row of `number` in `table` (the text of a `merged-offices.tsv`).
+pub(crate) fn merged_in(table: &'static str, number: &str) -> Option<MergedRow> {
+    table
         .lines()
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .find_map(|l| {
-            let mut f = l.split('\t');
-            if f.next()? != number {
+            // The number first: most lines are not it (no split, no allocation).
+            if !(l.starts_with(number) && l.as_bytes().get(number.len()) == Some(&b'\t')) {
                 return None;
             }
-            let successors = f.next()?.split(',').collect();
-            let certainty = match f.next()? {
-                "high" => Certainty::High,
-                _ => Certainty::Medium,
-            };
-            Some((successors, certainty))
+            let f: Vec<&'static str> = l.split('\t').collect();
+            if f.len() < 6 {
+                return None;
+            }
+            Some(MergedRow {
+                successors: f[1].split(',').collect(),
+                certainty: match f[2] {
+                    "high" => Certainty::High,
+                    _ => Certainty::Medium,
+                },
+                since: f[3],
+                kind: match f[4] {
+                    "legal_text" => SourceKind::LegalText,
+                    "official_page" => SourceKind::OfficialPage,
+                    "official_data" => SourceKind::OfficialData,
+                    _ => SourceKind::Evidence,
+                },
+                source: f[5],
+            })
         })
+}
+
+/// The row of a number that no longer receives filings, if it has one.
+pub(crate) fn merged(number: &str) -> Option<MergedRow> {
+    merged_in(MERGED_OFFICES, number)
+}
+
+/// The number that receives filings today for `number`: its stated single successor, or itself.
+pub(crate) fn current(number: &'static str) -> &'static str {
+    merged(number)
+        .and_then(|r| r.replacement())
+        .unwrap_or(number)
 }
 
 /// The legal form's family: the rules of the cities differ between corporations (GmbH, UG) and
@@ -48,13 +104,22 @@ pub enum LegalFamily {
     Partnership,
 }
 
-/// What [`tax_office_at`] decides on: the company's seat and what the rules ask of the company.
+/// The address a tax office is decided on: the company's place of management (§ 20 AO) where
+/// it is known to differ from the seat, else the seat. The caller chooses; the lookup only
+/// reads it.
 #[derive(Debug, Clone, Copy)]
-pub struct TaxOfficeQuery<'a> {
+pub struct OfficeAddress<'a> {
     pub zip: &'a str,
     pub city: &'a str,
     /// The street line with its house number, when known.
     pub street: Option<&'a str>,
+}
+
+/// What [`tax_office_at`] decides on: the address that decides and what the rules ask of the
+/// company.
+#[derive(Debug, Clone, Copy)]
+pub struct TaxOfficeQuery<'a> {
+    pub address: OfficeAddress<'a>,
     pub family: LegalFamily,
     /// Whether the company belongs to a group as far as the request shows
     /// ([`crate::tax::TaxRegistration::belongs_to_group`]): Berlin assigns group companies by
@@ -62,7 +127,7 @@ pub struct TaxOfficeQuery<'a> {
     pub group: bool,
 }
 
-/// A city's rule for the tax office of a company, and how certain it is (docs/offices.md).
+/// A city's rule for the tax office of a company (docs/offices.md, "Rules by kind").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CityRule {
@@ -73,15 +138,24 @@ pub enum CityRule {
     /// Berlin, GbR: the regional office of the Ortsteil (the office names; the FÄZustVO's annex
     /// not read). Not verified: confirm.
     BerlinPartnerships,
-    /// München: the Körperschaften/Personengesellschaften department 9143 (office names and
-    /// public tax numbers; when 9187 applies is not public). Not verified: confirm.
+    /// München, city and Landkreis: the department for Körperschaften/Personengesellschaften
+    /// 9143 ([`rules::MUENCHEN`]).
     MuenchenCompanies,
-    /// Stuttgart, GmbH/UG: the corporation office 2899 (BW FAZuVO § 1 no. 6; its table not
-    /// read). Not verified: confirm.
+    /// Stuttgart, GmbH/UG: the corporation office 2899 ([`rules::STUTTGART`]).
     StuttgartCorporations,
+    /// Frankfurt am Main, GmbH/UG: 2614 of the one Frankfurt office ([`rules::FRANKFURT`]).
+    FrankfurtCorporations,
+    /// Bremen: the Finanzamt Bremen 2460 for the whole city ([`rules::BREMEN`]).
+    Bremen,
     /// Hamburg: the district office of the Ortsteil (Anordnung über die Zuständigkeit der
     /// Finanzämter, section II); no licensed data places an address in its Ortsteil.
     HamburgOrtsteil,
+    /// Leipzig, Dresden, Chemnitz: the ordinance's Stadtbezirk, Ortschaft or Stadtteil
+    /// ([`rules::SACHSEN_CITIES`]); no data places an address in one.
+    SachsenStadtbezirk,
+    /// Düsseldorf, Duisburg: FA-ZVO NRW § 2 by Stadtteil ([`rules::NRW_STADTTEILE`]); no data
+    /// places an address in one.
+    NrwStadtteil,
 }
 
 impl CityRule {
@@ -94,15 +168,15 @@ impl CityRule {
             CityRule::BerlinPartnerships => {
                 "Berlin: a partnership goes to the regional office of the Ortsteil where its business is run; the table of the offices' areas is inferred from their names and not verified in the ordinance"
             }
-            CityRule::MuenchenCompanies => {
-                "München: corporations and partnerships go to the department for Körperschaften/Personengesellschaften (9143); when the other corporation department (9187) applies is not public"
-            }
-            CityRule::StuttgartCorporations => {
-                "Stuttgart: corporations go to Finanzamt Stuttgart-Körperschaften (2899) by the Land ordinance, whose table was not read"
-            }
+            CityRule::MuenchenCompanies => rules::MUENCHEN.summary,
+            CityRule::StuttgartCorporations => rules::STUTTGART.summary,
+            CityRule::FrankfurtCorporations => rules::FRANKFURT.summary,
+            CityRule::Bremen => rules::BREMEN.summary,
             CityRule::HamburgOrtsteil => {
-                "Hamburg: the office of the company's Ortsteil is responsible, and no licensed data places an address in its Ortsteil"
+                "Hamburg: the office of the company's Ortsteil is responsible (the Anordnung's rows read so far order the suggestions), and no licensed data places an address in its Ortsteil; whether Hamburg concentrates corporations is not known"
             }
+            CityRule::SachsenStadtbezirk => rules::SACHSEN_CITIES.summary,
+            CityRule::NrwStadtteil => rules::NRW_STADTTEILE.summary,
         }
     }
 }
@@ -114,6 +188,10 @@ pub enum ConfirmationReason {
     /// The postal code spans several municipalities with different tax offices and the city name
     /// does not decide.
     AmbiguousMunicipality,
+    /// The city names municipalities that do not have the postal code (by a name's core or
+    /// first words: it may also be an Ortsteil of the same name); nothing is taken from one
+    /// half of the address.
+    CityNotOfPostalCode { named: Vec<&'static str> },
     /// The municipality is newer than the register edition: no Finanzamtsbezirk known.
     MunicipalityNotInRegister { municipality_key: &'static str },
     /// The register names no tax office for the municipality (uninhabited unincorporated areas).
@@ -129,15 +207,29 @@ pub enum ConfirmationReason {
     /// The municipality has several general tax offices; which one is responsible depends on the
     /// street or district, which the register does not resolve.
     SeveralOfficesInMunicipality { numbers: Vec<&'static str> },
+    /// The state moves corporations to offices other than the municipality's general one, by
+    /// a rule whose offices are not known for this municipality: the register's office is a
+    /// suggestion only.
+    StateConcentratesCorporations { basis: Basis },
     /// The city's rule decides by district (Bezirk or Ortsteil), and the address does not place
     /// the company in one.
     DistrictNotDetermined { cause: Unlocated },
+    /// The city's ordinance assigns its offices by Stadtbezirk or Stadtteil, and no data places
+    /// the address in one; the one the city field names, if any, is suggested first.
+    AreaNotDetermined {
+        rule: CityRule,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        named_area: Option<&'static str>,
+    },
     /// Berlin assigns companies of a group (a holding, or a company whose majority shareholder
     /// is a company) to the corporation office of the group's industry, not by address.
     GroupCompany,
     /// The city's rule is known from secondary sources only, or has no data to apply it: the
     /// suggestions follow it, the likeliest first.
     RuleNotVerified { rule: CityRule },
+    /// No public rule says which of the city's offices a company belongs to; its offices are
+    /// suggested, the register's first.
+    NoPublicRule { city: &'static str },
 }
 
 impl ConfirmationReason {
@@ -147,6 +239,10 @@ impl ConfirmationReason {
             ConfirmationReason::AmbiguousMunicipality => {
                 "the postal code spans several municipalities with different tax offices".into()
             }
+            ConfirmationReason::CityNotOfPostalCode { named } => format!(
+                "the city names a municipality ({}) that does not have this postal code, or an Ortsteil of the same name: check the address",
+                named.join(", ")
+            ),
             ConfirmationReason::MunicipalityNotInRegister { municipality_key } => format!(
                 "municipality {municipality_key} is newer than the municipality register; its tax office is unknown"
             ),
@@ -167,9 +263,20 @@ impl ConfirmationReason {
                 "the municipality has several tax offices ({}); the street decides",
                 numbers.join(", ")
             ),
+            ConfirmationReason::StateConcentratesCorporations { basis } => basis.summary.into(),
             ConfirmationReason::DistrictNotDetermined { cause } => cause.message().into(),
+            ConfirmationReason::AreaNotDetermined { rule, named_area } => match named_area {
+                Some(area) => format!(
+                    "{}; the city names {area}, whose office is suggested first (a Stadtteil's colloquial borders may differ from the ordinance's)",
+                    rule.message()
+                ),
+                None => rule.message().into(),
+            },
             ConfirmationReason::GroupCompany => "Berlin assigns companies of a group (here: a holding, or a company whose majority shareholder is a company) to the Finanzamt für Körperschaften of the group's industry".into(),
             ConfirmationReason::RuleNotVerified { rule } => rule.message().into(),
+            ConfirmationReason::NoPublicRule { city } => format!(
+                "no public rule found for which of {city}'s offices a company belongs to; the city's offices are suggested, the register's first"
+            ),
         }
     }
 }
@@ -216,12 +323,14 @@ pub enum TaxOfficeLookup {
         /// register's edition (`merged-offices.tsv`).
         #[serde(skip_serializing_if = "Option::is_none")]
         merged_from: Option<&'static str>,
-        /// The city's rule that decided (Berlin's corporations by Bezirk).
+        /// The city's rule that decided, if a city's.
         #[serde(skip_serializing_if = "Option::is_none")]
         rule: Option<CityRule>,
         /// Where the address lies below the municipality, when a city's rule looked.
         #[serde(skip_serializing_if = "Option::is_none")]
         locality: Option<Locality>,
+        /// Why: the rule, its source, the source's date and kind.
+        basis: Basis,
     },
     /// No determination; a person must confirm an office. `suggestions` are proposals only.
     NeedsConfirmation {
@@ -254,7 +363,11 @@ impl TaxOfficeLookup {
     }
 }
 
-fn push(suggestions: &mut Vec<Suggestion>, office: &'static TaxOffice, basis: SuggestionBasis) {
+pub(crate) fn push(
+    suggestions: &mut Vec<Suggestion>,
+    office: &'static TaxOffice,
+    basis: SuggestionBasis,
+) {
     if !suggestions.iter().any(|s| s.office.number == office.number) {
         suggestions.push(Suggestion { office, basis });
     }
@@ -287,12 +400,19 @@ fn located_in(
 /// Hamburg, München, Stuttgart) or several general offices (Köln, Frankfurt am Main, ...).
 pub fn tax_office_for(zip: &str, city: &str) -> TaxOfficeLookup {
     let index = index();
-    let municipalities = match municipalities_for(zip, city) {
+    let resolution = municipalities_for(zip, city);
+    let mut reasons = Vec::new();
+    let mut suggestions = Vec::new();
+    // A city that names another municipality: nothing from one half of the address.
+    if let Resolution::Contradicted { named, .. } = &resolution {
+        reasons.push(ConfirmationReason::CityNotOfPostalCode {
+            named: named.iter().map(|m| m.name).collect(),
+        });
+    }
+    let municipalities = match resolution {
         Resolution::NotFound => return TaxOfficeLookup::NotFound,
         resolution => resolution.candidates(),
     };
-    let mut reasons = Vec::new();
-    let mut suggestions = Vec::new();
     let register: BTreeSet<&'static str> = municipalities
         .iter()
         .filter_map(|m| m.register_tax_office_number())
@@ -300,16 +420,18 @@ pub fn tax_office_for(zip: &str, city: &str) -> TaxOfficeLookup {
     // A register number whose office has merged since (or is now a cash office) stands for its
     // successor when a source names exactly one; otherwise the successors are suggestions.
     let mut merged_from = None;
+    let mut basis = rules::REGISTER_CORPORATION;
     let mut numbers: BTreeSet<&'static str> = BTreeSet::new();
     for number in &register {
         match merged(number) {
-            Some((successors, Certainty::High)) if successors.len() == 1 => {
+            Some(row) if row.replacement().is_some() => {
                 merged_from = Some(*number);
-                numbers.insert(successors[0]);
+                basis = row.basis();
+                numbers.extend(row.replacement());
             }
-            Some((successors, _)) => {
+            Some(row) => {
                 reasons.push(ConfirmationReason::OfficeNotInDirectory { number });
-                for successor in successors {
+                for successor in row.successors {
                     if let Some(office) = super::tax_office(successor) {
                         push(&mut suggestions, office, SuggestionBasis::Successor);
                     }
@@ -392,6 +514,7 @@ pub fn tax_office_for(zip: &str, city: &str) -> TaxOfficeLookup {
             merged_from,
             rule: None,
             locality: None,
+            basis,
         },
         _ => {
             if reasons.is_empty() {
@@ -449,99 +572,13 @@ pub fn berlin_regional_office(bezirk: &str, ortsteil: &str) -> Option<&'static s
     })
 }
 
-/// The tax office of a company: [`tax_office_for`] (postal code and city), then the rules of the
-/// cities whose offices are split by district or by legal form (docs/offices.md, "Cities"):
-///
-/// - **Berlin**, GmbH/UG: the Bezirk of the address (Berlin's address register) decides among the
-///   Finanzämter für Körperschaften I-IV: determined, unless the address is not placed in a
-///   Bezirk or the company is a holding (groups are assigned by industry); GbR/eGbR: the
-///   regional office of the Ortsteil, suggested (its table is not verified);
-/// - **München**: 9143 suggested first; **Stuttgart**, GmbH/UG: 2899 suggested first;
-/// - **Hamburg**: the district offices suggested; no data places an address in its Ortsteil.
-///
-/// Anything the rules cannot decide needs a person's confirmation, the likeliest office first.
-pub fn tax_office_at(query: &TaxOfficeQuery) -> TaxOfficeLookup {
-    if let Some(berlin) =
-        super::berlin_by_register(query.zip, query.city, query.street.unwrap_or(""))
-    {
-        return self::berlin(query, berlin, query.family);
-    }
-    let base = tax_office_for(query.zip, query.city);
-    let municipality = match &base {
-        TaxOfficeLookup::Determined { municipalities, .. }
-        | TaxOfficeLookup::NeedsConfirmation { municipalities, .. }
-            if municipalities.len() == 1 =>
-        {
-            municipalities[0]
-        }
-        _ => return base,
-    };
-    match (municipality.key, query.family) {
-        (district::BERLIN, family) => berlin(query, municipality, family),
-        ("09162000", _) => with_rule(base, CityRule::MuenchenCompanies, &["9143"]),
-        ("08111000", LegalFamily::Corporation) => {
-            with_rule(base, CityRule::StuttgartCorporations, &["2899"])
-        }
-        (district::HAMBURG, _) => hamburg(base),
-        _ => base,
-    }
-}
-
-/// `base` needing confirmation under `rule`, with the rule's offices suggested first.
-fn with_rule(base: TaxOfficeLookup, rule: CityRule, first: &[&str]) -> TaxOfficeLookup {
-    amend_confirmation(base, |reasons, suggestions| {
-        reasons.insert(0, ConfirmationReason::RuleNotVerified { rule });
-        let mut ordered = Vec::new();
-        for number in first {
-            if let Some(office) = super::tax_office(number) {
-                push(&mut ordered, office, SuggestionBasis::CityRule);
-            }
-        }
-        for s in suggestions.drain(..) {
-            push(&mut ordered, s.office, s.basis);
-        }
-        *suggestions = ordered;
-    })
-}
-
-fn hamburg(base: TaxOfficeLookup) -> TaxOfficeLookup {
-    let base = with_rule(base, CityRule::HamburgOrtsteil, &[]);
-    amend_confirmation(base, |reasons, suggestions| {
-        reasons.insert(
-            1,
-            ConfirmationReason::DistrictNotDetermined {
-                cause: Unlocated::NoDistrictData,
-            },
-        );
-        // The district offices first (in the order of the directory), then the rest; the
-        // sort is stable.
-        suggestions.sort_by_key(|s| s.office.purpose != OfficePurpose::General);
-    })
-}
-
-/// `base` with its reasons and suggestions changed by `amend` when it needs confirmation;
-/// a determined office stays as it is.
-fn amend_confirmation(
-    mut base: TaxOfficeLookup,
-    amend: impl FnOnce(&mut Vec<ConfirmationReason>, &mut Vec<Suggestion>),
-) -> TaxOfficeLookup {
-    if let TaxOfficeLookup::NeedsConfirmation {
-        reasons,
-        suggestions,
-        ..
-    } = &mut base
-    {
-        amend(reasons, suggestions);
-    }
-    base
-}
-
-fn berlin(
+pub(crate) fn berlin(
     query: &TaxOfficeQuery,
     municipality: Municipality,
     family: LegalFamily,
 ) -> TaxOfficeLookup {
-    let lookup = district::locate(district::BERLIN, query.zip, query.street.unwrap_or(""))
+    let address = &query.address;
+    let lookup = district::locate(district::BERLIN, address.zip, address.street.unwrap_or(""))
         .expect("Berlin has districts");
     let office_of = |locality: &Locality| -> Option<&'static TaxOffice> {
         let number = match family {
@@ -562,6 +599,7 @@ fn berlin(
             merged_from: None,
             rule: Some(CityRule::BerlinCorporations),
             locality: Some(locality),
+            basis: rules::BERLIN_CORPORATIONS,
         };
     }
     let mut reasons = Vec::new();
@@ -607,7 +645,7 @@ fn berlin(
                 // there, the one with the most addresses first.
                 super::district::DistrictLookup::Located { locality, .. } => {
                     let mut ortsteile: Vec<Locality> =
-                        district::berlin_postal_code_ortsteile(query.zip)
+                        district::berlin_postal_code_ortsteile(address.zip)
                             .into_iter()
                             .map(|c| c.locality)
                             .filter(|l| l.district.key == locality.district.key)

@@ -109,7 +109,66 @@ fn city_names_are_normalised_before_matching() {
     assert!(unique("35390", "Gießen").1);
     assert!(unique("35390", "Giessen").1);
     assert!(unique("20095", "Freie und Hansestadt Hamburg").1);
-    assert!(!unique("80331", "Berlin").1);
+    // The municipality followed by an Ortsteil.
+    assert!(unique("81243", "München-Pasing").1);
+    assert!(unique("04229", "Leipzig OT Plagwitz").1);
+    // An Ortsteil alone (no municipality has the name): the postal code decides, and says so.
+    assert!(!unique("81241", "Pasing").1);
+}
+
+/// "80331 Berlin" got München's offices until 2026-12: one half of a contradictory address
+/// decides nothing now.
+#[test]
+fn a_city_of_another_postal_code_decides_nothing() {
+    match municipalities_for("80331", "Berlin") {
+        Resolution::Contradicted {
+            candidates,
+            named,
+            certain,
+        } => {
+            assert_eq!(keys(&candidates), ["09162000"]);
+            assert_eq!(keys(&named), ["11000000"]);
+            assert!(certain);
+        }
+        other => panic!("{other:?}"),
+    }
+    let (reasons, _, suggestions) = confirmation("80331", "Berlin");
+    assert_eq!(
+        reasons[0],
+        ConfirmationReason::CityNotOfPostalCode {
+            named: vec!["Berlin, Stadt"]
+        }
+    );
+    assert_eq!(
+        suggestions[0].office.number, "9147",
+        "the postal code's office, suggested"
+    );
+    assert!(matches!(
+        trade_office_for("80331", "Berlin"),
+        TradeOfficeLookup::Ambiguous { .. }
+    ));
+    // A qualified name that matches only by its core, and another municipality in full.
+    assert!(matches!(
+        municipalities_for("60311", "Frankfurt (Oder)"),
+        Resolution::Contradicted { certain: true, .. }
+    ));
+    // Another municipality's core only: perhaps an Ortsteil of that name; not certain.
+    assert!(matches!(
+        municipalities_for("80331", "Frankfurt"),
+        Resolution::Contradicted { certain: false, .. }
+    ));
+    for family in [LegalFamily::Corporation, LegalFamily::Partnership] {
+        let q = TaxOfficeQuery {
+            address: OfficeAddress {
+                zip: "80331",
+                city: "Frankfurt",
+                street: Some("Marienplatz 8"),
+            },
+            family,
+            group: false,
+        };
+        assert!(tax_office_at(&q).needs_confirmation(), "{family:?}");
+    }
 }
 
 #[test]
@@ -447,7 +506,7 @@ fn index_sizes_and_municipality_keys() {
 
 #[test]
 fn results_serialise_with_a_status_tag() {
-    let json = serde_json::to_value(tax_office_for("66280", "Sulzbach/Saar")).expect("json");
+    let json = serde_json::to_value(tax_office_for("23701", "Eutin")).expect("json");
     assert_eq!(json["status"], "needs_confirmation");
     assert_eq!(json["reasons"][0]["reason"], "office_not_in_directory");
     assert_eq!(json["suggestions"][0]["basis"], "successor");
@@ -455,6 +514,9 @@ fn results_serialise_with_a_status_tag() {
     assert_eq!(json["status"], "determined");
     assert_eq!(json["merged_from"], "2119");
     assert_eq!(json["office"]["number"], "2120");
+    assert_eq!(json["basis"]["rule"], "merged-office");
+    assert_eq!(json["basis"]["kind"], "evidence");
+    assert_eq!(json["basis"]["date"], "2017-08-10");
     let json = serde_json::to_value(trade_office_for("54298", "Aach")).expect("json");
     assert_eq!(json["status"], "found");
     assert_eq!(json["office"]["kind"], "verband");

@@ -210,9 +210,13 @@ pub fn trade_office_for(zip: &str, city: &str) -> TradeOfficeLookup {
         Resolution::Unique { municipality, .. } => TradeOfficeLookup::Found {
             office: trade_office(municipality),
         },
-        Resolution::Ambiguous { candidates } => TradeOfficeLookup::Ambiguous {
-            candidates: candidates.into_iter().map(trade_office).collect(),
-        },
+        // A city that names another municipality decides nothing, and neither does the
+        // postal code alone: the postal code's offices are candidates.
+        Resolution::Ambiguous { candidates } | Resolution::Contradicted { candidates, .. } => {
+            TradeOfficeLookup::Ambiguous {
+                candidates: candidates.into_iter().map(trade_office).collect(),
+            }
+        }
         Resolution::NotFound => TradeOfficeLookup::NotFound,
     }
 }

@@ -163,7 +163,14 @@ async fn create_case(
     }
     let (company_id, new_company) = resolve_company(state, creator, &request).await?;
     let reg = request.registration;
-    let (office, lookup) = resolve_tax_office(&reg)?;
+    // Where the company is managed decides, the seat where that is not given (§ 20 AO: the
+    // place of management prevails over the seat).
+    let deciding = match &reg {
+        AnyTaxRegistration::Corporation(r) => r.place_of_management.as_ref(),
+        AnyTaxRegistration::Partnership(_) => None,
+    }
+    .unwrap_or(reg.address());
+    let (office, lookup) = resolve_tax_office(&reg, deciding)?;
     // The attachments as the XML carries them, and their spool files to store.
     let uploads = sent_attachments(&reg, files).await?;
     let attachments: Vec<elster::Attachment> = uploads.iter().map(|(a, _, _)| a.clone()).collect();
@@ -309,16 +316,18 @@ async fn resolve_company(
     )
 }
 
-/// The office: as sent, or determined from the seat's address, the legal form and whether the
-/// company is a holding (never guessed: an office that needs confirmation is left for an
-/// operator, with the determination's suggestions, the likeliest first).
+/// The office: as sent, or determined from `address` (the address that decides: the seat, or
+/// the place of management where it differs, § 20 AO), the legal form and whether the company
+/// is a holding (never guessed: an office that needs confirmation is left for an operator,
+/// with the determination's suggestions, the likeliest first; a determination keeps its
+/// basis).
 fn resolve_tax_office(
     reg: &AnyTaxRegistration,
+    address: &PostalAddress,
 ) -> Result<(Option<String>, Option<Value>), ApiError> {
     if let Some(n) = reg.tax_office_number() {
         return Ok((Some(n.to_owned()), None));
     }
-    let address = reg.address();
     if !address.country.is_germany() {
         return Ok((None, None));
     }
@@ -332,9 +341,11 @@ fn resolve_tax_office(
         AnyTaxRegistration::Partnership(_) => (domain::offices::LegalFamily::Partnership, false),
     };
     let lookup = domain::offices::tax_office_at(&domain::offices::TaxOfficeQuery {
-        zip: &address.zip,
-        city: &address.city,
-        street: Some(&address.street),
+        address: domain::offices::OfficeAddress {
+            zip: &address.zip,
+            city: &address.city,
+            street: Some(&address.street),
+        },
         family,
         group,
     });

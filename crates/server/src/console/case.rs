@@ -172,8 +172,23 @@ impl CaseView for TaxStatus {
             @if case.public_id != case.id { dt { (lang.t("case.public_id")) } dd { code { (case.public_id) } } }
             dt { (lang.t("col.legal_form")) } dd { (case.legal_form) }
         };
+        // Why the service determined the office at the create, while the case has that office.
+        let basis = case
+            .tax_office_lookup
+            .as_ref()
+            .filter(|l| {
+                l["status"] == "determined"
+                    && l["office"]["number"].as_str() == case.tax_office_number.as_deref()
+            })
+            .map(|l| &l["basis"])
+            .filter(|b| b.is_object());
+        let text = |b: &serde_json::Value, k: &str| b[k].as_str().unwrap_or("").to_string();
         let last = html! {
             dt { (lang.t("case.tax_office")) } dd { (case.tax_office_number.as_deref().unwrap_or("—")) " " (office_name) }
+            @if let Some(b) = basis {
+                dt { (lang.t("case.tax_office_basis")) }
+                dd #tax-office-basis { (text(b, "summary")) br; span.muted { (text(b, "source")) " (" (text(b, "date")) ", " (text(b, "kind")) ")" } }
+            }
             dt { (lang.t("case.tax_number")) } dd #tax-number { (case.tax_number.as_deref().unwrap_or("—")) }
         };
         (first, last)

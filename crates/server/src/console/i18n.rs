@@ -120,6 +120,7 @@ impl Lang {
             "case.paid" => ("Bezahlt", "Paid"),
             "case.tax_number" => ("Steuernummer", "Tax number"),
             "case.tax_office" => ("Finanzamt", "Tax office"),
+            "case.tax_office_basis" => ("Grundlage des Finanzamts", "Why this office"),
             "case.trade_office" => ("Gewerbeamt", "Trade office"),
             "case.none" => ("—", "—"),
             "case.yes" => ("ja", "yes"),

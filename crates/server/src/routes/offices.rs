@@ -114,6 +114,16 @@ fn address(q: &AddressQuery) -> Result<(String, String), ApiError> {
             "must be at most 72 printable characters",
         );
     }
+    // As the creates: a postal code that does not exist, or a city of another postal code, is
+    // refused, never answered from one half of the address (docs/api/offices.md).
+    if errs.is_empty() {
+        let street = q.street.as_deref().unwrap_or("").trim();
+        domain::offices::check_address(zip, city.trim(), street).push_violations(
+            ("zip", "city"),
+            (zip, city.trim()),
+            &mut errs,
+        );
+    }
     errs.finish((zip.to_string(), city.trim().to_string()))
         .map_err(ApiError::Validation)
 }
@@ -135,8 +145,10 @@ pub struct TradeOfficeLookupResponse {
     pub result: Outcome,
     pub message: String,
     /// `found`, `ambiguous` (the postal code spans several municipalities and the city did not
-    /// decide), `district_not_determined` (Berlin or Hamburg: a district office receives the
-    /// notice and the address does not decide which; see `reason`) or `not_found`.
+    /// decide, or the city may name another municipality), or `district_not_determined`
+    /// (Berlin or Hamburg: a district office receives the notice and the address does not
+    /// decide which; see `reason`). An unknown postal code or a city of another postal code is
+    /// a 422, as at the trade create.
     #[schema(example = "found")]
     pub status: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -157,8 +169,8 @@ pub struct TradeOfficeLookupResponse {
 /// The trade office that receives a trade registration for an establishment at this address.
 #[utoipa::path(get, path = "/v1/trade-offices", tag = "offices", params(AddressQuery),
     responses(
-        (status = 200, description = "The office, the candidates, or `not_found`", body = Envelope<TradeOfficeLookupResponse>),
-        (status = 422, description = "`VALIDATION_FAILED`: zip missing or not 5 digits", body = Envelope<ErrorBody>),
+        (status = 200, description = "The office or the candidates", body = Envelope<TradeOfficeLookupResponse>),
+        (status = 422, description = "`VALIDATION_FAILED`: zip missing or not 5 digits, no German postal code (`unknown_postal_code`), or a city that names another municipality than the postal code's (`city_not_in_postal_code`)", body = Envelope<ErrorBody>),
     ))]
 pub async fn lookup_trade_office(
     State(state): State<Arc<AppState>>,
@@ -220,8 +232,11 @@ pub async fn lookup_trade_office(
 pub struct TaxOfficeLookupResponse {
     pub result: Outcome,
     pub message: String,
-    /// `status`: `determined`, `needs_confirmation` (with `reasons` and clearly marked
-    /// `suggestions`; never a guess) or `not_found`; then `office`, `municipalities`, ...
+    /// `status`: `determined` (with `office`, `municipalities` and `basis`: the rule, its
+    /// source, the source's date and kind), `needs_confirmation` (with `reasons` and clearly
+    /// marked `suggestions`, the likeliest first; never a guess). The same determination as a
+    /// tax registration's create for this address and legal form; an unknown postal code or a
+    /// city of another postal code is a 422, as at the create.
     #[serde(flatten)]
     #[schema(value_type = Object)]
     pub lookup: TaxOfficeLookup,
@@ -246,7 +261,7 @@ impl IntoParams for TaxOfficeAddress {
 #[utoipa::path(get, path = "/v1/tax-offices", tag = "offices", params(TaxOfficeAddress, TaxOfficeQueryParams),
     responses(
         (status = 200, description = "The office, or why a person must confirm it", body = Envelope<TaxOfficeLookupResponse>),
-        (status = 422, description = "`VALIDATION_FAILED`: zip missing or not 5 digits, city or street too long or with control characters, an unknown legal_form (each broken parameter named)", body = Envelope<ErrorBody>),
+        (status = 422, description = "`VALIDATION_FAILED`: zip missing or not 5 digits, no German postal code (`unknown_postal_code`), a city that names another municipality than the postal code's (`city_not_in_postal_code`), city or street too long or with control characters, an unknown legal_form (each broken parameter named)", body = Envelope<ErrorBody>),
     ))]
 pub async fn lookup_tax_office(
     ApiQuery(q): ApiQuery<TaxOfficeQueryParams>,
@@ -282,9 +297,11 @@ pub async fn lookup_tax_office(
         ));
     };
     let lookup = domain::offices::tax_office_at(&domain::offices::TaxOfficeQuery {
-        zip: &zip,
-        city: &city,
-        street: q.street.as_deref().map(str::trim),
+        address: domain::offices::OfficeAddress {
+            zip: &zip,
+            city: &city,
+            street: q.street.as_deref().map(str::trim),
+        },
         family,
         group: q.is_holding.unwrap_or(false),
     });

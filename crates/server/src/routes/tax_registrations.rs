@@ -256,6 +256,12 @@ pub struct TaxOfficeView {
     /// Street, postal code and city on one line, when the directory has them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub address: Option<String>,
+    /// Why the service determined this office at the create: the rule, its source, the
+    /// source's date and kind (`legal_text`, `official_page`, `official_data`, `evidence`).
+    /// Absent for an office the caller sent or an operator assigned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<domain::offices::Basis>)]
+    pub basis: Option<Value>,
 }
 
 impl TaxOfficeView {
@@ -280,7 +286,19 @@ impl TaxOfficeView {
             number: o.number.to_string(),
             name: o.display_name(),
             address: (!address.is_empty()).then_some(address),
+            basis: None,
         })
+    }
+
+    /// The basis of the create's determination (`lookup`, as stored), when it determined this
+    /// office.
+    pub fn with_basis(mut self, lookup: Option<&Value>) -> Self {
+        self.basis = lookup
+            .filter(|l| {
+                l["status"] == "determined" && l["office"]["number"].as_str() == Some(&self.number)
+            })
+            .and_then(|l| l.get("basis").cloned());
+        self
     }
 }
 
@@ -504,7 +522,8 @@ pub(crate) fn view(
             tax_office: case
                 .tax_office_number
                 .as_deref()
-                .and_then(TaxOfficeView::from_number),
+                .and_then(TaxOfficeView::from_number)
+                .map(|v| v.with_basis(case.tax_office_lookup.as_ref())),
             tax_office_determination: if case.tax_office_number.is_none() {
                 case.tax_office_lookup.clone()
             } else {

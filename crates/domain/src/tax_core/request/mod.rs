@@ -232,6 +232,19 @@ impl<L: LegalFormRules> CoreRequest<L> {
         self.address = o
             .req("address", e)
             .and_then(|v| tax_address(v, "address", e));
+        // The tax office is decided on the seat: a German postal code that does not exist or a
+        // city of another postal code is refused (docs/offices.md, "Address checks").
+        if let Some(a) = &self.address
+            && a.country.is_germany()
+        {
+            crate::offices::check_request_address(
+                "address",
+                Some(&a.zip),
+                Some(&a.city),
+                Some(&a.street),
+                e,
+            );
+        }
     }
 
     /// Reads the bank account, the financial estimates, the VAT block and the payroll.

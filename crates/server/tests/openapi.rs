@@ -159,23 +159,29 @@ fn tax_request_schema_matches_the_parser() {
         schema_keys(&doc, "Notary"),
         sorted(domain::tax_request::NOTARY_FIELDS)
     );
+    // A corporation's shareholders add the share's nominal amount to a holder's fields.
     assert_eq!(
         schema_keys(&doc, "IndividualShareholder"),
-        sorted(domain::tax_request::INDIVIDUAL_HOLDER_FIELDS)
+        sorted(&domain::tax_request::SHAREHOLDER_INDIVIDUAL_FIELDS)
     );
     assert_eq!(
         schema_keys(&doc, "EntityShareholder"),
-        sorted(domain::tax_request::ENTITY_HOLDER_FIELDS)
+        sorted(&domain::tax_request::SHAREHOLDER_ENTITY_FIELDS)
     );
     let empty = domain::tax_request::parse(&serde_json::json!({}), today(), &|_| true)
         .expect_err("an empty body is refused");
     let required = parser_required(empty, "");
     assert!(required.contains(&"vat".to_string()), "{required:?}");
     assert_eq!(schema_required(&doc, "TaxRegistrationRequest"), required);
-    // The document's own example is a payload the parser accepts.
-    let example = &post["requestBody"]["content"]["application/json"]["example"];
-    domain::tax_request::parse(example, today(), &|_| true)
-        .unwrap_or_else(|e| panic!("the documented example is refused: {e:?}"));
+    // The document's own examples are payloads the parser accepts.
+    let examples = post["requestBody"]["content"]["application/json"]["examples"]
+        .as_object()
+        .expect("the tax create documents its examples");
+    assert!(examples.len() >= 2, "{examples:?}");
+    for (name, example) in examples {
+        domain::tax_request::parse(&example["value"], today(), &|_| true)
+            .unwrap_or_else(|e| panic!("the documented example {name} is refused: {e:?}"));
+    }
 }
 
 /// An owner of the trade create is documented as sent: `documents.gewa_1` names the multipart

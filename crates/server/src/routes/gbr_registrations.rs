@@ -93,6 +93,9 @@ pub struct GbrTaxRegistrationRequest {
     pub employee_count: Option<i64>,
     /// Employees who are partners; 0 to `employee_count`.
     pub shareholder_employee_count: Option<i64>,
+    /// Of them marginally employed (geringfügig Beschäftigte); 0 to `employee_count`,
+    /// optional with `has_employees: true`.
+    pub marginal_employee_count: Option<i64>,
     /// YYYY-MM-DD, not before `operational_activity_start_date`.
     #[schema(format = Date)]
     pub payroll_start_date: Option<String>,

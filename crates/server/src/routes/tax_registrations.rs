@@ -151,6 +151,16 @@ pub struct TaxRegistrationRequest {
     /// part that carries it (`{"articles_of_association": {"file": "articles"}}`); at most
     /// 10 MB each. Stored as documents of the case and written into the XML's `Anhaenge`.
     pub attachments: Option<domain::tax::Attachments>,
+    /// The company's post office box (sub-page 1, line 7).
+    pub po_box: Option<domain::tax::PoBox>,
+    /// Whether the company only manages its own assets (sub-page 1, line 14).
+    pub manages_own_assets_only: Option<bool>,
+    /// Whether shares are held in trust (sub-page 10, line 90): the XML's `Treuhand`, `false`
+    /// when not sent.
+    pub has_trust_relationships: Option<bool>,
+    /// Where the wages are computed, when not at the seat (sub-page 16, lines 174-177); only
+    /// with `has_employees: true`.
+    pub payroll_establishment: Option<PostalAddress>,
     /// Checked (checksum, national format), stored without spaces.
     pub iban: Option<String>,
     /// 8 or 11 characters; required when the IBAN is not German.

@@ -576,6 +576,13 @@ async fn the_details_identity_and_office_forms_change_the_case() {
     // the register's office).
     assert!(html.contains("id=\"tax-office-basis\""), "{html}");
     assert!(html.contains("GV100AD"), "the basis's source: {html}");
+    // What the XML leaves out, for the operator to enter in ELSTER's portal: the seat's line
+    // 3 and the missing articles of association of line 227.
+    assert!(html.contains("id=\"not-in-xml\""), "{html}");
+    assert!(
+        html.contains("<strong>22 Beigefügte Unterlagen, Zeile 227</strong>: nicht angegeben"),
+        "{html}"
+    );
     c.post(
         &format!("{tax_page}/office"),
         &[("csrf", &token), ("tax_office_number", "0000")],

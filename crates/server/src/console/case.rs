@@ -183,6 +183,11 @@ impl CaseView for TaxStatus {
             .map(|l| &l["basis"])
             .filter(|b| b.is_object());
         let text = |b: &serde_json::Value, k: &str| b[k].as_str().unwrap_or("").to_string();
+        // What the XML does not carry, for the operator to enter in ELSTER's portal.
+        let manual =
+            domain::tax::AnyTaxRegistration::from_stored(&case.legal_form, case.record.clone())
+                .map(|r| crate::cases::tax::not_in_xml(&r))
+                .unwrap_or_default();
         let last = html! {
             dt { (lang.t("case.tax_office")) } dd { (case.tax_office_number.as_deref().unwrap_or("—")) " " (office_name) }
             @if let Some(b) = basis {
@@ -190,6 +195,14 @@ impl CaseView for TaxStatus {
                 dd #tax-office-basis { (text(b, "summary")) br; span.muted { (text(b, "source")) " (" (text(b, "date")) ", " (text(b, "kind")) ")" } }
             }
             dt { (lang.t("case.tax_number")) } dd #tax-number { (case.tax_number.as_deref().unwrap_or("—")) }
+            @if !manual.is_empty() {
+                dt { (lang.t("case.not_in_xml")) }
+                dd #not-in-xml { ul { @for e in &manual { li {
+                    strong { (e.sub_page) @if let Some(l) = &e.line { ", " (lang.t("case.line")) " " (l) } }
+                    ": " (e.value.as_deref().unwrap_or(lang.t("case.not_given")))
+                    " " small.muted { "(" (e.field) ")" }
+                } } } }
+            }
         };
         (first, last)
     }

@@ -121,6 +121,12 @@ impl Lang {
             "case.tax_number" => ("Steuernummer", "Tax number"),
             "case.tax_office" => ("Finanzamt", "Tax office"),
             "case.tax_office_basis" => ("Grundlage des Finanzamts", "Why this office"),
+            "case.not_in_xml" => (
+                "Nicht in der XML-Datei: im ELSTER-Portal von Hand einzutragen",
+                "Not in the XML: to enter by hand in ELSTER's portal",
+            ),
+            "case.line" => ("Zeile", "line"),
+            "case.not_given" => ("nicht angegeben", "not given"),
             "case.trade_office" => ("Gewerbeamt", "Trade office"),
             "case.none" => ("—", "—"),
             "case.yes" => ("ja", "yes"),

@@ -125,20 +125,20 @@ CANCELLED=$(curl -s -X POST $API/v1/trade-registration/$UPLOAD_ID/cancel -H "Aut
 echo "$CANCELLED" | jq '.response | {status, documents: [.documents[] | {type, void}]}'
 check "$CANCELLED" '.response.status == "cancelled" and .response.documents[0].void == true'
 
-step "8. A tax registration (GmbH), and the sandbox plays the tax office"
-TAX=$(curl -s -X POST $API/v1/tax-registration -H "Authorization: Bearer $KEY" \
-  -H "Content-Type: application/json" -H "Idempotency-Key: $(new_key)" \
-  --data @examples/tax-registration-gmbh.json)
+step "8. A tax registration (GmbH) with its articles of association, and the sandbox plays the tax office"
+TAX=$(jq '.attachments = {articles_of_association: {file: "articles"}}' examples/tax-registration-gmbh.json \
+  | curl -s -X POST $API/v1/tax-registration -H "Authorization: Bearer $KEY" -H "Idempotency-Key: $(new_key)" \
+  -F 'data=@-;type=application/json' -F 'articles=@examples/gesellschaftsvertrag.pdf;type=application/pdf')
 echo "$TAX" | jq '.response | {result, message, status, tax_registration_id}'
 check "$TAX" '.response.status == "validated"'
 TAX_ID=$(echo "$TAX" | jq -r .response.tax_registration_id)
 TAX_READ=$(curl -s $API/v1/tax-registration/$TAX_ID -H "Authorization: Bearer $KEY")
-echo "$TAX_READ" | jq '.response | {tax_office, elster_xml, documents: [.documents[] | .type]}'
-check "$TAX_READ" '.response.elster_xml.status == "written"'
+echo "$TAX_READ" | jq '.response | {tax_office, elster_xml: (.elster_xml | .not_in_xml |= map({field, sub_page, line})), documents: [.documents[] | .type]}'
+check "$TAX_READ" '.response.elster_xml.status == "written" and ([.response.documents[].type] | index("articles-of-association") != null)'
 curl -s -X POST $API/v1/sandbox/tax-registration/$TAX_ID/transition -H "Authorization: Bearer $KEY" \
   -H "Content-Type: application/json" -d '{"status":"submitted"}' | jq '.response.status'
 curl -s -X POST $API/v1/sandbox/tax-registration/$TAX_ID/transition -H "Authorization: Bearer $KEY" \
-  -H "Content-Type: application/json" -d '{"status":"rejected","reason":"Gesellschaftsvertrag fehlt"}' | jq '.response.status'
+  -H "Content-Type: application/json" -d '{"status":"rejected","reason":"Gesellschafterliste fehlt"}' | jq '.response.status'
 curl -s -X POST $API/v1/sandbox/tax-registration/$TAX_ID/transition -H "Authorization: Bearer $KEY" \
   -H "Content-Type: application/json" -d '{"status":"submitted"}' | jq '.response.status'
 TAX_DONE=$(curl -s -X POST $API/v1/sandbox/tax-registration/$TAX_ID/transition -H "Authorization: Bearer $KEY" \

@@ -156,6 +156,13 @@ pub struct IndividualShareholder {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(example = 12500))]
     pub nominal_amount: Option<i64>,
+    /// The running number(s) of the holder's shares in the list of shareholders
+    /// (Gesellschafterliste, § 40 GmbHG), as it states them: `"1"`, `"1-3"`, `"2, 5"`. The
+    /// questionnaire asks for them (`Anteilseigner/ZeichnerNummer`); the XML writes them only
+    /// as sent, never a holder's position (a UG's or GmbH's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(example = "1", max_length = 100))]
+    pub share_numbers: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -170,6 +177,10 @@ pub struct EntityShareholder {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(example = 12500))]
     pub nominal_amount: Option<i64>,
+    /// As for an individual shareholder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(example = "2", max_length = 100))]
+    pub share_numbers: Option<String>,
 }
 
 /// A register status: the commercial register (Handelsregister) of a UG or GmbH, or the

@@ -64,8 +64,9 @@ pub const FIELDS: &[&str] = &with_core::<47>(&[
     "payroll_establishment",
 ]);
 
-/// The fields of a shareholder of a corporation: a holder's, and the share's nominal amount.
-pub const SHAREHOLDER_INDIVIDUAL_FIELDS: [&str; 7] = [
+/// The fields of a shareholder of a corporation: a holder's, the share's nominal amount and
+/// its running numbers in the list of shareholders.
+pub const SHAREHOLDER_INDIVIDUAL_FIELDS: [&str; 8] = [
     "first_name",
     "last_name",
     "dob",
@@ -73,11 +74,17 @@ pub const SHAREHOLDER_INDIVIDUAL_FIELDS: [&str; 7] = [
     "address",
     "share_percentage",
     "nominal_amount",
+    "share_numbers",
 ];
 
 /// The fields of a company as a shareholder of a corporation.
-pub const SHAREHOLDER_ENTITY_FIELDS: [&str; 4] =
-    ["name", "address", "share_percentage", "nominal_amount"];
+pub const SHAREHOLDER_ENTITY_FIELDS: [&str; 5] = [
+    "name",
+    "address",
+    "share_percentage",
+    "nominal_amount",
+    "share_numbers",
+];
 
 /// The fields of a person or a firm (`tax_advisor`, `authorized_recipient`).
 pub const PARTY_FIELDS: &[&str] = &[
@@ -153,6 +160,17 @@ fn nominal_amount(x: &rules::Obj, e: &mut Violations) -> Option<Option<i64>> {
         return None;
     }
     Some(Some(n))
+}
+
+/// A shareholder's `share_numbers`: the running numbers of its shares in the list of
+/// shareholders, free text of at most 100 characters in ELSTER's character set; `Some(None)`
+/// when absent, `None` when broken.
+fn share_numbers(x: &rules::Obj, e: &mut Violations) -> Option<Option<String>> {
+    let numbers = opt_text(x, "share_numbers", 100, TextType::C, e);
+    if x.has("share_numbers") && numbers.is_none() {
+        return None;
+    }
+    Some(numbers)
 }
 
 fn has_nominal_amounts(holders: &Shareholders) -> bool {
@@ -554,8 +572,10 @@ pub fn parse(
             |x, e| {
                 let mut s = individual_holder(x, today, environment, e);
                 let nominal = nominal_amount(x, e);
+                let numbers = share_numbers(x, e);
                 if let Some(s) = s.as_mut() {
                     s.nominal_amount = nominal?;
+                    s.share_numbers = numbers?;
                 }
                 s
             },
@@ -568,8 +588,10 @@ pub fn parse(
             |x, e| {
                 let mut s = entity_holder(x, e);
                 let nominal = nominal_amount(x, e);
+                let numbers = share_numbers(x, e);
                 if let Some(s) = s.as_mut() {
                     s.nominal_amount = nominal?;
+                    s.share_numbers = numbers?;
                 }
                 s
             },

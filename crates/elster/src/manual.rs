@@ -272,6 +272,25 @@ pub fn not_in_xml(reg: &TaxRegistration) -> Vec<ManualEntry> {
             NoPublicFormat,
         ));
     }
+    // 10 Anteilseigner: the shares' running numbers in the list of shareholders
+    // (`ZeichnerNummer`), which only the caller knows.
+    let numbers = (reg
+        .shareholders
+        .individuals
+        .iter()
+        .map(|s| &s.share_numbers))
+    .chain(reg.shareholders.entities.iter().map(|s| &s.share_numbers));
+    let paths = (0..reg.shareholders.individuals.len())
+        .map(|i| format!("shareholders.individuals[{i}].share_numbers"))
+        .chain(
+            (0..reg.shareholders.entities.len())
+                .map(|i| format!("shareholders.entities[{i}].share_numbers")),
+        );
+    for (path, numbers) in paths.zip(numbers) {
+        if numbers.is_none() {
+            out.push(entry(path, None, "10 Anteilseigner", None, NotGiven));
+        }
+    }
     for (i, s) in reg.shareholders.individuals.iter().enumerate() {
         if !s.address.country.is_germany() {
             out.push(entry(

@@ -502,7 +502,12 @@ fn gesellschafter(x: &mut Xml, reg: &TaxRegistration) -> io::Result<()> {
     let entities = reg.shareholders.entities.iter().map(Holder::Entity);
     for (i, holder) in individuals.chain(entities).enumerate() {
         x.open("Anteilseigner")?;
-        x.leaf("ZeichnerNummer", &(i + 1).to_string())?;
+        // The running numbers of the shares as the list of shareholders states them, only as
+        // sent (St81:377-388 asks for the "laufende Nummer(n) der Geschäftsanteile"); a
+        // holder's position is not that number, so without them `not_in_xml` lists the line.
+        if let Some(numbers) = holder.share_numbers() {
+            x.leaf("ZeichnerNummer", numbers.trim())?;
+        }
         match holder {
             Holder::Individual(s) => {
                 x.open("NatPers")?;
@@ -530,6 +535,15 @@ fn gesellschafter(x: &mut Xml, reg: &TaxRegistration) -> io::Result<()> {
 enum Holder<'a> {
     Individual(&'a domain::tax::IndividualShareholder),
     Entity(&'a domain::tax::EntityShareholder),
+}
+
+impl Holder<'_> {
+    fn share_numbers(&self) -> Option<&str> {
+        match self {
+            Holder::Individual(s) => s.share_numbers.as_deref(),
+            Holder::Entity(s) => s.share_numbers.as_deref(),
+        }
+    }
 }
 
 /// A natural person of the filing (a director, a shareholder, a partner): what `NatPers` says

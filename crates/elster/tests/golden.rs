@@ -111,6 +111,7 @@ fn gmbh_99() -> Value {
                 .remove("tax_identification_number");
             p["address"]["street"] = json!(format!("Allee {}", i + 1));
             p["share_percentage"] = json!(if i == 98 { 1.0102 } else { 1.0101 });
+            p["share_numbers"] = json!((i + 1).to_string());
             p
         })
         .collect();
@@ -207,8 +208,9 @@ fn nominal_amounts_of_every_example_sum_to_the_capital() {
 }
 
 /// Every branch a request can take writes a document both validators accept.
-#[test]
-fn every_variation_of_the_examples_is_valid() {
+/// Every variation of the examples a request may take: each VAT, register, formation,
+/// address, notary, bank and payroll branch.
+fn variations() -> Vec<(String, Value)> {
     let standard = [
         ("/vat/regime", json!("standard")),
         ("/vat/accounting_method", json!("cash")),
@@ -355,10 +357,113 @@ fn every_variation_of_the_examples_is_valid() {
         cases.push((format!("gmbh {what}"), with(example("gmbh"), &edits)));
     }
     cases.push(("gmbh 99".into(), gmbh_99()));
+    cases
+}
+
+#[test]
+fn every_variation_of_the_examples_is_valid() {
+    let cases = variations();
     for (name, request) in &cases {
         assert_valid(name, request, &xml_of(request));
     }
     assert!(cases.len() > 50, "{}", cases.len());
+}
+
+/// The rows `| \`path\` | source |` of docs/elster.md's section "Every element and its
+/// source".
+fn cited_sources() -> Vec<(String, String)> {
+    let docs = include_str!("../../../docs/elster.md");
+    let section = docs
+        .split("\n## ")
+        .find(|s| s.starts_with("Every element and its source\n"))
+        .expect("docs/elster.md has a section \"Every element and its source\"");
+    section
+        .lines()
+        .filter_map(|line| {
+            let cells: Vec<&str> = line.trim().split('|').map(str::trim).collect();
+            let path = cells.get(1)?.strip_prefix('`')?.strip_suffix('`')?;
+            Some((path.to_owned(), cells.get(2)?.to_string()))
+        })
+        .collect()
+}
+
+/// An element's path below the questionnaire's wrapper or the attachments block, as the docs
+/// cite it: an address's elements below `*/Adrkette` wherever the address stands.
+fn cited_path(path: &str) -> String {
+    match path.find("/Adrkette") {
+        Some(i) => format!("*{}", &path[i..]),
+        None => path.to_owned(),
+    }
+}
+
+fn paths(el: &El, prefix: &str, out: &mut Vec<String>) {
+    let path = if prefix.is_empty() {
+        el.name.clone()
+    } else {
+        format!("{prefix}/{}", el.name)
+    };
+    let cited = cited_path(&path);
+    if !out.contains(&cited) {
+        out.push(cited);
+    }
+    for c in &el.children {
+        paths(c, &path, out);
+    }
+}
+
+/// "Only what has a public source goes into the XML": every element the corporation's XML
+/// writes, in any variation of the examples and in the attachments block, is cited in
+/// docs/elster.md with its public source (a file and line of the reference implementation);
+/// none is marked ours. A new element without a row, or a row without a source, fails here.
+#[test]
+fn every_written_element_has_a_cited_public_source() {
+    let cited = cited_sources();
+    assert!(cited.len() > 40, "{} rows", cited.len());
+    let mut written: Vec<String> = Vec::new();
+    let mut documents: Vec<Vec<u8>> = variations()
+        .iter()
+        .filter(|(_, r)| !matches!(r["legal_form"].as_str(), Some("gbr" | "egbr")))
+        .map(|(_, r)| xml_of(r))
+        .collect();
+    // The further answers and the attachments block.
+    let mut reg = fixtures::gmbh();
+    reg.request_construction_exemption_certificate = true;
+    let attachment = elster::Attachment {
+        name: "Gesellschaftsvertrag".into(),
+        content_type: "application/pdf".into(),
+        bytes: b"%PDF-1.7 x".to_vec(),
+    };
+    documents.push(elster::write_with(&reg, &fixtures::ctx(true), &[attachment]).unwrap());
+    for xml in &documents {
+        let doc = El::parse(xml);
+        let nutzdaten = doc.at("DatenTeil/Nutzdatenblock/Nutzdaten");
+        paths(nutzdaten.at("FsE_KapG/KapG"), "", &mut written);
+        if nutzdaten.has("Anhaenge") {
+            paths(nutzdaten.child("Anhaenge"), "", &mut written);
+        }
+    }
+    let mut missing = Vec::new();
+    for path in &written {
+        match cited.iter().find(|(p, _)| p == path) {
+            None => missing.push(format!("{path}: no row")),
+            Some((_, source)) if source.is_empty() || source.to_lowercase().contains("ours") => {
+                missing.push(format!("{path}: no public source ({source:?})"))
+            }
+            Some(_) => {}
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "written without a cited public source:\n{}",
+        missing.join("\n")
+    );
+    // And no row cites an element the writer never writes (a stale row hides a removed one).
+    let stale: Vec<&String> = cited
+        .iter()
+        .map(|(p, _)| p)
+        .filter(|p| !written.contains(p))
+        .collect();
+    assert!(stale.is_empty(), "cited but never written: {stale:?}");
 }
 
 /// The examples these tests were written against: the UG and GbR requests are production cases

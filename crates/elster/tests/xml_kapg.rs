@@ -188,6 +188,52 @@ fn shareholders_with_percentages_and_nominal_amounts() {
     // The percentage each nominal amount is of the capital (8,333 of 25,000 euros are
     // 33.3320 %), not the 33.3333 % sent: the two always agree.
     assert_eq!(pct, ["33.3320", "33.3320", "33.3360"]);
+    // Running numbers as sent, free text as the list of shareholders states them.
+    let mut reg = gmbh();
+    reg.shareholders.individuals[0].share_numbers = Some("1-3".into());
+    reg.shareholders.entities[0].share_numbers = Some("5, 7".into());
+    let bytes = xml(&reg, true);
+    validate(&bytes).unwrap();
+    let doc = El::parse(&bytes);
+    let a = kapg(&doc).child("Gesellschafter").all("Anteilseigner");
+    assert_eq!(a[0].child("ZeichnerNummer").text(), "1-3");
+    assert_eq!(a[2].child("ZeichnerNummer").text(), "5, 7");
+}
+
+/// The questionnaire asks for the shares' running numbers in the list of shareholders; a
+/// holder's position is not that number, so a holder sent without them has no
+/// `ZeichnerNummer` and the case lists the line for the operator.
+#[test]
+fn share_numbers_are_written_only_as_sent() {
+    let mut reg = gmbh();
+    reg.shareholders.individuals[1].share_numbers = None;
+    reg.shareholders.entities[0].share_numbers = None;
+    let bytes = xml(&reg, true);
+    validate(&bytes).unwrap();
+    let doc = El::parse(&bytes);
+    let a = kapg(&doc).child("Gesellschafter").all("Anteilseigner");
+    assert_eq!(a[0].child("ZeichnerNummer").text(), "1");
+    assert_eq!(a[1].names(), ["NatPers", "Beteiligung"]);
+    assert_eq!(a[2].names(), ["NNatPers", "Beteiligung"]);
+    let listed: Vec<_> = elster::not_in_xml(&reg)
+        .into_iter()
+        .filter(|e| e.field.ends_with("share_numbers"))
+        .collect();
+    let fields: Vec<_> = listed.iter().map(|e| e.field.as_str()).collect();
+    assert_eq!(
+        fields,
+        [
+            "shareholders.individuals[1].share_numbers",
+            "shareholders.entities[0].share_numbers"
+        ]
+    );
+    assert!(
+        listed
+            .iter()
+            .all(|e| e.reason == elster::ManualReason::NotGiven
+                && e.sub_page == "10 Anteilseigner"
+                && e.value.is_none())
+    );
     let nominal: Vec<_> = a
         .iter()
         .map(|e| e.at("Beteiligung/Nominal").text())

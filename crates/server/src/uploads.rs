@@ -164,36 +164,6 @@ impl PdfChecks {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A start removes a crash's leftovers but not the spool files of another instance that
-    /// shares the data folder and is receiving an upload right now.
-    #[test]
-    fn a_start_removes_only_old_spool_files() {
-        let data = tempfile::tempdir().unwrap();
-        let tmp = data.path().join("tmp");
-        std::fs::create_dir_all(&tmp).unwrap();
-        let old = tmp.join("upload-old");
-        let young = tmp.join("upload-young");
-        std::fs::write(&old, b"left by a crash").unwrap();
-        std::fs::write(&young, b"another instance's upload").unwrap();
-        let long_ago =
-            std::time::SystemTime::now() - LEFTOVER_AGE - std::time::Duration::from_secs(60);
-        std::fs::File::options()
-            .write(true)
-            .open(&old)
-            .unwrap()
-            .set_modified(long_ago)
-            .unwrap();
-        let dir = prepare_spool(data.path()).unwrap();
-        assert_eq!(dir, tmp);
-        assert!(!old.exists(), "the leftover stays");
-        assert!(young.exists(), "another instance's spool file was removed");
-    }
-}
-
 /// What a create takes as files.
 pub struct FileParts {
     /// At most this many parts, `data` included.
@@ -247,5 +217,35 @@ pub async fn check_files(
                 format!("must be {} as PDF: {problem}", spec.document),
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A start removes a crash's leftovers but not the spool files of another instance that
+    /// shares the data folder and is receiving an upload right now.
+    #[test]
+    fn a_start_removes_only_old_spool_files() {
+        let data = tempfile::tempdir().unwrap();
+        let tmp = data.path().join("tmp");
+        std::fs::create_dir_all(&tmp).unwrap();
+        let old = tmp.join("upload-old");
+        let young = tmp.join("upload-young");
+        std::fs::write(&old, b"left by a crash").unwrap();
+        std::fs::write(&young, b"another instance's upload").unwrap();
+        let long_ago =
+            std::time::SystemTime::now() - LEFTOVER_AGE - std::time::Duration::from_secs(60);
+        std::fs::File::options()
+            .write(true)
+            .open(&old)
+            .unwrap()
+            .set_modified(long_ago)
+            .unwrap();
+        let dir = prepare_spool(data.path()).unwrap();
+        assert_eq!(dir, tmp);
+        assert!(!old.exists(), "the leftover stays");
+        assert!(young.exists(), "another instance's spool file was removed");
     }
 }

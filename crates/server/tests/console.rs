@@ -583,6 +583,10 @@ async fn the_details_identity_and_office_forms_change_the_case() {
         html.contains("<strong>22 Beigefügte Unterlagen, Zeile 227</strong>: nicht angegeben"),
         "{html}"
     );
+    // The request's fields by the questionnaire's names, the new ones too.
+    for label in ["Nennbetrag (€)", "Lfd. Nr. der Geschäftsanteile"] {
+        assert!(html.contains(label), "{label}: {html}");
+    }
     c.post(
         &format!("{tax_page}/office"),
         &[("csrf", &token), ("tax_office_number", "0000")],

@@ -37,6 +37,11 @@ fn listed<'a>(case: &'a Value, field: &str) -> Option<&'a Value> {
         .find(|e| e["field"] == field)
 }
 
+/// The largest attachment taken (10 MiB).
+fn elster_max() -> usize {
+    domain::tax::MAX_ATTACHMENT_BYTES
+}
+
 /// A PDF as the multipart part `name`.
 fn pdf_part(bytes: Vec<u8>) -> Part {
     Part::bytes(bytes)
@@ -289,6 +294,15 @@ backend_tests! {
         let (s, b) = app.post_json(PATH, &key, &other).await;
         let r = assert_error(s, &b, 422, "VALIDATION_FAILED");
         assert_eq!(field_codes(&r), [("attachments.articles_of_association.file".to_string(), "missing_file".to_string())]);
+        // An attachment above 10 MiB is refused as it arrives, and nothing is stored.
+        let before = app.read("/v1/events?limit=500", &key).await["events"].as_array().unwrap().len();
+        let mut big = articles.clone();
+        big.resize(elster_max() + 1, b' ');
+        let (s, b) = post_multipart(&app, &key, &other, vec![("articles", big)]).await;
+        let r = assert_error(s, &b, 413, "PAYLOAD_TOO_LARGE");
+        assert!(r["message"].as_str().unwrap().contains("articles"), "{b}");
+        let after = app.read("/v1/events?limit=500", &key).await["events"].as_array().unwrap().len();
+        assert_eq!(after, before, "no case was created");
     }
 
     async fn attachments_stay_in_the_xml_when_an_office_is_assigned_later(backend) {

@@ -688,5 +688,30 @@ pub fn tax_cases() -> Vec<RuleCase> {
             "shareholders.individuals[0].nominal_amount",
             "out_of_range",
         ),
+        // The shares' running numbers: free text, at most 100 characters.
+        c(
+            "gmbh",
+            vec![("/shareholders/entities/0/share_numbers", Some(json!(3)))],
+            "shareholders.entities[0].share_numbers",
+            "invalid_type",
+        ),
+        c(
+            "gmbh",
+            vec![(
+                "/shareholders/individuals/1/share_numbers",
+                Some(json!("1".repeat(101))),
+            )],
+            "shareholders.individuals[1].share_numbers",
+            "too_long",
+        ),
+        c(
+            "ug",
+            vec![(
+                "/shareholders/individuals/0/share_numbers",
+                Some(json!(" ")),
+            )],
+            "shareholders.individuals[0].share_numbers",
+            "empty",
+        ),
     ]
 }

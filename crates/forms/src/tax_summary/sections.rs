@@ -563,15 +563,29 @@ pub(super) fn build(reg: &TaxRegistration, ctx: &TaxSummaryContext, flow: &mut F
             });
         format!("{text}, Nennbetrag {}", euros(*amount))
     };
+    // And the shares' running numbers in the list of shareholders, where sent.
+    let numbered = |(text, numbers): (String, &Option<String>)| match numbers {
+        Some(n) => format!("{text}\nLfd. Nr. der Geschäftsanteile: {}", n.trim()),
+        None => text,
+    };
     let individuals: Vec<String> = individuals
         .into_iter()
         .zip(&filed)
         .map(with_filed)
+        .zip(
+            reg.shareholders
+                .individuals
+                .iter()
+                .map(|s| &s.share_numbers),
+        )
+        .map(numbered)
         .collect();
     let entities: Vec<String> = entities
         .into_iter()
         .zip(&filed[individuals.len()..])
         .map(with_filed)
+        .zip(reg.shareholders.entities.iter().map(|s| &s.share_numbers))
+        .map(numbered)
         .collect();
     holder_rows(flow, &individuals, &entities, filed.iter().map(|(_, s)| *s));
     flow.row(

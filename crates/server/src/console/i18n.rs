@@ -368,6 +368,26 @@ pub fn field_de(key: &str) -> Option<&'static str> {
         "is_paid" => "Bezahlt",
         "trade_office" => "Gewerbeamt",
         "trade_office.municipality_key" => "Gemeindekennzahl",
+        "nominal_amount" => "Nennbetrag (€)",
+        "share_numbers" => "Lfd. Nr. der Geschäftsanteile",
+        "website" => "Internetadresse",
+        "place_of_management" => "Ort der Geschäftsleitung",
+        "tax_advisor" => "Steuerliche Beratung",
+        "authorized_recipient" => "Empfangsbevollmächtigte(r)",
+        "bank_account_holder" => "Kontoinhaber(in)",
+        "marginal_employee_count" => "Davon geringfügig Beschäftigte",
+        "request_construction_exemption_certificate" => {
+            "Freistellungsbescheinigung (§ 48b EStG) beantragt"
+        }
+        "attachments" => "Beigefügte Unterlagen",
+        "articles_of_association" => "Gesellschaftsvertrag",
+        "shareholder_list" => "Gesellschafterliste",
+        "sepa_mandate" => "SEPA-Lastschriftmandat",
+        "po_box" => "Postfach",
+        "manages_own_assets_only" => "Nur Verwaltung eigenen Vermögens",
+        "has_trust_relationships" => "Treuhandverhältnisse",
+        "payroll_establishment" => "Lohnsteuerliche Betriebsstätte",
+        "payroll" => "Lohnsteuer",
         "source_product" => "Herkunft",
         _ => return None,
     })

@@ -109,6 +109,7 @@ pub(crate) fn individual_holder(
         address: addr?,
         share_percentage: share?,
         nominal_amount: None,
+        share_numbers: None,
     })
 }
 
@@ -124,6 +125,7 @@ pub(crate) fn entity_holder(x: &Obj, e: &mut Violations) -> Option<EntityShareho
         address: addr?,
         share_percentage: share?,
         nominal_amount: None,
+        share_numbers: None,
     })
 }
 

@@ -314,7 +314,16 @@ pub fn instant(
         return None;
     };
     // In UTC, as every time the API answers with, and kept to whole microseconds, as stored.
-    let at = at.to_offset(time::UtcOffset::UTC);
+    // A time whose UTC lies beyond year 9999 (or before year 0) is later (earlier) than any
+    // bound: `to_offset` would panic on it.
+    let Some(at) = at.checked_to_offset(time::UtcOffset::UTC) else {
+        if at.offset().is_negative() {
+            errs.push(path, "in_future", "must not lie in the future");
+        } else {
+            errs.push(path, "too_early", "must not lie before the year 0");
+        }
+        return None;
+    };
     let at = at
         .replace_nanosecond(at.nanosecond() / 1000 * 1000)
         .unwrap_or(at);

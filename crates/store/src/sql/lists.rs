@@ -50,14 +50,18 @@ fn key_floor(at: OffsetDateTime) -> Uuid {
 }
 
 /// RFC 3339 in UTC, as the stores hold `created_at` (see [`Dialect::CREATED_AT`]). A time
-/// outside the years RFC 3339 can write (`0000-01-01T00:30:00+01:00` is in year -1 in UTC)
-/// compares as the nearest one it can, which no case is created at either.
+/// outside the years 1 to 9999 (`0000-01-01T00:30:00+01:00` is in year -1 in UTC, and
+/// PostgreSQL's timestamps have no year 0: found by the lists' fuzz test) compares as the
+/// nearest one it can, which no case is created at either.
 fn utc_text(at: OffsetDateTime) -> Result<String> {
     let (first, last) = (
-        time::macros::datetime!(0000-01-01 0:00 UTC),
+        time::macros::datetime!(0001-01-01 0:00 UTC),
         time::macros::datetime!(9999-12-31 23:59:59.999_999 UTC),
     );
-    at.to_offset(time::UtcOffset::UTC)
+    // `to_offset` panics where UTC lies beyond year 9999 (`9999-12-31T23:00:00-01:00`):
+    // such a time is later than every case, as the last one RFC 3339 can write.
+    at.checked_to_offset(time::UtcOffset::UTC)
+        .unwrap_or(if at.offset().is_negative() { last } else { first })
         .clamp(first, last)
         .format(&time::format_description::well_known::Rfc3339)
         .map_err(|e| crate::StoreError::Corrupt(format!("a time out of range: {e}")))

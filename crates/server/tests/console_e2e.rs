@@ -392,3 +392,34 @@ async fn an_operator_works_a_trade_and_a_tax_case_in_the_browser() {
     assert!(path_of(&c).await.ends_with("/console/login"));
     c.close().await.unwrap();
 }
+
+/// The API reference under its strict policy (issue 52.8): Swagger UI still loads the document
+/// and draws its operations, so the policy blocks nothing the page needs.
+#[cfg_attr(
+    no_chromedriver,
+    ignore = "chromedriver is not installed (apt install chromium chromium-driver)"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_api_reference_renders_under_its_policy() {
+    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
+    let driver = Driver::start();
+    let c = driver.browser().await;
+    c.goto(&app.url("/docs/")).await.unwrap();
+    let title = c
+        .wait()
+        .at_most(Duration::from_secs(20))
+        .for_element(Locator::Css(".swagger-ui .info .title"))
+        .await
+        .expect("Swagger UI drew the document's title")
+        .text()
+        .await
+        .unwrap();
+    assert!(!title.trim().is_empty());
+    let operations = c
+        .wait()
+        .at_most(Duration::from_secs(20))
+        .for_element(Locator::Css(".swagger-ui .opblock"))
+        .await;
+    assert!(operations.is_ok(), "the operations are listed");
+    c.close().await.unwrap();
+}

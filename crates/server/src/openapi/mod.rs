@@ -562,9 +562,38 @@ pub fn document() -> utoipa::openapi::OpenApi {
 /// relative address (`../openapi.json` from `/docs/`), so that both work behind a reverse proxy
 /// that serves the service under a path prefix.
 pub fn routes() -> Router<Arc<AppState>> {
-    Router::new().merge(
-        SwaggerUi::new("/docs")
-            .url("/openapi.json", document())
-            .config(utoipa_swagger_ui::Config::from("../openapi.json")),
-    )
+    Router::new()
+        .merge(
+            SwaggerUi::new("/docs")
+                .url("/openapi.json", document())
+                .config(utoipa_swagger_ui::Config::from("../openapi.json")),
+        )
+        .layer(axum::middleware::map_response(reference_headers))
+}
+
+/// The reference page's policy. It shares the console's origin, so a script on it could read
+/// console pages with an operator's cookie: only the page's own files run (no inline or
+/// injected script, no `eval`), it loads nothing from elsewhere, talks only to this origin (the
+/// document, "Try it out"), and no page may frame it. Swagger UI sets style attributes and
+/// draws its icons from `data:` images, hence those two allowances (docs/adr/0030).
+pub const REFERENCE_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
+                                 img-src 'self' data:; font-src 'self' data:; connect-src 'self'; \
+                                 form-action 'none'; frame-ancestors 'none'; base-uri 'none'";
+
+async fn reference_headers(mut res: axum::response::Response) -> axum::response::Response {
+    use axum::http::{HeaderValue, header};
+    let h = res.headers_mut();
+    for (name, value) in [
+        (header::CONTENT_SECURITY_POLICY, REFERENCE_CSP),
+        (header::X_FRAME_OPTIONS, "DENY"),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::REFERRER_POLICY, "same-origin"),
+        (
+            header::HeaderName::from_static("cross-origin-opener-policy"),
+            "same-origin",
+        ),
+    ] {
+        h.insert(name, HeaderValue::from_static(value));
+    }
+    res
 }

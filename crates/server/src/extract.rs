@@ -471,6 +471,52 @@ pub fn query_param<T>(
     parsed
 }
 
+/// base64url without padding; the bits past a cursor's bytes are ignored, so that every string
+/// of the documented pattern (22 such characters for a row's id, 27 for a delivery attempt's) is
+/// a cursor. A cursor names the caller's own last row, never a position in a table every tenant
+/// writes to (docs/api/lists.md, issue 52.7).
+use base64::Engine as _;
+
+const CURSOR: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::new(
+    &base64::alphabet::URL_SAFE,
+    base64::engine::GeneralPurposeConfig::new()
+        .with_encode_padding(false)
+        .with_decode_padding_mode(base64::engine::DecodePaddingMode::RequireNone)
+        .with_decode_allow_trailing_bits(true),
+);
+
+/// The opaque `next_cursor` for a page that ends at the row `position`.
+pub fn cursor(position: uuid::Uuid) -> String {
+    CURSOR.encode(position.as_bytes())
+}
+
+/// The row a cursor of [`cursor`] names.
+pub fn parse_cursor(s: &str) -> Option<uuid::Uuid> {
+    if s.len() != 22 {
+        return None;
+    }
+    uuid::Uuid::from_slice(&CURSOR.decode(s).ok()?).ok()
+}
+
+/// The opaque cursor of a delivery attempt: its message and its number.
+pub fn attempt_cursor(message: uuid::Uuid, attempt: i32) -> String {
+    let mut bytes = [0u8; 20];
+    bytes[..16].copy_from_slice(message.as_bytes());
+    bytes[16..].copy_from_slice(&attempt.to_be_bytes());
+    CURSOR.encode(bytes)
+}
+
+/// The attempt a cursor of [`attempt_cursor`] names.
+pub fn parse_attempt_cursor(s: &str) -> Option<(uuid::Uuid, i32)> {
+    if s.len() != 27 {
+        return None;
+    }
+    let bytes = CURSOR.decode(s).ok()?;
+    let message = uuid::Uuid::from_slice(bytes.get(..16)?).ok()?;
+    let attempt = i32::from_be_bytes(bytes.get(16..20)?.try_into().ok()?);
+    Some((message, attempt))
+}
+
 /// Reads a page's cursor (query parameter `field`, parsed by `parse`) and `limit` (1 to 500,
 /// default 100), recording what is wrong in `errs`.
 pub fn page_params<T>(

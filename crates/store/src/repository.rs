@@ -38,6 +38,9 @@ pub trait Repository: Send + Sync + 'static {
 
     async fn create_operator(&self, name: &str) -> Result<Operator>;
     async fn get_operator(&self, id: Uuid) -> Result<Option<Operator>>;
+    /// The bytes of every document of `provider`'s cases, cancelled ones too (its storage
+    /// quota's count).
+    async fn provider_document_bytes(&self, provider: Uuid) -> Result<i64>;
     /// Operators, oldest first, after the one with id `after` (exclusive), at most `limit`.
     async fn list_operators(&self, after: Option<Uuid>, limit: i64) -> Result<Vec<Operator>>;
 
@@ -256,13 +259,14 @@ pub trait Repository: Send + Sync + 'static {
     /// Returns `None` when there is no such template.
     async fn seed_trade_copies(&self, template: Uuid, count: u64) -> Result<Option<u64>>;
 
-    /// The event log of `scope` narrowed by `filter`, newest first, before `before_seq`
-    /// (exclusive), at most `limit`.
+    /// The event log of `scope` narrowed by `filter`, newest first, after the caller's own
+    /// event `before` (exclusive; an event outside `scope` or gone gives an empty page), at
+    /// most `limit`.
     async fn list_events(
         &self,
         scope: EventScope,
         filter: &EventFilter,
-        before_seq: Option<i64>,
+        before: Option<Uuid>,
         limit: i64,
     ) -> Result<Vec<EventRecord>>;
 
@@ -334,19 +338,21 @@ pub trait Repository: Send + Sync + 'static {
         message_id: Uuid,
         now_us: i64,
     ) -> Result<Option<String>>;
-    /// An endpoint's attempts, newest first, before `before_seq` (exclusive), at most `limit`.
+    /// An endpoint's attempts, newest first, older than its attempt `before` (message id and
+    /// attempt number; exclusive; one of another endpoint gives an empty page), at most `limit`.
     async fn list_webhook_attempts(
         &self,
         endpoint_id: Uuid,
-        before_seq: Option<i64>,
+        before: Option<(Uuid, i32)>,
         limit: i64,
     ) -> Result<Vec<WebhookAttemptRecord>>;
-    /// An endpoint's messages, newest first, before `before_seq`, in `state` when given.
+    /// An endpoint's messages, newest first, older than its message `before` (exclusive; one
+    /// of another endpoint gives an empty page), in `state` when given.
     async fn list_webhook_messages(
         &self,
         endpoint_id: Uuid,
         state: Option<&str>,
-        before_seq: Option<i64>,
+        before: Option<Uuid>,
         limit: i64,
     ) -> Result<Vec<WebhookMessageRecord>>;
 

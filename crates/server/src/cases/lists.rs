@@ -4,7 +4,6 @@
 //! ([`operator_case_page`]: the console's queues and `GET /v1/operator/trade-registrations`,
 //! `/tax-registrations`; docs/adr/0024-operator-case-search.md).
 
-use base64::Engine;
 use domain::Violations;
 use domain::auth::Caller;
 use domain::case::CaseKind;
@@ -33,25 +32,7 @@ pub const PARAMETERS: [&str; 8] = [
     "limit",
 ];
 
-/// base64url without padding; the bits past a cursor's 16 bytes are ignored, so that every
-/// string of the documented pattern (22 such characters) is a cursor.
-const CURSOR: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::new(
-    &base64::alphabet::URL_SAFE,
-    base64::engine::GeneralPurposeConfig::new()
-        .with_encode_padding(false)
-        .with_decode_padding_mode(base64::engine::DecodePaddingMode::RequireNone)
-        .with_decode_allow_trailing_bits(true),
-);
-
-/// The opaque `next_cursor` for a page that ends at `position`.
-pub fn cursor(position: Uuid) -> String {
-    CURSOR.encode(position.as_bytes())
-}
-
-fn parse_cursor(s: &str) -> Option<Uuid> {
-    let bytes = CURSOR.decode(s).ok()?;
-    Uuid::from_slice(&bytes).ok()
-}
+pub use crate::extract::{cursor, parse_cursor};
 
 /// A list query as read: the filters, where the page starts and its size.
 #[derive(Debug, Clone, PartialEq)]

@@ -40,8 +40,9 @@ pub struct EventQuery {
     /// Only events of `sandbox` or of `production` cases.
     #[param(value_type = Option<Environment>)]
     pub environment: Option<String>,
-    /// The `next_cursor` of the page before.
-    #[param(pattern = "^[1-9][0-9]{0,17}$")]
+    /// The `next_cursor` of the page before (opaque: it names the page's last event, one of
+    /// the caller's own).
+    #[param(pattern = "^[A-Za-z0-9_-]{22}$", example = "AZq1c2nXd8mH4pZk0f3x9g")]
     pub cursor: Option<String>,
     /// At most this many events (1 to 500, default 100).
     #[param(minimum = 1, maximum = 500)]
@@ -136,7 +137,7 @@ pub async fn list(
         .await?;
     let next_cursor = if rows.len() as i64 > limit {
         rows.truncate(limit as usize);
-        rows.last().map(|r| r.seq.to_string())
+        rows.last().map(|r| crate::extract::cursor(r.id))
     } else {
         None
     };
@@ -153,7 +154,7 @@ pub async fn list(
 }
 
 /// The filter, cursor and limit of a query; every broken parameter in one 422.
-fn checked(q: EventQuery) -> Result<(EventFilter, Option<i64>, i64), ApiError> {
+fn checked(q: EventQuery) -> Result<(EventFilter, Option<Uuid>, i64), ApiError> {
     let mut errs = Violations::new();
     let known = |t: &str| domain::webhook::EVENT_TYPES.contains(&t);
     if q.event_type.as_deref().is_some_and(|t| !known(t)) {
@@ -183,7 +184,7 @@ fn checked(q: EventQuery) -> Result<(EventFilter, Option<i64>, i64), ApiError> {
     let (before, limit) = crate::extract::page_params(
         "cursor",
         q.cursor.as_deref(),
-        |c| c.parse::<i64>().ok().filter(|n| *n > 0),
+        crate::extract::parse_cursor,
         q.limit,
         &mut errs,
     );

@@ -517,8 +517,8 @@ pub async fn test_endpoint(
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct DeliveryQuery {
-    /// The `next_cursor` of the previous page (a positive integer).
-    #[param(pattern = "^[1-9][0-9]{0,17}$")]
+    /// The `next_cursor` of the previous page (opaque: it names that page's last attempt).
+    #[param(pattern = "^[A-Za-z0-9_-]{27}$", example = "AZq1c2nXd8mH4pZk0f3x9gAAAAM")]
     pub before: Option<String>,
     /// 1 to 500, default 100.
     #[param(minimum = 1, maximum = 500)]
@@ -576,34 +576,28 @@ macro_rules! newest_first_page {
 newest_first_page!(DeliveryPage, deliveries: DeliveryView);
 
 /// A newest-first page of the rows of the caller's endpoint `id`, and the cursor of the next
-/// (older) page: the endpoint checked first (403, 404), then the `before` cursor (a row's
-/// insertion number) and the limit of `page` added to what the route found wrong with its query
-/// already (`errs`, one 422), then `read` with the cursor and the limit, asked for one row
-/// more to tell whether an older page follows (`seq`: a row's insertion number).
-async fn endpoint_page<T>(
+/// (older) page: the endpoint checked first (403, 404), then the `before` cursor (opaque: it
+/// names the page's last row, one of the endpoint's own, read by `parse`) and the limit of
+/// `page` added to what the route found wrong with its query already (`errs`, one 422), then
+/// `read` with the cursor and the limit, asked for one row more to tell whether an older page
+/// follows (`cursor`: a row's cursor).
+async fn endpoint_page<T, C>(
     state: &AppState,
     caller: Caller,
     id: Uuid,
     (before, limit): (Option<&str>, Option<i64>),
     mut errs: Violations,
-    read: impl AsyncFnOnce(Option<i64>, i64) -> store::Result<Vec<T>>,
-    seq: impl Fn(&T) -> i64,
+    parse: impl Fn(&str) -> Option<C>,
+    read: impl AsyncFnOnce(Option<C>, i64) -> store::Result<Vec<T>>,
+    cursor: impl Fn(&T) -> String,
 ) -> Result<(Vec<T>, Option<String>), ApiError> {
     own_endpoint(state, caller, id).await?;
-    let (before, limit) = crate::extract::page_params(
-        "before",
-        before,
-        |b| b.parse::<i64>().ok().filter(|n| *n > 0),
-        limit,
-        &mut errs,
-    );
+    let (before, limit) = crate::extract::page_params("before", before, parse, limit, &mut errs);
     errs.finish(())?;
     let mut rows = read(before, limit + 1).await?;
     let more = rows.len() as i64 > limit;
     rows.truncate(limit as usize);
-    let next = more
-        .then(|| rows.last().map(|r| seq(r).to_string()))
-        .flatten();
+    let next = more.then(|| rows.last().map(&cursor)).flatten();
     Ok((rows, next))
 }
 
@@ -627,8 +621,17 @@ pub async fn deliveries(
 ) -> Result<Response, ApiError> {
     let read = async |before, limit| state.repo.list_webhook_attempts(id, before, limit).await;
     let page = (q.before.as_deref(), q.limit);
-    let (rows, next_cursor) =
-        endpoint_page(&state, caller, id, page, Violations::new(), read, |r| r.seq).await?;
+    let (rows, next_cursor) = endpoint_page(
+        &state,
+        caller,
+        id,
+        page,
+        Violations::new(),
+        crate::extract::parse_attempt_cursor,
+        read,
+        |r| crate::extract::attempt_cursor(r.attempt.message_id, r.attempt.attempt),
+    )
+    .await?;
     let deliveries: Vec<DeliveryView> = rows
         .into_iter()
         .map(|r| DeliveryView {
@@ -663,8 +666,8 @@ pub struct MessageQuery {
     /// or `failed` (given up; see the retry).
     #[param(pattern = "^(pending|delivered|failed)$")]
     pub state: Option<String>,
-    /// The `next_cursor` of the previous page (a positive integer).
-    #[param(pattern = "^[1-9][0-9]{0,17}$")]
+    /// The `next_cursor` of the previous page (opaque: it names that page's last message).
+    #[param(pattern = "^[A-Za-z0-9_-]{22}$", example = "AZq1c2nXd8mH4pZk0f3x9g")]
     pub before: Option<String>,
     /// 1 to 500, default 100.
     #[param(minimum = 1, maximum = 500)]
@@ -742,8 +745,17 @@ pub async fn messages(
         repo.list_webhook_messages(id, wanted, before, limit).await
     };
     let page = (q.before.as_deref(), q.limit);
-    let (rows, next_cursor) =
-        endpoint_page(&state, caller, id, page, errs, read, |r| r.seq).await?;
+    let (rows, next_cursor) = endpoint_page(
+        &state,
+        caller,
+        id,
+        page,
+        errs,
+        crate::extract::parse_cursor,
+        read,
+        |r| crate::extract::cursor(r.id),
+    )
+    .await?;
     let messages: Vec<MessageView> = rows
         .into_iter()
         .map(|r| MessageView {

@@ -117,4 +117,49 @@ backend_tests! {
         let (s, _) = json(app.get("/v1/events", None).send().await.unwrap()).await;
         assert_eq!(s, 401);
     }
+
+    /// Issue 52.7: the log's cursor was its global sequence number, so B counted exactly how
+    /// many events other tenants caused between two of its own. Now a cursor names B's own
+    /// last event of the page: the same whatever A does, and another tenant's event as a
+    /// cursor gives B nothing.
+    async fn cursors_name_the_callers_own_event_and_count_no_one_elses(backend) {
+        let app = TestApp::spawn(backend).await.unwrap();
+        let (_, a) = app.provider("A").await;
+        let (_, b) = app.provider("B").await;
+        create_trade(&app, &b, "self").await;
+        for _ in 0..3 {
+            create_trade(&app, &a, "self").await;
+        }
+        create_trade(&app, &b, "self").await;
+        let page = |key: String, query: String| {
+            let app = &app;
+            async move {
+                let (s, body) = json(app.get(&format!("/v1/events{query}"), Some(&key)).send().await.unwrap()).await;
+                assert_eq!(s, 200, "{query}: {body}");
+                body["response"].clone()
+            }
+        };
+        let first = page(b.clone(), "?limit=1".into()).await;
+        let last_id = first["events"][0]["id"].as_str().unwrap();
+        let cursor = first["next_cursor"].as_str().unwrap().to_string();
+        assert_eq!(cursor.len(), 22, "{cursor}");
+        assert!(cursor.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'), "{cursor}");
+        // The cursor is B's own event's id, base64url: nothing of the log's position.
+        let id = uuid::Uuid::parse_str(last_id).unwrap();
+        use base64::Engine;
+        assert_eq!(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(id.as_bytes()), cursor);
+        // Pages follow on from it as before: B's other three events.
+        let rest = page(b.clone(), format!("?cursor={cursor}")).await;
+        assert_eq!(rest["events"].as_array().unwrap().len(), 3, "{rest}");
+        // A's event as B's cursor: an empty page, not A's position.
+        let a_first = page(a.clone(), "?limit=1".into()).await;
+        let a_cursor = a_first["next_cursor"].as_str().unwrap().to_string();
+        let foreign = page(b.clone(), format!("?cursor={a_cursor}")).await;
+        assert_eq!(foreign["events"].as_array().unwrap().len(), 0, "{foreign}");
+        assert!(foreign.get("next_cursor").is_none(), "{foreign}");
+        // The numeric cursors of before are refused, naming the parameter.
+        let (s, body) = json(app.get("/v1/events?cursor=12", Some(&b)).send().await.unwrap()).await;
+        let r = assert_error(s, &body, 422, "VALIDATION_FAILED");
+        assert_eq!(r["errors"][0]["field"], "cursor");
+    }
 }

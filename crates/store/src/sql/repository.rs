@@ -76,6 +76,10 @@ backend_impl!(
         self.sql().get_operator(id).await
     }
 
+    async fn provider_document_bytes(&self, provider: Uuid) -> Result<i64> {
+        self.sql().provider_document_bytes(provider).await
+    }
+
     async fn list_operators(&self, after: Option<Uuid>, limit: i64) -> Result<Vec<Operator>> {
         self.sql().list_operators(after, limit).await
     }
@@ -337,11 +341,11 @@ backend_impl!(
         &self,
         scope: EventScope,
         filter: &EventFilter,
-        before_seq: Option<i64>,
+        before: Option<Uuid>,
         limit: i64,
     ) -> Result<Vec<EventRecord>> {
         self.sql()
-            .list_events(scope, filter, before_seq, limit)
+            .list_events(scope, filter, before, limit)
             .await
     }
 
@@ -437,11 +441,11 @@ backend_impl!(
     async fn list_webhook_attempts(
         &self,
         endpoint_id: Uuid,
-        before_seq: Option<i64>,
+        before: Option<(Uuid, i32)>,
         limit: i64,
     ) -> Result<Vec<WebhookAttemptRecord>> {
         self.sql()
-            .list_webhook_attempts(endpoint_id, before_seq, limit)
+            .list_webhook_attempts(endpoint_id, before, limit)
             .await
     }
 
@@ -449,11 +453,11 @@ backend_impl!(
         &self,
         endpoint_id: Uuid,
         state: Option<&str>,
-        before_seq: Option<i64>,
+        before: Option<Uuid>,
         limit: i64,
     ) -> Result<Vec<WebhookMessageRecord>> {
         self.sql()
-            .list_webhook_messages(endpoint_id, state, before_seq, limit)
+            .list_webhook_messages(endpoint_id, state, before, limit)
             .await
     }
 

@@ -318,26 +318,37 @@ shared_impl!(
         Ok(answer)
     }
 
+    /// The cursor is one of the endpoint's own messages, never a position in the table every
+    /// tenant writes to (issue 52.7): another endpoint's message gives an empty page.
     pub(crate) async fn list_webhook_messages(
         &self,
         endpoint_id: uuid::Uuid,
         state: Option<&str>,
-        before_seq: Option<i64>,
+        before: Option<uuid::Uuid>,
         limit: i64,
     ) -> Result<Vec<crate::WebhookMessageRecord>> {
-        sqlx::query(
+        let older = if before.is_some() {
+            " AND m.seq < (SELECT c.seq FROM webhook_messages c WHERE c.id = $4 AND c.endpoint_id = $1)"
+        } else {
+            ""
+        };
+        let query = sqlx::query(sqlx::AssertSqlSafe(format!(
             "SELECT m.seq, m.id, m.event_type, m.state, m.attempts, m.created_at, \
              m.next_attempt_us, m.finished_at, \
              COALESCE((SELECT t.public_id FROM tax_registrations t WHERE t.id = m.case_id), \
                       m.case_id) AS case_id \
              FROM webhook_messages m \
-             WHERE m.endpoint_id = $1 AND m.seq < $2 AND ($3 IS NULL OR m.state = $3) \
-             ORDER BY m.seq DESC LIMIT $4",
-        )
+             WHERE m.endpoint_id = $1 AND ($2 IS NULL OR m.state = $2){older} \
+             ORDER BY m.seq DESC LIMIT $3",
+        )))
         .bind(endpoint_id)
-        .bind(before_seq.unwrap_or(i64::MAX))
         .bind(state)
-        .bind(limit)
+        .bind(limit);
+        let query = match before {
+            Some(id) => query.bind(id),
+            None => query,
+        };
+        query
         .fetch_all(&self.pool)
         .await?
         .iter()
@@ -359,24 +370,36 @@ shared_impl!(
         .collect()
     }
 
+    /// The cursor is one of the endpoint's own attempts (message and attempt number), never a
+    /// position in the table every tenant writes to (issue 52.7).
     pub(crate) async fn list_webhook_attempts(
         &self,
         endpoint_id: uuid::Uuid,
-        before_seq: Option<i64>,
+        before: Option<(uuid::Uuid, i32)>,
         limit: i64,
     ) -> Result<Vec<crate::WebhookAttemptRecord>> {
-        sqlx::query(
+        let older = if before.is_some() {
+            " AND a.seq < (SELECT c.seq FROM webhook_attempts c WHERE c.message_id = $3 \
+             AND c.attempt = $4 AND c.endpoint_id = $1)"
+        } else {
+            ""
+        };
+        let query = sqlx::query(sqlx::AssertSqlSafe(format!(
             "SELECT a.seq, a.message_id, a.endpoint_id, a.attempt, a.at, a.status_code, a.error, \
              a.duration_ms, a.outcome, m.event_type, m.state, m.next_attempt_us, \
              COALESCE((SELECT t.public_id FROM tax_registrations t WHERE t.id = m.case_id), \
                       m.case_id) AS case_id \
              FROM webhook_attempts a JOIN webhook_messages m ON m.id = a.message_id \
-             WHERE a.endpoint_id = $1 AND a.seq < $2 \
-             ORDER BY a.seq DESC LIMIT $3",
-        )
+             WHERE a.endpoint_id = $1{older} \
+             ORDER BY a.seq DESC LIMIT $2",
+        )))
         .bind(endpoint_id)
-        .bind(before_seq.unwrap_or(i64::MAX))
-        .bind(limit)
+        .bind(limit);
+        let query = match before {
+            Some((message, attempt)) => query.bind(message).bind(attempt),
+            None => query,
+        };
+        query
         .fetch_all(&self.pool)
         .await?
         .iter()

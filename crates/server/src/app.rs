@@ -298,11 +298,23 @@ pub async fn build_state(mut config: Config) -> anyhow::Result<Arc<AppState>> {
         repo,
         documents,
         links,
-        upload_slots: Arc::new(tokio::sync::Semaphore::new(config.max_concurrent_uploads)),
-        upload_shares: crate::limits::UploadShares::new(config.max_uploads_per_provider),
+        uploads: crate::limits::UploadSlots::new(
+            config.max_concurrent_uploads,
+            config.upload_reserve,
+            config.max_uploads_per_provider,
+        ),
+        read_caps: crate::limits::ReadCaps::new(config.max_reads_per_company),
+        storage: crate::limits::storage::Storage::new(
+            config.storage_quota,
+            config.min_free_disk,
+            config.storage.data_dir.clone(),
+        ),
         spool_dir,
         pdf_checks: Default::default(),
         rate_limiter: crate::limits::rate_limiter(config.rate_limit),
+        address_limiter: config
+            .address_rate_limit
+            .map(crate::limits::KeyRateLimiter::per_minute),
         config,
         webhook_wake: tokio::sync::Notify::new(),
         webhook_client,
@@ -323,8 +335,9 @@ pub fn router(state: Arc<AppState>, extra: Option<Router<Arc<AppState>>>) -> Rou
     if let Some(extra) = extra {
         api = api.merge(extra);
     }
-    // Run in the reverse order: the key first, then its rate, then an upload slot, and only
-    // then is the body read (by the idempotency layer or the handler).
+    // Run in the reverse order: the key first, then its rate, then a read slot (a GET) or an
+    // upload slot (and the storage it declares), and only then is the body read (by the
+    // idempotency layer or the handler).
     let api = api
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
@@ -333,6 +346,10 @@ pub fn router(state: Arc<AppState>, extra: Option<Router<Arc<AppState>>>) -> Rou
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             crate::limits::upload_slots,
+        ))
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::limits::read_caps,
         ))
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
@@ -535,7 +552,7 @@ pub async fn serve_router(
     loop {
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _peer)) => stream,
+                Ok((stream, peer)) => (stream, peer),
                 Err(e) => {
                     accept_failed(e).await;
                     continue;
@@ -545,9 +562,14 @@ pub async fn serve_router(
         };
         // Without TCP_NODELAY a response written in more than one segment (a document
         // download) waited for the client's delayed ACK (BENCHMARKS.md, "What the profiles showed, and what changed").
+        let (stream, peer) = stream;
         let _ = stream.set_nodelay(true);
-        let conn =
-            http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone()));
+        // Each request knows its connection's client address (the per-address limits).
+        let service = tower_http::add_extension::AddExtension::new(
+            app.clone(),
+            crate::limits::ClientAddr(peer.ip()),
+        );
+        let conn = http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
         let conn = graceful.watch(conn);
         tokio::spawn(async move {
             if let Err(e) = conn.await {

@@ -65,6 +65,7 @@ error_codes! {
     ApiKeyLimit = "API_KEY_LIMIT" => CONFLICT,
     IdempotencyKeyInUse = "IDEMPOTENCY_KEY_IN_USE" => CONFLICT,
     PayloadTooLarge = "PAYLOAD_TOO_LARGE" => PAYLOAD_TOO_LARGE,
+    StorageQuotaExceeded = "STORAGE_QUOTA_EXCEEDED" => PAYLOAD_TOO_LARGE,
     UnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE" => UNSUPPORTED_MEDIA_TYPE,
     ValidationFailed = "VALIDATION_FAILED" => UNPROCESSABLE_ENTITY,
     IdempotencyKeyReused = "IDEMPOTENCY_KEY_REUSED" => UNPROCESSABLE_ENTITY,
@@ -119,9 +120,10 @@ pub enum ApiError {
     MethodNotAllowed,
     #[error("too many requests")]
     RateLimited { retry_after_secs: u64 },
-    /// A provider's upload beyond its share of the upload slots (429, `Retry-After: 1`).
+    /// A provider's upload while it holds slots and the others are kept for other providers
+    /// (429, `Retry-After: 1`).
     #[error(
-        "{share} uploads of this provider are in progress, its share of the upload slots; retry when one has finished"
+        "{share} uploads of this provider are in progress and the other upload slots are kept for other providers; retry when one has finished"
     )]
     UploadShareUsed { share: usize },
     #[error("the request took too long")]
@@ -132,6 +134,11 @@ pub enum ApiError {
     /// text is logged, never shown.
     #[error("the service is temporarily unavailable")]
     Unavailable(String),
+    /// An upload that would take its provider beyond its storage quota (413).
+    #[error(
+        "this upload (it declares {upload} bytes) would exceed the provider's storage quota: {used} of {quota} bytes are stored or being uploaded; documents of cancelled cases count too"
+    )]
+    StorageQuota { used: u64, quota: u64, upload: u64 },
     /// This instance is at a capacity limit (e.g. concurrent uploads); the text is shown.
     #[error("{0}")]
     Overloaded(&'static str),
@@ -229,6 +236,7 @@ impl ApiError {
             ApiError::IdempotencyKeyInUse => ErrorCode::IdempotencyKeyInUse,
             ApiError::IdempotencyKeyReused => ErrorCode::IdempotencyKeyReused,
             ApiError::PayloadTooLarge(_) => ErrorCode::PayloadTooLarge,
+            ApiError::StorageQuota { .. } => ErrorCode::StorageQuotaExceeded,
             ApiError::UnsupportedMediaType(_) => ErrorCode::UnsupportedMediaType,
             ApiError::Validation(_) => ErrorCode::ValidationFailed,
             ApiError::MethodNotAllowed => ErrorCode::MethodNotAllowed,

@@ -76,6 +76,11 @@ struct OutcomeLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ByLabels {
+    by: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct PoolLabels {
     pool: &'static str,
     state: &'static str,
@@ -118,6 +123,9 @@ pub struct Metrics {
     db_connections_max: Family<PoolNameLabels, Gauge>,
     upload_slots_in_use: Gauge,
     upload_slots_max: Gauge,
+    upload_providers: Gauge,
+    rate_limited: Family<ByLabels, Counter>,
+    storage_refused: Family<ByLabels, Counter>,
     resident_memory: Gauge,
     virtual_memory: Gauge,
     /// When the database gauges were last read; held while they are read, so scrapes that
@@ -147,6 +155,9 @@ impl Metrics {
             db_connections_max: Family::default(),
             upload_slots_in_use: Gauge::default(),
             upload_slots_max: Gauge::default(),
+            upload_providers: Gauge::default(),
+            rate_limited: Family::default(),
+            storage_refused: Family::default(),
             resident_memory: Gauge::default(),
             virtual_memory: Gauge::default(),
             sampled: tokio::sync::Mutex::default(),
@@ -217,6 +228,24 @@ impl Metrics {
             "Uploads served at once at most (FILING_MAX_CONCURRENT_UPLOADS)",
             m.upload_slots_max.clone(),
         );
+        m.registry.register(
+            "filing_upload_providers",
+            "Providers holding upload slots now (the slots are shared among them)",
+            m.upload_providers.clone(),
+        );
+        m.registry.register(
+            "filing_rate_limited",
+            "Requests refused 429 by a rate limit, by bucket (company: a company's or \
+             operator's tokens; address: requests without a valid key and console sign-ins of \
+             one client address; reads: a provider's reads beyond its cap waited too long)",
+            m.rate_limited.clone(),
+        );
+        m.registry.register(
+            "filing_storage_refused",
+            "Uploads refused before anything was written, by cause (quota: the provider's \
+             storage quota; disk: the free-disk watermark)",
+            m.storage_refused.clone(),
+        );
         m.registry.register_with_unit(
             "process_resident_memory",
             "Resident memory of the process",
@@ -244,6 +273,16 @@ impl Metrics {
     }
 
     /// A case created and committed.
+    /// One request refused by the rate limit of `by` (`company` or `address`).
+    pub fn rate_limited(&self, by: &'static str) {
+        self.rate_limited.get_or_create(&ByLabels { by }).inc();
+    }
+
+    /// One upload refused for its storage (`quota` or `disk`).
+    pub fn storage_refused(&self, by: &'static str) {
+        self.storage_refused.get_or_create(&ByLabels { by }).inc();
+    }
+
     pub fn case_created(&self, kind: CaseKind, environment: Environment) {
         self.cases_created
             .get_or_create(&CaseLabels {
@@ -290,11 +329,10 @@ impl Metrics {
                 .get_or_create(&PoolNameLabels { pool: pool.pool })
                 .set(i64::from(pool.max));
         }
-        let max = state.config.max_concurrent_uploads;
-        let free = state.upload_slots.available_permits();
-        self.upload_slots_max.set(count(max));
-        self.upload_slots_in_use
-            .set(count(max.saturating_sub(free)));
+        let (in_use, providers) = state.uploads.in_use();
+        self.upload_slots_max.set(count(state.uploads.total()));
+        self.upload_slots_in_use.set(count(in_use));
+        self.upload_providers.set(count(providers));
         if let Some(memory) = memory_stats::memory_stats() {
             self.resident_memory.set(count(memory.physical_mem));
             self.virtual_memory.set(count(memory.virtual_mem));

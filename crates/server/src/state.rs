@@ -25,15 +25,20 @@ pub struct AppState {
     /// built once: its resolver and TLS roots are not set up again per request.
     pub webhook_client: reqwest::Client,
     /// One permit per upload (multipart request) this instance serves at a time.
-    pub upload_slots: Arc<tokio::sync::Semaphore>,
-    /// The upload slots each provider holds, within its share (the `limits::upload_slots` layer).
-    pub upload_shares: crate::limits::buckets::UploadShares,
+    /// The upload slots and who holds them (the `limits::upload_slots` layer).
+    pub uploads: crate::limits::UploadSlots,
+    /// The reads each provider has in flight (the `limits::read_caps` layer).
+    pub read_caps: crate::limits::ReadCaps,
+    /// The providers' storage quota and the free-disk watermark.
+    pub storage: crate::limits::storage::Storage,
     /// Where file parts are spooled while a request is served ([`crate::uploads`]).
     pub spool_dir: std::path::PathBuf,
     /// The memory budget of PDF checks ([`crate::uploads::PdfChecks`]).
     pub pdf_checks: crate::uploads::PdfChecks,
     /// The per-key token buckets; `None` when rate limiting is off.
     pub rate_limiter: Option<crate::limits::buckets::KeyRateLimiter>,
+    /// Requests without a valid key and console sign-ins, per client address.
+    pub address_limiter: Option<crate::limits::buckets::KeyRateLimiter<std::net::IpAddr>>,
     /// API key records read recently (see [`crate::auth::cache::KeyCache`]).
     pub keys: crate::auth::cache::KeyCache,
     /// Trade office directory entries (or their absence) read recently for new cases' GewA 1

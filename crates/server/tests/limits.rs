@@ -433,9 +433,9 @@ async fn one_upload_more_than_allowed_is_refused_until_one_ends() {
         .unwrap();
         stalled.push(s);
     }
-    let slots = &app.state.upload_slots;
+    let slots = &app.state.uploads;
     let deadline = Instant::now() + Duration::from_secs(5);
-    while slots.available_permits() > 0 {
+    while slots.in_use().0 < 2 {
         assert!(
             Instant::now() < deadline,
             "the stalled uploads never took their slots"
@@ -486,7 +486,7 @@ async fn one_upload_more_than_allowed_is_refused_until_one_ends() {
     // The stalled clients give up; their slots come back.
     drop(stalled);
     let deadline = Instant::now() + Duration::from_secs(5);
-    while slots.available_permits() < 2 {
+    while slots.in_use().0 > 0 {
         assert!(Instant::now() < deadline, "the slots were not given back");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -620,17 +620,170 @@ async fn minting_keys_buys_no_requests() {
     assert_eq!(s, 200, "{b}");
 }
 
+/// Issue 52.5: rate limiting was off unless set. The real binary, started with no setting of
+/// its own, limits a company to its default bucket (200 at once, 50 a second): a loop of one
+/// provider meets 429 with `Retry-After`, another provider is served meanwhile, and keys
+/// guessed from one address are 429 after 30 tries.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rate_limiting_is_off_by_default() {
-    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
-    assert!(app.state.rate_limiter.is_none());
-    let (a, key) = app.provider("A GmbH").await;
-    for _ in 0..20 {
+async fn the_binary_limits_every_company_and_address_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let provider = |name: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_filing"))
+            .current_dir(dir.path())
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("FILING_DATA_DIR", dir.path().join("data"))
+            .env("FILING_LOG", "warn")
+            .args(["providers", "create", "--init", "--name", name])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (v["company_id"].as_str().unwrap().to_string(), v["api_key"].as_str().unwrap().to_string())
+    };
+    let (b_id, b_key) = provider("B GmbH");
+    let (a_id, a_key) = provider("A GmbH");
+    let port = common::free_port();
+    let _server = common::filing_process(dir.path())
+        .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let (base, client) = common::served_on(port, Duration::from_secs(10));
+    for _ in 0..400 {
+        if client.get(format!("{base}/healthz")).send().await.is_ok_and(|r| r.status() == 200) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // B in a loop: 200 at once, then 429 within a few dozen more.
+    let mut served = 0;
+    let mut refused = None;
+    for _ in 0..400 {
+        let res = client.get(format!("{base}/v1/companies/{b_id}")).bearer_auth(&b_key).send().await.unwrap();
+        if res.status() == 429 {
+            refused = Some(res);
+            break;
+        }
+        assert_eq!(res.status(), 200);
+        served += 1;
+    }
+    let refused = refused.expect("B was never limited");
+    assert!((200..300).contains(&served), "{served} served before the first 429");
+    assert!(refused.headers().contains_key("retry-after"));
+    let (s, b) = json(refused).await;
+    assert_error(s, &b, 429, "RATE_LIMITED");
+    // A is served while B is limited.
+    let res = client.get(format!("{base}/v1/companies/{a_id}")).bearer_auth(&a_key).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    // Guessed keys from one address: 401 thirty times, then 429.
+    let mut statuses = Vec::new();
+    for i in 0..32 {
+        let res = client.get(format!("{base}/v1/companies/{a_id}")).bearer_auth(format!("fk_live_guess{i:04}")).send().await.unwrap();
+        statuses.push(res.status().as_u16());
+    }
+    assert!(statuses[..30].iter().all(|s| *s == 401), "{statuses:?}");
+    assert_eq!(statuses[31], 429, "{statuses:?}");
+    // A valid key from the same address is not limited by the guesses.
+    let res = client.get(format!("{base}/v1/companies/{a_id}")).bearer_auth(&a_key).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+}
+
+/// Issue 52.5: a costly request weighs more. With 10 tokens, a list of 500 rows takes 6 and a
+/// plain read 1; an upload declaring 5 MiB takes 6.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn costly_requests_take_more_of_the_bucket() {
+    let app = app_with(|c| {
+        c.rate_limit = Some(RateLimit {
+            per_second: NonZeroU32::new(1).unwrap(),
+            burst: NonZeroU32::new(10).unwrap(),
+        })
+    })
+    .await;
+    let (_, key) = app.provider("P GmbH").await;
+    let status = |path: &'static str| {
+        let req = app.get(path, Some(&key));
+        async move { req.send().await.unwrap().status().as_u16() }
+    };
+    assert_eq!(status("/v1/events?limit=100").await, 200);
+    assert_eq!(status("/v1/events?limit=100").await, 200);
+    assert_eq!(status("/v1/events?limit=500").await, 200);
+    // 10 - 2 - 2 - 6 = 0 left (give or take the second's refill).
+    assert_eq!(status("/v1/events?limit=500").await, 429);
+}
+
+/// Issue 52.5: console sign-ins count per client address, right or wrong.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn console_sign_ins_are_limited_per_address() {
+    let app = app_with(|c| {
+        c.address_rate_limit = Some(RateLimit {
+            per_second: NonZeroU32::new(3).unwrap(),
+            burst: NonZeroU32::new(3).unwrap(),
+        })
+    })
+    .await;
+    let mut statuses = Vec::new();
+    for _ in 0..4 {
         let res = app
-            .get(&format!("/v1/companies/{a}"), Some(&key))
+            .post("/console/login", None)
+            .header("origin", app.base.clone())
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body("key=fk_op_wrong")
             .send()
             .await
             .unwrap();
+        statuses.push(res.status().as_u16());
+    }
+    assert_eq!(statuses, [401, 401, 401, 429]);
+}
+
+/// Issue 52.3: one provider's parallel lists on its 300,000 cases took every read connection
+/// and another provider's plain GET answered 503 after 5 s. B's reads are capped (4 in flight,
+/// the rest wait without a connection) and its list by reference and status is one index range:
+/// A's GETs keep a p99 under 100 ms while B runs eight list loops.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tenants_costly_lists_leave_the_others_reads_alone() {
+    let app = TestApp::spawn(Backend::Sqlite).await.unwrap();
+    let (_, b_key) = app.provider("B GmbH").await;
+    let (_, a_key) = app.provider("A GmbH").await;
+    let mut template = example("self");
+    template["client_reference"] = serde_json::json!("X");
+    let b_case = app.create("/v1/trade-registration", &b_key, &template).await;
+    let seeded = app.state.repo.seed_trade_copies(b_case.parse().unwrap(), 300_000).await.unwrap();
+    assert_eq!(seeded, Some(300_000));
+    let a_case = app.create("/v1/trade-registration", &a_key, &example("self")).await;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut attackers = Vec::new();
+    for i in 0..8 {
+        let (client, url, key, stop) = (app.client.clone(), app.url(""), b_key.clone(), stop.clone());
+        attackers.push(tokio::spawn(async move {
+            let queries = ["client_reference=X&status=submitted&limit=100", "client_reference=X&limit=100", "status=form-rendered&limit=100", "environment=sandbox&limit=100"];
+            let mut n = 0u32;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let q = queries[(i + n as usize) % queries.len()];
+                let res = client.get(format!("{url}/v1/trade-registration?{q}")).bearer_auth(&key).send().await.unwrap();
+                assert!(matches!(res.status().as_u16(), 200 | 429), "{q}: {}", res.status());
+                n += 1;
+            }
+            n
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut took = Vec::new();
+    for _ in 0..200 {
+        let started = Instant::now();
+        let res = app.get(&format!("/v1/trade-registration/{a_case}"), Some(&a_key)).send().await.unwrap();
+        took.push(started.elapsed());
         assert_eq!(res.status(), 200);
     }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut lists = 0;
+    for a in attackers {
+        lists += a.await.unwrap();
+    }
+    took.sort();
+    let p99 = took[took.len() * 99 / 100];
+    eprintln!("A's GET while B ran {lists} lists: p50 {:?}, p99 {p99:?}", took[took.len() / 2]);
+    assert!(lists > 8, "B's lists ran");
+    assert!(p99 < Duration::from_millis(100), "p99 {p99:?}");
 }

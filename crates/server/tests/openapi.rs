@@ -242,6 +242,11 @@ fn one_of_each_error() -> Vec<ApiError> {
         ApiError::IdempotencyKeyInUse,
         ApiError::IdempotencyKeyReused,
         ApiError::PayloadTooLarge("x".into()),
+        ApiError::StorageQuota {
+            used: 1,
+            quota: 2,
+            upload: 3,
+        },
         ApiError::UnsupportedMediaType("x".into()),
         ApiError::validation("f", "required", "is required"),
         ApiError::MethodNotAllowed,
@@ -273,6 +278,7 @@ fn one_of_each_error() -> Vec<ApiError> {
             | ApiError::IdempotencyKeyInUse
             | ApiError::IdempotencyKeyReused
             | ApiError::PayloadTooLarge(_)
+            | ApiError::StorageQuota { .. }
             | ApiError::UnsupportedMediaType(_)
             | ApiError::Validation(_)
             | ApiError::MethodNotAllowed

@@ -169,12 +169,12 @@ backend_tests! {
         };
         let slow_upload = tokio::spawn(slow());
         for _ in 0..200 {
-            if app.state.upload_shares.held_by(b_id) == 1 {
+            if app.state.uploads.held_by(b_id) == 1 {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        assert_eq!(app.state.upload_shares.held_by(b_id), 1);
+        assert_eq!(app.state.uploads.held_by(b_id), 1);
         // B's next slow uploads: 429 before their body is read (before the share, each took
         // a slot and A's upload was 503 for as long as B wanted).
         for _ in 0..3 {
@@ -182,7 +182,7 @@ backend_tests! {
             let (s, b) = json(res).await;
             assert_error(s, &b, 429, "RATE_LIMITED");
         }
-        assert_eq!(app.state.upload_shares.held_by(b_id), 1);
+        assert_eq!(app.state.uploads.held_by(b_id), 1);
         // A's upload is served while B holds its share.
         let pdf = common::signed_gewa1_pdf();
         let form = reqwest::multipart::Form::new()
@@ -191,6 +191,154 @@ backend_tests! {
         let (s, b) = json(app.post(PATH, Some(&a_key)).multipart(form).send().await.unwrap()).await;
         assert_eq!(s, 201, "{b}");
         slow_upload.abort();
+    }
+
+    /// Issue 52.4: four providers at their share (a quarter each) filled all 16 slots and the
+    /// fifth got 503. The slots are work-conserving now: four providers each sending as many
+    /// slow uploads as they can get hold every slot, and a fifth and sixth provider's uploads
+    /// are still served: each takes its slot from the provider holding the most, whose newest
+    /// upload is answered 503 (retry) instead.
+    async fn five_providers_share_the_upload_slots(backend) {
+        let app = TestApp::spawn(backend).await.unwrap();
+        assert_eq!(app.state.uploads.total(), 16);
+        let data = payload_with_upload();
+        let (_hold, held) = tokio::sync::watch::channel(());
+        let slow = |key: String| {
+            let head = format!(
+                "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"data\"\r\nContent-Type: application/json\r\n\r\n{data}\r\n{}%PDF-1.7\n",
+                part_head("signed", "application/pdf")
+            );
+            let mut held = held.clone();
+            let body = futures::stream::iter([Ok::<_, std::io::Error>(Bytes::from(head))]).chain(
+                futures::stream::once(async move {
+                    let _ = held.changed().await;
+                    Ok(Bytes::new())
+                }),
+            );
+            app.post(PATH, Some(&key))
+                .header("content-type", multipart_type())
+                .body(reqwest::Body::wrap_stream(body))
+                .send()
+        };
+        let mut hogs = Vec::new();
+        let mut uploads = Vec::new();
+        for name in ["B1", "B2", "B3", "B4"] {
+            let (id, key) = app.provider(name).await;
+            hogs.push(id);
+            // Eight each: more than a quarter, as many as it may get.
+            for _ in 0..8 {
+                let before = app.state.uploads.held_by(id);
+                let upload = tokio::spawn(slow(key.clone()));
+                let mut taken = false;
+                for _ in 0..300 {
+                    if app.state.uploads.held_by(id) > before {
+                        taken = true;
+                        break;
+                    }
+                    if upload.is_finished() {
+                        break;
+                    }
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+                if taken {
+                    uploads.push(upload);
+                } else {
+                    let res = tokio::time::timeout(Duration::from_secs(10), upload).await.expect("answered").unwrap().unwrap();
+                    let status = res.status().as_u16();
+                    assert!(matches!(status, 429 | 503), "{status}");
+                }
+            }
+        }
+        let (in_use, holders) = app.state.uploads.in_use();
+        assert_eq!((in_use, holders), (16, 4), "every slot in use, by all four");
+        assert!(hogs.iter().all(|id| app.state.uploads.held_by(*id) >= 1));
+        // The fifth and sixth providers are served while the four hold every slot.
+        let pdf = common::signed_gewa1_pdf();
+        for name in ["A5", "A6"] {
+            let (_, key) = app.provider(name).await;
+            let form = reqwest::multipart::Form::new()
+                .text("data", data.to_string())
+                .part("signed", reqwest::multipart::Part::bytes(pdf.clone()).file_name("signed.pdf"));
+            let (s, b) = json(app.post(PATH, Some(&key)).multipart(form).send().await.unwrap()).await;
+            assert_eq!(s, 201, "{name}: {b}");
+        }
+        // What they took was the newest upload of the biggest holders: answered 503 to retry.
+        let mut ended = 0;
+        for u in uploads {
+            if u.is_finished() {
+                let res = u.await.unwrap().unwrap();
+                let (s, b) = json(res).await;
+                let r = assert_error(s, &b, 503, "SERVICE_UNAVAILABLE");
+                assert!(r["message"].as_str().unwrap().contains("another provider"), "{r}");
+                ended += 1;
+            } else {
+                u.abort();
+            }
+        }
+        assert!(ended >= 2, "{ended} hog uploads ended");
+    }
+
+    /// Issue 52.1: nothing bounded what one provider stored. Its quota counts every document
+    /// of its cases; an upload that would pass it is 413 with the figures before its body is
+    /// read, while another provider's uploads go on, and the refusal is in the metrics.
+    async fn a_provider_beyond_its_storage_quota_is_refused_with_the_figures(backend) {
+        let pdf = common::signed_gewa1_pdf();
+        let quota = 4 * pdf.len() as u64;
+        let app = TestApp::spawn_with(backend, Options::tweak(move |c| c.storage_quota = Some(quota))).await.unwrap();
+        let (_, b_key) = app.provider("B").await;
+        let (_, a_key) = app.provider("A").await;
+        let (_, okey) = app.operator("O").await;
+        let data = payload_with_upload();
+        let upload = |key: String, name: &str| {
+            let mut data = data.clone();
+            data["name"] = json!(name);
+            let form = reqwest::multipart::Form::new()
+                .text("data", data.to_string())
+                .part("signed", reqwest::multipart::Part::bytes(pdf.clone()).file_name("signed.pdf"));
+            let req = app.post(PATH, Some(&key)).multipart(form);
+            async move { json(req.send().await.unwrap()).await }
+        };
+        let mut stored = 0;
+        let refused = loop {
+            let (s, b) = upload(b_key.clone(), &format!("B {stored} GmbH")).await;
+            if s != 201 {
+                break (s, b);
+            }
+            stored += 1;
+            assert!(stored < 10, "the quota never applied");
+        };
+        assert!((1..4).contains(&stored), "{stored} stored");
+        let r = assert_error(refused.0, &refused.1, 413, "STORAGE_QUOTA_EXCEEDED");
+        let message = r["message"].as_str().unwrap();
+        assert!(message.contains(&format!("of {quota} bytes")), "{message}");
+        // Another provider is not touched by B's quota.
+        let (s, b) = upload(a_key.clone(), "A GmbH").await;
+        assert_eq!(s, 201, "{b}");
+        // Nothing of the refused upload stayed in the spool.
+        let spool = app.dir.path().join("data/tmp");
+        assert_eq!(std::fs::read_dir(&spool).unwrap().count(), 0);
+        let metrics = app.get("/metrics", Some(&okey)).send().await.unwrap().text().await.unwrap();
+        assert!(metrics.contains(r#"filing_storage_refused_total{by="quota"} 1"#), "{metrics}");
+    }
+
+    /// Issue 52.1: below the free-disk watermark every upload is refused (503, `Retry-After`)
+    /// before anything is written, and requests without an upload are still served.
+    async fn below_the_free_disk_watermark_uploads_wait_and_the_rest_goes_on(backend) {
+        let app = TestApp::spawn_with(backend, Options::tweak(|c| c.min_free_disk = u64::MAX / 4)).await.unwrap();
+        let (_, key) = app.provider("P").await;
+        let form = reqwest::multipart::Form::new()
+            .text("data", payload_with_upload().to_string())
+            .part("signed", reqwest::multipart::Part::bytes(common::signed_gewa1_pdf()).file_name("signed.pdf"));
+        let res = app.post(PATH, Some(&key)).multipart(form).send().await.unwrap();
+        assert!(res.headers().contains_key("retry-after"));
+        let (s, b) = json(res).await;
+        let r = assert_error(s, &b, 503, "SERVICE_UNAVAILABLE");
+        assert!(r["message"].as_str().unwrap().contains("disk"), "{r}");
+        let spool = app.dir.path().join("data/tmp");
+        assert_eq!(std::fs::read_dir(&spool).unwrap().count(), 0);
+        // A create without an upload is served.
+        let (s, b) = app.post_json(PATH, &key, &example("self")).await;
+        assert_eq!(s, 201, "{b}");
     }
 }
 

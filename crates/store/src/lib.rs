@@ -86,7 +86,7 @@ impl From<sqlx::Error> for StoreError {
 /// may succeed), as opposed to a statement that is wrong.
 ///
 /// SQLite (primary result codes): `BUSY` and `LOCKED` (another connection held the lock past
-/// the busy timeout), `READONLY`, `IOERR`, `FULL` and `CANTOPEN`. PostgreSQL (SQLSTATE):
+/// the busy timeout), `INTERRUPT` (a pool read past its time budget), `READONLY`, `IOERR`, `FULL` and `CANTOPEN`. PostgreSQL (SQLSTATE):
 /// class 08 (connection exception), class 53 (insufficient resources: disk full, out of
 /// memory, too many connections), class 58 (system error, e.g. I/O), `57P01`..`57P03`
 /// (admin or crash shutdown, cannot connect now), `57P05` (idle session timeout), `57014`
@@ -123,10 +123,12 @@ pub(crate) fn sqlite_unavailable(code: i32) -> bool {
     const IOERR: i32 = 10;
     const FULL: i32 = 13;
     const CANTOPEN: i32 = 14;
+    // A read interrupted by its time budget (the pool's progress handler).
+    const INTERRUPT: i32 = 9;
     // Extended result codes carry the primary code in their low byte.
     matches!(
         code & 0xff,
-        BUSY | LOCKED | READONLY | IOERR | FULL | CANTOPEN
+        BUSY | LOCKED | READONLY | IOERR | FULL | CANTOPEN | INTERRUPT
     )
 }
 

@@ -176,14 +176,28 @@ pub async fn resolve_key(
 /// idempotency layer. The key's use is recorded now and then ([`KeyCache`]).
 pub async fn require_key(
     State(state): State<Arc<AppState>>,
-    mut req: Request,
+    req: Request,
     next: Next,
 ) -> Result<Response, ApiError> {
-    let header = req
-        .headers()
+    let (parts, body) = req.into_parts();
+    let header = parts
+        .headers
         .get(AUTHORIZATION)
         .map(|v| v.to_str().unwrap_or(""));
-    let (caller, prefix) = resolve_key(state.repo.as_ref(), &state.keys, header).await?;
+    let resolved = resolve_key(state.repo.as_ref(), &state.keys, header).await;
+    // A request without a valid key takes a token of its client address's bucket: guessing
+    // keys, or a platform misconfigured in a loop, is slowed per address (issue 52.5).
+    if let Err(ApiError::Unauthorized(_)) = &resolved
+        && let Some(retry_after_secs) = crate::limits::address_refused(
+            &state,
+            &parts.headers,
+            parts.extensions.get::<crate::limits::ClientAddr>().copied(),
+        )
+    {
+        return Err(ApiError::RateLimited { retry_after_secs });
+    }
+    let (caller, prefix) = resolved?;
+    let mut req = Request::from_parts(parts, body);
     state.keys.note_use(&state.repo, &prefix.0);
     crate::telemetry::record_caller(&caller);
     req.extensions_mut().insert(caller);

@@ -258,21 +258,65 @@ pub struct ServeArgs {
     #[arg(value_parser = parse::whole(1_usize..=100_000))]
     pub max_concurrent_uploads: usize,
 
-    /// Upload slots one provider (with its client companies) may hold at once; one more of
-    /// its uploads is answered 429. Default: a quarter of `FILING_MAX_CONCURRENT_UPLOADS`.
+    /// Upload slots one provider (with its client companies) may hold at most; one more of
+    /// its uploads is answered 429. Default: all but `FILING_UPLOAD_RESERVE` (the slots are
+    /// shared work-conserving: docs/operations.md, "Upload slots").
     #[arg(long, env = "FILING_MAX_UPLOADS_PER_PROVIDER", value_parser = parse::whole(1_usize..))]
     pub max_uploads_per_provider: Option<usize>,
 
-    /// Requests per second each company (all its API keys together; an operator with its
-    /// keys) may make on average (a token bucket per company); 0 turns rate limiting off (the
-    /// default, for development).
-    #[arg(long, env = "FILING_RATE_LIMIT_PER_SECOND", default_value = "0")]
+    /// `GET` requests one provider (with its client companies; an operator as one) may have in
+    /// flight at once; more wait their turn (at most `FILING_DB_TIMEOUT_SECS`, then 429), so one
+    /// tenant's costly lists never take every read connection. Default 4 (half the 8 read
+    /// connections).
+    #[arg(long, env = "FILING_MAX_CONCURRENT_READS_PER_COMPANY", default_value = "4")]
+    #[arg(value_parser = parse::whole(1_usize..=10_000))]
+    pub max_concurrent_reads_per_company: usize,
+
+    /// Bytes of documents one provider (with its client companies) may store, cancelled cases
+    /// included; an upload that would exceed it is answered 413 `STORAGE_QUOTA_EXCEEDED` before
+    /// its body is read. 0: no quota. Default 50 GiB (docs/operations.md, "Storage quota and
+    /// free disk").
+    #[arg(long, env = "FILING_STORAGE_QUOTA_BYTES", default_value = "53687091200")]
+    #[arg(value_parser = parse::whole(0_u64..).note("0 turns the quota off"))]
+    pub storage_quota_bytes: u64,
+
+    /// Free bytes the data folder's disk keeps: an upload that would leave less is answered
+    /// 503 before its body is read, so uploads never take the last of the disk from the
+    /// database. Default 2 GiB.
+    #[arg(long, env = "FILING_MIN_FREE_DISK_BYTES", default_value = "2147483648")]
+    #[arg(value_parser = parse::whole(0_u64..))]
+    pub min_free_disk_bytes: u64,
+
+    /// Upload slots kept free for providers that hold none, so a newcomer is served without
+    /// ending another provider's upload. Default 0: every slot may be used, and a newcomer
+    /// finding none free takes one from the provider holding the most.
+    #[arg(long, env = "FILING_UPLOAD_RESERVE", value_parser = parse::whole(0_usize..))]
+    pub upload_reserve: Option<usize>,
+
+    /// Tokens per second each company (all its API keys together; an operator with its keys)
+    /// earns (a token bucket per company); a request takes one, an upload one more per MiB, a
+    /// list one more per 100 rows asked for. 0 turns rate limiting off. Default 50: a platform
+    /// under normal load never meets it (docs/operations.md, "Rate limits").
+    #[arg(long, env = "FILING_RATE_LIMIT_PER_SECOND", default_value = "50")]
     #[arg(value_parser = parse::whole(0_u32..).note("0 turns limiting off"))]
     pub rate_limit_per_second: u32,
 
-    /// Requests a company may make at once before the rate applies. Default: the rate.
+    /// Tokens a company's bucket holds (requests it may make at once before the rate applies).
+    /// Default: four seconds of the rate (200).
     #[arg(long, env = "FILING_RATE_LIMIT_BURST", value_parser = parse::burst())]
     pub rate_limit_burst: Option<parse::Burst>,
+
+    /// Requests per minute one client address may make without a valid key (each answered
+    /// 401) and console sign-ins it may try; beyond them 429 `RATE_LIMITED`. 0 turns it off.
+    #[arg(long, env = "FILING_ADDRESS_RATE_LIMIT_PER_MINUTE", default_value = "30")]
+    #[arg(value_parser = parse::whole(0_u32..).note("0 turns limiting off"))]
+    pub address_rate_limit_per_minute: u32,
+
+    /// The header a trusted reverse proxy puts the client's address in (e.g. `X-Real-IP`; of
+    /// `X-Forwarded-For` the last address is taken, the one the proxy added). Unset: the
+    /// address of the connection. Set it only behind a proxy that overwrites the header.
+    #[arg(long, env = "FILING_CLIENT_ADDRESS_HEADER")]
+    pub client_address_header: Option<String>,
 
     /// Unrevoked API keys one company (a provider, or each client company) may hold; one more
     /// issued over HTTP is answered 409 `API_KEY_LIMIT`.

@@ -168,6 +168,28 @@ pub fn validate(common: &CommonArgs, serve: &ServeArgs) -> Vec<ConfigError> {
             ),
         ));
     }
+    if let Some(header) = &serve.client_address_header
+        && axum::http::HeaderName::from_bytes(header.trim().as_bytes()).is_err()
+    {
+        problems.push(ConfigError::of(
+            &setting("client_address_header"),
+            header,
+            "expected an HTTP header name, e.g. X-Real-IP".to_string(),
+        ));
+    }
+    if let Some(reserve) = serve.upload_reserve
+        && reserve >= serve.max_concurrent_uploads
+    {
+        problems.push(ConfigError::of(
+            &setting("upload_reserve"),
+            &reserve.to_string(),
+            format!(
+                "expected less than {} ({})",
+                var("max_concurrent_uploads"),
+                serve.max_concurrent_uploads
+            ),
+        ));
+    }
     if let Some(metrics) = serve.metrics_listen
         && metrics == serve.listen
         && metrics.port() != 0
@@ -238,8 +260,21 @@ pub struct Config {
     pub max_concurrent_uploads: usize,
     /// Upload slots one provider may hold at once (at most `max_concurrent_uploads`).
     pub max_uploads_per_provider: usize,
+    /// Upload slots that only a provider holding none may take (`limits::UploadSlots`).
+    pub upload_reserve: usize,
+    /// Database-reading requests (`GET`) one provider may have in flight at once.
+    pub max_reads_per_company: usize,
+    /// Bytes of documents one provider may store (`None`: no quota).
+    pub storage_quota: Option<u64>,
+    /// Free bytes of the data folder's disk below which uploads are refused.
+    pub min_free_disk: u64,
     /// `None`: no rate limiting.
     pub rate_limit: Option<RateLimit>,
+    /// Requests without a valid key and console sign-ins per client address, per minute
+    /// (`per_second` read as per minute); `None`: not limited.
+    pub address_rate_limit: Option<RateLimit>,
+    /// Where the client's address is read from behind a trusted proxy (`None`: the connection).
+    pub client_address_header: Option<axum::http::HeaderName>,
     /// Unrevoked keys one company may hold (keys issued over HTTP beyond it are 409).
     pub max_keys_per_company: usize,
 }
@@ -480,6 +515,10 @@ impl Config {
     pub fn from_args(common: &CommonArgs, serve: &ServeArgs) -> Result<Self, ConfigErrors> {
         ConfigErrors::check(validate(common, serve))?;
         let max_concurrent_uploads = serve.max_concurrent_uploads;
+        let upload_reserve = serve
+            .upload_reserve
+            .unwrap_or(0)
+            .min(max_concurrent_uploads - 1);
         Ok(Config {
             storage: common.storage()?,
             operator: common.operator(),
@@ -520,11 +559,27 @@ impl Config {
             max_concurrent_uploads,
             max_uploads_per_provider: serve
                 .max_uploads_per_provider
-                .unwrap_or((max_concurrent_uploads / 4).max(1)),
+                .unwrap_or(max_concurrent_uploads - upload_reserve)
+                .max(1),
+            upload_reserve,
+            max_reads_per_company: serve.max_concurrent_reads_per_company,
+            storage_quota: (serve.storage_quota_bytes > 0).then_some(serve.storage_quota_bytes),
+            min_free_disk: serve.min_free_disk_bytes,
             rate_limit: NonZeroU32::new(serve.rate_limit_per_second).map(|per_second| RateLimit {
                 per_second,
-                burst: serve.rate_limit_burst.flatten().unwrap_or(per_second),
+                burst: serve
+                    .rate_limit_burst
+                    .flatten()
+                    .unwrap_or(per_second.saturating_mul(NonZeroU32::new(4).unwrap_or(NonZeroU32::MIN))),
             }),
+            address_rate_limit: NonZeroU32::new(serve.address_rate_limit_per_minute)
+                .map(|per_minute| RateLimit { per_second: per_minute, burst: per_minute }),
+            client_address_header: serve
+                .client_address_header
+                .as_deref()
+                .map(str::trim)
+                .filter(|h| !h.is_empty())
+                .and_then(|h| axum::http::HeaderName::from_bytes(h.as_bytes()).ok()),
             max_keys_per_company: serve.max_keys_per_company,
         })
     }

@@ -108,7 +108,17 @@ fn defaults_are_valid() {
     assert_eq!(c.body_read_timeout, Duration::from_secs(30));
     assert_eq!(c.body_min_rate, 65536);
     assert_eq!(c.max_concurrent_uploads, 16);
-    assert_eq!(c.rate_limit, None, "rate limiting is off by default");
+    // Rate limiting is on by default since 2026-12-02 (issue 52.5): 50 a second, 200 at once.
+    assert_eq!(
+        c.rate_limit.map(|r| (r.per_second.get(), r.burst.get())),
+        Some((50, 200))
+    );
+    assert_eq!(
+        c.address_rate_limit.map(|r| (r.per_second.get(), r.burst.get())),
+        Some((30, 30))
+    );
+    assert_eq!(c.client_address_header, None);
+    assert_eq!((c.upload_reserve, c.max_uploads_per_provider), (0, 16));
     assert_eq!(c.max_keys_per_company, 100);
 }
 
@@ -121,7 +131,7 @@ fn rate_limit_settings() {
             .map(|c| c.rate_limit.map(|r| (r.per_second.get(), r.burst.get())))
     };
     assert_eq!(limit("0", Some("5")), Ok(None));
-    assert_eq!(limit("10", None), Ok(Some((10, 10))));
+    assert_eq!(limit("10", None), Ok(Some((10, 40))));
     assert_eq!(limit("1", Some("2")), Ok(Some((1, 2))));
     let e = limit("-1", None).unwrap_err();
     assert!(e.contains("FILING_RATE_LIMIT_PER_SECOND"), "{e}");
@@ -142,6 +152,8 @@ fn bad_values_name_their_variable() {
         ("--max-upload-bytes=lots", "FILING_MAX_UPLOAD_BYTES"),
         ("--directory-cache-secs=-1", "FILING_DIRECTORY_CACHE_SECS"),
         ("--max-keys-per-company=0", "FILING_MAX_KEYS_PER_COMPANY"),
+        ("--client-address-header=bad header", "FILING_CLIENT_ADDRESS_HEADER"),
+        ("--upload-reserve=16", "FILING_UPLOAD_RESERVE"),
         ("--signing-secret=short", "FILING_SIGNING_SECRET"),
         (
             "--webhook-retry-schedule=5,soon",

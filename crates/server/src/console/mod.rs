@@ -307,8 +307,27 @@ struct LoginForm {
 async fn login(
     State(state): State<Arc<AppState>>,
     lang: Lang,
+    headers: axum::http::HeaderMap,
+    connection: Option<axum::Extension<crate::limits::ClientAddr>>,
     axum::Form(form): axum::Form<LoginForm>,
 ) -> Response {
+    // Every sign-in takes a token of its client address's bucket, so keys cannot be guessed
+    // through the form faster than through the API (issue 52.5).
+    if let Some(wait) = crate::limits::address_refused(&state, &headers, connection.map(|c| c.0)) {
+        let mut res = html_response(
+            StatusCode::TOO_MANY_REQUESTS,
+            layout(
+                lang,
+                lang.t("signin.title"),
+                "/console/login",
+                None,
+                login_form(lang, true, false),
+            ),
+        );
+        res.headers_mut()
+            .insert(header::RETRY_AFTER, axum::http::HeaderValue::from(wait));
+        return res;
+    }
     let bearer = format!("Bearer {}", form.key.trim());
     let resolved = crate::auth::resolve_key(state.repo.as_ref(), &state.keys, Some(&bearer)).await;
     let refused = || {

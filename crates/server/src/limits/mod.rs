@@ -3,6 +3,7 @@
 //! token bucket per company (all its API keys share it). The header read timeout is the HTTP server's (see [`crate::app::serve_router`]).
 
 pub mod buckets;
+pub mod storage;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -15,7 +16,7 @@ use axum::http::Method;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-pub use buckets::{KeyRateLimiter, ShareGuard, UploadShares, rate_limiter};
+pub use buckets::{KeyRateLimiter, ReadCaps, SlotGuard, SlotRefusal, UploadSlots, rate_limiter};
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -263,10 +264,11 @@ fn is_upload(req: &Request) -> bool {
 }
 
 /// Middleware (after authentication, before the idempotency layer reads the body): at most
-/// `FILING_MAX_CONCURRENT_UPLOADS` multipart requests are served at once, and of those at most
-/// `FILING_MAX_UPLOADS_PER_PROVIDER` (a quarter) for one provider. A provider's upload beyond
-/// its share is refused at once with 429 `RATE_LIMITED` (its own uploads are what it waits
-/// for); one beyond every slot with 503 `SERVICE_UNAVAILABLE`; both with `Retry-After` and
+/// `FILING_MAX_CONCURRENT_UPLOADS` multipart requests are served at once, shared as
+/// [`UploadSlots`] shares them (work-conserving; a provider holding none is served whenever a
+/// slot is free). An upload of a provider that holds slots while the rest are kept for others
+/// is refused at once with 429 `RATE_LIMITED` (its own uploads are what it waits for); one when
+/// every slot is taken by others with 503 `SERVICE_UNAVAILABLE`; both with `Retry-After` and
 /// before the body is read.
 pub async fn upload_slots(
     State(state): State<Arc<AppState>>,
@@ -275,49 +277,85 @@ pub async fn upload_slots(
 ) -> Response {
     // A key that may not write is refused by the handler before it reads the body: it takes
     // no slot from the uploads that will be served.
-    let may_write = req
-        .extensions()
-        .get::<domain::auth::Caller>()
-        .is_some_and(|c| c.may_write());
-    if !is_upload(&req) || !may_write {
+    let caller = req.extensions().get::<domain::auth::Caller>().copied();
+    let Some(caller) = caller.filter(|c| c.may_write()) else {
+        return next.run(req).await;
+    };
+    if !is_upload(&req) {
         return next.run(req).await;
     }
-    // Operators (one trusted party) share the slots without a share of their own.
-    let provider = match req.extensions().get::<domain::auth::Caller>() {
-        Some(domain::auth::Caller::Provider { company_id, .. }) => Some(*company_id),
-        Some(domain::auth::Caller::Client { provider_id, .. }) => Some(*provider_id),
-        _ => None,
+    // A provider with its client companies holds slots as one; an operator as one.
+    let owner = match caller {
+        domain::auth::Caller::Provider { company_id, .. } => company_id,
+        domain::auth::Caller::Client { provider_id, .. } => provider_id,
+        domain::auth::Caller::Operator { operator_id } => operator_id,
     };
-    let share = match provider {
-        Some(p) => match state.upload_shares.take(p) {
-            Some(guard) => Some(guard),
-            None => {
-                tracing::info!(
-                    provider = %p,
-                    share = state.config.max_uploads_per_provider,
-                    "upload refused: the provider holds its share of the upload slots"
-                );
-                return ApiError::UploadShareUsed {
-                    share: state.config.max_uploads_per_provider,
-                }
+    let slot = match state.uploads.acquire(owner, SLOT_WAIT).await {
+        Ok(slot) => slot,
+        Err(SlotRefusal::OwnShare { held }) => {
+            tracing::info!(%owner, held, "upload refused: the other upload slots are kept for others");
+            return ApiError::UploadShareUsed { share: held }.into_response();
+        }
+        Err(SlotRefusal::Full) => {
+            tracing::warn!(
+                limit = state.uploads.total(),
+                "upload refused: all upload slots are in use"
+            );
+            return ApiError::Overloaded("too many uploads are in progress; retry shortly")
                 .into_response();
-            }
-        },
-        None => None,
+        }
     };
-    let Ok(permit) = state.upload_slots.clone().try_acquire_owned() else {
-        tracing::warn!(
-            limit = state.config.max_concurrent_uploads,
-            "upload refused: all upload slots are in use"
-        );
-        return ApiError::Overloaded("too many uploads are in progress; retry shortly")
-            .into_response();
+    // The provider's storage quota and the free disk, on the length the upload declares.
+    let declared = req
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(state.config.max_upload_bytes as u64);
+    let provider = match caller {
+        domain::auth::Caller::Operator { .. } => None,
+        _ => Some(owner),
     };
-    let res = next.run(req).await;
-    drop(permit);
-    drop(share);
+    let reservation = match state.storage.admit(state.repo.as_ref(), provider, declared).await {
+        Ok(Ok(r)) => r,
+        Ok(Err(refusal)) => {
+            tracing::warn!(%owner, ?refusal, "upload refused for its storage");
+            let (by, err) = match refusal {
+                storage::StorageRefusal::Quota { used, quota, upload } => {
+                    ("quota", ApiError::StorageQuota { used, quota, upload })
+                }
+                storage::StorageRefusal::Disk { .. } => (
+                    "disk",
+                    ApiError::Overloaded("the service is low on disk space; retry later"),
+                ),
+            };
+            state.metrics.storage_refused(by);
+            return err.into_response();
+        }
+        Err(e) => return ApiError::from(e).into_response(),
+    };
+    // A newcomer may take this slot (the provider holds the most): the upload ends with 503.
+    let res = tokio::select! {
+        res = next.run(req) => res,
+        () = slot.ended() => {
+            tracing::info!(%owner, "upload ended: its slot went to another provider's upload");
+            ApiError::Overloaded(
+                "this provider's uploads held the most upload slots and one went to another provider's upload; retry shortly",
+            )
+            .into_response()
+        }
+    };
+    if res.status().is_success() {
+        reservation.stored();
+    }
+    drop(reservation);
+    drop(slot);
     res
 }
+
+/// How long an upload of a provider holding no slot waits for the slot it takes from the
+/// provider holding the most (that upload is ended at once; its handler is dropped).
+const SLOT_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Whose bucket a caller's requests take from: its company (a provider, or a client company),
 /// or the operator, whichever of its keys it used.
@@ -329,18 +367,121 @@ fn bucket_of(caller: &domain::auth::Caller) -> uuid::Uuid {
     }
 }
 
+/// Middleware (after authentication): a `GET` waits for one of its provider's
+/// `FILING_MAX_CONCURRENT_READS_PER_COMPANY` read slots (at most `FILING_DB_TIMEOUT_SECS`, then
+/// 429 `RATE_LIMITED` with `Retry-After: 1`: its own reads are what it waits for), so that one
+/// tenant's parallel costly lists leave the database's read connections to the others.
+pub async fn read_caps(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+    let Some(caller) = req.extensions().get::<domain::auth::Caller>().copied() else {
+        return next.run(req).await;
+    };
+    if req.method() != Method::GET {
+        return next.run(req).await;
+    }
+    let owner = match caller {
+        domain::auth::Caller::Provider { company_id, .. } => company_id,
+        domain::auth::Caller::Client { provider_id, .. } => provider_id,
+        domain::auth::Caller::Operator { operator_id } => operator_id,
+    };
+    let Some(permit) = state.read_caps.take(owner, state.config.db_timeout).await else {
+        tracing::info!(%owner, cap = state.read_caps.per(), "read refused: the provider's concurrent reads are at their cap");
+        state.metrics.rate_limited("reads");
+        return ApiError::RateLimited { retry_after_secs: 1 }.into_response();
+    };
+    let res = next.run(req).await;
+    drop(permit);
+    res
+}
+
+/// What a request costs in tokens (docs/operations.md, "Rate limits"): one, an upload one
+/// more per started MiB of its declared length (ten more without one), a list one more per
+/// 100 rows it asks for (`limit`), so that the costly requests count as what they cost.
+fn cost(req: &Request) -> u32 {
+    const MIB: u64 = 1024 * 1024;
+    if is_upload(req) {
+        let declared = req
+            .headers()
+            .get(axum::http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        return match declared {
+            Some(len) => 1 + u32::try_from(len.div_ceil(MIB)).unwrap_or(u32::MAX),
+            None => 11,
+        };
+    }
+    if req.method() == Method::GET
+        && let Some(query) = req.uri().query()
+    {
+        let limit = url::form_urlencoded::parse(query.as_bytes())
+            .find(|(name, _)| name == "limit")
+            .and_then(|(_, v)| v.parse::<u32>().ok())
+            .unwrap_or(0);
+        return 1 + limit.min(1000) / 100;
+    }
+    1
+}
+
 /// Middleware (after authentication): a request beyond its company's rate is answered 429
-/// `RATE_LIMITED` with `Retry-After`. Requests without a key never get here (401 first).
+/// `RATE_LIMITED` with `Retry-After`. Requests without a key never get here (401 first; they
+/// are counted per client address, [`address_refused`]).
 pub async fn rate_limit(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
     if let (Some(limiter), Some(caller)) = (
         &state.rate_limiter,
         req.extensions().get::<domain::auth::Caller>(),
     ) {
         let owner = bucket_of(caller);
-        if let Err(retry_after_secs) = limiter.check(owner) {
-            tracing::info!(%owner, retry_after_secs, "rate limited");
+        let cost = cost(&req);
+        if let Err(retry_after_secs) = limiter.check_n(owner, cost) {
+            tracing::info!(%owner, cost, retry_after_secs, "rate limited");
+            state.metrics.rate_limited("company");
             return ApiError::RateLimited { retry_after_secs }.into_response();
         }
     }
     next.run(req).await
+}
+
+/// The address of the client of a connection, put into each of its requests by the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientAddr(pub std::net::IpAddr);
+
+/// The client address a request's limits count against: the connection's, or behind a trusted
+/// proxy the header it sets (of a list, the last entry: the one that proxy added). An IPv6
+/// address counts as its /64, which one subscriber usually holds whole.
+pub fn client_address(
+    state: &AppState,
+    headers: &axum::http::HeaderMap,
+    connection: Option<ClientAddr>,
+) -> Option<std::net::IpAddr> {
+    let from_header = state.config.client_address_header.as_ref().and_then(|name| {
+        let value = headers.get(name)?.to_str().ok()?;
+        value.rsplit(',').next()?.trim().parse().ok()
+    });
+    let addr = from_header.or(connection.map(|c| c.0))?;
+    Some(match addr {
+        std::net::IpAddr::V6(v6) if v6.to_ipv4_mapped().is_none() => {
+            let bits = u128::from(v6) & !((1u128 << 64) - 1);
+            std::net::IpAddr::V6(bits.into())
+        }
+        std::net::IpAddr::V6(v6) => std::net::IpAddr::V4(v6.to_ipv4_mapped().unwrap_or(std::net::Ipv4Addr::UNSPECIFIED)),
+        v4 => v4,
+    })
+}
+
+/// Takes a token of the client address's bucket (a request without a valid key, a console
+/// sign-in): `Some(seconds to wait)` when it has none left.
+pub fn address_refused(
+    state: &AppState,
+    headers: &axum::http::HeaderMap,
+    connection: Option<ClientAddr>,
+) -> Option<u64> {
+    let limiter = state.address_limiter.as_ref()?;
+    let addr = client_address(state, headers, connection)?;
+    match limiter.check(addr) {
+        Ok(()) => None,
+        Err(wait) => {
+            tracing::info!(%addr, wait, "client address rate limited");
+            state.metrics.rate_limited("address");
+            Some(wait)
+        }
+    }
 }

@@ -408,6 +408,10 @@ impl TestApp {
         // Directory entries written around the app (the CLI) are read at once in tests;
         // `offices.rs` tests the directory cache itself.
         config.directory_cache = std::time::Duration::ZERO;
+        // Tests send hundreds of requests a second as one provider and many without a key;
+        // `limits.rs` tests the default limits (on by default since issue 52.5) themselves.
+        config.rate_limit = None;
+        config.address_rate_limit = None;
         // Production tax XML needs a manufacturer id of one's own (a made-up one here);
         // `tax_registration.rs` tests the service without one.
         config.elster.hersteller_id =

@@ -144,6 +144,22 @@ shared_impl!(
         Ok(op)
     }
 
+    /// The bytes of every document of `provider`'s cases (all kinds and states, cancelled
+    /// ones too): what its storage quota counts (issue 52.1). Reads the provider's cases by
+    /// their provider index and each case's documents by theirs.
+    pub(crate) async fn provider_document_bytes(&self, provider: uuid::Uuid) -> Result<i64> {
+        let row = sqlx::query(
+            "SELECT CAST(COALESCE((SELECT SUM(d.size) FROM trade_registrations t \
+             JOIN documents d ON d.case_id = t.id WHERE t.provider_id = $1), 0) \
+             + COALESCE((SELECT SUM(d.size) FROM tax_registrations t \
+             JOIN documents d ON d.case_id = t.id WHERE t.provider_id = $1), 0) AS BIGINT) AS bytes",
+        )
+        .bind(provider)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(row.try_get("bytes")?)
+    }
+
     pub(crate) async fn get_operator(&self, id: uuid::Uuid) -> Result<Option<crate::Operator>> {
         let row = sqlx::query("SELECT id, name, created_at FROM operators WHERE id = $1")
             .bind(id)

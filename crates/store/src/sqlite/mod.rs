@@ -74,7 +74,8 @@ impl Dialect for Sqlite {
     const MIGRATOR: &'static sqlx::migrate::Migrator = &MIGRATOR;
 
     /// Reads use the pool.
-    type Reads = ();
+    /// The time budget of a read through the pool (the statements of one `read`).
+    type Reads = std::time::Duration;
 
     const SQL: DialectSql = SQL;
 
@@ -100,13 +101,23 @@ impl Dialect for Sqlite {
         )]
     }
 
+    /// A read through the pool within its time budget (the pool's acquire timeout, as
+    /// PostgreSQL's read connections' `statement_timeout`): SQLite's progress handler, asked
+    /// every few thousand virtual machine steps, interrupts the statement once the budget is
+    /// spent, so a costly list answers 503 (`SQLITE_INTERRUPT`, [`crate::StoreError::Unavailable`])
+    /// instead of holding one of the pool's connections (issue 52.3).
     fn read<'a, T: Send + 'a>(
-        _reads: &'a (),
+        budget: &'a std::time::Duration,
         pool: &'a sqlx::SqlitePool,
         read: impl Read<Self, T> + 'a,
     ) -> BoxFuture<'a, Result<T>> {
         Box::pin(async move {
             let mut conn = pool.acquire().await?;
+            let started = std::time::Instant::now();
+            let budget = *budget;
+            conn.lock_handle()
+                .await?
+                .set_progress_handler(4096, move || started.elapsed() <= budget);
             Ok(read(&mut conn).await?)
         })
     }
@@ -160,7 +171,7 @@ impl SqliteRepository {
             sql: Shared {
                 pool,
                 writer,
-                reads: (),
+                reads: settings.acquire_timeout,
             },
             #[cfg(test)]
             sqlx_creates: false,

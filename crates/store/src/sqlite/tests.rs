@@ -707,3 +707,43 @@ async fn on_file_repo(
 // and orders, `count_cases_by_status`) and a case's webhook deliveries
 // (`Repository::list_case_deliveries`): `sql/list_tests.rs` has the tests.
 crate::sql::list_tests::backend_list_tests!(on_file_repo);
+
+/// Issue 52.3: a read through the pool that runs past its budget (the acquire timeout) is
+/// interrupted by the progress handler and answers `Unavailable` (503 with `Retry-After` in
+/// the server), and its connection is free again at once: every one of the pool's connections
+/// serves the next reads.
+#[tokio::test]
+async fn a_read_past_its_budget_is_interrupted_and_frees_its_connection() {
+    use crate::StoreError;
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("t.db").display());
+    let budget = std::time::Duration::from_millis(200);
+    let settings = PoolSettings {
+        acquire_timeout: budget,
+        ..PoolSettings::default()
+    };
+    let repo = SqliteRepository::connect(&url, settings).await.unwrap();
+    // A statement that would count for minutes.
+    const ENDLESS: &str = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n \
+                           WHERE i < 10000000000) SELECT count(*) FROM n";
+    let started = std::time::Instant::now();
+    let outcome: crate::Result<i64> = repo
+        .sql
+        .read(|c| Box::pin(async move { sqlx::query_scalar(ENDLESS).fetch_one(c).await }))
+        .await;
+    let took = started.elapsed();
+    assert!(matches!(outcome, Err(StoreError::Unavailable(_))), "{outcome:?}");
+    assert!(took < budget * 5, "interrupted after {took:?}");
+    // Every connection of the pool is usable again, and a quick read is within budget.
+    for _ in 0..16 {
+        let one: i64 = repo
+            .sql
+            .read(|c| Box::pin(async move { sqlx::query_scalar("SELECT 1").fetch_one(c).await }))
+            .await
+            .unwrap();
+        assert_eq!(one, 1);
+    }
+    // All eight of the pool's connections at once: the interrupted read holds none.
+    let held = futures::future::join_all((0..8).map(|_| repo.sql.pool.acquire())).await;
+    assert!(held.iter().all(Result::is_ok), "a connection is still held");
+}

@@ -276,6 +276,7 @@ impl Sample {
             previous_secret: None,
             previous_secret_expires_at: None,
             created_at: now,
+            circuit: Default::default(),
         };
         let all = endpoint(Uuid::now_v7(), None);
         let tax_only = endpoint(
@@ -707,3 +708,6 @@ async fn on_file_repo(
 // and orders, `count_cases_by_status`) and a case's webhook deliveries
 // (`Repository::list_case_deliveries`): `sql/list_tests.rs` has the tests.
 crate::sql::list_tests::backend_list_tests!(on_file_repo);
+
+// The webhook claim's limits, round robin and circuits: `sql/webhook_tests.rs`.
+crate::sql::webhook_tests::backend_webhook_tests!(on_file_repo);

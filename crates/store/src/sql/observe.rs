@@ -82,8 +82,11 @@ where
                 )
             })
             .await?;
-        let (circuits_open, circuits_half_open, held): (i64, i64, i64) =
-            (circuits.try_get(0)?, circuits.try_get(1)?, circuits.try_get(2)?);
+        let (circuits_open, circuits_half_open, held): (i64, i64, i64) = (
+            circuits.try_get(0)?,
+            circuits.try_get(1)?,
+            circuits.try_get(2)?,
+        );
         let row = self
             .read(|c| {
                 Box::pin(

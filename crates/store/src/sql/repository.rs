@@ -421,7 +421,9 @@ backend_impl!(
         outcome: AttemptOutcome,
         rule: crate::CircuitRule,
     ) -> Result<crate::EndpointCircuit> {
-        self.sql().record_webhook_attempt(attempt, outcome, rule).await
+        self.sql()
+            .record_webhook_attempt(attempt, outcome, rule)
+            .await
     }
 
     async fn retry_webhook_message(

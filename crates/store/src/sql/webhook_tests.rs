@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use uuid::Uuid;
 
-use crate::{AttemptOutcome, ClaimLimits, CircuitRule, EndpointCircuit, WebhookAttempt, micros};
+use crate::{AttemptOutcome, CircuitRule, ClaimLimits, EndpointCircuit, WebhookAttempt, micros};
 
 /// This module's store tests, as tests of one backend (as `list_tests::backend_list_tests!`).
 macro_rules! backend_webhook_tests {
@@ -86,31 +86,52 @@ pub(crate) async fn claims_round_robin_within_the_limits_and_circuits(
         per_provider: 5,
     };
     let of = |claimed: &[crate::ClaimedMessage], p: Uuid| {
-        claimed.iter().filter(|m| m.endpoint.provider_id == p).count()
+        claimed
+            .iter()
+            .filter(|m| m.endpoint.provider_id == p)
+            .count()
     };
 
-    let first = repo.claim_webhook_messages(far, lease, limits(3)).await.unwrap();
+    let first = repo
+        .claim_webhook_messages(far, lease, limits(3))
+        .await
+        .unwrap();
     assert_eq!((of(&first, b), of(&first, a)), (2, 1), "{first:?}");
     assert!(per_endpoint(&first).values().all(|n| *n == 1), "{first:?}");
 
-    let second = repo.claim_webhook_messages(far, lease, limits(100)).await.unwrap();
+    let second = repo
+        .claim_webhook_messages(far, lease, limits(100))
+        .await
+        .unwrap();
     assert_eq!((of(&second, b), of(&second, a)), (3, 1), "{second:?}");
     let mut in_flight = per_endpoint(&first);
     for (e, n) in per_endpoint(&second) {
         *in_flight.entry(e).or_default() += n;
     }
     assert_eq!(in_flight[&ea], 2);
-    assert_eq!(bs.iter().map(|e| in_flight.get(e).copied().unwrap_or(0)).sum::<usize>(), 5);
+    assert_eq!(
+        bs.iter()
+            .map(|e| in_flight.get(e).copied().unwrap_or(0))
+            .sum::<usize>(),
+        5
+    );
     assert!(in_flight.values().all(|n| *n <= 2), "{in_flight:?}");
     assert!(
-        repo.claim_webhook_messages(far, lease, limits(100)).await.unwrap().is_empty(),
+        repo.claim_webhook_messages(far, lease, limits(100))
+            .await
+            .unwrap()
+            .is_empty(),
         "every endpoint or provider at its limit"
     );
 
     // One of b1's messages fails and opens its circuit (one failure in a row suffices here);
     // it is due again at once, but b1 gets nothing while the circuit is open.
     let b1 = bs[0];
-    let failed = first.iter().chain(&second).find(|m| m.endpoint.id == b1).unwrap();
+    let failed = first
+        .iter()
+        .chain(&second)
+        .find(|m| m.endpoint.id == b1)
+        .unwrap();
     let attempt = |m: &crate::ClaimedMessage| WebhookAttempt {
         message_id: m.id,
         endpoint_id: m.endpoint.id,
@@ -139,9 +160,16 @@ pub(crate) async fn claims_round_robin_within_the_limits_and_circuits(
     let stored = repo.get_webhook_endpoint(b1).await.unwrap().unwrap();
     assert_eq!(stored.circuit, after);
     assert_eq!(stored.circuit.state(far), crate::CircuitState::Open);
-    let third = repo.claim_webhook_messages(far, lease, limits(100)).await.unwrap();
+    let third = repo
+        .claim_webhook_messages(far, lease, limits(100))
+        .await
+        .unwrap();
     // The place it freed goes to b3 (one in flight), not to b1, nor b2 (two).
-    assert_eq!(per_endpoint(&third), HashMap::from([(bs[2], 1)]), "{third:?}");
+    assert_eq!(
+        per_endpoint(&third),
+        HashMap::from([(bs[2], 1)]),
+        "{third:?}"
+    );
 
     // After the cool-down (every lease of before has run out too): b1 is half open and takes
     // one, the others two each, within B's five.
@@ -154,7 +182,10 @@ pub(crate) async fn claims_round_robin_within_the_limits_and_circuits(
     assert_eq!(n.get(&b1), Some(&1), "{fourth:?}");
     assert_eq!((of(&fourth, b), of(&fourth, a)), (5, 2), "{fourth:?}");
     let trial = fourth.iter().find(|m| m.endpoint.id == b1).unwrap();
-    assert_eq!(trial.endpoint.circuit.state(later), crate::CircuitState::HalfOpen);
+    assert_eq!(
+        trial.endpoint.circuit.state(later),
+        crate::CircuitState::HalfOpen
+    );
     let after = repo
         .record_webhook_attempt(&attempt(trial), AttemptOutcome::Delivered, rule)
         .await

@@ -81,6 +81,18 @@ struct ByLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CircuitLabels {
+    /// `open`, `half_open`.
+    state: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TransitionLabels {
+    /// `open`, `closed`.
+    to: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct PoolLabels {
     pool: &'static str,
     state: &'static str,
@@ -119,6 +131,10 @@ pub struct Metrics {
     webhook_deliveries: Family<OutcomeLabels, Counter>,
     outbox_pending: Gauge,
     outbox_oldest_age: FloatGauge,
+    webhook_circuits: Family<CircuitLabels, Gauge>,
+    webhook_held: Gauge,
+    webhook_circuit_transitions: Family<TransitionLabels, Counter>,
+    webhook_in_flight: Gauge,
     db_connections: Family<PoolLabels, Gauge>,
     db_connections_max: Family<PoolNameLabels, Gauge>,
     upload_slots_in_use: Gauge,
@@ -151,6 +167,10 @@ impl Metrics {
             webhook_deliveries: Family::default(),
             outbox_pending: Gauge::default(),
             outbox_oldest_age: FloatGauge::default(),
+            webhook_circuits: Family::default(),
+            webhook_held: Gauge::default(),
+            webhook_circuit_transitions: Family::default(),
+            webhook_in_flight: Gauge::default(),
             db_connections: Family::default(),
             db_connections_max: Family::default(),
             upload_slots_in_use: Gauge::default(),
@@ -207,6 +227,29 @@ impl Metrics {
             "Age of the oldest webhook message waiting for delivery; 0 when none waits",
             Unit::Seconds,
             m.outbox_oldest_age.clone(),
+        );
+        m.registry.register(
+            "filing_webhook_circuits",
+            "Webhook endpoints whose circuit breaker is open (no attempts) or half open (one \
+             attempt at a time), all instances (read with the outbox)",
+            m.webhook_circuits.clone(),
+        );
+        m.registry.register(
+            "filing_webhook_messages_held",
+            "Pending webhook messages of endpoints whose circuit is open: held back until its \
+             cool-down ends (read with the outbox)",
+            m.webhook_held.clone(),
+        );
+        m.registry.register(
+            "filing_webhook_circuit_transitions",
+            "Webhook endpoint circuits this instance's attempts opened (failures in a row, or \
+             a failed half-open attempt) and closed (a delivery while half open), by `to`",
+            m.webhook_circuit_transitions.clone(),
+        );
+        m.registry.register(
+            "filing_webhook_attempts_in_flight",
+            "Webhook delivery attempts this instance is making now (FILING_WEBHOOK_MAX_IN_FLIGHT)",
+            m.webhook_in_flight.clone(),
         );
         m.registry.register(
             "filing_db_connections",
@@ -301,6 +344,19 @@ impl Metrics {
             .inc();
     }
 
+    /// An endpoint's circuit opened (`Open`) or closed (`Closed`) by an attempt of this
+    /// instance.
+    pub fn webhook_circuit(&self, to: store::CircuitState) {
+        self.webhook_circuit_transitions
+            .get_or_create(&TransitionLabels { to: to.as_str() })
+            .inc();
+    }
+
+    /// The attempts this instance's worker is making now.
+    pub fn webhook_in_flight(&self, n: usize) {
+        self.webhook_in_flight.set(count(n));
+    }
+
     /// The metrics in the OpenMetrics text format, the gauges sampled first.
     pub async fn render(&self, state: &AppState) -> String {
         self.sample_database(state).await;
@@ -367,6 +423,17 @@ impl Metrics {
                     .max(0.0)
             });
             self.outbox_oldest_age.set(age);
+            for (state, n) in [
+                (store::CircuitState::Open, outbox.circuits_open),
+                (store::CircuitState::HalfOpen, outbox.circuits_half_open),
+            ] {
+                self.webhook_circuits
+                    .get_or_create(&CircuitLabels {
+                        state: state.as_str(),
+                    })
+                    .set(n);
+            }
+            self.webhook_held.set(outbox.held);
         }
     }
 

@@ -256,7 +256,7 @@ backend_tests! {
         let now = time::OffsetDateTime::now_utc().replace_nanosecond(0).unwrap();
         let mut ids = Vec::new();
         for (secret, deleted) in [("s1", false), ("s2", true)] {
-            let endpoint = store::WebhookEndpoint { id: Uuid::now_v7(), provider_id: provider, url: "https://example.com/hook".into(), events: None, secret: secret.into(), previous_secret: None, previous_secret_expires_at: None, created_at: now };
+            let endpoint = store::WebhookEndpoint { id: Uuid::now_v7(), provider_id: provider, url: "https://example.com/hook".into(), events: None, secret: secret.into(), previous_secret: None, previous_secret_expires_at: None, created_at: now, circuit: Default::default() };
             assert!(repo.create_webhook_endpoint(&endpoint, 20).await.unwrap());
             if deleted {
                 assert!(repo.delete_webhook_endpoint(endpoint.id, now).await.unwrap());
@@ -286,7 +286,7 @@ backend_tests! {
         let (provider, _) = app.provider("P").await;
         let (other, _) = app.provider("Q").await;
         let now = time::OffsetDateTime::now_utc().replace_nanosecond(0).unwrap();
-        let endpoint = |provider_id| store::WebhookEndpoint { id: Uuid::now_v7(), provider_id, url: "https://example.com/hook".into(), events: None, secret: "s".into(), previous_secret: None, previous_secret_expires_at: None, created_at: now };
+        let endpoint = |provider_id| store::WebhookEndpoint { id: Uuid::now_v7(), provider_id, url: "https://example.com/hook".into(), events: None, secret: "s".into(), previous_secret: None, previous_secret_expires_at: None, created_at: now, circuit: Default::default() };
         let repo = &app.state.repo;
         // One place left, then none; another provider's endpoints do not count.
         assert!(repo.create_webhook_endpoint(&endpoint(other), 1).await.unwrap());

@@ -85,6 +85,12 @@ pub struct OutboxBacklog {
     pub pending: i64,
     /// When the oldest of them was written; `None` when there is none.
     pub oldest_created_at: Option<OffsetDateTime>,
+    /// Endpoints (not deleted) whose circuit is open: no attempts until its cool-down ends.
+    pub circuits_open: i64,
+    /// ... whose cool-down has ended: one attempt at a time.
+    pub circuits_half_open: i64,
+    /// Pending messages of the endpoints whose circuit is open (held back until it is not).
+    pub held: i64,
 }
 
 /// The connections of one pool, now.

@@ -558,6 +558,67 @@ pub struct WebhookEndpoint {
     pub previous_secret: Option<String>,
     pub previous_secret_expires_at: Option<OffsetDateTime>,
     pub created_at: OffsetDateTime,
+    /// Its circuit breaker (docs/adr/0029-fair-webhook-delivery.md).
+    pub circuit: EndpointCircuit,
+}
+
+/// An endpoint's circuit breaker as stored: failed attempts in a row, and until when no
+/// attempt is made (`None`: closed).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EndpointCircuit {
+    pub consecutive_failures: i32,
+    /// Microseconds since the epoch.
+    pub open_until_us: Option<i64>,
+}
+
+/// What a circuit lets through at a time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CircuitState {
+    /// Attempts as the limits allow.
+    Closed,
+    /// None until `open_until_us`.
+    Open,
+    /// The cool-down is over: one attempt at a time, whose outcome closes or opens it.
+    HalfOpen,
+}
+
+impl CircuitState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CircuitState::Closed => "closed",
+            CircuitState::Open => "open",
+            CircuitState::HalfOpen => "half_open",
+        }
+    }
+}
+
+impl EndpointCircuit {
+    /// The state at `now_us`.
+    pub fn state(&self, now_us: i64) -> CircuitState {
+        match self.open_until_us {
+            None => CircuitState::Closed,
+            Some(until) if until > now_us => CircuitState::Open,
+            Some(_) => CircuitState::HalfOpen,
+        }
+    }
+}
+
+/// How a failed attempt moves its endpoint's circuit: open (until `open_until_us`) once it is
+/// the `open_after`th failure in a row or later (a failed half-open attempt opens it again).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CircuitRule {
+    pub open_after: i32,
+    pub open_until_us: i64,
+}
+
+/// How many attempts a claim may lease: `total` now (this worker's free places), and so that
+/// no endpoint has more than `per_endpoint` and no provider more than `per_provider` in
+/// flight, leases of every instance counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClaimLimits {
+    pub total: i64,
+    pub per_endpoint: i64,
+    pub per_provider: i64,
 }
 
 /// An endpoint's secrets as stored (sealed or not).

@@ -311,22 +311,29 @@ pub trait Repository: Send + Sync + 'static {
         old: &StoredSecrets,
         new: &StoredSecrets,
     ) -> Result<bool>;
-    /// Leases up to `limit` due messages until `lease_until_us`: pending, due at `now_us`, not
-    /// leased by another worker, and the oldest pending one of their case at their endpoint
-    /// (so one case's events arrive in order). Safe to call from several instances at once.
+    /// Leases up to `limits.total` due messages until `lease_until_us`: pending, due at
+    /// `now_us`, not leased by another worker, and the oldest pending one of their case at
+    /// their endpoint (so one case's events arrive in order); none of an endpoint whose
+    /// circuit is open at `now_us`, one at a time of one that is half open, and no more than
+    /// the limits in flight per endpoint and provider allow (leases of every instance
+    /// counted). Round robin: the provider (and within it the endpoint) with fewest in flight
+    /// first, then the oldest. Safe to call from several instances at once
+    /// (docs/adr/0029-fair-webhook-delivery.md).
     async fn claim_webhook_messages(
         &self,
         now_us: i64,
         lease_until_us: i64,
-        limit: i64,
+        limits: crate::ClaimLimits,
     ) -> Result<Vec<ClaimedMessage>>;
     /// Records an attempt and moves its message on (delivered, retry later, failed), releasing
-    /// the lease.
+    /// the lease, and its endpoint's circuit as `rule` says (a delivery closes it); the
+    /// circuit after it.
     async fn record_webhook_attempt(
         &self,
         attempt: &WebhookAttempt,
         outcome: AttemptOutcome,
-    ) -> Result<()>;
+        rule: crate::CircuitRule,
+    ) -> Result<crate::EndpointCircuit>;
     /// Puts a `failed` message of `endpoint_id` back in the queue, due at `now_us`, for one
     /// more attempt (its attempt count is kept, so a failure ends it again). Answers
     /// `requeued` when it did, otherwise the message's state (`pending`, `delivered`, or

@@ -92,6 +92,10 @@ where
             previous_secret: row.try_get("previous_secret")?,
             previous_secret_expires_at: row.try_get("previous_secret_expires_at")?,
             created_at: row.try_get("created_at")?,
+            circuit: crate::EndpointCircuit {
+                consecutive_failures: row.try_get("consecutive_failures")?,
+                open_until_us: row.try_get("circuit_open_until_us")?,
+            },
         })
     }
 

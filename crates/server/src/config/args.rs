@@ -196,6 +196,47 @@ pub struct ServeArgs {
     #[arg(value_parser = parse::sealing_keys())]
     pub webhook_secrets_old_keys: Option<Box<[SealingKey]>>,
 
+    /// Webhook delivery attempts this instance makes at once (its worker's places); one ending
+    /// lets the worker claim the next at once.
+    #[arg(long, env = "FILING_WEBHOOK_MAX_IN_FLIGHT", default_value = "32")]
+    #[arg(value_parser = parse::whole(1_u32..=10_000))]
+    pub webhook_max_in_flight: u32,
+
+    /// Delivery attempts to one provider's endpoints in flight at once, all instances
+    /// together: receivers of one provider that hang hold no more places than this.
+    #[arg(
+        long,
+        env = "FILING_WEBHOOK_MAX_IN_FLIGHT_PER_PROVIDER",
+        default_value = "8"
+    )]
+    #[arg(value_parser = parse::whole(1_u32..=10_000))]
+    pub webhook_max_in_flight_per_provider: u32,
+
+    /// Delivery attempts to one endpoint in flight at once, all instances together.
+    #[arg(
+        long,
+        env = "FILING_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT",
+        default_value = "2"
+    )]
+    #[arg(value_parser = parse::whole(1_u32..=10_000))]
+    pub webhook_max_in_flight_per_endpoint: u32,
+
+    /// Failed webhook attempts in a row (non-2xx, timeout, connection error) that open an
+    /// endpoint's circuit: it gets no attempts until the cool-down has passed.
+    #[arg(long, env = "FILING_WEBHOOK_BREAKER_FAILURES", default_value = "5")]
+    #[arg(value_parser = parse::whole(1_u32..=1_000_000))]
+    pub webhook_breaker_failures: u32,
+
+    /// How long an open circuit stays open, in seconds; then one attempt closes it (2xx) or
+    /// opens it again.
+    #[arg(
+        long,
+        env = "FILING_WEBHOOK_BREAKER_COOLDOWN_SECS",
+        default_value = "60"
+    )]
+    #[arg(value_parser = parse::seconds(1..=86_400))]
+    pub webhook_breaker_cooldown_secs: Duration,
+
     /// `false` runs this instance without the webhook delivery worker (others deliver).
     #[arg(long, env = "FILING_WEBHOOK_WORKER", default_value = "true")]
     #[arg(value_parser = parse::boolean(), action = ArgAction::Set)]

@@ -304,6 +304,26 @@ pub struct WebhookConfig {
     pub sealing: crate::sealing::SealingKeys,
     /// How target host names are resolved (the system resolver; a fixed table in tests).
     pub lookup: crate::dns::Lookup,
+    /// How many attempts are in flight at once (docs/adr/0029-fair-webhook-delivery.md).
+    pub limits: DeliveryLimits,
+    /// When an endpoint's circuit opens, and for how long.
+    pub breaker: Breaker,
+}
+
+/// Attempts in flight at most: this instance's worker, and per provider and per endpoint for
+/// all instances together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeliveryLimits {
+    pub in_flight: usize,
+    pub per_provider: usize,
+    pub per_endpoint: usize,
+}
+
+/// An endpoint's circuit opens after `failures` failed attempts in a row, for `cooldown`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Breaker {
+    pub failures: u32,
+    pub cooldown: Duration,
 }
 
 /// The sender fields of ELSTER documents.
@@ -547,6 +567,15 @@ impl Config {
                 poll_interval: Duration::from_secs(1),
                 sealing: serve.sealing_keys(),
                 lookup: Default::default(),
+                limits: DeliveryLimits {
+                    in_flight: serve.webhook_max_in_flight as usize,
+                    per_provider: serve.webhook_max_in_flight_per_provider as usize,
+                    per_endpoint: serve.webhook_max_in_flight_per_endpoint as usize,
+                },
+                breaker: Breaker {
+                    failures: serve.webhook_breaker_failures,
+                    cooldown: serve.webhook_breaker_cooldown_secs,
+                },
             },
             db_timeout: serve.db_timeout_secs,
             db_pool_size: serve.db_pool_size,

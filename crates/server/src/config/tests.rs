@@ -101,6 +101,21 @@ fn defaults_are_valid() {
     assert_eq!(schedule, domain::webhook::DEFAULT_RETRY_SCHEDULE);
     assert!(!c.webhooks.allow_private_targets);
     assert_eq!(c.webhooks.timeout, Duration::from_secs(15));
+    assert_eq!(
+        c.webhooks.limits,
+        super::DeliveryLimits {
+            in_flight: 32,
+            per_provider: 8,
+            per_endpoint: 2
+        }
+    );
+    assert_eq!(
+        c.webhooks.breaker,
+        super::Breaker {
+            failures: 5,
+            cooldown: Duration::from_secs(60)
+        }
+    );
     assert_eq!(c.db_timeout, Duration::from_secs(5));
     assert_eq!(c.db_pool_size, 8);
     assert_eq!(c.db_startup_wait, Duration::from_secs(60));
@@ -171,6 +186,23 @@ fn bad_values_name_their_variable() {
         ),
         (OLD_KEYS, "FILING_WEBHOOK_SECRETS_OLD_KEYS"),
         ("--webhook-worker=off-ish", "FILING_WEBHOOK_WORKER"),
+        ("--webhook-max-in-flight=0", "FILING_WEBHOOK_MAX_IN_FLIGHT"),
+        (
+            "--webhook-max-in-flight-per-provider=0",
+            "FILING_WEBHOOK_MAX_IN_FLIGHT_PER_PROVIDER",
+        ),
+        (
+            "--webhook-max-in-flight-per-endpoint=many",
+            "FILING_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT",
+        ),
+        (
+            "--webhook-breaker-failures=0",
+            "FILING_WEBHOOK_BREAKER_FAILURES",
+        ),
+        (
+            "--webhook-breaker-cooldown-secs=0",
+            "FILING_WEBHOOK_BREAKER_COOLDOWN_SECS",
+        ),
         ("--db-timeout-secs=0", "FILING_DB_TIMEOUT_SECS"),
         ("--db-pool-size=0", "FILING_DB_POOL_SIZE"),
         ("--db-pool-size=1001", "FILING_DB_POOL_SIZE"),

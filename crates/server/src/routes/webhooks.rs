@@ -134,6 +134,53 @@ pub struct EndpointView {
     )]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub previous_secret_expires_at: Option<OffsetDateTime>,
+    pub delivery_state: DeliveryState,
+}
+
+/// An endpoint's circuit breaker: after `FILING_WEBHOOK_BREAKER_FAILURES` (default 5) failed
+/// attempts in a row it opens, and the endpoint gets no attempts until `open_until` (the
+/// cool-down, default 60 s); then it is half open: one attempt, whose success closes it and
+/// whose failure opens it again. Messages wait meanwhile, keeping their attempt counts.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeliveryState {
+    pub circuit: Circuit,
+    /// Failed attempts in a row (0 after a delivery).
+    #[schema(example = 0)]
+    pub consecutive_failures: i32,
+    /// Open: when the cool-down ends; half open: when it ended. Absent when closed.
+    #[serde(
+        with = "time::serde::rfc3339::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub open_until: Option<OffsetDateTime>,
+}
+
+/// `closed`: attempts as the limits allow; `open`: none until `open_until`; `half_open`: one
+/// attempt at a time.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Circuit {
+    Closed,
+    Open,
+    HalfOpen,
+}
+
+impl DeliveryState {
+    fn new(c: store::EndpointCircuit, now: OffsetDateTime) -> Self {
+        let circuit = match c.state(store::micros(now)) {
+            store::CircuitState::Closed => Circuit::Closed,
+            store::CircuitState::Open => Circuit::Open,
+            store::CircuitState::HalfOpen => Circuit::HalfOpen,
+        };
+        Self {
+            circuit,
+            consecutive_failures: c.consecutive_failures,
+            open_until: c.open_until_us.and_then(|us| {
+                OffsetDateTime::from_unix_timestamp_nanos(i128::from(us) * 1000).ok()
+            }),
+        }
+    }
 }
 
 impl EndpointView {
@@ -144,6 +191,7 @@ impl EndpointView {
             events: e.events.clone(),
             created_at: e.created_at,
             previous_secret_expires_at: e.previous_secret_expires_at.filter(|t| *t > now),
+            delivery_state: DeliveryState::new(e.circuit, now),
         }
     }
 }
@@ -293,6 +341,7 @@ pub async fn create(
         previous_secret: None,
         previous_secret_expires_at: None,
         created_at: crate::clock::now_micros(),
+        circuit: Default::default(),
     };
     if !state
         .repo
@@ -372,7 +421,8 @@ pub async fn list(
 
 /// Read a webhook endpoint
 ///
-/// One endpoint of the caller.
+/// One endpoint of the caller, with its `delivery_state`: whether its circuit breaker holds
+/// deliveries back after failed attempts in a row.
 #[utoipa::path(get, path = "/v1/webhook-endpoints/{endpoint_id}", tag = "webhooks",
     operation_id = "get_webhook_endpoint",
     params(("endpoint_id" = Uuid, Path, description = "The endpoint's id")),

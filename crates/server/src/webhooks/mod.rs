@@ -9,6 +9,11 @@
 //! the schedule is used up. A lease that runs out (the instance died mid-delivery) makes the
 //! message due again, so delivery is at least once. Only the oldest pending message of a case
 //! at an endpoint is ever due, so one case's events arrive in order.
+//!
+//! Fairness (docs/adr/0029-fair-webhook-delivery.md): each attempt is a task of its own, at
+//! most `FILING_WEBHOOK_MAX_IN_FLIGHT` of them, and the worker claims again as soon as one
+//! ends; the claim keeps the limits in flight per endpoint and per provider (all instances'
+//! leases counted), takes round robin, and skips endpoints whose circuit breaker is open.
 
 pub mod address;
 pub mod target;
@@ -28,8 +33,6 @@ use uuid::Uuid;
 use crate::config::WebhookConfig;
 use crate::state::AppState;
 
-/// How many messages one worker sends at once.
-const BATCH: i64 = 32;
 /// Longest error text kept per attempt.
 const MAX_ERROR_LEN: usize = 500;
 
@@ -220,7 +223,8 @@ pub fn install_tls() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
-/// A running worker; [`WorkerHandle::stop`] ends it after the attempts in flight.
+/// A running worker; [`WorkerHandle::stop`] ends it after the attempts in flight (each is
+/// recorded).
 pub struct WorkerHandle {
     stop: watch::Sender<bool>,
     task: tokio::task::JoinHandle<()>,
@@ -239,6 +243,7 @@ impl WorkerHandle {
 /// look that finds nothing); with this gap, the wakes of a busy moment share one look, and a
 /// message waits at most this long longer. A look that sent something is followed at once by
 /// the next (the outbox is drained), and the poll interval still applies when nothing wakes it.
+/// An attempt that ends is a wake too: its place (and its endpoint's and provider's) is free.
 pub const MIN_WAKE_GAP: Duration = Duration::from_millis(25);
 
 /// Starts the delivery worker of this instance.
@@ -247,21 +252,29 @@ pub fn spawn_worker(state: Arc<AppState>) -> anyhow::Result<WorkerHandle> {
     let task = tokio::spawn(async move {
         tracing::info!("webhook worker started");
         let poll = state.config.webhooks.poll_interval;
-        let (state, client) = (&state, &state.webhook_client);
+        let places = state.config.webhooks.limits.in_flight;
+        let state = &state;
         worker_loop(
-            || async move {
-                match run_once(state, client).await {
-                    Ok(n) => n,
+            |free| async move {
+                match claim(state, free).await {
+                    Ok(batch) => batch
+                        .into_iter()
+                        .map(|m| {
+                            let state = state.clone();
+                            async move { deliver(&state, &state.webhook_client, m).await }
+                        })
+                        .collect(),
                     Err(e) => {
                         tracing::warn!(error = %e, "webhook worker: cannot read the outbox");
-                        0
+                        Vec::new()
                     }
                 }
             },
             &state.webhook_wake,
             stopped,
-            poll,
-            MIN_WAKE_GAP,
+            (poll, MIN_WAKE_GAP),
+            places,
+            |n| state.metrics.webhook_in_flight(n),
         )
         .await;
         tracing::info!("webhook worker stopped");
@@ -269,28 +282,47 @@ pub fn spawn_worker(state: Arc<AppState>) -> anyhow::Result<WorkerHandle> {
     Ok(WorkerHandle { stop, task })
 }
 
-/// Runs `look` (one batch from the outbox; how many it sent) until `stopped` says so or its
-/// sender is gone: again at once after a look that sent something, otherwise after `poll` or
-/// a wake, and never sooner than `min_gap` after the previous look began.
-async fn worker_loop<F: std::future::Future<Output = usize>>(
-    mut look: impl FnMut() -> F,
+/// Runs `look` (a claim of at most the free places, given; the attempts it claimed) until
+/// `stopped` says so or its sender is gone, each attempt a task of its own, at most `places`
+/// at once: again at once after a look that claimed something while places are left,
+/// otherwise after `poll`, a wake or the end of an attempt, and never sooner than `min_gap`
+/// after the previous look began. No look while every place is taken. `in_flight` hears the
+/// attempts running after each look. Ends once the attempts in flight have ended.
+async fn worker_loop<F, D>(
+    mut look: impl FnMut(usize) -> F,
     wake: &tokio::sync::Notify,
     mut stopped: watch::Receiver<bool>,
-    poll: Duration,
-    min_gap: Duration,
-) {
+    (poll, min_gap): (Duration, Duration),
+    places: usize,
+    in_flight: impl Fn(usize),
+) where
+    F: std::future::Future<Output = Vec<D>>,
+    D: std::future::Future<Output = ()> + Send + 'static,
+{
+    let mut attempts = tokio::task::JoinSet::new();
     loop {
         if *stopped.borrow() {
             break;
         }
+        while attempts.try_join_next().is_some() {}
         let began = tokio::time::Instant::now();
-        if look().await > 0 {
+        let free = places.saturating_sub(attempts.len());
+        let mut claimed = 0;
+        if free > 0 {
+            for attempt in look(free).await {
+                attempts.spawn(attempt);
+                claimed += 1;
+            }
+        }
+        in_flight(attempts.len());
+        if claimed > 0 && attempts.len() < places {
             continue;
         }
         // A dropped sender ends the worker (else `changed` would return at once, for ever).
         tokio::select! {
             _ = tokio::time::sleep(poll) => continue,
             _ = wake.notified() => {}
+            Some(_) = attempts.join_next(), if !attempts.is_empty() => {}
             changed = stopped.changed() => match changed {
                 Ok(()) => continue,
                 Err(_) => break,
@@ -301,19 +333,35 @@ async fn worker_loop<F: std::future::Future<Output = usize>>(
             changed = stopped.changed() => if changed.is_err() { break },
         }
     }
+    while attempts.join_next().await.is_some() {}
+    in_flight(0);
 }
 
-/// Claims one batch of due messages and attempts each once; the number attempted.
-pub async fn run_once(state: &AppState, client: &reqwest::Client) -> anyhow::Result<usize> {
+/// Claims at most `free` due messages as the limits in flight and the endpoints' circuits
+/// allow (all instances' leases counted).
+async fn claim(state: &AppState, free: usize) -> anyhow::Result<Vec<ClaimedMessage>> {
     let now = OffsetDateTime::now_utc();
     let now_us = store::micros(now);
     // The lease outlives the longest attempt, with room for recording it.
     let lease = state.config.webhooks.timeout + Duration::from_secs(45);
     let lease_us = now_us.saturating_add(i64::try_from(lease.as_micros()).unwrap_or(i64::MAX));
-    let batch = state
+    let limits = state.config.webhooks.limits;
+    let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+    let limits = store::ClaimLimits {
+        total: count(free),
+        per_endpoint: count(limits.per_endpoint),
+        per_provider: count(limits.per_provider),
+    };
+    Ok(state
         .repo
-        .claim_webhook_messages(now_us, lease_us, BATCH)
-        .await?;
+        .claim_webhook_messages(now_us, lease_us, limits)
+        .await?)
+}
+
+/// Claims as many due messages as there are places and attempts each once, waiting for them
+/// all; the number attempted (tests, and a worker of one round).
+pub async fn run_once(state: &AppState, client: &reqwest::Client) -> anyhow::Result<usize> {
+    let batch = claim(state, state.config.webhooks.limits.in_flight).await?;
     let n = batch.len();
     futures::future::join_all(batch.into_iter().map(|m| deliver(state, client, m))).await;
     Ok(n)
@@ -359,9 +407,48 @@ async fn deliver(state: &AppState, client: &reqwest::Client, m: ClaimedMessage) 
         duration_ms,
     };
     state.metrics.webhook_attempt(outcome);
+    let breaker = state.config.webhooks.breaker;
+    let rule = store::CircuitRule {
+        open_after: i32::try_from(breaker.failures).unwrap_or(i32::MAX),
+        open_until_us: store::micros(OffsetDateTime::now_utc() + breaker.cooldown),
+    };
     // If this fails the lease runs out and the message is tried again: at least once.
-    if let Err(e) = state.repo.record_webhook_attempt(&record, outcome).await {
-        tracing::warn!(message_id = %m.id, error = %e, "cannot record a webhook attempt");
+    match state
+        .repo
+        .record_webhook_attempt(&record, outcome, rule)
+        .await
+    {
+        Ok(after) => circuit_moved(state, &m.endpoint, delivered, after, rule),
+        Err(e) => {
+            tracing::warn!(message_id = %m.id, error = %e, "cannot record a webhook attempt");
+        }
+    }
+}
+
+/// Logs and counts what an attempt did to its endpoint's circuit: opened it (the failure that
+/// reached the limit, or a failed half-open attempt) or closed it (a delivery while it was
+/// half open). `endpoint.circuit` is the circuit when the message was claimed.
+fn circuit_moved(
+    state: &AppState,
+    endpoint: &WebhookEndpoint,
+    delivered: bool,
+    after: store::EndpointCircuit,
+    rule: store::CircuitRule,
+) {
+    let before = endpoint.circuit;
+    let opened = !delivered
+        && after.open_until_us.is_some()
+        && (before.open_until_us.is_some() || after.consecutive_failures == rule.open_after);
+    let closed = delivered && before.open_until_us.is_some();
+    if opened {
+        let until = after
+            .open_until_us
+            .and_then(|us| OffsetDateTime::from_unix_timestamp_nanos(i128::from(us) * 1000).ok());
+        tracing::warn!(endpoint_id = %endpoint.id, provider_id = %endpoint.provider_id, failures = after.consecutive_failures, open_until = ?until, "webhook endpoint keeps failing: its circuit is open");
+        state.metrics.webhook_circuit(store::CircuitState::Open);
+    } else if closed {
+        tracing::info!(endpoint_id = %endpoint.id, "webhook endpoint answered again: its circuit is closed");
+        state.metrics.webhook_circuit(store::CircuitState::Closed);
     }
 }
 
@@ -508,13 +595,14 @@ mod tests {
         let wake = tokio::sync::Notify::new();
         let (stop, stopped) = watch::channel(false);
         let times = std::sync::Mutex::new(Vec::new());
-        let look = || {
+        let look = |_free: usize| {
             let mut t = times.lock().unwrap();
             t.push(tokio::time::Instant::now());
-            std::future::ready(sends(t.len()))
+            let attempts = (0..sends(t.len())).map(|_| std::future::ready(()));
+            std::future::ready(attempts.collect::<Vec<_>>())
         };
         let poll = Duration::from_secs(3600);
-        let worker = worker_loop(look, &wake, stopped, poll, MIN_WAKE_GAP);
+        let worker = worker_loop(look, &wake, stopped, (poll, MIN_WAKE_GAP), 1000, |_| {});
         let driver = async {
             run(&wake).await;
             stop.send(true).unwrap();
@@ -563,10 +651,10 @@ mod tests {
         let wake = tokio::sync::Notify::new();
         let (stop, stopped) = watch::channel(false);
         let looks = std::sync::atomic::AtomicUsize::new(0);
-        let look = || {
+        let look = |_free: usize| {
             let n = looks.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             assert!(n < 100, "the worker kept looking");
-            std::future::ready(0)
+            std::future::ready(Vec::<std::future::Ready<()>>::new())
         };
         drop(stop);
         let ended = tokio::time::timeout(
@@ -575,8 +663,9 @@ mod tests {
                 look,
                 &wake,
                 stopped,
-                Duration::from_secs(3600),
-                MIN_WAKE_GAP,
+                (Duration::from_secs(3600), MIN_WAKE_GAP),
+                8,
+                |_| {},
             ),
         )
         .await;
@@ -584,7 +673,8 @@ mod tests {
         assert_eq!(looks.load(std::sync::atomic::Ordering::SeqCst), 1);
     }
 
-    /// A look that sent something is followed at once by the next, without a wake.
+    /// A look that sent something is followed at once by the next, without a wake; the end of
+    /// the attempts is a wake.
     #[tokio::test(start_paused = true)]
     async fn a_look_that_sent_is_followed_at_once() {
         let start = tokio::time::Instant::now();
@@ -593,7 +683,60 @@ mod tests {
             async |_| tokio::time::sleep(Duration::from_secs(1)).await,
         )
         .await;
-        assert_eq!(times, [start; 4]);
+        assert_eq!(times[..4], [start; 4]);
+        // The attempts ending free their places: one look more, after the gap.
+        assert_eq!(times[4..], [start + MIN_WAKE_GAP], "{times:?}");
+    }
+
+    /// Attempts run on their own: with two places, two attempts of 5 s and 10 s and a third
+    /// claimable, the third is claimed when the first ends (at 5 s), not after both (the
+    /// batch of before), and no look is made while both places are taken, wakes or not.
+    #[tokio::test(start_paused = true)]
+    async fn an_ending_attempt_frees_its_place_at_once() {
+        let start = tokio::time::Instant::now();
+        let wake = tokio::sync::Notify::new();
+        let (stop, stopped) = watch::channel(false);
+        let looks = std::sync::Mutex::new(Vec::new());
+        let in_flight = std::sync::Mutex::new(Vec::new());
+        let look = |free: usize| {
+            let mut l = looks.lock().unwrap();
+            l.push((tokio::time::Instant::now() - start, free));
+            let secs: &[u64] = match l.len() {
+                1 => &[5, 10],
+                2 => &[1],
+                _ => &[],
+            };
+            let attempts = secs
+                .iter()
+                .map(|s| tokio::time::sleep(Duration::from_secs(*s)));
+            std::future::ready(attempts.collect::<Vec<_>>())
+        };
+        let worker = worker_loop(
+            look,
+            &wake,
+            stopped,
+            (Duration::from_secs(3600), MIN_WAKE_GAP),
+            2,
+            |n| in_flight.lock().unwrap().push(n),
+        );
+        let driver = async {
+            for _ in 0..10 {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                wake.notify_one();
+            }
+            tokio::time::sleep(Duration::from_secs(20)).await;
+            stop.send(true).unwrap();
+        };
+        tokio::join!(worker, driver);
+        let looks = looks.into_inner().unwrap();
+        let secs = |s: u64| Duration::from_secs(s);
+        assert_eq!(looks[0], (secs(0), 2));
+        assert_eq!(looks[1], (secs(5), 1), "{looks:?}");
+        // The third attempt (1 s) ends at 6 s: a look with one place, then the second ends.
+        assert_eq!(looks[2], (secs(6), 1), "{looks:?}");
+        assert_eq!(looks[3], (secs(10), 2), "{looks:?}");
+        assert_eq!(looks.len(), 4, "{looks:?}");
+        assert_eq!(in_flight.into_inner().unwrap().last(), Some(&0));
     }
 
     /// The example of the Standard Webhooks specification.
@@ -720,6 +863,7 @@ mod tests {
             previous_secret: Some(new_secret()),
             previous_secret_expires_at: Some(now + time::Duration::hours(24)),
             created_at: now,
+            circuit: Default::default(),
         };
         let both = signature_header(&e, now, "m", 1, "{}").unwrap();
         assert_eq!(both.split(' ').count(), 2);

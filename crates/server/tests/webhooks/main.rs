@@ -8,6 +8,7 @@ mod common;
 mod delivery;
 mod endpoints;
 mod events;
+mod fairness;
 mod log;
 mod sealing;
 
@@ -58,6 +59,12 @@ enum Behaviour {
     Redirect,
     /// The first attempt of each message gets its answer after 3 s; later ones at once.
     SlowFirst,
+    /// Every attempt gets its answer (200) after this long: longer than the configured
+    /// per-attempt timeout, a receiver that hangs.
+    Hang(Duration),
+    /// 503 for the first `n` requests, whichever their message, then 200: a receiver that is
+    /// down for a while.
+    DownFor(usize),
 }
 
 #[derive(Clone)]
@@ -83,7 +90,11 @@ impl Receiver {
                     .and_then(|v| v.to_str().ok())
                     .unwrap_or("")
                     .to_string();
-                g.lock().unwrap().push(Delivery { headers, body });
+                let requests = {
+                    let mut g = g.lock().unwrap();
+                    g.push(Delivery { headers, body });
+                    g.len()
+                };
                 let n = {
                     let mut a = a.lock().unwrap();
                     let n = a.entry(id).or_default();
@@ -104,6 +115,14 @@ impl Receiver {
                         if n == 1 {
                             tokio::time::sleep(Duration::from_secs(3)).await;
                         }
+                        StatusCode::OK.into_response()
+                    }
+                    Behaviour::DownFor(k) if requests <= k => {
+                        StatusCode::SERVICE_UNAVAILABLE.into_response()
+                    }
+                    Behaviour::DownFor(_) => StatusCode::OK.into_response(),
+                    Behaviour::Hang(d) => {
+                        tokio::time::sleep(d).await;
                         StatusCode::OK.into_response()
                     }
                 }

@@ -51,7 +51,9 @@ impl Dialect for Postgres {
           FROM operators o WHERE o.id = ANY(k.operator_ids)) AS operators_json",
         "k.verified_json",
         " LEFT JOIN case_children k ON k.case_id = t.id",
-        "FOR UPDATE SKIP LOCKED"
+        "FOR UPDATE SKIP LOCKED",
+        // Held until the claim commits: the next instance's claim then sees its leases.
+        "SELECT pg_advisory_xact_lock(hashtext('filing: webhook claims'))"
     );
 
     /// A `LIKE` per word on the lower-cased text (migration 0022), which the trigram index

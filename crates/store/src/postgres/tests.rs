@@ -590,6 +590,13 @@ crate::sql::list_tests::backend_list_tests!(
     #[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
 );
 
+// The webhook claim's limits, round robin and circuits: `sql/webhook_tests.rs`. They need
+// `TEST_DATABASE_URL`.
+crate::sql::webhook_tests::backend_webhook_tests!(
+    on_fresh_repository,
+    #[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
+);
+
 /// Migration 0018 on a database with cases from before it: they list by their stored
 /// `client_reference`, and so does a case an instance on the previous release writes after it.
 /// Needs `TEST_DATABASE_URL`.

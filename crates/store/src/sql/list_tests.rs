@@ -759,8 +759,18 @@ pub(crate) async fn lists_a_cases_deliveries(repo: &dyn crate::Repository) {
         .unwrap()
     );
     let far = micros(now) + 3_600_000_000;
+    // Limits and a breaker that do not come into it (`webhook_tests.rs` tests those).
+    const LIMITS: crate::ClaimLimits = crate::ClaimLimits {
+        total: 10,
+        per_endpoint: 10,
+        per_provider: 10,
+    };
+    let rule = crate::CircuitRule {
+        open_after: 100,
+        open_until_us: far,
+    };
     let claimed = repo
-        .claim_webhook_messages(far, far + 60_000_000, 10)
+        .claim_webhook_messages(far, far + 60_000_000, LIMITS)
         .await
         .unwrap();
     let of_trade: Vec<_> = claimed.iter().filter(|m| m.case_id == trade).collect();
@@ -783,22 +793,24 @@ pub(crate) async fn lists_a_cases_deliveries(repo: &dyn crate::Repository) {
     repo.record_webhook_attempt(
         &attempt(first, 1, Some(500), Some("HTTP 500")),
         AttemptOutcome::RetryAt(far),
+        rule,
     )
     .await
     .unwrap();
     let claimed = repo
-        .claim_webhook_messages(far, far + 60_000_000, 10)
+        .claim_webhook_messages(far, far + 60_000_000, LIMITS)
         .await
         .unwrap();
     assert!(claimed.iter().any(|m| m.id == first));
     repo.record_webhook_attempt(
         &attempt(first, 2, Some(204), None),
         AttemptOutcome::Delivered,
+        rule,
     )
     .await
     .unwrap();
     let claimed = repo
-        .claim_webhook_messages(far, far + 60_000_000, 10)
+        .claim_webhook_messages(far, far + 60_000_000, LIMITS)
         .await
         .unwrap();
     let second = claimed
@@ -809,6 +821,7 @@ pub(crate) async fn lists_a_cases_deliveries(repo: &dyn crate::Repository) {
     repo.record_webhook_attempt(
         &attempt(second, 1, None, Some("timed out")),
         AttemptOutcome::Failed,
+        rule,
     )
     .await
     .unwrap();

@@ -18,6 +18,8 @@ pub(crate) mod list_tests;
 pub(crate) mod lists;
 mod observe;
 mod repository;
+#[cfg(test)]
+pub(crate) mod webhook_tests;
 mod webhooks;
 
 pub(crate) use repository::Backend;

@@ -62,6 +62,31 @@ where
     /// order) was written. Both read the pending messages' partial indexes only, so the cost
     /// follows the backlog, not the delivered history.
     pub(crate) async fn outbox_backlog(&self) -> Result<OutboxBacklog> {
+        let now = crate::micros(OffsetDateTime::now_utc());
+        // Few rows: the endpoints with a circuit that is not closed, their pending messages
+        // by the per-case index.
+        let circuits = self
+            .read(|c| {
+                Box::pin(
+                    sqlx::query(
+                        "SELECT CAST(COALESCE(SUM(CASE WHEN e.circuit_open_until_us > $1 THEN 1 ELSE 0 END), 0) AS BIGINT), \
+                         CAST(COALESCE(SUM(CASE WHEN e.circuit_open_until_us <= $1 THEN 1 ELSE 0 END), 0) AS BIGINT), \
+                         CAST(COALESCE(SUM(CASE WHEN e.circuit_open_until_us > $1 THEN \
+                         (SELECT COUNT(*) FROM webhook_messages m WHERE m.endpoint_id = e.id \
+                          AND m.state = 'pending') ELSE 0 END), 0) AS BIGINT) \
+                         FROM webhook_endpoints e \
+                         WHERE e.deleted_at IS NULL AND e.circuit_open_until_us IS NOT NULL",
+                    )
+                    .bind(now)
+                    .fetch_one(c),
+                )
+            })
+            .await?;
+        let (circuits_open, circuits_half_open, held): (i64, i64, i64) = (
+            circuits.try_get(0)?,
+            circuits.try_get(1)?,
+            circuits.try_get(2)?,
+        );
         let row = self
             .read(|c| {
                 Box::pin(
@@ -75,7 +100,11 @@ where
         let pending: i64 = row.try_get(0)?;
         let first: Option<i64> = row.try_get(1)?;
         let Some(first) = first else {
-            return Ok(OutboxBacklog::default());
+            return Ok(OutboxBacklog {
+                circuits_open,
+                circuits_half_open,
+                ..OutboxBacklog::default()
+            });
         };
         let oldest: Option<OffsetDateTime> = self
             .read(|c| {
@@ -89,6 +118,9 @@ where
         Ok(OutboxBacklog {
             pending,
             oldest_created_at: oldest,
+            circuits_open,
+            circuits_half_open,
+            held,
         })
     }
 }

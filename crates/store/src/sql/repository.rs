@@ -412,10 +412,10 @@ backend_impl!(
         &self,
         now_us: i64,
         lease_until_us: i64,
-        limit: i64,
+        limits: crate::ClaimLimits,
     ) -> Result<Vec<ClaimedMessage>> {
         self.sql()
-            .claim_webhook_messages(now_us, lease_until_us, limit)
+            .claim_webhook_messages(now_us, lease_until_us, limits)
             .await
     }
 
@@ -423,8 +423,11 @@ backend_impl!(
         &self,
         attempt: &WebhookAttempt,
         outcome: AttemptOutcome,
-    ) -> Result<()> {
-        self.sql().record_webhook_attempt(attempt, outcome).await
+        rule: crate::CircuitRule,
+    ) -> Result<crate::EndpointCircuit> {
+        self.sql()
+            .record_webhook_attempt(attempt, outcome, rule)
+            .await
     }
 
     async fn retry_webhook_message(

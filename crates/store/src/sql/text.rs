@@ -100,6 +100,10 @@ pub(crate) struct DialectSql {
     pub tax_by_company: &'static str,
     /// Leases due webhook messages (see `claim_webhook_messages`).
     pub claim_messages: &'static str,
+    /// Run before the claim in its transaction, so that instances' claims take turns (each
+    /// sees the leases of the one before, and the limits in flight hold for all together);
+    /// empty when the dialect's writers take turns anyway.
+    pub claim_turn: &'static str,
 }
 
 /// An `impl<DB: Dialect> Shared<DB>` block of these items, bounded by what the statements
@@ -181,7 +185,8 @@ macro_rules! endpoints_where {
     ($filter:literal) => {
         concat!(
             "SELECT id, provider_id, url, events, secret, previous_secret, \
-             previous_secret_expires_at, created_at FROM webhook_endpoints \
+             previous_secret_expires_at, created_at, consecutive_failures, \
+             circuit_open_until_us FROM webhook_endpoints \
              WHERE deleted_at IS NULL AND ",
             $filter
         )
@@ -209,9 +214,10 @@ macro_rules! provider_join {
 /// A [`DialectSql`] from the dialect's parts: `$children`, `$verified`: the case's children as
 /// JSON (columns `history_json`, `documents_json`, `verified_json`, and `operators_json`: the
 /// names of the operators in the history, `[["operator:<id>", name], ...]`) and the `$join`
-/// they need; `$skip_locked`: the row-locking clause of the webhook claim.
+/// they need; `$skip_locked`: the row-locking clause of the webhook claim, `$claim_turn` the
+/// statement that makes claims take turns.
 macro_rules! dialect_sql {
-    ($children:literal, $verified:literal, $join:literal, $skip_locked:literal) => {
+    ($children:literal, $verified:literal, $join:literal, $skip_locked:literal, $claim_turn:literal) => {
         $crate::sql::text::DialectSql {
             trade: concat!(
                 "SELECT t.id, t.company_id, t.provider_id, t.environment, t.package, t.status, \
@@ -239,17 +245,51 @@ macro_rules! dialect_sql {
             tax_by_company: concat!(tax_columns!(), $children, " FROM tax_registrations t",
                 provider_join!(), $join,
                 " WHERE t.company_id = $1 AND t.public_id = $2"),
+            // Binds: lease until, now, total, per endpoint, per provider (µs, counts). In
+            // flight: a pending message whose lease runs (the attempt's record clears it).
+            // `ready`: every endpoint whose circuit lets attempts through (closed: the limit;
+            // half open: one), with its free places and its provider's; deleted ones too, so
+            // that messages a create queued as the delete committed are claimed and given up.
+            // `due`: their due messages, the oldest pending of its case each, ranked per
+            // endpoint; `ranked`: those within the endpoint's places, ranked per provider by
+            // what the endpoint would have in flight with each; taken within the provider's
+            // places, fewest in flight for their provider first, then the oldest.
             claim_messages: concat!(
-                "UPDATE webhook_messages SET locked_until_us = $1 WHERE seq IN (\
-                 SELECT m.seq FROM webhook_messages m \
-                 WHERE m.state = 'pending' AND m.next_attempt_us <= $2 \
+                "WITH busy AS (SELECT l.endpoint_id, COUNT(*) AS n FROM webhook_messages l \
+                 WHERE l.locked_until_us IS NOT NULL AND l.locked_until_us >= $2 \
+                 AND l.state = 'pending' GROUP BY l.endpoint_id), \
+                 busy_provider AS (SELECT e.provider_id, CAST(SUM(b.n) AS BIGINT) AS n \
+                 FROM busy b JOIN webhook_endpoints e ON e.id = b.endpoint_id GROUP BY e.provider_id), \
+                 ready AS (SELECT e.id, e.provider_id, \
+                 COALESCE(b.n, 0) AS endpoint_busy, COALESCE(bp.n, 0) AS provider_busy, \
+                 CASE WHEN e.circuit_open_until_us IS NULL THEN CAST($4 AS BIGINT) ELSE 1 END \
+                 AS endpoint_limit \
+                 FROM webhook_endpoints e LEFT JOIN busy b ON b.endpoint_id = e.id \
+                 LEFT JOIN busy_provider bp ON bp.provider_id = e.provider_id \
+                 WHERE (e.circuit_open_until_us IS NULL OR e.circuit_open_until_us <= $2)), \
+                 due AS (SELECT m.seq, m.next_attempt_us, r.provider_id, r.endpoint_busy, \
+                 r.endpoint_limit, r.provider_busy, \
+                 ROW_NUMBER() OVER (PARTITION BY m.endpoint_id ORDER BY m.next_attempt_us, m.seq) \
+                 AS endpoint_rank \
+                 FROM ready r JOIN webhook_messages m ON m.endpoint_id = r.id \
+                 WHERE r.endpoint_busy < r.endpoint_limit AND r.provider_busy < CAST($5 AS BIGINT) \
+                 AND m.state = 'pending' AND m.next_attempt_us <= $2 \
                  AND (m.locked_until_us IS NULL OR m.locked_until_us < $2) \
                  AND NOT EXISTS (SELECT 1 FROM webhook_messages p WHERE p.endpoint_id = m.endpoint_id \
-                 AND p.case_id = m.case_id AND p.state = 'pending' AND p.seq < m.seq) \
-                 ORDER BY m.next_attempt_us, m.seq LIMIT $3 ",
+                 AND p.case_id = m.case_id AND p.state = 'pending' AND p.seq < m.seq)), \
+                 ranked AS (SELECT seq, next_attempt_us, provider_busy, \
+                 ROW_NUMBER() OVER (PARTITION BY provider_id \
+                 ORDER BY endpoint_busy + endpoint_rank, next_attempt_us, seq) AS provider_rank \
+                 FROM due WHERE endpoint_busy + endpoint_rank <= endpoint_limit) \
+                 UPDATE webhook_messages SET locked_until_us = $1 WHERE seq IN (\
+                 SELECT w.seq FROM webhook_messages w WHERE w.seq IN (\
+                 SELECT seq FROM ranked WHERE provider_busy + provider_rank <= CAST($5 AS BIGINT) \
+                 ORDER BY provider_busy + provider_rank, next_attempt_us, seq LIMIT $3) \
+                 AND w.state = 'pending' AND (w.locked_until_us IS NULL OR w.locked_until_us < $2) ",
                 $skip_locked,
                 ") RETURNING id, endpoint_id, case_id, event_type, payload, attempts"
             ),
+            claim_turn: $claim_turn,
         }
     };
 }

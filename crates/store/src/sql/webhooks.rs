@@ -168,8 +168,11 @@ shared_impl!(
         &self,
         now_us: i64,
         lease_until_us: i64,
-        limit: i64,
+        limits: crate::ClaimLimits,
     ) -> Result<Vec<crate::ClaimedMessage>> {
+        if limits.total <= 0 {
+            return Ok(Vec::new());
+        }
         // A read first: an idle worker never takes the write lock (SQLite has one).
         let due = sqlx::query(
             "SELECT 1 FROM webhook_messages WHERE state = 'pending' AND next_attempt_us <= $1 \
@@ -181,12 +184,19 @@ shared_impl!(
         if due.is_none() {
             return Ok(Vec::new());
         }
+        let mut tx = self.writer.begin().await?;
+        if !DB::SQL.claim_turn.is_empty() {
+            sqlx::query(DB::SQL.claim_turn).execute(&mut *tx).await?;
+        }
         let claimed = sqlx::query(DB::SQL.claim_messages)
             .bind(lease_until_us)
             .bind(now_us)
-            .bind(limit)
-            .fetch_all(&self.writer)
+            .bind(limits.total)
+            .bind(limits.per_endpoint)
+            .bind(limits.per_provider)
+            .fetch_all(&mut *tx)
             .await?;
+        tx.commit().await?;
         // Each endpoint of the batch is read once, however many messages it has. A deleted
         // one (`None`) takes none: a create that read the endpoint before the delete
         // committed may have queued messages the delete did not see to give up.
@@ -199,8 +209,8 @@ shared_impl!(
             if let std::collections::hash_map::Entry::Vacant(slot) = endpoints.entry(endpoint_id) {
                 let found = sqlx::query(
                     "SELECT id, provider_id, url, events, secret, previous_secret, \
-                     previous_secret_expires_at, created_at, deleted_at FROM webhook_endpoints \
-                     WHERE id = $1",
+                     previous_secret_expires_at, created_at, consecutive_failures, \
+                     circuit_open_until_us, deleted_at FROM webhook_endpoints WHERE id = $1",
                 )
                 .bind(endpoint_id)
                 .fetch_one(&self.pool)
@@ -244,7 +254,8 @@ shared_impl!(
         &self,
         a: &crate::WebhookAttempt,
         outcome: crate::AttemptOutcome,
-    ) -> Result<()> {
+        rule: crate::CircuitRule,
+    ) -> Result<crate::EndpointCircuit> {
         let mut tx = self.writer.begin().await?;
         let (state, next_us, finished) = match outcome {
             crate::AttemptOutcome::Delivered => ("delivered", None, Some(a.at)),
@@ -277,8 +288,38 @@ shared_impl!(
         .bind(outcome.as_str())
         .execute(&mut *tx)
         .await?;
+        // The endpoint's circuit: closed by a delivery; a failure counts, and opens it at
+        // the `open_after`th in a row or later (SET reads the values before the update).
+        let circuit = if outcome == crate::AttemptOutcome::Delivered {
+            sqlx::query(
+                "UPDATE webhook_endpoints SET consecutive_failures = 0, \
+                 circuit_open_until_us = NULL WHERE id = $1 \
+                 RETURNING consecutive_failures, circuit_open_until_us",
+            )
+            .bind(a.endpoint_id)
+            .fetch_optional(&mut *tx)
+            .await?
+        } else {
+            sqlx::query(
+                "UPDATE webhook_endpoints SET consecutive_failures = consecutive_failures + 1, \
+                 circuit_open_until_us = CASE WHEN consecutive_failures + 1 >= $2 THEN $3 \
+                 ELSE circuit_open_until_us END WHERE id = $1 \
+                 RETURNING consecutive_failures, circuit_open_until_us",
+            )
+            .bind(a.endpoint_id)
+            .bind(rule.open_after)
+            .bind(rule.open_until_us)
+            .fetch_optional(&mut *tx)
+            .await?
+        };
         tx.commit().await?;
-        Ok(())
+        Ok(match circuit {
+            Some(row) => crate::EndpointCircuit {
+                consecutive_failures: row.try_get("consecutive_failures")?,
+                open_until_us: row.try_get("circuit_open_until_us")?,
+            },
+            None => crate::EndpointCircuit::default(),
+        })
     }
 
     pub(crate) async fn retry_webhook_message(

@@ -38,7 +38,8 @@ const SQL: DialectSql = dialect_sql!(
     (SELECT json_group_array(json_array(lower(hex(id)), case_kind, owner_index, doc_type, name, storage_key, content_type, size, iif(sha256 IS NULL, NULL, lower(hex(sha256))), created_at) ORDER BY created_at, owner_index, doc_type) FROM documents WHERE case_id = t.id) AS documents_json",
     "(SELECT json_group_array(json_array(owner_index, verified_at) ORDER BY owner_index) FROM identity_verifications WHERE case_id = t.id) AS verified_json",
     "",
-    // SQLite's writers take turns anyway: no row locks.
+    // SQLite's writers take turns anyway: no row locks, no turns of claims.
+    "",
     ""
 );
 

@@ -276,6 +276,7 @@ impl Sample {
             previous_secret: None,
             previous_secret_expires_at: None,
             created_at: now,
+            circuit: Default::default(),
         };
         let all = endpoint(Uuid::now_v7(), None);
         let tax_only = endpoint(
@@ -747,3 +748,6 @@ async fn a_read_past_its_budget_is_interrupted_and_frees_its_connection() {
     let held = futures::future::join_all((0..8).map(|_| repo.sql.pool.acquire())).await;
     assert!(held.iter().all(Result::is_ok), "a connection is still held");
 }
+
+// The webhook claim's limits, round robin and circuits: `sql/webhook_tests.rs`.
+crate::sql::webhook_tests::backend_webhook_tests!(on_file_repo);

@@ -139,6 +139,46 @@ pub fn restrict_mode(path: &std::path::Path, mode: u32) {
 }
 
 /// The SQLite database file of a `sqlite:` URL.
+/// The lock `filing serve` holds on an SQLite database (`<file>.serve.lock` beside it, in the
+/// data folder by default) for as long as it runs: a second server on the same file refuses to
+/// start rather than serve beside the first, which SQLite cannot share safely between
+/// instances (each keeps its own limits, sessions and caches). CLI commands (backups, keys)
+/// take no such lock and run beside the server as before. `None` for PostgreSQL.
+pub fn lock_sqlite_for_serving(url: &str) -> anyhow::Result<Option<std::fs::File>> {
+    use anyhow::Context;
+    let Some(db) = sqlite_file(url) else {
+        return Ok(None);
+    };
+    let mut name = db.clone().into_os_string();
+    name.push(".serve.lock");
+    let path = std::path::PathBuf::from(name);
+    if let Some(folder) = path.parent()
+        && !folder.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(folder)
+            .with_context(|| format!("cannot create the folder {}", folder.display()))?;
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("cannot open the lock file {}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
+            "another `filing serve` is running on the SQLite database {} (it holds {}): one \
+             SQLite file serves one instance. For more than one instance use PostgreSQL \
+             (DATABASE_URL=postgres://...; docs/operations.md, \"Running N instances\")",
+            db.display(),
+            path.display()
+        ),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(anyhow::anyhow!("cannot lock {}: {e}", path.display()))
+        }
+    }
+}
+
 pub fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
     let rest = url
         .strip_prefix("sqlite://")
@@ -304,6 +344,7 @@ pub async fn build_state(mut config: Config) -> anyhow::Result<Arc<AppState>> {
             config.max_uploads_per_provider,
         ),
         read_caps: crate::limits::ReadCaps::new(config.max_reads_per_company),
+        instances: Default::default(),
         storage: crate::limits::storage::Storage::new(
             config.storage_quota,
             config.min_free_disk,
@@ -478,6 +519,7 @@ pub async fn serve(
         }
     };
     crate::cases::tax_xml::spawn_pending_writer(state.clone());
+    let instance_jobs = crate::instances::spawn(state.clone());
     let worker = if state.config.webhooks.worker {
         Some(crate::webhooks::spawn_worker(state.clone())?)
     } else {
@@ -488,12 +530,18 @@ pub async fn serve(
         shutdown.await;
         let _ = stop_metrics.send(true);
     };
+    let (repo, instance) = (state.repo.clone(), state.instances.id);
     let served = serve_router(router(state, None), listener, options, shutdown).await;
     if let Some(metrics) = metrics {
         let _ = metrics.await;
     }
     if let Some(w) = worker {
         w.stop().await;
+    }
+    instance_jobs.abort();
+    // The others stop counting this one at once.
+    if let Err(e) = repo.forget_instance(instance).await {
+        tracing::warn!(error = %e, "could not remove this instance from the live ones");
     }
     served
 }

@@ -471,6 +471,8 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
                     "FILING_OPERATOR_NAME and FILING_OPERATOR_ADDRESS are not set: production assisted trade registrations are refused (503 SERVICE_NOT_CONFIGURED) until they are, as their powers of attorney name the operator; sandbox ones name a sandbox placeholder"
                 );
             }
+            // One server per SQLite file (issue 53.5): held until the process ends.
+            let _serving = crate::app::lock_sqlite_for_serving(&config.storage.database_url)?;
             let state = crate::app::build_state(config).await?;
             let listener = socket.listen(1024).map_err(cannot)?;
             tracing::info!(%address, "listening");

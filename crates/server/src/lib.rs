@@ -19,6 +19,7 @@ pub mod envelope;
 pub mod error;
 pub mod extract;
 pub mod idempotency;
+pub mod instances;
 pub mod limits;
 pub mod links;
 pub mod lists;

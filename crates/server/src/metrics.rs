@@ -76,6 +76,11 @@ struct OutcomeLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct KindLabels {
+    kind: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ByLabels {
     by: &'static str,
 }
@@ -142,6 +147,8 @@ pub struct Metrics {
     upload_providers: Gauge,
     rate_limited: Family<ByLabels, Counter>,
     storage_refused: Family<ByLabels, Counter>,
+    pruned: Family<KindLabels, Counter>,
+    instances_live: Gauge,
     resident_memory: Gauge,
     virtual_memory: Gauge,
     /// When the database gauges were last read; held while they are read, so scrapes that
@@ -178,6 +185,8 @@ impl Metrics {
             upload_providers: Gauge::default(),
             rate_limited: Family::default(),
             storage_refused: Family::default(),
+            pruned: Family::default(),
+            instances_live: Gauge::default(),
             resident_memory: Gauge::default(),
             virtual_memory: Gauge::default(),
             sampled: tokio::sync::Mutex::default(),
@@ -289,6 +298,18 @@ impl Metrics {
              storage quota; disk: the free-disk watermark)",
             m.storage_refused.clone(),
         );
+        m.registry.register(
+            "filing_pruned_rows",
+            "Rows the pruning job removed on this instance, by kind (events, webhook_messages, \
+             idempotency_keys, console_sessions)",
+            m.pruned.clone(),
+        );
+        m.registry.register(
+            "filing_instances_live",
+            "Instances alive on this database as this one last counted them (the per-tenant \
+             limits are divided by it)",
+            m.instances_live.clone(),
+        );
         m.registry.register_with_unit(
             "process_resident_memory",
             "Resident memory of the process",
@@ -319,6 +340,18 @@ impl Metrics {
     /// One request refused by the rate limit of `by` (`company` or `address`).
     pub fn rate_limited(&self, by: &'static str) {
         self.rate_limited.get_or_create(&ByLabels { by }).inc();
+    }
+
+    /// What one pruning run removed.
+    pub fn pruned(&self, p: &store::Pruned) {
+        for (kind, n) in [
+            ("events", p.events),
+            ("webhook_messages", p.webhook_messages),
+            ("idempotency_keys", p.idempotency_keys),
+            ("console_sessions", p.console_sessions),
+        ] {
+            self.pruned.get_or_create(&KindLabels { kind }).inc_by(n);
+        }
     }
 
     /// One upload refused for its storage (`quota` or `disk`).
@@ -389,6 +422,7 @@ impl Metrics {
         self.upload_slots_max.set(count(state.uploads.total()));
         self.upload_slots_in_use.set(count(in_use));
         self.upload_providers.set(count(providers));
+        self.instances_live.set(count(state.instances.live()));
         if let Some(memory) = memory_stats::memory_stats() {
             self.resident_memory.set(count(memory.physical_mem));
             self.virtual_memory.set(count(memory.virtual_mem));

@@ -27,6 +27,8 @@ pub struct AppState {
     /// One permit per upload (multipart request) this instance serves at a time.
     /// The upload slots and who holds them (the `limits::upload_slots` layer).
     pub uploads: crate::limits::UploadSlots,
+    /// This instance and how many are alive (the per-tenant limits are divided by them).
+    pub instances: crate::instances::Instances,
     /// The reads each provider has in flight (the `limits::read_caps` layer).
     pub read_caps: crate::limits::ReadCaps,
     /// The providers' storage quota and the free-disk watermark.

@@ -137,9 +137,22 @@ backend_tests! {
 /// and any short text.
 fn parameter_value() -> impl proptest::strategy::Strategy<Value = String> {
     use proptest::prelude::*;
-    let time = (0u32..=9999, 1u32..=12, 1u32..=31, 0u32..=23, 0u32..=59, 0u32..=59, any::<bool>(), 0u32..=23, 0u32..=59)
+    let time = (
+        0u32..=9999,
+        1u32..=12,
+        1u32..=31,
+        0u32..=23,
+        0u32..=59,
+        0u32..=59,
+        any::<bool>(),
+        0u32..=23,
+        0u32..=59,
+    )
         .prop_map(|(y, mo, d, h, mi, s, neg, oh, om)| {
-            format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}{}{oh:02}:{om:02}", if neg { '-' } else { '+' })
+            format!(
+                "{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}{}{oh:02}:{om:02}",
+                if neg { '-' } else { '+' }
+            )
         });
     let edge = prop_oneof![
         Just("9999-12-31T23:00:00-01:00".to_string()),
@@ -157,56 +170,56 @@ fn parameter_value() -> impl proptest::strategy::Strategy<Value = String> {
 }
 
 mod lists {
-use super::*;
+    use super::*;
 
-backend_tests! {
-    /// A `created_after` whose UTC lies beyond year 9999 was a 500 (`to_offset` panicked before
-    /// the clamp; issue 52.6). Every date, number and cursor parameter of every list, fuzzed:
-    /// always a 200 or a 422 naming the parameter, never a 5xx.
-    async fn list_parameters_never_answer_5xx(backend) {
-        use proptest::strategy::{Strategy, ValueTree};
-        use proptest::test_runner::{Config, TestRunner};
-        let app = TestApp::spawn(backend).await.unwrap();
-        let (provider, key) = app.provider("P").await;
-        let (_, okey) = app.operator("O").await;
-        let no_endpoint = "00000000-0000-7000-8000-000000000000";
-        let provider_lists = [
-            ("/v1/trade-registration".to_string(), &["created_after", "created_before", "limit", "cursor"][..]),
-            ("/v1/tax-registration".to_string(), &["created_after", "created_before", "limit", "cursor"][..]),
-            ("/v1/events".to_string(), &["limit", "cursor"][..]),
-            (format!("/v1/companies/{provider}/api-keys"), &["limit", "after"][..]),
-            (format!("/v1/webhook-endpoints/{no_endpoint}/deliveries"), &["limit", "before"][..]),
-            (format!("/v1/webhook-endpoints/{no_endpoint}/messages"), &["limit", "before"][..]),
-        ];
-        let operator_lists = [
-            ("/v1/operator/trade-registrations".to_string(), &["limit", "after"][..]),
-            ("/v1/operator/tax-registrations".to_string(), &["limit", "after"][..]),
-            ("/v1/operator/trade-offices".to_string(), &["limit", "after"][..]),
-        ];
-        let cases: u32 = std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(64).min(2000);
-        let mut runner = TestRunner::new(Config { cases, ..Config::default() });
-        let value = parameter_value();
-        for (lists, key) in [(&provider_lists[..], &key), (&operator_lists[..], &okey)] {
-            for (path, params) in lists {
-                for param in *params {
-                    for _ in 0..cases {
-                        let v = value.new_tree(&mut runner).unwrap().current();
-                        let encoded: String = url::form_urlencoded::Serializer::new(String::new()).append_pair(param, &v).finish();
-                        let res = app.get(&format!("{path}?{encoded}"), Some(key)).send().await.unwrap();
-                        let status = res.status().as_u16();
-                        let body = res.text().await.unwrap();
-                        assert!(
-                            matches!(status, 200 | 404 | 422),
-                            "{path}?{param}={v}: {status} {body}"
-                        );
-                        if status == 422 {
-                            let b: Value = serde_json::from_str(&body).unwrap();
-                            assert_eq!(fields(&b["response"]), [*param], "{path}?{param}={v}: {body}");
+    backend_tests! {
+        /// A `created_after` whose UTC lies beyond year 9999 was a 500 (`to_offset` panicked before
+        /// the clamp; issue 52.6). Every date, number and cursor parameter of every list, fuzzed:
+        /// always a 200 or a 422 naming the parameter, never a 5xx.
+        async fn list_parameters_never_answer_5xx(backend) {
+            use proptest::strategy::{Strategy, ValueTree};
+            use proptest::test_runner::{Config, TestRunner};
+            let app = TestApp::spawn(backend).await.unwrap();
+            let (provider, key) = app.provider("P").await;
+            let (_, okey) = app.operator("O").await;
+            let no_endpoint = "00000000-0000-7000-8000-000000000000";
+            let provider_lists = [
+                ("/v1/trade-registration".to_string(), &["created_after", "created_before", "limit", "cursor"][..]),
+                ("/v1/tax-registration".to_string(), &["created_after", "created_before", "limit", "cursor"][..]),
+                ("/v1/events".to_string(), &["limit", "cursor"][..]),
+                (format!("/v1/companies/{provider}/api-keys"), &["limit", "after"][..]),
+                (format!("/v1/webhook-endpoints/{no_endpoint}/deliveries"), &["limit", "before"][..]),
+                (format!("/v1/webhook-endpoints/{no_endpoint}/messages"), &["limit", "before"][..]),
+            ];
+            let operator_lists = [
+                ("/v1/operator/trade-registrations".to_string(), &["limit", "after"][..]),
+                ("/v1/operator/tax-registrations".to_string(), &["limit", "after"][..]),
+                ("/v1/operator/trade-offices".to_string(), &["limit", "after"][..]),
+            ];
+            let cases: u32 = std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(64).min(2000);
+            let mut runner = TestRunner::new(Config { cases, ..Config::default() });
+            let value = parameter_value();
+            for (lists, key) in [(&provider_lists[..], &key), (&operator_lists[..], &okey)] {
+                for (path, params) in lists {
+                    for param in *params {
+                        for _ in 0..cases {
+                            let v = value.new_tree(&mut runner).unwrap().current();
+                            let encoded: String = url::form_urlencoded::Serializer::new(String::new()).append_pair(param, &v).finish();
+                            let res = app.get(&format!("{path}?{encoded}"), Some(key)).send().await.unwrap();
+                            let status = res.status().as_u16();
+                            let body = res.text().await.unwrap();
+                            assert!(
+                                matches!(status, 200 | 404 | 422),
+                                "{path}?{param}={v}: {status} {body}"
+                            );
+                            if status == 422 {
+                                let b: Value = serde_json::from_str(&body).unwrap();
+                                assert_eq!(fields(&b["response"]), [*param], "{path}?{param}={v}: {body}");
+                            }
                         }
                     }
                 }
             }
         }
     }
-}
 }

@@ -639,19 +639,29 @@ async fn the_binary_limits_every_company_and_address_by_default() {
             .unwrap();
         assert!(out.status.success(), "{out:?}");
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-        (v["company_id"].as_str().unwrap().to_string(), v["api_key"].as_str().unwrap().to_string())
+        (
+            v["company_id"].as_str().unwrap().to_string(),
+            v["api_key"].as_str().unwrap().to_string(),
+        )
     };
     let (b_id, b_key) = provider("B GmbH");
     let (a_id, a_key) = provider("A GmbH");
     let port = common::free_port();
     let _server = common::filing_process(dir.path())
+        .env_remove("FILING_RATE_LIMIT_PER_SECOND")
+        .env_remove("FILING_ADDRESS_RATE_LIMIT_PER_MINUTE")
         .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
     let (base, client) = common::served_on(port, Duration::from_secs(10));
     for _ in 0..400 {
-        if client.get(format!("{base}/healthz")).send().await.is_ok_and(|r| r.status() == 200) {
+        if client
+            .get(format!("{base}/healthz"))
+            .send()
+            .await
+            .is_ok_and(|r| r.status() == 200)
+        {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -660,7 +670,12 @@ async fn the_binary_limits_every_company_and_address_by_default() {
     let mut served = 0;
     let mut refused = None;
     for _ in 0..400 {
-        let res = client.get(format!("{base}/v1/companies/{b_id}")).bearer_auth(&b_key).send().await.unwrap();
+        let res = client
+            .get(format!("{base}/v1/companies/{b_id}"))
+            .bearer_auth(&b_key)
+            .send()
+            .await
+            .unwrap();
         if res.status() == 429 {
             refused = Some(res);
             break;
@@ -669,23 +684,41 @@ async fn the_binary_limits_every_company_and_address_by_default() {
         served += 1;
     }
     let refused = refused.expect("B was never limited");
-    assert!((200..300).contains(&served), "{served} served before the first 429");
+    assert!(
+        (200..300).contains(&served),
+        "{served} served before the first 429"
+    );
     assert!(refused.headers().contains_key("retry-after"));
     let (s, b) = json(refused).await;
     assert_error(s, &b, 429, "RATE_LIMITED");
     // A is served while B is limited.
-    let res = client.get(format!("{base}/v1/companies/{a_id}")).bearer_auth(&a_key).send().await.unwrap();
+    let res = client
+        .get(format!("{base}/v1/companies/{a_id}"))
+        .bearer_auth(&a_key)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.status(), 200);
     // Guessed keys from one address: 401 thirty times, then 429.
     let mut statuses = Vec::new();
     for i in 0..32 {
-        let res = client.get(format!("{base}/v1/companies/{a_id}")).bearer_auth(format!("fk_live_guess{i:04}")).send().await.unwrap();
+        let res = client
+            .get(format!("{base}/v1/companies/{a_id}"))
+            .bearer_auth(format!("fk_live_guess{i:04}"))
+            .send()
+            .await
+            .unwrap();
         statuses.push(res.status().as_u16());
     }
     assert!(statuses[..30].iter().all(|s| *s == 401), "{statuses:?}");
     assert_eq!(statuses[31], 429, "{statuses:?}");
     // A valid key from the same address is not limited by the guesses.
-    let res = client.get(format!("{base}/v1/companies/{a_id}")).bearer_auth(&a_key).send().await.unwrap();
+    let res = client
+        .get(format!("{base}/v1/companies/{a_id}"))
+        .bearer_auth(&a_key)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.status(), 200);
 }
 
@@ -748,21 +781,45 @@ async fn a_tenants_costly_lists_leave_the_others_reads_alone() {
     let (_, a_key) = app.provider("A GmbH").await;
     let mut template = example("self");
     template["client_reference"] = serde_json::json!("X");
-    let b_case = app.create("/v1/trade-registration", &b_key, &template).await;
-    let seeded = app.state.repo.seed_trade_copies(b_case.parse().unwrap(), 300_000).await.unwrap();
+    let b_case = app
+        .create("/v1/trade-registration", &b_key, &template)
+        .await;
+    let seeded = app
+        .state
+        .repo
+        .seed_trade_copies(b_case.parse().unwrap(), 300_000)
+        .await
+        .unwrap();
     assert_eq!(seeded, Some(300_000));
-    let a_case = app.create("/v1/trade-registration", &a_key, &example("self")).await;
+    let a_case = app
+        .create("/v1/trade-registration", &a_key, &example("self"))
+        .await;
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let mut attackers = Vec::new();
     for i in 0..8 {
-        let (client, url, key, stop) = (app.client.clone(), app.url(""), b_key.clone(), stop.clone());
+        let (client, url, key, stop) =
+            (app.client.clone(), app.url(""), b_key.clone(), stop.clone());
         attackers.push(tokio::spawn(async move {
-            let queries = ["client_reference=X&status=submitted&limit=100", "client_reference=X&limit=100", "status=form-rendered&limit=100", "environment=sandbox&limit=100"];
+            let queries = [
+                "client_reference=X&status=submitted&limit=100",
+                "client_reference=X&limit=100",
+                "status=form-rendered&limit=100",
+                "environment=sandbox&limit=100",
+            ];
             let mut n = 0u32;
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                 let q = queries[(i + n as usize) % queries.len()];
-                let res = client.get(format!("{url}/v1/trade-registration?{q}")).bearer_auth(&key).send().await.unwrap();
-                assert!(matches!(res.status().as_u16(), 200 | 429), "{q}: {}", res.status());
+                let res = client
+                    .get(format!("{url}/v1/trade-registration?{q}"))
+                    .bearer_auth(&key)
+                    .send()
+                    .await
+                    .unwrap();
+                assert!(
+                    matches!(res.status().as_u16(), 200 | 429),
+                    "{q}: {}",
+                    res.status()
+                );
                 n += 1;
             }
             n
@@ -772,7 +829,11 @@ async fn a_tenants_costly_lists_leave_the_others_reads_alone() {
     let mut took = Vec::new();
     for _ in 0..200 {
         let started = Instant::now();
-        let res = app.get(&format!("/v1/trade-registration/{a_case}"), Some(&a_key)).send().await.unwrap();
+        let res = app
+            .get(&format!("/v1/trade-registration/{a_case}"), Some(&a_key))
+            .send()
+            .await
+            .unwrap();
         took.push(started.elapsed());
         assert_eq!(res.status(), 200);
     }
@@ -783,7 +844,10 @@ async fn a_tenants_costly_lists_leave_the_others_reads_alone() {
     }
     took.sort();
     let p99 = took[took.len() * 99 / 100];
-    eprintln!("A's GET while B ran {lists} lists: p50 {:?}, p99 {p99:?}", took[took.len() / 2]);
+    eprintln!(
+        "A's GET while B ran {lists} lists: p50 {:?}, p99 {p99:?}",
+        took[took.len() / 2]
+    );
     assert!(lists > 8, "B's lists ran");
     assert!(p99 < Duration::from_millis(100), "p99 {p99:?}");
 }

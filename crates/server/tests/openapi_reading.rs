@@ -156,24 +156,51 @@ async fn the_reference_page_loads_the_document_by_a_relative_address() {
 #[tokio::test]
 async fn the_reference_page_runs_only_its_own_scripts_and_is_never_framed() {
     let app = TestApp::spawn(Backend::Sqlite).await.expect("sqlite");
-    for path in ["/docs/", "/docs/index.html", "/docs/swagger-initializer.js", "/docs/swagger-ui-bundle.js", "/openapi.json"] {
+    for path in [
+        "/docs/",
+        "/docs/index.html",
+        "/docs/swagger-initializer.js",
+        "/docs/swagger-ui-bundle.js",
+        "/openapi.json",
+    ] {
         let res = app.get(path, None).send().await.unwrap();
         assert_eq!(res.status(), 200, "{path}");
         let h = res.headers();
         let csp = h["content-security-policy"].to_str().unwrap();
-        for directive in ["default-src 'none'", "script-src 'self'", "frame-ancestors 'none'", "base-uri 'none'", "form-action 'none'", "connect-src 'self'"] {
+        for directive in [
+            "default-src 'none'",
+            "script-src 'self'",
+            "frame-ancestors 'none'",
+            "base-uri 'none'",
+            "form-action 'none'",
+            "connect-src 'self'",
+        ] {
             assert!(csp.contains(directive), "{path}: {csp}");
         }
         assert!(!csp.contains("unsafe-eval"), "{path}: {csp}");
-        assert!(!csp.split(';').any(|d| d.trim().starts_with("script-src") && d.contains("unsafe-inline")), "{path}: {csp}");
+        assert!(
+            !csp.split(';')
+                .any(|d| d.trim().starts_with("script-src") && d.contains("unsafe-inline")),
+            "{path}: {csp}"
+        );
         assert_eq!(h["x-frame-options"], "DENY", "{path}");
         assert_eq!(h["x-content-type-options"], "nosniff", "{path}");
     }
-    let page = app.get("/docs/", None).send().await.unwrap().text().await.unwrap();
+    let page = app
+        .get("/docs/", None)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     let inline_scripts = page
         .split("<script")
         .skip(1)
         .filter(|tag| !tag.split('>').next().unwrap_or("").contains("src="))
         .count();
-    assert_eq!(inline_scripts, 0, "the page has an inline script the policy blocks: {page}");
+    assert_eq!(
+        inline_scripts, 0,
+        "the page has an inline script the policy blocks: {page}"
+    );
 }

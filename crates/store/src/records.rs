@@ -845,3 +845,42 @@ mod tests {
         assert!(CaseSearch::parse(&"x".repeat(200)).is_some());
     }
 }
+
+/// A console session as stored (issue 53.1): the token's SHA-256, never the token.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConsoleSessionRecord {
+    pub token_hash: Vec<u8>,
+    pub operator_id: Uuid,
+    pub operator_name: String,
+    pub key_prefix: String,
+    pub csrf: String,
+    /// Microseconds since the epoch: sign-in, and the last request (written at most once a
+    /// minute).
+    pub started_us: i64,
+    pub seen_us: i64,
+    /// The messages the next page shows once (JSON).
+    pub flash: Option<String>,
+}
+
+/// What the pruning job removes: rows older than these.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PruneBefore {
+    /// Events of the log created before.
+    pub events: OffsetDateTime,
+    /// Webhook messages delivered or given up before (with their attempts).
+    pub webhook_messages: OffsetDateTime,
+    /// Idempotency answers created before.
+    pub idempotency_keys: OffsetDateTime,
+    /// Console sessions last seen before, or started before (microseconds).
+    pub sessions_seen_us: i64,
+    pub sessions_started_us: i64,
+}
+
+/// What one pruning run removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Pruned {
+    pub events: u64,
+    pub webhook_messages: u64,
+    pub idempotency_keys: u64,
+    pub console_sessions: u64,
+}

@@ -37,6 +37,33 @@ pub trait Repository: Send + Sync + 'static {
     async fn list_providers(&self, after: Option<Uuid>, limit: i64) -> Result<Vec<Company>>;
 
     async fn create_operator(&self, name: &str) -> Result<Operator>;
+    /// A console session opened (issue 53.1).
+    async fn insert_console_session(&self, session: &crate::ConsoleSessionRecord) -> Result<()>;
+    /// The session of a token's SHA-256.
+    async fn get_console_session(
+        &self,
+        token_hash: &[u8],
+    ) -> Result<Option<crate::ConsoleSessionRecord>>;
+    /// Records the session's last request (microseconds since the epoch).
+    async fn touch_console_session(&self, token_hash: &[u8], seen_us: i64) -> Result<()>;
+    /// Replaces the messages the session's next page shows (JSON), or clears them.
+    async fn set_console_flash(&self, token_hash: &[u8], flash: Option<String>) -> Result<()>;
+    async fn delete_console_session(&self, token_hash: &[u8]) -> Result<()>;
+    /// Takes the lease `name` for `holder` until `until_us` unless another holds it past
+    /// `now_us`: whether it did (issue 53.4).
+    async fn take_lease(
+        &self,
+        name: &str,
+        holder: Uuid,
+        now_us: i64,
+        until_us: i64,
+    ) -> Result<bool>;
+    /// Records `instance` alive at `now_us`; the instances seen since `live_since_us`.
+    async fn heartbeat(&self, instance: Uuid, now_us: i64, live_since_us: i64) -> Result<i64>;
+    /// An instance that stops.
+    async fn forget_instance(&self, instance: Uuid) -> Result<()>;
+    /// Removes what is past its retention (issue 53.4).
+    async fn prune(&self, before: &crate::PruneBefore) -> Result<crate::Pruned>;
     async fn get_operator(&self, id: Uuid) -> Result<Option<Operator>>;
     /// The bytes of every document of `provider`'s cases, cancelled ones too (its storage
     /// quota's count).

@@ -54,6 +54,20 @@ impl KeyCache {
         });
     }
 
+    /// The record of `prefix` read from the database now (and kept for the reads after).
+    pub(crate) async fn find_fresh(
+        &self,
+        repo: &dyn Repository,
+        prefix: &str,
+    ) -> Result<Option<ApiKeyRecord>, store::StoreError> {
+        let found = repo.find_api_key(prefix).await?;
+        match &found {
+            Some(record) => self.records.put(prefix, record.clone()),
+            None => self.records.forget(prefix),
+        }
+        Ok(found)
+    }
+
     pub(crate) async fn find(
         &self,
         repo: &dyn Repository,

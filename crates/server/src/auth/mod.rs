@@ -119,12 +119,13 @@ pub async fn issue_company_key(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyPrefix(pub String);
 
-/// Resolves a bearer token to its caller and the key's prefix (through `cache`), or the 401
-/// reason.
+/// Resolves a bearer token to its caller and the key's prefix (through `cache`; with `fresh`,
+/// from the database whatever the cache holds), or the 401 reason.
 pub async fn resolve_key(
     repo: &dyn Repository,
     cache: &KeyCache,
     header: Option<&str>,
+    fresh: bool,
 ) -> Result<(Caller, KeyPrefix), ApiError> {
     let header = header.ok_or(ApiError::Unauthorized(
         "send the API key as Authorization: Bearer <key>",
@@ -139,7 +140,12 @@ pub async fn resolve_key(
     };
     let parsed = parse_key(token).ok_or(ApiError::Unauthorized("the API key is malformed"))?;
     const UNKNOWN: ApiError = ApiError::Unauthorized("the API key is unknown or revoked");
-    let record = cache.find(repo, parsed.prefix).await?.ok_or(UNKNOWN)?;
+    let record = if fresh {
+        cache.find_fresh(repo, parsed.prefix).await?
+    } else {
+        cache.find(repo, parsed.prefix).await?
+    }
+    .ok_or(UNKNOWN)?;
     let matches: bool = hash_key(token).ct_eq(&record.hash).into();
     if !matches || record.revoked_at.is_some() || record.kind != parsed.kind {
         return Err(UNKNOWN);
@@ -184,7 +190,15 @@ pub async fn require_key(
         .headers
         .get(AUTHORIZATION)
         .map(|v| v.to_str().unwrap_or(""));
-    let resolved = resolve_key(state.repo.as_ref(), &state.keys, header).await;
+    // A request that changes something (a key issued, a case created, a step) reads its key
+    // from the database: a key revoked on another instance writes nothing more there at once,
+    // and reads within the key cache's time (issue 53.2, docs/operations.md "Running N
+    // instances").
+    let fresh = !matches!(
+        parts.method,
+        axum::http::Method::GET | axum::http::Method::HEAD
+    );
+    let resolved = resolve_key(state.repo.as_ref(), &state.keys, header, fresh).await;
     // A request without a valid key takes a token of its client address's bucket: guessing
     // keys, or a platform misconfigured in a loop, is slowed per address (issue 52.5).
     if let Err(ApiError::Unauthorized(_)) = &resolved

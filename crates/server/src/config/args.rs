@@ -305,11 +305,27 @@ pub struct ServeArgs {
     #[arg(long, env = "FILING_MAX_UPLOADS_PER_PROVIDER", value_parser = parse::whole(1_usize..))]
     pub max_uploads_per_provider: Option<usize>,
 
+    /// Days the event log (`GET /v1/events`) and delivered or given-up webhook messages (with
+    /// their attempts) are kept before the pruning job removes them; at least 30, the time the
+    /// API promises. Default 90.
+    #[arg(long, env = "FILING_RETENTION_DAYS", default_value = "90")]
+    #[arg(value_parser = parse::whole(30_u32..=36_500))]
+    pub retention_days: u32,
+
+    /// How often the pruning job runs (on one instance at a time), in seconds. Default 3600.
+    #[arg(long, env = "FILING_PRUNE_INTERVAL_SECS", default_value = "3600")]
+    #[arg(value_parser = parse::seconds(1..=86_400))]
+    pub prune_interval_secs: Duration,
+
     /// `GET` requests one provider (with its client companies; an operator as one) may have in
     /// flight at once; more wait their turn (at most `FILING_DB_TIMEOUT_SECS`, then 429), so one
     /// tenant's costly lists never take every read connection. Default 4 (half the 8 read
     /// connections).
-    #[arg(long, env = "FILING_MAX_CONCURRENT_READS_PER_COMPANY", default_value = "4")]
+    #[arg(
+        long,
+        env = "FILING_MAX_CONCURRENT_READS_PER_COMPANY",
+        default_value = "4"
+    )]
     #[arg(value_parser = parse::whole(1_usize..=10_000))]
     pub max_concurrent_reads_per_company: usize,
 
@@ -317,7 +333,11 @@ pub struct ServeArgs {
     /// included; an upload that would exceed it is answered 413 `STORAGE_QUOTA_EXCEEDED` before
     /// its body is read. 0: no quota. Default 50 GiB (docs/operations.md, "Storage quota and
     /// free disk").
-    #[arg(long, env = "FILING_STORAGE_QUOTA_BYTES", default_value = "53687091200")]
+    #[arg(
+        long,
+        env = "FILING_STORAGE_QUOTA_BYTES",
+        default_value = "53687091200"
+    )]
     #[arg(value_parser = parse::whole(0_u64..).note("0 turns the quota off"))]
     pub storage_quota_bytes: u64,
 
@@ -349,7 +369,11 @@ pub struct ServeArgs {
 
     /// Requests per minute one client address may make without a valid key (each answered
     /// 401) and console sign-ins it may try; beyond them 429 `RATE_LIMITED`. 0 turns it off.
-    #[arg(long, env = "FILING_ADDRESS_RATE_LIMIT_PER_MINUTE", default_value = "30")]
+    #[arg(
+        long,
+        env = "FILING_ADDRESS_RATE_LIMIT_PER_MINUTE",
+        default_value = "30"
+    )]
     #[arg(value_parser = parse::whole(0_u32..).note("0 turns limiting off"))]
     pub address_rate_limit_per_minute: u32,
 

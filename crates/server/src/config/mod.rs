@@ -264,6 +264,9 @@ pub struct Config {
     pub upload_reserve: usize,
     /// Database-reading requests (`GET`) one provider may have in flight at once.
     pub max_reads_per_company: usize,
+    /// How long the event log and finished webhook messages are kept, and how often they are
+    /// pruned.
+    pub retention: Retention,
     /// Bytes of documents one provider may store (`None`: no quota).
     pub storage_quota: Option<u64>,
     /// Free bytes of the data folder's disk below which uploads are refused.
@@ -285,6 +288,14 @@ pub struct Config {
 pub struct RateLimit {
     pub per_second: NonZeroU32,
     pub burst: NonZeroU32,
+}
+
+/// What the pruning job keeps (issue 53.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    pub events: time::Duration,
+    pub webhook_messages: time::Duration,
+    pub prune_every: Duration,
 }
 
 /// How webhooks are delivered.
@@ -592,17 +603,25 @@ impl Config {
                 .max(1),
             upload_reserve,
             max_reads_per_company: serve.max_concurrent_reads_per_company,
+            retention: Retention {
+                events: time::Duration::days(i64::from(serve.retention_days)),
+                webhook_messages: time::Duration::days(i64::from(serve.retention_days)),
+                prune_every: serve.prune_interval_secs,
+            },
             storage_quota: (serve.storage_quota_bytes > 0).then_some(serve.storage_quota_bytes),
             min_free_disk: serve.min_free_disk_bytes,
             rate_limit: NonZeroU32::new(serve.rate_limit_per_second).map(|per_second| RateLimit {
                 per_second,
-                burst: serve
-                    .rate_limit_burst
-                    .flatten()
-                    .unwrap_or(per_second.saturating_mul(NonZeroU32::new(4).unwrap_or(NonZeroU32::MIN))),
+                burst: serve.rate_limit_burst.flatten().unwrap_or(
+                    per_second.saturating_mul(NonZeroU32::new(4).unwrap_or(NonZeroU32::MIN)),
+                ),
             }),
-            address_rate_limit: NonZeroU32::new(serve.address_rate_limit_per_minute)
-                .map(|per_minute| RateLimit { per_second: per_minute, burst: per_minute }),
+            address_rate_limit: NonZeroU32::new(serve.address_rate_limit_per_minute).map(
+                |per_minute| RateLimit {
+                    per_second: per_minute,
+                    burst: per_minute,
+                },
+            ),
             client_address_header: serve
                 .client_address_header
                 .as_deref()

@@ -129,7 +129,8 @@ fn defaults_are_valid() {
         Some((50, 200))
     );
     assert_eq!(
-        c.address_rate_limit.map(|r| (r.per_second.get(), r.burst.get())),
+        c.address_rate_limit
+            .map(|r| (r.per_second.get(), r.burst.get())),
         Some((30, 30))
     );
     assert_eq!(c.client_address_header, None);
@@ -167,7 +168,10 @@ fn bad_values_name_their_variable() {
         ("--max-upload-bytes=lots", "FILING_MAX_UPLOAD_BYTES"),
         ("--directory-cache-secs=-1", "FILING_DIRECTORY_CACHE_SECS"),
         ("--max-keys-per-company=0", "FILING_MAX_KEYS_PER_COMPANY"),
-        ("--client-address-header=bad header", "FILING_CLIENT_ADDRESS_HEADER"),
+        (
+            "--client-address-header=bad header",
+            "FILING_CLIENT_ADDRESS_HEADER",
+        ),
         ("--upload-reserve=16", "FILING_UPLOAD_RESERVE"),
         ("--signing-secret=short", "FILING_SIGNING_SECRET"),
         (

@@ -29,7 +29,12 @@ fn forbidden() -> Response {
 }
 
 /// The outcome of a form as the next page shows it, and the redirect to that page.
-fn done(op: &Operator, back: String, result: Result<String, ApiError>) -> Response {
+async fn done(
+    state: &AppState,
+    op: &Operator,
+    back: String,
+    result: Result<String, ApiError>,
+) -> Response {
     let flash = match result {
         Ok(message) => Flash {
             ok: true,
@@ -38,7 +43,13 @@ fn done(op: &Operator, back: String, result: Result<String, ApiError>) -> Respon
         },
         Err(e) => Flash::failed(e),
     };
-    op.session.push_flash(flash);
+    if let Err(e) = state
+        .console
+        .push_flash(state.repo.as_ref(), &op.token, flash)
+        .await
+    {
+        tracing::error!(error = %e, "could not keep the form's outcome for the next page");
+    }
     see_other(&back)
 }
 
@@ -46,6 +57,7 @@ fn done(op: &Operator, back: String, result: Result<String, ApiError>) -> Respon
 /// `kind`: refused (403) without the session's token, else `step` runs with the case's id and
 /// its outcome is shown once on the case's page.
 async fn on_case(
+    state: &AppState,
     op: &Operator,
     csrf: &str,
     kind: &str,
@@ -59,7 +71,7 @@ async fn on_case(
         Ok(id) => step(id).await,
         Err(e) => Err(e),
     };
-    done(op, format!("{kind}/{raw}"), result)
+    done(state, op, format!("{kind}/{raw}"), result).await
 }
 
 /// A move as the operator reads it: `eingereicht → blockiert`.
@@ -129,7 +141,7 @@ pub async fn step<K: Step>(
     axum::Form(mut form): axum::Form<StepForm>,
 ) -> Response {
     let csrf = std::mem::take(&mut form.csrf);
-    on_case(&op, &csrf, K::PATH, &raw, async |id| {
+    on_case(&state, &op, &csrf, K::PATH, &raw, async |id| {
         Ok(moved(lang, K::take(&state, op.caller(), id, form).await?))
     })
     .await
@@ -186,7 +198,7 @@ pub async fn trade_licence(
     if !csrf_seen {
         return forbidden();
     }
-    done(&op, back, result)
+    done(&state, &op, back, result).await
 }
 
 #[derive(Deserialize)]
@@ -208,7 +220,7 @@ pub async fn trade_details(
     axum::Form(mut form): axum::Form<DetailsForm>,
 ) -> Response {
     let csrf = std::mem::take(&mut form.csrf);
-    on_case(&op, &csrf, TradeStatus::PATH, &raw, async |id| {
+    on_case(&state, &op, &csrf, TradeStatus::PATH, &raw, async |id| {
         let case = crate::cases::access::trade_case(&state, op.caller(), id).await?;
         let mut body = serde_json::Map::new();
         if let Some(office) = filled(form.office)
@@ -270,7 +282,7 @@ pub async fn identity(
     axum::Form(mut form): axum::Form<IdentityForm>,
 ) -> Response {
     let csrf = std::mem::take(&mut form.csrf);
-    on_case(&op, &csrf, TradeStatus::PATH, &raw, async |id| {
+    on_case(&state, &op, &csrf, TradeStatus::PATH, &raw, async |id| {
         let index: usize = index.parse().map_err(|_| ApiError::NotFound)?;
         let operator = op.session.operator_id;
         match form.action.as_str() {
@@ -309,7 +321,7 @@ pub async fn tax_office(
     axum::Form(mut form): axum::Form<OfficeForm>,
 ) -> Response {
     let csrf = std::mem::take(&mut form.csrf);
-    on_case(&op, &csrf, TaxStatus::PATH, &raw, async |id| {
+    on_case(&state, &op, &csrf, TaxStatus::PATH, &raw, async |id| {
         let number = filled(form.suggested)
             .or(filled(form.tax_office_number))
             .ok_or_else(|| {

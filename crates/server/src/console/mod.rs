@@ -329,7 +329,8 @@ async fn login(
         return res;
     }
     let bearer = format!("Bearer {}", form.key.trim());
-    let resolved = crate::auth::resolve_key(state.repo.as_ref(), &state.keys, Some(&bearer)).await;
+    let resolved =
+        crate::auth::resolve_key(state.repo.as_ref(), &state.keys, Some(&bearer), true).await;
     let refused = || {
         html_response(
             StatusCode::UNAUTHORIZED,
@@ -353,7 +354,14 @@ async fn login(
         Err(e) => return api_error_page(lang, e.into()),
     };
     tracing::info!(%operator_id, "console sign-in");
-    let token = state.console.start(operator_id, name, prefix.0);
+    let token = match state
+        .console
+        .start(state.repo.as_ref(), operator_id, name, prefix.0)
+        .await
+    {
+        Ok(token) => token,
+        Err(e) => return api_error_page(lang, e.into()),
+    };
     let mut res = see_other("/console/trade");
     res.headers_mut()
         .insert(header::SET_COOKIE, session_cookie(&state, Some(&token)));
@@ -374,7 +382,9 @@ async fn logout(
     if !op.session.csrf_ok(&form.csrf) {
         return (StatusCode::FORBIDDEN, "CSRF token mismatch").into_response();
     }
-    state.console.end(&op.token);
+    if let Err(e) = state.console.end(state.repo.as_ref(), &op.token).await {
+        return api_error_page(Lang::De, e.into());
+    }
     let mut res = see_other("/console/login");
     res.headers_mut()
         .insert(header::SET_COOKIE, session_cookie(&state, None));

@@ -1,12 +1,14 @@
 //! Console sessions: an operator signs in with an operator key and gets a random session
 //! token in an `HttpOnly`, `SameSite=Strict` cookie (`Secure` when the service's public URL is
-//! https). The server keeps the session (operator, key prefix, CSRF token) in memory, by the
-//! token's SHA-256: it ends after [`IDLE`] without a request, after [`MAX_AGE`] in any case,
-//! on sign-out, and as soon as the operator key it was opened with is revoked
-//! (docs/adr/0026-operator-console.md says why in memory and what that costs).
+//! https; a session cookie, without `Max-Age`: it ends with the browser too). The database keeps
+//! the session (operator, key prefix, CSRF token, the next page's messages) by the token's
+//! SHA-256, so every instance serves it and a restart signs no one out (issue 53.1): it ends
+//! after [`IDLE`] without a request, after [`MAX_AGE`] in any case, on sign-out, and as soon as
+//! the operator key it was opened with is revoked (docs/adr/0026-operator-console.md,
+//! docs/adr/0032-instances-share-the-database.md).
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::extract::FromRequestParts;
 use axum::http::header::{COOKIE as COOKIE_HEADER, LOCATION};
@@ -27,11 +29,11 @@ pub const COOKIE: &str = "filing_console";
 pub const IDLE: Duration = Duration::from_secs(30 * 60);
 /// A session ends this long after sign-in, however busy.
 pub const MAX_AGE: Duration = Duration::from_secs(10 * 60 * 60);
-/// The most sessions an instance keeps (the oldest idle ones go first beyond it).
-const CAPACITY: u64 = 10_000;
+/// A session's last request is written at most this often (its idle time is this exact).
+const SEEN_EVERY: Duration = Duration::from_secs(60);
 
 /// A message shown once on the next page (the outcome of a form).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Flash {
     pub ok: bool,
     pub message: String,
@@ -68,7 +70,7 @@ pub struct Session {
     pub key_prefix: String,
     /// The token every form of this session carries (`csrf` field).
     pub csrf: String,
-    started: Instant,
+    /// The messages of the last form, for this page (read and cleared by a `GET`).
     flash: Mutex<Vec<Flash>>,
 }
 
@@ -92,22 +94,9 @@ impl Session {
     }
 }
 
-/// The sessions of this instance.
-pub struct Sessions {
-    cache: moka::sync::Cache<[u8; 32], Arc<Session>>,
-}
-
-impl Default for Sessions {
-    fn default() -> Self {
-        Self {
-            cache: moka::sync::Cache::builder()
-                .max_capacity(CAPACITY)
-                .time_to_idle(IDLE)
-                .time_to_live(MAX_AGE)
-                .build(),
-        }
-    }
-}
+/// The sessions, in the database every instance shares.
+#[derive(Default)]
+pub struct Sessions;
 
 fn random_token() -> String {
     let mut bytes = [0u8; 32];
@@ -119,34 +108,101 @@ fn digest(token: &str) -> [u8; 32] {
     Sha256::digest(token.as_bytes()).into()
 }
 
+fn now_us() -> i64 {
+    i64::try_from(time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1000).unwrap_or(i64::MAX)
+}
+
+fn micros(d: Duration) -> i64 {
+    i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
+}
+
 impl Sessions {
-    /// Opens a session; returns its token (for the cookie only: the server keeps its digest).
-    pub fn start(&self, operator_id: Uuid, operator_name: String, key_prefix: String) -> String {
+    /// Opens a session; returns its token (for the cookie only: the database keeps its digest).
+    pub async fn start(
+        &self,
+        repo: &dyn store::Repository,
+        operator_id: Uuid,
+        operator_name: String,
+        key_prefix: String,
+    ) -> Result<String, store::StoreError> {
         let token = random_token();
-        let session = Session {
+        let now = now_us();
+        repo.insert_console_session(&store::ConsoleSessionRecord {
+            token_hash: digest(&token).to_vec(),
             operator_id,
             operator_name,
             key_prefix,
             csrf: random_token(),
-            started: Instant::now(),
-            flash: Mutex::new(Vec::new()),
-        };
-        self.cache.insert(digest(&token), Arc::new(session));
-        token
+            started_us: now,
+            seen_us: now,
+            flash: None,
+        })
+        .await?;
+        Ok(token)
     }
 
-    pub fn get(&self, token: &str) -> Option<Arc<Session>> {
+    /// The live session of `token`, with its messages for this page when `take_flash` (they
+    /// are cleared, so they show once); `None` when there is none or it expired (then it is
+    /// removed).
+    pub async fn get(
+        &self,
+        repo: &dyn store::Repository,
+        token: &str,
+        take_flash: bool,
+    ) -> Result<Option<Arc<Session>>, store::StoreError> {
         let key = digest(token);
-        let session = self.cache.get(&key)?;
-        if session.started.elapsed() > MAX_AGE {
-            self.cache.invalidate(&key);
-            return None;
+        let Some(r) = repo.get_console_session(&key).await? else {
+            return Ok(None);
+        };
+        let now = now_us();
+        if now - r.seen_us > micros(IDLE) || now - r.started_us > micros(MAX_AGE) {
+            repo.delete_console_session(&key).await?;
+            return Ok(None);
         }
-        Some(session)
+        if now - r.seen_us > micros(SEEN_EVERY) {
+            repo.touch_console_session(&key, now).await?;
+        }
+        let mut flash = Vec::new();
+        if take_flash && let Some(text) = &r.flash {
+            flash = serde_json::from_str(text).unwrap_or_default();
+            repo.set_console_flash(&key, None).await?;
+        }
+        Ok(Some(Arc::new(Session {
+            operator_id: r.operator_id,
+            operator_name: r.operator_name,
+            key_prefix: r.key_prefix,
+            csrf: r.csrf,
+            flash: Mutex::new(flash),
+        })))
     }
 
-    pub fn end(&self, token: &str) {
-        self.cache.invalidate(&digest(token));
+    /// Keeps `flash` for the session's next page (after a form's redirect, on whichever
+    /// instance serves it).
+    pub async fn push_flash(
+        &self,
+        repo: &dyn store::Repository,
+        token: &str,
+        flash: Flash,
+    ) -> Result<(), store::StoreError> {
+        let key = digest(token);
+        let mut all: Vec<Flash> = match repo.get_console_session(&key).await? {
+            Some(r) => r
+                .flash
+                .and_then(|t| serde_json::from_str(&t).ok())
+                .unwrap_or_default(),
+            None => return Ok(()),
+        };
+        all.push(flash);
+        let text = serde_json::to_string(&all).ok();
+        repo.set_console_flash(&key, text).await
+    }
+
+    pub async fn end(
+        &self,
+        repo: &dyn store::Repository,
+        token: &str,
+    ) -> Result<(), store::StoreError> {
+        repo.delete_console_session(&digest(token)).await
     }
 }
 
@@ -170,10 +226,9 @@ pub fn session_cookie(state: &AppState, token: Option<&str>) -> HeaderValue {
         ""
     };
     let value = match token {
-        Some(t) => format!(
-            "{COOKIE}={t}; Path=/console; HttpOnly; SameSite=Strict; Max-Age={}{secure}",
-            MAX_AGE.as_secs()
-        ),
+        // A session cookie (no `Max-Age`): the server ends the session after `IDLE` or
+        // `MAX_AGE`, the browser when it closes.
+        Some(t) => format!("{COOKIE}={t}; Path=/console; HttpOnly; SameSite=Strict{secure}"),
         None => format!("{COOKIE}=; Path=/console; HttpOnly; SameSite=Strict; Max-Age=0{secure}"),
     };
     HeaderValue::from_str(&value).unwrap_or(HeaderValue::from_static("filing_console=; Max-Age=0"))
@@ -223,19 +278,32 @@ impl FromRequestParts<Arc<AppState>> for Operator {
                 .insert(axum::http::header::SET_COOKIE, session_cookie(state, None));
             res
         };
-        let Some(session) = state.console.get(token) else {
-            return Err(expired());
+        // A page (`GET`) shows the messages of the last form once.
+        let page = parts.method == axum::http::Method::GET;
+        let session = match state.console.get(state.repo.as_ref(), token, page).await {
+            Ok(Some(session)) => session,
+            Ok(None) => return Err(expired()),
+            Err(e) => return Err(crate::error::ApiError::from(e).into_response()),
         };
-        // The key may have been revoked since sign-in (on this instance at once, on others
-        // within the key cache's time).
-        match state
-            .keys
-            .find(state.repo.as_ref(), &session.key_prefix)
-            .await
-        {
+        // The key may have been revoked since sign-in: a form (a change) reads the key from
+        // the database, on every instance at once; a page within the key cache's time.
+        let key = if page {
+            state
+                .keys
+                .find(state.repo.as_ref(), &session.key_prefix)
+                .await
+        } else {
+            state
+                .keys
+                .find_fresh(state.repo.as_ref(), &session.key_prefix)
+                .await
+        };
+        match key {
             Ok(Some(k)) if k.revoked_at.is_none() => {}
             Ok(_) => {
-                state.console.end(token);
+                if let Err(e) = state.console.end(state.repo.as_ref(), token).await {
+                    return Err(crate::error::ApiError::from(e).into_response());
+                }
                 return Err(expired());
             }
             Err(e) => return Err(crate::error::ApiError::from(e).into_response()),

@@ -21,6 +21,8 @@ pub struct UploadSlots {
     total: usize,
     reserve: usize,
     cap: usize,
+    /// Instances alive: a provider's cap is divided among them (issue 53.3).
+    instances: std::sync::atomic::AtomicUsize,
     held: std::sync::Mutex<Held>,
     freed: tokio::sync::Notify,
 }
@@ -72,6 +74,7 @@ impl UploadSlots {
             total,
             reserve: reserve.min(total.saturating_sub(1)),
             cap: cap.clamp(1, total.max(1)),
+            instances: std::sync::atomic::AtomicUsize::new(1),
             held: Default::default(),
             freed: tokio::sync::Notify::new(),
         }
@@ -95,7 +98,7 @@ impl UploadSlots {
         let others_waiting = h.waiting.saturating_sub(usize::from(newcomer_waiting));
         let allowed = if held == 0 {
             free > others_waiting
-        } else if held >= self.cap {
+        } else if held >= self.cap_here() {
             false
         } else {
             let fair = self.total.div_ceil(h.by.len().max(1));
@@ -173,7 +176,11 @@ impl UploadSlots {
     /// two not ended): `false` when there is none such.
     fn end_one(h: &mut Held) -> bool {
         let live = |slots: &Vec<Slot>| slots.iter().filter(|s| !s.end.is_cancelled()).count();
-        let Some(slots) = h.by.values().filter(|s| live(s) >= 2).max_by_key(|s| live(s)) else {
+        let Some(slots) =
+            h.by.values()
+                .filter(|s| live(s) >= 2)
+                .max_by_key(|s| live(s))
+        else {
             return false;
         };
         match slots.iter().rev().find(|s| !s.end.is_cancelled()) {
@@ -189,6 +196,21 @@ impl UploadSlots {
     pub fn held_by(&self, owner: uuid::Uuid) -> usize {
         let h = self.held.lock().unwrap_or_else(|e| e.into_inner());
         h.by.get(&owner).map_or(0, Vec::len)
+    }
+
+    /// The instances alive now (each allows a provider its share of the cap).
+    pub fn set_instances(&self, n: usize) {
+        self.instances
+            .store(n.max(1), std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The most one provider may hold on this instance: the cap divided among the instances.
+    pub fn cap_here(&self) -> usize {
+        let n = self
+            .instances
+            .load(std::sync::atomic::Ordering::Relaxed)
+            .max(1);
+        (self.cap / n).max(1)
     }
 
     /// Slots in use now, and the providers holding them.
@@ -224,13 +246,18 @@ impl Drop for SlotGuard<'_> {
 /// waits its turn (first come, first served) without holding a connection.
 pub struct ReadCaps {
     per: usize,
-    held: std::sync::Mutex<std::collections::HashMap<uuid::Uuid, std::sync::Arc<tokio::sync::Semaphore>>>,
+    /// Instances alive: the cap is divided among them (issue 53.3).
+    instances: std::sync::atomic::AtomicUsize,
+    held: std::sync::Mutex<
+        std::collections::HashMap<uuid::Uuid, std::sync::Arc<tokio::sync::Semaphore>>,
+    >,
 }
 
 impl ReadCaps {
     pub fn new(per: usize) -> Self {
         Self {
             per: per.max(1),
+            instances: std::sync::atomic::AtomicUsize::new(1),
             held: Default::default(),
         }
     }
@@ -251,9 +278,17 @@ impl ReadCaps {
                 .or_insert_with(|| std::sync::Arc::new(tokio::sync::Semaphore::new(self.per)))
                 .clone()
         };
-        match semaphore.clone().try_acquire_owned() {
+        // With N instances each allows `per / N` (at least one): a read takes `per` divided by
+        // that many permits.
+        let n = self
+            .instances
+            .load(std::sync::atomic::Ordering::Relaxed)
+            .max(1);
+        let here = (self.per / n).max(1);
+        let permits = u32::try_from(self.per / here).unwrap_or(1);
+        match semaphore.clone().try_acquire_many_owned(permits) {
             Ok(permit) => Some(permit),
-            Err(_) => tokio::time::timeout(wait, semaphore.acquire_owned())
+            Err(_) => tokio::time::timeout(wait, semaphore.acquire_many_owned(permits))
                 .await
                 .ok()
                 .and_then(Result::ok),
@@ -269,6 +304,12 @@ impl ReadCaps {
 
     pub fn per(&self) -> usize {
         self.per
+    }
+
+    /// The instances alive now.
+    pub fn set_instances(&self, n: usize) {
+        self.instances
+            .store(n.max(1), std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -423,16 +464,27 @@ mod tests {
             alone.push(g);
         }
         assert_eq!(alone.len(), 14);
-        assert_eq!(slots.take(ids[0]).err(), Some(SlotRefusal::OwnShare { held: 14 }));
+        assert_eq!(
+            slots.take(ids[0]).err(),
+            Some(SlotRefusal::OwnShare { held: 14 })
+        );
         // Two newcomers get the reserve at once; with every slot taken the answer is 503.
         let b = slots.take(ids[1]).expect("a newcomer is served");
         let _c = slots.take(ids[2]).expect("a second newcomer too");
         assert_eq!(slots.take(ids[3]).err(), Some(SlotRefusal::Full));
         // As the first provider's uploads end, the slots go to the others first.
         alone.pop();
-        assert_eq!(slots.take(ids[0]).err(), Some(SlotRefusal::OwnShare { held: 13 }));
-        assert_eq!(slots.take(ids[1]).err(), Some(SlotRefusal::OwnShare { held: 1 }));
-        let _d = slots.take(ids[3]).expect("the third newcomer takes the freed slot");
+        assert_eq!(
+            slots.take(ids[0]).err(),
+            Some(SlotRefusal::OwnShare { held: 13 })
+        );
+        assert_eq!(
+            slots.take(ids[1]).err(),
+            Some(SlotRefusal::OwnShare { held: 1 })
+        );
+        let _d = slots
+            .take(ids[3])
+            .expect("the third newcomer takes the freed slot");
         drop(b);
     }
 
@@ -440,7 +492,11 @@ mod tests {
     async fn a_newcomer_takes_a_slot_from_the_provider_holding_most() {
         // No reserve: fully work-conserving.
         let slots = UploadSlots::new(4, 0, 4);
-        let (a, b, c) = (uuid::Uuid::now_v7(), uuid::Uuid::now_v7(), uuid::Uuid::now_v7());
+        let (a, b, c) = (
+            uuid::Uuid::now_v7(),
+            uuid::Uuid::now_v7(),
+            uuid::Uuid::now_v7(),
+        );
         let mut held = Vec::new();
         while let Ok(g) = slots.take(a) {
             held.push(g);
@@ -451,7 +507,10 @@ mod tests {
         tokio::pin!(waiting);
         assert!(futures::poll!(&mut waiting).is_pending());
         let newest = held.pop().unwrap();
-        assert!(newest.end.is_cancelled(), "the newest of A's uploads was ended");
+        assert!(
+            newest.end.is_cancelled(),
+            "the newest of A's uploads was ended"
+        );
         assert!(held.iter().all(|g| !g.end.is_cancelled()));
         // A may not take the freed slot back: it is B's.
         drop(newest);
@@ -462,7 +521,10 @@ mod tests {
         let one = UploadSlots::new(2, 0, 2);
         let _x = one.take(a).unwrap();
         let _y = one.take(b).unwrap();
-        assert_eq!(one.acquire(c, Duration::from_millis(50)).await.err(), Some(SlotRefusal::Full));
+        assert_eq!(
+            one.acquire(c, Duration::from_millis(50)).await.err(),
+            Some(SlotRefusal::Full)
+        );
         drop(got_b);
     }
 

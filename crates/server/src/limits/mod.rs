@@ -316,14 +316,27 @@ pub async fn upload_slots(
         domain::auth::Caller::Operator { .. } => None,
         _ => Some(owner),
     };
-    let reservation = match state.storage.admit(state.repo.as_ref(), provider, declared).await {
+    let reservation = match state
+        .storage
+        .admit(state.repo.as_ref(), provider, declared)
+        .await
+    {
         Ok(Ok(r)) => r,
         Ok(Err(refusal)) => {
             tracing::warn!(%owner, ?refusal, "upload refused for its storage");
             let (by, err) = match refusal {
-                storage::StorageRefusal::Quota { used, quota, upload } => {
-                    ("quota", ApiError::StorageQuota { used, quota, upload })
-                }
+                storage::StorageRefusal::Quota {
+                    used,
+                    quota,
+                    upload,
+                } => (
+                    "quota",
+                    ApiError::StorageQuota {
+                        used,
+                        quota,
+                        upload,
+                    },
+                ),
                 storage::StorageRefusal::Disk { .. } => (
                     "disk",
                     ApiError::Overloaded("the service is low on disk space; retry later"),
@@ -386,7 +399,10 @@ pub async fn read_caps(State(state): State<Arc<AppState>>, req: Request, next: N
     let Some(permit) = state.read_caps.take(owner, state.config.db_timeout).await else {
         tracing::info!(%owner, cap = state.read_caps.per(), "read refused: the provider's concurrent reads are at their cap");
         state.metrics.rate_limited("reads");
-        return ApiError::RateLimited { retry_after_secs: 1 }.into_response();
+        return ApiError::RateLimited {
+            retry_after_secs: 1,
+        }
+        .into_response();
     };
     let res = next.run(req).await;
     drop(permit);
@@ -430,7 +446,10 @@ pub async fn rate_limit(State(state): State<Arc<AppState>>, req: Request, next: 
         req.extensions().get::<domain::auth::Caller>(),
     ) {
         let owner = bucket_of(caller);
-        let cost = cost(&req);
+        // N instances behind a load balancer each take N times the cost: together they allow
+        // the company its rate once (issue 53.3).
+        let live = u32::try_from(state.instances.live()).unwrap_or(1);
+        let cost = cost(&req).saturating_mul(live);
         if let Err(retry_after_secs) = limiter.check_n(owner, cost) {
             tracing::info!(%owner, cost, retry_after_secs, "rate limited");
             state.metrics.rate_limited("company");
@@ -452,17 +471,24 @@ pub fn client_address(
     headers: &axum::http::HeaderMap,
     connection: Option<ClientAddr>,
 ) -> Option<std::net::IpAddr> {
-    let from_header = state.config.client_address_header.as_ref().and_then(|name| {
-        let value = headers.get(name)?.to_str().ok()?;
-        value.rsplit(',').next()?.trim().parse().ok()
-    });
+    let from_header = state
+        .config
+        .client_address_header
+        .as_ref()
+        .and_then(|name| {
+            let value = headers.get(name)?.to_str().ok()?;
+            value.rsplit(',').next()?.trim().parse().ok()
+        });
     let addr = from_header.or(connection.map(|c| c.0))?;
     Some(match addr {
         std::net::IpAddr::V6(v6) if v6.to_ipv4_mapped().is_none() => {
             let bits = u128::from(v6) & !((1u128 << 64) - 1);
             std::net::IpAddr::V6(bits.into())
         }
-        std::net::IpAddr::V6(v6) => std::net::IpAddr::V4(v6.to_ipv4_mapped().unwrap_or(std::net::Ipv4Addr::UNSPECIFIED)),
+        std::net::IpAddr::V6(v6) => std::net::IpAddr::V4(
+            v6.to_ipv4_mapped()
+                .unwrap_or(std::net::Ipv4Addr::UNSPECIFIED),
+        ),
         v4 => v4,
     })
 }
@@ -476,7 +502,8 @@ pub fn address_refused(
 ) -> Option<u64> {
     let limiter = state.address_limiter.as_ref()?;
     let addr = client_address(state, headers, connection)?;
-    match limiter.check(addr) {
+    let live = u32::try_from(state.instances.live()).unwrap_or(1);
+    match limiter.check_n(addr, live) {
         Ok(()) => None,
         Err(wait) => {
             tracing::info!(%addr, wait, "client address rate limited");

@@ -123,7 +123,11 @@ impl Reservation<'_> {
     /// The upload was stored: its bytes count as stored until the usage is read again.
     pub fn stored(&self) {
         if let Some(p) = self.provider {
-            let mut stored = self.storage.stored.lock().unwrap_or_else(|e| e.into_inner());
+            let mut stored = self
+                .storage
+                .stored
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
             if let Some((_, bytes)) = stored.get_mut(&p) {
                 *bytes = bytes.saturating_add(self.bytes);
             }
@@ -134,7 +138,11 @@ impl Reservation<'_> {
 impl Drop for Reservation<'_> {
     fn drop(&mut self) {
         if let Some(p) = self.provider {
-            let mut in_flight = self.storage.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+            let mut in_flight = self
+                .storage
+                .in_flight
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
             if let Some(n) = in_flight.get_mut(&p) {
                 *n = n.saturating_sub(self.bytes);
                 if *n == 0 {

@@ -568,7 +568,10 @@ pub async fn test_endpoint(
 #[into_params(parameter_in = Query)]
 pub struct DeliveryQuery {
     /// The `next_cursor` of the previous page (opaque: it names that page's last attempt).
-    #[param(pattern = "^[A-Za-z0-9_-]{27}$", example = "AZq1c2nXd8mH4pZk0f3x9gAAAAM")]
+    #[param(
+        pattern = "^[A-Za-z0-9_-]{27}$",
+        example = "AZq1c2nXd8mH4pZk0f3x9gAAAAM"
+    )]
     pub before: Option<String>,
     /// 1 to 500, default 100.
     #[param(minimum = 1, maximum = 500)]

@@ -58,7 +58,9 @@ pub fn filing_command(dir: &std::path::Path, database_url: &str) -> std::process
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("FILING_DATA_DIR", dir.join("data"))
-        .env("DATABASE_URL", database_url);
+        .env("DATABASE_URL", database_url)
+        .env("FILING_RATE_LIMIT_PER_SECOND", "0")
+        .env("FILING_ADDRESS_RATE_LIMIT_PER_MINUTE", "0");
     command
 }
 
@@ -82,6 +84,11 @@ pub fn filing_process(dir: &std::path::Path) -> tokio::process::Command {
         .env("FILING_LOG", "warn")
         .env("FILING_OPERATOR_NAME", "Muster Filing GmbH")
         .env("FILING_OPERATOR_ADDRESS", "Beispielweg 5, 10117 Berlin")
+        // Load and crash tests send thousands of requests a second as one provider: the
+        // default rate limits (on since issue 52.5) are tested in `limits.rs`, which removes
+        // these two.
+        .env("FILING_RATE_LIMIT_PER_SECOND", "0")
+        .env("FILING_ADDRESS_RATE_LIMIT_PER_MINUTE", "0")
         .stdin(std::process::Stdio::null())
         .kill_on_drop(true);
     cmd

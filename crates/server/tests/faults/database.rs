@@ -142,6 +142,7 @@ async fn postgres_not_up_yet_at_start_is_waited_for() {
             .env("DATABASE_URL", via(&direct, proxy.addr))
             .env("FILING_LISTEN", format!("127.0.0.1:{port}"))
             .env("FILING_DB_TIMEOUT_SECS", "1")
+            .env("FILING_RATE_LIMIT_PER_SECOND", "0")
             .env("FILING_DB_STARTUP_WAIT_SECS", wait)
             .env("FILING_LOG", "warn")
             .stdin(std::process::Stdio::null())

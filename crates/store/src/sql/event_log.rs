@@ -53,7 +53,9 @@ shared_impl!(
         if before.is_some() {
             n += 1;
             // The scope's own row: `$1` is the scope's id where there is one.
-            let own = scope_column.map(|c| format!(" AND c.{c} = $1")).unwrap_or_default();
+            let own = scope_column
+                .map(|c| format!(" AND c.{c} = $1"))
+                .unwrap_or_default();
             sql.push_str(&format!(
                 " AND seq < (SELECT c.seq FROM events c WHERE c.id = ${n}{own})"
             ));

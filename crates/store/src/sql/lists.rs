@@ -61,7 +61,11 @@ fn utc_text(at: OffsetDateTime) -> Result<String> {
     // `to_offset` panics where UTC lies beyond year 9999 (`9999-12-31T23:00:00-01:00`):
     // such a time is later than every case, as the last one RFC 3339 can write.
     at.checked_to_offset(time::UtcOffset::UTC)
-        .unwrap_or(if at.offset().is_negative() { last } else { first })
+        .unwrap_or(if at.offset().is_negative() {
+            last
+        } else {
+            first
+        })
         .clamp(first, last)
         .format(&time::format_description::well_known::Rfc3339)
         .map_err(|e| crate::StoreError::Corrupt(format!("a time out of range: {e}")))
@@ -411,9 +415,12 @@ mod tests {
         sorted.sort();
         assert_eq!(texts, sorted);
         assert_eq!(texts[4], "2026-11-27T01:00:06");
-        // Times RFC 3339 cannot write in UTC compare as the nearest it can.
+        // Times RFC 3339 cannot write in UTC (or PostgreSQL cannot read: year 0) compare as
+        // the nearest it can; so do those past year 9999 in UTC, without a panic.
         let early = time::macros::datetime!(0000-01-01 0:30 +01:00);
-        assert_eq!(utc_text(early).unwrap(), "0000-01-01T00:00:00Z");
+        assert_eq!(utc_text(early).unwrap(), "0001-01-01T00:00:00Z");
+        let late = time::macros::datetime!(9999-12-31 23:00 -01:00);
+        assert_eq!(utc_text(late).unwrap(), "9999-12-31T23:59:59.999999Z");
         assert_eq!(key_floor(early.saturating_add(-KEY_SLACK)), Uuid::nil());
     }
 }

@@ -13,6 +13,7 @@ mod cases;
 mod children;
 mod event_log;
 pub(crate) mod events;
+mod instances;
 #[cfg(test)]
 pub(crate) mod list_tests;
 pub(crate) mod lists;

@@ -72,6 +72,51 @@ backend_impl!(
         self.sql().create_operator(name).await
     }
 
+    async fn insert_console_session(&self, session: &crate::ConsoleSessionRecord) -> Result<()> {
+        self.sql().insert_console_session(session).await
+    }
+
+    async fn get_console_session(
+        &self,
+        token_hash: &[u8],
+    ) -> Result<Option<crate::ConsoleSessionRecord>> {
+        self.sql().get_console_session(token_hash).await
+    }
+
+    async fn touch_console_session(&self, token_hash: &[u8], seen_us: i64) -> Result<()> {
+        self.sql().touch_console_session(token_hash, seen_us).await
+    }
+
+    async fn set_console_flash(&self, token_hash: &[u8], flash: Option<String>) -> Result<()> {
+        self.sql().set_console_flash(token_hash, flash).await
+    }
+
+    async fn delete_console_session(&self, token_hash: &[u8]) -> Result<()> {
+        self.sql().delete_console_session(token_hash).await
+    }
+
+    async fn take_lease(
+        &self,
+        name: &str,
+        holder: Uuid,
+        now_us: i64,
+        until_us: i64,
+    ) -> Result<bool> {
+        self.sql().take_lease(name, holder, now_us, until_us).await
+    }
+
+    async fn heartbeat(&self, instance: Uuid, now_us: i64, live_since_us: i64) -> Result<i64> {
+        self.sql().heartbeat(instance, now_us, live_since_us).await
+    }
+
+    async fn forget_instance(&self, instance: Uuid) -> Result<()> {
+        self.sql().forget_instance(instance).await
+    }
+
+    async fn prune(&self, before: &crate::PruneBefore) -> Result<crate::Pruned> {
+        self.sql().prune(before).await
+    }
+
     async fn get_operator(&self, id: Uuid) -> Result<Option<Operator>> {
         self.sql().get_operator(id).await
     }
@@ -344,9 +389,7 @@ backend_impl!(
         before: Option<Uuid>,
         limit: i64,
     ) -> Result<Vec<EventRecord>> {
-        self.sql()
-            .list_events(scope, filter, before, limit)
-            .await
+        self.sql().list_events(scope, filter, before, limit).await
     }
 
     async fn upsert_trade_office(&self, entry: &TradeOfficeEntry) -> Result<()> {

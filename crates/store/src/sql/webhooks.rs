@@ -390,25 +390,25 @@ shared_impl!(
             None => query,
         };
         query
-        .fetch_all(&self.pool)
-        .await?
-        .iter()
-        .map(|r| {
-            let state: String = r.try_get("state")?;
-            let next_us: i64 = r.try_get("next_attempt_us")?;
-            Ok(crate::WebhookMessageRecord {
-                seq: r.try_get("seq")?,
-                id: r.try_get("id")?,
-                event_type: r.try_get("event_type")?,
-                case_id: r.try_get("case_id")?,
-                attempts: r.try_get("attempts")?,
-                created_at: r.try_get("created_at")?,
-                next_attempt_at: crate::next_attempt(&state, next_us),
-                finished_at: r.try_get("finished_at")?,
-                state,
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(|r| {
+                let state: String = r.try_get("state")?;
+                let next_us: i64 = r.try_get("next_attempt_us")?;
+                Ok(crate::WebhookMessageRecord {
+                    seq: r.try_get("seq")?,
+                    id: r.try_get("id")?,
+                    event_type: r.try_get("event_type")?,
+                    case_id: r.try_get("case_id")?,
+                    attempts: r.try_get("attempts")?,
+                    created_at: r.try_get("created_at")?,
+                    next_attempt_at: crate::next_attempt(&state, next_us),
+                    finished_at: r.try_get("finished_at")?,
+                    state,
+                })
             })
-        })
-        .collect()
+            .collect()
     }
 
     /// The cursor is one of the endpoint's own attempts (message and attempt number), never a
@@ -441,30 +441,30 @@ shared_impl!(
             None => query,
         };
         query
-        .fetch_all(&self.pool)
-        .await?
-        .iter()
-        .map(|r| {
-            let state: String = r.try_get("state")?;
-            let next_us: i64 = r.try_get("next_attempt_us")?;
-            Ok(crate::WebhookAttemptRecord {
-                seq: r.try_get("seq")?,
-                attempt: crate::WebhookAttempt {
-                    message_id: r.try_get("message_id")?,
-                    endpoint_id: r.try_get("endpoint_id")?,
-                    attempt: r.try_get("attempt")?,
-                    at: r.try_get("at")?,
-                    status_code: r.try_get("status_code")?,
-                    error: r.try_get("error")?,
-                    duration_ms: r.try_get("duration_ms")?,
-                },
-                outcome: r.try_get("outcome")?,
-                event_type: r.try_get("event_type")?,
-                case_id: r.try_get("case_id")?,
-                next_attempt_at: crate::next_attempt(&state, next_us),
-                message_state: state,
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(|r| {
+                let state: String = r.try_get("state")?;
+                let next_us: i64 = r.try_get("next_attempt_us")?;
+                Ok(crate::WebhookAttemptRecord {
+                    seq: r.try_get("seq")?,
+                    attempt: crate::WebhookAttempt {
+                        message_id: r.try_get("message_id")?,
+                        endpoint_id: r.try_get("endpoint_id")?,
+                        attempt: r.try_get("attempt")?,
+                        at: r.try_get("at")?,
+                        status_code: r.try_get("status_code")?,
+                        error: r.try_get("error")?,
+                        duration_ms: r.try_get("duration_ms")?,
+                    },
+                    outcome: r.try_get("outcome")?,
+                    event_type: r.try_get("event_type")?,
+                    case_id: r.try_get("case_id")?,
+                    next_attempt_at: crate::next_attempt(&state, next_us),
+                    message_state: state,
+                })
             })
-        })
-        .collect()
+            .collect()
     }
 );

@@ -733,7 +733,10 @@ async fn a_read_past_its_budget_is_interrupted_and_frees_its_connection() {
         .read(|c| Box::pin(async move { sqlx::query_scalar(ENDLESS).fetch_one(c).await }))
         .await;
     let took = started.elapsed();
-    assert!(matches!(outcome, Err(StoreError::Unavailable(_))), "{outcome:?}");
+    assert!(
+        matches!(outcome, Err(StoreError::Unavailable(_))),
+        "{outcome:?}"
+    );
     assert!(took < budget * 5, "interrupted after {took:?}");
     // Every connection of the pool is usable again, and a quick read is within budget.
     for _ in 0..16 {

@@ -109,7 +109,7 @@ pub struct EventPage {
 /// created, a client company's key those of its company's cases, an operator key every event;
 /// a key restricted to one environment only that environment's (naming the other in
 /// `environment` is 409 `ENVIRONMENT_MISMATCH`).
-/// Kept since the log began (2026-11-27); nothing is removed before 30 days.
+/// Kept `FILING_RETENTION_DAYS` (90 by default, never fewer than 30), then pruned.
 #[utoipa::path(get, path = "/v1/events", tag = "webhooks",
     operation_id = "list_events",
     params(EventQuery),

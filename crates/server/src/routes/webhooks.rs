@@ -633,16 +633,15 @@ newest_first_page!(DeliveryPage, deliveries: DeliveryView);
 /// names the page's last row, one of the endpoint's own, read by `parse`) and the limit of
 /// `page` added to what the route found wrong with its query already (`errs`, one 422), then
 /// `read` with the cursor and the limit, asked for one row more to tell whether an older page
-/// follows (`cursor`: a row's cursor).
+/// follows (`cursor`: a row's cursor, beside `parse` in one pair).
 async fn endpoint_page<T, C>(
     state: &AppState,
     caller: Caller,
     id: Uuid,
     (before, limit): (Option<&str>, Option<i64>),
     mut errs: Violations,
-    parse: impl Fn(&str) -> Option<C>,
+    (parse, cursor): (impl Fn(&str) -> Option<C>, impl Fn(&T) -> String),
     read: impl AsyncFnOnce(Option<C>, i64) -> store::Result<Vec<T>>,
-    cursor: impl Fn(&T) -> String,
 ) -> Result<(Vec<T>, Option<String>), ApiError> {
     own_endpoint(state, caller, id).await?;
     let (before, limit) = crate::extract::page_params("before", before, parse, limit, &mut errs);
@@ -680,9 +679,13 @@ pub async fn deliveries(
         id,
         page,
         Violations::new(),
-        crate::extract::parse_attempt_cursor,
+        (
+            crate::extract::parse_attempt_cursor,
+            |r: &store::WebhookAttemptRecord| {
+                crate::extract::attempt_cursor(r.attempt.message_id, r.attempt.attempt)
+            },
+        ),
         read,
-        |r| crate::extract::attempt_cursor(r.attempt.message_id, r.attempt.attempt),
     )
     .await?;
     let deliveries: Vec<DeliveryView> = rows
@@ -804,9 +807,11 @@ pub async fn messages(
         id,
         page,
         errs,
-        crate::extract::parse_cursor,
+        (
+            crate::extract::parse_cursor,
+            |r: &store::WebhookMessageRecord| crate::extract::cursor(r.id),
+        ),
         read,
-        |r| crate::extract::cursor(r.id),
     )
     .await?;
     let messages: Vec<MessageView> = rows

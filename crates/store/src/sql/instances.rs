@@ -36,7 +36,7 @@ shared_impl!(
              seen_us, flash FROM console_sessions WHERE token_hash = $1",
         )
         .bind(token_hash.to_vec())
-        .fetch_optional(&self.writer)
+        .fetch_optional(&self.pool)
         .await?;
         row.map(|r| {
             Ok(ConsoleSessionRecord {

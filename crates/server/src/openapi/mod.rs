@@ -85,7 +85,7 @@ Errors carry a stable `code`, and validation errors list every broken field in `
         domain::lifecycle::TaxStatus,
         trade_registrations::SignedPdf,
     )),
-    modifiers(&BearerAuth, &CommonResponses, &SharedLinks, &LinkOperationIds, &Webhooks),
+    modifiers(&BearerAuth, &CommonResponses, &SharedLinks, &LinkOperationIds, &Webhooks, &NamedVariants),
     security(("bearer" = [])),
     tags(
         (name = "health", description = "Liveness and readiness probes for orchestrators (`/livez`, `/readyz`) and `/healthz`"),
@@ -180,6 +180,63 @@ pub struct WebhookDocument {
 }
 
 struct BearerAuth;
+
+/// The variants of a tagged union that extend another schema (`allOf` of a `$ref` and the tag)
+/// as components of their own (`TaxAdvisorPerson`, `AuthorizedRecipientFirm`, ...), the union a
+/// `oneOf` of references: client generators (openapi-python-client) cannot read an inline
+/// `allOf` inside a `oneOf`, and dropped every schema that used one (`.ci/python-client`).
+struct NamedVariants;
+
+impl Modify for NamedVariants {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::{RefOr, Schema};
+        let Some(components) = openapi.components.as_mut() else {
+            return;
+        };
+        let mut added = Vec::new();
+        for (name, schema) in components.schemas.iter_mut() {
+            let RefOr::T(Schema::OneOf(one_of)) = schema else {
+                continue;
+            };
+            for item in one_of.items.iter_mut() {
+                let RefOr::T(Schema::AllOf(all)) = item else {
+                    continue;
+                };
+                let tag = all.items.iter().find_map(|part| match part {
+                    RefOr::T(Schema::Object(o)) => match o.properties.get("type") {
+                        Some(RefOr::T(Schema::Object(t))) => t
+                            .enum_values
+                            .as_ref()
+                            .and_then(|v| v.first())
+                            .and_then(|v| v.as_str())
+                            .map(str::to_string),
+                        _ => None,
+                    },
+                    _ => None,
+                });
+                let Some(tag) = tag else { continue };
+                let camel: String = tag
+                    .split(['-', '_'])
+                    .map(|w| {
+                        let mut c = w.chars();
+                        c.next()
+                            .map(|f| f.to_uppercase().chain(c).collect::<String>())
+                            .unwrap_or_default()
+                    })
+                    .collect();
+                let variant = format!("{name}{camel}");
+                let inline = std::mem::replace(
+                    item,
+                    RefOr::Ref(utoipa::openapi::Ref::from_schema_name(&variant)),
+                );
+                added.push((variant, inline));
+            }
+        }
+        for (name, schema) in added {
+            components.schemas.insert(name, schema);
+        }
+    }
+}
 
 impl Modify for BearerAuth {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {

@@ -75,8 +75,10 @@ impl Dialect for Sqlite {
     const MIGRATOR: &'static sqlx::migrate::Migrator = &MIGRATOR;
 
     /// Reads use the pool.
-    /// The time budget of a read through the pool (the statements of one `read`).
-    type Reads = std::time::Duration;
+    /// The time budget of a read (the statements of one `read`), and the connections only
+    /// such reads use: each use sets the budget's progress handler anew, so a handler left by a
+    /// read that was given up on never reaches a statement of another path.
+    type Reads = (std::time::Duration, sqlx::SqlitePool);
 
     const SQL: DialectSql = SQL;
 
@@ -108,12 +110,12 @@ impl Dialect for Sqlite {
     /// spent, so a costly list answers 503 (`SQLITE_INTERRUPT`, [`crate::StoreError::Unavailable`])
     /// instead of holding one of the pool's connections (issue 52.3).
     fn read<'a, T: Send + 'a>(
-        budget: &'a std::time::Duration,
-        pool: &'a sqlx::SqlitePool,
+        (budget, budgeted): &'a (std::time::Duration, sqlx::SqlitePool),
+        _pool: &'a sqlx::SqlitePool,
         read: impl Read<Self, T> + 'a,
     ) -> BoxFuture<'a, Result<T>> {
         Box::pin(async move {
-            let mut conn = pool.acquire().await?;
+            let mut conn = budgeted.acquire().await?;
             let started = std::time::Instant::now();
             let budget = *budget;
             conn.lock_handle()
@@ -161,6 +163,11 @@ impl SqliteRepository {
         let pool = SqlitePoolOptions::new()
             .max_connections(8)
             .acquire_timeout(settings.acquire_timeout)
+            .connect_with(options.clone())
+            .await?;
+        let budgeted = SqlitePoolOptions::new()
+            .max_connections(8)
+            .acquire_timeout(settings.acquire_timeout)
             .connect_with(options)
             .await?;
         Ok(Self {
@@ -172,7 +179,7 @@ impl SqliteRepository {
             sql: Shared {
                 pool,
                 writer,
-                reads: settings.acquire_timeout,
+                reads: (settings.acquire_timeout, budgeted),
             },
             #[cfg(test)]
             sqlx_creates: false,

@@ -188,6 +188,7 @@ async fn a_stored_name_the_domain_does_not_know_is_corrupt() {
 async fn a_busy_database_sends_the_read_to_the_pool() {
     let (_dir, path, repo) = file_repo().await;
     repo.sql.pool.close().await;
+    repo.sql.reads.1.close().await;
     repo.sql.writer.close().await;
     let readers = Readers {
         path: path.clone(),
@@ -747,9 +748,26 @@ async fn a_read_past_its_budget_is_interrupted_and_frees_its_connection() {
             .unwrap();
         assert_eq!(one, 1);
     }
-    // All eight of the pool's connections at once: the interrupted read holds none.
-    let held = futures::future::join_all((0..8).map(|_| repo.sql.pool.acquire())).await;
+    // All eight of the budgeted pool's connections at once: the interrupted read holds none.
+    let held = futures::future::join_all((0..8).map(|_| repo.sql.reads.1.acquire())).await;
     assert!(held.iter().all(Result::is_ok), "a connection is still held");
+    drop(held);
+    // Long after the budget, the other paths' statements are not interrupted (the handler
+    // lives only on the budgeted pool's connections), and budgeted reads work again.
+    tokio::time::sleep(budget * 2).await;
+    let n: i64 = sqlx::query_scalar("SELECT count(*) FROM companies")
+        .fetch_one(&repo.sql.pool)
+        .await
+        .unwrap();
+    assert!(n >= 0);
+    for _ in 0..16 {
+        let one: i64 = repo
+            .sql
+            .read(|c| Box::pin(async move { sqlx::query_scalar("SELECT 1").fetch_one(c).await }))
+            .await
+            .unwrap();
+        assert_eq!(one, 1);
+    }
 }
 
 // The webhook claim's limits, round robin and circuits: `sql/webhook_tests.rs`.

@@ -47,13 +47,7 @@ impl Instances {
     }
 }
 
-fn now_us() -> i64 {
-    i64::try_from(time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1000).unwrap_or(i64::MAX)
-}
-
-fn micros(d: Duration) -> i64 {
-    i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
-}
+use crate::clock::{epoch_micros as now_us, micros};
 
 /// One heartbeat: records this instance and counts the live ones.
 pub async fn heartbeat(state: &AppState) -> store::Result<usize> {

@@ -337,19 +337,7 @@ async fn a_second_server_on_one_sqlite_file_refuses_to_start() {
         .spawn()
         .unwrap();
     let (base, client) = common::served_on(port, Duration::from_secs(5));
-    let mut up = false;
-    for _ in 0..400 {
-        if client
-            .get(format!("{base}/healthz"))
-            .send()
-            .await
-            .is_ok_and(|r| r.status() == 200)
-        {
-            up = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let up = common::healthz_answers(&base, &client).await;
     assert!(up);
     let second = common::filing_process(dir.path())
         .args([
@@ -390,19 +378,7 @@ async fn a_second_server_on_one_sqlite_file_refuses_to_start() {
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let mut up = false;
-    for _ in 0..400 {
-        if client
-            .get(format!("{base}/healthz"))
-            .send()
-            .await
-            .is_ok_and(|r| r.status() == 200)
-        {
-            up = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let up = common::healthz_answers(&base, &client).await;
     assert!(up, "the lock was not released with the process");
     again.kill().await.unwrap();
 }

@@ -655,17 +655,7 @@ async fn the_binary_limits_every_company_and_address_by_default() {
         .spawn()
         .unwrap();
     let (base, client) = common::served_on(port, Duration::from_secs(10));
-    for _ in 0..400 {
-        if client
-            .get(format!("{base}/healthz"))
-            .send()
-            .await
-            .is_ok_and(|r| r.status() == 200)
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    common::healthz_answers(&base, &client).await;
     // B in a loop: 200 at once, then 429 within a few dozen more.
     let mut served = 0;
     let mut refused = None;

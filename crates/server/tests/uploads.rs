@@ -150,23 +150,7 @@ backend_tests! {
         // B: uploads that send their payload and a few bytes of their file, then nothing more
         // for as long as the test runs. Four of them would take every slot; B gets one.
         let (_hold, held) = tokio::sync::watch::channel(());
-        let slow = || {
-            let head = format!(
-                "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"data\"\r\nContent-Type: application/json\r\n\r\n{data}\r\n{}%PDF-1.7\n",
-                part_head("signed", "application/pdf")
-            );
-            let mut held = held.clone();
-            let body = futures::stream::iter([Ok::<_, std::io::Error>(Bytes::from(head))]).chain(
-                futures::stream::once(async move {
-                    let _ = held.changed().await;
-                    Ok(Bytes::new())
-                }),
-            );
-            app.post(PATH, Some(&b_key))
-                .header("content-type", multipart_type())
-                .body(reqwest::Body::wrap_stream(body))
-                .send()
-        };
+        let slow = || stalled_upload(&app, &b_key, &data, &held);
         let slow_upload = tokio::spawn(slow());
         for _ in 0..200 {
             if app.state.uploads.held_by(b_id) == 1 {
@@ -203,23 +187,7 @@ backend_tests! {
         assert_eq!(app.state.uploads.total(), 16);
         let data = payload_with_upload();
         let (_hold, held) = tokio::sync::watch::channel(());
-        let slow = |key: String| {
-            let head = format!(
-                "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"data\"\r\nContent-Type: application/json\r\n\r\n{data}\r\n{}%PDF-1.7\n",
-                part_head("signed", "application/pdf")
-            );
-            let mut held = held.clone();
-            let body = futures::stream::iter([Ok::<_, std::io::Error>(Bytes::from(head))]).chain(
-                futures::stream::once(async move {
-                    let _ = held.changed().await;
-                    Ok(Bytes::new())
-                }),
-            );
-            app.post(PATH, Some(&key))
-                .header("content-type", multipart_type())
-                .body(reqwest::Body::wrap_stream(body))
-                .send()
-        };
+        let slow = |key: String| stalled_upload(&app, &key, &data, &held);
         let mut hogs = Vec::new();
         let mut uploads = Vec::new();
         for name in ["B1", "B2", "B3", "B4"] {
@@ -340,6 +308,31 @@ backend_tests! {
         let (s, b) = app.post_json(PATH, &key, &example("self")).await;
         assert_eq!(s, 201, "{b}");
     }
+}
+
+/// An upload that sends its payload and a few bytes of its file, then nothing more until
+/// `held` changes (or its sender is dropped): it holds an upload slot meanwhile.
+fn stalled_upload(
+    app: &TestApp,
+    key: &str,
+    data: &Value,
+    held: &tokio::sync::watch::Receiver<()>,
+) -> impl std::future::Future<Output = reqwest::Result<reqwest::Response>> + use<> {
+    let head = format!(
+        "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"data\"\r\nContent-Type: application/json\r\n\r\n{data}\r\n{}%PDF-1.7\n",
+        part_head("signed", "application/pdf")
+    );
+    let mut held = held.clone();
+    let body = futures::stream::iter([Ok::<_, std::io::Error>(Bytes::from(head))]).chain(
+        futures::stream::once(async move {
+            let _ = held.changed().await;
+            Ok(Bytes::new())
+        }),
+    );
+    app.post(PATH, Some(key))
+        .header("content-type", multipart_type())
+        .body(reqwest::Body::wrap_stream(body))
+        .send()
 }
 
 /// A valid one-page PDF of about `len` bytes: its page content is one long stream of spaces.

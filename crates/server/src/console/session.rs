@@ -108,13 +108,7 @@ fn digest(token: &str) -> [u8; 32] {
     Sha256::digest(token.as_bytes()).into()
 }
 
-fn now_us() -> i64 {
-    i64::try_from(time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1000).unwrap_or(i64::MAX)
-}
-
-fn micros(d: Duration) -> i64 {
-    i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
-}
+use crate::clock::{epoch_micros as now_us, micros};
 
 impl Sessions {
     /// Opens a session; returns its token (for the cookie only: the database keeps its digest).

@@ -64,6 +64,22 @@ pub fn filing_command(dir: &std::path::Path, database_url: &str) -> std::process
     command
 }
 
+/// Whether `base/healthz` answers 200 within 20 s (a `filing serve` just started).
+pub async fn healthz_answers(base: &str, client: &reqwest::Client) -> bool {
+    for _ in 0..400 {
+        if client
+            .get(format!("{base}/healthz"))
+            .send()
+            .await
+            .is_ok_and(|r| r.status() == 200)
+        {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    false
+}
+
 /// A port on 127.0.0.1 that was free when asked (another process may take it before use).
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")

@@ -97,6 +97,19 @@ impl Tmpfs {
         while f.write_all(&block).and_then(|()| f.flush()).is_ok() {}
         path
     }
+
+    /// Writes a file of `bytes` (rounded down to MiB) and returns its path.
+    fn fill_to(&self, bytes: u64) -> PathBuf {
+        use std::io::Write;
+        let path = self.0.join("filler");
+        let mut f = std::fs::File::create(&path).unwrap();
+        let block = vec![0u8; 1 << 20];
+        for _ in 0..bytes >> 20 {
+            f.write_all(&block).unwrap();
+        }
+        f.flush().unwrap();
+        path
+    }
 }
 
 impl Drop for Tmpfs {
@@ -140,5 +153,60 @@ async fn full_documents_disk_is_503_and_passes() {
     let (s, b, _) = create(&app, &key, None).await;
     assert_eq!(s, 201, "after space was freed: {b}");
     assert_eq!(listed_cases(&app, &operator).await, 2);
+    drop(app);
+}
+
+// --- Below the free-disk watermark --------------------------------------------------------------
+
+/// Issue 52.1 on a real small disk: the data folder (database, spool and documents) is a 64 MiB
+/// tmpfs with a 24 MiB watermark. Once a filler leaves about 20 MiB free, a signed upload is
+/// refused 503 before a byte of it is spooled, while a create without an upload still writes
+/// its case to the same disk (the database is never the one that runs out); after the filler is
+/// removed the same upload is stored.
+#[cfg_attr(not_root, ignore = "needs root: mounts a tmpfs as the data disk")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn below_the_watermark_on_a_small_disk_uploads_wait_and_the_database_goes_on() {
+    const MIB: u64 = 1 << 20;
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let data = dir.path().join("data");
+    let disk = Tmpfs::mount(&data, "64m");
+    let url = common::fresh_database(Backend::Sqlite, &data).await.unwrap();
+    let app = TestApp::spawn_on(url, dir, Options::tweak(|c| c.min_free_disk = 24 * MIB)).await;
+    let (_, key) = app.provider("Plattform GmbH").await;
+    let (_, operator) = app.operator("Ops").await;
+    let upload = || {
+        let mut data = example("self");
+        data["owners"][0]["documents"] = serde_json::json!({"gewa_1": {"file": "signed"}});
+        data["owners"][0]["signatures"].as_object_mut().unwrap().remove("gewa_1");
+        let form = reqwest::multipart::Form::new()
+            .text("data", data.to_string())
+            .part(
+                "signed",
+                reqwest::multipart::Part::bytes(common::signed_gewa1_pdf()).file_name("signed.pdf"),
+            );
+        app.post(PATH, Some(&key)).multipart(form).send()
+    };
+    let (s, b) = json(upload().await.unwrap()).await;
+    assert_eq!(s, 201, "{b}");
+
+    let free = fs4::available_space(&data).unwrap();
+    let filler = disk.fill_to(free.saturating_sub(20 * MIB));
+    let free = fs4::available_space(&data).unwrap();
+    assert!((16 * MIB..24 * MIB).contains(&free), "{free} bytes free");
+    let res = upload().await.unwrap();
+    let retry = res.headers().get("retry-after").map(|v| v.to_str().unwrap().parse::<u64>().unwrap());
+    let (s, b) = json(res).await;
+    assert_unavailable(s, &b, retry);
+    assert!(b["response"]["message"].as_str().unwrap().contains("disk"), "{b}");
+    assert_eq!(std::fs::read_dir(data.join("tmp")).unwrap().count(), 0, "nothing spooled");
+    assert_eq!(listed_cases(&app, &operator).await, 1);
+    let (s, b, _) = create(&app, &key, None).await;
+    assert_eq!(s, 201, "a create without an upload below the watermark: {b}");
+    assert_eq!(listed_cases(&app, &operator).await, 2);
+
+    std::fs::remove_file(filler).unwrap();
+    let (s, b) = json(upload().await.unwrap()).await;
+    assert_eq!(s, 201, "after space was freed: {b}");
+    assert_eq!(listed_cases(&app, &operator).await, 3);
     drop(app);
 }

@@ -146,7 +146,7 @@ pub fn restrict_mode(path: &std::path::Path, mode: u32) {
 /// take no such lock and run beside the server as before. `None` for PostgreSQL.
 pub fn lock_sqlite_for_serving(url: &str) -> anyhow::Result<Option<std::fs::File>> {
     use anyhow::Context;
-    let Some(db) = sqlite_file(url) else {
+    let Some(db) = crate::config::sqlite_file(url) else {
         return Ok(None);
     };
     let mut name = db.clone().into_os_string();
@@ -177,14 +177,6 @@ pub fn lock_sqlite_for_serving(url: &str) -> anyhow::Result<Option<std::fs::File
             Err(anyhow::anyhow!("cannot lock {}: {e}", path.display()))
         }
     }
-}
-
-pub fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
-    let rest = url
-        .strip_prefix("sqlite://")
-        .or_else(|| url.strip_prefix("sqlite:"))?;
-    let path = rest.split('?').next()?;
-    (!path.is_empty() && path != ":memory:").then(|| path.into())
 }
 
 /// Opens the database of the configuration and applies its migrations, waiting up to
@@ -263,7 +255,7 @@ pub async fn build_state(mut config: Config) -> anyhow::Result<Arc<AppState>> {
     restrict_mode(&config.storage.data_dir, 0o700);
     // SQLite gives its -wal and -shm files the database file's mode: an owner-only database
     // file makes them owner-only too.
-    if let Some(db) = sqlite_file(&config.storage.database_url) {
+    if let Some(db) = crate::config::sqlite_file(&config.storage.database_url) {
         #[cfg(unix)]
         {
             use std::os::unix::fs::OpenOptionsExt;

@@ -59,11 +59,11 @@ struct FileEntry {
 /// The SQLite file and the local documents folder of `storage`, or why this is no deployment
 /// these commands copy.
 fn sqlite_deployment(storage: &StorageConfig, command: &str) -> anyhow::Result<PathBuf> {
-    let Some(file) = crate::app::sqlite_file(&storage.database_url) else {
+    let Some(file) = crate::config::sqlite_file(&storage.database_url) else {
         bail!(
             "`filing {command}` copies SQLite deployments; {} is PostgreSQL: use pg_dump or base \
              backups with WAL archiving (docs/operations.md, \"Backups\")",
-            crate::cli::database_label(&storage.database_url)
+            crate::config::database_label(&storage.database_url)
         );
     };
     if let Some(s3) = &storage.documents_s3 {
@@ -177,7 +177,7 @@ pub async fn backup(storage: &StorageConfig, out: &Path) -> anyhow::Result<Backu
     if !database.exists() {
         bail!(
             "there is no database at {}: nothing to back up",
-            crate::cli::database_label(&storage.database_url)
+            crate::config::database_label(&storage.database_url)
         );
     }
     if !empty_or_missing(out)? {
@@ -185,7 +185,7 @@ pub async fn backup(storage: &StorageConfig, out: &Path) -> anyhow::Result<Backu
     }
     eprintln!(
         "database: {}",
-        crate::cli::database_label(&storage.database_url)
+        crate::config::database_label(&storage.database_url)
     );
     let (storage, out) = (storage.clone(), out.to_path_buf());
     tokio::task::spawn_blocking(move || backup_blocking(&storage, &database, &out)).await?
@@ -274,7 +274,7 @@ fn backup_blocking(
             .unwrap_or_default(),
         version: env!("CARGO_PKG_VERSION").into(),
         source: json!({
-            "database": crate::cli::database_label(&storage.database_url),
+            "database": crate::config::database_label(&storage.database_url),
             "data_dir": std::path::absolute(&storage.data_dir).unwrap_or(storage.data_dir.clone()),
             "documents_dir": std::path::absolute(&storage.documents_dir)
                 .unwrap_or(storage.documents_dir.clone()),
@@ -339,7 +339,7 @@ pub async fn restore(storage: &StorageConfig, from: &Path) -> anyhow::Result<Val
             database.display()
         );
     }
-    let label = crate::cli::database_label(&storage.database_url);
+    let label = crate::config::database_label(&storage.database_url);
     eprintln!("database: {label}");
     let in_folder = |prefix: &str| -> Vec<&str> {
         manifest

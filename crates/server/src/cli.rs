@@ -374,26 +374,14 @@ impl From<store::StoreError> for Failure {
     }
 }
 
-/// The database a command's settings name, as it prints it: an SQLite file by its absolute
-/// path, a PostgreSQL database without password or parameters.
-pub fn database_label(url: &str) -> String {
-    match crate::app::sqlite_file(url) {
-        Some(file) => format!(
-            "sqlite://{}",
-            std::path::absolute(&file).unwrap_or(file).display()
-        ),
-        None => crate::config::redact_url(url.split('?').next().unwrap_or(url)),
-    }
-}
-
 /// Opens the database of `db`'s settings, saying on stderr which one. An SQLite file that does
 /// not exist is created only with `--init`: a command run in the wrong folder, or with another
 /// FILING_DATA_DIR than the servers', would otherwise make a database no server reads, and
 /// print a key for it.
 async fn open_store(db: &DbArgs) -> Result<std::sync::Arc<dyn store::Repository>, Failure> {
     let storage = db.storage.storage()?;
-    let label = database_label(&storage.database_url);
-    if let Some(file) = crate::app::sqlite_file(&storage.database_url)
+    let label = crate::config::database_label(&storage.database_url);
+    if let Some(file) = crate::config::sqlite_file(&storage.database_url)
         && !file.exists()
     {
         let data_dir = std::path::absolute(&storage.data_dir).unwrap_or(storage.data_dir.clone());
@@ -461,7 +449,7 @@ async fn execute(cli: Cli) -> Result<(), Failure> {
                 config.public_url = format!("http://{address}");
             }
             tracing::info!(
-                database = %database_label(&config.storage.database_url),
+                database = %crate::config::database_label(&config.storage.database_url),
                 data_dir = %config.storage.data_dir.display(),
                 public_url = %config.public_url,
                 "starting"

@@ -37,7 +37,7 @@ backend_tests! {
         for name in ["Erste GmbH", "Zweite GmbH"] {
             let (code, out, err) = filing(dir.path(), &url, &["providers", "create", "--name", name]);
             assert_eq!(code, 0, "{err}");
-            assert_eq!(err.trim(), format!("database: {}", server::cli::database_label(&url)));
+            assert_eq!(err.trim(), format!("database: {}", server::config::database_label(&url)));
             created.push(one_object(&out)["company_id"].as_str().unwrap().to_string());
         }
         let (code, out, err) = filing(dir.path(), &url, &["providers", "list"]);

@@ -503,6 +503,28 @@ impl ServeArgs {
     }
 }
 
+/// The file of an SQLite database URL (`sqlite://data/filing.db`, `sqlite:x.db?mode=rwc`); none
+/// for PostgreSQL or an in-memory database.
+pub fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
+    let rest = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))?;
+    let path = rest.split('?').next()?;
+    (!path.is_empty() && path != ":memory:").then(|| path.into())
+}
+
+/// The database a command's settings name, as it prints it: an SQLite file by its absolute
+/// path, a PostgreSQL database without password or parameters.
+pub fn database_label(url: &str) -> String {
+    match sqlite_file(url) {
+        Some(file) => format!(
+            "sqlite://{}",
+            std::path::absolute(&file).unwrap_or(file).display()
+        ),
+        None => redact_url(url.split('?').next().unwrap_or(url)),
+    }
+}
+
 /// Hides a password in a database URL before it is printed.
 pub fn redact_url(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {

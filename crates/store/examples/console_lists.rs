@@ -9,6 +9,7 @@
 //! ```sh
 //! cargo run -p store --example console_lists -- sqlite:///work/bench/l.db --seed 1000000
 //! cargo run -p store --example console_lists -- sqlite:///work/bench/l.db   # time again
+//! cargo run -p store --example console_lists -- sqlite:///work/bench/l.db --explain
 //! ```
 //!
 //! Each statement runs four times; the first (cold after the seeding or another statement's
@@ -99,6 +100,7 @@ async fn main() {
     };
     let repo = store::connect(url).await.expect("the database");
     let providers = repo.list_providers(None, 10).await.unwrap();
+    let explain_too = args.iter().any(|a| a == "--explain");
     let (p, r) = if seed > 0 {
         assert!(providers.is_empty(), "seed an empty database");
         let p = repo.create_provider("Bench GmbH").await.unwrap().id;
@@ -108,6 +110,7 @@ async fn main() {
         let started = Instant::now();
         repo.seed_trade_copies(template.id, seed).await.unwrap();
         eprintln!("seeded {seed} in {:.1} s", started.elapsed().as_secs_f64());
+        seed_events(url).await;
         let mut rare = case(p, "assisted", TradeStatus::Submitted, "11000000");
         rare.record["registered_office"]["zip"] = json!("10117");
         repo.create_trade_registration(&rare).await.unwrap();
@@ -320,5 +323,110 @@ async fn main() {
         {
             println!("| {name} | {cold:.1} / {warm:.1} |");
         }
+    }
+    if explain_too {
+        let company = repo
+            .list_case_page(
+                CaseKind::Trade,
+                scope,
+                &production,
+                Some(CaseCursor::Position(middle)),
+                1,
+            )
+            .await
+            .unwrap()[0]
+            .company_id;
+        explain(
+            url,
+            store::plans::PlanIds {
+                provider: p,
+                company,
+                case: middle,
+            },
+        )
+        .await;
+    }
+}
+
+/// One event per case, as its create writes (`registration.form_rendered`, production), so
+/// that the event log's statements meet a log of a million rows.
+async fn seed_events(url: &str) {
+    let started = Instant::now();
+    let (id, payload) = if url.starts_with("sqlite") {
+        ("randomblob(16)", "'{}'")
+    } else {
+        ("gen_random_uuid()", "'{}'")
+    };
+    let sql = format!(
+        "INSERT INTO events (id, provider_id, company_id, case_id, environment, event_type, \
+         payload, created_at) SELECT {id}, provider_id, company_id, id, environment, \
+         'registration.form_rendered', {payload}, created_at FROM trade_registrations \
+         ORDER BY id"
+    );
+    if url.starts_with("sqlite") {
+        let mut c = <sqlx::SqliteConnection as sqlx::Connection>::connect(url)
+            .await
+            .unwrap();
+        sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+            .execute(&mut c)
+            .await
+            .unwrap();
+        sqlx::raw_sql("ANALYZE").execute(&mut c).await.unwrap();
+    } else {
+        let mut c = <sqlx::PgConnection as sqlx::Connection>::connect(url)
+            .await
+            .unwrap();
+        sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+            .execute(&mut c)
+            .await
+            .unwrap();
+        sqlx::raw_sql("ANALYZE").execute(&mut c).await.unwrap();
+    }
+    eprintln!(
+        "seeded the events in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+}
+
+/// `--explain`: the plan of every list statement (`store::plans`), as the database chooses it
+/// for this database: how many statements, how many read a whole table or sort what they
+/// found, and the slowest ten with their plans.
+async fn explain(url: &str, ids: store::plans::PlanIds) {
+    let plans = if url.starts_with("sqlite") {
+        let repo = store::SqliteRepository::connect(url, store::PoolSettings::default())
+            .await
+            .unwrap();
+        repo.explain_lists(ids).await.unwrap()
+    } else {
+        let repo = store::PostgresRepository::connect(url, store::PoolSettings::default())
+            .await
+            .unwrap();
+        repo.explain_lists(ids, false).await.unwrap()
+    };
+    let whole: Vec<_> = plans
+        .iter()
+        .filter(|p| p.reads_a_whole_table() || (p.tenant && !p.seeks_its_tenant()))
+        .collect();
+    let sorts = plans.iter().filter(|p| p.sorts()).count();
+    println!();
+    println!(
+        "{} statements explained; {} read a whole table or walk it for one tenant; {sorts} sort what they found",
+        plans.len(),
+        whole.len()
+    );
+    for p in &whole {
+        println!("\nWALKS {} ({:.1} ms):\n{}", p.statement, p.ms, p.plan);
+    }
+    let mut slowest: Vec<_> = plans.iter().collect();
+    slowest.sort_by(|a, b| b.ms.total_cmp(&a.ms));
+    println!("\n| slowest statements | ms | plan |");
+    println!("|---|---|---|");
+    for p in slowest.iter().take(12) {
+        println!(
+            "| {} | {:.1} | {} |",
+            p.statement,
+            p.ms,
+            p.plan.replace('\n', "; ")
+        );
     }
 }

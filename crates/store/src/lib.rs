@@ -13,6 +13,8 @@ pub mod documents;
 mod folder_flush;
 mod new_case;
 pub mod observe;
+#[doc(hidden)]
+pub mod plans;
 mod postgres;
 mod records;
 mod repository;

@@ -170,14 +170,19 @@ async fn below_the_watermark_on_a_small_disk_uploads_wait_and_the_database_goes_
     let dir = Arc::new(tempfile::tempdir().unwrap());
     let data = dir.path().join("data");
     let disk = Tmpfs::mount(&data, "64m");
-    let url = common::fresh_database(Backend::Sqlite, &data).await.unwrap();
+    let url = common::fresh_database(Backend::Sqlite, &data)
+        .await
+        .unwrap();
     let app = TestApp::spawn_on(url, dir, Options::tweak(|c| c.min_free_disk = 24 * MIB)).await;
     let (_, key) = app.provider("Plattform GmbH").await;
     let (_, operator) = app.operator("Ops").await;
     let upload = || {
         let mut data = example("self");
         data["owners"][0]["documents"] = serde_json::json!({"gewa_1": {"file": "signed"}});
-        data["owners"][0]["signatures"].as_object_mut().unwrap().remove("gewa_1");
+        data["owners"][0]["signatures"]
+            .as_object_mut()
+            .unwrap()
+            .remove("gewa_1");
         let form = reqwest::multipart::Form::new()
             .text("data", data.to_string())
             .part(
@@ -194,14 +199,27 @@ async fn below_the_watermark_on_a_small_disk_uploads_wait_and_the_database_goes_
     let free = fs4::available_space(&data).unwrap();
     assert!((16 * MIB..24 * MIB).contains(&free), "{free} bytes free");
     let res = upload().await.unwrap();
-    let retry = res.headers().get("retry-after").map(|v| v.to_str().unwrap().parse::<u64>().unwrap());
+    let retry = res
+        .headers()
+        .get("retry-after")
+        .map(|v| v.to_str().unwrap().parse::<u64>().unwrap());
     let (s, b) = json(res).await;
     assert_unavailable(s, &b, retry);
-    assert!(b["response"]["message"].as_str().unwrap().contains("disk"), "{b}");
-    assert_eq!(std::fs::read_dir(data.join("tmp")).unwrap().count(), 0, "nothing spooled");
+    assert!(
+        b["response"]["message"].as_str().unwrap().contains("disk"),
+        "{b}"
+    );
+    assert_eq!(
+        std::fs::read_dir(data.join("tmp")).unwrap().count(),
+        0,
+        "nothing spooled"
+    );
     assert_eq!(listed_cases(&app, &operator).await, 1);
     let (s, b, _) = create(&app, &key, None).await;
-    assert_eq!(s, 201, "a create without an upload below the watermark: {b}");
+    assert_eq!(
+        s, 201,
+        "a create without an upload below the watermark: {b}"
+    );
     assert_eq!(listed_cases(&app, &operator).await, 2);
 
     std::fs::remove_file(filler).unwrap();

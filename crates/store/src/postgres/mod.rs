@@ -22,7 +22,7 @@ pub struct PostgresRepository {
     /// The pool, and the same pool as the writer: PostgreSQL has no single-writer lock to
     /// queue for (see `sqlite/mod.rs`); reads of one statement use connections of their own
     /// ([`ReadConnections`]).
-    sql: Shared<Postgres>,
+    pub(crate) sql: Shared<Postgres>,
     /// Tests turn the one-statement create (`create.rs`) off to compare it with the sqlx
     /// transaction.
     #[cfg(test)]

@@ -760,3 +760,35 @@ async fn a_read_on_a_connection_the_server_ended_is_run_again() {
     drop(repo);
     drop_database(&name, admin).await;
 }
+
+/// Issue 52.3: an index serves every list statement (every filter combination of the case
+/// lists, the operators' lists and counts, the event log: `crate::plans`): with sequential
+/// scans off, none is left with one. On a small database PostgreSQL would rightly read the
+/// tables, and which index it takes for one tenant depends on its statistics: `examples/
+/// console_lists.rs --explain` shows the plans at a million cases
+/// (docs/operations.md "Reads"). Needs `TEST_DATABASE_URL`.
+#[cfg_attr(no_test_database, ignore = "TEST_DATABASE_URL is not set")]
+#[tokio::test]
+async fn an_index_serves_every_list_statement() {
+    let (url, name, admin) = fresh_database().await;
+    let repo = connect(&url).await;
+    let ids = crate::plans::PlanIds {
+        provider: uuid::Uuid::now_v7(),
+        company: uuid::Uuid::now_v7(),
+        case: uuid::Uuid::now_v7(),
+    };
+    let plans = repo.explain_lists(ids, true).await.unwrap();
+    assert!(plans.len() > 500, "{} statements", plans.len());
+    let whole: Vec<String> = plans
+        .iter()
+        .filter(|p| p.reads_a_whole_table())
+        .map(|p| format!("{}:\n{}", p.statement, p.plan))
+        .collect();
+    assert!(
+        whole.is_empty(),
+        "{} read a whole table:\n{}",
+        whole.len(),
+        whole.join("\n\n")
+    );
+    close_and_drop(repo, &name, admin).await;
+}

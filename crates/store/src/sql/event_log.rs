@@ -3,6 +3,7 @@
 
 use sqlx::Row;
 
+use super::lists::{Arg, Page, Where};
 use crate::{EventFilter, EventRecord, EventScope, Result};
 
 shared_impl!(
@@ -20,66 +21,8 @@ shared_impl!(
         before: Option<uuid::Uuid>,
         limit: i64,
     ) -> Result<Vec<EventRecord>> {
-        let mut sql = String::from(
-            "SELECT seq, id, case_id, company_id, environment, event_type, payload, created_at \
-             FROM events WHERE TRUE",
-        );
-        let mut n = 0;
-        let mut condition = |sql: &mut String, column: &str| {
-            n += 1;
-            sql.push_str(&format!(" AND {column} = ${n}"));
-        };
-        let scope_column = match scope {
-            EventScope::Provider(_) => Some("provider_id"),
-            EventScope::Company(_) => Some("company_id"),
-            EventScope::All => None,
-        };
-        let scope_id = match scope {
-            EventScope::Provider(id) | EventScope::Company(id) => Some(id),
-            EventScope::All => None,
-        };
-        if let Some(column) = scope_column {
-            condition(&mut sql, column);
-        }
-        if filter.event_type.is_some() {
-            condition(&mut sql, "event_type");
-        }
-        if filter.case_id.is_some() {
-            condition(&mut sql, "case_id");
-        }
-        if filter.environment.is_some() {
-            condition(&mut sql, "environment");
-        }
-        if before.is_some() {
-            n += 1;
-            // The scope's own row: `$1` is the scope's id where there is one.
-            let own = scope_column
-                .map(|c| format!(" AND c.{c} = $1"))
-                .unwrap_or_default();
-            sql.push_str(&format!(
-                " AND seq < (SELECT c.seq FROM events c WHERE c.id = ${n}{own})"
-            ));
-        }
-        n += 1;
-        sql.push_str(&format!(" ORDER BY seq DESC LIMIT ${n}"));
-        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
-        if let Some(id) = scope_id {
-            query = query.bind(id);
-        }
-        if let Some(t) = &filter.event_type {
-            query = query.bind(t.clone());
-        }
-        if let Some(id) = filter.case_id {
-            query = query.bind(id);
-        }
-        if let Some(e) = filter.environment {
-            query = query.bind(e.as_str());
-        }
-        if let Some(id) = before {
-            query = query.bind(id);
-        }
-        query
-            .bind(limit)
+        let page = page(scope, filter, before, limit);
+        super::lists::query::<DB>(&page)
             .fetch_all(&self.pool)
             .await?
             .iter()
@@ -99,3 +42,52 @@ shared_impl!(
             .collect()
     }
 );
+
+/// The statement of [`list_events`](super::Shared::list_events) for `scope`, `filter` and
+/// `before` (the plans' check, `crate::plans`, explains the same text).
+pub(crate) fn page(
+    scope: EventScope,
+    filter: &EventFilter,
+    before: Option<uuid::Uuid>,
+    limit: i64,
+) -> Page {
+    let mut w = Where::default();
+    let scope_column = match scope {
+        EventScope::Provider(id) => Some(("provider_id", id)),
+        EventScope::Company(id) => Some(("company_id", id)),
+        EventScope::All => None,
+    };
+    if let Some((column, id)) = scope_column {
+        w.condition(column, "=", Arg::Id(id));
+    }
+    if let Some(t) = &filter.event_type {
+        w.condition("event_type", "=", Arg::Text(t.clone()));
+    }
+    if let Some(id) = filter.case_id {
+        w.condition("case_id", "=", Arg::Id(id));
+    }
+    if let Some(e) = filter.environment {
+        w.condition("environment", "=", Arg::Text(e.as_str().into()));
+    }
+    if let Some(id) = before {
+        let n = w.bind(Arg::Id(id));
+        // The scope's own row: `$1` is the scope's id where there is one.
+        let own = scope_column
+            .map(|(c, _)| format!(" AND c.{c} = $1"))
+            .unwrap_or_default();
+        w.conditions.push(format!(
+            "seq < (SELECT c.seq FROM events c WHERE c.id = ${n}{own})"
+        ));
+    }
+    let mut sql = String::from(
+        "SELECT seq, id, case_id, company_id, environment, event_type, payload, created_at \
+         FROM events",
+    );
+    if !w.conditions.is_empty() {
+        sql.push_str(" WHERE ");
+        sql.push_str(&w.conditions.join(" AND "));
+    }
+    let n = w.bind(Arg::Int(limit));
+    sql.push_str(&format!(" ORDER BY seq DESC LIMIT ${n}"));
+    Page::new(sql, w.args)
+}

@@ -26,7 +26,7 @@ const KEY_SLACK: time::Duration = time::Duration::hours(1);
 
 /// A value bound to the statement.
 #[derive(Debug, Clone)]
-enum Arg {
+pub(crate) enum Arg {
     Id(Uuid),
     Text(String),
     Int(i64),
@@ -40,6 +40,17 @@ pub(crate) struct Page {
     /// Prepared for these values alone (PostgreSQL then plans it with them), not kept for the
     /// next ones.
     planned_per_values: bool,
+}
+
+impl Page {
+    /// A statement planned once and kept.
+    pub(crate) fn new(sql: String, args: Vec<Arg>) -> Self {
+        Page {
+            sql: sql.into(),
+            args,
+            planned_per_values: false,
+        }
+    }
 }
 
 /// The smallest UUIDv7 of the millisecond `at` is in (every v7 key of that millisecond or
@@ -73,20 +84,20 @@ fn utc_text(at: OffsetDateTime) -> Result<String> {
 
 /// The conditions of a page's statement and the values they bind.
 #[derive(Debug, Default)]
-struct Where {
-    conditions: Vec<String>,
-    args: Vec<Arg>,
+pub(crate) struct Where {
+    pub(crate) conditions: Vec<String>,
+    pub(crate) args: Vec<Arg>,
 }
 
 impl Where {
     /// Binds `arg` as the next parameter: its number.
-    fn bind(&mut self, arg: Arg) -> usize {
+    pub(crate) fn bind(&mut self, arg: Arg) -> usize {
         self.args.push(arg);
         self.args.len()
     }
 
     /// `column op $n` with `arg` as `$n`.
-    fn condition(&mut self, column: &str, op: &str, arg: Arg) {
+    pub(crate) fn condition(&mut self, column: &str, op: &str, arg: Arg) {
         let n = self.bind(arg);
         self.conditions.push(format!("{column} {op} ${n}"));
     }
@@ -147,6 +158,7 @@ pub(crate) fn page<DB: Dialect>(
 ) -> Result<Page> {
     let table = table(kind);
     let position = table.position;
+    let company = matches!(scope.owner, CaseOwner::Company(_)) || filter.company_id.is_some();
     let mut w = Where::default();
     match scope.owner {
         CaseOwner::All => {}
@@ -215,10 +227,11 @@ pub(crate) fn page<DB: Dialect>(
         "SELECT {position} AS position, t.id, {public_id} AS public_id, t.company_id, \
          c.name AS company_name, t.provider_id, t.environment, t.package, t.status, \
          t.client_reference, t.created_at, {columns} \
-         FROM {name} t JOIN companies c ON c.id = t.company_id",
+         FROM {name} t{hint} JOIN companies c ON c.id = t.company_id",
         public_id = table.public_id,
         columns = table.columns,
         name = table.name,
+        hint = company_hint::<DB>(&table, company),
     );
     if !w.conditions.is_empty() {
         sql.push_str(" WHERE ");
@@ -235,8 +248,20 @@ pub(crate) fn page<DB: Dialect>(
     })
 }
 
+/// A page of one client company's cases reads the company's index (`<table>_company_list`) on
+/// SQLite: a company has a few cases, but SQLite plans without statistics (the service runs
+/// no `ANALYZE`) and would take an index of more of the other conditions (environment and
+/// status) and walk the provider's cases for them. PostgreSQL's statistics tell it.
+fn company_hint<DB: Dialect>(table: &Table, company: bool) -> String {
+    if company && DB::BACKEND == "sqlite" {
+        format!(" INDEXED BY {}_company_list", table.name)
+    } else {
+        String::new()
+    }
+}
+
 /// The statement of [`Repository::count_cases_by_status`].
-fn count<DB: Dialect>(kind: CaseKind, filter: &CaseListFilter) -> Page {
+pub(crate) fn count<DB: Dialect>(kind: CaseKind, filter: &CaseListFilter) -> Page {
     let table = table(kind);
     let mut w = Where::default();
     counted_filters(&mut w, &table, filter);

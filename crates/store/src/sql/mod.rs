@@ -11,7 +11,7 @@ pub(crate) mod text;
 mod accounts;
 mod cases;
 mod children;
-mod event_log;
+pub(crate) mod event_log;
 pub(crate) mod events;
 mod instances;
 #[cfg(test)]

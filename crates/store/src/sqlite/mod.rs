@@ -61,7 +61,7 @@ const SQL: DialectSql = dialect_sql!(
 /// while one is being written are written together, in one transaction with one commit (group
 /// commit, see `group.rs`).
 pub struct SqliteRepository {
-    sql: Shared<Sqlite>,
+    pub(crate) sql: Shared<Sqlite>,
     readers: Readers,
     direct: Direct,
     /// Tests turn the direct create off to compare it with the sqlx transaction.

@@ -772,3 +772,32 @@ async fn a_read_past_its_budget_is_interrupted_and_frees_its_connection() {
 
 // The webhook claim's limits, round robin and circuits: `sql/webhook_tests.rs`.
 crate::sql::webhook_tests::backend_webhook_tests!(on_file_repo);
+
+/// Issue 52.3: no list statement (every filter combination of the case lists, the operators'
+/// lists and counts, the event log: `crate::plans`) reads a whole table, and every statement
+/// of one tenant seeks it by an index on its provider, company or case. The service runs no
+/// `ANALYZE`, so SQLite plans in production as here, from the indexes alone;
+/// `examples/console_lists.rs --explain` shows the plans at a million cases
+/// (docs/operations.md "Reads").
+#[tokio::test]
+async fn no_list_statement_reads_a_whole_table() {
+    let (_dir, _path, repo) = file_repo().await;
+    let ids = crate::plans::PlanIds {
+        provider: Uuid::now_v7(),
+        company: Uuid::now_v7(),
+        case: Uuid::now_v7(),
+    };
+    let plans = repo.explain_lists(ids).await.unwrap();
+    assert!(plans.len() > 500, "{} statements", plans.len());
+    let whole: Vec<String> = plans
+        .iter()
+        .filter(|p| p.reads_a_whole_table() || (p.tenant && !p.seeks_its_tenant()))
+        .map(|p| format!("{}:\n{}", p.statement, p.plan))
+        .collect();
+    assert!(
+        whole.is_empty(),
+        "{} read a whole table or walk it for one tenant:\n{}",
+        whole.len(),
+        whole.join("\n\n")
+    );
+}

@@ -390,7 +390,7 @@ async fn seed_events(url: &str) {
 
 /// `--explain`: the plan of every list statement (`store::plans`), as the database chooses it
 /// for this database: how many statements, how many read a whole table or sort what they
-/// found, and the slowest ten with their plans.
+/// found, and the slowest eight of tenants and of operators with their plans.
 async fn explain(url: &str, ids: store::plans::PlanIds) {
     let plans = if url.starts_with("sqlite") {
         let repo = store::SqliteRepository::connect(url, store::PoolSettings::default())
@@ -417,16 +417,14 @@ async fn explain(url: &str, ids: store::plans::PlanIds) {
     for p in &whole {
         println!("\nWALKS {} ({:.1} ms):\n{}", p.statement, p.ms, p.plan);
     }
-    let mut slowest: Vec<_> = plans.iter().collect();
-    slowest.sort_by(|a, b| b.ms.total_cmp(&a.ms));
-    println!("\n| slowest statements | ms | plan |");
-    println!("|---|---|---|");
-    for p in slowest.iter().take(12) {
-        println!(
-            "| {} | {:.1} | {} |",
-            p.statement,
-            p.ms,
-            p.plan.replace('\n', "; ")
-        );
+    for (whose, tenant) in [("a tenant's", true), ("an operator's", false)] {
+        let mut slowest: Vec<_> = plans.iter().filter(|p| p.tenant == tenant).collect();
+        slowest.sort_by(|a, b| b.ms.total_cmp(&a.ms));
+        println!("\n| slowest statements, {whose} | ms | plan |");
+        println!("|---|---|---|");
+        for p in slowest.iter().take(8) {
+            let plan = p.plan.replace('\n', "; ");
+            println!("| {} | {:.1} | {plan} |", p.statement, p.ms);
+        }
     }
 }

@@ -158,7 +158,6 @@ pub(crate) fn page<DB: Dialect>(
 ) -> Result<Page> {
     let table = table(kind);
     let position = table.position;
-    let company = matches!(scope.owner, CaseOwner::Company(_)) || filter.company_id.is_some();
     let mut w = Where::default();
     match scope.owner {
         CaseOwner::All => {}
@@ -231,7 +230,7 @@ pub(crate) fn page<DB: Dialect>(
         public_id = table.public_id,
         columns = table.columns,
         name = table.name,
-        hint = company_hint::<DB>(&table, company),
+        hint = tenant_index_hint::<DB>(&table, scope, filter),
     );
     if !w.conditions.is_empty() {
         sql.push_str(" WHERE ");
@@ -248,16 +247,37 @@ pub(crate) fn page<DB: Dialect>(
     })
 }
 
-/// A page of one client company's cases reads the company's index (`<table>_company_list`) on
-/// SQLite: a company has a few cases, but SQLite plans without statistics (the service runs
-/// no `ANALYZE`) and would take an index of more of the other conditions (environment and
-/// status) and walk the provider's cases for them. PostgreSQL's statistics tell it.
-fn company_hint<DB: Dialect>(table: &Table, company: bool) -> String {
-    if company && DB::BACKEND == "sqlite" {
-        format!(" INDEXED BY {}_company_list", table.name)
-    } else {
-        String::new()
+/// On SQLite, the index a page of one tenant reads, named (`INDEXED BY`): the company's for a
+/// client company's cases (or a provider's filtered by company), else the provider's index
+/// with the most of the page's conditions, in the list's order. SQLite plans without
+/// statistics (the service runs no `ANALYZE`) and otherwise takes an index of the list's order
+/// that avoids a sort and filters the rest, walking every case of the provider for a client
+/// reference or a status it has few of (3 to 5.6 s at a million cases; issue 52.3,
+/// docs/operations.md "Reads"). PostgreSQL's statistics tell it.
+fn tenant_index_hint<DB: Dialect>(
+    table: &Table,
+    scope: CaseListScope,
+    filter: &CaseListFilter,
+) -> String {
+    if DB::BACKEND != "sqlite" {
+        return String::new();
     }
+    let index = match scope.owner {
+        CaseOwner::All => return String::new(),
+        CaseOwner::Company(_) => "company_list",
+        CaseOwner::Provider(_) if filter.company_id.is_some() => "company_list",
+        CaseOwner::Provider(_) if filter.client_reference.is_some() => match filter.status {
+            Some(_) => "provider_reference",
+            None => "provider_reference_list",
+        },
+        CaseOwner::Provider(_) => match (filter.status, filter.environment) {
+            (Some(_), Some(_)) => "provider_environment_status",
+            (Some(_), None) => "provider_status",
+            (None, Some(_)) => "provider_environment",
+            (None, None) => "provider_list",
+        },
+    };
+    format!(" INDEXED BY {}_{index}", table.name)
 }
 
 /// The statement of [`Repository::count_cases_by_status`].

@@ -4,28 +4,44 @@
 
 use serde::{Deserialize, Serialize};
 
-/// A trade registration (Gewerbeanmeldung) or a tax registration (Fragebogen zur steuerlichen
-/// Erfassung, either legal family).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CaseKind {
-    Trade,
-    Tax,
+/// Declares [`CaseKind`] with its stored names, and [`CaseKind::ALL`] from the same list, so that
+/// a kind added here is in `ALL` as well: every per-kind table that is not a `match` (webhook
+/// events, metrics series, the checklist test of docs/adding-a-case-kind.md) iterates `ALL`.
+macro_rules! case_kinds {
+    ($($(#[$doc:meta])* $kind:ident => $name:literal,)+) => {
+        /// A trade registration (Gewerbeanmeldung) or a tax registration (Fragebogen zur
+        /// steuerlichen Erfassung, either legal family).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[serde(rename_all = "lowercase")]
+        pub enum CaseKind {
+            $($(#[$doc])* $kind,)+
+        }
+
+        impl CaseKind {
+            /// Every kind, in the order of the API's reference.
+            pub const ALL: &'static [CaseKind] = &[$(CaseKind::$kind,)+];
+
+            /// The stored name, also the first folder of the case's documents in the document
+            /// store.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(CaseKind::$kind => $name,)+
+                }
+            }
+        }
+    };
+}
+
+case_kinds! {
+    /// A trade registration (`/v1/trade-registration`).
+    Trade => "trade",
+    /// A tax registration of either legal family (`/v1/tax-registration/...`).
+    Tax => "tax",
 }
 
 impl CaseKind {
-    /// The stored name, also the first folder of the case's documents in the document store.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            CaseKind::Trade => "trade",
-            CaseKind::Tax => "tax",
-        }
-    }
-
     pub fn parse(s: &str) -> Option<Self> {
-        [CaseKind::Trade, CaseKind::Tax]
-            .into_iter()
-            .find(|k| k.as_str() == s)
+        CaseKind::ALL.iter().copied().find(|k| k.as_str() == s)
     }
 }
 

@@ -32,6 +32,22 @@ impl CaseStatus {
         }
     }
 
+    /// Every status of a `kind` case, in its lifecycle's order.
+    pub fn of(kind: CaseKind) -> Vec<CaseStatus> {
+        match kind {
+            CaseKind::Trade => TradeStatus::ALL
+                .iter()
+                .map(|s| CaseStatus::Trade(*s))
+                .collect(),
+            CaseKind::Tax => TaxStatus::ALL.iter().map(|s| CaseStatus::Tax(*s)).collect(),
+        }
+    }
+
+    /// Every status of every kind ([`CaseKind::ALL`]), kind by kind.
+    pub fn all() -> impl Iterator<Item = CaseStatus> {
+        CaseKind::ALL.iter().flat_map(|k| CaseStatus::of(*k))
+    }
+
     /// The status of a `kind` case named `s`, if its lifecycle has one.
     pub fn parse(kind: CaseKind, s: &str) -> Option<Self> {
         match kind {

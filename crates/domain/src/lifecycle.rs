@@ -2,6 +2,8 @@
 //! checked in one place:
 //! a transition not in the table is refused with the current status and the allowed next ones.
 
+use std::fmt;
+
 use serde::{Deserialize, Serialize};
 
 /// Trade registration statuses (docs/spec/api.md).
@@ -134,6 +136,93 @@ pub enum Role {
     Operator,
     /// A provider simulating the operator on its own sandbox case.
     SandboxProvider,
+}
+
+/// Who did something to a case: the actor of its history entries, identity verifications and
+/// field changes, and, for a step, who asks (its [`Role`]). Recorded as text ([`fmt::Display`],
+/// [`std::str::FromStr`]): `provider:<id>`, `operator:<id>` or `system`, the forms the API's
+/// history has always shown; a sandbox provider is recorded as the provider (the entry's reason
+/// says it was a simulation, [`Actor::history_reason`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Actor {
+    /// The service itself: a move made at create (a `self` case to `submitted`) or an office
+    /// found by a rule.
+    System,
+    /// The provider that created the case.
+    Provider(uuid::Uuid),
+    /// An operator, by the id of the operator account.
+    Operator(uuid::Uuid),
+    /// A provider simulating the operator on its own sandbox case.
+    SandboxProvider(uuid::Uuid),
+    /// A stored actor in none of these forms (the service writes none; a row edited by hand
+    /// reads as this, shown as `unknown`, rather than failing the read of its case).
+    Unknown,
+}
+
+impl Actor {
+    /// The role whose steps the lifecycle allows this actor; `None` for the service itself,
+    /// which asks for no step (its moves are made where the case is written).
+    pub fn role(self) -> Option<Role> {
+        match self {
+            Actor::System | Actor::Unknown => None,
+            Actor::Provider(_) => Some(Role::Provider),
+            Actor::Operator(_) => Some(Role::Operator),
+            Actor::SandboxProvider(_) => Some(Role::SandboxProvider),
+        }
+    }
+
+    /// Whether this is a provider simulating the operator.
+    pub fn is_sandbox(self) -> bool {
+        matches!(self, Actor::SandboxProvider(_))
+    }
+
+    /// The reason as recorded: a simulated step says so (`sandbox simulation: ...`).
+    pub fn history_reason(self, reason: Option<String>) -> Option<String> {
+        match self {
+            Actor::SandboxProvider(_) => Some(match reason {
+                Some(r) => format!("{}: {r}", crate::sandbox::SIMULATION),
+                None => crate::sandbox::SIMULATION.to_string(),
+            }),
+            _ => reason,
+        }
+    }
+}
+
+impl fmt::Display for Actor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Actor::System => f.write_str("system"),
+            Actor::Unknown => f.write_str("unknown"),
+            Actor::Provider(id) | Actor::SandboxProvider(id) => write!(f, "provider:{id}"),
+            Actor::Operator(id) => write!(f, "operator:{id}"),
+        }
+    }
+}
+
+/// Text that is not an [`Actor`]'s record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownActor(pub String);
+
+impl fmt::Display for UnknownActor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "not an actor: {:?}", self.0)
+    }
+}
+
+impl std::error::Error for UnknownActor {}
+
+impl std::str::FromStr for Actor {
+    type Err = UnknownActor;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let id = |rest: &str| uuid::Uuid::parse_str(rest).map_err(|_| UnknownActor(s.to_owned()));
+        match s.split_once(':') {
+            None if s == "system" => Ok(Actor::System),
+            Some(("provider", rest)) => id(rest).map(Actor::Provider),
+            Some(("operator", rest)) => id(rest).map(Actor::Operator),
+            _ => Err(UnknownActor(s.to_owned())),
+        }
+    }
 }
 
 /// A step refused by the per-role rules or the table.
@@ -293,6 +382,38 @@ impl TaxStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_actor_is_recorded_as_the_history_has_always_shown_it() {
+        let id = uuid::Uuid::parse_str("0190f1a0-0000-7000-8000-000000000001").unwrap();
+        for (actor, text) in [
+            (Actor::System, "system".to_string()),
+            (Actor::Provider(id), format!("provider:{id}")),
+            (Actor::Operator(id), format!("operator:{id}")),
+        ] {
+            assert_eq!(actor.to_string(), text);
+            assert_eq!(text.parse::<Actor>(), Ok(actor));
+        }
+        // A simulation is the provider's, as the API showed it; its reason says so.
+        assert_eq!(
+            Actor::SandboxProvider(id).to_string(),
+            format!("provider:{id}")
+        );
+        assert_eq!(
+            Actor::SandboxProvider(id).history_reason(None).as_deref(),
+            Some(crate::sandbox::SIMULATION)
+        );
+        for bad in [
+            "",
+            "sys",
+            "provider:",
+            "operator:nope",
+            "admin:x",
+            "system:1",
+        ] {
+            assert!(bad.parse::<Actor>().is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn each_role_takes_its_own_steps() {

@@ -358,10 +358,9 @@ pub enum AnyTaxRegistration {
 }
 
 impl AnyTaxRegistration {
-    /// The stored record of a case whose `legal_form` column is `legal_form`.
-    pub fn from_stored(legal_form: &str, record: serde_json::Value) -> Result<Self, String> {
-        let form = TaxLegalForm::parse(legal_form)
-            .ok_or_else(|| format!("unknown stored legal_form {legal_form:?}"))?;
+    /// The stored record of a case whose `legal_form` column is `form`.
+    pub fn from_stored(form: TaxLegalForm, record: serde_json::Value) -> Result<Self, String> {
+        let legal_form = form.as_str();
         let parsed = if form.is_partnership() {
             serde_json::from_value(record).map(|r| AnyTaxRegistration::Partnership(Box::new(r)))
         } else {

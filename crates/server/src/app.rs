@@ -418,7 +418,7 @@ pub fn router(state: Arc<AppState>, extra: Option<Router<Arc<AppState>>>) -> Rou
         )
         .layer(middleware::from_fn_with_state(
             state.clone(),
-            crate::metrics::track,
+            crate::routes::metrics::track,
         ))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
@@ -510,8 +510,8 @@ pub async fn serve(
             Some(tokio::spawn(serve_router(app, listener, options, stopped)))
         }
     };
-    crate::cases::tax_xml::spawn_pending_writer(state.clone());
-    let instance_jobs = crate::instances::spawn(state.clone());
+    crate::cases::pending_xml::spawn_pending_writer(state.clone());
+    let instance_jobs = crate::jobs::spawn(state.clone());
     let worker = if state.config.webhooks.worker {
         Some(crate::webhooks::spawn_worker(state.clone())?)
     } else {

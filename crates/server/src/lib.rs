@@ -20,6 +20,7 @@ pub mod error;
 pub mod extract;
 pub mod idempotency;
 pub mod instances;
+pub mod jobs;
 pub mod limits;
 pub mod links;
 pub mod lists;

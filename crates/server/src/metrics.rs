@@ -1,4 +1,4 @@
-//! Prometheus metrics (`prometheus-client`): one registry per [`AppState`], served by
+//! Prometheus metrics (`prometheus-client`): one registry per instance (`AppState::metrics`), served by
 //! `GET /metrics` to operator keys on the main listener and without a key on
 //! `FILING_METRICS_LISTEN` (docs/operations.md, "Metrics"; docs/adr/0023-metrics-and-health.md).
 //!
@@ -12,24 +12,18 @@
 //! every [`CASE_COUNTS_EVERY`] (cases by status) or [`OUTBOX_EVERY`] (the outbox), whatever the
 //! number of scrapers.
 
-use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
 
-use axum::extract::{MatchedPath, Request, State};
-use axum::middleware::Next;
-use axum::response::Response;
 use domain::case::CaseKind;
+use domain::case_state::CaseStatus;
 use domain::company::Environment;
-use domain::lifecycle::{Lifecycle, TaxStatus, TradeStatus};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Registry, Unit};
-
-use crate::state::AppState;
 
 /// How long the cases by status are served before a scrape counts them again: one `GROUP BY`
 /// per case table over its `(status, environment)` index, 0.15 to 0.3 s for a million cases
@@ -326,7 +320,7 @@ impl Metrics {
     }
 
     /// One request answered.
-    fn request(&self, method: &axum::http::Method, route: String, status: u16, took: Duration) {
+    pub fn request(&self, method: &axum::http::Method, route: String, status: u16, took: Duration) {
         self.http
             .get_or_create(&HttpLabels {
                 method: method_label(method),
@@ -391,9 +385,9 @@ impl Metrics {
     }
 
     /// The metrics in the OpenMetrics text format, the gauges sampled first.
-    pub async fn render(&self, state: &AppState) -> String {
-        self.sample_database(state).await;
-        self.sample_process(state);
+    pub async fn render(&self, from: Sources<'_>) -> String {
+        self.sample_database(&from).await;
+        self.sample_process(&from);
         let mut text = String::new();
         if let Err(e) = prometheus_client::encoding::text::encode(&mut text, &self.registry) {
             tracing::error!(error = %e, "cannot encode the metrics");
@@ -402,7 +396,7 @@ impl Metrics {
     }
 
     /// Pools, upload slots and memory: no I/O beyond reading the process's own figures.
-    fn sample_process(&self, state: &AppState) {
+    fn sample_process(&self, state: &Sources<'_>) {
         for pool in state.repo.pool_use() {
             let set = |state: &'static str, n: u32| {
                 self.db_connections
@@ -432,7 +426,7 @@ impl Metrics {
     /// Cases by status and the outbox, each read again when older than its interval. A
     /// failed read keeps the last figures (the scrape still answers while the database is
     /// away) and is logged; each read is bounded by `FILING_DB_TIMEOUT_SECS`.
-    async fn sample_database(&self, state: &AppState) {
+    async fn sample_database(&self, state: &Sources<'_>) {
         let mut sampled = self.sampled.lock().await;
         if stale(sampled.cases, CASE_COUNTS_EVERY)
             && let Some(counts) =
@@ -471,24 +465,20 @@ impl Metrics {
         }
     }
 
-    /// Every status of both lifecycles in both environments, so that a status that empties
-    /// shows 0 rather than vanishing.
+    /// Every status of every kind's lifecycle ([`CaseStatus::all`]) in both environments, so
+    /// that a status that empties shows 0 rather than vanishing.
     fn set_case_counts(&self, counts: &[store::observe::CaseCount]) {
-        let statuses = TradeStatus::ALL
-            .iter()
-            .map(|s| (CaseKind::Trade, s.as_str()))
-            .chain(TaxStatus::ALL.iter().map(|s| (CaseKind::Tax, s.as_str())));
-        for (kind, status) in statuses {
+        for status in CaseStatus::all() {
             for environment in [Environment::Sandbox, Environment::Production] {
                 let n = counts
                     .iter()
-                    .find(|c| c.kind == kind && c.environment == environment && c.status == status)
+                    .find(|c| c.environment == environment && c.status == status)
                     .map_or(0, |c| c.count);
                 self.cases
                     .get_or_create(&CaseStatusLabels {
-                        kind: kind.as_str(),
+                        kind: status.kind().as_str(),
                         environment: environment.as_str(),
-                        status,
+                        status: status.as_str(),
                     })
                     .set(n);
             }
@@ -496,13 +486,23 @@ impl Metrics {
     }
 }
 
+/// What the gauges are sampled from at a scrape: the parts of the application's state they
+/// read, named here so that the metrics need not know the state that holds them.
+pub struct Sources<'a> {
+    pub repo: &'a dyn store::Repository,
+    pub uploads: &'a crate::limits::buckets::UploadSlots,
+    pub instances: &'a crate::instances::Instances,
+    /// `FILING_DB_TIMEOUT_SECS`: the bound of each database read.
+    pub db_timeout: Duration,
+}
+
 /// `read` within `FILING_DB_TIMEOUT_SECS`; a failure is logged as `what` and gives `None`.
 async fn bounded<T>(
-    state: &AppState,
+    state: &Sources<'_>,
     what: &str,
     read: impl std::future::Future<Output = store::Result<T>>,
 ) -> Option<T> {
-    let bound = state.config.db_timeout;
+    let bound = state.db_timeout;
     match tokio::time::timeout(bound, read).await {
         Ok(Ok(done)) => Some(done),
         Ok(Err(e)) => {
@@ -533,22 +533,6 @@ fn method_label(method: &axum::http::Method) -> &'static str {
         Method::OPTIONS => "OPTIONS",
         _ => "other",
     }
-}
-
-/// Middleware: times each request and counts it under its route template (axum's
-/// [`MatchedPath`], set for layers added with `Router::layer`), or [`UNMATCHED`].
-pub async fn track(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let method = req.method().clone();
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or_else(|| UNMATCHED.to_owned(), |p| p.as_str().to_owned());
-    let res = next.run(req).await;
-    state
-        .metrics
-        .request(&method, route, res.status().as_u16(), started.elapsed());
-    res
 }
 
 /// The content type of [`Metrics::render`]'s text.

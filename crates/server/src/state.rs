@@ -26,11 +26,11 @@ pub struct AppState {
     pub webhook_client: reqwest::Client,
     /// One permit per upload (multipart request) this instance serves at a time.
     /// The upload slots and who holds them (the `limits::upload_slots` layer).
-    pub uploads: crate::limits::UploadSlots,
+    pub uploads: crate::limits::buckets::UploadSlots,
     /// This instance and how many are alive (the per-tenant limits are divided by them).
     pub instances: crate::instances::Instances,
     /// The reads each provider has in flight (the `limits::read_caps` layer).
-    pub read_caps: crate::limits::ReadCaps,
+    pub read_caps: crate::limits::buckets::ReadCaps,
     /// The providers' storage quota and the free-disk watermark.
     pub storage: crate::limits::storage::Storage,
     /// Where file parts are spooled while a request is served ([`crate::uploads`]).

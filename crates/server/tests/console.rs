@@ -722,3 +722,61 @@ async fn an_office_is_chosen_from_the_determinations_candidates() {
 async fn json_of(res: reqwest::Response) -> (u16, serde_json::Value) {
     common::json(res).await
 }
+
+/// The places a case kind must reach that the compiler cannot check
+/// (docs/adding-a-case-kind.md): for every kind of `CaseKind::ALL`, every status of its
+/// lifecycle has its webhook event, in the OpenAPI document's webhooks section and its event
+/// type schema; `/metrics` has its series, zero included; and the console has its queue, which
+/// names every status in both languages in its status filter.
+#[tokio::test]
+async fn every_case_kind_reaches_the_places_the_compiler_cannot_check() {
+    use domain::case::CaseKind;
+    use domain::case_state::CaseStatus;
+    use server::console::i18n::Lang;
+    let (app, _, okey) = provider_and_operator("Olga Operator").await;
+    let doc = serde_json::to_value(server::openapi::document()).unwrap();
+    let schema = &doc["components"]["schemas"]["WebhookEventType"]["enum"];
+    let res = app.get("/metrics", Some(&okey)).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    let metrics = res.text().await.unwrap();
+    let mut console = Console::signed_in(&app, &okey).await;
+    for &kind in CaseKind::ALL {
+        let statuses = CaseStatus::of(kind);
+        assert!(!statuses.is_empty(), "{kind:?} has a lifecycle");
+        let (code, de) = console.text(&format!("/console/{}", kind.as_str())).await;
+        assert_eq!(code, 200, "{kind:?} has a console queue");
+        console.get("/console/lang/en").await;
+        let (_, en) = console.text(&format!("/console/{}", kind.as_str())).await;
+        console.get("/console/lang/de").await;
+        for status in statuses {
+            let event = domain::webhook::event_type(status)
+                .unwrap_or_else(|| panic!("{status:?} has a webhook event"));
+            assert!(
+                event.starts_with(domain::webhook::event_prefix(kind)),
+                "{event}"
+            );
+            assert!(
+                doc["webhooks"][event]["post"].is_object(),
+                "{event} documented"
+            );
+            assert!(
+                schema.as_array().unwrap().iter().any(|v| v == event),
+                "{event} in WebhookEventType"
+            );
+            let series = format!(
+                "filing_cases{{kind=\"{}\",environment=\"production\",status=\"{}\"}} 0",
+                kind.as_str(),
+                status.as_str()
+            );
+            assert!(metrics.contains(&series), "{series} in /metrics");
+            for (lang, page) in [(Lang::De, &de), (Lang::En, &en)] {
+                let option = format!(
+                    "<option value=\"{}\">{}</option>",
+                    status.as_str(),
+                    lang.status(status)
+                );
+                assert!(page.contains(&option), "{option} on the {kind:?} queue");
+            }
+        }
+    }
+}

@@ -165,9 +165,9 @@ async fn a_tenants_limits_hold_across_both() {
     })
     .await
     .unwrap();
-    server::instances::heartbeat(&a.state).await.unwrap();
+    server::jobs::heartbeat(&a.state).await.unwrap();
     for app in [&b, &a] {
-        assert_eq!(server::instances::heartbeat(&app.state).await.unwrap(), 2);
+        assert_eq!(server::jobs::heartbeat(&app.state).await.unwrap(), 2);
     }
     let (provider, key) = a.provider("P").await;
     // Alternating between the two, as a round-robin load balancer sends them.
@@ -212,7 +212,7 @@ async fn a_tenants_limits_hold_across_both() {
         .forget_instance(state.instances.id)
         .await
         .unwrap();
-    assert_eq!(server::instances::heartbeat(&a.state).await.unwrap(), 1);
+    assert_eq!(server::jobs::heartbeat(&a.state).await.unwrap(), 1);
     assert_eq!(
         a.state.uploads.cap_here(),
         a.state.config.max_uploads_per_provider
@@ -236,8 +236,8 @@ async fn the_pruning_job_runs_once_per_period_and_keeps_the_retention() {
     .await;
     // Both try at once: one runs it.
     let (ra, rb) = tokio::join!(
-        server::instances::prune_if_due(&a.state),
-        server::instances::prune_if_due(&b.state)
+        server::jobs::prune_if_due(&a.state),
+        server::jobs::prune_if_due(&b.state)
     );
     let runs = [ra.unwrap(), rb.unwrap()];
     assert_eq!(runs.iter().filter(|r| r.is_some()).count(), 1, "{runs:?}");
@@ -249,21 +249,21 @@ async fn the_pruning_job_runs_once_per_period_and_keeps_the_retention() {
     assert_eq!(log["response"]["events"].as_array().unwrap().len(), 2);
     // Within the period neither runs it again; after it, one does.
     assert!(
-        server::instances::prune_if_due(&a.state)
+        server::jobs::prune_if_due(&a.state)
             .await
             .unwrap()
             .is_none()
     );
     assert!(
-        server::instances::prune_if_due(&b.state)
+        server::jobs::prune_if_due(&b.state)
             .await
             .unwrap()
             .is_none()
     );
     tokio::time::sleep(Duration::from_millis(2100)).await;
     let (ra, rb) = tokio::join!(
-        server::instances::prune_if_due(&a.state),
-        server::instances::prune_if_due(&b.state)
+        server::jobs::prune_if_due(&a.state),
+        server::jobs::prune_if_due(&b.state)
     );
     assert_eq!(
         [ra.unwrap(), rb.unwrap()]

@@ -337,7 +337,7 @@ backend_tests! {
         backdate(&app, &id, made).await;
         let office = json!({"key": "072355007", "name": "Verbandsgemeindeverwaltung Trier-Land", "municipality_key": "07235001", "municipality_name": "Aach"});
         let earlier = store::TradePatch { trade_office: Some(office), ..store::TradePatch::default() };
-        app.state.repo.patch_trade_registration(id.parse().unwrap(), &earlier, None, &[], "system").await.unwrap();
+        app.state.repo.patch_trade_registration(id.parse().unwrap(), &earlier, None, &[], domain::lifecycle::Actor::System).await.unwrap();
 
         let path = format!("/v1/operator/trade-registrations/{id}");
         let patch = |body: Value| app.client.patch(app.url(&path)).bearer_auth(&okey).json(&body).send();

@@ -112,3 +112,264 @@ fn the_example_requests_are_sandbox_cases_and_the_production_ones_say_so() {
     }
     assert!(seen >= 12, "{seen} example requests");
 }
+
+fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The Markdown files of the project's own docs: the README, `docs/` (but the specification
+/// copies of `docs/spec/`, which are kept as delivered) and the crates' READMEs.
+fn project_docs() -> Vec<PathBuf> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                if !path.ends_with("spec") {
+                    walk(&path, out);
+                }
+            } else if path.extension().is_some_and(|e| e == "md") {
+                out.push(path);
+            }
+        }
+    }
+    let root = workspace();
+    let mut docs = vec![root.join("README.md"), root.join("BENCHMARKS.md")];
+    walk(&root.join("docs"), &mut docs);
+    docs
+}
+
+/// Every record of `docs/adr/` is in the index of ADR 0001, by its file name.
+#[test]
+fn every_decision_record_is_in_the_index() {
+    let index = workspace_file("docs/adr/0001-decision-records.md");
+    let mut missing = Vec::new();
+    for entry in std::fs::read_dir(workspace().join("docs/adr")).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if name.ends_with(".md")
+            && name != "0001-decision-records.md"
+            && !index.contains(&format!("]({name})"))
+        {
+            missing.push(name);
+        }
+    }
+    missing.sort();
+    assert!(
+        missing.is_empty(),
+        "not in the index of ADR 0001: {missing:?}"
+    );
+}
+
+/// Every file in the repository but its build output, by path from its root.
+fn repository_files() -> Vec<String> {
+    fn walk(root: &std::path::Path, dir: &std::path::Path, out: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy();
+            if path.is_dir() {
+                if name != "target" && name != ".git" && name != "node_modules" {
+                    walk(root, &path, out);
+                }
+            } else {
+                out.push(path.strip_prefix(root).unwrap().display().to_string());
+            }
+        }
+    }
+    let root = workspace().canonicalize().unwrap();
+    let mut out = Vec::new();
+    walk(&root, &root, &mut out);
+    out
+}
+
+/// Every file a doc links to (`[...](path)`, relative to the doc) and every repository path it
+/// names in backticks (`crates/...`, `docs/...`, `examples/...`, `scripts/...`, `.ci/...`,
+/// relative to the repository) exists; and in the docs that describe today's code (all but the
+/// decision records and the benchmark log, which describe their day), every Rust file named by
+/// a path within its crate (`sql/repository.rs`, `tests/instances.rs`) is one of the repository.
+#[test]
+fn no_doc_names_a_file_that_is_not_there() {
+    let root = workspace();
+    let files = repository_files();
+    let mut missing = Vec::new();
+    for doc in project_docs() {
+        let text = std::fs::read_to_string(&doc).unwrap();
+        let here = doc.parent().unwrap();
+        let shown = doc.strip_prefix(&root).unwrap().display().to_string();
+        let of_today = !shown.starts_with("docs/adr/") && shown != "BENCHMARKS.md";
+        for (at, _) in text.match_indices("](") {
+            let rest = &text[at + 2..];
+            let Some(end) = rest.find(')') else { continue };
+            let target = rest[..end].split('#').next().unwrap();
+            if target.is_empty()
+                || target.contains(char::is_whitespace)
+                || target.contains("://")
+                || target.starts_with("mailto:")
+            {
+                continue;
+            }
+            if !here.join(target).exists() {
+                missing.push(format!("{shown}: ({target})"));
+            }
+        }
+        // The odd pieces between backticks are code spans.
+        for code in text.split('`').skip(1).step_by(2) {
+            let path = code.split(':').next().unwrap().trim_end_matches('/');
+            // A pattern (`crates/*/tests`, `<kind>/...`, `{sqlite,postgres}`) names no one file.
+            if path.contains(char::is_whitespace) || path.contains(['*', '<', '{', '$']) {
+                continue;
+            }
+            let rooted = ["crates/", "docs/", "examples/", "scripts/", ".ci/"]
+                .iter()
+                .any(|r| path.starts_with(r));
+            if rooted && !root.join(path).exists() {
+                missing.push(format!("{shown}: `{path}`"));
+            }
+            let within_a_crate = !rooted
+                && path.ends_with(".rs")
+                && path.contains('/')
+                && !path.starts_with(['.', '/']);
+            if of_today
+                && within_a_crate
+                && !files
+                    .iter()
+                    .any(|f| f.ends_with(&format!("/{path}")) || f == path)
+            {
+                missing.push(format!("{shown}: `{path}`"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "named but not there:\n{}",
+        missing.join("\n")
+    );
+}
+
+/// The module files of a crate's `src/` by their module path (`cases::tax` for
+/// `src/cases/tax.rs`, `console` for `src/console/mod.rs`, the crate root as the empty path).
+fn module_files(src: &std::path::Path) -> Vec<(Vec<String>, PathBuf)> {
+    fn walk(dir: &std::path::Path, at: &[String], out: &mut Vec<(Vec<String>, PathBuf)>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_stem().unwrap().to_string_lossy().to_string();
+            let mut here = at.to_vec();
+            if path.is_dir() {
+                here.push(name);
+                walk(&path, &here, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                if !["mod", "lib", "main"].contains(&name.as_str()) {
+                    here.push(name);
+                }
+                out.push((here, path));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(src, &[], &mut out);
+    out
+}
+
+/// The module paths a file's code names (`crate::a::b`, `super::c`, the items of
+/// `use crate::{a, b::c}`), resolved against the file's own module `at`; its comments and its
+/// unit tests (from the first `#[cfg(test)]` module on) are left out.
+fn named_modules(text: &str, at: &[String], is_mod_file: bool) -> Vec<Vec<String>> {
+    let code: String = text
+        .split("#[cfg(test)]\nmod ")
+        .next()
+        .unwrap()
+        .lines()
+        // Comments (doc links among them) import nothing.
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let code = code.as_str();
+    let ident = |s: &str| -> Vec<String> {
+        s.split("::")
+            .map(|p| {
+                p.chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect::<String>()
+            })
+            .take_while(|p| !p.is_empty())
+            .collect()
+    };
+    let mut out = Vec::new();
+    for (root, base) in [("crate::", Vec::new()), ("super::", {
+        // `super` of `a::b` (a file `a/b.rs`) is `a`; of `a` in `a/mod.rs` it is the root.
+        let mut b = at.to_vec();
+        if !is_mod_file || !b.is_empty() {
+            b.pop();
+        }
+        b
+    })] {
+        for (i, _) in code.match_indices(root) {
+            // `self::crate::` does not occur; `$crate::` is a macro's own crate.
+            if code[..i].ends_with('$') || code[..i].ends_with("::") {
+                continue;
+            }
+            let rest = &code[i + root.len()..];
+            let paths: Vec<Vec<String>> = if let Some(group) = rest.strip_prefix('{') {
+                let end = group.find('}').unwrap_or(group.len());
+                group[..end].split(',').map(|item| ident(item.trim())).collect()
+            } else {
+                vec![ident(rest)]
+            };
+            for p in paths {
+                let mut full = base.clone();
+                full.extend(p);
+                out.push(full);
+            }
+        }
+    }
+    out
+}
+
+/// No module of a crate imports, directly or through others, a module that imports it back:
+/// data flows one way (docs/architecture.md). A module's file imports the deepest module file
+/// a path it names reaches.
+#[test]
+fn no_module_imports_one_that_imports_it_back() {
+    let root = workspace();
+    let mut circles = Vec::new();
+    for krate in ["domain", "forms", "elster", "store", "server", "load"] {
+        let src = root.join("crates").join(krate).join("src");
+        let files = module_files(&src);
+        let index = |path: &[String]| -> Option<usize> {
+            (0..=path.len())
+                .rev()
+                .find_map(|n| files.iter().position(|(m, _)| m.as_slice() == &path[..n]))
+        };
+        let arrows: Vec<Vec<usize>> = files
+            .iter()
+            .enumerate()
+            .map(|(me, (at, file))| {
+                let text = std::fs::read_to_string(file).unwrap();
+                let is_mod_file = file.file_name().is_some_and(|n| n == "mod.rs");
+                let mut to: Vec<usize> = named_modules(&text, at, is_mod_file)
+                    .iter()
+                    .filter_map(|p| index(p))
+                    // Naming a module above one's own file (its parent, the root) is reaching
+                    // its declarations, which the parent's `mod` lines are not imports of.
+                    .filter(|&t| t != me && !at.starts_with(&files[t].0))
+                    .collect();
+                to.sort();
+                to.dedup();
+                to
+            })
+            .collect();
+        // A circle: a file that reaches itself.
+        for (start, (at, _)) in files.iter().enumerate() {
+            let mut seen = vec![false; files.len()];
+            let mut stack = arrows[start].clone();
+            while let Some(n) = stack.pop() {
+                if n == start {
+                    circles.push(format!("{krate}: {}", at.join("::")));
+                    break;
+                }
+                if !std::mem::replace(&mut seen[n], true) {
+                    stack.extend(&arrows[n]);
+                }
+            }
+        }
+    }
+    assert!(circles.is_empty(), "modules in an import circle: {circles:?}");
+}

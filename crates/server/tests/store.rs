@@ -4,7 +4,7 @@ mod common;
 
 use common::TestApp;
 use domain::case::{CaseKind, DocumentType};
-use domain::lifecycle::{TaxStatus, TradeStatus};
+use domain::lifecycle::{Actor, TaxStatus, TradeStatus};
 use serde_json::json;
 use store::{DocumentRecord, NewClientCompany, NewTradeRegistration, StatusChange};
 use uuid::Uuid;
@@ -55,7 +55,7 @@ fn new_case(provider: Uuid, company: Uuid, new_company: bool) -> NewTradeRegistr
         }],
         history: vec![
             StatusChange::created(TradeStatus::Initiated, provider, now),
-            StatusChange::step(TradeStatus::FormRendered, Some(TradeStatus::Initiated.into()), "system".into(), None, now),
+            StatusChange::step(TradeStatus::FormRendered, Some(TradeStatus::Initiated.into()), Actor::System, None, now),
         ],
         idempotency: None,
     }
@@ -63,7 +63,7 @@ fn new_case(provider: Uuid, company: Uuid, new_company: bool) -> NewTradeRegistr
 
 /// `history` as a read gives it back: the entries of `provider` carry its `name`.
 fn named_provider(history: &[StatusChange], provider: Uuid, name: &str) -> Vec<StatusChange> {
-    let actor = format!("provider:{provider}");
+    let actor = Actor::Provider(provider);
     history
         .iter()
         .map(|h| StatusChange {
@@ -86,7 +86,7 @@ fn new_tax_case(provider: Uuid, company: Uuid, id: Uuid) -> store::NewTaxRegistr
         provider_id: provider,
         environment: domain::company::Environment::Production,
         package: domain::tax_core::TaxPackage::SelfService,
-        legal_form: "gmbh".into(),
+        legal_form: domain::tax::TaxLegalForm::Gmbh,
         status: TaxStatus::Validated,
         record: json!({"name": "Mustermann GmbH"}),
         tax_office_number: Some("1127".into()),
@@ -391,14 +391,14 @@ backend_tests! {
 
         // A guard that read another status or office writes nothing.
         let (operator, _) = app.operator("Olga Operator").await;
-        let actor = format!("operator:{operator}");
+        let actor = Actor::Operator(operator);
         let history_len = || async { repo.get_trade_registration(case.id).await.unwrap().unwrap().history.len() };
         for stale in [
             TradeCaseGuard { status: TradeStatus::Submitted, ..read.clone() },
             TradeCaseGuard { trade_office: None, ..read.clone() },
             TradeCaseGuard { trade_office: Some(json!({"key": "11000000", "name": "Berlin (old)"})), ..read.clone() },
         ] {
-            let got = repo.patch_trade_registration(case.id, &patch, Some(&stale), std::slice::from_ref(&form), &actor).await.unwrap();
+            let got = repo.patch_trade_registration(case.id, &patch, Some(&stale), std::slice::from_ref(&form), actor).await.unwrap();
             assert_eq!(got, TradePatchOutcome::Stale, "{stale:?}");
         }
         let unchanged = repo.get_trade_registration(case.id).await.unwrap().unwrap();
@@ -409,7 +409,7 @@ backend_tests! {
 
         // The guard that matches: the office and the new form in one write; the old form's key
         // comes back for deletion; one history entry names the office before and after.
-        let got = repo.patch_trade_registration(case.id, &patch, Some(&read), std::slice::from_ref(&form), &actor).await.unwrap();
+        let got = repo.patch_trade_registration(case.id, &patch, Some(&read), std::slice::from_ref(&form), actor).await.unwrap();
         assert_eq!(got, TradePatchOutcome::Applied { replaced: vec![case.documents[0].storage_key.clone()] });
         let after = repo.get_trade_registration(case.id).await.unwrap().unwrap();
         assert_eq!(after.trade_office, Some(office));
@@ -418,28 +418,28 @@ backend_tests! {
         assert_eq!(after.history.len(), case.history.len() + 1);
         let entry = after.history.last().unwrap();
         assert_eq!((entry.status, entry.previous_status), (TradeStatus::FormRendered.into(), Some(TradeStatus::FormRendered.into())));
-        assert_eq!((entry.actor.as_str(), entry.actor_name.as_deref()), (actor.as_str(), Some("Olga Operator")));
+        assert_eq!((entry.actor, entry.actor_name.as_deref()), (actor, Some("Olga Operator")));
         let change = |field: &str, old: Option<&str>, new: Option<&str>| store::FieldChange { field: field.into(), old: old.map(Into::into), new: new.map(Into::into) };
         assert_eq!(entry.changes, vec![
             change("trade_office", Some("11000000 Berlin"), Some("072355007 Trier-Land")),
             change("trade_office.municipality_key", None, Some("07235001")),
         ]);
         // The guard has become stale by the write itself.
-        let got = repo.patch_trade_registration(case.id, &patch, Some(&read), &[], &actor).await.unwrap();
+        let got = repo.patch_trade_registration(case.id, &patch, Some(&read), &[], actor).await.unwrap();
         assert_eq!(got, TradePatchOutcome::Stale);
         // Without a guard, and for an unknown case.
         let fee = TradePatch { city_fee_cents: Some(2600), ..TradePatch::default() };
-        let got = repo.patch_trade_registration(case.id, &fee, None, &[], &actor).await.unwrap();
+        let got = repo.patch_trade_registration(case.id, &fee, None, &[], actor).await.unwrap();
         assert_eq!(got, TradePatchOutcome::Applied { replaced: vec![] });
         let after = repo.get_trade_registration(case.id).await.unwrap().unwrap();
         assert_eq!(after.city_fee_cents, Some(2600));
         assert_eq!(after.history.last().unwrap().changes, vec![change("city_fee", None, Some("26.00"))]);
         // The same fee again changes nothing: applied, but no entry.
         let before = history_len().await;
-        let got = repo.patch_trade_registration(case.id, &fee, None, &[], &actor).await.unwrap();
+        let got = repo.patch_trade_registration(case.id, &fee, None, &[], actor).await.unwrap();
         assert_eq!(got, TradePatchOutcome::Applied { replaced: vec![] });
         assert_eq!(history_len().await, before);
-        let got = repo.patch_trade_registration(Uuid::now_v7(), &fee, None, &[], &actor).await.unwrap();
+        let got = repo.patch_trade_registration(Uuid::now_v7(), &fee, None, &[], actor).await.unwrap();
         assert_eq!(got, TradePatchOutcome::NotFound);
     }
 
@@ -539,8 +539,8 @@ backend_tests! {
         let at = |s: i64| case.created_at + time::Duration::seconds(s);
 
         let (operator, _) = app.operator("Olga Operator").await;
-        let op = format!("operator:{operator}");
-        let change = StatusChange::step(TradeStatus::Submitted, Some(TradeStatus::FormRendered.into()), op.clone(), Some("alles da".into()), at(1));
+        let op = Actor::Operator(operator);
+        let change = StatusChange::step(TradeStatus::Submitted, Some(TradeStatus::FormRendered.into()), op, Some("alles da".into()), at(1));
         let mut receipt = case.documents[0].clone();
         receipt.id = Uuid::now_v7();
         receipt.doc_type = DocumentType::TradeLicence;
@@ -548,17 +548,17 @@ backend_tests! {
         receipt.created_at = at(1);
         let moved = repo.transition_case(case.id, TradeStatus::FormRendered.into(), &change, std::slice::from_ref(&receipt), &CaseFields::default()).await.unwrap();
         assert!(moved);
-        repo.verify_identity(case.id, 1, at(2), &op, at(2)).await.unwrap();
-        repo.verify_identity(case.id, 0, at(3), &op, at(3)).await.unwrap();
-        repo.verify_identity(case.id, 1, at(4), &op, at(4)).await.unwrap();
+        repo.verify_identity(case.id, 1, at(2), op, at(2)).await.unwrap();
+        repo.verify_identity(case.id, 0, at(3), op, at(3)).await.unwrap();
+        repo.verify_identity(case.id, 1, at(4), op, at(4)).await.unwrap();
         // The same time again changes no field: logged, but no history entry.
-        repo.verify_identity(case.id, 1, at(4), &op, at(5)).await.unwrap();
+        repo.verify_identity(case.id, 1, at(4), op, at(5)).await.unwrap();
 
         let read = repo.get_trade_registration(case.id).await.unwrap().unwrap();
         let text = |s: i64| Some(at(s).format(&time::format_description::well_known::Rfc3339).unwrap());
         let named = |mut h: StatusChange, name: Option<&str>| { h.actor_name = name.map(Into::into); h };
         let verified = |owner: i32, old: Option<i64>, new: i64| {
-            let mut h = StatusChange::step(TradeStatus::Submitted, Some(TradeStatus::Submitted.into()), op.clone(), None, at(new));
+            let mut h = StatusChange::step(TradeStatus::Submitted, Some(TradeStatus::Submitted.into()), op, None, at(new));
             h.changes = vec![store::FieldChange { field: format!("owners[{owner}].identity_verified_at"), old: old.and_then(text), new: text(new) }];
             named(h, Some("Olga Operator"))
         };
@@ -572,14 +572,14 @@ backend_tests! {
         ];
         assert_eq!(read.history, history);
         // A removal names the time it removes.
-        assert!(repo.clear_identity_verification(case.id, 0, &op, at(6)).await.unwrap());
-        assert!(!repo.clear_identity_verification(case.id, 0, &op, at(7)).await.unwrap());
+        assert!(repo.clear_identity_verification(case.id, 0, op, at(6)).await.unwrap());
+        assert!(!repo.clear_identity_verification(case.id, 0, op, at(7)).await.unwrap());
         let removed = repo.get_trade_registration(case.id).await.unwrap().unwrap();
         assert_eq!(removed.history.len(), history.len() + 1);
         let last = removed.history.last().unwrap();
         assert_eq!((last.at, last.changes[0].old.clone(), last.changes[0].new.clone()), (at(6), text(3), None));
         assert_eq!(removed.identity_verifications, vec![(1, at(4))]);
-        repo.verify_identity(case.id, 0, at(3), &op, at(3)).await.unwrap();
+        repo.verify_identity(case.id, 0, at(3), op, at(3)).await.unwrap();
         assert_eq!(read.documents, vec![case.documents[0].clone(), receipt]);
         assert_eq!(read.identity_verifications, vec![(0, at(3)), (1, at(4))]);
         assert_eq!(read.status, TradeStatus::Submitted);
@@ -595,8 +595,8 @@ backend_tests! {
         xml.size = None;
         xml.sha256 = None;
         // A status the assignment is not allowed in writes nothing.
-        assert_eq!(repo.assign_tax_office(tax.id, "2742", &[TaxStatus::Rejected], std::slice::from_ref(&xml), &op).await.unwrap(), None);
-        let replaced = repo.assign_tax_office(tax.id, "2742", &[TaxStatus::Validated], std::slice::from_ref(&xml), &op).await.unwrap();
+        assert_eq!(repo.assign_tax_office(tax.id, "2742", &[TaxStatus::Rejected], std::slice::from_ref(&xml), op).await.unwrap(), None);
+        let replaced = repo.assign_tax_office(tax.id, "2742", &[TaxStatus::Validated], std::slice::from_ref(&xml), op).await.unwrap();
         assert_eq!(replaced, Some(vec![tax.documents[0].storage_key.clone()]));
         assert_eq!(repo.get_tax_registration(tax.id).await.unwrap().unwrap().documents, vec![xml.clone()]);
         assert!(repo.record_rendered(xml.id, 99, &[9; 32]).await.unwrap());
@@ -605,12 +605,12 @@ backend_tests! {
         xml.sha256 = Some(vec![9; 32]);
         assert_eq!(read.documents, vec![xml.clone()]);
         let office = |n: &str| Some(format!("{n} {}", domain::offices::tax_office(n).unwrap().display_name()));
-        let mut assigned = StatusChange::step(TaxStatus::Validated, Some(TaxStatus::Validated.into()), op.clone(), None, read.history[1].at);
+        let mut assigned = StatusChange::step(TaxStatus::Validated, Some(TaxStatus::Validated.into()), op, None, read.history[1].at);
         assigned.changes = vec![store::FieldChange { field: "tax_office".into(), old: office("1127"), new: office("2742") }];
         assigned.actor_name = Some("Olga Operator".into());
         assert_eq!(read.history, vec![named(tax.history[0].clone(), Some("P")), assigned]);
         // The same office again (new documents, say) changes no field.
-        assert!(repo.assign_tax_office(tax.id, "2742", &[TaxStatus::Validated], &[], &op).await.unwrap().is_some());
+        assert!(repo.assign_tax_office(tax.id, "2742", &[TaxStatus::Validated], &[], op).await.unwrap().is_some());
         assert_eq!(repo.get_tax_registration(tax.id).await.unwrap().unwrap().history.len(), 2);
         // The other case's children are untouched.
         let trade = repo.get_trade_registration(case.id).await.unwrap().unwrap();

@@ -124,7 +124,7 @@ backend_tests! {
         // Announced to the provider like any replaced document.
         let messages = app.state.repo.list_webhook_messages(endpoint, None, None, 100).await.unwrap();
         assert!(
-            messages.iter().any(|m| m.event_type == "documents.updated" && m.case_id.to_string() == id),
+            messages.iter().any(|m| m.event_type.as_str() == "documents.updated" && m.case_id.to_string() == id),
             "{messages:?}"
         );
         // Submitting works now.

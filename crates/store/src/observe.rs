@@ -73,8 +73,8 @@ impl MigrationState {
 pub struct CaseCount {
     pub kind: CaseKind,
     pub environment: Environment,
-    /// The stored (and API) name of the status.
-    pub status: String,
+    /// Of the same kind as `kind`.
+    pub status: domain::case_state::CaseStatus,
     pub count: i64,
 }
 

@@ -233,7 +233,9 @@ pub(crate) fn statements<DB: Dialect>(ids: PlanIds) -> Result<Vec<(String, Page)
         for m in subsets(4) {
             let on = |bit: u32| m & (1 << bit) != 0;
             let filter = EventFilter {
-                event_type: on(0).then(|| "registration.completed".to_string()),
+                event_type: on(0)
+                    .then(|| domain::webhook::EventType::parse("registration.completed"))
+                    .flatten(),
                 case_id: on(1).then_some(ids.case),
                 environment: on(2).then_some(Environment::Sandbox),
             };

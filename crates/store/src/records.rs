@@ -3,9 +3,11 @@
 use domain::auth::KeyKind;
 use domain::case::DocumentType;
 use domain::case_state::{CasePackage, CaseStatus};
-use domain::lifecycle::{TaxStatus, TradeStatus};
+use domain::lifecycle::{Actor, TaxStatus, TradeStatus};
+use domain::tax::TaxLegalForm;
 use domain::tax_core::TaxPackage;
 use domain::trade::Package;
+use domain::webhook::EventType;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -95,8 +97,9 @@ pub struct StatusChange {
     pub status: CaseStatus,
     /// Of the same kind as `status`.
     pub previous_status: Option<CaseStatus>,
-    /// `provider:<id>`, `operator:<id>` or `system`.
-    pub actor: String,
+    /// Who took the step or made the change (recorded as `provider:<id>`, `operator:<id>` or
+    /// `system`).
+    pub actor: Actor,
     pub reason: Option<String>,
     pub at: OffsetDateTime,
     /// The fields the entry changed (empty for a status step). Written by the store itself, in
@@ -113,14 +116,14 @@ pub struct StatusChange {
 impl StatusChange {
     /// The first entry of a case's history: `provider` created it in `status`.
     pub fn created(status: impl Into<CaseStatus>, provider: Uuid, at: OffsetDateTime) -> Self {
-        Self::step(status, None, format!("provider:{provider}"), None, at)
+        Self::step(status, None, Actor::Provider(provider), None, at)
     }
 
     /// A status step from `previous_status` to `status`, taken by `actor`.
     pub fn step(
         status: impl Into<CaseStatus>,
         previous_status: Option<CaseStatus>,
-        actor: String,
+        actor: Actor,
         reason: Option<String>,
         at: OffsetDateTime,
     ) -> Self {
@@ -195,7 +198,7 @@ pub struct NewTaxRegistration {
     pub provider_id: Uuid,
     pub environment: domain::company::Environment,
     pub package: TaxPackage,
-    pub legal_form: String,
+    pub legal_form: TaxLegalForm,
     pub status: TaxStatus,
     /// The validated request as JSON (the domain model's serde form).
     pub record: serde_json::Value,
@@ -222,7 +225,7 @@ pub struct TaxRegistrationRecord {
     pub provider_id: Uuid,
     pub environment: domain::company::Environment,
     pub package: TaxPackage,
-    pub legal_form: String,
+    pub legal_form: TaxLegalForm,
     pub status: TaxStatus,
     pub record: serde_json::Value,
     pub tax_office_number: Option<String>,
@@ -445,10 +448,9 @@ pub struct CaseDelivery {
     pub endpoint_url: String,
     /// Whether the endpoint has been deleted (its undelivered messages were given up).
     pub endpoint_deleted: bool,
-    /// `trade_registration.status_changed`, ...
-    pub event_type: String,
-    /// `pending`, `delivered` or `failed`, as the outbox has it.
-    pub state: String,
+    pub event_type: EventType,
+    /// As the outbox has it.
+    pub state: MessageState,
     /// Attempts made so far.
     pub attempts: i32,
     /// The HTTP status the endpoint answered the last attempt with (`None`: none made, or
@@ -486,8 +488,8 @@ pub struct CaseListItem {
     /// registration's tax office (its number; `office_name` is `None`).
     pub office_key: Option<String>,
     pub office_name: Option<String>,
-    /// A tax registration's legal form (`ug`, `gmbh`, `gbr`, `egbr`); `None` for trade.
-    pub legal_form: Option<String>,
+    /// A tax registration's legal form; `None` for trade.
+    pub legal_form: Option<TaxLegalForm>,
 }
 
 /// An entry of the operator-maintained trade office directory.
@@ -539,7 +541,7 @@ pub struct VerificationLogEntry {
     pub action: String,
     /// When the identity was verified (for `recorded`).
     pub verified_at: Option<OffsetDateTime>,
-    pub actor: String,
+    pub actor: Actor,
     /// When the record or removal was made.
     pub at: OffsetDateTime,
 }
@@ -634,7 +636,7 @@ pub struct StoredSecrets {
 pub struct ClaimedMessage {
     pub id: Uuid,
     pub case_id: Uuid,
-    pub event_type: String,
+    pub event_type: EventType,
     /// The body to send, exactly as signed.
     pub payload: String,
     /// Attempts made before this one.
@@ -682,10 +684,10 @@ pub struct WebhookAttemptRecord {
     pub attempt: WebhookAttempt,
     /// `delivered`, `retrying` or `failed`.
     pub outcome: String,
-    pub event_type: String,
+    pub event_type: EventType,
     pub case_id: Uuid,
-    /// The message's state now: `pending`, `delivered` or `failed`.
-    pub message_state: String,
+    /// The message's state now.
+    pub message_state: MessageState,
     pub next_attempt_at: Option<OffsetDateTime>,
 }
 
@@ -694,10 +696,9 @@ pub struct WebhookAttemptRecord {
 pub struct WebhookMessageRecord {
     pub seq: i64,
     pub id: Uuid,
-    pub event_type: String,
+    pub event_type: EventType,
     pub case_id: Uuid,
-    /// `pending`, `delivered` or `failed`.
-    pub state: String,
+    pub state: MessageState,
     /// Attempts made so far.
     pub attempts: i32,
     pub created_at: OffsetDateTime,
@@ -713,8 +714,40 @@ pub fn micros(t: OffsetDateTime) -> i64 {
 }
 
 /// When a message is tried next: only a pending one is (the column keeps its last value).
-pub fn next_attempt(state: &str, next_attempt_us: i64) -> Option<OffsetDateTime> {
-    (state == "pending").then(|| from_micros(next_attempt_us))
+pub fn next_attempt(state: MessageState, next_attempt_us: i64) -> Option<OffsetDateTime> {
+    (state == MessageState::Pending).then(|| from_micros(next_attempt_us))
+}
+
+/// Where a webhook message stands in the outbox (`webhook_messages.state`, whose `CHECK`
+/// allows these three since the outbox's first migration).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MessageState {
+    /// Waiting for its next attempt.
+    Pending,
+    Delivered,
+    /// Given up: the schedule is used up, or its endpoint was deleted.
+    Failed,
+}
+
+impl MessageState {
+    pub const ALL: [MessageState; 3] = [
+        MessageState::Pending,
+        MessageState::Delivered,
+        MessageState::Failed,
+    ];
+
+    /// The stored and API name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MessageState::Pending => "pending",
+            MessageState::Delivered => "delivered",
+            MessageState::Failed => "failed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.as_str() == s)
+    }
 }
 
 /// The other way round.
@@ -773,7 +806,7 @@ pub enum EventScope {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EventFilter {
     /// One event type (`registration.completed`).
-    pub event_type: Option<String>,
+    pub event_type: Option<EventType>,
     /// One case, by the id its provider knows it by.
     pub case_id: Option<Uuid>,
     pub environment: Option<domain::company::Environment>,
@@ -789,7 +822,7 @@ pub struct EventRecord {
     pub case_id: Uuid,
     pub company_id: Uuid,
     pub environment: domain::company::Environment,
-    pub event_type: String,
+    pub event_type: EventType,
     /// The body the event's webhook messages carry, exactly.
     pub payload: String,
     pub created_at: OffsetDateTime,

@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use domain::case::DocumentType;
 use domain::case_state::CaseStatus;
 use domain::company::Company;
-use domain::lifecycle::TaxStatus;
+use domain::lifecycle::{Actor, TaxStatus};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -181,7 +181,7 @@ pub trait Repository: Send + Sync + 'static {
         case_id: Uuid,
         owner_index: i32,
         verified_at: OffsetDateTime,
-        actor: &str,
+        actor: Actor,
         now: OffsetDateTime,
     ) -> Result<()>;
 
@@ -192,7 +192,7 @@ pub trait Repository: Send + Sync + 'static {
         &self,
         case_id: Uuid,
         owner_index: i32,
-        actor: &str,
+        actor: Actor,
         now: OffsetDateTime,
     ) -> Result<bool>;
 
@@ -214,7 +214,7 @@ pub trait Repository: Send + Sync + 'static {
         office_number: &str,
         allowed_statuses: &[TaxStatus],
         documents: &[DocumentRecord],
-        actor: &str,
+        actor: Actor,
     ) -> Result<Option<Vec<String>>>;
 
     /// Applies `actor`'s changes to a trade registration and, in the same write, replaces its
@@ -227,7 +227,7 @@ pub trait Repository: Send + Sync + 'static {
         patch: &TradePatch,
         guard: Option<&TradeCaseGuard>,
         documents: &[DocumentRecord],
-        actor: &str,
+        actor: Actor,
     ) -> Result<TradePatchOutcome>;
 
     /// Cases of one kind, oldest first (ids are time-ordered UUIDv7), after `after`
@@ -385,7 +385,7 @@ pub trait Repository: Send + Sync + 'static {
     async fn list_webhook_messages(
         &self,
         endpoint_id: Uuid,
-        state: Option<&str>,
+        state: Option<crate::MessageState>,
         before: Option<Uuid>,
         limit: i64,
     ) -> Result<Vec<WebhookMessageRecord>>;

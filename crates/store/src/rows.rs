@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use domain::case::{CaseKind, DocumentType};
 use domain::case_state::CaseStatus;
-use domain::lifecycle::Lifecycle;
+use domain::lifecycle::{Actor, Lifecycle};
 use domain::tax_core::TaxPackage;
 
 use crate::{DocumentRecord, TaxRegistrationRecord, TradeOfficeEntry, WebhookEndpoint};
@@ -21,6 +21,17 @@ pub(crate) fn named<T>(what: &str, s: &str, parse: impl Fn(&str) -> Option<T>) -
 /// A stored status of lifecycle `L`.
 pub(crate) fn status<L: Lifecycle>(s: &str) -> crate::Result<L> {
     named("status", s, L::parse)
+}
+
+/// A stored actor (`provider:<id>`, `operator:<id>`, `system`); text in none of these forms
+/// (never written, only by hand) reads as [`Actor::Unknown`] and fails nothing.
+pub(crate) fn actor(s: &str) -> Actor {
+    s.parse().unwrap_or(Actor::Unknown)
+}
+
+/// A stored webhook event type.
+pub(crate) fn event_type(s: &str) -> crate::Result<domain::webhook::EventType> {
+    named("event type", s, domain::webhook::EventType::parse)
 }
 
 pub(crate) fn case_kind(s: &str) -> crate::Result<CaseKind> {
@@ -127,7 +138,11 @@ where
                 &row.try_get::<String, _>("package")?,
                 TaxPackage::parse,
             )?,
-            legal_form: row.try_get("legal_form")?,
+            legal_form: named(
+                "legal form",
+                &row.try_get::<String, _>("legal_form")?,
+                domain::tax::TaxLegalForm::parse,
+            )?,
             status: status(&row.try_get::<String, _>("status")?)?,
             record: record.0,
             tax_office_number: row.try_get("tax_office_number")?,
@@ -174,13 +189,17 @@ pub(crate) fn actor_names(
     provider_id: Uuid,
     provider_name: Option<String>,
     operators_json: Option<&str>,
-) -> crate::Result<Vec<(String, String)>> {
-    let mut names: Vec<(String, String)> = match operators_json {
+) -> crate::Result<Vec<(Actor, String)>> {
+    let operators: Vec<(String, String)> = match operators_json {
         Some(a) => serde_json::from_str(a).map_err(corrupt_json)?,
         None => Vec::new(),
     };
+    let mut names = operators
+        .into_iter()
+        .map(|(a, name)| (actor(&a), name))
+        .collect::<Vec<_>>();
     if let Some(name) = provider_name {
-        names.push((format!("provider:{provider_id}"), name));
+        names.push((Actor::Provider(provider_id), name));
     }
     Ok(names)
 }
@@ -190,14 +209,15 @@ pub(crate) fn actor_names(
 pub(crate) fn history_from_json(
     kind: CaseKind,
     json: &str,
-    names: &[(String, String)],
+    names: &[(Actor, String)],
 ) -> crate::Result<Vec<crate::StatusChange>> {
     let rows: Vec<HistoryRow> = serde_json::from_str(json).map_err(corrupt_json)?;
     rows.into_iter()
         .map(|r| {
+            let by = actor(&r.actor);
             let actor_name = names
                 .iter()
-                .find(|(actor, _)| *actor == r.actor)
+                .find(|(a, _)| *a == by)
                 .map(|(_, name)| name.clone());
             Ok(crate::StatusChange {
                 status: case_status(kind, &r.status)?,
@@ -205,7 +225,7 @@ pub(crate) fn history_from_json(
                     .previous_status
                     .map(|s| case_status(kind, &s))
                     .transpose()?,
-                actor: r.actor,
+                actor: by,
                 reason: r.reason,
                 at: timestamp(&r.at)?,
                 changes: r.changes.unwrap_or_default(),
@@ -223,7 +243,7 @@ pub(crate) fn history_to_json(history: &[crate::StatusChange]) -> crate::Result<
             let mut row = serde_json::json!([
                 h.status.as_str(),
                 h.previous_status.map(CaseStatus::as_str),
-                &h.actor,
+                h.actor.to_string(),
                 &h.reason,
                 rfc3339(h.at)?,
             ]);

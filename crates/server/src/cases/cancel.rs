@@ -11,7 +11,9 @@ use domain::lifecycle::{Lifecycle, TaxStatus, TradeStatus};
 use uuid::Uuid;
 
 use crate::cases::access;
-use crate::cases::steps::{self, Actor, CaseRef, Moved, StepWrites};
+use domain::lifecycle::Actor;
+
+use crate::cases::steps::{self, CaseRef, Moved, StepWrites};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
 

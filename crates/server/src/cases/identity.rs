@@ -8,9 +8,9 @@ use serde_json::Value;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::cases::steps::Actor;
 use crate::error::ApiError;
 use crate::state::AppState;
+use domain::lifecycle::Actor;
 
 /// The trade registration `id` with an owner `owner_index` (counted from 0 in creation
 /// order); 404 when there is no such case or owner.
@@ -64,7 +64,7 @@ pub async fn verify_identity(
             case.id,
             owner_index as i32,
             at,
-            &Actor::Operator(operator).history_actor(),
+            Actor::Operator(operator),
             now,
         )
         .await?;
@@ -87,7 +87,7 @@ pub async fn clear_identity(
         .clear_identity_verification(
             case.id,
             owner_index as i32,
-            &Actor::Operator(operator).history_actor(),
+            Actor::Operator(operator),
             crate::clock::now_micros(),
         )
         .await?;

@@ -117,11 +117,10 @@ fn instant(s: &str) -> Option<OffsetDateTime> {
 }
 
 fn statuses(kind: CaseKind) -> Vec<&'static str> {
-    use domain::lifecycle::{Lifecycle, TaxStatus, TradeStatus};
-    match kind {
-        CaseKind::Trade => TradeStatus::ALL.iter().map(|s| s.as_str()).collect(),
-        CaseKind::Tax => TaxStatus::ALL.iter().map(|s| s.as_str()).collect(),
-    }
+    CaseStatus::of(kind)
+        .into_iter()
+        .map(CaseStatus::as_str)
+        .collect()
 }
 
 /// The cases a caller's lists hold: a provider's its own, a client company's those of its

@@ -8,7 +8,9 @@ use domain::lifecycle::TradeStatus;
 use store::{DocumentRecord, TradePatch, TradeRegistrationRecord};
 
 use crate::cases::offices::TradeOfficeView;
-use crate::cases::steps::{self, Actor, Moved, TradeStep};
+use domain::lifecycle::Actor;
+
+use crate::cases::steps::{self, Moved, TradeStep};
 use crate::cases::trade::stored_trade;
 use crate::error::ApiError;
 use crate::state::AppState;

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use domain::Violations;
 use domain::case::DocumentType;
 use domain::case_state::CaseStatus;
-use domain::lifecycle::{Lifecycle, Role, StepRefused, TaxStatus, TradeStatus};
+use domain::lifecycle::{Actor, Lifecycle, Role, StepRefused, TaxStatus, TradeStatus};
 use serde::Deserialize;
 use store::{DocumentRecord, StatusChange, TaxRegistrationRecord, TradeRegistrationRecord};
 use utoipa::ToSchema;
@@ -27,48 +27,12 @@ pub const TRADE_NOTE_MAX: usize = 500;
 /// The most characters of a tax step's `reason`: an ELSTER rejection is pasted whole.
 pub const TAX_NOTE_MAX: usize = 2000;
 
-/// Who applies a step; decides the history's actor and reason, and what the request may ask.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Actor {
-    /// The provider that created the case.
-    Provider(Uuid),
-    Operator(Uuid),
-    /// A provider simulating the operator on its own sandbox case.
-    SandboxProvider(Uuid),
-}
-
-impl Actor {
-    /// The role whose steps the lifecycle allows this actor.
-    pub fn role(self) -> Role {
-        match self {
-            Actor::Provider(_) => Role::Provider,
-            Actor::Operator(_) => Role::Operator,
-            Actor::SandboxProvider(_) => Role::SandboxProvider,
-        }
-    }
-
-    /// `operator:<id>` or `provider:<id>`.
-    pub fn history_actor(self) -> String {
-        match self {
-            Actor::Operator(id) => format!("operator:{id}"),
-            Actor::Provider(id) | Actor::SandboxProvider(id) => format!("provider:{id}"),
-        }
-    }
-
-    /// The reason as recorded: a simulated step says so (`sandbox simulation: ...`).
-    pub fn history_reason(self, reason: Option<String>) -> Option<String> {
-        match self {
-            Actor::Operator(_) | Actor::Provider(_) => reason,
-            Actor::SandboxProvider(_) => Some(match reason {
-                Some(r) => format!("{}: {r}", domain::sandbox::SIMULATION),
-                None => domain::sandbox::SIMULATION.to_string(),
-            }),
-        }
-    }
-
-    fn is_sandbox(self) -> bool {
-        matches!(self, Actor::SandboxProvider(_))
-    }
+/// The role of a step's actor: providers, operators and the sandbox ask for steps; the service
+/// itself ([`Actor::System`]) makes its moves where it writes the case and never comes here.
+fn role_of(actor: Actor) -> Result<Role, ApiError> {
+    actor.role().ok_or_else(|| {
+        ApiError::Internal(anyhow::anyhow!("a step asked for by the service itself"))
+    })
 }
 
 /// Where a step took a case.
@@ -105,6 +69,7 @@ pub struct TradeStep {
 /// Checks a trade step's request; every broken rule in one 422. An operator completes a case
 /// only by uploading the licence; the sandbox completes it directly.
 pub fn trade_step(input: TradeTransitionRequest, actor: Actor) -> Result<TradeStep, ApiError> {
+    let role = role_of(actor)?;
     let mut errs = Violations::new();
     let target = TradeStatus::parse(&input.status);
     match target {
@@ -123,7 +88,7 @@ pub fn trade_step(input: TradeTransitionRequest, actor: Actor) -> Result<TradeSt
             "invalid_value",
             "cancelled is the provider's step: POST /v1/trade-registration/{id}/cancel",
         ),
-        Some(target) if target.needs_licence(actor.role()) => errs.push(
+        Some(target) if target.needs_licence(role) => errs.push(
             "status",
             "requires_trade_licence",
             "a case is completed by uploading the issued trade licence",
@@ -191,11 +156,11 @@ pub async fn apply_step<L: Lifecycle + Into<CaseStatus>>(
     writes: StepWrites<'_>,
 ) -> Result<Moved<L>, ApiError> {
     let current = case.status;
-    let to = current.step(target, actor.role()).map_err(refused)?;
+    let to = current.step(target, role_of(actor)?).map_err(refused)?;
     let change = StatusChange::step(
         to,
         Some(current.into()),
-        actor.history_actor(),
+        actor,
         actor.history_reason(reason),
         crate::clock::now_micros(),
     );
@@ -312,7 +277,7 @@ pub async fn move_trade(
 /// before a licence is stored or rendered, and again atomically by the move.
 pub fn check_completable(case: &TradeRegistrationRecord, actor: Actor) -> Result<(), ApiError> {
     case.status
-        .step(TradeStatus::Completed, actor.role())
+        .step(TradeStatus::Completed, role_of(actor)?)
         .map(|_| ())
         .map_err(refused)
 }
@@ -443,6 +408,7 @@ fn issued_tax_number(raw: &str, case: &TaxRegistrationRecord) -> Result<String, 
 /// Checks a tax step's request; every broken rule in one 422. An operator completes with the
 /// issued tax number; the sandbox may leave it out.
 pub fn tax_step(input: TaxTransitionRequest, actor: Actor) -> Result<TaxStep, ApiError> {
+    let role = role_of(actor)?;
     let mut errs = Violations::new();
     let target = TaxStatus::parse(&input.status);
     if target.is_none() || matches!(target, Some(TaxStatus::Validated | TaxStatus::Cancelled)) {
@@ -464,7 +430,7 @@ pub fn tax_step(input: TaxTransitionRequest, actor: Actor) -> Result<TaxStep, Ap
             }
             t
         }
-        (None, Some(target)) if target.needs_tax_number(actor.role()) => {
+        (None, Some(target)) if target.needs_tax_number(role) => {
             errs.push(
                 "tax_number",
                 "required",
@@ -511,7 +477,7 @@ pub async fn move_tax(
 ) -> Result<(Moved<TaxStatus>, Option<String>), ApiError> {
     let to = case
         .status
-        .step(step.target, actor.role())
+        .step(step.target, role_of(actor)?)
         .map_err(refused)?;
     if to == TaxStatus::Submitted
         && let (_, Some(reason)) = crate::cases::tax_xml::state(case, &state.config.elster)

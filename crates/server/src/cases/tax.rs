@@ -21,6 +21,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::cases::documents::{self, Digested};
+use crate::cases::kinds::{self, ParsedTaxRequest};
 use crate::cases::{Written, access};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
@@ -38,21 +39,6 @@ pub struct CreatedTax {
     /// Whether the ELSTER XML was written (an office, and a manufacturer id where needed).
     pub has_xml: bool,
     pub at: OffsetDateTime,
-}
-
-/// A parsed request of either kind (`domain::tax_request::TaxRequest`,
-/// `domain::gbr_request::GbrTaxRequest`: the same fields but the registration, and no trait in
-/// common) as a [`ParsedTaxRequest`], its registration the `AnyTaxRegistration` variant `$kind`.
-macro_rules! parsed {
-    ($request:expr, $kind:ident) => {{
-        let r = $request;
-        ParsedTaxRequest {
-            company_id: r.company_id,
-            tax_registration_id: r.tax_registration_id,
-            business_address: r.business_address,
-            registration: AnyTaxRegistration::$kind(Box::new(r.registration)),
-        }
-    }};
 }
 
 /// Whose payload a tax create reads: a UG's or GmbH's, or a GbR's or eGbR's. Only the parsing
@@ -105,29 +91,9 @@ pub async fn create_tax(
 ) -> Result<Written<CreatedTax>, ApiError> {
     let now = crate::clock::now_micros();
     let today = date_in_germany(now);
-    let known_office = &domain::offices::is_known_tax_office;
-    let mut errs = domain::Violations::new();
     let request = match payload {
-        TaxPayload::Corporation => {
-            let parsed = domain::tax_request::parse(body, today, known_office);
-            // Every broken rule and every unmatched or non-PDF part in one 422.
-            crate::uploads::check_files(&state.pdf_checks, body, &files, &FILES, &mut errs).await;
-            match parsed {
-                Ok(r) if errs.is_empty() => parsed!(r, Corporation),
-                Ok(_) => return Err(ApiError::Validation(errs)),
-                Err(v) => {
-                    let mut all = v;
-                    all.extend(errs);
-                    return Err(ApiError::Validation(all));
-                }
-            }
-        }
-        TaxPayload::Partnership => {
-            parsed!(
-                domain::gbr_request::parse(body, today, known_office)?,
-                Partnership
-            )
-        }
+        TaxPayload::Corporation => kinds::corporation::parse(state, body, &files, today).await?,
+        TaxPayload::Partnership => kinds::partnership::parse(body, today)?,
     };
     create_case(state, creator, request, files, now, answer).await
 }
@@ -165,11 +131,7 @@ async fn create_case(
     let reg = request.registration;
     // Where the company is managed decides, the seat where that is not given (§ 20 AO: the
     // place of management prevails over the seat).
-    let deciding = match &reg {
-        AnyTaxRegistration::Corporation(r) => r.place_of_management.as_ref(),
-        AnyTaxRegistration::Partnership(_) => None,
-    }
-    .unwrap_or(reg.address());
+    let deciding = kinds::of(&reg).deciding_address().unwrap_or(reg.address());
     let (office, lookup) = resolve_tax_office(&reg, deciding)?;
     // The attachments as the XML carries them, and their spool files to store.
     let uploads = sent_attachments(&reg, files).await?;
@@ -230,7 +192,7 @@ async fn create_case(
         provider_id: provider,
         environment: reg.environment(),
         package: reg.package(),
-        legal_form: reg.legal_form().as_str().into(),
+        legal_form: reg.legal_form(),
         status: TaxStatus::Validated,
         record: reg.to_record().map_err(|e| ApiError::Internal(e.into()))?,
         tax_office_number: office.clone(),
@@ -276,15 +238,6 @@ fn duplicate_id() -> ApiError {
         code: ErrorCode::DuplicateId,
         message: "one of your tax registrations has this tax_registration_id".into(),
     }
-}
-
-/// A validated create request of either kind.
-struct ParsedTaxRequest {
-    company_id: Option<Uuid>,
-    tax_registration_id: Option<Uuid>,
-    /// The company to create when `company_id` is omitted.
-    business_address: Option<PostalAddress>,
-    registration: AnyTaxRegistration,
 }
 
 /// The client company: an existing one of this provider in the same environment, or one to
@@ -333,13 +286,7 @@ fn resolve_tax_office(
     }
     // Berlin decides by the address's district, and several cities by the legal form
     // (domain::offices::tax_office_at; docs/offices.md).
-    let (family, group) = match reg {
-        AnyTaxRegistration::Corporation(r) => (
-            domain::offices::LegalFamily::Corporation,
-            r.belongs_to_group(),
-        ),
-        AnyTaxRegistration::Partnership(_) => (domain::offices::LegalFamily::Partnership, false),
-    };
+    let (family, group) = kinds::of(reg).office_family();
     let lookup = domain::offices::tax_office_at(&domain::offices::TaxOfficeQuery {
         address: domain::offices::OfficeAddress {
             zip: &address.zip,
@@ -368,17 +315,15 @@ fn attachment_kind(field: &str) -> (DocumentType, &'static str) {
     }
 }
 
-/// A corporation's attachments from the spooled parts the request names, in filing order:
-/// each as the XML carries it, its document type and its spool file.
+/// The attachments from the spooled parts the request names, in filing order (a
+/// corporation's; other families name none): each as the XML carries it, its document type
+/// and its spool file.
 async fn sent_attachments(
     reg: &AnyTaxRegistration,
     mut files: Vec<Spooled>,
 ) -> Result<Vec<(elster::Attachment, DocumentType, Spooled)>, ApiError> {
-    let AnyTaxRegistration::Corporation(r) = reg else {
-        return Ok(Vec::new());
-    };
     let mut out = Vec::new();
-    for (field, part) in r.attachments.parts() {
+    for (field, part) in kinds::of(reg).attachment_parts() {
         let Some(i) = files.iter().position(|f| f.name == part) else {
             return Err(ApiError::Internal(anyhow::anyhow!(
                 "attachment part {part} checked but gone"
@@ -458,13 +403,7 @@ pub fn produce(
             nutzdaten_ticket: public_id.simple().to_string()[..15].to_string(),
         };
         // FsE_KapG for a corporation, FsE_PersG for a partnership.
-        let xml = match reg {
-            AnyTaxRegistration::Corporation(r) => {
-                elster::write_validated_with(r, &ctx, attachments)
-            }
-            AnyTaxRegistration::Partnership(r) => elster::write_persg_validated(r, &ctx),
-        }
-        .map_err(|e| {
+        let xml = kinds::of(reg).write_xml(&ctx, attachments).map_err(|e| {
             tracing::error!(tax_registration_id = %public_id, error = %e, "generated ELSTER XML is invalid");
             ApiError::Internal(anyhow::anyhow!("ELSTER XML generation failed: {e}"))
         })?;
@@ -476,10 +415,7 @@ pub fn produce(
 /// The answers the case's XML does not carry (`elster_xml.not_in_xml`; the summary's last
 /// section).
 pub fn not_in_xml(reg: &AnyTaxRegistration) -> Vec<elster::ManualEntry> {
-    match reg {
-        AnyTaxRegistration::Corporation(r) => elster::not_in_xml(r),
-        AnyTaxRegistration::Partnership(r) => elster::persg_not_in_xml(r),
-    }
+    kinds::of(reg).not_in_xml()
 }
 
 /// The German summary PDF of a tax registration as it stands in `case`, dated `at` (when its
@@ -489,7 +425,7 @@ pub fn render_summary(
     case: &store::TaxRegistrationRecord,
     at: OffsetDateTime,
 ) -> Result<Vec<u8>, ApiError> {
-    let mut reg = AnyTaxRegistration::from_stored(&case.legal_form, case.record.clone())
+    let mut reg = AnyTaxRegistration::from_stored(case.legal_form, case.record.clone())
         .map_err(|e| ApiError::Internal(anyhow::anyhow!(e)))?;
     let office = case.tax_office_number.as_deref();
     if let Some(number) = office {
@@ -514,13 +450,9 @@ pub fn render_summary(
         created_on: date_in_germany(at),
         timestamp: at,
     };
-    match &reg {
-        AnyTaxRegistration::Corporation(r) => forms::render_tax_summary(r, &summary_ctx),
-        AnyTaxRegistration::Partnership(r) => {
-            forms::render_partnership_tax_summary(r, &summary_ctx)
-        }
-    }
-    .map_err(|e| ApiError::Internal(anyhow::anyhow!("summary PDF failed: {e}")))
+    kinds::of(&reg)
+        .render_summary(&summary_ctx)
+        .map_err(|e| ApiError::Internal(anyhow::anyhow!("summary PDF failed: {e}")))
 }
 
 /// Writes generated files to the document store; on a failure the ones written are removed.
@@ -583,7 +515,7 @@ pub async fn assign_office(
     state: &Arc<AppState>,
     case: &store::TaxRegistrationRecord,
     number: &str,
-    by: Option<crate::cases::steps::Actor>,
+    by: Option<domain::lifecycle::Actor>,
 ) -> Result<(), ApiError> {
     let number = number.trim().to_string();
     if !domain::offices::is_known_tax_office(&number) {
@@ -596,7 +528,7 @@ pub async fn assign_office(
     let (id, public_id) = (case.id, case.public_id);
     // A corporation's or a partnership's record: its XML is FsE_KapG or FsE_PersG.
     let mut reg =
-        domain::tax::AnyTaxRegistration::from_stored(&case.legal_form, case.record.clone())
+        domain::tax::AnyTaxRegistration::from_stored(case.legal_form, case.record.clone())
             .map_err(|e| ApiError::Internal(anyhow::anyhow!(e)))?;
     reg.set_tax_office_number(number.clone());
     let now = crate::clock::now_micros();
@@ -648,7 +580,7 @@ pub async fn assign_office(
             &number,
             &allowed,
             &documents,
-            &by.map_or_else(|| "system".to_string(), |a| a.history_actor()),
+            by.unwrap_or(domain::lifecycle::Actor::System),
         )
         .await
     {

@@ -139,7 +139,7 @@ pub async fn create_trade(
             StatusChange::step(
                 status,
                 Some(TradeStatus::Initiated.into()),
-                "system".into(),
+                domain::lifecycle::Actor::System,
                 None,
                 now,
             ),

@@ -9,9 +9,9 @@ use uuid::Uuid;
 
 use crate::cases::documents::remove_files;
 use crate::cases::offices::{TradeOfficeView, directory_entry};
-use crate::cases::steps::Actor;
 use crate::error::ApiError;
 use crate::state::AppState;
+use domain::lifecycle::Actor;
 
 /// Reads an operator's changes to a trade registration (every field optional): the office
 /// (checked against the directory and the municipality register), the fee, the payment and the
@@ -118,19 +118,18 @@ pub async fn patch_trade(
     head: Option<OfficeHead>,
     actor: Actor,
 ) -> Result<(), ApiError> {
-    let actor = actor.history_actor();
     match head {
         None => {
             let outcome = state
                 .repo
-                .patch_trade_registration(id, &patch, None, &[], &actor)
+                .patch_trade_registration(id, &patch, None, &[], actor)
                 .await?;
             if outcome == store::TradePatchOutcome::NotFound {
                 return Err(ApiError::NotFound);
             }
             Ok(())
         }
-        Some(head) => assign_trade_office(state, id, &patch, head, &actor).await,
+        Some(head) => assign_trade_office(state, id, &patch, head, actor).await,
     }
 }
 
@@ -151,7 +150,7 @@ async fn assign_trade_office(
     id: Uuid,
     patch: &store::TradePatch,
     head: OfficeHead,
-    actor: &str,
+    actor: Actor,
 ) -> Result<(), ApiError> {
     let _held = state.case_locks.lock(id).await;
     for _ in 0..3 {

@@ -14,7 +14,8 @@ use uuid::Uuid;
 
 use super::Kind;
 use super::i18n::Lang;
-use super::session::{Flash, Operator, see_other};
+use super::operator::Operator;
+use super::session::{Flash, see_other};
 use crate::cases::identity;
 use crate::cases::steps::{self, Moved, TaxTransitionRequest, TradeTransitionRequest};
 use crate::error::ApiError;
@@ -75,12 +76,11 @@ async fn on_case(
 }
 
 /// A move as the operator reads it: `eingereicht → blockiert`.
-fn moved<L: Lifecycle>(lang: Lang, m: steps::Moved<L>) -> String {
-    format!(
-        "{} → {}",
-        lang.status(m.previous.as_str()),
-        lang.status(m.status.as_str())
-    )
+fn moved<L: Lifecycle + Into<domain::case_state::CaseStatus>>(
+    lang: Lang,
+    m: steps::Moved<L>,
+) -> String {
+    format!("{} → {}", lang.status(m.previous), lang.status(m.status))
 }
 
 /// A form's text field: `None` when left empty.

@@ -8,6 +8,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use domain::auth::Caller;
+use domain::case_state::CaseStatus;
 use domain::lifecycle::{Lifecycle, Role, TaxStatus, TradeStatus};
 use maud::{Markup, html};
 use serde::Deserialize;
@@ -15,7 +16,8 @@ use store::{DocumentRecord, StatusChange};
 use uuid::Uuid;
 
 use super::i18n::Lang;
-use super::session::{Operator, Session};
+use super::operator::Operator;
+use super::session::Session;
 use super::{api_error_page, html_response, layout, when};
 use crate::cases::access;
 use crate::error::ApiError;
@@ -64,7 +66,7 @@ pub trait CaseView: super::Kind {
 /// What every case page shows, whatever its kind.
 pub struct Common<'a> {
     id: Uuid,
-    status: &'static str,
+    status: CaseStatus,
     environment: &'static str,
     created_at: time::OffsetDateTime,
     provider_id: Uuid,
@@ -80,7 +82,7 @@ macro_rules! common {
             fn from(case: &'a $record) -> Self {
                 Common {
                     id: case.id,
-                    status: case.status.as_str(),
+                    status: case.status.into(),
                     environment: case.environment.as_str(),
                     created_at: case.created_at,
                     provider_id: case.provider_id,
@@ -170,7 +172,7 @@ impl CaseView for TaxStatus {
             .unwrap_or_default();
         let first = html! {
             @if case.public_id != case.id { dt { (lang.t("case.public_id")) } dd { code { (case.public_id) } } }
-            dt { (lang.t("col.legal_form")) } dd { (case.legal_form) }
+            dt { (lang.t("col.legal_form")) } dd { (case.legal_form.as_str()) }
         };
         // Why the service determined the office at the create, while the case has that office.
         let basis = case
@@ -185,7 +187,7 @@ impl CaseView for TaxStatus {
         let text = |b: &serde_json::Value, k: &str| b[k].as_str().unwrap_or("").to_string();
         // What the XML does not carry, for the operator to enter in ELSTER's portal.
         let manual =
-            domain::tax::AnyTaxRegistration::from_stored(&case.legal_form, case.record.clone())
+            domain::tax::AnyTaxRegistration::from_stored(case.legal_form, case.record.clone())
                 .map(|r| crate::cases::tax::not_in_xml(&r))
                 .unwrap_or_default();
         let last = html! {
@@ -241,7 +243,7 @@ where
         h2 { (lang.t("case.overview")) }
         dl.fields {
             dt { (lang.t("case.id")) } dd { code #case-id { (head.id) } }
-            dt { (lang.t("col.status")) } dd { span #case-status class={ "status " (head.status) } { (lang.status(head.status)) } }
+            dt { (lang.t("col.status")) } dd { span #case-status class={ "status " (head.status.as_str()) } { (lang.status(head.status)) } }
             dt { (lang.t("col.environment")) } dd { (lang.t(super::queue::env_key(head.environment))) }
             (first)
             dt { (lang.t("col.provider")) } dd { (provider) }
@@ -288,7 +290,7 @@ fn step_form(
     lang: Lang,
     s: &Session,
     case_path: &str,
-    status: &str,
+    status: CaseStatus,
     title: &str,
     fields: Markup,
     reason_required: bool,
@@ -297,10 +299,10 @@ fn step_form(
         form method="post" action={ (case_path) "/transition" } {
             h3 { (title) }
             (csrf(s))
-            input type="hidden" name="status" value=(status);
+            input type="hidden" name="status" value=(status.as_str());
             (fields)
-            (reason(lang, &format!("reason-{status}"), reason_required))
-            button type="submit" id={ "step-" (status) } { (lang.status(status)) }
+            (reason(lang, &format!("reason-{}", status.as_str()), reason_required))
+            button type="submit" id={ "step-" (status.as_str()) } { (lang.status(status)) }
         }
     }
 }
@@ -315,13 +317,13 @@ fn status_steps<L: Lifecycle>(lang: Lang, current: L, form: impl Fn(L) -> Markup
     }
 }
 
-/// The form of the step to `submitted`: the first submission, or (titled `again`) the one
-/// back from `stop`, where the office stopped the case.
-fn submit_form<L: Lifecycle>(
+/// The form of the step to `submitted` (the lifecycle's status of that name): the first
+/// submission, or (titled `again`) the one back from `stop`, where the office stopped the case.
+fn submit_form<L: Lifecycle + Into<CaseStatus>>(
     lang: Lang,
     s: &Session,
     action: &str,
-    (current, stop): (L, L),
+    (submitted, current, stop): (L, L, L),
     again: &'static str,
 ) -> Markup {
     let title = if current == stop {
@@ -329,7 +331,7 @@ fn submit_form<L: Lifecycle>(
     } else {
         lang.t("step.submit")
     };
-    step_form(lang, s, action, "submitted", title, html! {}, false)
+    step_form(lang, s, action, submitted.into(), title, html! {}, false)
 }
 
 fn trade_steps(lang: Lang, s: &Session, case: &store::TradeRegistrationRecord) -> Markup {
@@ -375,8 +377,8 @@ fn trade_steps(lang: Lang, s: &Session, case: &store::TradeRegistrationRecord) -
     html! {
         div.steps {
             (status_steps(lang, case.status, |t| match t {
-                TradeStatus::Submitted => submit_form(lang, s, &action, (case.status, TradeStatus::Blocked), "step.unblock"),
-                TradeStatus::Blocked => step_form(lang, s, &action, "blocked", lang.t("step.block"), html! {}, true),
+                TradeStatus::Submitted => submit_form(lang, s, &action, (t, case.status, TradeStatus::Blocked), "step.unblock"),
+                TradeStatus::Blocked => step_form(lang, s, &action, TradeStatus::Blocked.into(), lang.t("step.block"), html! {}, true),
                 TradeStatus::Completed => html! {
                     form method="post" action={ (action) "/licence" } enctype="multipart/form-data" {
                         h3 { (lang.t("step.complete_trade")) }
@@ -386,7 +388,7 @@ fn trade_steps(lang: Lang, s: &Session, case: &store::TradeRegistrationRecord) -
                             input #licence type="file" name="file" accept="application/pdf" required;
                         }
                         (reason(lang, "reason-completed", false))
-                        button type="submit" #step-completed { (lang.status("completed")) }
+                        button type="submit" #step-completed { (lang.status(TradeStatus::Completed)) }
                     }
                 },
                 _ => html! {},
@@ -463,9 +465,9 @@ fn tax_steps(lang: Lang, s: &Session, case: &store::TaxRegistrationRecord) -> Ma
     html! {
         div.steps {
             (status_steps(lang, case.status, |t| match t {
-                TaxStatus::Submitted => submit_form(lang, s, &action, (case.status, TaxStatus::Rejected), "step.resubmit"),
-                TaxStatus::Rejected => step_form(lang, s, &action, "rejected", lang.t("step.reject"), html! {}, true),
-                TaxStatus::Completed => step_form(lang, s, &action, "completed", lang.t("step.complete_tax"), html! {
+                TaxStatus::Submitted => submit_form(lang, s, &action, (t, case.status, TaxStatus::Rejected), "step.resubmit"),
+                TaxStatus::Rejected => step_form(lang, s, &action, TaxStatus::Rejected.into(), lang.t("step.reject"), html! {}, true),
+                TaxStatus::Completed => step_form(lang, s, &action, TaxStatus::Completed.into(), lang.t("step.complete_tax"), html! {
                     div {
                         label for="tax-number-input" { (lang.t("case.tax_number")) }
                         input #tax-number-input type="text" name="tax_number" required;
@@ -572,8 +574,8 @@ fn history(lang: Lang, history: &[StatusChange]) -> Markup {
                 td { (when(h.at)) }
                 td {
                     @if h.is_field_change() { (lang.t("hist.change")) } @else {
-                        @if let Some(p) = h.previous_status { (lang.status(p.as_str())) " → " }
-                        (lang.status(h.status.as_str()))
+                        @if let Some(p) = h.previous_status { (lang.status(p)) " → " }
+                        (lang.status(h.status))
                     }
                 }
                 td { (actor(h)) }
@@ -595,11 +597,15 @@ fn history(lang: Lang, history: &[StatusChange]) -> Markup {
 /// Who made a history entry: the name the store resolved (an operator's, the provider's), else
 /// the actor as recorded (`system`).
 fn actor(h: &StatusChange) -> Markup {
+    use domain::lifecycle::Actor;
+    let account = match h.actor {
+        Actor::Provider(_) | Actor::SandboxProvider(_) => "provider",
+        Actor::Operator(_) => "operator",
+        Actor::System | Actor::Unknown => "",
+    };
     match &h.actor_name {
-        Some(name) => {
-            html! { (name) " " small.muted { "(" (h.actor.split(':').next().unwrap_or("")) ")" } }
-        }
-        None => html! { (h.actor) },
+        Some(name) => html! { (name) " " small.muted { "(" (account) ")" } },
+        None => html! { (h.actor.to_string()) },
     }
 }
 
@@ -625,9 +631,9 @@ async fn deliveries(state: &AppState, lang: Lang, case: Uuid) -> Markup {
                 } }
                 tbody { @for d in &list { tr {
                     td { (when(d.created_at)) }
-                    td { code { (d.event_type) } }
+                    td { code { (d.event_type.as_str()) } }
                     td { (d.endpoint_url) @if d.endpoint_deleted { " " small.muted { (lang.t("hook.deleted")) } } }
-                    td { span class={ "status " (d.state) } { (lang.t(hook_state(&d.state))) } }
+                    td { span class={ "status " (d.state.as_str()) } { (lang.t(hook_state(d.state))) } }
                     td {
                         (d.attempts)
                         @if let Some(code) = d.last_status_code { " · HTTP " (code) }
@@ -639,11 +645,11 @@ async fn deliveries(state: &AppState, lang: Lang, case: Uuid) -> Markup {
     }
 }
 
-fn hook_state(state: &str) -> &'static str {
+fn hook_state(state: store::MessageState) -> &'static str {
     match state {
-        "delivered" => "hook.delivered",
-        "failed" => "hook.failed",
-        _ => "hook.pending",
+        store::MessageState::Pending => "hook.pending",
+        store::MessageState::Delivered => "hook.delivered",
+        store::MessageState::Failed => "hook.failed",
     }
 }
 

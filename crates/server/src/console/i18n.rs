@@ -5,6 +5,8 @@
 
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
+use domain::case_state::CaseStatus;
+use domain::lifecycle::{TaxStatus, TradeStatus};
 
 /// The cookie that keeps the chosen language (not a secret: `SameSite=Lax` is enough).
 pub const COOKIE: &str = "filing_lang";
@@ -208,17 +210,21 @@ impl Lang {
     }
 
     /// A case status as an operator reads it.
-    pub fn status(self, status: &str) -> &'static str {
-        let (de, en) = match status {
-            "initiated" => ("angelegt", "initiated"),
-            "form-rendered" => ("Formular erstellt", "form rendered"),
-            "submitted" => ("eingereicht", "submitted"),
-            "completed" => ("abgeschlossen", "completed"),
-            "blocked" => ("blockiert", "blocked"),
-            "cancelled" => ("storniert", "cancelled"),
-            "validated" => ("geprüft", "validated"),
-            "rejected" => ("abgelehnt", "rejected"),
-            _ => ("?", "?"),
+    pub fn status(self, status: impl Into<CaseStatus>) -> &'static str {
+        use CaseStatus::{Tax, Trade};
+        let (de, en) = match status.into() {
+            Trade(TradeStatus::Initiated) => ("angelegt", "initiated"),
+            Trade(TradeStatus::FormRendered) => ("Formular erstellt", "form rendered"),
+            Trade(TradeStatus::Submitted) | Tax(TaxStatus::Submitted) => {
+                ("eingereicht", "submitted")
+            }
+            Trade(TradeStatus::Completed) | Tax(TaxStatus::Completed) => {
+                ("abgeschlossen", "completed")
+            }
+            Trade(TradeStatus::Blocked) => ("blockiert", "blocked"),
+            Trade(TradeStatus::Cancelled) | Tax(TaxStatus::Cancelled) => ("storniert", "cancelled"),
+            Tax(TaxStatus::Validated) => ("geprüft", "validated"),
+            Tax(TaxStatus::Rejected) => ("abgelehnt", "rejected"),
         };
         match self {
             Lang::De => de,
@@ -227,22 +233,23 @@ impl Lang {
     }
 
     /// Whom a case in `status` waits for: the queue's hint.
-    pub fn waits_for(self, status: &str) -> &'static str {
-        let (de, en) = match status {
-            "initiated" => ("System", "the service"),
-            "form-rendered" => (
+    pub fn waits_for(self, status: impl Into<CaseStatus>) -> &'static str {
+        use CaseStatus::{Tax, Trade};
+        let (de, en) = match status.into() {
+            Trade(TradeStatus::Initiated) => ("System", "the service"),
+            Trade(TradeStatus::FormRendered) => (
                 "Inhaber: Einreichung der GewA 1",
                 "owners: filing the GewA 1",
             ),
-            "submitted" => ("Amt", "the office"),
-            "blocked" => (
+            Trade(TradeStatus::Submitted) | Tax(TaxStatus::Submitted) => ("Amt", "the office"),
+            Trade(TradeStatus::Blocked) => (
                 "Anbieter/Inhaber: Nachreichung",
                 "provider/owners: missing items",
             ),
-            "validated" => ("Operator: Übermittlung", "operator: sending"),
-            "rejected" => ("Operator: Korrektur", "operator: correction"),
-            "completed" | "cancelled" => ("niemand", "nobody"),
-            _ => ("?", "?"),
+            Tax(TaxStatus::Validated) => ("Operator: Übermittlung", "operator: sending"),
+            Tax(TaxStatus::Rejected) => ("Operator: Korrektur", "operator: correction"),
+            Trade(TradeStatus::Completed | TradeStatus::Cancelled)
+            | Tax(TaxStatus::Completed | TaxStatus::Cancelled) => ("niemand", "nobody"),
         };
         match self {
             Lang::De => de,

@@ -15,6 +15,7 @@
 pub mod actions;
 pub mod case;
 pub mod i18n;
+pub mod operator;
 pub mod queue;
 pub mod session;
 
@@ -35,7 +36,8 @@ use store::CaseKind;
 use crate::error::ApiError;
 use crate::state::AppState;
 use i18n::Lang;
-use session::{Operator, Session, see_other, session_cookie};
+use operator::{Operator, session_cookie};
+use session::{Session, see_other};
 
 /// The console's style sheet, compiled in.
 const STYLE: &str = include_str!("console.css");
@@ -113,7 +115,7 @@ async fn guard(req: Request, next: Next) -> Response {
 
 /// A kind of case as the console shows it, named by its statuses: its queue, its case pages
 /// and the forms on them.
-pub trait Kind: Lifecycle + Send + Sync {
+pub trait Kind: Lifecycle + Into<domain::case_state::CaseStatus> + Send + Sync {
     const KIND: CaseKind;
     /// The queue's path; a case's page is `<PATH>/<id>`.
     const PATH: &'static str;

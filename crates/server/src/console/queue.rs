@@ -7,14 +7,13 @@ use std::sync::Arc;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
-use domain::lifecycle::Lifecycle;
 use maud::{Markup, html};
 use serde::Deserialize;
 use store::CaseKind;
 use uuid::Uuid;
 
 use super::i18n::Lang;
-use super::session::Operator;
+use super::operator::Operator;
 use super::{api_error_page, html_response, layout, when};
 use crate::cases::lists::{OperatorListQuery, operator_case_page};
 use crate::state::AppState;
@@ -114,6 +113,7 @@ pub async fn queue<L: super::Kind>(
         v
     };
     let counts = page.counts.clone().unwrap_or_default();
+    let chosen = L::parse(&q.status);
     let total: i64 = counts.iter().map(|(_, n)| n).sum();
     let case_base = base;
     let body = html! {
@@ -123,13 +123,13 @@ pub async fn queue<L: super::Kind>(
             li { a href=(q.link(base, Some(""), None)) aria-current=[q.status.is_empty().then_some("page")] {
                 (lang.t("queue.all")) " " strong { (total) } } }
             @for st in L::ALL {
-                @let n = counts.iter().find(|(s, _)| s.as_str() == st.as_str()).map(|(_, n)| *n).unwrap_or(0);
-                @if n > 0 || q.status == st.as_str() {
+                @let n = counts.iter().find(|(s, _)| *s == (*st).into()).map(|(_, n)| *n).unwrap_or(0);
+                @if n > 0 || chosen == Some(*st) {
                     li { a href=(q.link(base, Some(st.as_str()), None))
-                        aria-current=[(q.status == st.as_str()).then_some("page")]
-                        title={ (lang.t("queue.waits")) " " (lang.waits_for(st.as_str())) } {
-                        (lang.status(st.as_str())) " " strong { (n) }
-                        " " small { "(" (lang.waits_for(st.as_str())) ")" }
+                        aria-current=[(chosen == Some(*st)).then_some("page")]
+                        title={ (lang.t("queue.waits")) " " (lang.waits_for(*st)) } {
+                        (lang.status(*st)) " " strong { (n) }
+                        " " small { "(" (lang.waits_for(*st)) ")" }
                     } }
                 }
             }
@@ -153,8 +153,8 @@ pub async fn queue<L: super::Kind>(
                         tr {
                             td { a href={ (case_base) "/" (item.id) } { (item.company_name) } }
                             td { (item.client_reference.as_deref().unwrap_or("—")) }
-                            td { span class={ "status " (item.status.as_str()) } { (lang.status(item.status.as_str())) } }
-                            td { @if kind == CaseKind::Trade { (item.package.as_str()) } @else { (item.legal_form.as_deref().unwrap_or("—")) } }
+                            td { span class={ "status " (item.status.as_str()) } { (lang.status(item.status)) } }
+                            td { @if kind == CaseKind::Trade { (item.package.as_str()) } @else { (item.legal_form.map_or("—", |f| f.as_str())) } }
                             td { (item.office_name.as_deref().or(item.office_key.as_deref()).unwrap_or("—")) }
                             td { (providers.get(&item.provider_id).map(String::as_str).unwrap_or("?")) }
                             td { (lang.t(env_key(item.environment.as_str()))) }
@@ -203,7 +203,7 @@ pub async fn provider_names(state: &AppState) -> HashMap<Uuid, String> {
     names
 }
 
-async fn filters<L: Lifecycle>(
+async fn filters<L: super::Kind>(
     _state: &AppState,
     lang: Lang,
     base: &str,
@@ -227,7 +227,7 @@ async fn filters<L: Lifecycle>(
                 select #status name="status" {
                     option value="" { (lang.t("queue.any")) }
                     @for st in L::ALL {
-                        option value=(st.as_str()) selected[q.status == st.as_str()] { (lang.status(st.as_str())) }
+                        option value=(st.as_str()) selected[L::parse(&q.status) == Some(*st)] { (lang.status(*st)) }
                     }
                 }
             }

@@ -1,5 +1,5 @@
 //! The document's `webhooks` section (OpenAPI 3.1): one entry per event type of
-//! `domain::webhook::EVENT_TYPES`, each a `POST` to the receiver with the Standard Webhooks
+//! `domain::webhook::event_types`, each a `POST` to the receiver with the Standard Webhooks
 //! headers, the body as the `WebhookEvent` schema, and an example made by the same code that
 //! makes every delivery's body (`domain::webhook::CaseEvent::body`), so the example cannot
 //! drift from what receivers get.
@@ -29,12 +29,8 @@ impl Modify for Webhooks {
 
 /// `{event type: path item}` for every event.
 fn section() -> Value {
-    let statuses = TradeStatus::ALL
-        .iter()
-        .map(|s| CaseStatus::Trade(*s))
-        .chain(TaxStatus::ALL.iter().map(|s| CaseStatus::Tax(*s)));
     let mut events = serde_json::Map::new();
-    for status in statuses {
+    for status in CaseStatus::all() {
         let Some(event_type) = domain::webhook::event_type(status) else {
             continue;
         };

@@ -230,7 +230,10 @@ pub async fn list_tax(
             tax_registration_id: if operator { i.id } else { i.public_id },
             company_id: i.company_id,
             company_name: i.company_name,
-            legal_form: i.legal_form.unwrap_or_default(),
+            legal_form: i
+                .legal_form
+                .map(|f| f.as_str().to_owned())
+                .unwrap_or_default(),
             status: i.status.as_str().into(),
             package: i.package.as_str().into(),
             environment: i.environment,

@@ -156,14 +156,14 @@ pub async fn list(
 /// The filter, cursor and limit of a query; every broken parameter in one 422.
 fn checked(q: EventQuery) -> Result<(EventFilter, Option<Uuid>, i64), ApiError> {
     let mut errs = Violations::new();
-    let known = |t: &str| domain::webhook::EVENT_TYPES.contains(&t);
+    let known = |t: &str| domain::webhook::event_types().contains(&t);
     if q.event_type.as_deref().is_some_and(|t| !known(t)) {
         errs.push(
             "type",
             "invalid_value",
             format!(
                 "must be one of: {}",
-                domain::webhook::EVENT_TYPES.join(", ")
+                domain::webhook::event_types().join(", ")
             ),
         );
     }
@@ -190,7 +190,10 @@ fn checked(q: EventQuery) -> Result<(EventFilter, Option<Uuid>, i64), ApiError> 
     );
     errs.finish(())?;
     let filter = EventFilter {
-        event_type: q.event_type,
+        event_type: q
+            .event_type
+            .as_deref()
+            .and_then(domain::webhook::EventType::parse),
         case_id,
         environment,
     };
@@ -202,7 +205,7 @@ fn item(r: EventRecord) -> Result<EventItem, ApiError> {
         .map_err(|e| ApiError::Internal(anyhow::anyhow!("stored event {}: {e}", r.id)))?;
     Ok(EventItem {
         id: r.id,
-        event_type: r.event_type,
+        event_type: r.event_type.as_str().to_owned(),
         case_id: r.case_id,
         company_id: r.company_id,
         environment: r.environment,

@@ -1,5 +1,6 @@
 //! `GET /metrics`: the Prometheus metrics of this instance ([`crate::metrics`]), for operator
-//! keys on the main listener, and without a key on `FILING_METRICS_LISTEN` ([`scrape`]).
+//! keys on the main listener, and without a key on `FILING_METRICS_LISTEN` ([`scrape`]); and the
+//! layer that times every request for them ([`track`]).
 
 use std::sync::Arc;
 
@@ -37,6 +38,37 @@ pub async fn scrape_as_operator(
 
 /// The metrics without a key: the handler of the `FILING_METRICS_LISTEN` listener.
 pub async fn scrape(State(state): State<Arc<AppState>>) -> Response {
-    let text = state.metrics.render(&state).await;
+    let text = state
+        .metrics
+        .render(crate::metrics::Sources {
+            repo: state.repo.as_ref(),
+            uploads: &state.uploads,
+            instances: &state.instances,
+            db_timeout: state.config.db_timeout,
+        })
+        .await;
     ([(CONTENT_TYPE, crate::metrics::CONTENT_TYPE)], text).into_response()
+}
+
+/// Middleware: times each request and counts it under its route template (axum's
+/// [`MatchedPath`], set for layers added with `Router::layer`), or [`crate::metrics::UNMATCHED`].
+pub async fn track(
+    State(state): State<Arc<AppState>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let started = std::time::Instant::now();
+    let method = req.method().clone();
+    let route = req
+        .extensions()
+        .get::<axum::extract::MatchedPath>()
+        .map_or_else(
+            || crate::metrics::UNMATCHED.to_owned(),
+            |p| p.as_str().to_owned(),
+        );
+    let res = next.run(req).await;
+    state
+        .metrics
+        .request(&method, route, res.status().as_u16(), started.elapsed());
+    res
 }

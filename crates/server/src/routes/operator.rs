@@ -19,7 +19,9 @@ use uuid::Uuid;
 use crate::cases;
 use crate::cases::access::{self, operator_only};
 use crate::cases::lists::OperatorListQuery;
-use crate::cases::steps::{self, Actor, Moved, TaxTransitionRequest, TradeTransitionRequest};
+use domain::lifecycle::Actor;
+
+use crate::cases::steps::{self, Moved, TaxTransitionRequest, TradeTransitionRequest};
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::ApiQuery;
@@ -103,7 +105,7 @@ async fn list(
             client_reference: r.client_reference,
             office_key: r.office_key,
             office_name: r.office_name,
-            legal_form: r.legal_form,
+            legal_form: r.legal_form.map(|f| f.as_str().to_owned()),
             created_at: r.created_at,
         })
         .collect();
@@ -589,7 +591,7 @@ pub async fn identity_history(
                 .map(|e| IdentityLogEntry {
                     action: e.action,
                     verified_at: e.verified_at,
-                    actor: e.actor,
+                    actor: e.actor.to_string(),
                     at: e.at,
                 })
                 .collect(),

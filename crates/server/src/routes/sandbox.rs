@@ -25,7 +25,9 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::cases::steps::{Actor, Moved, TaxTransitionRequest, TradeTransitionRequest};
+use domain::lifecycle::Actor;
+
+use crate::cases::steps::{Moved, TaxTransitionRequest, TradeTransitionRequest};
 use crate::cases::{access, sandbox, steps};
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody};
@@ -251,7 +253,7 @@ pub async fn assign_tax_office(
         &state,
         &case,
         &input.tax_office_number,
-        Some(crate::cases::steps::Actor::SandboxProvider(provider)),
+        Some(Actor::SandboxProvider(provider)),
     )
     .await?;
     crate::routes::tax_registrations::get(State(state), Extension(caller), PathId(id)).await

@@ -515,7 +515,7 @@ pub(crate) fn view(
     caller: Caller,
     case: &store::TaxRegistrationRecord,
 ) -> Result<Response, ApiError> {
-    let registration = AnyTaxRegistration::from_stored(&case.legal_form, case.record.clone())
+    let registration = AnyTaxRegistration::from_stored(case.legal_form, case.record.clone())
         .map_err(|e| ApiError::Internal(anyhow::anyhow!(e)))?;
     Ok(respond(
         StatusCode::OK,

@@ -107,7 +107,7 @@ pub fn history_views(history: &[StatusChange]) -> Vec<StatusHistoryEntry> {
         .map(|h| StatusHistoryEntry {
             status: h.status.as_str().into(),
             previous_status: h.previous_status.map(|s| s.as_str().into()),
-            actor: h.actor.clone(),
+            actor: h.actor.to_string(),
             actor_name: h.actor_name.clone(),
             reason: h.reason.clone(),
             at: h.at,

@@ -84,38 +84,30 @@ pub struct CreateEndpointRequest {
     pub events: Option<Vec<String>>,
 }
 
-/// A webhook event type. `registration.*` and `tax-registration.*` follow a case's status (the
-/// name ends with the status entered); `documents.updated` announces documents a case got, or
-/// had replaced, without a status change (an office assigned later), and lists each with the
-/// id of the one it replaces.
-// The list is `domain::webhook::EVENT_TYPES`; a test keeps the two equal.
-#[derive(Debug, ToSchema)]
-#[allow(dead_code)]
-pub enum WebhookEventType {
-    #[schema(rename = "registration.initiated")]
-    RegistrationInitiated,
-    #[schema(rename = "registration.form-rendered")]
-    RegistrationFormRendered,
-    #[schema(rename = "registration.submitted")]
-    RegistrationSubmitted,
-    #[schema(rename = "registration.completed")]
-    RegistrationCompleted,
-    #[schema(rename = "registration.blocked")]
-    RegistrationBlocked,
-    #[schema(rename = "registration.cancelled")]
-    RegistrationCancelled,
-    #[schema(rename = "tax-registration.validated")]
-    TaxRegistrationValidated,
-    #[schema(rename = "tax-registration.submitted")]
-    TaxRegistrationSubmitted,
-    #[schema(rename = "tax-registration.completed")]
-    TaxRegistrationCompleted,
-    #[schema(rename = "tax-registration.rejected")]
-    TaxRegistrationRejected,
-    #[schema(rename = "tax-registration.cancelled")]
-    TaxRegistrationCancelled,
-    #[schema(rename = "documents.updated")]
-    DocumentsUpdated,
+/// A webhook event type in the OpenAPI document: a string schema whose values are
+/// [`domain::webhook::event_types`], derived from the lifecycles (no list kept here).
+pub struct WebhookEventType;
+
+impl utoipa::PartialSchema for WebhookEventType {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, Type};
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .description(Some(
+                "A webhook event type. `registration.*` and `tax-registration.*` follow a case's \
+                 status (the\nname ends with the status entered); `documents.updated` announces \
+                 documents a case got, or\nhad replaced, without a status change (an office \
+                 assigned later), and lists each with the\nid of the one it replaces.",
+            ))
+            .enum_values(Some(domain::webhook::event_types().iter().copied()))
+            .into()
+    }
+}
+
+impl ToSchema for WebhookEventType {
+    fn name() -> std::borrow::Cow<'static, str> {
+        "WebhookEventType".into()
+    }
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -312,13 +304,13 @@ pub async fn create(
         Some(list) => {
             let mut kept: Vec<String> = Vec::new();
             for (i, e) in list.iter().enumerate() {
-                if !domain::webhook::EVENT_TYPES.contains(&e.as_str()) {
+                if !domain::webhook::event_types().contains(&e.as_str()) {
                     errs.push(
                         format!("events[{i}]"),
                         "unknown_event",
                         format!(
                             "unknown event type; known: {}",
-                            domain::webhook::EVENT_TYPES.join(", ")
+                            domain::webhook::event_types().join(", ")
                         ),
                     );
                 } else if !kept.contains(e) {
@@ -692,7 +684,7 @@ pub async fn deliveries(
         .into_iter()
         .map(|r| DeliveryView {
             message_id: r.attempt.message_id,
-            event_type: r.event_type,
+            event_type: r.event_type.as_str().to_owned(),
             case_id: r.case_id,
             attempt: r.attempt.attempt,
             attempted_at: r.attempt.at,
@@ -700,7 +692,7 @@ pub async fn deliveries(
             error: r.attempt.error,
             duration_ms: r.attempt.duration_ms,
             outcome: r.outcome,
-            message_status: r.message_state,
+            message_status: r.message_state.as_str().to_owned(),
             next_attempt_at: r.next_attempt_at,
         })
         .collect();
@@ -786,15 +778,15 @@ pub async fn messages(
 ) -> Result<Response, ApiError> {
     let mut errs = Violations::new();
     let wanted = q.state.as_deref().and_then(|s| {
-        let known = ["pending", "delivered", "failed"].contains(&s);
-        if !known {
+        let known = store::MessageState::parse(s);
+        if known.is_none() {
             errs.push(
                 "state",
                 "invalid_value",
                 "must be pending, delivered or failed",
             );
         }
-        known.then_some(s)
+        known
     });
     let read = async |before, limit| {
         let repo = &state.repo;
@@ -818,9 +810,9 @@ pub async fn messages(
         .into_iter()
         .map(|r| MessageView {
             message_id: r.id,
-            event_type: r.event_type,
+            event_type: r.event_type.as_str().to_owned(),
             case_id: r.case_id,
-            state: r.state,
+            state: r.state.as_str().to_owned(),
             attempts: r.attempts,
             created_at: r.created_at,
             next_attempt_at: r.next_attempt_at,

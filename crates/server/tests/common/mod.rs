@@ -442,7 +442,7 @@ impl TestApp {
         (options.tweak)(&mut config);
         let state = server::app::build_state(config).await.expect("state");
         // As `app::serve` does at start.
-        server::cases::tax_xml::spawn_pending_writer(state.clone());
+        server::cases::pending_xml::spawn_pending_writer(state.clone());
         let serve_options = server::app::ServeOptions::from_config(&state.config);
         let router = server::app::router(state.clone(), options.extra_routes);
         let worker = state

@@ -242,7 +242,7 @@ fn bound<'q>(
         .bind(c.kind.as_str())
         .bind(column(history, |h| h.status.as_str()))
         .bind(column(history, |h| h.previous_status.map(|s| s.as_str())))
-        .bind(column(history, |h| h.actor.as_str()))
+        .bind(column(history, |h| h.actor.to_string()))
         .bind(column(history, |h| h.reason.as_deref()))
         .bind(column(history, |h| h.at))
         .bind(history_to_json(history)?)

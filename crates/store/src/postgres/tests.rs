@@ -250,11 +250,17 @@ async fn children_json_of_a_create_matches_the_sql_refresh() {
         doc(Some(0), DocumentType::TradeLicence, at),
     ];
     let history = vec![
-        StatusChange::step(TradeStatus::Initiated, None, "provider:p".into(), None, at),
+        StatusChange::step(
+            TradeStatus::Initiated,
+            None,
+            domain::lifecycle::Actor::Provider(uuid::Uuid::from_u128(0xa1)),
+            None,
+            at,
+        ),
         StatusChange::step(
             TradeStatus::FormRendered,
             Some(TradeStatus::Initiated.into()),
-            "system".into(),
+            domain::lifecycle::Actor::System,
             Some("\u{1F600} \n tab\t".into()),
             later,
         ),

@@ -1,7 +1,7 @@
 //! Cases and their documents: reads, transitions, identity verifications, tax office
 //! assignments, operator patches, and the benchmark's copies.
 
-use domain::lifecycle::Lifecycle as _;
+use domain::lifecycle::{Actor, Lifecycle as _};
 use sqlx::Row;
 use sqlx::types::Json;
 use uuid::Uuid;
@@ -371,7 +371,7 @@ shared_impl!(
         case_id: uuid::Uuid,
         owner_index: i32,
         verified_at: time::OffsetDateTime,
-        actor: &str,
+        actor: Actor,
         now: time::OffsetDateTime,
     ) -> Result<()> {
         let mut tx = self.writer.begin().await?;
@@ -391,7 +391,7 @@ shared_impl!(
         .bind(case_id)
         .bind(owner_index)
         .bind(verified_at)
-        .bind(actor)
+        .bind(actor.to_string())
         .execute(&mut *tx)
         .await?;
         Self::log_verification(
@@ -417,7 +417,7 @@ shared_impl!(
         &self,
         case_id: uuid::Uuid,
         owner_index: i32,
-        actor: &str,
+        actor: Actor,
         now: time::OffsetDateTime,
     ) -> Result<bool> {
         let mut tx = self.writer.begin().await?;
@@ -466,7 +466,7 @@ shared_impl!(
                 |(action, verified_at, actor, at)| crate::VerificationLogEntry {
                     action,
                     verified_at,
-                    actor,
+                    actor: crate::rows::actor(&actor),
                     at,
                 },
             )
@@ -479,7 +479,7 @@ shared_impl!(
         office_number: &str,
         allowed_statuses: &[domain::lifecycle::TaxStatus],
         documents: &[crate::DocumentRecord],
-        actor: &str,
+        actor: Actor,
     ) -> Result<Option<Vec<String>>> {
         let mut tx = self.writer.begin().await?;
         let now = crate::rows::now();
@@ -532,7 +532,7 @@ shared_impl!(
         patch: &crate::TradePatch,
         guard: Option<&crate::TradeCaseGuard>,
         documents: &[crate::DocumentRecord],
-        actor: &str,
+        actor: Actor,
     ) -> Result<crate::TradePatchOutcome> {
         let mut tx = self.writer.begin().await?;
         let now = patch.updated_at.unwrap_or_else(crate::rows::now);

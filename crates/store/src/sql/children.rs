@@ -1,6 +1,6 @@
 //! A case's documents, status history and webhook messages, written inside a transaction.
 
-use domain::lifecycle::Lifecycle as _;
+use domain::lifecycle::{Actor, Lifecycle as _};
 use sqlx::Row;
 use sqlx::types::Json;
 use time::OffsetDateTime;
@@ -51,7 +51,7 @@ shared_impl!(
                 .bind(kind.as_str())
                 .bind(h.status.as_str())
                 .bind(h.previous_status.map(CaseStatus::as_str))
-                .bind(&h.actor)
+                .bind(h.actor.to_string())
                 .bind(&h.reason)
                 .bind(h.at)
                 .execute(&mut *tx)
@@ -210,7 +210,7 @@ shared_impl!(
         tx: &mut DB::Connection,
         case_id: Uuid,
         status: CaseStatus,
-        actor: &str,
+        actor: Actor,
         at: OffsetDateTime,
         changes: &[crate::FieldChange],
     ) -> Result<bool> {
@@ -223,7 +223,7 @@ shared_impl!(
             .bind(case_id)
             .bind(status.kind().as_str())
             .bind(status.as_str())
-            .bind(actor)
+            .bind(actor.to_string())
             .bind(at)
             .bind(Json(&json))
             .execute(&mut *tx)
@@ -238,7 +238,7 @@ shared_impl!(
         case_id: Uuid,
         owner_index: i32,
         verified_at: Option<OffsetDateTime>,
-        actor: &str,
+        actor: Actor,
         now: OffsetDateTime,
     ) -> Result<()> {
         sqlx::query(
@@ -254,7 +254,7 @@ shared_impl!(
             "removed"
         })
         .bind(verified_at)
-        .bind(actor)
+        .bind(actor.to_string())
         .bind(now)
         .execute(&mut *tx)
         .await?;
@@ -289,7 +289,7 @@ shared_impl!(
                 .bind(t.provider_id)
                 .bind(t.environment.as_str())
                 .bind(t.package.as_str())
-                .bind(&t.legal_form)
+                .bind(t.legal_form.as_str())
                 .bind(t.status.as_str())
                 .bind(Json(&t.record))
                 .bind(&t.tax_office_number)

@@ -34,7 +34,7 @@ shared_impl!(
                     case_id: r.try_get("case_id")?,
                     company_id: r.try_get("company_id")?,
                     environment: super::environment(&environment)?,
-                    event_type: r.try_get("event_type")?,
+                    event_type: crate::rows::event_type(&r.try_get::<String, _>("event_type")?)?,
                     payload: r.try_get("payload")?,
                     created_at: r.try_get("created_at")?,
                 })
@@ -61,7 +61,7 @@ pub(crate) fn page(
         w.condition(column, "=", Arg::Id(id));
     }
     if let Some(t) = &filter.event_type {
-        w.condition("event_type", "=", Arg::Text(t.clone()));
+        w.condition("event_type", "=", Arg::Text(t.as_str().into()));
     }
     if let Some(id) = filter.case_id {
         w.condition("case_id", "=", Arg::Id(id));

@@ -261,7 +261,7 @@ pub(crate) async fn lists_cases_newest_first_within_the_scope(repo: &dyn crate::
     let t = &tax[0];
     assert_eq!((t.id, t.public_id), (sample.tax.id, sample.tax.public_id));
     assert_ne!(t.id, t.public_id);
-    assert_eq!(t.legal_form.as_deref(), Some("gmbh"));
+    assert_eq!(t.legal_form, Some(domain::tax::TaxLegalForm::Gmbh));
     assert_eq!(
         (t.office_key.as_deref(), t.office_name.as_deref()),
         (Some("1116"), None)
@@ -608,7 +608,7 @@ pub(crate) async fn operators_filter_search_order_and_count(repo: &dyn crate::Re
     tokio::time::sleep(std::time::Duration::from_millis(3)).await;
     let partnership = Sample::new(q).tax;
     let partnership = crate::NewTaxRegistration {
-        legal_form: "gbr".into(),
+        legal_form: domain::tax::TaxLegalForm::Gbr,
         status: TaxStatus::Validated,
         tax_office_number: Some("2315".into()),
         record: json!({
@@ -743,7 +743,7 @@ pub(crate) async fn lists_a_cases_deliveries(repo: &dyn crate::Repository) {
     let change = crate::StatusChange::step(
         domain::lifecycle::TradeStatus::Blocked,
         Some(domain::lifecycle::TradeStatus::Submitted.into()),
-        "operator:x".into(),
+        domain::lifecycle::Actor::Operator(Uuid::nil()),
         Some("fehlt".into()),
         now,
     );
@@ -833,7 +833,7 @@ pub(crate) async fn lists_a_cases_deliveries(repo: &dyn crate::Repository) {
         "newest first"
     );
     let (s, f) = (&listed[0], &listed[1]);
-    assert_eq!(s.event_type, "registration.blocked");
+    assert_eq!(s.event_type.as_str(), "registration.blocked");
     assert_eq!(
         (s.state.as_str(), s.attempts, s.last_status_code),
         ("failed", 1, None)
@@ -867,5 +867,5 @@ pub(crate) async fn lists_a_cases_deliveries(repo: &dyn crate::Repository) {
         .collect();
     assert_eq!(gone.len(), 1);
     assert!(gone[0].endpoint_deleted);
-    assert_eq!(gone[0].state, "failed");
+    assert_eq!(gone[0].state, crate::MessageState::Failed);
 }

@@ -9,7 +9,6 @@ use uuid::Uuid;
 
 use super::Dialect;
 use domain::case_state::CaseStatus;
-use domain::lifecycle::{Lifecycle, TaxStatus, TradeStatus};
 
 #[cfg(doc)]
 use crate::Repository;
@@ -104,8 +103,8 @@ impl Where {
 }
 
 /// What the statements of a kind's lists read from.
-struct Table {
-    name: &'static str,
+pub(crate) struct Table {
+    pub(crate) name: &'static str,
     /// The order's column (a trade registration's id, a tax registration's list key).
     position: &'static str,
     public_id: &'static str,
@@ -115,7 +114,7 @@ struct Table {
     columns: &'static str,
 }
 
-fn table(kind: CaseKind) -> Table {
+pub(crate) fn table(kind: CaseKind) -> Table {
     match kind {
         CaseKind::Trade => Table {
             name: "trade_registrations",
@@ -350,7 +349,12 @@ shared_impl!(
                     created_at: row.try_get("created_at")?,
                     office_key: row.try_get("office_key")?,
                     office_name: row.try_get("office_name")?,
-                    legal_form: row.try_get("legal_form")?,
+                    legal_form: row
+                        .try_get::<Option<String>, _>("legal_form")?
+                        .map(|f| {
+                            crate::rows::named("legal form", &f, domain::tax::TaxLegalForm::parse)
+                        })
+                        .transpose()?,
                 })
             })
             .collect()
@@ -365,10 +369,8 @@ shared_impl!(
         let rows = self
             .read(|c| Box::pin(query::<DB>(&statement).fetch_all(c)))
             .await?;
-        let mut counts: Vec<(CaseStatus, i64)> = match kind {
-            CaseKind::Trade => TradeStatus::ALL.iter().map(|&s| (s.into(), 0)).collect(),
-            CaseKind::Tax => TaxStatus::ALL.iter().map(|&s| (s.into(), 0)).collect(),
-        };
+        let mut counts: Vec<(CaseStatus, i64)> =
+            CaseStatus::of(kind).into_iter().map(|s| (s, 0)).collect();
         for row in &rows {
             let status: String = row.try_get("status")?;
             let status = crate::rows::case_status(kind, &status)?;
@@ -406,20 +408,24 @@ shared_impl!(
             .await?;
         rows.iter()
             .map(|r| {
-                let state: String = r.try_get("state")?;
+                let state = crate::rows::named(
+                    "message state",
+                    &r.try_get::<String, _>("state")?,
+                    crate::MessageState::parse,
+                )?;
                 let next_us: i64 = r.try_get("next_attempt_us")?;
                 Ok(CaseDelivery {
                     message_id: r.try_get("id")?,
                     endpoint_id: r.try_get("endpoint_id")?,
                     endpoint_url: r.try_get("url")?,
                     endpoint_deleted: r.try_get("deleted")?,
-                    event_type: r.try_get("event_type")?,
+                    event_type: crate::rows::event_type(&r.try_get::<String, _>("event_type")?)?,
                     attempts: r.try_get("attempts")?,
                     last_status_code: r.try_get("status_code")?,
                     last_error: r.try_get("error")?,
                     last_attempt_at: r.try_get("at")?,
                     created_at: r.try_get("created_at")?,
-                    next_attempt_at: crate::next_attempt(&state, next_us),
+                    next_attempt_at: crate::next_attempt(state, next_us),
                     finished_at: r.try_get("finished_at")?,
                     state,
                 })

@@ -34,11 +34,9 @@ where
     /// without touching the rows (figures: docs/adr/0023-metrics-and-health.md).
     pub(crate) async fn case_counts(&self) -> Result<Vec<CaseCount>> {
         let mut counts = Vec::new();
-        for (kind, table) in [
-            (CaseKind::Trade, "trade_registrations"),
-            (CaseKind::Tax, "tax_registrations"),
-        ] {
-            // The table name is one of the two constants above.
+        for &kind in CaseKind::ALL {
+            // The table name is a constant of `lists::table`.
+            let table = super::lists::table(kind).name;
             let sql = format!(
                 "SELECT status, environment, COUNT(*) FROM {table} GROUP BY status, environment"
             );
@@ -47,9 +45,10 @@ where
                 .await?;
             for row in rows {
                 let environment_text: String = row.try_get(1)?;
+                let status_text: String = row.try_get(0)?;
                 counts.push(CaseCount {
                     kind,
-                    status: row.try_get(0)?,
+                    status: crate::rows::case_status(kind, &status_text)?,
                     environment: environment(&environment_text)?,
                     count: row.try_get(2)?,
                 });

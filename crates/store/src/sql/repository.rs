@@ -7,7 +7,7 @@ use std::future::Future;
 use domain::case::DocumentType;
 use domain::case_state::CaseStatus;
 use domain::company::Company;
-use domain::lifecycle::TaxStatus;
+use domain::lifecycle::{Actor, TaxStatus};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -275,7 +275,7 @@ backend_impl!(
         case_id: Uuid,
         owner_index: i32,
         verified_at: OffsetDateTime,
-        actor: &str,
+        actor: Actor,
         now: OffsetDateTime,
     ) -> Result<()> {
         self.sql()
@@ -287,7 +287,7 @@ backend_impl!(
         &self,
         case_id: Uuid,
         owner_index: i32,
-        actor: &str,
+        actor: Actor,
         now: OffsetDateTime,
     ) -> Result<bool> {
         self.sql()
@@ -311,7 +311,7 @@ backend_impl!(
         office_number: &str,
         allowed_statuses: &[TaxStatus],
         documents: &[DocumentRecord],
-        actor: &str,
+        actor: Actor,
     ) -> Result<Option<Vec<String>>> {
         self.sql()
             .assign_tax_office(id, office_number, allowed_statuses, documents, actor)
@@ -324,7 +324,7 @@ backend_impl!(
         patch: &TradePatch,
         guard: Option<&TradeCaseGuard>,
         documents: &[DocumentRecord],
-        actor: &str,
+        actor: Actor,
     ) -> Result<TradePatchOutcome> {
         self.sql()
             .patch_trade_registration(id, patch, guard, documents, actor)
@@ -498,7 +498,7 @@ backend_impl!(
     async fn list_webhook_messages(
         &self,
         endpoint_id: Uuid,
-        state: Option<&str>,
+        state: Option<crate::MessageState>,
         before: Option<Uuid>,
         limit: i64,
     ) -> Result<Vec<WebhookMessageRecord>> {

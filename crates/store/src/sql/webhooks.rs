@@ -231,7 +231,7 @@ shared_impl!(
             out.push(crate::ClaimedMessage {
                 id: row.try_get("id")?,
                 case_id: row.try_get("case_id")?,
-                event_type: row.try_get("event_type")?,
+                event_type: crate::rows::event_type(&row.try_get::<String, _>("event_type")?)?,
                 payload: row.try_get("payload")?,
                 attempts: row.try_get("attempts")?,
                 endpoint: endpoint.clone(),
@@ -257,17 +257,18 @@ shared_impl!(
         rule: crate::CircuitRule,
     ) -> Result<crate::EndpointCircuit> {
         let mut tx = self.writer.begin().await?;
+        use crate::MessageState;
         let (state, next_us, finished) = match outcome {
-            crate::AttemptOutcome::Delivered => ("delivered", None, Some(a.at)),
-            crate::AttemptOutcome::RetryAt(us) => ("pending", Some(us), None),
-            crate::AttemptOutcome::Failed => ("failed", None, Some(a.at)),
+            crate::AttemptOutcome::Delivered => (MessageState::Delivered, None, Some(a.at)),
+            crate::AttemptOutcome::RetryAt(us) => (MessageState::Pending, Some(us), None),
+            crate::AttemptOutcome::Failed => (MessageState::Failed, None, Some(a.at)),
         };
         sqlx::query(
             "UPDATE webhook_messages SET state = $1, attempts = $2, \
              next_attempt_us = COALESCE($3, next_attempt_us), finished_at = $4, \
              locked_until_us = NULL WHERE id = $5 AND state = 'pending'",
         )
-        .bind(state)
+        .bind(state.as_str())
         .bind(a.attempt)
         .bind(next_us)
         .bind(finished)
@@ -364,7 +365,7 @@ shared_impl!(
     pub(crate) async fn list_webhook_messages(
         &self,
         endpoint_id: uuid::Uuid,
-        state: Option<&str>,
+        state: Option<crate::MessageState>,
         before: Option<uuid::Uuid>,
         limit: i64,
     ) -> Result<Vec<crate::WebhookMessageRecord>> {
@@ -383,7 +384,7 @@ shared_impl!(
              ORDER BY m.seq DESC LIMIT $3",
         )))
         .bind(endpoint_id)
-        .bind(state)
+        .bind(state.map(crate::MessageState::as_str))
         .bind(limit);
         let query = match before {
             Some(id) => query.bind(id),
@@ -394,16 +395,20 @@ shared_impl!(
             .await?
             .iter()
             .map(|r| {
-                let state: String = r.try_get("state")?;
+                let state = crate::rows::named(
+                    "message state",
+                    &r.try_get::<String, _>("state")?,
+                    crate::MessageState::parse,
+                )?;
                 let next_us: i64 = r.try_get("next_attempt_us")?;
                 Ok(crate::WebhookMessageRecord {
                     seq: r.try_get("seq")?,
                     id: r.try_get("id")?,
-                    event_type: r.try_get("event_type")?,
+                    event_type: crate::rows::event_type(&r.try_get::<String, _>("event_type")?)?,
                     case_id: r.try_get("case_id")?,
                     attempts: r.try_get("attempts")?,
                     created_at: r.try_get("created_at")?,
-                    next_attempt_at: crate::next_attempt(&state, next_us),
+                    next_attempt_at: crate::next_attempt(state, next_us),
                     finished_at: r.try_get("finished_at")?,
                     state,
                 })
@@ -445,7 +450,11 @@ shared_impl!(
             .await?
             .iter()
             .map(|r| {
-                let state: String = r.try_get("state")?;
+                let state = crate::rows::named(
+                    "message state",
+                    &r.try_get::<String, _>("state")?,
+                    crate::MessageState::parse,
+                )?;
                 let next_us: i64 = r.try_get("next_attempt_us")?;
                 Ok(crate::WebhookAttemptRecord {
                     seq: r.try_get("seq")?,
@@ -459,9 +468,9 @@ shared_impl!(
                         duration_ms: r.try_get("duration_ms")?,
                     },
                     outcome: r.try_get("outcome")?,
-                    event_type: r.try_get("event_type")?,
+                    event_type: crate::rows::event_type(&r.try_get::<String, _>("event_type")?)?,
                     case_id: r.try_get("case_id")?,
-                    next_attempt_at: crate::next_attempt(&state, next_us),
+                    next_attempt_at: crate::next_attempt(state, next_us),
                     message_state: state,
                 })
             })

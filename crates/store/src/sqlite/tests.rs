@@ -83,7 +83,7 @@ pub(crate) fn trade_case(provider: Uuid) -> NewTradeRegistration {
         history: vec![StatusChange::step(
             TradeStatus::Submitted,
             None,
-            format!("provider:{provider}"),
+            domain::lifecycle::Actor::Provider(provider),
             Some("with \"quotes\"".into()),
             now,
         )],
@@ -115,9 +115,15 @@ async fn on_thread_read_matches_the_pooled_read() {
     repo.create_trade_registration(&new).await.unwrap();
     let now = micros(time::OffsetDateTime::now_utc());
     let operator = repo.create_operator("Olga Operator").await.unwrap().id;
-    repo.verify_identity(id, 0, now, &format!("operator:{operator}"), now)
-        .await
-        .unwrap();
+    repo.verify_identity(
+        id,
+        0,
+        now,
+        domain::lifecycle::Actor::Operator(operator),
+        now,
+    )
+    .await
+    .unwrap();
 
     let on_thread = repo.readers.trade(id).expect("answered").unwrap();
     let pooled = repo.sql.trade_via_sqlx(id).await.unwrap();
@@ -307,7 +313,7 @@ impl Sample {
             provider_id: provider,
             environment: domain::company::Environment::Production,
             package: domain::tax_core::TaxPackage::Guided,
-            legal_form: "gmbh".into(),
+            legal_form: domain::tax::TaxLegalForm::Gmbh,
             status: TaxStatus::Submitted,
             record: json!({"client_reference": "T-1", "directors": [{"name": "Zoë"}]}),
             tax_office_number: Some("1116".into()),
@@ -437,7 +443,7 @@ async fn direct_and_sqlx_creates_write_identical_rows() {
                 .history
                 .iter()
                 .map(|h| StatusChange {
-                    actor_name: (h.actor == format!("provider:{provider}"))
+                    actor_name: (h.actor == domain::lifecycle::Actor::Provider(provider))
                         .then(|| "Plattform «P»".to_string()),
                     ..h.clone()
                 })

@@ -232,7 +232,7 @@ fn insert_case(tx: &Connection, case: &NewCase) -> Result<()> {
                 &uuid(&t.provider_id),
                 &t.environment.as_str(),
                 &t.package.as_str(),
-                &t.legal_form,
+                &t.legal_form.as_str(),
                 &t.status.as_str(),
                 &record,
                 &t.tax_office_number,
@@ -300,12 +300,13 @@ fn insert_history(
     history: &[StatusChange],
 ) -> Result<()> {
     for h in history {
+        let actor = h.actor.to_string();
         let args: [&dyn ToSql; 7] = [
             &uuid(&case_id),
             &kind.as_str(),
             &h.status.as_str(),
             &h.previous_status.map(|s| s.as_str()),
-            &h.actor,
+            &actor,
             &h.reason,
             &rfc3339(h.at)?,
         ];

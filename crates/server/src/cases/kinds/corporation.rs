@@ -1,0 +1,73 @@
+//! A UG's or GmbH's tax registration (`POST /v1/tax-registration`): the FsE_KapG with its
+//! attachments.
+
+use domain::offices::LegalFamily;
+use domain::tax::{PostalAddress, TaxRegistration};
+use serde_json::Value;
+use time::Date;
+
+use super::{ParsedTaxRequest, TaxFamily};
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::uploads::Spooled;
+
+/// The request (`domain::tax_request`) and its attachment parts (`cases::tax::FILES`): every
+/// broken rule and every unmatched or non-PDF part in one 422.
+pub(crate) async fn parse(
+    state: &AppState,
+    body: &Value,
+    files: &[Spooled],
+    today: Date,
+) -> Result<ParsedTaxRequest, ApiError> {
+    let parsed = domain::tax_request::parse(body, today, &domain::offices::is_known_tax_office);
+    let mut errs = domain::Violations::new();
+    crate::uploads::check_files(
+        &state.pdf_checks,
+        body,
+        files,
+        &crate::cases::tax::FILES,
+        &mut errs,
+    )
+    .await;
+    match parsed {
+        Ok(r) if errs.is_empty() => Ok(parsed!(r, Corporation)),
+        Ok(_) => Err(ApiError::Validation(errs)),
+        Err(mut all) => {
+            all.extend(errs);
+            Err(ApiError::Validation(all))
+        }
+    }
+}
+
+impl TaxFamily for TaxRegistration {
+    fn deciding_address(&self) -> Option<&PostalAddress> {
+        self.place_of_management.as_ref()
+    }
+
+    fn office_family(&self) -> (LegalFamily, bool) {
+        (LegalFamily::Corporation, self.belongs_to_group())
+    }
+
+    fn attachment_parts(&self) -> Vec<(&'static str, &str)> {
+        self.attachments.parts()
+    }
+
+    fn write_xml(
+        &self,
+        ctx: &elster::XmlContext,
+        attachments: &[elster::Attachment],
+    ) -> Result<Vec<u8>, elster::XmlError> {
+        elster::write_validated_with(self, ctx, attachments)
+    }
+
+    fn not_in_xml(&self) -> Vec<elster::ManualEntry> {
+        elster::not_in_xml(self)
+    }
+
+    fn render_summary(
+        &self,
+        ctx: &forms::TaxSummaryContext,
+    ) -> Result<Vec<u8>, forms::RenderError> {
+        forms::render_tax_summary(self, ctx)
+    }
+}

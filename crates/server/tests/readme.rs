@@ -245,7 +245,8 @@ fn no_doc_names_a_file_that_is_not_there() {
 }
 
 /// The module files of a crate's `src/` by their module path (`cases::tax` for
-/// `src/cases/tax.rs`, `console` for `src/console/mod.rs`, the crate root as the empty path).
+/// `src/cases/tax.rs`, `console` for `src/console/mod.rs`, the crate root as the empty path),
+/// but its unit-test modules.
 fn module_files(src: &std::path::Path) -> Vec<(Vec<String>, PathBuf)> {
     fn walk(dir: &std::path::Path, at: &[String], out: &mut Vec<(Vec<String>, PathBuf)>) {
         for entry in std::fs::read_dir(dir).unwrap() {
@@ -255,7 +256,11 @@ fn module_files(src: &std::path::Path) -> Vec<(Vec<String>, PathBuf)> {
             if path.is_dir() {
                 here.push(name);
                 walk(&path, &here, out);
-            } else if path.extension().is_some_and(|e| e == "rs") {
+            } else if path.extension().is_some_and(|e| e == "rs")
+                // Unit-test modules (`tests.rs`, `*_tests.rs`) are not part of the structure.
+                && name != "tests"
+                && !name.ends_with("_tests")
+            {
                 if !["mod", "lib", "main"].contains(&name.as_str()) {
                     here.push(name);
                 }
@@ -271,7 +276,7 @@ fn module_files(src: &std::path::Path) -> Vec<(Vec<String>, PathBuf)> {
 /// The module paths a file's code names (`crate::a::b`, `super::c`, the items of
 /// `use crate::{a, b::c}`), resolved against the file's own module `at`; its comments and its
 /// unit tests (from the first `#[cfg(test)]` module on) are left out.
-fn named_modules(text: &str, at: &[String], is_mod_file: bool) -> Vec<Vec<String>> {
+fn named_modules(text: &str, at: &[String]) -> Vec<Vec<String>> {
     let code: String = text
         .split("#[cfg(test)]\nmod ")
         .next()
@@ -282,45 +287,64 @@ fn named_modules(text: &str, at: &[String], is_mod_file: bool) -> Vec<Vec<String
         .map(|l| format!("{l}\n"))
         .collect();
     let code = code.as_str();
-    let ident = |s: &str| -> Vec<String> {
-        s.split("::")
-            .map(|p| {
-                p.chars()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                    .collect::<String>()
-            })
-            .take_while(|p| !p.is_empty())
-            .collect()
-    };
     let mut out = Vec::new();
-    for (root, base) in [("crate::", Vec::new()), ("super::", {
-        // `super` of `a::b` (a file `a/b.rs`) is `a`; of `a` in `a/mod.rs` it is the root.
-        let mut b = at.to_vec();
-        if !is_mod_file || !b.is_empty() {
-            b.pop();
-        }
-        b
-    })] {
+    // `super` of a module is its parent: of `a::b` (`a/b.rs`) `a`, of `a` (`a.rs` or
+    // `a/mod.rs`) the root.
+    let parent = at[..at.len().saturating_sub(1)].to_vec();
+    for (root, base) in [("crate::", Vec::new()), ("super::", parent)] {
         for (i, _) in code.match_indices(root) {
-            // `self::crate::` does not occur; `$crate::` is a macro's own crate.
+            // `$crate::` is a macro's own crate; `a::crate::` does not occur.
             if code[..i].ends_with('$') || code[..i].ends_with("::") {
                 continue;
             }
-            let rest = &code[i + root.len()..];
-            let paths: Vec<Vec<String>> = if let Some(group) = rest.strip_prefix('{') {
-                let end = group.find('}').unwrap_or(group.len());
-                group[..end].split(',').map(|item| ident(item.trim())).collect()
-            } else {
-                vec![ident(rest)]
-            };
-            for p in paths {
-                let mut full = base.clone();
-                full.extend(p);
-                out.push(full);
-            }
+            expand(&base, &code[i + root.len()..], &mut out);
         }
     }
     out
+}
+
+/// The paths of a use tree `s` (`a::b`, `a::{b, c::{d, e}}`) below `prefix`, into `out`.
+fn expand(prefix: &[String], s: &str, out: &mut Vec<Vec<String>>) {
+    let mut path = prefix.to_vec();
+    let mut rest = s;
+    loop {
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        rest = &rest[name.len()..];
+        if !name.is_empty() {
+            path.push(name);
+        }
+        if let Some(after) = rest.strip_prefix("::") {
+            rest = after;
+            continue;
+        }
+        break;
+    }
+    if let Some(group) = rest.strip_prefix('{') {
+        // The items of the group, split at its own commas (not those of nested groups).
+        let (mut depth, mut start) = (0usize, 0usize);
+        for (i, c) in group.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' | ',' if depth == 0 => {
+                    // A trailing comma leaves an empty item, which names nothing.
+                    let item = group[start..i].trim();
+                    if !item.is_empty() {
+                        expand(&path, item, out);
+                    }
+                    if c == '}' {
+                        return;
+                    }
+                    start = i + 1;
+                }
+                '}' => depth -= 1,
+                _ => {}
+            }
+        }
+    }
+    out.push(path);
 }
 
 /// No module of a crate imports, directly or through others, a module that imports it back:
@@ -343,8 +367,7 @@ fn no_module_imports_one_that_imports_it_back() {
             .enumerate()
             .map(|(me, (at, file))| {
                 let text = std::fs::read_to_string(file).unwrap();
-                let is_mod_file = file.file_name().is_some_and(|n| n == "mod.rs");
-                let mut to: Vec<usize> = named_modules(&text, at, is_mod_file)
+                let mut to: Vec<usize> = named_modules(&text, at)
                     .iter()
                     .filter_map(|p| index(p))
                     // Naming a module above one's own file (its parent, the root) is reaching
@@ -371,5 +394,8 @@ fn no_module_imports_one_that_imports_it_back() {
             }
         }
     }
-    assert!(circles.is_empty(), "modules in an import circle: {circles:?}");
+    assert!(
+        circles.is_empty(),
+        "modules in an import circle: {circles:?}"
+    );
 }

@@ -29,6 +29,11 @@ pub(crate) fn actor(s: &str) -> Actor {
     s.parse().unwrap_or(Actor::Unknown)
 }
 
+/// A stored webhook message state.
+pub(crate) fn message_state(s: &str) -> crate::Result<crate::MessageState> {
+    named("message state", s, crate::MessageState::parse)
+}
+
 /// A stored webhook event type.
 pub(crate) fn event_type(s: &str) -> crate::Result<domain::webhook::EventType> {
     named("event type", s, domain::webhook::EventType::parse)

@@ -15,6 +15,7 @@
 //! Nothing here knows HTTP beyond the service's one error type, [`crate::error::ApiError`].
 
 pub mod access;
+pub mod api_keys;
 pub mod cancel;
 pub mod documents;
 pub mod identity;
@@ -28,6 +29,7 @@ pub mod tax;
 pub mod tax_xml;
 pub mod trade;
 pub mod trade_patch;
+pub mod webhook_endpoints;
 
 /// The outcome of a create that committed, or whose `Idempotency-Key` claim another request
 /// took over before it committed (nothing was written; the key is the other request's).

@@ -8,14 +8,14 @@ use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use domain::auth::{Caller, KeyKind};
+use domain::auth::Caller;
 use domain::company::{Company, CompanyKind, Environment};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use crate::cases::access;
+use crate::cases::api_keys;
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{ApiQuery, PathId, decode_optional_json};
@@ -74,30 +74,6 @@ impl CompanyResponse {
     }
 }
 
-/// Loads a company the caller may see; any other answers as an unknown id (docs/api/authentication.md, "Companies").
-/// A key restricted to one environment sees client companies of that environment only (and its
-/// provider, which has none).
-async fn visible_company(state: &AppState, caller: Caller, id: Uuid) -> Result<Company, ApiError> {
-    let company = state
-        .repo
-        .get_company(id)
-        .await?
-        .ok_or(ApiError::NotFound)?;
-    let visible = match caller {
-        Caller::Operator { .. } => true,
-        Caller::Provider { company_id, .. } | Caller::Client { company_id, .. } => {
-            company.visible_to(company_id)
-        }
-    };
-    if !visible {
-        return Err(ApiError::NotFound);
-    }
-    if let Some(environment) = company.environment {
-        access::ensure_environment(caller, environment)?;
-    }
-    Ok(company)
-}
-
 /// Read a company
 ///
 /// Reads a company: a provider reads itself and the client companies it created; a client
@@ -113,7 +89,7 @@ pub async fn get_company(
     Extension(caller): Extension<Caller>,
     PathId(id): PathId,
 ) -> Result<Response, ApiError> {
-    let company = visible_company(&state, caller, id).await?;
+    let company = api_keys::visible_company(&state, caller, id).await?;
     Ok(respond(StatusCode::OK, CompanyResponse::new(company)))
 }
 
@@ -180,34 +156,10 @@ pub async fn create_api_key(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let Caller::Provider { company_id: me, .. } = caller else {
-        return Err(ApiError::Forbidden(
-            "only provider keys can issue API keys".into(),
-        ));
-    };
+    // The role first: a key that may not issue gets 403 whatever its body.
+    let me = api_keys::issuer(caller)?;
     let CreateApiKeyRequest { environment } = decode_optional_json(&headers, &body)?;
-    let company = visible_company(&state, caller, id).await?;
-    let environment = new_key_environment(caller, &company, environment)?;
-    let kind = if company.id == me {
-        KeyKind::Provider
-    } else {
-        KeyKind::Client
-    };
-    let max = state.config.max_keys_per_company;
-    let Some(key) =
-        crate::auth::issue_company_key(state.repo.as_ref(), kind, company.id, environment, max)
-            .await?
-    else {
-        tracing::info!(company_id = %company.id, max, "API key refused: the company holds its most keys");
-        return Err(ApiError::Conflict {
-            code: crate::error::ErrorCode::ApiKeyLimit,
-            message: format!(
-                "the company holds {max} unrevoked API keys, the most it may hold; revoke one first (DELETE /v1/companies/{}/api-keys/{{key_prefix}})",
-                company.id
-            ),
-        });
-    };
-    tracing::info!(prefix = %key.record.prefix, company_id = %company.id, "API key issued");
+    let (company, kind, key) = api_keys::issue(&state, caller, me, id, environment).await?;
     Ok(respond(
         StatusCode::CREATED,
         ApiKeyResponse {
@@ -221,39 +173,6 @@ pub async fn create_api_key(
             created_at: key.record.created_at,
         },
     ))
-}
-
-/// The restriction of a key `caller` issues for `company`, given the `environment` the request
-/// named: never broader than the calling key (a restricted key's own environment, 409 for the
-/// other), and for a client company only its own environment (409 otherwise).
-fn new_key_environment(
-    caller: Caller,
-    company: &Company,
-    requested: Option<Environment>,
-) -> Result<Option<Environment>, ApiError> {
-    let environment = access::environment_for(caller, requested)?;
-    match (environment, company.environment) {
-        (Some(asked), Some(own)) if asked != own => Err(ApiError::Conflict {
-            code: crate::error::ErrorCode::EnvironmentMismatch,
-            message: format!(
-                "the company is a {} company; the key would be restricted to {}",
-                own.as_str(),
-                asked.as_str()
-            ),
-        }),
-        _ => Ok(environment),
-    }
-}
-
-/// The provider's own keys and its client companies' keys are managed by the provider alone
-/// (as they are issued): client company and operator keys are refused.
-fn provider_only(caller: Caller, what: &str) -> Result<(), ApiError> {
-    match caller {
-        Caller::Provider { .. } => Ok(()),
-        _ => Err(ApiError::Forbidden(format!(
-            "only provider keys can {what} API keys"
-        ))),
-    }
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -327,31 +246,8 @@ pub async fn list_api_keys(
     PathId(id): PathId,
     ApiQuery(q): ApiQuery<ApiKeyQuery>,
 ) -> Result<Response, ApiError> {
-    provider_only(caller, "list")?;
-    let company = visible_company(&state, caller, id).await?;
-    let mut errs = domain::Violations::new();
-    let (after, limit) = crate::extract::page_params(
-        "after",
-        q.after.as_deref(),
-        |a| is_company_key_prefix(a).then(|| a.to_string()),
-        q.limit,
-        &mut errs,
-    );
-    errs.finish(())?;
-    let mut rows = state
-        .repo
-        .list_api_keys(
-            company.id,
-            own_keys_filter(caller, &company),
-            after.as_deref(),
-            limit + 1,
-        )
-        .await?;
-    let more = rows.len() as i64 > limit;
-    rows.truncate(limit as usize);
-    let next_cursor = more
-        .then(|| rows.last().map(|r| r.prefix.clone()))
-        .flatten();
+    let (company, rows, next_cursor) =
+        api_keys::list(&state, caller, id, q.after.as_deref(), q.limit).await?;
     let api_keys: Vec<ApiKeyView> = rows
         .into_iter()
         .map(|k| ApiKeyView {
@@ -372,35 +268,6 @@ pub async fn list_api_keys(
             next_cursor,
         },
     ))
-}
-
-/// Which of `company`'s keys `caller` manages (lists and revokes): a restricted key, of its
-/// provider's own keys, only those restricted to its environment (never a broader one); every
-/// key of a client company it sees (that company is of its environment, so are its keys'
-/// cases).
-fn own_keys_filter(caller: Caller, company: &Company) -> Option<Environment> {
-    caller
-        .environment()
-        .filter(|_| company.kind == CompanyKind::Provider)
-}
-
-/// `rfs_prv_<key id>` or `rfs_cli_<key id>`, either with `test_` or `live_` before the key id:
-/// the prefix of a company's key.
-fn is_company_key_prefix(s: &str) -> bool {
-    let id = s
-        .strip_prefix("rfs_prv_")
-        .or_else(|| s.strip_prefix("rfs_cli_"));
-    let id = id.map(|id| {
-        id.strip_prefix("test_")
-            .or_else(|| id.strip_prefix("live_"))
-            .unwrap_or(id)
-    });
-    id.is_some_and(|id| {
-        id.len() == domain::auth::KEY_ID_LEN
-            && id
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
-    })
 }
 
 /// Revoke an API key
@@ -425,30 +292,10 @@ pub async fn revoke_api_key(
     Extension(caller): Extension<Caller>,
     path: Result<Path<(String, String)>, axum::extract::rejection::PathRejection>,
 ) -> Result<Response, ApiError> {
-    provider_only(caller, "revoke")?;
+    api_keys::provider_only(caller, "revoke")?;
     // Like `PathId`: a path that does not decode is the same 404 as an unknown id.
     let Path((company_id, prefix)) = path.map_err(|_| ApiError::NotFound)?;
     let id = Uuid::parse_str(&company_id).map_err(|_| ApiError::NotFound)?;
-    let company = visible_company(&state, caller, id).await?;
-    if !is_company_key_prefix(&prefix) {
-        return Err(ApiError::NotFound);
-    }
-    let record = state
-        .repo
-        .find_api_key(&prefix)
-        .await?
-        .filter(|k| k.company_id == Some(company.id) && k.revoked_at.is_none())
-        .filter(|k| own_keys_filter(caller, &company).is_none_or(|e| k.environment == Some(e)))
-        .ok_or(ApiError::NotFound)?;
-    // The store operation `filing keys revoke` uses; `false` when it was revoked meanwhile.
-    if !state
-        .repo
-        .revoke_api_key(&record.prefix, OffsetDateTime::now_utc())
-        .await?
-    {
-        return Err(ApiError::NotFound);
-    }
-    state.keys.forget(&record.prefix);
-    tracing::info!(prefix = %record.prefix, company_id = %company.id, "API key revoked");
+    api_keys::revoke(&state, caller, id, &prefix).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }

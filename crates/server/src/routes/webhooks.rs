@@ -3,7 +3,6 @@
 //! operator's key is refused with 403.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::Extension;
 use axum::extract::State;
@@ -17,47 +16,12 @@ use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
+use crate::cases::webhook_endpoints as endpoints;
 use crate::envelope::{Envelope, Outcome, respond};
 use crate::error::{ApiError, ErrorBody, ErrorCode};
 use crate::extract::{ApiJson, ApiQuery, PathId, PathIds};
 use crate::openapi::responses::{EndpointErrors, InvalidJson, ProviderForbidden};
 use crate::state::AppState;
-use crate::webhooks::target;
-
-/// Endpoints one provider may have.
-pub const MAX_ENDPOINTS: usize = 20;
-/// How long the old secret keeps signing after a rotation.
-pub const ROTATION_OVERLAP: time::Duration = time::Duration::hours(24);
-
-/// The calling provider. Endpoints receive the events of both environments, so a key restricted
-/// to one (docs/adr/0021-environment-restricted-keys.md) may not manage them either: 403.
-fn provider_only(caller: Caller) -> Result<Uuid, ApiError> {
-    match caller {
-        Caller::Provider {
-            company_id,
-            environment: None,
-        } => Ok(company_id),
-        Caller::Provider { .. } => Err(ApiError::Forbidden(
-            "webhook endpoints receive the events of both environments: manage them with an unrestricted provider key".into(),
-        )),
-        _ => Err(ApiError::Forbidden(
-            "only provider keys can manage webhook endpoints".into(),
-        )),
-    }
-}
-
-/// The caller's endpoint `id`; 404 for unknown, deleted and other providers' endpoints.
-async fn own_endpoint(
-    state: &AppState,
-    caller: Caller,
-    id: Uuid,
-) -> Result<WebhookEndpoint, ApiError> {
-    let me = provider_only(caller)?;
-    match state.repo.get_webhook_endpoint(id).await? {
-        Some(e) if e.provider_id == me => Ok(e),
-        _ => Err(ApiError::NotFound),
-    }
-}
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -274,80 +238,9 @@ pub async fn create(
     req: Result<ApiJson<CreateEndpointRequest>, ApiError>,
 ) -> Result<Response, ApiError> {
     // The role first: a key that may not create gets 403 whatever its body.
-    let me = provider_only(caller)?;
+    let me = endpoints::provider_only(caller)?;
     let ApiJson(req) = req?;
-    let mut errs = Violations::new();
-    let allow_private = state.config.webhooks.allow_private_targets;
-    // As sent: the document's pattern allows no surrounding spaces, so none are trimmed away.
-    let url = req.url;
-    match target::check_url(&url, allow_private) {
-        Ok(parsed) => {
-            if !allow_private
-                && let Some(problem) =
-                    resolves_privately(&state.config.webhooks.lookup, &parsed).await
-            {
-                errs.push("url", "private_target", problem);
-            }
-        }
-        Err(problem) => errs.push("url", "invalid_url", problem),
-    }
-    let events = match req.events {
-        None => None,
-        Some(list) if list.is_empty() => {
-            errs.push(
-                "events",
-                "empty",
-                "must name at least one event type, or be left out for all",
-            );
-            None
-        }
-        Some(list) => {
-            let mut kept: Vec<String> = Vec::new();
-            for (i, e) in list.iter().enumerate() {
-                if !domain::webhook::event_types().contains(&e.as_str()) {
-                    errs.push(
-                        format!("events[{i}]"),
-                        "unknown_event",
-                        format!(
-                            "unknown event type; known: {}",
-                            domain::webhook::event_types().join(", ")
-                        ),
-                    );
-                } else if !kept.contains(e) {
-                    kept.push(e.clone());
-                }
-            }
-            Some(kept)
-        }
-    };
-    errs.finish(())?;
-    let id = Uuid::now_v7();
-    let secret = crate::webhooks::new_secret();
-    let key = &state.config.webhooks.sealing;
-    let endpoint = WebhookEndpoint {
-        id,
-        provider_id: me,
-        url,
-        events,
-        secret: crate::webhooks::seal(key, id, &secret),
-        previous_secret: None,
-        previous_secret_expires_at: None,
-        created_at: crate::clock::now_micros(),
-        circuit: Default::default(),
-    };
-    if !state
-        .repo
-        .create_webhook_endpoint(&endpoint, MAX_ENDPOINTS)
-        .await?
-    {
-        return Err(ApiError::Conflict {
-            code: ErrorCode::WebhookEndpointLimit,
-            message: format!(
-                "a provider can have at most {MAX_ENDPOINTS} webhook endpoints; delete one first"
-            ),
-        });
-    }
-    tracing::info!(endpoint_id = %endpoint.id, provider_id = %me, "webhook endpoint created");
+    let (endpoint, secret) = endpoints::create(&state, me, req.url, req.events).await?;
     Ok(respond(
         StatusCode::CREATED,
         CreatedEndpoint {
@@ -357,26 +250,6 @@ pub async fn create(
             secret,
         },
     ))
-}
-
-/// A host name that resolves to a private address is refused now (deliveries check again);
-/// one that does not resolve (yet) is accepted, and its deliveries fail until it does. The
-/// answer does not say which address the name resolved to: that would let a provider map the
-/// operator's internal DNS.
-async fn resolves_privately(lookup: &target::Lookup, url: &reqwest::Url) -> Option<String> {
-    let Some(url::Host::Domain(host)) = url.host() else {
-        return None;
-    };
-    let addrs = tokio::time::timeout(Duration::from_secs(3), lookup.resolve(host))
-        .await
-        .ok()?
-        .ok()?;
-    addrs.into_iter().any(|ip| !target::is_public(ip)).then(|| {
-        format!(
-            "must name a public host; {host} resolves to an address that is not public \
-             (private targets are not allowed here)"
-        )
-    })
 }
 
 /// List webhook endpoints
@@ -392,7 +265,7 @@ pub async fn list(
     State(state): State<Arc<AppState>>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Response, ApiError> {
-    let me = provider_only(caller)?;
+    let me = endpoints::provider_only(caller)?;
     let now = OffsetDateTime::now_utc();
     let endpoints: Vec<EndpointView> = state
         .repo
@@ -427,7 +300,7 @@ pub async fn get(
     Extension(caller): Extension<Caller>,
     PathId(id): PathId,
 ) -> Result<Response, ApiError> {
-    let e = own_endpoint(&state, caller, id).await?;
+    let e = endpoints::own(&state, caller, id).await?;
     Ok(respond(
         StatusCode::OK,
         EndpointResponse {
@@ -453,15 +326,7 @@ pub async fn delete(
     Extension(caller): Extension<Caller>,
     PathId(id): PathId,
 ) -> Result<Response, ApiError> {
-    own_endpoint(&state, caller, id).await?;
-    if !state
-        .repo
-        .delete_webhook_endpoint(id, crate::clock::now_micros())
-        .await?
-    {
-        return Err(ApiError::NotFound);
-    }
-    tracing::info!(endpoint_id = %id, "webhook endpoint deleted");
+    endpoints::delete(&state, caller, id).await?;
     Ok(respond(
         StatusCode::OK,
         DeletedEndpoint {
@@ -491,14 +356,7 @@ pub async fn rotate_secret(
     Extension(caller): Extension<Caller>,
     PathId(id): PathId,
 ) -> Result<Response, ApiError> {
-    own_endpoint(&state, caller, id).await?;
-    let secret = crate::webhooks::new_secret();
-    let sealed = crate::webhooks::seal(&state.config.webhooks.sealing, id, &secret);
-    let until = crate::clock::now_micros() + ROTATION_OVERLAP;
-    if !state.repo.rotate_webhook_secret(id, &sealed, until).await? {
-        return Err(ApiError::NotFound);
-    }
-    tracing::info!(endpoint_id = %id, "webhook secret rotated");
+    let (secret, until) = endpoints::rotate_secret(&state, caller, id).await?;
     Ok(respond(
         StatusCode::OK,
         RotatedSecret {
@@ -531,12 +389,7 @@ pub async fn test_endpoint(
     Extension(caller): Extension<Caller>,
     PathId(id): PathId,
 ) -> Result<Response, ApiError> {
-    let endpoint = own_endpoint(&state, caller, id).await?;
-    let sent = crate::webhooks::ping(&state, &endpoint)
-        .await
-        .map_err(ApiError::Internal)?;
-    let delivered = sent.status_code.is_some_and(|c| (200..300).contains(&c));
-    tracing::info!(endpoint_id = %id, status_code = ?sent.status_code, delivered, "webhook endpoint pinged");
+    let (sent, delivered) = endpoints::ping(&state, caller, id).await?;
     Ok(respond(
         StatusCode::OK,
         PingResult {
@@ -635,7 +488,7 @@ async fn endpoint_page<T, C>(
     (parse, cursor): (impl Fn(&str) -> Option<C>, impl Fn(&T) -> String),
     read: impl AsyncFnOnce(Option<C>, i64) -> store::Result<Vec<T>>,
 ) -> Result<(Vec<T>, Option<String>), ApiError> {
-    own_endpoint(state, caller, id).await?;
+    endpoints::own(state, caller, id).await?;
     let (before, limit) = crate::extract::page_params("before", before, parse, limit, &mut errs);
     errs.finish(())?;
     let mut rows = read(before, limit + 1).await?;
@@ -865,7 +718,7 @@ pub async fn retry_message(
     Extension(caller): Extension<Caller>,
     PathIds(endpoint_id, message_id): PathIds,
 ) -> Result<Response, ApiError> {
-    own_endpoint(&state, caller, endpoint_id).await?;
+    endpoints::own(&state, caller, endpoint_id).await?;
     let now = crate::clock::now_micros();
     let before = state
         .repo

@@ -408,11 +408,7 @@ shared_impl!(
             .await?;
         rows.iter()
             .map(|r| {
-                let state = crate::rows::named(
-                    "message state",
-                    &r.try_get::<String, _>("state")?,
-                    crate::MessageState::parse,
-                )?;
+                let state = crate::rows::message_state(&r.try_get::<String, _>("state")?)?;
                 let next_us: i64 = r.try_get("next_attempt_us")?;
                 Ok(CaseDelivery {
                     message_id: r.try_get("id")?,

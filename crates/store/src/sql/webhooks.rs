@@ -395,11 +395,7 @@ shared_impl!(
             .await?
             .iter()
             .map(|r| {
-                let state = crate::rows::named(
-                    "message state",
-                    &r.try_get::<String, _>("state")?,
-                    crate::MessageState::parse,
-                )?;
+                let state = crate::rows::message_state(&r.try_get::<String, _>("state")?)?;
                 let next_us: i64 = r.try_get("next_attempt_us")?;
                 Ok(crate::WebhookMessageRecord {
                     seq: r.try_get("seq")?,
@@ -450,11 +446,7 @@ shared_impl!(
             .await?
             .iter()
             .map(|r| {
-                let state = crate::rows::named(
-                    "message state",
-                    &r.try_get::<String, _>("state")?,
-                    crate::MessageState::parse,
-                )?;
+                let state = crate::rows::message_state(&r.try_get::<String, _>("state")?)?;
                 let next_us: i64 = r.try_get("next_attempt_us")?;
                 Ok(crate::WebhookAttemptRecord {
                     seq: r.try_get("seq")?,

@@ -281,6 +281,42 @@ fn message(e: &StructuredError) -> String {
     }
 }
 
+/// [`write`](crate::write), then [`validate`]: the bytes only when they pass the bundled schemas.
+///
+/// A schema violation of a document this crate wrote is a bug of this crate (or of the request
+/// validation before it), never a fault of the caller.
+pub fn write_validated(
+    reg: &domain::tax::TaxRegistration,
+    ctx: &crate::XmlContext,
+) -> Result<Vec<u8>, crate::XmlError> {
+    let xml = crate::write(reg, ctx)?;
+    validate(&xml).map_err(crate::XmlError::SchemaViolations)?;
+    Ok(xml)
+}
+
+/// [`write_with`](crate::write_with), then [`validate`]: the document with its attachments, only when it passes
+/// the bundled schemas.
+pub fn write_validated_with(
+    reg: &domain::tax::TaxRegistration,
+    ctx: &crate::XmlContext,
+    attachments: &[crate::Attachment],
+) -> Result<Vec<u8>, crate::XmlError> {
+    let xml = crate::write_with(reg, ctx, attachments)?;
+    validate(&xml).map_err(crate::XmlError::SchemaViolations)?;
+    Ok(xml)
+}
+
+/// [`write_persg`](crate::write_persg), then [`validate`]: the bytes only when they pass the bundled schemas (a
+/// violation is a bug, as for [`write_validated`]).
+pub fn write_persg_validated(
+    reg: &domain::gbr::GbrTaxRegistration,
+    ctx: &crate::XmlContext,
+) -> Result<Vec<u8>, crate::XmlError> {
+    let xml = crate::write_persg(reg, ctx)?;
+    validate(&xml).map_err(crate::XmlError::SchemaViolations)?;
+    Ok(xml)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -33,6 +33,8 @@ pub use gewa1::{
     signature_box as gewa1_signature_box,
 };
 pub use pdfcheck::{NotAPdf, check_pdf, check_pdf_file};
+// One render function per tax family, beside its sections (a new family adds its own there).
+pub use tax_summary::*;
 
 /// Render context of a GewA 1 that does not come from the request.
 #[derive(Debug, Clone, PartialEq)]
@@ -199,16 +201,6 @@ pub fn render_power_of_attorney(
     poa::render(reg, owner, ctx)
 }
 
-/// Renders the German summary of a tax registration ("Fragebogen zur steuerlichen Erfassung -
-/// Zusammenfassung"): every submitted value in the questionnaire's order, on as many A4 pages
-/// as needed, ending with place, date and the drawn `signature_path`.
-pub fn render_tax_summary(
-    reg: &domain::tax::TaxRegistration,
-    ctx: &TaxSummaryContext,
-) -> Result<Vec<u8>, RenderError> {
-    tax_summary::render(reg, ctx)
-}
-
 /// Renders the one-page sample trade licence "Gewerbeanmeldung – Empfangsbescheinigung
 /// (Muster)" of a registration: the office, reference, business, owners, establishment,
 /// activity, start date and fee, always with the "MUSTER - SANDBOX" mark (it is never a real
@@ -218,17 +210,6 @@ pub fn render_trade_licence(
     ctx: &TradeLicenceContext,
 ) -> Result<Vec<u8>, RenderError> {
     trade_licence::render(reg, ctx)
-}
-
-/// Renders the German summary of a partnership's tax registration (GbR, eGbR): the same
-/// document as [`render_tax_summary`] with the partnership's sections (partnership agreement,
-/// Gesellschaftsregister, partners with their shares and who manages) and the signature of the
-/// managing partners.
-pub fn render_partnership_tax_summary(
-    reg: &domain::gbr::GbrTaxRegistration,
-    ctx: &TaxSummaryContext,
-) -> Result<Vec<u8>, RenderError> {
-    tax_summary::render_partnership(reg, ctx)
 }
 
 /// `DD.MM.YYYY`, as German forms write dates.

@@ -35,7 +35,22 @@ fn case(provider: Uuid, request: &str, status: TradeStatus, office: &str) -> New
     .unwrap();
     let (id, company) = (Uuid::now_v7(), Uuid::now_v7());
     NewTradeRegistration {
-        id,
+        head: store::CaseHead {
+            id,
+            company_id: company,
+            provider_id: provider,
+            environment: Environment::Production,
+            package: domain::trade::Package::SelfService,
+            status,
+            record: record.clone(),
+            created_at: time::OffsetDateTime::now_utc(),
+            documents: Vec::new(),
+            history: vec![store::StatusChange::created(
+                status,
+                provider,
+                time::OffsetDateTime::now_utc(),
+            )],
+        },
         new_company: Some((
             company,
             NewClientCompany {
@@ -47,22 +62,9 @@ fn case(provider: Uuid, request: &str, status: TradeStatus, office: &str) -> New
                 business_address: None,
             },
         )),
-        company_id: company,
-        provider_id: provider,
-        environment: Environment::Production,
-        package: domain::trade::Package::SelfService,
-        status,
-        record,
         price_cents: 0,
         trade_office: Some(json!({"key": office, "name": "Amt"})),
         trade_office_candidates: None,
-        created_at: time::OffsetDateTime::now_utc(),
-        documents: Vec::new(),
-        history: vec![store::StatusChange::created(
-            status,
-            provider,
-            time::OffsetDateTime::now_utc(),
-        )],
         idempotency: None,
     }
 }

@@ -27,7 +27,10 @@ use domain::auth::KeyKind;
 
 pub use postgres::PostgresRepository;
 pub use records::*;
-pub use repository::Repository;
+pub use repository::{
+    AccountStore, CaseListStore, CaseStore, EventStore, InstanceStore, ObserveStore, Repository,
+    WebhookStore,
+};
 pub use sqlite::{SnapshotDocument, SqliteRepository, SqliteSnapshot, backup_sqlite};
 
 /// What went wrong in the store, in terms the API can answer with.

@@ -3,8 +3,8 @@
 //! statements they share.
 
 use crate::{
-    DocumentRecord, IdempotentAnswer, NewClientCompany, NewTaxRegistration, NewTradeRegistration,
-    StatusChange,
+    CaseHead, DocumentRecord, IdempotentAnswer, NewClientCompany, NewTaxRegistration,
+    NewTradeRegistration, StatusChange,
 };
 
 /// A case create, owned so that it can move to a blocking thread.
@@ -33,28 +33,44 @@ pub(crate) struct Common<'a> {
 
 impl NewCase {
     pub(crate) fn common(&self) -> Common<'_> {
-        // The two kinds name these fields alike; one list for both.
-        macro_rules! common {
-            ($t:expr, $kind:expr, $public_id:expr) => {
-                Common {
-                    id: $t.id,
-                    public_id: $public_id,
-                    kind: $kind,
-                    provider_id: $t.provider_id,
-                    company_id: $t.company_id,
-                    environment: $t.environment.as_str(),
-                    record: &$t.record,
-                    new_company: $t.new_company.as_ref(),
-                    created_at: $t.created_at,
-                    documents: &$t.documents,
-                    history: &$t.history,
-                    idempotency: $t.idempotency.as_ref(),
-                }
-            };
-        }
         match self {
-            NewCase::Trade(t) => common!(t, crate::CaseKind::Trade, t.id),
-            NewCase::Tax(t) => common!(t, crate::CaseKind::Tax, t.public_id),
+            NewCase::Trade(t) => Common::of(
+                &t.head,
+                t.id,
+                t.new_company.as_ref(),
+                t.idempotency.as_ref(),
+            ),
+            NewCase::Tax(t) => Common::of(
+                &t.head,
+                t.public_id,
+                t.new_company.as_ref(),
+                t.idempotency.as_ref(),
+            ),
+        }
+    }
+}
+
+impl<'a> Common<'a> {
+    /// The head of a case of either kind, with what its create writes beside it.
+    fn of<S: Into<domain::case_state::CaseStatus> + Copy, P>(
+        head: &'a CaseHead<S, P>,
+        public_id: uuid::Uuid,
+        new_company: Option<&'a (uuid::Uuid, NewClientCompany)>,
+        idempotency: Option<&'a IdempotentAnswer>,
+    ) -> Self {
+        Common {
+            id: head.id,
+            public_id,
+            kind: head.status.into().kind(),
+            provider_id: head.provider_id,
+            company_id: head.company_id,
+            environment: head.environment.as_str(),
+            record: &head.record,
+            new_company,
+            created_at: head.created_at,
+            documents: &head.documents,
+            history: &head.history,
+            idempotency,
         }
     }
 }

@@ -77,7 +77,7 @@ pub struct DocumentRecord {
     pub storage_key: String,
     pub content_type: String,
     /// The file's size and SHA-256 digest; both `None` while the file is not rendered yet (the
-    /// tax summary is rendered on its first download, see [`Repository::record_rendered`]).
+    /// tax summary is rendered on its first download, see [`CaseStore::record_rendered`]).
     pub size: Option<i64>,
     pub sha256: Option<Vec<u8>>,
     pub created_at: OffsetDateTime,
@@ -103,9 +103,9 @@ pub struct StatusChange {
     pub reason: Option<String>,
     pub at: OffsetDateTime,
     /// The fields the entry changed (empty for a status step). Written by the store itself, in
-    /// the transaction of the change it records ([`Repository::patch_trade_registration`],
-    /// [`Repository::assign_tax_office`], [`Repository::verify_identity`],
-    /// [`Repository::clear_identity_verification`]); ignored elsewhere on writes.
+    /// the transaction of the change it records ([`CaseStore::patch_trade_registration`],
+    /// [`CaseStore::assign_tax_office`], [`CaseStore::verify_identity`],
+    /// [`CaseStore::clear_identity_verification`]); ignored elsewhere on writes.
     pub changes: Vec<FieldChange>,
     /// Filled when read: the operator's name for `operator:<id>`, the provider company's for
     /// `provider:<id>`; `None` for `system` (and an actor whose account is unknown). Ignored on
@@ -159,82 +159,79 @@ pub struct FieldChange {
     pub new: Option<String>,
 }
 
-/// Everything a trade registration create writes, in one transaction.
+/// What every case has, whatever its kind, declared once (issue 54.1): each kind's new- and
+/// read-record carries it as `head` beside its own content (meilisearch's `Task` with its
+/// per-kind content), and reads its fields through it (`Deref`, so `record.status` is the
+/// head's).
 #[derive(Debug, Clone, PartialEq)]
-pub struct NewTradeRegistration {
+pub struct CaseHead<S, P> {
+    /// The case's key: documents, history and webhook messages refer to it.
     pub id: Uuid,
-    /// The client company to create with it (with its id), when the request named none.
-    pub new_company: Option<(Uuid, NewClientCompany)>,
     pub company_id: Uuid,
     pub provider_id: Uuid,
     pub environment: domain::company::Environment,
-    pub package: Package,
-    pub status: TradeStatus,
+    pub package: P,
+    pub status: S,
     /// The validated request as JSON (the domain model's serde form).
     pub record: serde_json::Value,
+    pub created_at: OffsetDateTime,
+    pub documents: Vec<DocumentRecord>,
+    pub history: Vec<StatusChange>,
+}
+
+/// The head of a trade registration.
+pub type TradeHead = CaseHead<TradeStatus, Package>;
+
+/// The head of a tax registration.
+pub type TaxHead = CaseHead<TaxStatus, TaxPackage>;
+
+/// Everything a trade registration create writes, in one transaction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewTradeRegistration {
+    pub head: TradeHead,
+    /// The client company to create with it (with its id), when the request named none.
+    pub new_company: Option<(Uuid, NewClientCompany)>,
+    /// The answer to keep for the request's `Idempotency-Key`, when it has one: written in the
+    /// create's own transaction.
+    pub idempotency: Option<IdempotentAnswer>,
     pub price_cents: i64,
     /// The receiving trade office as determined from the establishment's address.
     pub trade_office: Option<serde_json::Value>,
     /// When the address did not decide the municipality: the candidate offices.
     pub trade_office_candidates: Option<serde_json::Value>,
-    pub created_at: OffsetDateTime,
-    pub documents: Vec<DocumentRecord>,
-    pub history: Vec<StatusChange>,
-    /// The answer to keep for the request's `Idempotency-Key`, when it has one: written in the
-    /// create's own transaction.
-    pub idempotency: Option<IdempotentAnswer>,
 }
 
-/// Everything a tax registration create writes, in one transaction.
+/// Everything a tax registration create writes, in one transaction. Its head's `id` is the
+/// case's key: `public_id`, unless that is another case's key already
+/// (docs/adr/0006-case-ids-per-provider.md).
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewTaxRegistration {
-    /// The case's key (documents, history and webhook messages refer to it): `public_id`, unless
-    /// that is another case's key already (docs/adr/0006-case-ids-per-provider.md).
-    pub id: Uuid,
+    pub head: TaxHead,
+    /// As a trade registration's ([`NewTradeRegistration::new_company`]).
+    pub new_company: Option<(Uuid, NewClientCompany)>,
+    /// As a trade registration's ([`NewTradeRegistration::idempotency`]).
+    pub idempotency: Option<IdempotentAnswer>,
     /// The id the provider knows the case by (its `tax_registration_id`): unique per provider.
     pub public_id: Uuid,
-    pub new_company: Option<(Uuid, NewClientCompany)>,
-    pub company_id: Uuid,
-    pub provider_id: Uuid,
-    pub environment: domain::company::Environment,
-    pub package: TaxPackage,
     pub legal_form: TaxLegalForm,
-    pub status: TaxStatus,
-    /// The validated request as JSON (the domain model's serde form).
-    pub record: serde_json::Value,
     /// The receiving tax office, when sent or determined.
     pub tax_office_number: Option<String>,
     /// The determination from the address (for operators when it needs confirmation).
     pub tax_office_lookup: Option<serde_json::Value>,
-    pub created_at: OffsetDateTime,
-    pub documents: Vec<DocumentRecord>,
-    pub history: Vec<StatusChange>,
-    /// As a trade registration's ([`NewTradeRegistration::idempotency`]).
-    pub idempotency: Option<IdempotentAnswer>,
 }
 
-/// A tax registration as stored.
+/// A tax registration as stored; its head's `id` is the case's key, which operator routes take.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaxRegistrationRecord {
-    /// The case's key, which operator routes take.
-    pub id: Uuid,
+    pub head: TaxHead,
     /// The id its provider knows it by (`tax_registration_id`); equals `id` unless the provider
     /// chose an id that another case had as its key.
     pub public_id: Uuid,
-    pub company_id: Uuid,
-    pub provider_id: Uuid,
-    pub environment: domain::company::Environment,
-    pub package: TaxPackage,
     pub legal_form: TaxLegalForm,
-    pub status: TaxStatus,
-    pub record: serde_json::Value,
     pub tax_office_number: Option<String>,
     pub tax_office_lookup: Option<serde_json::Value>,
     /// The Steuernummer the tax office issued (once completed).
     pub tax_number: Option<String>,
-    pub created_at: OffsetDateTime,
-    pub documents: Vec<DocumentRecord>,
-    pub history: Vec<StatusChange>,
 }
 
 /// Operator-set fields of a trade registration; `None` leaves a field as it is.
@@ -250,7 +247,7 @@ pub struct TradePatch {
 }
 
 /// A trade registration as a caller read it before preparing documents for it: a
-/// [`Repository::patch_trade_registration`] that carries one applies only while the case is
+/// [`CaseStore::patch_trade_registration`] that carries one applies only while the case is
 /// still in this status with this receiving office.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TradeCaseGuard {
@@ -258,7 +255,7 @@ pub struct TradeCaseGuard {
     pub trade_office: Option<serde_json::Value>,
 }
 
-/// What [`Repository::patch_trade_registration`] did.
+/// What [`CaseStore::patch_trade_registration`] did.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TradePatchOutcome {
     /// Applied; the storage keys of the documents the new ones replaced (to delete after the
@@ -303,7 +300,7 @@ pub struct CaseIdUse {
     pub as_key: bool,
 }
 
-/// Filters of [`Repository::list_cases`].
+/// Filters of [`CaseStore::list_cases`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CaseFilter {
     /// Of the listed kind.
@@ -325,7 +322,7 @@ pub struct CaseSummary {
     pub created_at: OffsetDateTime,
 }
 
-/// Whose cases a [`Repository::list_case_page`] lists: the caller's restriction, as opposed
+/// Whose cases a [`CaseListStore::list_case_page`] lists: the caller's restriction, as opposed
 /// to the filters it asked for ([`CaseListFilter`]). A struct, so that further restrictions of
 /// a key (an environment) can join the owner.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -344,7 +341,7 @@ pub enum CaseOwner {
     Company(Uuid),
 }
 
-/// The filters a caller chose for [`Repository::list_case_page`]; each one left out matches
+/// The filters a caller chose for [`CaseListStore::list_case_page`]; each one left out matches
 /// every case.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CaseListFilter {
@@ -427,7 +424,7 @@ impl CaseSearch {
     }
 }
 
-/// Where a page of [`Repository::list_case_page`] starts (exclusively).
+/// Where a page of [`CaseListStore::list_case_page`] starts (exclusively).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CaseCursor {
     /// A [`CaseListItem::position`] (the last of the previous page).
@@ -439,7 +436,7 @@ pub enum CaseCursor {
     Case(Uuid),
 }
 
-/// The deliveries of one webhook message of a case ([`Repository::list_case_deliveries`]).
+/// The deliveries of one webhook message of a case ([`CaseListStore::list_case_deliveries`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CaseDelivery {
     pub message_id: Uuid,
@@ -508,13 +505,7 @@ pub struct TradeOfficeEntry {
 /// A trade registration as stored.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TradeRegistrationRecord {
-    pub id: Uuid,
-    pub company_id: Uuid,
-    pub provider_id: Uuid,
-    pub environment: domain::company::Environment,
-    pub package: Package,
-    pub status: TradeStatus,
-    pub record: serde_json::Value,
+    pub head: TradeHead,
     pub price_cents: i64,
     pub city_fee_cents: Option<i64>,
     pub is_paid: bool,
@@ -524,15 +515,36 @@ pub struct TradeRegistrationRecord {
     /// case; `None` when the directory has none.
     pub trade_office_entry: Option<TradeOfficeEntry>,
     pub source_product: Option<String>,
-    pub created_at: OffsetDateTime,
     /// The client company's current name and legal form (read with the case).
     pub company_name: Option<String>,
     pub company_legal_form: Option<String>,
-    pub documents: Vec<DocumentRecord>,
-    pub history: Vec<StatusChange>,
     /// Owners whose identity an operator verified: (owner index, when), by owner index.
     pub identity_verifications: Vec<(i32, OffsetDateTime)>,
 }
+
+/// Each kind's records read the fields of their [`CaseHead`] as their own.
+macro_rules! head_of {
+    ($($record:ty => $head:ty),* $(,)?) => {$(
+        impl std::ops::Deref for $record {
+            type Target = $head;
+            fn deref(&self) -> &$head {
+                &self.head
+            }
+        }
+        impl std::ops::DerefMut for $record {
+            fn deref_mut(&mut self) -> &mut $head {
+                &mut self.head
+            }
+        }
+    )*};
+}
+
+head_of!(
+    NewTradeRegistration => TradeHead,
+    TradeRegistrationRecord => TradeHead,
+    NewTaxRegistration => TaxHead,
+    TaxRegistrationRecord => TaxHead,
+);
 
 /// One record or removal of an owner's identity verification.
 #[derive(Debug, Clone, PartialEq)]

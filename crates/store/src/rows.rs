@@ -133,29 +133,31 @@ where
         )?;
         let documents: String = row.try_get("documents_json")?;
         Ok(TaxRegistrationRecord {
-            id,
+            head: crate::CaseHead {
+                id,
+                company_id: row.try_get("company_id")?,
+                provider_id,
+                environment: crate::sql::environment(&environment)?,
+                package: named(
+                    "package",
+                    &row.try_get::<String, _>("package")?,
+                    TaxPackage::parse,
+                )?,
+                status: status(&row.try_get::<String, _>("status")?)?,
+                record: record.0,
+                created_at: row.try_get("created_at")?,
+                documents: documents_from_json(&documents, id)?,
+                history: history_from_json(CaseKind::Tax, &history, &names)?,
+            },
             public_id: row.try_get("public_id")?,
-            company_id: row.try_get("company_id")?,
-            provider_id,
-            environment: crate::sql::environment(&environment)?,
-            package: named(
-                "package",
-                &row.try_get::<String, _>("package")?,
-                TaxPackage::parse,
-            )?,
             legal_form: named(
                 "legal form",
                 &row.try_get::<String, _>("legal_form")?,
                 domain::tax::TaxLegalForm::parse,
             )?,
-            status: status(&row.try_get::<String, _>("status")?)?,
-            record: record.0,
             tax_office_number: row.try_get("tax_office_number")?,
             tax_office_lookup: lookup.map(|j| j.0),
             tax_number: row.try_get("tax_number")?,
-            created_at: row.try_get("created_at")?,
-            documents: documents_from_json(&documents, id)?,
-            history: history_from_json(CaseKind::Tax, &history, &names)?,
         })
     }
 }

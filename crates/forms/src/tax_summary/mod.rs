@@ -205,10 +205,7 @@ impl Flow<'_> {
     }
 }
 
-pub(crate) fn render(
-    reg: &TaxRegistration,
-    ctx: &TaxSummaryContext,
-) -> Result<Vec<u8>, RenderError> {
+fn render(reg: &TaxRegistration, ctx: &TaxSummaryContext) -> Result<Vec<u8>, RenderError> {
     let kind = legal_form(reg.legal_form);
     let doc = Document {
         name: &reg.name,
@@ -219,7 +216,7 @@ pub(crate) fn render(
     render_document(&doc, ctx, |flow| build(reg, ctx, flow))
 }
 
-pub(crate) fn render_partnership(
+fn render_partnership(
     reg: &GbrTaxRegistration,
     ctx: &TaxSummaryContext,
 ) -> Result<Vec<u8>, RenderError> {
@@ -280,4 +277,25 @@ fn render_document(
         }
     }
     pdf::finish(document)
+}
+
+/// Renders the German summary of a tax registration ("Fragebogen zur steuerlichen Erfassung -
+/// Zusammenfassung"): every submitted value in the questionnaire's order, on as many A4 pages
+/// as needed, ending with place, date and the drawn `signature_path`.
+pub fn render_tax_summary(
+    reg: &domain::tax::TaxRegistration,
+    ctx: &crate::TaxSummaryContext,
+) -> Result<Vec<u8>, crate::RenderError> {
+    render(reg, ctx)
+}
+
+/// Renders the German summary of a partnership's tax registration (GbR, eGbR): the same
+/// document as [`render_tax_summary`] with the partnership's sections (partnership agreement,
+/// Gesellschaftsregister, partners with their shares and who manages) and the signature of the
+/// managing partners.
+pub fn render_partnership_tax_summary(
+    reg: &domain::gbr::GbrTaxRegistration,
+    ctx: &crate::TaxSummaryContext,
+) -> Result<Vec<u8>, crate::RenderError> {
+    render_partnership(reg, ctx)
 }

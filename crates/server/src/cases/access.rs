@@ -10,6 +10,7 @@ use domain::auth::Caller;
 use domain::company::{CompanyKind, Environment};
 use uuid::Uuid;
 
+use crate::cases::kind::CaseKindOps;
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
 
@@ -132,40 +133,17 @@ pub async fn any_trade_case(
     case.ok_or(ApiError::NotFound)
 }
 
-/// The trade registration `id` if `caller` may see it; not found, and not visible, is the
-/// same 404.
-pub async fn trade_case(
+/// The case of kind `K` that `id` names for `caller` if `caller` may see it
+/// ([`CaseKindOps::find`]: a tax registration by the id its provider knows it by); not found,
+/// and not visible, is the same 404.
+pub async fn case<K: CaseKindOps>(
     state: &AppState,
     caller: Caller,
     id: Uuid,
-) -> Result<store::TradeRegistrationRecord, ApiError> {
-    let case = any_trade_case(state, id).await?;
-    ensure_visible(caller, case.provider_id, case.company_id)?;
-    ensure_environment(caller, case.environment)?;
-    Ok(case)
-}
-
-/// The tax registration `id` names for `caller`: a provider's and a client company's
-/// `tax_registration_id`, looked up among their own cases only (ids are unique per provider,
-/// docs/adr/0006-case-ids-per-provider.md), an operator's the case's key. Not found, and not
-/// visible, is the same 404.
-pub async fn tax_case(
-    state: &AppState,
-    caller: Caller,
-    id: Uuid,
-) -> Result<store::TaxRegistrationRecord, ApiError> {
-    let case = match caller {
-        Caller::Operator { .. } => state.repo.get_tax_registration(id).await?,
-        Caller::Provider { company_id, .. } => {
-            let scope = store::CaseScope::Provider(company_id);
-            state.repo.find_tax_registration(scope, id).await?
-        }
-        Caller::Client { company_id, .. } => {
-            let scope = store::CaseScope::Company(company_id);
-            state.repo.find_tax_registration(scope, id).await?
-        }
-    }
-    .ok_or(ApiError::NotFound)?;
+) -> Result<K::Record, ApiError> {
+    let case = K::find(state, caller, id)
+        .await?
+        .ok_or(ApiError::NotFound)?;
     ensure_visible(caller, case.provider_id, case.company_id)?;
     ensure_environment(caller, case.environment)?;
     Ok(case)

@@ -6,51 +6,36 @@
 
 use domain::auth::Caller;
 use domain::case::CaseKind;
-use domain::case_state::CaseStatus;
-use domain::lifecycle::{Lifecycle, TaxStatus, TradeStatus};
+use domain::lifecycle::{Actor, Lifecycle};
 use uuid::Uuid;
 
 use crate::cases::access;
-use domain::lifecycle::Actor;
+use crate::cases::kind::CaseKindOps;
 
 use crate::cases::steps::{self, CaseRef, Moved, StepWrites};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
 
-/// Cancels trade registration `id` for `caller`, its provider.
-pub async fn cancel_trade(
+/// Cancels the case of kind `K` that `id` names for `caller`, its provider (a tax
+/// registration by the id the provider knows it by).
+pub async fn cancel<K: CaseKindOps>(
     state: &AppState,
     caller: Caller,
     id: Uuid,
     reason: String,
-) -> Result<Moved<TradeStatus>, ApiError> {
-    let case = access::trade_case(state, caller, id).await?;
+) -> Result<Moved<K::Status>, ApiError> {
+    let case = access::case::<K>(state, caller, id).await?;
     let provider = cancelling_provider(caller)?;
-    cancel(
+    if !case.status.next().contains(&K::CANCELLED) {
+        return Err(not_cancellable(case.status, K::CANCELLED));
+    }
+    steps::apply_step(
         state,
-        CaseRef::trade(&case),
-        TradeStatus::Cancelled,
-        provider,
-        reason,
-    )
-    .await
-}
-
-/// Cancels tax registration `id` (as the provider knows it) for `caller`, its provider.
-pub async fn cancel_tax(
-    state: &AppState,
-    caller: Caller,
-    id: Uuid,
-    reason: String,
-) -> Result<Moved<TaxStatus>, ApiError> {
-    let case = access::tax_case(state, caller, id).await?;
-    let provider = cancelling_provider(caller)?;
-    cancel(
-        state,
-        CaseRef::tax(&case),
-        TaxStatus::Cancelled,
-        provider,
-        reason,
+        CaseRef::of(&case),
+        K::CANCELLED,
+        Actor::Provider(provider),
+        Some(reason),
+        StepWrites::default(),
     )
     .await
 }
@@ -64,27 +49,6 @@ fn cancelling_provider(caller: Caller) -> Result<Uuid, ApiError> {
             "only the provider that created the case cancels it".into(),
         )),
     }
-}
-
-async fn cancel<L: Lifecycle + Into<CaseStatus>>(
-    state: &AppState,
-    case: CaseRef<L>,
-    cancelled: L,
-    provider: Uuid,
-    reason: String,
-) -> Result<Moved<L>, ApiError> {
-    if !case.status.next().contains(&cancelled) {
-        return Err(not_cancellable(case.status, cancelled));
-    }
-    steps::apply_step(
-        state,
-        case,
-        cancelled,
-        Actor::Provider(provider),
-        Some(reason),
-        StepWrites::default(),
-    )
-    .await
 }
 
 /// The 409 for a case past the point of withdrawal, naming where it is and the statuses from

@@ -118,17 +118,9 @@ pub struct CaseRef<L> {
     pub status: L,
 }
 
-impl CaseRef<TradeStatus> {
-    pub fn trade(case: &TradeRegistrationRecord) -> Self {
-        Self {
-            id: case.id,
-            status: case.status,
-        }
-    }
-}
-
-impl CaseRef<TaxStatus> {
-    pub fn tax(case: &TaxRegistrationRecord) -> Self {
+impl<L: Copy> CaseRef<L> {
+    /// The case of any kind, by its head.
+    pub fn of<P>(case: &store::CaseHead<L, P>) -> Self {
         Self {
             id: case.id,
             status: case.status,
@@ -232,7 +224,7 @@ pub async fn mark_submitted(
     id: Uuid,
     reason: Option<String>,
 ) -> Result<Moved<TradeStatus>, ApiError> {
-    let case = crate::cases::access::trade_case(state, caller, id).await?;
+    let case = crate::cases::access::case::<crate::cases::kind::Trade>(state, caller, id).await?;
     let domain::auth::Caller::Provider { company_id, .. } = caller else {
         return Err(ApiError::Forbidden(
             "only the provider that created the case marks it submitted".into(),
@@ -240,7 +232,7 @@ pub async fn mark_submitted(
     };
     apply_step(
         state,
-        CaseRef::trade(&case),
+        CaseRef::of(&case),
         TradeStatus::Submitted,
         Actor::Provider(company_id),
         reason,
@@ -264,7 +256,7 @@ pub async fn move_trade(
     }
     apply_step(
         state,
-        CaseRef::trade(case),
+        CaseRef::of(case),
         step.target,
         actor,
         step.reason,
@@ -312,7 +304,7 @@ pub async fn complete_trade_with_licence(
     };
     match apply_step(
         state,
-        CaseRef::trade(case),
+        CaseRef::of(case),
         TradeStatus::Completed,
         actor,
         reason,
@@ -517,7 +509,7 @@ pub async fn move_tax(
     };
     let moved = apply_step(
         state,
-        CaseRef::tax(case),
+        CaseRef::of(case),
         step.target,
         actor,
         step.reason,
@@ -537,7 +529,7 @@ pub async fn operator_trade_step(
 ) -> Result<Moved<TradeStatus>, ApiError> {
     let actor = Actor::Operator(crate::cases::access::operator_only(caller)?);
     let step = trade_step(input, actor)?;
-    let case = crate::cases::access::trade_case(state, caller, id).await?;
+    let case = crate::cases::access::case::<crate::cases::kind::Trade>(state, caller, id).await?;
     move_trade(state, &case, step, actor).await
 }
 
@@ -551,7 +543,7 @@ pub async fn operator_tax_step(
 ) -> Result<(Moved<TaxStatus>, Option<String>), ApiError> {
     let actor = Actor::Operator(crate::cases::access::operator_only(caller)?);
     let step = tax_step(input, actor)?;
-    let case = crate::cases::access::tax_case(state, caller, id).await?;
+    let case = crate::cases::access::case::<crate::cases::kind::Tax>(state, caller, id).await?;
     move_tax(state, &case, step, actor).await
 }
 
@@ -604,7 +596,7 @@ pub async fn operator_licence(
     reason: Option<String>,
 ) -> Result<(Moved<TradeStatus>, DocumentRecord), ApiError> {
     let operator_id = crate::cases::access::operator_only(caller)?;
-    let case = crate::cases::access::trade_case(state, caller, id).await?;
+    let case = crate::cases::access::case::<crate::cases::kind::Trade>(state, caller, id).await?;
     let company = case
         .record
         .get("name")

@@ -185,21 +185,23 @@ async fn create_case(
     };
     let idempotency = answer(&created)?;
     let mut new = NewTaxRegistration {
-        id,
+        head: store::CaseHead {
+            id,
+            company_id,
+            provider_id: provider,
+            environment: reg.environment(),
+            package: reg.package(),
+            status: TaxStatus::Validated,
+            record: reg.to_record().map_err(|e| ApiError::Internal(e.into()))?,
+            created_at: now,
+            documents,
+            history: vec![StatusChange::created(TaxStatus::Validated, provider, now)],
+        },
         public_id,
         new_company,
-        company_id,
-        provider_id: provider,
-        environment: reg.environment(),
-        package: reg.package(),
         legal_form: reg.legal_form(),
-        status: TaxStatus::Validated,
-        record: reg.to_record().map_err(|e| ApiError::Internal(e.into()))?,
         tax_office_number: office.clone(),
         tax_office_lookup: lookup,
-        created_at: now,
-        documents,
-        history: vec![StatusChange::created(TaxStatus::Validated, provider, now)],
         idempotency,
     };
     let mut written_case = state.repo.create_tax_registration(&new).await;

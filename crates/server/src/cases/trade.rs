@@ -121,33 +121,35 @@ pub async fn create_trade(
     let idempotency = answer(&created)?;
     let reg = &created.registration;
     let new = NewTradeRegistration {
-        id: case_id,
+        head: store::CaseHead {
+            id: case_id,
+            company_id,
+            provider_id: provider,
+            environment: reg.environment,
+            package: reg.package,
+            status,
+            record: serde_json::to_value(reg).map_err(|e| ApiError::Internal(e.into()))?,
+            created_at: now,
+            documents: std::mem::take(&mut created.documents),
+            history: vec![
+                StatusChange::created(TradeStatus::Initiated, provider, now),
+                StatusChange::step(
+                    status,
+                    Some(TradeStatus::Initiated.into()),
+                    domain::lifecycle::Actor::System,
+                    None,
+                    now,
+                ),
+            ],
+        },
         new_company,
-        company_id,
-        provider_id: provider,
-        environment: reg.environment,
-        package: reg.package,
-        status,
-        record: serde_json::to_value(reg).map_err(|e| ApiError::Internal(e.into()))?,
         price_cents,
         trade_office,
         trade_office_candidates,
-        created_at: now,
-        documents: std::mem::take(&mut created.documents),
-        history: vec![
-            StatusChange::created(TradeStatus::Initiated, provider, now),
-            StatusChange::step(
-                status,
-                Some(TradeStatus::Initiated.into()),
-                domain::lifecycle::Actor::System,
-                None,
-                now,
-            ),
-        ],
         idempotency,
     };
     let written_case = state.repo.create_trade_registration(&new).await;
-    created.documents = new.documents;
+    created.documents = new.head.documents;
     if let Err(e) = written_case {
         documents::remove_files(state, &written).await;
         if e.is_company_conflict() {
@@ -162,7 +164,7 @@ pub async fn create_trade(
     state.wake_webhooks();
     state
         .metrics
-        .case_created(domain::case::CaseKind::Trade, new.environment);
+        .case_created(domain::case::CaseKind::Trade, new.head.environment);
     tracing::info!(trade_registration_id = %case_id, %company_id, status = status.as_str(), "trade registration created");
     Ok(Written::Created(created))
 }

@@ -221,7 +221,8 @@ pub async fn trade_details(
 ) -> Response {
     let csrf = std::mem::take(&mut form.csrf);
     on_case(&state, &op, &csrf, TradeStatus::PATH, &raw, async |id| {
-        let case = crate::cases::access::trade_case(&state, op.caller(), id).await?;
+        let case = crate::cases::access::case::<crate::cases::kind::Trade>(&state, op.caller(), id)
+            .await?;
         let mut body = serde_json::Map::new();
         if let Some(office) = filled(form.office)
             && let Some((key, municipality)) = office.split_once('|')
@@ -331,7 +332,8 @@ pub async fn tax_office(
                     "choose a suggested office or type its number",
                 )
             })?;
-        let case = crate::cases::access::tax_case(&state, op.caller(), id).await?;
+        let case =
+            crate::cases::access::case::<crate::cases::kind::Tax>(&state, op.caller(), id).await?;
         crate::cases::tax::assign_office(&state, &case, &number, Some(op.actor())).await?;
         Ok(format!("tax office {number}"))
     })

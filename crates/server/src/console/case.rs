@@ -102,7 +102,7 @@ impl CaseView for TradeStatus {
     type Case = store::TradeRegistrationRecord;
 
     async fn read(state: &AppState, caller: Caller, id: Uuid) -> Result<Self::Case, ApiError> {
-        access::trade_case(state, caller, id).await
+        access::case::<crate::cases::kind::Trade>(state, caller, id).await
     }
 
     async fn company(_: &AppState, case: &Self::Case) -> String {
@@ -149,7 +149,7 @@ impl CaseView for TaxStatus {
     type Case = store::TaxRegistrationRecord;
 
     async fn read(state: &AppState, caller: Caller, id: Uuid) -> Result<Self::Case, ApiError> {
-        access::tax_case(state, caller, id).await
+        access::case::<crate::cases::kind::Tax>(state, caller, id).await
     }
 
     async fn company(state: &AppState, case: &Self::Case) -> String {

@@ -62,7 +62,7 @@ pub async fn cancel_trade(
     PathId(id): PathId,
     ApiJson(input): ApiJson<CancelRequest>,
 ) -> Result<Response, ApiError> {
-    cancel::cancel_trade(&state, caller, id, input.reason()?).await?;
+    cancel::cancel::<crate::cases::kind::Trade>(&state, caller, id, input.reason()?).await?;
     trade_registrations::get(State(state), Extension(caller), PathId(id)).await
 }
 
@@ -84,6 +84,6 @@ pub async fn cancel_tax(
     PathId(id): PathId,
     ApiJson(input): ApiJson<CancelRequest>,
 ) -> Result<Response, ApiError> {
-    cancel::cancel_tax(&state, caller, id, input.reason()?).await?;
+    cancel::cancel::<crate::cases::kind::Tax>(&state, caller, id, input.reason()?).await?;
     tax_registrations::get(State(state), Extension(caller), PathId(id)).await
 }

@@ -696,7 +696,7 @@ pub async fn assign_tax_office(
     crate::extract::ApiJson(input): crate::extract::ApiJson<AssignTaxOfficeRequest>,
 ) -> Result<Response, ApiError> {
     let operator_id = operator_only(caller)?;
-    let case = access::tax_case(&state, caller, id).await?;
+    let case = access::case::<crate::cases::kind::Tax>(&state, caller, id).await?;
     cases::tax::assign_office(
         &state,
         &case,

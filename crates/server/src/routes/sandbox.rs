@@ -72,7 +72,7 @@ async fn own_tax_case(
     provider: Uuid,
     id: Uuid,
 ) -> Result<store::TaxRegistrationRecord, ApiError> {
-    let case = access::tax_case(state, caller, id).await?;
+    let case = access::case::<crate::cases::kind::Tax>(state, caller, id).await?;
     ensure_own_sandbox_case(provider, case.provider_id, case.environment)?;
     Ok(case)
 }
@@ -149,7 +149,7 @@ pub async fn transition_trade(
     // assignment (which renders the forms under its office) must not run between the read and
     // that write.
     let _held = state.case_locks.lock(id).await;
-    let case = access::trade_case(&state, caller, id).await?;
+    let case = access::case::<crate::cases::kind::Trade>(&state, caller, id).await?;
     ensure_own_sandbox_case(provider, case.provider_id, case.environment)?;
     let (moved, document) = if step.target == TradeStatus::Completed {
         let (moved, doc) =

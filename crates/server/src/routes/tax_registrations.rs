@@ -505,7 +505,7 @@ pub async fn get(
     Extension(caller): Extension<Caller>,
     PathId(id): PathId,
 ) -> Result<Response, ApiError> {
-    let case = access::tax_case(&state, caller, id).await?;
+    let case = access::case::<crate::cases::kind::Tax>(&state, caller, id).await?;
     view(&state, caller, &case)
 }
 

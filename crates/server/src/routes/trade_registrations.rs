@@ -438,7 +438,7 @@ pub async fn get(
     Extension(caller): Extension<Caller>,
     PathId(id): PathId,
 ) -> Result<Response, ApiError> {
-    let case = access::trade_case(&state, caller, id).await?;
+    let case = access::case::<crate::cases::kind::Trade>(&state, caller, id).await?;
     Ok(respond(StatusCode::OK, view(&state, &case)?))
 }
 

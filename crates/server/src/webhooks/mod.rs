@@ -2,7 +2,7 @@
 //! worker that drains the outbox the store fills in the transaction of every status change (and
 //! of every replacement of documents by an office assignment).
 //!
-//! The worker leases due messages (`Repository::claim_webhook_messages`: `FOR UPDATE SKIP
+//! The worker leases due messages (`WebhookStore::claim_webhook_messages`: `FOR UPDATE SKIP
 //! LOCKED` on PostgreSQL, so several instances never take the same message), posts each with the
 //! `webhook-id`, `webhook-timestamp` and `webhook-signature` headers, and records the attempt:
 //! delivered on 2xx; otherwise retried after the next pause of the schedule, or given up when

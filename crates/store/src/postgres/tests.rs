@@ -1,7 +1,7 @@
 use sqlx::{Connection, PgConnection};
 
 use super::*;
-use crate::Repository;
+use crate::{AccountStore, CaseStore, Repository};
 
 /// A new database on the test server, its name and a connection to the server.
 ///
@@ -187,7 +187,10 @@ async fn one_statement_creates_write_the_rows_of_the_transaction() {
     let e = one.create_trade_registration(&lost).await.unwrap_err();
     assert!(matches!(e, StoreError::IdempotencyClaimLost), "{e:?}");
     let second = NewTradeRegistration {
-        id: uuid::Uuid::now_v7(),
+        head: crate::CaseHead {
+            id: uuid::Uuid::now_v7(),
+            ..sample.trade.head.clone()
+        },
         new_company: None,
         idempotency: None,
         ..sample.trade.clone()
@@ -267,7 +270,18 @@ async fn children_json_of_a_create_matches_the_sql_refresh() {
     ];
     let company = uuid::Uuid::now_v7();
     let new = NewTradeRegistration {
-        id,
+        head: crate::CaseHead {
+            id,
+            company_id: company,
+            provider_id: provider,
+            environment: domain::company::Environment::Sandbox,
+            package: domain::trade::Package::SelfService,
+            status: TradeStatus::FormRendered,
+            record: serde_json::json!({}),
+            created_at: at,
+            documents,
+            history,
+        },
         new_company: Some((
             company,
             crate::NewClientCompany {
@@ -279,18 +293,9 @@ async fn children_json_of_a_create_matches_the_sql_refresh() {
                 business_address: None,
             },
         )),
-        company_id: company,
-        provider_id: provider,
-        environment: domain::company::Environment::Sandbox,
-        package: domain::trade::Package::SelfService,
-        status: TradeStatus::FormRendered,
-        record: serde_json::json!({}),
         price_cents: 0,
         trade_office: None,
         trade_office_candidates: None,
-        created_at: at,
-        documents,
-        history,
         idempotency: None,
     };
     repo.create_trade_registration(&new).await.unwrap();
@@ -587,9 +592,9 @@ async fn a_word_search_can_use_the_trigram_index() {
     close_and_drop(repo, &name, admin).await;
 }
 
-// The case lists (`Repository::list_case_page`), the operators' lists (its filters, searches
+// The case lists (`CaseListStore::list_case_page`), the operators' lists (its filters, searches
 // and orders, `count_cases_by_status`) and a case's webhook deliveries
-// (`Repository::list_case_deliveries`): `sql/list_tests.rs` has the tests. They need
+// (`CaseListStore::list_case_deliveries`): `sql/list_tests.rs` has the tests. They need
 // `TEST_DATABASE_URL`.
 crate::sql::list_tests::backend_list_tests!(
     on_fresh_repository,

@@ -8,34 +8,6 @@ use crate::Result;
 use crate::rows::{Columns, now};
 
 shared_impl!(
-    pub(crate) async fn ping(&self) -> Result<()> {
-        sqlx::query("SELECT 1").execute(&self.pool).await?;
-        Ok(())
-    }
-
-    pub(crate) async fn create_provider(&self, name: &str) -> Result<domain::company::Company> {
-        let company = domain::company::Company {
-            id: uuid::Uuid::now_v7(),
-            kind: domain::company::CompanyKind::Provider,
-            name: name.to_string(),
-            provider_id: None,
-            environment: None,
-            legal_form: None,
-            registration_number: None,
-            business_address: None,
-            created_at: now(),
-        };
-        sqlx::query(
-            "INSERT INTO companies (id, kind, name, created_at) VALUES ($1, 'provider', $2, $3)",
-        )
-        .bind(company.id)
-        .bind(&company.name)
-        .bind(company.created_at)
-        .execute(&self.writer)
-        .await?;
-        Ok(company)
-    }
-
     /// [`INSERT_CLIENT_COMPANY`] with the values of company `id`, created at `created_at`.
     pub(super) fn insert_client_company_statement(
         id: uuid::Uuid,
@@ -51,56 +23,6 @@ shared_impl!(
             .bind(&new.registration_number)
             .bind(new.business_address.clone().map(Json))
             .bind(created_at)
-    }
-
-    pub(crate) async fn create_client_company(
-        &self,
-        new: crate::NewClientCompany,
-    ) -> Result<domain::company::Company> {
-        let (id, created_at) = (uuid::Uuid::now_v7(), now());
-        Self::insert_client_company_statement(id, &new, created_at)
-            .execute(&self.writer)
-            .await?;
-        Ok(domain::company::Company {
-            id,
-            kind: domain::company::CompanyKind::Client,
-            name: new.name,
-            provider_id: Some(new.provider_id),
-            environment: Some(new.environment),
-            legal_form: new.legal_form,
-            registration_number: new.registration_number,
-            business_address: new.business_address,
-            created_at,
-        })
-    }
-
-    pub(crate) async fn get_company(
-        &self,
-        id: uuid::Uuid,
-    ) -> Result<Option<domain::company::Company>> {
-        const SELECT: &str = "SELECT id, kind, name, provider_id, environment, legal_form, \
-             registration_number, business_address, created_at FROM companies WHERE id = $1";
-        let row = self
-            .read(|c| Box::pin(sqlx::query(SELECT).bind(id).fetch_optional(c)))
-            .await?;
-        row.as_ref().map(Self::company).transpose()
-    }
-
-    pub(crate) async fn list_providers(
-        &self,
-        after: Option<uuid::Uuid>,
-        limit: i64,
-    ) -> Result<Vec<domain::company::Company>> {
-        // Ids are UUIDv7: by id is by creation.
-        const SELECT: &str = "SELECT id, kind, name, provider_id, environment, legal_form, \
-             registration_number, business_address, created_at FROM companies \
-             WHERE kind = 'provider' AND ($1 IS NULL OR id > $1) ORDER BY id LIMIT $2";
-        let rows = sqlx::query(SELECT)
-            .bind(after)
-            .bind(limit)
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(Self::company).collect()
     }
 
     /// A `companies` row.
@@ -129,83 +51,6 @@ shared_impl!(
         })
     }
 
-    pub(crate) async fn create_operator(&self, name: &str) -> Result<crate::Operator> {
-        let op = crate::Operator {
-            id: uuid::Uuid::now_v7(),
-            name: name.to_string(),
-            created_at: now(),
-        };
-        sqlx::query("INSERT INTO operators (id, name, created_at) VALUES ($1, $2, $3)")
-            .bind(op.id)
-            .bind(&op.name)
-            .bind(op.created_at)
-            .execute(&self.writer)
-            .await?;
-        Ok(op)
-    }
-
-    /// The bytes of every document of `provider`'s cases (all kinds and states, cancelled
-    /// ones too): what its storage quota counts (issue 52.1). Reads the provider's cases by
-    /// their provider index and each case's documents by theirs.
-    pub(crate) async fn provider_document_bytes(&self, provider: uuid::Uuid) -> Result<i64> {
-        let row = sqlx::query(
-            "SELECT CAST(COALESCE((SELECT SUM(d.size) FROM trade_registrations t \
-             JOIN documents d ON d.case_id = t.id WHERE t.provider_id = $1), 0) \
-             + COALESCE((SELECT SUM(d.size) FROM tax_registrations t \
-             JOIN documents d ON d.case_id = t.id WHERE t.provider_id = $1), 0) AS BIGINT) AS bytes",
-        )
-        .bind(provider)
-        .fetch_one(&self.pool)
-        .await?;
-        Ok(row.try_get("bytes")?)
-    }
-
-    pub(crate) async fn get_operator(&self, id: uuid::Uuid) -> Result<Option<crate::Operator>> {
-        let row = sqlx::query("SELECT id, name, created_at FROM operators WHERE id = $1")
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.map(|row| {
-            Ok(crate::Operator {
-                id: row.try_get("id")?,
-                name: row.try_get("name")?,
-                created_at: row.try_get("created_at")?,
-            })
-        })
-        .transpose()
-    }
-
-    pub(crate) async fn list_operators(
-        &self,
-        after: Option<uuid::Uuid>,
-        limit: i64,
-    ) -> Result<Vec<crate::Operator>> {
-        let rows = sqlx::query(
-            "SELECT id, name, created_at FROM operators \
-             WHERE ($1 IS NULL OR id > $1) ORDER BY id LIMIT $2",
-        )
-        .bind(after)
-        .bind(limit)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(crate::Operator {
-                    id: row.try_get("id")?,
-                    name: row.try_get("name")?,
-                    created_at: row.try_get("created_at")?,
-                })
-            })
-            .collect()
-    }
-
-    pub(crate) async fn insert_api_key(&self, key: &crate::ApiKeyRecord) -> Result<()> {
-        Self::insert_api_key_statement(key)
-            .execute(&self.writer)
-            .await?;
-        Ok(())
-    }
-
     /// [`INSERT_API_KEY`] with the values of `key`.
     fn insert_api_key_statement(
         key: &crate::ApiKeyRecord,
@@ -220,12 +65,176 @@ shared_impl!(
             .bind(key.revoked_at)
             .bind(key.environment.map(domain::company::Environment::as_str))
     }
+);
 
-    pub(crate) async fn find_api_key(&self, prefix: &str) -> Result<Option<crate::ApiKeyRecord>> {
+role_impl!(
+    type Role = AccountStore;
+
+    fn backend(&self) -> &'static str {
+        DB::BACKEND
+    }
+
+    async fn ping(&self) -> Result<()> {
+        sqlx::query("SELECT 1").execute(&self.sql().pool).await?;
+        Ok(())
+    }
+
+    async fn create_provider(&self, name: &str) -> Result<domain::company::Company> {
+        let company = domain::company::Company {
+            id: uuid::Uuid::now_v7(),
+            kind: domain::company::CompanyKind::Provider,
+            name: name.to_string(),
+            provider_id: None,
+            environment: None,
+            legal_form: None,
+            registration_number: None,
+            business_address: None,
+            created_at: now(),
+        };
+        sqlx::query(
+            "INSERT INTO companies (id, kind, name, created_at) VALUES ($1, 'provider', $2, $3)",
+        )
+        .bind(company.id)
+        .bind(&company.name)
+        .bind(company.created_at)
+        .execute(&self.sql().writer)
+        .await?;
+        Ok(company)
+    }
+
+    async fn create_client_company(
+        &self,
+        new: crate::NewClientCompany,
+    ) -> Result<domain::company::Company> {
+        let (id, created_at) = (uuid::Uuid::now_v7(), now());
+        crate::sql::Shared::<DB>::insert_client_company_statement(id, &new, created_at)
+            .execute(&self.sql().writer)
+            .await?;
+        Ok(domain::company::Company {
+            id,
+            kind: domain::company::CompanyKind::Client,
+            name: new.name,
+            provider_id: Some(new.provider_id),
+            environment: Some(new.environment),
+            legal_form: new.legal_form,
+            registration_number: new.registration_number,
+            business_address: new.business_address,
+            created_at,
+        })
+    }
+
+    async fn get_company(&self, id: uuid::Uuid) -> Result<Option<domain::company::Company>> {
+        const SELECT: &str = "SELECT id, kind, name, provider_id, environment, legal_form, \
+             registration_number, business_address, created_at FROM companies WHERE id = $1";
+        let row = self
+            .sql()
+            .read(|c| Box::pin(sqlx::query(SELECT).bind(id).fetch_optional(c)))
+            .await?;
+        row.as_ref()
+            .map(crate::sql::Shared::<DB>::company)
+            .transpose()
+    }
+
+    async fn list_providers(
+        &self,
+        after: Option<uuid::Uuid>,
+        limit: i64,
+    ) -> Result<Vec<domain::company::Company>> {
+        // Ids are UUIDv7: by id is by creation.
+        const SELECT: &str = "SELECT id, kind, name, provider_id, environment, legal_form, \
+             registration_number, business_address, created_at FROM companies \
+             WHERE kind = 'provider' AND ($1 IS NULL OR id > $1) ORDER BY id LIMIT $2";
+        let rows = sqlx::query(SELECT)
+            .bind(after)
+            .bind(limit)
+            .fetch_all(&self.sql().pool)
+            .await?;
+        rows.iter().map(crate::sql::Shared::<DB>::company).collect()
+    }
+
+    async fn create_operator(&self, name: &str) -> Result<crate::Operator> {
+        let op = crate::Operator {
+            id: uuid::Uuid::now_v7(),
+            name: name.to_string(),
+            created_at: now(),
+        };
+        sqlx::query("INSERT INTO operators (id, name, created_at) VALUES ($1, $2, $3)")
+            .bind(op.id)
+            .bind(&op.name)
+            .bind(op.created_at)
+            .execute(&self.sql().writer)
+            .await?;
+        Ok(op)
+    }
+
+    /// The bytes of every document of `provider`'s cases (all kinds and states, cancelled
+    /// ones too): what its storage quota counts (issue 52.1). Reads the provider's cases by
+    /// their provider index and each case's documents by theirs.
+    async fn provider_document_bytes(&self, provider: uuid::Uuid) -> Result<i64> {
+        let row = sqlx::query(
+            "SELECT CAST(COALESCE((SELECT SUM(d.size) FROM trade_registrations t \
+             JOIN documents d ON d.case_id = t.id WHERE t.provider_id = $1), 0) \
+             + COALESCE((SELECT SUM(d.size) FROM tax_registrations t \
+             JOIN documents d ON d.case_id = t.id WHERE t.provider_id = $1), 0) AS BIGINT) AS bytes",
+        )
+        .bind(provider)
+        .fetch_one(&self.sql().pool)
+        .await?;
+        Ok(row.try_get("bytes")?)
+    }
+
+    async fn get_operator(&self, id: uuid::Uuid) -> Result<Option<crate::Operator>> {
+        let row = sqlx::query("SELECT id, name, created_at FROM operators WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&self.sql().pool)
+            .await?;
+        row.map(|row| {
+            Ok(crate::Operator {
+                id: row.try_get("id")?,
+                name: row.try_get("name")?,
+                created_at: row.try_get("created_at")?,
+            })
+        })
+        .transpose()
+    }
+
+    async fn list_operators(
+        &self,
+        after: Option<uuid::Uuid>,
+        limit: i64,
+    ) -> Result<Vec<crate::Operator>> {
+        let rows = sqlx::query(
+            "SELECT id, name, created_at FROM operators \
+             WHERE ($1 IS NULL OR id > $1) ORDER BY id LIMIT $2",
+        )
+        .bind(after)
+        .bind(limit)
+        .fetch_all(&self.sql().pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(crate::Operator {
+                    id: row.try_get("id")?,
+                    name: row.try_get("name")?,
+                    created_at: row.try_get("created_at")?,
+                })
+            })
+            .collect()
+    }
+
+    async fn insert_api_key(&self, key: &crate::ApiKeyRecord) -> Result<()> {
+        crate::sql::Shared::<DB>::insert_api_key_statement(key)
+            .execute(&self.sql().writer)
+            .await?;
+        Ok(())
+    }
+
+    async fn find_api_key(&self, prefix: &str) -> Result<Option<crate::ApiKeyRecord>> {
         const SELECT: &str = "SELECT k.prefix, k.hash, k.kind, k.company_id, k.operator_id, \
              k.created_at, k.revoked_at, k.environment, c.provider_id AS company_provider_id \
              FROM api_keys k LEFT JOIN companies c ON c.id = k.company_id WHERE k.prefix = $1";
         let row = self
+            .sql()
             .read(|c| {
                 Box::pin(
                     sqlx::query(SELECT)
@@ -249,33 +258,25 @@ shared_impl!(
         }))
     }
 
-    pub(crate) async fn revoke_api_key(
-        &self,
-        prefix: &str,
-        at: time::OffsetDateTime,
-    ) -> Result<bool> {
+    async fn revoke_api_key(&self, prefix: &str, at: time::OffsetDateTime) -> Result<bool> {
         let done = sqlx::query(
             "UPDATE api_keys SET revoked_at = $1 WHERE prefix = $2 AND revoked_at IS NULL",
         )
         .bind(at)
         .bind(prefix)
-        .execute(&self.writer)
+        .execute(&self.sql().writer)
         .await?;
         Ok(DB::rows_affected(&done) == 1)
     }
 
-    pub(crate) async fn insert_company_api_key(
-        &self,
-        key: &crate::ApiKeyRecord,
-        max: usize,
-    ) -> Result<bool> {
+    async fn insert_company_api_key(&self, key: &crate::ApiKeyRecord, max: usize) -> Result<bool> {
         let Some(company_id) = key.company_id else {
             return Err(crate::StoreError::Corrupt(format!(
                 "key {} belongs to no company",
                 key.prefix
             )));
         };
-        let mut tx = self.writer.begin().await?;
+        let mut tx = self.sql().writer.begin().await?;
         // Keys of one company are issued in turns: the update locks the company's row until
         // the commit (PostgreSQL; SQLite's one writer takes turns anyway), so the count
         // below sees every key committed before, and two inserts cannot both see one place
@@ -294,14 +295,14 @@ shared_impl!(
             tx.rollback().await?;
             return Ok(false);
         }
-        Self::insert_api_key_statement(key)
+        crate::sql::Shared::<DB>::insert_api_key_statement(key)
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
         Ok(true)
     }
 
-    pub(crate) async fn list_api_keys(
+    async fn list_api_keys(
         &self,
         company_id: uuid::Uuid,
         environment: Option<domain::company::Environment>,
@@ -324,7 +325,7 @@ shared_impl!(
         .bind(after.map(str::to_string))
         .bind(limit)
         .bind(environment.map(domain::company::Environment::as_str))
-        .fetch_all(&self.pool)
+        .fetch_all(&self.sql().pool)
         .await?;
         rows.iter()
             .map(|row| {
@@ -340,16 +341,16 @@ shared_impl!(
             .collect()
     }
 
-    pub(crate) async fn touch_api_key(&self, prefix: &str, at: time::OffsetDateTime) -> Result<()> {
+    async fn touch_api_key(&self, prefix: &str, at: time::OffsetDateTime) -> Result<()> {
         sqlx::query("UPDATE api_keys SET last_used_at = $1 WHERE prefix = $2")
             .bind(at)
             .bind(prefix)
-            .execute(&self.writer)
+            .execute(&self.sql().writer)
             .await?;
         Ok(())
     }
 
-    pub(crate) async fn claim_idempotency_key(
+    async fn claim_idempotency_key(
         &self,
         scope: uuid::Uuid,
         key: &str,
@@ -367,7 +368,7 @@ shared_impl!(
             .bind(key)
             .bind(request_hash)
             .bind(times.now)
-            .execute(&self.writer)
+            .execute(&self.sql().writer)
             .await?;
             if DB::rows_affected(&inserted) == 1 {
                 return Ok(crate::IdempotencyClaim::Claimed);
@@ -378,7 +379,7 @@ shared_impl!(
             )
             .bind(scope)
             .bind(key)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&self.sql().pool)
             .await?;
             let Some(row) = row else { continue };
             let stored_hash: Vec<u8> = row.try_get("request_hash")?;
@@ -393,7 +394,7 @@ shared_impl!(
                 .bind(scope)
                 .bind(key)
                 .bind(created_at)
-                .execute(&self.writer)
+                .execute(&self.sql().writer)
                 .await?;
                 continue;
             }
@@ -416,7 +417,7 @@ shared_impl!(
         Ok(crate::IdempotencyClaim::InFlight)
     }
 
-    pub(crate) async fn complete_idempotency_key(
+    async fn complete_idempotency_key(
         &self,
         scope: uuid::Uuid,
         key: &str,
@@ -431,23 +432,23 @@ shared_impl!(
         .bind(body)
         .bind(scope)
         .bind(key)
-        .execute(&self.writer)
+        .execute(&self.sql().writer)
         .await?;
         Ok(())
     }
 
-    pub(crate) async fn release_idempotency_key(&self, scope: uuid::Uuid, key: &str) -> Result<()> {
+    async fn release_idempotency_key(&self, scope: uuid::Uuid, key: &str) -> Result<()> {
         sqlx::query(
             "DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND state = 'in-flight'",
         )
         .bind(scope)
         .bind(key)
-        .execute(&self.writer)
+        .execute(&self.sql().writer)
         .await?;
         Ok(())
     }
 
-    pub(crate) async fn kept_answers(
+    async fn kept_answers(
         &self,
         after: Option<(uuid::Uuid, &str)>,
         limit: i64,
@@ -462,7 +463,7 @@ shared_impl!(
         .bind(scope)
         .bind(key)
         .bind(limit)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.sql().pool)
         .await?
         .iter()
         .map(|r| {
@@ -475,7 +476,7 @@ shared_impl!(
         .collect()
     }
 
-    pub(crate) async fn replace_kept_answer(
+    async fn replace_kept_answer(
         &self,
         scope: uuid::Uuid,
         key: &str,
@@ -490,12 +491,12 @@ shared_impl!(
         .bind(key)
         .bind(was)
         .bind(new)
-        .execute(&self.writer)
+        .execute(&self.sql().writer)
         .await?;
         Ok(DB::rows_affected(&done) == 1)
     }
 
-    pub(crate) async fn upsert_trade_office(&self, e: &crate::TradeOfficeEntry) -> Result<()> {
+    async fn upsert_trade_office(&self, e: &crate::TradeOfficeEntry) -> Result<()> {
         sqlx::query(
             "INSERT INTO trade_offices (key, name, address, email, phone, website, updated_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (key) DO UPDATE SET \
@@ -509,27 +510,24 @@ shared_impl!(
         .bind(&e.phone)
         .bind(&e.website)
         .bind(e.updated_at)
-        .execute(&self.writer)
+        .execute(&self.sql().writer)
         .await?;
         Ok(())
     }
 
-    pub(crate) async fn get_trade_office(
-        &self,
-        key: &str,
-    ) -> Result<Option<crate::TradeOfficeEntry>> {
+    async fn get_trade_office(&self, key: &str) -> Result<Option<crate::TradeOfficeEntry>> {
         let row = sqlx::query(concat!(
             "SELECT ",
             office_columns!(),
             " FROM trade_offices o WHERE o.key = $1"
         ))
         .bind(key)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.sql().pool)
         .await?;
         row.as_ref().map(|r| Columns(r).trade_office()).transpose()
     }
 
-    pub(crate) async fn list_trade_offices(
+    async fn list_trade_offices(
         &self,
         after: Option<&str>,
         limit: i64,
@@ -541,7 +539,7 @@ shared_impl!(
         ))
         .bind(after.unwrap_or(""))
         .bind(limit)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.sql().pool)
         .await?
         .iter()
         .map(|r| Columns(r).trade_office())

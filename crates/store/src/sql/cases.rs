@@ -41,17 +41,22 @@ shared_impl!(
             None => None,
         };
         Ok(Some(TradeRegistrationRecord {
-            id: row.try_get("id")?,
-            company_id: row.try_get("company_id")?,
-            provider_id,
-            environment: environment(&environment_text)?,
-            package: crate::rows::named(
-                "package",
-                &row.try_get::<String, _>("package")?,
-                domain::trade::Package::parse,
-            )?,
-            status: crate::rows::status(&row.try_get::<String, _>("status")?)?,
-            record: record.0,
+            head: crate::CaseHead {
+                id: row.try_get("id")?,
+                company_id: row.try_get("company_id")?,
+                provider_id,
+                environment: environment(&environment_text)?,
+                package: crate::rows::named(
+                    "package",
+                    &row.try_get::<String, _>("package")?,
+                    domain::trade::Package::parse,
+                )?,
+                status: crate::rows::status(&row.try_get::<String, _>("status")?)?,
+                record: record.0,
+                created_at: row.try_get("created_at")?,
+                documents: documents_from_json(&documents, id)?,
+                history: history_from_json(crate::CaseKind::Trade, &history, &names)?,
+            },
             price_cents: row.try_get("price_cents")?,
             city_fee_cents: row.try_get("city_fee_cents")?,
             is_paid: row.try_get("is_paid")?,
@@ -59,32 +64,10 @@ shared_impl!(
             trade_office_candidates: candidates.map(|j| j.0),
             trade_office_entry: office_entry,
             source_product: row.try_get("source_product")?,
-            created_at: row.try_get("created_at")?,
             company_name: row.try_get("company_name")?,
             company_legal_form: row.try_get("company_legal_form")?,
-            documents: documents_from_json(&documents, id)?,
-            history: history_from_json(crate::CaseKind::Trade, &history, &names)?,
             identity_verifications: verifications_from_json(&verified)?,
         }))
-    }
-
-    pub(crate) async fn get_tax_registration(
-        &self,
-        id: uuid::Uuid,
-    ) -> Result<Option<crate::TaxRegistrationRecord>> {
-        self.tax_where(DB::SQL.tax_by_id, &[id]).await
-    }
-
-    pub(crate) async fn find_tax_registration(
-        &self,
-        scope: crate::CaseScope,
-        public_id: uuid::Uuid,
-    ) -> Result<Option<crate::TaxRegistrationRecord>> {
-        let (sql, owner) = match scope {
-            crate::CaseScope::Provider(p) => (DB::SQL.tax_by_provider, p),
-            crate::CaseScope::Company(c) => (DB::SQL.tax_by_company, c),
-        };
-        self.tax_where(sql, &[owner, public_id]).await
     }
 
     /// The tax registration `sql` (a [`DialectSql`](super::text::DialectSql) read of one)
@@ -103,7 +86,94 @@ shared_impl!(
         row.as_ref().map(|r| Columns(r).tax()).transpose()
     }
 
-    pub(crate) async fn tax_registration_id_use(
+    /// The environment, package and status of a listed case of `kind` (its columns of these
+    /// names).
+    pub(super) fn case_state(
+        kind: crate::CaseKind,
+        row: &DB::Row,
+    ) -> Result<(
+        domain::company::Environment,
+        domain::case_state::CasePackage,
+        domain::case_state::CaseStatus,
+    )> {
+        let environment_text: String = row.try_get("environment")?;
+        let package: String = row.try_get("package")?;
+        let status: String = row.try_get("status")?;
+        Ok((
+            environment(&environment_text)?,
+            crate::rows::named("package", &package, |p| {
+                domain::case_state::CasePackage::parse(kind, p)
+            })?,
+            crate::rows::case_status(kind, &status)?,
+        ))
+    }
+
+    /// Locks a case's row for the rest of the transaction (PostgreSQL; SQLite's writer is
+    /// alone anyway) and answers its status, `None` when there is no such case: the values a
+    /// change reads after this are the ones it replaces.
+    async fn lock_case(
+        tx: &mut DB::Connection,
+        kind: crate::CaseKind,
+        id: uuid::Uuid,
+    ) -> Result<Option<domain::case_state::CaseStatus>> {
+        let sql = match kind {
+            crate::CaseKind::Trade => {
+                "UPDATE trade_registrations SET status = status WHERE id = $1 RETURNING status"
+            }
+            crate::CaseKind::Tax => {
+                "UPDATE tax_registrations SET status = status WHERE id = $1 RETURNING status"
+            }
+        };
+        let status: Option<String> = sqlx::query_scalar(sql)
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await?;
+        status
+            .map(|s| crate::rows::case_status(kind, &s))
+            .transpose()
+    }
+);
+
+role_impl!(
+    type Role = CaseStore;
+
+    async fn create_trade_registration(&self, new: &crate::NewTradeRegistration) -> Result<()> {
+        crate::sql::Backend::create(self, crate::new_case::NewCase::Trade(Box::new(new.clone())))
+            .await
+    }
+
+    async fn get_trade_registration(
+        &self,
+        id: uuid::Uuid,
+    ) -> Result<Option<crate::TradeRegistrationRecord>> {
+        crate::sql::Backend::trade(self, id).await
+    }
+
+    async fn create_tax_registration(&self, new: &crate::NewTaxRegistration) -> Result<()> {
+        crate::sql::Backend::create(self, crate::new_case::NewCase::Tax(Box::new(new.clone())))
+            .await
+    }
+
+    async fn get_tax_registration(
+        &self,
+        id: uuid::Uuid,
+    ) -> Result<Option<crate::TaxRegistrationRecord>> {
+        self.sql().tax_where(DB::SQL.tax_by_id, &[id]).await
+    }
+
+    async fn find_tax_registration(
+        &self,
+        scope: crate::CaseScope,
+        public_id: uuid::Uuid,
+    ) -> Result<Option<crate::TaxRegistrationRecord>> {
+        let (sql, owner) = match scope {
+            crate::CaseScope::Provider(p) => (DB::SQL.tax_by_provider, p),
+            crate::CaseScope::Company(c) => (DB::SQL.tax_by_company, c),
+        };
+        self.sql().tax_where(sql, &[owner, public_id]).await
+    }
+
+    async fn tax_registration_id_use(
         &self,
         provider: uuid::Uuid,
         public_id: uuid::Uuid,
@@ -116,7 +186,7 @@ shared_impl!(
         )
         .bind(provider)
         .bind(public_id)
-        .fetch_one(&self.pool)
+        .fetch_one(&self.sql().pool)
         .await?;
         Ok(crate::CaseIdUse {
             by_provider: row.try_get("by_provider")?,
@@ -124,7 +194,7 @@ shared_impl!(
         })
     }
 
-    pub(crate) async fn open_case_of_company(
+    async fn open_case_of_company(
         &self,
         kind: crate::CaseKind,
         company_id: uuid::Uuid,
@@ -143,11 +213,11 @@ shared_impl!(
         };
         Ok(sqlx::query_scalar(sql)
             .bind(company_id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&self.sql().pool)
             .await?)
     }
 
-    pub(crate) async fn list_cases(
+    async fn list_cases(
         &self,
         kind: crate::CaseKind,
         filter: &crate::CaseFilter,
@@ -177,11 +247,12 @@ shared_impl!(
             .bind(filter.environment.map(|e| e.as_str()))
             .bind(after)
             .bind(limit)
-            .fetch_all(&self.pool)
+            .fetch_all(&self.sql().pool)
             .await?;
         rows.iter()
             .map(|row| {
-                let (environment, package, status) = Self::case_state(kind, row)?;
+                let (environment, package, status) =
+                    crate::sql::Shared::<DB>::case_state(kind, row)?;
                 Ok(crate::CaseSummary {
                     id: row.try_get("id")?,
                     public_id: row.try_get("public_id")?,
@@ -196,29 +267,7 @@ shared_impl!(
             .collect()
     }
 
-    /// The environment, package and status of a listed case of `kind` (its columns of these
-    /// names).
-    pub(super) fn case_state(
-        kind: crate::CaseKind,
-        row: &DB::Row,
-    ) -> Result<(
-        domain::company::Environment,
-        domain::case_state::CasePackage,
-        domain::case_state::CaseStatus,
-    )> {
-        let environment_text: String = row.try_get("environment")?;
-        let package: String = row.try_get("package")?;
-        let status: String = row.try_get("status")?;
-        Ok((
-            environment(&environment_text)?,
-            crate::rows::named("package", &package, |p| {
-                domain::case_state::CasePackage::parse(kind, p)
-            })?,
-            crate::rows::case_status(kind, &status)?,
-        ))
-    }
-
-    pub(crate) async fn tax_registrations_missing_document(
+    async fn tax_registrations_missing_document(
         &self,
         environment: domain::company::Environment,
         doc_type: domain::case::DocumentType,
@@ -237,30 +286,23 @@ shared_impl!(
         .bind(doc_type.as_str())
         .bind(after)
         .bind(limit)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.sql().pool)
         .await?;
         rows.iter().map(|row| Ok(row.try_get("id")?)).collect()
     }
 
-    pub(crate) async fn get_document(
-        &self,
-        id: uuid::Uuid,
-    ) -> Result<Option<crate::DocumentRecord>> {
+    async fn get_document(&self, id: uuid::Uuid) -> Result<Option<crate::DocumentRecord>> {
         const SELECT: &str = "SELECT id, case_id, case_kind, owner_index, doc_type, name, \
              storage_key, content_type, size, sha256, created_at FROM documents WHERE id = $1";
         let row = self
+            .sql()
             .read(|c| Box::pin(sqlx::query(SELECT).bind(id).fetch_optional(c)))
             .await?;
         row.as_ref().map(|r| Columns(r).document()).transpose()
     }
 
-    pub(crate) async fn record_rendered(
-        &self,
-        id: uuid::Uuid,
-        size: i64,
-        sha256: &[u8],
-    ) -> Result<bool> {
-        let mut tx = self.writer.begin().await?;
+    async fn record_rendered(&self, id: uuid::Uuid, size: i64, sha256: &[u8]) -> Result<bool> {
+        let mut tx = self.sql().writer.begin().await?;
         let done = sqlx::query(
             "UPDATE documents SET size = $1, sha256 = $2 WHERE id = $3 AND size IS NULL \
              RETURNING case_id",
@@ -280,16 +322,16 @@ shared_impl!(
         Ok(true)
     }
 
-    pub(crate) async fn storage_key_known(&self, key: &str) -> Result<bool> {
+    async fn storage_key_known(&self, key: &str) -> Result<bool> {
         let found: Option<i32> =
             sqlx::query_scalar("SELECT 1 FROM documents WHERE storage_key = $1")
                 .bind(key)
-                .fetch_optional(&self.pool)
+                .fetch_optional(&self.sql().pool)
                 .await?;
         Ok(found.is_some())
     }
 
-    pub(crate) async fn transition_case(
+    async fn transition_case(
         &self,
         id: uuid::Uuid,
         from: domain::case_state::CaseStatus,
@@ -313,7 +355,7 @@ shared_impl!(
                 "UPDATE tax_registrations SET status = $1, updated_at = $2 WHERE id = $3 AND status = $4"
             }
         };
-        let mut tx = self.writer.begin().await?;
+        let mut tx = self.sql().writer.begin().await?;
         let done = sqlx::query(update)
             .bind(change.status.as_str())
             .bind(change.at)
@@ -333,40 +375,22 @@ shared_impl!(
                 .await?;
         }
         if let Some(patch) = &fields.trade {
-            Self::apply_trade_patch(&mut *tx, id, patch).await?;
+            crate::sql::Shared::<DB>::apply_trade_patch(&mut *tx, id, patch).await?;
         }
-        Self::insert_children(&mut *tx, id, kind, documents, std::slice::from_ref(change)).await?;
+        crate::sql::Shared::<DB>::insert_children(
+            &mut *tx,
+            id,
+            kind,
+            documents,
+            std::slice::from_ref(change),
+        )
+        .await?;
         DB::refresh_children(&mut *tx, &[id]).await?;
         tx.commit().await?;
         Ok(true)
     }
 
-    /// Locks a case's row for the rest of the transaction (PostgreSQL; SQLite's writer is
-    /// alone anyway) and answers its status, `None` when there is no such case: the values a
-    /// change reads after this are the ones it replaces.
-    async fn lock_case(
-        tx: &mut DB::Connection,
-        kind: crate::CaseKind,
-        id: uuid::Uuid,
-    ) -> Result<Option<domain::case_state::CaseStatus>> {
-        let sql = match kind {
-            crate::CaseKind::Trade => {
-                "UPDATE trade_registrations SET status = status WHERE id = $1 RETURNING status"
-            }
-            crate::CaseKind::Tax => {
-                "UPDATE tax_registrations SET status = status WHERE id = $1 RETURNING status"
-            }
-        };
-        let status: Option<String> = sqlx::query_scalar(sql)
-            .bind(id)
-            .fetch_optional(&mut *tx)
-            .await?;
-        status
-            .map(|s| crate::rows::case_status(kind, &s))
-            .transpose()
-    }
-
-    pub(crate) async fn verify_identity(
+    async fn verify_identity(
         &self,
         case_id: uuid::Uuid,
         owner_index: i32,
@@ -374,8 +398,9 @@ shared_impl!(
         actor: Actor,
         now: time::OffsetDateTime,
     ) -> Result<()> {
-        let mut tx = self.writer.begin().await?;
-        let status = Self::lock_case(&mut *tx, crate::CaseKind::Trade, case_id).await?;
+        let mut tx = self.sql().writer.begin().await?;
+        let status =
+            crate::sql::Shared::<DB>::lock_case(&mut *tx, crate::CaseKind::Trade, case_id).await?;
         let before: Option<time::OffsetDateTime> = sqlx::query_scalar(
             "SELECT verified_at FROM identity_verifications WHERE case_id = $1 AND owner_index = $2",
         )
@@ -394,7 +419,7 @@ shared_impl!(
         .bind(actor.to_string())
         .execute(&mut *tx)
         .await?;
-        Self::log_verification(
+        crate::sql::Shared::<DB>::log_verification(
             &mut *tx,
             case_id,
             owner_index,
@@ -406,22 +431,26 @@ shared_impl!(
         // (Without its case the insert above failed on the foreign key.)
         if let Some(status) = status {
             let changes = crate::audit::identity_change(owner_index, before, Some(verified_at))?;
-            Self::insert_field_changes(&mut *tx, case_id, status, actor, now, &changes).await?;
+            crate::sql::Shared::<DB>::insert_field_changes(
+                &mut *tx, case_id, status, actor, now, &changes,
+            )
+            .await?;
         }
         DB::refresh_children(&mut *tx, &[case_id]).await?;
         tx.commit().await?;
         Ok(())
     }
 
-    pub(crate) async fn clear_identity_verification(
+    async fn clear_identity_verification(
         &self,
         case_id: uuid::Uuid,
         owner_index: i32,
         actor: Actor,
         now: time::OffsetDateTime,
     ) -> Result<bool> {
-        let mut tx = self.writer.begin().await?;
-        let status = Self::lock_case(&mut *tx, crate::CaseKind::Trade, case_id).await?;
+        let mut tx = self.sql().writer.begin().await?;
+        let status =
+            crate::sql::Shared::<DB>::lock_case(&mut *tx, crate::CaseKind::Trade, case_id).await?;
         let removed: Option<time::OffsetDateTime> = sqlx::query_scalar(
             "DELETE FROM identity_verifications WHERE case_id = $1 AND owner_index = $2 \
              RETURNING verified_at",
@@ -434,15 +463,26 @@ shared_impl!(
             tx.rollback().await?;
             return Ok(false);
         };
-        Self::log_verification(&mut *tx, case_id, owner_index, None, actor, now).await?;
+        crate::sql::Shared::<DB>::log_verification(
+            &mut *tx,
+            case_id,
+            owner_index,
+            None,
+            actor,
+            now,
+        )
+        .await?;
         let changes = crate::audit::identity_change(owner_index, Some(removed), None)?;
-        Self::insert_field_changes(&mut *tx, case_id, status, actor, now, &changes).await?;
+        crate::sql::Shared::<DB>::insert_field_changes(
+            &mut *tx, case_id, status, actor, now, &changes,
+        )
+        .await?;
         DB::refresh_children(&mut *tx, &[case_id]).await?;
         tx.commit().await?;
         Ok(true)
     }
 
-    pub(crate) async fn identity_verification_log(
+    async fn identity_verification_log(
         &self,
         case_id: uuid::Uuid,
         owner_index: i32,
@@ -458,7 +498,7 @@ shared_impl!(
         )
         .bind(case_id)
         .bind(owner_index)
-        .fetch_all(&self.writer)
+        .fetch_all(&self.sql().writer)
         .await?;
         Ok(rows
             .into_iter()
@@ -473,7 +513,7 @@ shared_impl!(
             .collect())
     }
 
-    pub(crate) async fn assign_tax_office(
+    async fn assign_tax_office(
         &self,
         id: uuid::Uuid,
         office_number: &str,
@@ -481,7 +521,7 @@ shared_impl!(
         documents: &[crate::DocumentRecord],
         actor: Actor,
     ) -> Result<Option<Vec<String>>> {
-        let mut tx = self.writer.begin().await?;
+        let mut tx = self.sql().writer.begin().await?;
         let now = crate::rows::now();
         // The update locks the row (PostgreSQL) before the status and the office it returns
         // are compared: the office the history names as the old one is the one replaced.
@@ -511,7 +551,7 @@ shared_impl!(
             .bind(id)
             .execute(&mut *tx)
             .await?;
-        let replaced = Self::replace_documents(
+        let replaced = crate::sql::Shared::<DB>::replace_documents(
             &mut *tx,
             id,
             crate::CaseKind::Tax,
@@ -520,13 +560,21 @@ shared_impl!(
         )
         .await?;
         let changes = crate::audit::tax_office_change(before.as_deref(), office_number);
-        Self::insert_field_changes(&mut *tx, id, status.into(), actor, now, &changes).await?;
+        crate::sql::Shared::<DB>::insert_field_changes(
+            &mut *tx,
+            id,
+            status.into(),
+            actor,
+            now,
+            &changes,
+        )
+        .await?;
         DB::refresh_children(&mut *tx, &[id]).await?;
         tx.commit().await?;
         Ok(Some(replaced))
     }
 
-    pub(crate) async fn patch_trade_registration(
+    async fn patch_trade_registration(
         &self,
         id: uuid::Uuid,
         patch: &crate::TradePatch,
@@ -534,7 +582,7 @@ shared_impl!(
         documents: &[crate::DocumentRecord],
         actor: Actor,
     ) -> Result<crate::TradePatchOutcome> {
-        let mut tx = self.writer.begin().await?;
+        let mut tx = self.sql().writer.begin().await?;
         let now = patch.updated_at.unwrap_or_else(crate::rows::now);
         // The update locks the row (PostgreSQL) before the guard compares what it returns, and
         // what it returns is what the patch replaces (the history's old values).
@@ -565,8 +613,8 @@ shared_impl!(
             return Ok(crate::TradePatchOutcome::Stale);
         }
         let status = crate::rows::case_status(crate::CaseKind::Trade, &status)?;
-        Self::apply_trade_patch(&mut *tx, id, patch).await?;
-        let replaced = Self::replace_documents(
+        crate::sql::Shared::<DB>::apply_trade_patch(&mut *tx, id, patch).await?;
+        let replaced = crate::sql::Shared::<DB>::replace_documents(
             &mut *tx,
             id,
             crate::CaseKind::Trade,
@@ -575,7 +623,10 @@ shared_impl!(
         )
         .await?;
         let changes = crate::audit::trade_patch_changes(&before, patch);
-        let logged = Self::insert_field_changes(&mut *tx, id, status, actor, now, &changes).await?;
+        let logged = crate::sql::Shared::<DB>::insert_field_changes(
+            &mut *tx, id, status, actor, now, &changes,
+        )
+        .await?;
         if logged || !documents.is_empty() {
             DB::refresh_children(&mut *tx, &[id]).await?;
         }
@@ -583,11 +634,7 @@ shared_impl!(
         Ok(crate::TradePatchOutcome::Applied { replaced })
     }
 
-    pub(crate) async fn seed_trade_copies(
-        &self,
-        template: uuid::Uuid,
-        count: u64,
-    ) -> Result<Option<u64>> {
+    async fn seed_trade_copies(&self, template: uuid::Uuid, count: u64) -> Result<Option<u64>> {
         // One statement per table and batch: the new ids come in as a VALUES list (its
         // columns are `column1`, `column2` in both dialects), the rest is copied from the
         // template's rows by the database itself.
@@ -595,7 +642,7 @@ shared_impl!(
         let company: Option<uuid::Uuid> =
             sqlx::query_scalar("SELECT company_id FROM trade_registrations WHERE id = $1")
                 .bind(template)
-                .fetch_optional(&self.pool)
+                .fetch_optional(&self.sql().pool)
                 .await?;
         let Some(company) = company else {
             return Ok(None);
@@ -648,7 +695,7 @@ shared_impl!(
                     ),
                 ),
             ];
-            let mut tx = self.writer.begin().await?;
+            let mut tx = self.sql().writer.begin().await?;
             for (first, sql) in &statements {
                 // The SQL is built here from constants and placeholder numbers only.
                 let mut q = sqlx::query(sqlx::AssertSqlSafe(sql.as_str())).bind(*first);

@@ -6,7 +6,9 @@ use sqlx::Row;
 use super::lists::{Arg, Page, Where};
 use crate::{EventFilter, EventRecord, EventScope, Result};
 
-shared_impl!(
+role_impl!(
+    type Role = EventStore;
+
     /// Events of `scope` narrowed by `filter`, newest first, older than the scope's own event
     /// `before` (exclusive), at most `limit`. The cursor is a row of the caller's, never a
     /// position in the log every tenant writes to: a page tells nothing of other tenants'
@@ -14,7 +16,7 @@ shared_impl!(
     /// names only the conditions in use, so each combination reads its own index
     /// (`events_provider`, `events_provider_type`, `events_case`, `events_company`,
     /// `events_provider_environment`).
-    pub(crate) async fn list_events(
+    async fn list_events(
         &self,
         scope: EventScope,
         filter: &EventFilter,
@@ -23,7 +25,7 @@ shared_impl!(
     ) -> Result<Vec<EventRecord>> {
         let page = page(scope, filter, before, limit);
         super::lists::query::<DB>(&page)
-            .fetch_all(&self.pool)
+            .fetch_all(&self.sql().pool)
             .await?
             .iter()
             .map(|r| {

@@ -8,8 +8,10 @@ use crate::{ConsoleSessionRecord, PruneBefore, Pruned, Result};
 /// Rows a pruning statement reads or removes at once, so the writer is never held long.
 const BATCH: i64 = 2000;
 
-shared_impl!(
-    pub(crate) async fn insert_console_session(&self, s: &ConsoleSessionRecord) -> Result<()> {
+role_impl!(
+    type Role = InstanceStore;
+
+    async fn insert_console_session(&self, s: &ConsoleSessionRecord) -> Result<()> {
         sqlx::query(
             "INSERT INTO console_sessions (token_hash, operator_id, operator_name, key_prefix, \
              csrf, started_us, seen_us, flash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
@@ -22,21 +24,18 @@ shared_impl!(
         .bind(s.started_us)
         .bind(s.seen_us)
         .bind(s.flash.clone())
-        .execute(&self.writer)
+        .execute(&self.sql().writer)
         .await?;
         Ok(())
     }
 
-    pub(crate) async fn get_console_session(
-        &self,
-        token_hash: &[u8],
-    ) -> Result<Option<ConsoleSessionRecord>> {
+    async fn get_console_session(&self, token_hash: &[u8]) -> Result<Option<ConsoleSessionRecord>> {
         let row = sqlx::query(
             "SELECT token_hash, operator_id, operator_name, key_prefix, csrf, started_us, \
              seen_us, flash FROM console_sessions WHERE token_hash = $1",
         )
         .bind(token_hash.to_vec())
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.sql().pool)
         .await?;
         row.map(|r| {
             Ok(ConsoleSessionRecord {
@@ -53,36 +52,28 @@ shared_impl!(
         .transpose()
     }
 
-    pub(crate) async fn touch_console_session(
-        &self,
-        token_hash: &[u8],
-        seen_us: i64,
-    ) -> Result<()> {
+    async fn touch_console_session(&self, token_hash: &[u8], seen_us: i64) -> Result<()> {
         sqlx::query("UPDATE console_sessions SET seen_us = $1 WHERE token_hash = $2")
             .bind(seen_us)
             .bind(token_hash.to_vec())
-            .execute(&self.writer)
+            .execute(&self.sql().writer)
             .await?;
         Ok(())
     }
 
-    pub(crate) async fn set_console_flash(
-        &self,
-        token_hash: &[u8],
-        flash: Option<String>,
-    ) -> Result<()> {
+    async fn set_console_flash(&self, token_hash: &[u8], flash: Option<String>) -> Result<()> {
         sqlx::query("UPDATE console_sessions SET flash = $1 WHERE token_hash = $2")
             .bind(flash)
             .bind(token_hash.to_vec())
-            .execute(&self.writer)
+            .execute(&self.sql().writer)
             .await?;
         Ok(())
     }
 
-    pub(crate) async fn delete_console_session(&self, token_hash: &[u8]) -> Result<()> {
+    async fn delete_console_session(&self, token_hash: &[u8]) -> Result<()> {
         sqlx::query("DELETE FROM console_sessions WHERE token_hash = $1")
             .bind(token_hash.to_vec())
-            .execute(&self.writer)
+            .execute(&self.sql().writer)
             .await?;
         Ok(())
     }
@@ -91,7 +82,7 @@ shared_impl!(
     /// holds it past `now_us`: whether it did. A lease is also the period of a job: it runs
     /// again once the lease has run out. One statement, so two instances asking together
     /// never both get it.
-    pub(crate) async fn take_lease(
+    async fn take_lease(
         &self,
         name: &str,
         holder: uuid::Uuid,
@@ -107,14 +98,14 @@ shared_impl!(
         .bind(holder)
         .bind(until_us)
         .bind(now_us)
-        .execute(&self.writer)
+        .execute(&self.sql().writer)
         .await?;
         Ok(DB::rows_affected(&done) == 1)
     }
 
     /// Records that `instance` is alive at `now_us`; the instances seen since `live_since_us`
     /// (this one among them).
-    pub(crate) async fn heartbeat(
+    async fn heartbeat(
         &self,
         instance: uuid::Uuid,
         now_us: i64,
@@ -126,36 +117,36 @@ shared_impl!(
         )
         .bind(instance)
         .bind(now_us)
-        .execute(&self.writer)
+        .execute(&self.sql().writer)
         .await?;
         // Long gone ones are forgotten.
         sqlx::query("DELETE FROM instances WHERE seen_us < $1")
             .bind(live_since_us - 3_600_000_000)
-            .execute(&self.writer)
+            .execute(&self.sql().writer)
             .await?;
         let live: i64 = sqlx::query_scalar("SELECT count(*) FROM instances WHERE seen_us >= $1")
             .bind(live_since_us)
-            .fetch_one(&self.writer)
+            .fetch_one(&self.sql().writer)
             .await?;
         Ok(live)
     }
 
-    pub(crate) async fn forget_instance(&self, instance: uuid::Uuid) -> Result<()> {
+    async fn forget_instance(&self, instance: uuid::Uuid) -> Result<()> {
         sqlx::query("DELETE FROM instances WHERE id = $1")
             .bind(instance)
-            .execute(&self.writer)
+            .execute(&self.sql().writer)
             .await?;
         Ok(())
     }
 
     /// Removes what is past its retention, oldest first and in batches.
-    pub(crate) async fn prune(&self, before: &PruneBefore) -> Result<Pruned> {
+    async fn prune(&self, before: &PruneBefore) -> Result<Pruned> {
         let mut pruned = Pruned::default();
         // The log: by its order, the oldest first, as far as they are older than the cutoff.
         loop {
             let rows = sqlx::query("SELECT seq, created_at FROM events ORDER BY seq LIMIT $1")
                 .bind(BATCH)
-                .fetch_all(&self.writer)
+                .fetch_all(&self.sql().writer)
                 .await?;
             let mut last = None;
             for r in &rows {
@@ -168,7 +159,7 @@ shared_impl!(
             let Some(last) = last else { break };
             let done = sqlx::query("DELETE FROM events WHERE seq <= $1")
                 .bind(last)
-                .execute(&self.writer)
+                .execute(&self.sql().writer)
                 .await?;
             pruned.events += DB::rows_affected(&done);
             if (DB::rows_affected(&done) as i64) < BATCH {
@@ -184,7 +175,7 @@ shared_impl!(
             )
             .bind(after)
             .bind(BATCH)
-            .fetch_all(&self.writer)
+            .fetch_all(&self.sql().writer)
             .await?;
             let Some(last) = rows.last() else { break };
             after = last.try_get("seq")?;
@@ -200,7 +191,7 @@ shared_impl!(
                     .map(|i| format!("${i}"))
                     .collect::<Vec<_>>()
                     .join(", ");
-                let mut tx = self.writer.begin().await?;
+                let mut tx = self.sql().writer.begin().await?;
                 for table in [
                     "webhook_attempts WHERE message_id",
                     "webhook_messages WHERE id",
@@ -232,7 +223,7 @@ shared_impl!(
                          ORDER BY scope, key LIMIT $1",
                     )
                     .bind(BATCH)
-                    .fetch_all(&self.writer)
+                    .fetch_all(&self.sql().writer)
                     .await?
                 }
                 Some((scope, key)) => {
@@ -243,13 +234,13 @@ shared_impl!(
                     .bind(*scope)
                     .bind(key.clone())
                     .bind(BATCH)
-                    .fetch_all(&self.writer)
+                    .fetch_all(&self.sql().writer)
                     .await?
                 }
             };
             let Some(last) = rows.last() else { break };
             from = Some((last.try_get("scope")?, last.try_get("key")?));
-            let mut tx = self.writer.begin().await?;
+            let mut tx = self.sql().writer.begin().await?;
             for r in &rows {
                 let at: time::OffsetDateTime = r.try_get("created_at")?;
                 if at < before.idempotency_keys {
@@ -276,7 +267,7 @@ shared_impl!(
             sqlx::query("DELETE FROM console_sessions WHERE seen_us < $1 OR started_us < $2")
                 .bind(before.sessions_seen_us)
                 .bind(before.sessions_started_us)
-                .execute(&self.writer)
+                .execute(&self.sql().writer)
                 .await?;
         pruned.console_sessions = DB::rows_affected(&done);
         Ok(pruned)

@@ -61,7 +61,7 @@ macro_rules! backend_list_tests {
 pub(crate) use backend_list_tests;
 
 /// The ids of the first `limit` cases of `kind` that `owner` sees and `filter` selects, in the
-/// list's order (a [`Repository::list_case_page`] from the start, for the tests).
+/// list's order (a [`CaseListStore::list_case_page`] from the start, for the tests).
 pub(crate) async fn listed_ids(
     repo: &dyn crate::Repository,
     kind: CaseKind,
@@ -596,29 +596,35 @@ pub(crate) async fn operators_filter_search_order_and_count(repo: &dyn crate::Re
     // partners' names, the tax office.
     let corporation = Sample::new(p).tax;
     let corporation = crate::NewTaxRegistration {
-        record: json!({
-            "name": "Zoë Tech UG (haftungsbeschränkt)",
-            "client_reference": "T-1",
-            "address": {"street": "Am Markt 1", "zip": "04109", "city": "Leipzig"},
-            "directors": [{"first_name": "Anna", "middle_name": "Lena", "last_name": "Groß"}],
-        }),
+        head: crate::CaseHead {
+            record: json!({
+                "name": "Zoë Tech UG (haftungsbeschränkt)",
+                "client_reference": "T-1",
+                "address": {"street": "Am Markt 1", "zip": "04109", "city": "Leipzig"},
+                "directors": [{"first_name": "Anna", "middle_name": "Lena", "last_name": "Groß"}],
+            }),
+            ..corporation.head
+        },
         ..corporation
     };
     repo.create_tax_registration(&corporation).await.unwrap();
     tokio::time::sleep(std::time::Duration::from_millis(3)).await;
     let partnership = Sample::new(q).tax;
     let partnership = crate::NewTaxRegistration {
+        head: crate::CaseHead {
+            status: TaxStatus::Validated,
+            record: json!({
+                "name": "Heide & Brandt GbR",
+                "address": {"street": "Am Sande 12", "zip": "21335", "city": "Lüneburg"},
+                "partners": {
+                    "individuals": [{"first_name": "Jana", "last_name": "Heide"}],
+                    "entities": [{"name": "Ørsted Holding ApS"}],
+                },
+            }),
+            ..partnership.head
+        },
         legal_form: domain::tax::TaxLegalForm::Gbr,
-        status: TaxStatus::Validated,
         tax_office_number: Some("2315".into()),
-        record: json!({
-            "name": "Heide & Brandt GbR",
-            "address": {"street": "Am Sande 12", "zip": "21335", "city": "Lüneburg"},
-            "partners": {
-                "individuals": [{"first_name": "Jana", "last_name": "Heide"}],
-                "entities": [{"name": "Ørsted Holding ApS"}],
-            },
-        }),
         ..partnership
     };
     repo.create_tax_registration(&partnership).await.unwrap();

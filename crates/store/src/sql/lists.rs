@@ -1,4 +1,4 @@
-//! The case lists of providers and client companies (`Repository::list_case_page`): one
+//! The case lists of providers and client companies (`CaseListStore::list_case_page`): one
 //! statement per page, built from the filters given, newest first by the time-ordered key.
 
 use std::sync::Arc;
@@ -134,7 +134,7 @@ pub(crate) fn table(kind: CaseKind) -> Table {
     }
 }
 
-/// The conditions of `filter` that [`Repository::count_cases_by_status`] honours too:
+/// The conditions of `filter` that [`CaseListStore::count_cases_by_status`] honours too:
 /// environment, provider, office.
 fn counted_filters(w: &mut Where, table: &Table, filter: &CaseListFilter) {
     if let Some(e) = filter.environment {
@@ -279,7 +279,7 @@ fn tenant_index_hint<DB: Dialect>(
     format!(" INDEXED BY {}_{index}", table.name)
 }
 
-/// The statement of [`Repository::count_cases_by_status`].
+/// The statement of [`CaseListStore::count_cases_by_status`].
 pub(crate) fn count<DB: Dialect>(kind: CaseKind, filter: &CaseListFilter) -> Page {
     let table = table(kind);
     let mut w = Where::default();
@@ -319,8 +319,10 @@ where
     query
 }
 
-shared_impl!(
-    pub(crate) async fn list_case_page(
+role_impl!(
+    type Role = CaseListStore;
+
+    async fn list_case_page(
         &self,
         kind: CaseKind,
         scope: CaseListScope,
@@ -330,11 +332,13 @@ shared_impl!(
     ) -> Result<Vec<CaseListItem>> {
         let page = page::<DB>(kind, scope, filter, cursor, limit)?;
         let rows = self
+            .sql()
             .read(|c| Box::pin(query::<DB>(&page).fetch_all(c)))
             .await?;
         rows.iter()
             .map(|row| {
-                let (environment, package, status) = Self::case_state(kind, row)?;
+                let (environment, package, status) =
+                    crate::sql::Shared::<DB>::case_state(kind, row)?;
                 Ok(CaseListItem {
                     position: row.try_get("position")?,
                     id: row.try_get("id")?,
@@ -360,13 +364,14 @@ shared_impl!(
             .collect()
     }
 
-    pub(crate) async fn count_cases_by_status(
+    async fn count_cases_by_status(
         &self,
         kind: CaseKind,
         filter: &CaseListFilter,
     ) -> Result<Vec<(CaseStatus, i64)>> {
         let statement = count::<DB>(kind, filter);
         let rows = self
+            .sql()
             .read(|c| Box::pin(query::<DB>(&statement).fetch_all(c)))
             .await?;
         let mut counts: Vec<(CaseStatus, i64)> =
@@ -382,12 +387,9 @@ shared_impl!(
         Ok(counts)
     }
 
-    pub(crate) async fn list_case_deliveries(
-        &self,
-        case_id: Uuid,
-        limit: i64,
-    ) -> Result<Vec<CaseDelivery>> {
+    async fn list_case_deliveries(&self, case_id: Uuid, limit: i64) -> Result<Vec<CaseDelivery>> {
         let rows = self
+            .sql()
             .read(|c| {
                 Box::pin(
                     sqlx::query(

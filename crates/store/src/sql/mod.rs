@@ -33,7 +33,7 @@ use crate::Result;
 pub(crate) trait Dialect:
     sqlx::Database<Arguments: sqlx::IntoArguments<Self>> + sqlx::database::HasStatementCache
 {
-    /// `"sqlite"` or `"postgres"` ([`Repository::backend`](crate::Repository::backend)).
+    /// `"sqlite"` or `"postgres"` ([`AccountStore::backend`](crate::AccountStore::backend)).
     const BACKEND: &'static str;
 
     /// The dialect's migrations.

@@ -1,38 +1,36 @@
 //! The statements behind readiness and metrics (`crate::observe`): the migrations recorded, the
 //! cases by kind, environment and status, the outbox's backlog.
 
-use sqlx::{Decode, Row, Type};
-use time::OffsetDateTime;
+use sqlx::Row;
 
-use super::{Dialect, Shared, environment};
+use super::environment;
 use crate::observe::{CaseCount, OutboxBacklog};
 use crate::{CaseKind, Result};
+use time::OffsetDateTime;
 
-impl<DB: Dialect> Shared<DB>
-where
-    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
-    for<'r> usize: sqlx::ColumnIndex<DB::Row>,
-    for<'q> String: Decode<'q, DB> + Type<DB>,
-    for<'q> i64: sqlx::Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> bool: Decode<'q, DB> + Type<DB>,
-    for<'q> OffsetDateTime: Decode<'q, DB> + Type<DB>,
-{
-    /// The versions sqlx's table records, with whether each run finished.
-    pub(crate) async fn migration_rows(&self) -> Result<Vec<(i64, bool)>> {
+role_impl!(
+    type Role = ObserveStore;
+
+    /// The versions sqlx's table records, with whether each run finished, against the
+    /// dialect's migrations.
+    async fn migration_state(&self) -> Result<crate::observe::MigrationState> {
         let rows = self
+            .sql()
             .read(|c| {
                 Box::pin(sqlx::query("SELECT version, success FROM _sqlx_migrations").fetch_all(c))
             })
             .await?;
-        rows.iter()
+        let rows = rows
+            .iter()
             .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
-            .collect()
+            .collect::<Result<Vec<(i64, bool)>>>()?;
+        Ok(crate::observe::MigrationState::of(DB::MIGRATOR, rows))
     }
 
     /// The cases of both kinds by environment and status: one `GROUP BY` per case table, read
     /// from the index on `(status, environment)` (migrations sqlite 0018, postgres 0021)
     /// without touching the rows (figures: docs/adr/0023-metrics-and-health.md).
-    pub(crate) async fn case_counts(&self) -> Result<Vec<CaseCount>> {
+    async fn case_counts(&self) -> Result<Vec<CaseCount>> {
         let mut counts = Vec::new();
         for &kind in CaseKind::ALL {
             // The table name is a constant of `lists::table`.
@@ -41,6 +39,7 @@ where
                 "SELECT status, environment, COUNT(*) FROM {table} GROUP BY status, environment"
             );
             let rows = self
+                .sql()
                 .read(|c| Box::pin(sqlx::query(sqlx::AssertSqlSafe(sql.clone())).fetch_all(c)))
                 .await?;
             for row in rows {
@@ -60,12 +59,12 @@ where
     /// The pending webhook messages: how many, and when the oldest (the first in insertion
     /// order) was written. Both read the pending messages' partial indexes only, so the cost
     /// follows the backlog, not the delivered history.
-    pub(crate) async fn outbox_backlog(&self) -> Result<OutboxBacklog> {
+    async fn outbox_backlog(&self) -> Result<OutboxBacklog> {
         let now = crate::micros(OffsetDateTime::now_utc());
         // Few rows: the endpoints with a circuit that is not closed, their pending messages
         // by the per-case index.
         let circuits = self
-            .read(|c| {
+            .sql().read(|c| {
                 Box::pin(
                     sqlx::query(
                         "SELECT CAST(COALESCE(SUM(CASE WHEN e.circuit_open_until_us > $1 THEN 1 ELSE 0 END), 0) AS BIGINT), \
@@ -87,6 +86,7 @@ where
             circuits.try_get(2)?,
         );
         let row = self
+            .sql()
             .read(|c| {
                 Box::pin(
                     sqlx::query(
@@ -106,6 +106,7 @@ where
             });
         };
         let oldest: Option<OffsetDateTime> = self
+            .sql()
             .read(|c| {
                 Box::pin(
                     sqlx::query_scalar("SELECT created_at FROM webhook_messages WHERE seq = $1")
@@ -122,4 +123,8 @@ where
             held,
         })
     }
-}
+
+    fn pool_use(&self) -> Vec<crate::observe::PoolUse> {
+        crate::sql::Backend::pool_use(self)
+    }
+);

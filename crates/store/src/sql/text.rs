@@ -155,14 +155,15 @@ macro_rules! shared_impl {
     };
 }
 
-/// The one `impl Repository` of both backends (`sql/repository.rs`), for every `B` that is a
-/// [`Backend`](crate::sql::Backend), with the bounds of [`shared_impl!`], whose statements it
-/// calls. Called with parentheses, so that rustfmt formats the items.
-macro_rules! backend_impl {
-    ($($item:tt)*) => {
+/// An `impl` of the role trait `$role` (`crate::repository`) for every [`Backend`](crate::sql::Backend), with the
+/// bounds of `shared_impl!`: the role's SQL, written once for both dialects; `self.sql()` is the
+/// backend's [`Shared`](crate::sql::Shared). Called with parentheses and the role as an item
+/// (`type Role = CaseStore;`), so that rustfmt formats the items.
+macro_rules! role_impl {
+    (type Role = $role:ident; $($item:tt)*) => {
         shared_impl!(
             @bounds
-            [#[::async_trait::async_trait] impl<B, DB> $crate::Repository for B]
+            [#[::async_trait::async_trait] impl<B, DB> $crate::$role for B]
             [B: $crate::sql::Backend<DB = DB>, DB: $crate::sql::Dialect,]
             $($item)*
         );

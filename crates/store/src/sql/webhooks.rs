@@ -7,12 +7,31 @@ use crate::Result;
 use crate::rows::Columns;
 
 shared_impl!(
-    pub(crate) async fn create_webhook_endpoint(
+    /// The endpoints `sql` (an [`endpoints_where!`] statement, its `$1` = `param`) selects.
+    async fn endpoints(
+        &self,
+        sql: &'static str,
+        param: uuid::Uuid,
+    ) -> Result<Vec<crate::WebhookEndpoint>> {
+        sqlx::query(sql)
+            .bind(param)
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(|r| Columns(r).endpoint())
+            .collect()
+    }
+);
+
+role_impl!(
+    type Role = WebhookStore;
+
+    async fn create_webhook_endpoint(
         &self,
         e: &crate::WebhookEndpoint,
         limit: usize,
     ) -> Result<bool> {
-        let mut tx = self.writer.begin().await?;
+        let mut tx = self.sql().writer.begin().await?;
         // Creates of one provider's endpoints take turns: the update locks the provider's
         // row until the commit (PostgreSQL; SQLite's one writer takes turns anyway), so the
         // count below sees every endpoint committed before, and two creates cannot both
@@ -47,49 +66,33 @@ shared_impl!(
         Ok(true)
     }
 
-    pub(crate) async fn list_webhook_endpoints(
+    async fn list_webhook_endpoints(
         &self,
         provider_id: uuid::Uuid,
     ) -> Result<Vec<crate::WebhookEndpoint>> {
-        self.endpoints(
-            endpoints_where!("provider_id = $1 ORDER BY created_at, id"),
-            provider_id,
-        )
-        .await
+        self.sql()
+            .endpoints(
+                endpoints_where!("provider_id = $1 ORDER BY created_at, id"),
+                provider_id,
+            )
+            .await
     }
 
-    pub(crate) async fn get_webhook_endpoint(
-        &self,
-        id: uuid::Uuid,
-    ) -> Result<Option<crate::WebhookEndpoint>> {
+    async fn get_webhook_endpoint(&self, id: uuid::Uuid) -> Result<Option<crate::WebhookEndpoint>> {
         Ok(self
+            .sql()
             .endpoints(endpoints_where!("id = $1"), id)
             .await?
             .into_iter()
             .next())
     }
 
-    /// The endpoints `sql` (an [`endpoints_where!`] statement, its `$1` = `param`) selects.
-    async fn endpoints(
-        &self,
-        sql: &'static str,
-        param: uuid::Uuid,
-    ) -> Result<Vec<crate::WebhookEndpoint>> {
-        sqlx::query(sql)
-            .bind(param)
-            .fetch_all(&self.pool)
-            .await?
-            .iter()
-            .map(|r| Columns(r).endpoint())
-            .collect()
-    }
-
-    pub(crate) async fn delete_webhook_endpoint(
+    async fn delete_webhook_endpoint(
         &self,
         id: uuid::Uuid,
         at: time::OffsetDateTime,
     ) -> Result<bool> {
-        let mut tx = self.writer.begin().await?;
+        let mut tx = self.sql().writer.begin().await?;
         let done = sqlx::query(
             "UPDATE webhook_endpoints SET deleted_at = $1 WHERE id = $2 AND deleted_at IS NULL",
         )
@@ -110,7 +113,7 @@ shared_impl!(
         Ok(true)
     }
 
-    pub(crate) async fn rotate_webhook_secret(
+    async fn rotate_webhook_secret(
         &self,
         id: uuid::Uuid,
         secret: &str,
@@ -123,15 +126,15 @@ shared_impl!(
         .bind(previous_expires_at)
         .bind(secret)
         .bind(id)
-        .execute(&self.writer)
+        .execute(&self.sql().writer)
         .await?;
         Ok(DB::rows_affected(&done) == 1)
     }
 
-    pub(crate) async fn webhook_endpoint_secrets(&self) -> Result<Vec<crate::StoredSecrets>> {
+    async fn webhook_endpoint_secrets(&self) -> Result<Vec<crate::StoredSecrets>> {
         let rows =
             sqlx::query("SELECT id, secret, previous_secret FROM webhook_endpoints ORDER BY id")
-                .fetch_all(&self.pool)
+                .fetch_all(&self.sql().pool)
                 .await?;
         rows.iter()
             .map(|r| {
@@ -144,7 +147,7 @@ shared_impl!(
             .collect()
     }
 
-    pub(crate) async fn replace_webhook_endpoint_secrets(
+    async fn replace_webhook_endpoint_secrets(
         &self,
         old: &crate::StoredSecrets,
         new: &crate::StoredSecrets,
@@ -159,12 +162,12 @@ shared_impl!(
         .bind(old.endpoint_id)
         .bind(&old.secret)
         .bind(old.previous_secret.as_deref().unwrap_or(""))
-        .execute(&self.writer)
+        .execute(&self.sql().writer)
         .await?;
         Ok(DB::rows_affected(&done) == 1)
     }
 
-    pub(crate) async fn claim_webhook_messages(
+    async fn claim_webhook_messages(
         &self,
         now_us: i64,
         lease_until_us: i64,
@@ -179,12 +182,12 @@ shared_impl!(
              AND (locked_until_us IS NULL OR locked_until_us < $1) LIMIT 1",
         )
         .bind(now_us)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.sql().pool)
         .await?;
         if due.is_none() {
             return Ok(Vec::new());
         }
-        let mut tx = self.writer.begin().await?;
+        let mut tx = self.sql().writer.begin().await?;
         if !DB::SQL.claim_turn.is_empty() {
             sqlx::query(DB::SQL.claim_turn).execute(&mut *tx).await?;
         }
@@ -213,7 +216,7 @@ shared_impl!(
                      circuit_open_until_us, deleted_at FROM webhook_endpoints WHERE id = $1",
                 )
                 .bind(endpoint_id)
-                .fetch_one(&self.pool)
+                .fetch_one(&self.sql().pool)
                 .await?;
                 let deleted: Option<time::OffsetDateTime> = found.try_get("deleted_at")?;
                 let endpoint = match deleted {
@@ -244,19 +247,19 @@ shared_impl!(
             sqlx::query(GIVE_UP_PENDING)
                 .bind(at)
                 .bind(id)
-                .execute(&self.writer)
+                .execute(&self.sql().writer)
                 .await?;
         }
         Ok(out)
     }
 
-    pub(crate) async fn record_webhook_attempt(
+    async fn record_webhook_attempt(
         &self,
         a: &crate::WebhookAttempt,
         outcome: crate::AttemptOutcome,
         rule: crate::CircuitRule,
     ) -> Result<crate::EndpointCircuit> {
-        let mut tx = self.writer.begin().await?;
+        let mut tx = self.sql().writer.begin().await?;
         use crate::MessageState;
         let (state, next_us, finished) = match outcome {
             crate::AttemptOutcome::Delivered => (MessageState::Delivered, None, Some(a.at)),
@@ -323,13 +326,13 @@ shared_impl!(
         })
     }
 
-    pub(crate) async fn retry_webhook_message(
+    async fn retry_webhook_message(
         &self,
         endpoint_id: uuid::Uuid,
         message_id: uuid::Uuid,
         now_us: i64,
     ) -> Result<Option<String>> {
-        let mut tx = self.writer.begin().await?;
+        let mut tx = self.sql().writer.begin().await?;
         let state: Option<String> = sqlx::query_scalar(
             "SELECT state FROM webhook_messages WHERE id = $1 AND endpoint_id = $2",
         )
@@ -362,7 +365,7 @@ shared_impl!(
 
     /// The cursor is one of the endpoint's own messages, never a position in the table every
     /// tenant writes to (issue 52.7): another endpoint's message gives an empty page.
-    pub(crate) async fn list_webhook_messages(
+    async fn list_webhook_messages(
         &self,
         endpoint_id: uuid::Uuid,
         state: Option<crate::MessageState>,
@@ -391,7 +394,7 @@ shared_impl!(
             None => query,
         };
         query
-            .fetch_all(&self.pool)
+            .fetch_all(&self.sql().pool)
             .await?
             .iter()
             .map(|r| {
@@ -414,7 +417,7 @@ shared_impl!(
 
     /// The cursor is one of the endpoint's own attempts (message and attempt number), never a
     /// position in the table every tenant writes to (issue 52.7).
-    pub(crate) async fn list_webhook_attempts(
+    async fn list_webhook_attempts(
         &self,
         endpoint_id: uuid::Uuid,
         before: Option<(uuid::Uuid, i32)>,
@@ -442,7 +445,7 @@ shared_impl!(
             None => query,
         };
         query
-            .fetch_all(&self.pool)
+            .fetch_all(&self.sql().pool)
             .await?
             .iter()
             .map(|r| {

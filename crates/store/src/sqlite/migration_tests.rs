@@ -6,7 +6,7 @@ use uuid::Uuid;
 
 use super::tests::dump;
 use super::*;
-use crate::Repository;
+use crate::{CaseListStore, CaseStore, Repository};
 use domain::case::CaseKind;
 
 /// Migration 0015 on a database with cases from before it: they list by their stored

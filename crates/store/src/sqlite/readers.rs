@@ -111,18 +111,31 @@ fn trade_from_row(row: &rusqlite::Row<'_>, id: uuid::Uuid) -> Result<TradeRegist
     let environment = required("environment")?;
     let provider_id = uuid("provider_id")?;
     Ok(TradeRegistrationRecord {
-        id: uuid("id")?,
-        company_id: uuid("company_id")?,
-        provider_id,
-        environment: domain::company::Environment::parse(environment)
-            .ok_or_else(|| corrupt("environment", &environment))?,
-        package: crate::rows::named(
-            "package",
-            required("package")?,
-            domain::trade::Package::parse,
-        )?,
-        status: crate::rows::status(required("status")?)?,
-        record: json("record")?.ok_or_else(|| corrupt("record", &"NULL"))?,
+        head: crate::CaseHead {
+            id: uuid("id")?,
+            company_id: uuid("company_id")?,
+            provider_id,
+            environment: domain::company::Environment::parse(environment)
+                .ok_or_else(|| corrupt("environment", &environment))?,
+            package: crate::rows::named(
+                "package",
+                required("package")?,
+                domain::trade::Package::parse,
+            )?,
+            status: crate::rows::status(required("status")?)?,
+            record: json("record")?.ok_or_else(|| corrupt("record", &"NULL"))?,
+            created_at: crate::rows::timestamp(required("created_at")?)?,
+            documents: crate::rows::documents_from_json(required("documents_json")?, id)?,
+            history: crate::rows::history_from_json(
+                crate::CaseKind::Trade,
+                required("history_json")?,
+                &crate::rows::actor_names(
+                    provider_id,
+                    text("provider_name")?.map(str::to_string),
+                    text("operators_json")?,
+                )?,
+            )?,
+        },
         price_cents: int("price_cents")?.ok_or_else(|| corrupt("price_cents", &"NULL"))?,
         city_fee_cents: int("city_fee_cents")?,
         is_paid: int("is_paid")?.ok_or_else(|| corrupt("is_paid", &"NULL"))? != 0,
@@ -141,19 +154,8 @@ fn trade_from_row(row: &rusqlite::Row<'_>, id: uuid::Uuid) -> Result<TradeRegist
             None => None,
         },
         source_product: text("source_product")?.map(str::to_string),
-        created_at: crate::rows::timestamp(required("created_at")?)?,
         company_name: text("company_name")?.map(str::to_string),
         company_legal_form: text("company_legal_form")?.map(str::to_string),
-        documents: crate::rows::documents_from_json(required("documents_json")?, id)?,
-        history: crate::rows::history_from_json(
-            crate::CaseKind::Trade,
-            required("history_json")?,
-            &crate::rows::actor_names(
-                provider_id,
-                text("provider_name")?.map(str::to_string),
-                text("operators_json")?,
-            )?,
-        )?,
         identity_verifications: crate::rows::verifications_from_json(required("verified_json")?)?,
     })
 }

@@ -2,7 +2,10 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::*;
-use crate::{DocumentRecord, NewClientCompany, NewTradeRegistration, Repository, StatusChange};
+use crate::{
+    AccountStore, CaseStore, DocumentRecord, NewClientCompany, NewTradeRegistration, Repository,
+    StatusChange,
+};
 use domain::case::{CaseKind, DocumentType};
 use domain::lifecycle::{TaxStatus, TradeStatus};
 
@@ -54,7 +57,27 @@ pub(crate) fn trade_case(provider: Uuid) -> NewTradeRegistration {
         created_at: now,
     };
     NewTradeRegistration {
-        id,
+        head: crate::CaseHead {
+            id,
+            company_id: company,
+            provider_id: provider,
+            environment: domain::company::Environment::Sandbox,
+            package: domain::trade::Package::Assisted,
+            status: TradeStatus::Submitted,
+            record: json!({"name": "Müller", "client_reference": "Ref «7»", "owners": [{"first_name": "Ærøskøbing\u{0301}"}], "n": 1.5}),
+            created_at: now,
+            documents: vec![
+                document(DocumentType::TradeLicenceApplication, 0, true),
+                document(DocumentType::PowerOfAttorney, 0, false),
+            ],
+            history: vec![StatusChange::step(
+                TradeStatus::Submitted,
+                None,
+                domain::lifecycle::Actor::Provider(provider),
+                Some("with \"quotes\"".into()),
+                now,
+            )],
+        },
         new_company: Some((
             company,
             NewClientCompany {
@@ -66,27 +89,9 @@ pub(crate) fn trade_case(provider: Uuid) -> NewTradeRegistration {
                 business_address: Some(json!({"zip": "10115", "city": "Berlin"})),
             },
         )),
-        company_id: company,
-        provider_id: provider,
-        environment: domain::company::Environment::Sandbox,
-        package: domain::trade::Package::Assisted,
-        status: TradeStatus::Submitted,
-        record: json!({"name": "Müller", "client_reference": "Ref «7»", "owners": [{"first_name": "Ærøskøbing\u{0301}"}], "n": 1.5}),
         price_cents: 4900,
         trade_office: Some(json!({"key": "11000000", "name": "Berlin"})),
         trade_office_candidates: Some(json!([{"key": "1"}, {"key": "2"}])),
-        created_at: now,
-        documents: vec![
-            document(DocumentType::TradeLicenceApplication, 0, true),
-            document(DocumentType::PowerOfAttorney, 0, false),
-        ],
-        history: vec![StatusChange::step(
-            TradeStatus::Submitted,
-            None,
-            domain::lifecycle::Actor::Provider(provider),
-            Some("with \"quotes\"".into()),
-            now,
-        )],
         idempotency: None,
     }
 }
@@ -305,49 +310,54 @@ impl Sample {
         });
         let tax_id = Uuid::now_v7();
         let tax = NewTaxRegistration {
-            id: tax_id,
+            head: crate::CaseHead {
+                id: tax_id,
+                company_id: Uuid::nil(),
+                provider_id: provider,
+                environment: domain::company::Environment::Production,
+                package: domain::tax_core::TaxPackage::Guided,
+                status: TaxStatus::Submitted,
+                record: json!({"client_reference": "T-1", "directors": [{"name": "Zoë"}]}),
+                created_at: now,
+                documents: trade
+                    .documents
+                    .iter()
+                    .zip([
+                        DocumentType::TaxRegistrationXml,
+                        DocumentType::TaxRegistrationSummary,
+                    ])
+                    .map(|(d, doc_type)| DocumentRecord {
+                        id: Uuid::now_v7(),
+                        case_id: tax_id,
+                        case_kind: CaseKind::Tax,
+                        owner_index: None,
+                        doc_type,
+                        storage_key: format!("tax/{tax_id}/{}.pdf", doc_type.as_str()),
+                        ..d.clone()
+                    })
+                    .collect(),
+                history: trade
+                    .history
+                    .iter()
+                    .map(|h| StatusChange {
+                        status: TaxStatus::Submitted.into(),
+                        ..h.clone()
+                    })
+                    .collect(),
+            },
             // Another id than its key, as a case whose chosen id was taken as a key.
             public_id: Uuid::now_v7(),
             new_company: trade.new_company.clone().map(|(_, c)| (Uuid::now_v7(), c)),
-            company_id: Uuid::nil(),
-            provider_id: provider,
-            environment: domain::company::Environment::Production,
-            package: domain::tax_core::TaxPackage::Guided,
             legal_form: domain::tax::TaxLegalForm::Gmbh,
-            status: TaxStatus::Submitted,
-            record: json!({"client_reference": "T-1", "directors": [{"name": "Zoë"}]}),
             tax_office_number: Some("1116".into()),
             tax_office_lookup: None,
-            created_at: now,
-            documents: trade
-                .documents
-                .iter()
-                .zip([
-                    DocumentType::TaxRegistrationXml,
-                    DocumentType::TaxRegistrationSummary,
-                ])
-                .map(|(d, doc_type)| DocumentRecord {
-                    id: Uuid::now_v7(),
-                    case_id: tax_id,
-                    case_kind: CaseKind::Tax,
-                    owner_index: None,
-                    doc_type,
-                    storage_key: format!("tax/{tax_id}/{}.pdf", doc_type.as_str()),
-                    ..d.clone()
-                })
-                .collect(),
-            history: trade
-                .history
-                .iter()
-                .map(|h| StatusChange {
-                    status: TaxStatus::Submitted.into(),
-                    ..h.clone()
-                })
-                .collect(),
             idempotency: None,
         };
         let tax = NewTaxRegistration {
-            company_id: tax.new_company.as_ref().unwrap().0,
+            head: crate::CaseHead {
+                company_id: tax.new_company.as_ref().unwrap().0,
+                ..tax.head
+            },
             ..tax
         };
         Sample {
@@ -434,7 +444,7 @@ async fn direct_and_sqlx_creates_write_identical_rows() {
         .unwrap()
         .unwrap();
     assert_eq!(
-        (read.record, read.documents, read.history),
+        (read.head.record, read.head.documents, read.head.history),
         (
             trade.record.clone(),
             sorted(trade.documents.clone()),
@@ -456,7 +466,7 @@ async fn direct_and_sqlx_creates_write_identical_rows() {
         .unwrap()
         .unwrap();
     assert_eq!(
-        (read.record, read.documents),
+        (read.head.record, read.head.documents),
         (tax.record.clone(), sorted(tax.documents.clone()))
     );
 }
@@ -487,9 +497,12 @@ async fn direct_creates_refuse_like_sqlx() {
 
     let other_company = trade_case(provider).new_company;
     let same_id = NewTradeRegistration {
-        company_id: other_company.as_ref().unwrap().0,
+        head: crate::CaseHead {
+            company_id: other_company.as_ref().unwrap().0,
+            documents: vec![],
+            ..first.head.clone()
+        },
         new_company: other_company,
-        documents: vec![],
         ..first.clone()
     };
     let e = repo.create_trade_registration(&same_id).await.unwrap_err();
@@ -499,9 +512,12 @@ async fn direct_creates_refuse_like_sqlx() {
     );
 
     let same_company = NewTradeRegistration {
-        id: Uuid::now_v7(),
+        head: crate::CaseHead {
+            id: Uuid::now_v7(),
+            documents: vec![],
+            ..first.head.clone()
+        },
         new_company: None,
-        documents: vec![],
         ..first.clone()
     };
     let e = repo
@@ -511,10 +527,13 @@ async fn direct_creates_refuse_like_sqlx() {
     assert!(e.is_company_conflict(), "{e:?}");
 
     let unknown_company = NewTradeRegistration {
-        id: Uuid::now_v7(),
+        head: crate::CaseHead {
+            id: Uuid::now_v7(),
+            company_id: Uuid::now_v7(),
+            documents: vec![],
+            ..first.head.clone()
+        },
         new_company: None,
-        company_id: Uuid::now_v7(),
-        documents: vec![],
         ..first.clone()
     };
     let e = repo
@@ -711,9 +730,9 @@ async fn on_file_repo(
     test(&repo).await;
 }
 
-// The case lists (`Repository::list_case_page`), the operators' lists (its filters, searches
+// The case lists (`CaseListStore::list_case_page`), the operators' lists (its filters, searches
 // and orders, `count_cases_by_status`) and a case's webhook deliveries
-// (`Repository::list_case_deliveries`): `sql/list_tests.rs` has the tests.
+// (`CaseListStore::list_case_deliveries`): `sql/list_tests.rs` has the tests.
 crate::sql::list_tests::backend_list_tests!(on_file_repo);
 
 /// Issue 52.3: a read through the pool that runs past its budget (the acquire timeout) is

@@ -18,6 +18,7 @@ pub mod gbr_request;
 pub mod latin9;
 pub mod legal_name;
 pub mod lifecycle;
+pub mod money;
 pub mod nationality;
 pub mod offices;
 pub mod phone;

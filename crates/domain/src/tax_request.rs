@@ -66,16 +66,13 @@ pub const FIELDS: &[&str] = &with_core::<47>(&[
 
 /// The fields of a shareholder of a corporation: a holder's, the share's nominal amount and
 /// its running numbers in the list of shareholders.
-pub const SHAREHOLDER_INDIVIDUAL_FIELDS: [&str; 8] = [
-    "first_name",
-    "last_name",
-    "dob",
-    "tax_identification_number",
-    "address",
-    "share_percentage",
-    "nominal_amount",
-    "share_numbers",
-];
+pub fn shareholder_individual_fields() -> Vec<&'static str> {
+    [
+        INDIVIDUAL_HOLDER_FIELDS,
+        &["nominal_amount", "share_numbers"],
+    ]
+    .concat()
+}
 
 /// The fields of a company as a shareholder of a corporation.
 pub const SHAREHOLDER_ENTITY_FIELDS: [&str; 5] = [
@@ -567,7 +564,7 @@ pub fn parse(
         let individuals = each(
             ind,
             "shareholders.individuals",
-            &SHAREHOLDER_INDIVIDUAL_FIELDS,
+            &shareholder_individual_fields(),
             e,
             |x, e| {
                 let mut s = individual_holder(x, today, environment, e);

@@ -93,16 +93,7 @@ pub fn address_line(a: &PostalAddress) -> String {
 
 /// Whole euros in German notation: `-20.000 €`.
 fn euros(amount: i64) -> String {
-    let digits = amount.unsigned_abs().to_string();
-    let mut grouped = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            grouped.push('.');
-        }
-        grouped.push(c);
-    }
-    let sign = if amount < 0 { "-" } else { "" };
-    format!("{sign}{grouped} €")
+    format!("{} €", domain::money::grouped_euros(amount))
 }
 
 fn with_phone(text: String, phone: Option<&str>) -> String {

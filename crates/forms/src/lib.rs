@@ -212,6 +212,21 @@ pub fn render_trade_licence(
     trade_licence::render(reg, ctx)
 }
 
+/// Owner `index` of `reg` and the signature `which` picks of his (the GewA 1's, the power of
+/// attorney's): [`RenderError::NoSuchOwner`] or [`RenderError::MissingSignature`] without them.
+pub(crate) fn signed_owner(
+    reg: &TradeRegistration,
+    index: usize,
+    which: impl FnOnce(&domain::trade::Signatures) -> Option<&domain::signature::SignaturePath>,
+) -> Result<(&domain::trade::Owner, &domain::signature::SignaturePath), RenderError> {
+    let owner = reg
+        .owners
+        .get(index)
+        .ok_or(RenderError::NoSuchOwner(index))?;
+    let signature = which(&owner.signatures).ok_or(RenderError::MissingSignature(index))?;
+    Ok((owner, signature))
+}
+
 /// `DD.MM.YYYY`, as German forms write dates.
 pub(crate) fn format_date(d: time::Date) -> String {
     format!("{:02}.{:02}.{:04}", d.day(), u8::from(d.month()), d.year())

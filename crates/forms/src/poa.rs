@@ -266,15 +266,7 @@ pub(crate) fn render(
     index: usize,
     ctx: &PowerOfAttorneyContext,
 ) -> Result<Vec<u8>, RenderError> {
-    let owner = reg
-        .owners
-        .get(index)
-        .ok_or(RenderError::NoSuchOwner(index))?;
-    let signature = owner
-        .signatures
-        .power_of_attorney
-        .as_ref()
-        .ok_or(RenderError::MissingSignature(index))?;
+    let (owner, signature) = crate::signed_owner(reg, index, |s| s.power_of_attorney.as_ref())?;
     let operator = match (&ctx.operator, reg.environment) {
         (Some(operator), _) => operator.clone(),
         // A sandbox document carries the sandbox mark; it may name a placeholder.

@@ -38,15 +38,9 @@ fn business_type_de(t: BusinessType) -> &'static str {
 pub(crate) fn euros_cents(cents: i64) -> String {
     let sign = if cents < 0 { "-" } else { "" };
     let abs = cents.unsigned_abs();
-    let whole = (abs / 100).to_string();
-    let mut grouped = String::new();
-    for (i, c) in whole.chars().enumerate() {
-        if i > 0 && (whole.len() - i).is_multiple_of(3) {
-            grouped.push('.');
-        }
-        grouped.push(c);
-    }
-    format!("{sign}{grouped},{:02}\u{a0}EUR", abs % 100)
+    // The whole euros of any i64's magnitude fit an i64 (|i64::MIN| / 100 does).
+    let whole = domain::money::grouped_euros((abs / 100) as i64);
+    format!("{sign}{whole},{:02}\u{a0}EUR", abs % 100)
 }
 
 fn establishment(reg: &TradeRegistration) -> String {

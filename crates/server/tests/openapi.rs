@@ -162,7 +162,7 @@ fn tax_request_schema_matches_the_parser() {
     // A corporation's shareholders add the share's nominal amount to a holder's fields.
     assert_eq!(
         schema_keys(&doc, "IndividualShareholder"),
-        sorted(&domain::tax_request::SHAREHOLDER_INDIVIDUAL_FIELDS)
+        sorted(&domain::tax_request::shareholder_individual_fields())
     );
     assert_eq!(
         schema_keys(&doc, "EntityShareholder"),

@@ -384,16 +384,7 @@ fn signed_owner(
     reg: &TradeRegistration,
     index: usize,
 ) -> Result<(&Owner, &domain::signature::SignaturePath), RenderError> {
-    let owner = reg
-        .owners
-        .get(index)
-        .ok_or(RenderError::NoSuchOwner(index))?;
-    let signature = owner
-        .signatures
-        .gewa_1
-        .as_ref()
-        .ok_or(RenderError::MissingSignature(index))?;
-    Ok((owner, signature))
+    crate::signed_owner(reg, index, |s| s.gewa_1.as_ref())
 }
 
 pub(crate) fn render(

@@ -10,16 +10,7 @@ use crate::{format_date, street_zip_city};
 
 /// Whole euros with a thousands dot: `25.000 €`, `-1.500 €`.
 pub(super) fn euros(amount: i64) -> String {
-    let digits = amount.unsigned_abs().to_string();
-    let mut grouped = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            grouped.push('.');
-        }
-        grouped.push(c);
-    }
-    let sign = if amount < 0 { "-" } else { "" };
-    format!("{sign}{grouped}\u{a0}€")
+    format!("{}\u{a0}€", domain::money::grouped_euros(amount))
 }
 
 /// `33,3333 %`: the exact decimal with a German decimal comma.

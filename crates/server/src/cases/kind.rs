@@ -1,9 +1,13 @@
 //! The two kinds of case as the application layer uses them (issue 54.2): one trait,
 //! [`CaseKindOps`], with the kind's status, record and reads, so that what every kind does alike
-//! (reading a case for a caller, [`access::case`](crate::cases::access::case); withdrawing it,
-//! [`cancel::cancel`](crate::cases::cancel::cancel); a step,
-//! [`steps::apply_step`](crate::cases::steps::apply_step)) is one generic function. What a kind
-//! does its own way (its create, its operator steps) stays in its module (`trade.rs`, `tax.rs`).
+//! is one generic function: reading a case for a caller
+//! ([`access::case`](crate::cases::access::case)), withdrawing it
+//! ([`cancel::cancel`](crate::cases::cancel::cancel)), an operator's step
+//! ([`steps::operator_step`](crate::cases::steps::operator_step), over the kind's
+//! [`KindSteps`](crate::cases::steps::KindSteps)) and the move itself
+//! ([`steps::apply_step`](crate::cases::steps::apply_step)). What a kind does its own way (its
+//! create, the checks and writes of its steps) stays in its modules (`trade.rs`, `tax.rs`,
+//! `steps.rs`).
 
 use std::future::Future;
 use std::ops::Deref;

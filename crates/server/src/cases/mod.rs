@@ -10,8 +10,8 @@
 //!   case, its office among them; [`tax::assign_office`] for a tax office.
 //! - [`identity`]: an operator's record (or removal) of an owner's identity verification.
 //! - [`cancel`]: the provider withdraws a case before it reaches the authority.
-//! - [`kind`]: the kinds of case ([`kind::CaseKindOps`]), over which [`access::case`],
-//!   [`cancel::cancel`] and [`steps::apply_step`] are one generic function each.
+//! - [`kind`]: the kinds of case ([`kind::CaseKindOps`]), over which [`access::case`] and
+//!   [`cancel::cancel`] are one generic function each.
 //! - [`access`]: which caller may see or act on a case; [`lists`]: the cases a caller lists.
 //!
 //! Nothing here knows HTTP beyond the service's one error type, [`crate::error::ApiError`].

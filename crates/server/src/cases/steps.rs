@@ -16,6 +16,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::cases::documents;
+use crate::cases::kind::{CaseKindOps, Tax, Trade};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
 
@@ -224,7 +225,7 @@ pub async fn mark_submitted(
     id: Uuid,
     reason: Option<String>,
 ) -> Result<Moved<TradeStatus>, ApiError> {
-    let case = crate::cases::access::case::<crate::cases::kind::Trade>(state, caller, id).await?;
+    let case = crate::cases::access::case::<Trade>(state, caller, id).await?;
     let domain::auth::Caller::Provider { company_id, .. } = caller else {
         return Err(ApiError::Forbidden(
             "only the provider that created the case marks it submitted".into(),
@@ -519,32 +520,77 @@ pub async fn move_tax(
     Ok((moved, tax_number))
 }
 
-/// An operator's step on the trade registration `id` (the operator API's `transition` and the
-/// console's forms): checked, then applied as the calling operator.
-pub async fn operator_trade_step(
-    state: &AppState,
-    caller: domain::auth::Caller,
-    id: Uuid,
-    input: TradeTransitionRequest,
-) -> Result<Moved<TradeStatus>, ApiError> {
-    let actor = Actor::Operator(crate::cases::access::operator_only(caller)?);
-    let step = trade_step(input, actor)?;
-    let case = crate::cases::access::case::<crate::cases::kind::Trade>(state, caller, id).await?;
-    move_trade(state, &case, step, actor).await
+/// A kind's operator steps: the step request of its `transition` body, the checked step,
+/// and what applying it answers (issue 54.2). [`operator_step`] is one function for every kind.
+pub trait KindSteps: CaseKindOps {
+    type Request: Send;
+    type Step: Send;
+    type Applied: Send;
+
+    /// The request's rules and the actor's right to the target (422 and 403 before the case
+    /// is read).
+    fn check(input: Self::Request, actor: Actor) -> Result<Self::Step, ApiError>;
+
+    /// Applies a checked step to the case as read.
+    fn apply(
+        state: &AppState,
+        case: &Self::Record,
+        step: Self::Step,
+        actor: Actor,
+    ) -> impl std::future::Future<Output = Result<Self::Applied, ApiError>> + Send;
 }
 
-/// An operator's step on the tax registration `id`; returns the move and the tax number
-/// stored with a completion.
-pub async fn operator_tax_step(
+impl KindSteps for Trade {
+    type Request = TradeTransitionRequest;
+    type Step = TradeStep;
+    type Applied = Moved<TradeStatus>;
+
+    fn check(input: TradeTransitionRequest, actor: Actor) -> Result<TradeStep, ApiError> {
+        trade_step(input, actor)
+    }
+
+    async fn apply(
+        state: &AppState,
+        case: &TradeRegistrationRecord,
+        step: TradeStep,
+        actor: Actor,
+    ) -> Result<Moved<TradeStatus>, ApiError> {
+        move_trade(state, case, step, actor).await
+    }
+}
+
+impl KindSteps for Tax {
+    type Request = TaxTransitionRequest;
+    type Step = TaxStep;
+    /// The move and the tax number stored with a completion.
+    type Applied = (Moved<TaxStatus>, Option<String>);
+
+    fn check(input: TaxTransitionRequest, actor: Actor) -> Result<TaxStep, ApiError> {
+        tax_step(input, actor)
+    }
+
+    async fn apply(
+        state: &AppState,
+        case: &TaxRegistrationRecord,
+        step: TaxStep,
+        actor: Actor,
+    ) -> Result<(Moved<TaxStatus>, Option<String>), ApiError> {
+        move_tax(state, case, step, actor).await
+    }
+}
+
+/// An operator's step on the case of kind `K` that `id` names (the operator API's
+/// `transition` and the console's forms): checked, then applied as the calling operator.
+pub async fn operator_step<K: KindSteps>(
     state: &AppState,
     caller: domain::auth::Caller,
     id: Uuid,
-    input: TaxTransitionRequest,
-) -> Result<(Moved<TaxStatus>, Option<String>), ApiError> {
+    input: K::Request,
+) -> Result<K::Applied, ApiError> {
     let actor = Actor::Operator(crate::cases::access::operator_only(caller)?);
-    let step = tax_step(input, actor)?;
-    let case = crate::cases::access::case::<crate::cases::kind::Tax>(state, caller, id).await?;
-    move_tax(state, &case, step, actor).await
+    let step = K::check(input, actor)?;
+    let case = crate::cases::access::case::<K>(state, caller, id).await?;
+    K::apply(state, &case, step, actor).await
 }
 
 /// Checks the parts of a licence upload, however they came (the API's multipart, the
@@ -596,7 +642,7 @@ pub async fn operator_licence(
     reason: Option<String>,
 ) -> Result<(Moved<TradeStatus>, DocumentRecord), ApiError> {
     let operator_id = crate::cases::access::operator_only(caller)?;
-    let case = crate::cases::access::case::<crate::cases::kind::Trade>(state, caller, id).await?;
+    let case = crate::cases::access::case::<Trade>(state, caller, id).await?;
     let company = case
         .record
         .get("name")

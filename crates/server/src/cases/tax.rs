@@ -53,31 +53,6 @@ pub enum TaxPayload {
 
 pub use domain::tax::MAX_ATTACHMENT_BYTES;
 
-/// A corporation's tax create's files: its attachments, each in the part its
-/// `attachments.<kind>.file` names; `max_file` is set where the body is read (the smaller of
-/// [`MAX_ATTACHMENT_BYTES`] and `FILING_MAX_UPLOAD_BYTES`).
-pub const FILES: crate::uploads::FileParts = crate::uploads::FileParts {
-    max_parts: 1 + domain::tax::Attachments::FIELDS.len(),
-    max_file: MAX_ATTACHMENT_BYTES,
-    refs: referenced_attachments,
-    what: "the attachments it names (articles of association, shareholder list) as PDFs",
-    named_by: "attachments.*.file",
-    document: "a PDF document",
-};
-
-/// `attachments.<kind>.file` values as sent, as `(field, part)`.
-pub fn referenced_attachments(value: &Value) -> Vec<(String, String)> {
-    domain::tax::Attachments::FIELDS
-        .iter()
-        .filter_map(|kind| {
-            value
-                .pointer(&format!("/attachments/{kind}/file"))
-                .and_then(Value::as_str)
-                .map(|part| (format!("attachments.{kind}.file"), part.to_owned()))
-        })
-        .collect()
-}
-
 /// Creates a tax registration from its payload (`body`) and its spooled attachments
 /// (`files`, a corporation's only), parsed as `payload` says; `answer` as for
 /// [`crate::cases::trade::create_trade`].

@@ -117,7 +117,7 @@ impl Step for TradeStatus {
             status: form.status,
             reason: filled(form.reason),
         };
-        steps::operator_trade_step(state, caller, id, input).await
+        steps::operator_step::<crate::cases::kind::Trade>(state, caller, id, input).await
     }
 }
 
@@ -128,7 +128,11 @@ impl Step for TaxStatus {
             reason: filled(form.reason),
             tax_number: filled(form.tax_number),
         };
-        Ok(steps::operator_tax_step(state, caller, id, input).await?.0)
+        Ok(
+            steps::operator_step::<crate::cases::kind::Tax>(state, caller, id, input)
+                .await?
+                .0,
+        )
     }
 }
 

@@ -276,6 +276,18 @@ struct LoginQuery {
     expired: Option<String>,
 }
 
+/// The sign-in page again, saying the key was refused (401) or the address must wait (429).
+fn refused_signin(lang: Lang, status: StatusCode) -> Response {
+    let page = layout(
+        lang,
+        lang.t("signin.title"),
+        "/console/login",
+        None,
+        login_form(lang, true, false),
+    );
+    html_response(status, page)
+}
+
 fn login_form(lang: Lang, refused: bool, expired: bool) -> Markup {
     html! {
         h1 { (lang.t("signin.title")) }
@@ -316,16 +328,7 @@ async fn login(
     // Every sign-in takes a token of its client address's bucket, so keys cannot be guessed
     // through the form faster than through the API (issue 52.5).
     if let Some(wait) = crate::limits::address_refused(&state, &headers, connection.map(|c| c.0)) {
-        let mut res = html_response(
-            StatusCode::TOO_MANY_REQUESTS,
-            layout(
-                lang,
-                lang.t("signin.title"),
-                "/console/login",
-                None,
-                login_form(lang, true, false),
-            ),
-        );
+        let mut res = refused_signin(lang, StatusCode::TOO_MANY_REQUESTS);
         res.headers_mut()
             .insert(header::RETRY_AFTER, axum::http::HeaderValue::from(wait));
         return res;
@@ -333,18 +336,7 @@ async fn login(
     let bearer = format!("Bearer {}", form.key.trim());
     let resolved =
         crate::auth::resolve_key(state.repo.as_ref(), &state.keys, Some(&bearer), true).await;
-    let refused = || {
-        html_response(
-            StatusCode::UNAUTHORIZED,
-            layout(
-                lang,
-                lang.t("signin.title"),
-                "/console/login",
-                None,
-                login_form(lang, true, false),
-            ),
-        )
-    };
+    let refused = || refused_signin(lang, StatusCode::UNAUTHORIZED);
     let (operator_id, prefix) = match resolved {
         Ok((domain::auth::Caller::Operator { operator_id }, prefix)) => (operator_id, prefix),
         Ok(_) | Err(ApiError::Unauthorized(_)) => return refused(),

@@ -262,7 +262,7 @@ pub async fn transition_trade(
     crate::extract::ApiJson(input): crate::extract::ApiJson<TradeTransitionRequest>,
 ) -> Result<Response, ApiError> {
     operator_step(caller, id, "trade registration", async |_| {
-        steps::operator_trade_step(&state, caller, id, input).await
+        steps::operator_step::<crate::cases::kind::Trade>(&state, caller, id, input).await
     })
     .await
 }
@@ -658,7 +658,11 @@ pub async fn transition_tax(
     crate::extract::ApiJson(input): crate::extract::ApiJson<TaxTransitionRequest>,
 ) -> Result<Response, ApiError> {
     operator_step(caller, id, "tax registration", async |_| {
-        Ok(steps::operator_tax_step(&state, caller, id, input).await?.0)
+        Ok(
+            steps::operator_step::<crate::cases::kind::Tax>(&state, caller, id, input)
+                .await?
+                .0,
+        )
     })
     .await
 }

@@ -212,7 +212,7 @@ impl utoipa::PartialSchema for TaxRegistrationMultipart {
                     .schema_type(Type::String)
                     .pattern(Some("^[A-Za-z0-9._-]{1,100}$")),
             ))
-            .max_properties(Some(tax::FILES.max_parts))
+            .max_properties(Some(crate::cases::kinds::corporation::FILES.max_parts))
             .into()
     }
 }
@@ -413,7 +413,7 @@ pub async fn create(
     access::creator(caller, "tax registrations")?;
     let files = crate::uploads::FileParts {
         max_file: state.config.max_upload_bytes.min(tax::MAX_ATTACHMENT_BYTES),
-        ..tax::FILES
+        ..crate::cases::kinds::corporation::FILES
     };
     let received = crate::routes::multipart::receive(&state, req, &files).await?;
     create_case(

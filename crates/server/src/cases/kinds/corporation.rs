@@ -11,7 +11,32 @@ use crate::error::ApiError;
 use crate::state::AppState;
 use crate::uploads::Spooled;
 
-/// The request (`domain::tax_request`) and its attachment parts (`cases::tax::FILES`): every
+/// A corporation's tax create's files: its attachments, each in the part its
+/// `attachments.<kind>.file` names; `max_file` is set where the body is read (the smaller of
+/// [`domain::tax::MAX_ATTACHMENT_BYTES`] and `FILING_MAX_UPLOAD_BYTES`).
+pub const FILES: crate::uploads::FileParts = crate::uploads::FileParts {
+    max_parts: 1 + domain::tax::Attachments::FIELDS.len(),
+    max_file: domain::tax::MAX_ATTACHMENT_BYTES,
+    refs: referenced_attachments,
+    what: "the attachments it names (articles of association, shareholder list) as PDFs",
+    named_by: "attachments.*.file",
+    document: "a PDF document",
+};
+
+/// `attachments.<kind>.file` values as sent, as `(field, part)`.
+pub fn referenced_attachments(value: &Value) -> Vec<(String, String)> {
+    domain::tax::Attachments::FIELDS
+        .iter()
+        .filter_map(|kind| {
+            value
+                .pointer(&format!("/attachments/{kind}/file"))
+                .and_then(Value::as_str)
+                .map(|part| (format!("attachments.{kind}.file"), part.to_owned()))
+        })
+        .collect()
+}
+
+/// The request (`domain::tax_request`) and its attachment parts ([`FILES`]): every
 /// broken rule and every unmatched or non-PDF part in one 422.
 pub(crate) async fn parse(
     state: &AppState,
@@ -21,14 +46,7 @@ pub(crate) async fn parse(
 ) -> Result<ParsedTaxRequest, ApiError> {
     let parsed = domain::tax_request::parse(body, today, &domain::offices::is_known_tax_office);
     let mut errs = domain::Violations::new();
-    crate::uploads::check_files(
-        &state.pdf_checks,
-        body,
-        files,
-        &crate::cases::tax::FILES,
-        &mut errs,
-    )
-    .await;
+    crate::uploads::check_files(&state.pdf_checks, body, files, &FILES, &mut errs).await;
     match parsed {
         Ok(r) if errs.is_empty() => Ok(parsed!(r, Corporation)),
         Ok(_) => Err(ApiError::Validation(errs)),

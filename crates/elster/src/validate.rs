@@ -289,9 +289,7 @@ pub fn write_validated(
     reg: &domain::tax::TaxRegistration,
     ctx: &crate::XmlContext,
 ) -> Result<Vec<u8>, crate::XmlError> {
-    let xml = crate::write(reg, ctx)?;
-    validate(&xml).map_err(crate::XmlError::SchemaViolations)?;
-    Ok(xml)
+    write_validated_with(reg, ctx, &[])
 }
 
 /// [`write_with`](crate::write_with), then [`validate`]: the document with its attachments, only when it passes
@@ -301,9 +299,7 @@ pub fn write_validated_with(
     ctx: &crate::XmlContext,
     attachments: &[crate::Attachment],
 ) -> Result<Vec<u8>, crate::XmlError> {
-    let xml = crate::write_with(reg, ctx, attachments)?;
-    validate(&xml).map_err(crate::XmlError::SchemaViolations)?;
-    Ok(xml)
+    passed(crate::write_with(reg, ctx, attachments)?)
 }
 
 /// [`write_persg`](crate::write_persg), then [`validate`]: the bytes only when they pass the bundled schemas (a
@@ -312,7 +308,12 @@ pub fn write_persg_validated(
     reg: &domain::gbr::GbrTaxRegistration,
     ctx: &crate::XmlContext,
 ) -> Result<Vec<u8>, crate::XmlError> {
-    let xml = crate::write_persg(reg, ctx)?;
+    passed(crate::write_persg(reg, ctx)?)
+}
+
+/// A document this crate wrote, when it passes the bundled schemas (every family's
+/// `write_*_validated` ends here).
+fn passed(xml: Vec<u8>) -> Result<Vec<u8>, crate::XmlError> {
     validate(&xml).map_err(crate::XmlError::SchemaViolations)?;
     Ok(xml)
 }

@@ -30,6 +30,8 @@ pub mod rule_cases;
 pub mod rules;
 pub mod sandbox;
 pub mod signature;
+pub mod sole_proprietor;
+pub mod sole_proprietor_request;
 pub mod steuernummer;
 pub mod street;
 pub mod tax;

@@ -169,6 +169,10 @@ fn unmutated_examples_are_accepted() {
         let r = crate::gbr_request::parse(&example(name), today, &office);
         assert!(r.is_ok(), "{name}: {:?}", r.err());
     }
+    for name in ["sole-proprietor", "sole-trader"] {
+        let r = crate::sole_proprietor_request::parse(&example(name), today, &office);
+        assert!(r.is_ok(), "{name}: {:?}", r.err());
+    }
 }
 
 proptest! {
@@ -189,6 +193,13 @@ proptest! {
     #[test]
     fn gbr_decoder_takes_anything(doc in prop_oneof![arb_json(), mutated("gbr"), mutated("egbr")]) {
         if let Err(v) = crate::gbr_request::parse(&doc, date!(2026 - 11 - 23), &|n: &str| n == "2742") {
+            violations_are_named(&v);
+        }
+    }
+
+    #[test]
+    fn sole_proprietor_decoder_takes_anything(doc in prop_oneof![arb_json(), mutated("sole-proprietor"), mutated("sole-trader")]) {
+        if let Err(v) = crate::sole_proprietor_request::parse(&doc, date!(2026 - 11 - 23), &|n: &str| n == "2742") {
             violations_are_named(&v);
         }
     }

@@ -306,7 +306,8 @@ impl TaxRegistration {
     }
 }
 
-/// The legal form of any tax registration: a corporation's or a partnership's.
+/// The legal form of any tax registration: a corporation's, a partnership's or a sole
+/// proprietor's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
@@ -315,9 +316,18 @@ pub enum TaxLegalForm {
     Gmbh,
     Gbr,
     Egbr,
+    Einzelunternehmen,
 }
 
 impl TaxLegalForm {
+    pub const ALL: [TaxLegalForm; 5] = [
+        TaxLegalForm::Ug,
+        TaxLegalForm::Gmbh,
+        TaxLegalForm::Gbr,
+        TaxLegalForm::Egbr,
+        TaxLegalForm::Einzelunternehmen,
+    ];
+
     /// The API value, which is also what the store keeps in `tax_registrations.legal_form`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -325,18 +335,12 @@ impl TaxLegalForm {
             TaxLegalForm::Gmbh => "gmbh",
             TaxLegalForm::Gbr => "gbr",
             TaxLegalForm::Egbr => "egbr",
+            TaxLegalForm::Einzelunternehmen => "einzelunternehmen",
         }
     }
 
     pub fn parse(s: &str) -> Option<TaxLegalForm> {
-        [
-            TaxLegalForm::Ug,
-            TaxLegalForm::Gmbh,
-            TaxLegalForm::Gbr,
-            TaxLegalForm::Egbr,
-        ]
-        .into_iter()
-        .find(|f| f.as_str() == s)
+        TaxLegalForm::ALL.into_iter().find(|f| f.as_str() == s)
     }
 
     /// A partnership (GbR, eGbR) rather than a corporation (UG, GmbH).
@@ -345,8 +349,8 @@ impl TaxLegalForm {
     }
 }
 
-/// A validated tax registration as stored and read back: a corporation's (UG, GmbH) or a
-/// partnership's (GbR, eGbR); the case's `legal_form` says which.
+/// A validated tax registration as stored and read back: a corporation's (UG, GmbH), a
+/// partnership's (GbR, eGbR) or a sole proprietor's; the case's `legal_form` says which.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(untagged)]
@@ -355,17 +359,35 @@ pub enum AnyTaxRegistration {
     Corporation(Box<TaxRegistration>),
     /// GbR or eGbR (`POST /v1/tax-registration/gbr`).
     Partnership(Box<crate::gbr::GbrTaxRegistration>),
+    /// A sole trader, freelancer or farmer (`POST /v1/tax-registration/sole-proprietor`).
+    SoleProprietor(Box<crate::sole_proprietor::SoleProprietorTaxRegistration>),
+}
+
+/// `$body` with `$r` bound to the registration of whichever variant `$reg` is (the fields
+/// every tax registration has, by name).
+macro_rules! each {
+    ($reg:expr, $r:ident => $body:expr) => {
+        match $reg {
+            AnyTaxRegistration::Corporation($r) => $body,
+            AnyTaxRegistration::Partnership($r) => $body,
+            AnyTaxRegistration::SoleProprietor($r) => $body,
+        }
+    };
 }
 
 impl AnyTaxRegistration {
     /// The stored record of a case whose `legal_form` column is `form`.
     pub fn from_stored(form: TaxLegalForm, record: serde_json::Value) -> Result<Self, String> {
         let legal_form = form.as_str();
-        let parsed = if form.is_partnership() {
-            serde_json::from_value(record).map(|r| AnyTaxRegistration::Partnership(Box::new(r)))
-        } else {
-            serde_json::from_value(record).map(|r| AnyTaxRegistration::Corporation(Box::new(r)))
-        };
+        let parsed =
+            match form {
+                TaxLegalForm::Gbr | TaxLegalForm::Egbr => serde_json::from_value(record)
+                    .map(|r| AnyTaxRegistration::Partnership(Box::new(r))),
+                TaxLegalForm::Ug | TaxLegalForm::Gmbh => serde_json::from_value(record)
+                    .map(|r| AnyTaxRegistration::Corporation(Box::new(r))),
+                TaxLegalForm::Einzelunternehmen => serde_json::from_value(record)
+                    .map(|r| AnyTaxRegistration::SoleProprietor(Box::new(r))),
+            };
         let reg = parsed.map_err(|e| format!("stored {legal_form} record unreadable: {e}"))?;
         if reg.legal_form() != form {
             return Err(format!(
@@ -378,10 +400,7 @@ impl AnyTaxRegistration {
 
     /// The JSON the store keeps.
     pub fn to_record(&self) -> serde_json::Result<serde_json::Value> {
-        match self {
-            AnyTaxRegistration::Corporation(r) => serde_json::to_value(r.as_ref()),
-            AnyTaxRegistration::Partnership(r) => serde_json::to_value(r.as_ref()),
-        }
+        each!(self, r => serde_json::to_value(r.as_ref()))
     }
 
     pub fn legal_form(&self) -> TaxLegalForm {
@@ -394,51 +413,34 @@ impl AnyTaxRegistration {
                 crate::gbr::PartnershipLegalForm::Gbr => TaxLegalForm::Gbr,
                 crate::gbr::PartnershipLegalForm::Egbr => TaxLegalForm::Egbr,
             },
+            AnyTaxRegistration::SoleProprietor(_) => TaxLegalForm::Einzelunternehmen,
         }
     }
 
     pub fn name(&self) -> &str {
-        match self {
-            AnyTaxRegistration::Corporation(r) => &r.name,
-            AnyTaxRegistration::Partnership(r) => &r.name,
-        }
+        each!(self, r => &r.name)
     }
 
     pub fn environment(&self) -> Environment {
-        match self {
-            AnyTaxRegistration::Corporation(r) => r.environment,
-            AnyTaxRegistration::Partnership(r) => r.environment,
-        }
+        each!(self, r => r.environment)
     }
 
     pub fn package(&self) -> TaxPackage {
-        match self {
-            AnyTaxRegistration::Corporation(r) => r.package,
-            AnyTaxRegistration::Partnership(r) => r.package,
-        }
+        each!(self, r => r.package)
     }
 
-    /// The company's seat.
+    /// The company's seat (a sole proprietor's business address).
     pub fn address(&self) -> &PostalAddress {
-        match self {
-            AnyTaxRegistration::Corporation(r) => &r.address,
-            AnyTaxRegistration::Partnership(r) => &r.address,
-        }
+        each!(self, r => &r.address)
     }
 
     /// The office number the caller sent (or an operator assigned).
     pub fn tax_office_number(&self) -> Option<&str> {
-        match self {
-            AnyTaxRegistration::Corporation(r) => r.tax_office_number.as_deref(),
-            AnyTaxRegistration::Partnership(r) => r.tax_office_number.as_deref(),
-        }
+        each!(self, r => r.tax_office_number.as_deref())
     }
 
     pub fn set_tax_office_number(&mut self, number: String) {
-        match self {
-            AnyTaxRegistration::Corporation(r) => r.tax_office_number = Some(number),
-            AnyTaxRegistration::Partnership(r) => r.tax_office_number = Some(number),
-        }
+        each!(self, r => r.tax_office_number = Some(number))
     }
 
     /// The register number once registered (Handelsregister or Gesellschaftsregister).
@@ -446,6 +448,7 @@ impl AnyTaxRegistration {
         let register = match self {
             AnyTaxRegistration::Corporation(r) => Some(&r.commercial_register),
             AnyTaxRegistration::Partnership(r) => r.company_register.as_ref(),
+            AnyTaxRegistration::SoleProprietor(_) => None,
         };
         match register {
             Some(CommercialRegister::Registered {

@@ -371,6 +371,15 @@ fn party(v: &Value, path: &str, tax_advisor_allowed: bool, e: &mut Violations) -
     }
 }
 
+/// `tax_advisor`: a person or a firm (also a sole proprietor's).
+pub(crate) fn tax_advisor(v: &Value, e: &mut Violations) -> Option<TaxAdvisor> {
+    party(v, "tax_advisor", false, e).map(|p| match p {
+        Party::Person(p) => TaxAdvisor::Person(p),
+        Party::Firm(f) => TaxAdvisor::Firm(f),
+        Party::TaxAdvisor => unreachable!("refused by party"),
+    })
+}
+
 /// `po_box`: 1 to 6 digits, a German postal code and the place.
 fn po_box(v: &Value, e: &mut Violations) -> Option<PoBox> {
     let o = object(v, "po_box", &["number", "zip", "city"], e)?;
@@ -639,13 +648,7 @@ pub fn parse(
             e,
         );
     }
-    let tax_advisor = o.opt("tax_advisor").and_then(|v| {
-        party(v, "tax_advisor", false, e).map(|p| match p {
-            Party::Person(p) => TaxAdvisor::Person(p),
-            Party::Firm(f) => TaxAdvisor::Firm(f),
-            Party::TaxAdvisor => unreachable!("refused by party"),
-        })
-    });
+    let tax_advisor = o.opt("tax_advisor").and_then(|v| tax_advisor(v, e));
     let authorized_recipient = o.opt("authorized_recipient").and_then(|v| {
         let p = party(v, "authorized_recipient", true, e)?;
         if p == Party::TaxAdvisor && !o.has("tax_advisor") {

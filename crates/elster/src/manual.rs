@@ -59,7 +59,7 @@ pub struct ManualEntry {
     pub reason: ManualReason,
 }
 
-fn entry(
+pub(crate) fn entry(
     field: impl Into<String>,
     value: Option<String>,
     sub_page: &str,
@@ -92,7 +92,7 @@ pub fn address_line(a: &PostalAddress) -> String {
 }
 
 /// Whole euros in German notation: `-20.000 €`.
-fn euros(amount: i64) -> String {
+pub(crate) fn euros(amount: i64) -> String {
     format!("{} €", domain::money::grouped_euros(amount))
 }
 

@@ -1,7 +1,8 @@
 //! Validation of ElsterXML documents against the bundled XSDs with libxml2.
 //!
-//! There are two pairs of schemas: the envelope for DatenArt `KapG` with the `FsE_KapG` schema
-//! (UG, GmbH), and the envelope for DatenArt `PersG` with the `FsE_PersG` schema (GbR, eGbR).
+//! There are three pairs of schemas: the envelope for DatenArt `KapG` with the `FsE_KapG` schema
+//! (UG, GmbH), the envelope for DatenArt `PersG` with the `FsE_PersG` schema (GbR, eGbR), and
+//! the envelope for DatenArt `EUn` with the `FsE_EUn` schema (a sole proprietor).
 //! A document is checked against the pair its payload's namespace names (or, when that is
 //! neither, its `DatenArt`), so a document of one kind can never pass the other's schemas.
 //!
@@ -20,6 +21,7 @@ use libxml::parser::{Parser, ParserOptions};
 use libxml::schemas::{SchemaParserContext, SchemaValidationContext};
 use libxml::tree::Document;
 
+use crate::eun::FSE_EUN_NS;
 use crate::write::{ANHAENGE_NS, FSE_KAPG_NS, FSE_PERSG_NS};
 
 /// The ElsterXML v11 envelope schema for DatenArt KapG (imports [`KAPG_XSD`] as
@@ -32,6 +34,11 @@ pub const KAPG_XSD: &str = include_str!("../schemas/fse-kapg-v202401.xsd");
 pub const PERSG_ENVELOPE_XSD: &str = include_str!("../schemas/elster-v11-fse-persg.xsd");
 /// The `FsE_PersG` schema, namespace `http://finkonsens.de/elster/elsterfse/persg/v202401`.
 pub const PERSG_XSD: &str = include_str!("../schemas/fse-persg-v202401.xsd");
+/// The ElsterXML v11 envelope schema for DatenArt EUn (imports [`EUN_XSD`] as
+/// `fse-eun-v202401.xsd`).
+pub const EUN_ENVELOPE_XSD: &str = include_str!("../schemas/elster-v11-fse-eun.xsd");
+/// The `FsE_EUn` schema, namespace `http://finkonsens.de/elster/elsterfse/eun/v202401`.
+pub const EUN_XSD: &str = include_str!("../schemas/fse-eun-v202401.xsd");
 /// The `Anhaenge` schema (the documents filed with a questionnaire), namespace
 /// [`ANHAENGE_NS`], imported by both envelopes as `anhaenge-simple-v3.xsd`.
 pub const ANHAENGE_XSD: &str = include_str!("../schemas/anhaenge-simple-v3.xsd");
@@ -75,7 +82,17 @@ pub(crate) const PERSG: Kind = Kind {
     reference: "persg:FsE_PersG",
 };
 
-const KINDS: [Kind; 2] = [KAPG, PERSG];
+pub(crate) const EUN: Kind = Kind {
+    name: "FsE_EUn",
+    daten_art: "EUn",
+    namespace: FSE_EUN_NS,
+    envelope_xsd: EUN_ENVELOPE_XSD,
+    payload_xsd: EUN_XSD,
+    file: "fse-eun-v202401.xsd",
+    reference: "eun:FsE_EUn",
+};
+
+const KINDS: [Kind; 3] = [KAPG, PERSG, EUN];
 
 impl Kind {
     fn import(&self) -> String {
@@ -150,6 +167,7 @@ thread_local! {
     // threads, and a blocking-pool thread keeps its copies for the next document.
     static KAPG_PAIR: Compiled = Pair::new(&KAPG).map(RefCell::new);
     static PERSG_PAIR: Compiled = Pair::new(&PERSG).map(RefCell::new);
+    static EUN_PAIR: Compiled = Pair::new(&EUN).map(RefCell::new);
 }
 
 /// The kind a document claims: by its payload's namespace, else by its `DatenArt` (so a wrong
@@ -216,6 +234,8 @@ pub fn validate(xml: &[u8]) -> Result<(), Vec<String>> {
     let run = |pair: &Compiled| validate_as(&kind, pair, &doc);
     if kind == PERSG {
         PERSG_PAIR.with(run)
+    } else if kind == EUN {
+        EUN_PAIR.with(run)
     } else {
         KAPG_PAIR.with(run)
     }
@@ -313,7 +333,7 @@ pub fn write_persg_validated(
 
 /// A document this crate wrote, when it passes the bundled schemas (every family's
 /// `write_*_validated` ends here).
-fn passed(xml: Vec<u8>) -> Result<Vec<u8>, crate::XmlError> {
+pub(crate) fn passed(xml: Vec<u8>) -> Result<Vec<u8>, crate::XmlError> {
     validate(&xml).map_err(crate::XmlError::SchemaViolations)?;
     Ok(xml)
 }

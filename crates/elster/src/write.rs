@@ -146,7 +146,7 @@ pub fn write_persg(reg: &GbrTaxRegistration, ctx: &XmlContext) -> Result<Vec<u8>
 }
 
 /// The envelope with `payload` as its `Nutzdaten`.
-fn document(
+pub(crate) fn document(
     ctx: &XmlContext,
     daten_art: &str,
     sourced_only: bool,
@@ -312,7 +312,7 @@ fn freistellung(x: &mut Xml, reg: &TaxRegistration) -> io::Result<()> {
 }
 
 /// The questionnaire's type and its `Ordnungskriterium` (no tax number yet).
-fn questionnaire_head(x: &mut Xml, fragebogen_typ: &str) -> io::Result<()> {
+pub(crate) fn questionnaire_head(x: &mut Xml, fragebogen_typ: &str) -> io::Result<()> {
     x.leaf("FragebogenTyp", fragebogen_typ)?;
     x.open("Ordnungskriterium")?;
     x.leaf("OrdNrArt", "O")?;
@@ -587,7 +587,7 @@ fn nnat_pers(x: &mut Xml, name: &str, address: &PostalAddress) -> io::Result<()>
 
 /// `Adrkette/StrAdr` of an address in Germany (St3:97-156); one abroad only in a document of
 /// our own names (`AuslPlz`, `Staat`): the corporation's leaves it out (listed on the case).
-fn adrkette(x: &mut Xml, a: &PostalAddress) -> io::Result<()> {
+pub(crate) fn adrkette(x: &mut Xml, a: &PostalAddress) -> io::Result<()> {
     if !a.country.is_germany() && x.sourced_only {
         return Ok(());
     }
@@ -860,7 +860,7 @@ fn anhaenge(x: &mut Xml, reg: &TaxRegistration, attachments: &[Attachment]) -> i
 }
 
 /// `DD.MM.YYYY`.
-fn date(d: Date) -> String {
+pub(crate) fn date(d: Date) -> String {
     format!("{:02}.{:02}.{:04}", d.day(), u8::from(d.month()), d.year())
 }
 
@@ -878,7 +878,7 @@ fn compact_upper(s: &str) -> String {
 
 /// Thin helpers over the quick-xml writer: every text and attribute value is escaped by
 /// quick-xml.
-struct Xml {
+pub(crate) struct Xml {
     w: Writer<Vec<u8>>,
     /// Whether only elements a public source gives are written (the corporation's document);
     /// the partnership's, whose names are all ours, writes its own where that one has none.
@@ -886,40 +886,40 @@ struct Xml {
 }
 
 impl Xml {
-    fn open(&mut self, name: &str) -> io::Result<()> {
+    pub(crate) fn open(&mut self, name: &str) -> io::Result<()> {
         self.w.write_event(Event::Start(BytesStart::new(name)))
     }
 
-    fn open_with(&mut self, name: &str, attrs: &[(&str, &str)]) -> io::Result<()> {
+    pub(crate) fn open_with(&mut self, name: &str, attrs: &[(&str, &str)]) -> io::Result<()> {
         let start = BytesStart::new(name).with_attributes(attrs.iter().copied());
         self.w.write_event(Event::Start(start))
     }
 
-    fn close(&mut self, name: &str) -> io::Result<()> {
+    pub(crate) fn close(&mut self, name: &str) -> io::Result<()> {
         self.w.write_event(Event::End(BytesEnd::new(name)))
     }
 
     /// A leaf with a code, number, date or identifier (ASCII by construction).
-    fn leaf(&mut self, name: &str, text: &str) -> io::Result<()> {
+    pub(crate) fn leaf(&mut self, name: &str, text: &str) -> io::Result<()> {
         self.leaf_with(name, &[], text)
     }
 
     /// `<outer><name>text</name></outer>`.
-    fn wrapped_leaf(&mut self, outer: &str, name: &str, text: &str) -> io::Result<()> {
+    pub(crate) fn wrapped_leaf(&mut self, outer: &str, name: &str, text: &str) -> io::Result<()> {
         self.open(outer)?;
         self.leaf(name, text)?;
         self.close(outer)
     }
 
     /// `<outer><name>text</name></outer>` with free text.
-    fn wrapped_text(&mut self, outer: &str, name: &str, text: &str) -> io::Result<()> {
+    pub(crate) fn wrapped_text(&mut self, outer: &str, name: &str, text: &str) -> io::Result<()> {
         self.open(outer)?;
         self.text(name, text)?;
         self.close(outer)
     }
 
     /// A leaf with free text: in ISO 8859-15 ([`transliterate`]), trimmed.
-    fn text(&mut self, name: &str, text: &str) -> io::Result<()> {
+    pub(crate) fn text(&mut self, name: &str, text: &str) -> io::Result<()> {
         self.leaf_with(name, &[], transliterate(text).trim())
     }
 

@@ -5,8 +5,8 @@
 use super::district::{self, Unlocated};
 use super::rules::{self, Basis, CityAreas};
 use super::tax::{
-    self, CityRule, ConfirmationReason, LegalFamily, Suggestion, SuggestionBasis, TaxOfficeLookup,
-    TaxOfficeQuery, current, push, tax_office_for,
+    self, CityRule, ConfirmationReason, LegalFamily, OfficeAddress, Suggestion, SuggestionBasis,
+    TaxOfficeLookup, TaxOfficeQuery, current, push, tax_office_for,
 };
 use super::{Municipality, OfficePurpose};
 
@@ -83,7 +83,17 @@ pub fn tax_office_at(query: &TaxOfficeQuery) -> TaxOfficeLookup {
         _ => {}
     }
     // München and the Landkreis München: the register's Finanzamt München, whose corporations
-    // and partnerships its department 9143 takes.
+    // and partnerships its department 9143 takes; Bremen's 2460 takes every company. Neither
+    // rule speaks of natural persons: their office is suggested.
+    if family == LegalFamily::NaturalPerson {
+        match (municipality.register_tax_office_number(), municipality.key) {
+            (Some("9147"), _) => return person_suggested(base, municipality, "München", None),
+            (_, "04011000") => {
+                return person_suggested(base, municipality, "Bremen", Some("2460"));
+            }
+            _ => {}
+        }
+    }
     if municipality.register_tax_office_number() == Some("9147") {
         return determined(
             &base,
@@ -162,7 +172,7 @@ fn by_state(
 ) -> TaxOfficeLookup {
     let concentration = match family {
         LegalFamily::Corporation => rules::state_concentration(municipality.state_key()),
-        LegalFamily::Partnership => None,
+        LegalFamily::Partnership | LegalFamily::NaturalPerson => None,
     };
     match base {
         TaxOfficeLookup::Determined {
@@ -195,6 +205,7 @@ fn by_state(
                 basis: match (merged_from, family, municipality.state_key()) {
                     (Some(_), _, _) => basis,
                     (None, _, "14") => rules::SACHSEN,
+                    (None, LegalFamily::NaturalPerson, _) => rules::REGISTER_NATURAL_PERSON,
                     (None, LegalFamily::Partnership, _) => rules::REGISTER_PARTNERSHIP,
                     (None, LegalFamily::Corporation, _) => rules::REGISTER_CORPORATION,
                 },
@@ -317,6 +328,121 @@ fn by_area(
 
 /// `base` with its reasons and suggestions changed by `amend` when it needs confirmation;
 /// a determined office stays as it is.
+/// A natural person where the city's rule is for companies only: the register's office (and
+/// `also`, the office of the companies' rule) suggested, as no public rule for persons was read.
+fn person_suggested(
+    base: TaxOfficeLookup,
+    municipality: Municipality,
+    city: &'static str,
+    also: Option<&'static str>,
+) -> TaxOfficeLookup {
+    let (municipalities, locality, mut reasons, mut suggestions) = match base {
+        TaxOfficeLookup::Determined {
+            office,
+            municipalities,
+            locality,
+            ..
+        } => {
+            let mut suggestions = Vec::new();
+            push(&mut suggestions, office, SuggestionBasis::Register);
+            (municipalities, locality, Vec::new(), suggestions)
+        }
+        TaxOfficeLookup::NeedsConfirmation {
+            municipalities,
+            locality,
+            reasons,
+            suggestions,
+            ..
+        } => (municipalities, locality, reasons, suggestions),
+        other => return other,
+    };
+    reasons.insert(0, ConfirmationReason::NoPublicRule { city });
+    if let Some(office) = also.and_then(|n| super::tax_office(current(n))) {
+        push(&mut suggestions, office, SuggestionBasis::CityRule);
+    }
+    TaxOfficeLookup::NeedsConfirmation {
+        reasons,
+        municipalities,
+        register_number: municipality.register_tax_office_number(),
+        suggestions,
+        locality,
+    }
+}
+
+/// The tax office of a natural person's business (a sole proprietor): the office of the
+/// residence (§ 19 (1) AO), decided as [`tax_office_at`] decides for a natural person. Where the
+/// business is run in another office's district, that office takes VAT (§ 21 AO), the trade
+/// tax base (§ 22 AO) and the separate determination of the profit (§ 18 (1) nos. 2 and 3,
+/// § 180 (1) no. 2 b AO), and which of the two receives the questionnaire is for a person to
+/// confirm: both are suggested, the residence's first. Without a residence in Germany the
+/// business decides (§ 19 (3) AO). `None` when neither address is in Germany.
+pub fn natural_person_office(
+    residence: Option<OfficeAddress>,
+    business: Option<OfficeAddress>,
+) -> Option<TaxOfficeLookup> {
+    let at = |address: OfficeAddress| {
+        tax_office_at(&TaxOfficeQuery {
+            address,
+            family: LegalFamily::NaturalPerson,
+            group: false,
+        })
+    };
+    let Some(residence) = residence else {
+        return business.map(at);
+    };
+    let home = at(residence);
+    let Some(business) = business else {
+        return Some(home);
+    };
+    let work = at(business);
+    let Some(home_office) = home.office() else {
+        return Some(home);
+    };
+    if work
+        .office()
+        .is_some_and(|w| w.number == home_office.number)
+    {
+        return Some(home);
+    }
+    let TaxOfficeLookup::Determined {
+        municipalities,
+        locality,
+        ..
+    } = home
+    else {
+        return Some(home);
+    };
+    let mut suggestions = Vec::new();
+    push(&mut suggestions, home_office, SuggestionBasis::Register);
+    let business_office = work.office().map(|o| o.number);
+    match &work {
+        TaxOfficeLookup::Determined { office, .. } => {
+            push(&mut suggestions, office, SuggestionBasis::BusinessOffice);
+        }
+        TaxOfficeLookup::NeedsConfirmation {
+            suggestions: theirs,
+            ..
+        } => {
+            for s in theirs {
+                push(&mut suggestions, s.office, SuggestionBasis::BusinessOffice);
+            }
+        }
+        TaxOfficeLookup::NotFound => {}
+    }
+    Some(TaxOfficeLookup::NeedsConfirmation {
+        reasons: vec![ConfirmationReason::BusinessInAnotherDistrict {
+            residence_office: home_office.number,
+            business_office,
+        }],
+        register_number: municipalities
+            .first()
+            .and_then(|m| m.register_tax_office_number()),
+        municipalities,
+        suggestions,
+        locality,
+    })
+}
+
 fn amend_confirmation(
     mut base: TaxOfficeLookup,
     amend: impl FnOnce(&mut Vec<ConfirmationReason>, &mut Vec<Suggestion>),

@@ -44,7 +44,7 @@ use serde::Serialize;
 
 pub(crate) use check::check_request_address;
 pub use check::{AddressCheck, check_address};
-pub use cities::tax_office_at;
+pub use cities::{natural_person_office, tax_office_at};
 pub use normalize::normalize_city;
 pub use rules::{Basis, SourceKind};
 pub use tax::{

@@ -72,6 +72,15 @@ pub const REGISTER_PARTNERSHIP: Basis = Basis {
     kind: SourceKind::OfficialData,
 };
 
+/// A natural person (a sole proprietor) by the residence.
+pub const REGISTER_NATURAL_PERSON: Basis = Basis {
+    rule: "register",
+    summary: "a natural person goes to the office of the residence (§ 19 (1) AO), where the business is also run in its district: the municipality's office in the register",
+    source: "Abgabenordnung § 19 (1), § 21 (1); Destatis GV100AD, Finanzamtsbezirk of the municipality (30.11.2023); BZSt GemFA office directory (2025-04-23)",
+    date: "2023-11-30",
+    kind: SourceKind::OfficialData,
+};
+
 /// A corporation where the state is not known to move corporations to other offices.
 pub const REGISTER_CORPORATION: Basis = Basis {
     rule: "register",

@@ -95,13 +95,15 @@ pub(crate) fn current(number: &'static str) -> &'static str {
         .unwrap_or(number)
 }
 
-/// The legal form's family: the rules of the cities differ between corporations (GmbH, UG) and
-/// partnerships (GbR, eGbR).
+/// The legal form's family: the rules of the cities differ between corporations (GmbH, UG),
+/// partnerships (GbR, eGbR) and natural persons (a sole proprietor, decided by the residence,
+/// § 19 AO).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LegalFamily {
     Corporation,
     Partnership,
+    NaturalPerson,
 }
 
 /// The address a tax office is decided on: the company's place of management (§ 20 AO) where
@@ -138,6 +140,9 @@ pub enum CityRule {
     /// Berlin, GbR: the regional office of the Ortsteil (the office names; the FÄZustVO's annex
     /// not read). Not verified: confirm.
     BerlinPartnerships,
+    /// Berlin, a natural person: the regional office of the Ortsteil of the residence, as for a
+    /// partnership. Not verified: confirm.
+    BerlinNaturalPersons,
     /// München, city and Landkreis: the department for Körperschaften/Personengesellschaften
     /// 9143 ([`rules::MUENCHEN`]).
     MuenchenCompanies,
@@ -167,6 +172,9 @@ impl CityRule {
             }
             CityRule::BerlinPartnerships => {
                 "Berlin: a partnership goes to the regional office of the Ortsteil where its business is run; the table of the offices' areas is inferred from their names and not verified in the ordinance"
+            }
+            CityRule::BerlinNaturalPersons => {
+                "Berlin: a natural person goes to the regional office of the Ortsteil of the residence; the table of the offices' areas is inferred from their names and not verified in the ordinance"
             }
             CityRule::MuenchenCompanies => rules::MUENCHEN.summary,
             CityRule::StuttgartCorporations => rules::STUTTGART.summary,
@@ -224,6 +232,15 @@ pub enum ConfirmationReason {
     /// Berlin assigns companies of a group (a holding, or a company whose majority shareholder
     /// is a company) to the corporation office of the group's industry, not by address.
     GroupCompany,
+    /// A natural person whose business is run in another office's district than the residence:
+    /// the residence's office assesses income tax (§ 19 AO), the business's VAT and the profit
+    /// (§§ 18, 21 AO); which receives the questionnaire is confirmed by a person.
+    BusinessInAnotherDistrict {
+        residence_office: &'static str,
+        /// The business's office, when its address determines one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        business_office: Option<&'static str>,
+    },
     /// The city's rule is known from secondary sources only, or has no data to apply it: the
     /// suggestions follow it, the likeliest first.
     RuleNotVerified { rule: CityRule },
@@ -273,6 +290,13 @@ impl ConfirmationReason {
                 None => rule.message().into(),
             },
             ConfirmationReason::GroupCompany => "Berlin assigns companies of a group (here: a holding, or a company whose majority shareholder is a company) to the Finanzamt für Körperschaften of the group's industry".into(),
+            ConfirmationReason::BusinessInAnotherDistrict { residence_office, business_office } => format!(
+                "the business is run {}, the residence in that of office {residence_office}: the residence's office assesses income tax (§ 19 AO), the business's VAT and the profit (§§ 18, 21 AO); confirm which receives the questionnaire",
+                match business_office {
+                    Some(n) => format!("in the district of office {n}"),
+                    None => "where the address determines no office".to_string(),
+                }
+            ),
             ConfirmationReason::RuleNotVerified { rule } => rule.message().into(),
             ConfirmationReason::NoPublicRule { city } => format!(
                 "no public rule found for which of {city}'s offices a company belongs to; the city's offices are suggested, the register's first"
@@ -300,6 +324,8 @@ pub enum SuggestionBasis {
     CityRule,
     /// The office of a district the address may lie in, the likeliest district first.
     DistrictCandidate,
+    /// The office of the district where a natural person's business is run (§§ 18, 21 AO).
+    BusinessOffice,
 }
 
 /// A tax office proposed for confirmation, never a determination.
@@ -583,7 +609,7 @@ pub(crate) fn berlin(
     let office_of = |locality: &Locality| -> Option<&'static TaxOffice> {
         let number = match family {
             LegalFamily::Corporation => berlin_corporation_office(locality.district.number)?,
-            LegalFamily::Partnership => {
+            LegalFamily::Partnership | LegalFamily::NaturalPerson => {
                 berlin_regional_office(locality.district.number, locality.ortsteil?)?
             }
         };
@@ -631,9 +657,13 @@ pub(crate) fn berlin(
                 }
             }
         }
-        LegalFamily::Partnership => {
+        LegalFamily::Partnership | LegalFamily::NaturalPerson => {
             reasons.push(ConfirmationReason::RuleNotVerified {
-                rule: CityRule::BerlinPartnerships,
+                rule: if family == LegalFamily::NaturalPerson {
+                    CityRule::BerlinNaturalPersons
+                } else {
+                    CityRule::BerlinPartnerships
+                },
             });
             let candidates: Vec<Locality> = match &lookup {
                 super::district::DistrictLookup::Located { locality, .. }

@@ -5,10 +5,12 @@
 use serde_json::Value;
 
 mod gbr;
+mod sole_proprietor;
 mod tax;
 mod trade;
 
 pub use gbr::gbr_cases;
+pub use sole_proprietor::sole_proprietor_cases;
 pub use tax::tax_cases;
 pub use trade::trade_cases;
 
@@ -23,7 +25,8 @@ pub struct RuleCase {
 }
 
 /// The example request files of `examples/`: `self`, `assisted` and `two-directors` (trade), `gmbh` and `ug`
-/// (tax), `gbr` and `egbr` (partnership tax).
+/// (tax), `gbr` and `egbr` (partnership tax), `sole-proprietor` (sandbox, a freelancer) and
+/// `sole-trader` (production, a trader) (sole-proprietor tax).
 pub fn example(name: &str) -> Value {
     let text = match name {
         "self" => include_str!("../../../../examples/production/trade-registration-self.json"),
@@ -37,6 +40,12 @@ pub fn example(name: &str) -> Value {
         "ug" => include_str!("../../../../examples/production/tax-registration-ug.json"),
         "gbr" => include_str!("../../../../examples/production/tax-registration-gbr.json"),
         "egbr" => include_str!("../../../../examples/tax-registration-egbr.json"),
+        "sole-proprietor" => {
+            include_str!("../../../../examples/tax-registration-sole-proprietor.json")
+        }
+        "sole-trader" => {
+            include_str!("../../../../examples/production/tax-registration-sole-proprietor.json")
+        }
         other => panic!("no example {other}"),
     };
     serde_json::from_str(text).expect("example JSON")

@@ -24,7 +24,7 @@ use crate::pdf::{self, A4_HEIGHT, A4_WIDTH};
 use crate::text::{self, Rect};
 use crate::{RenderError, TaxSummaryContext};
 use draw::{draw_block, footer, paginate};
-use sections::{build, build_partnership};
+use sections::{build, build_partnership, build_sole_proprietor};
 use values::legal_form;
 
 const MARGIN_X: f32 = 56.0;
@@ -229,6 +229,19 @@ fn render_partnership(
     render_document(&doc, ctx, |flow| build_partnership(reg, ctx, flow))
 }
 
+fn render_sole_proprietor(
+    reg: &domain::sole_proprietor::SoleProprietorTaxRegistration,
+    ctx: &TaxSummaryContext,
+) -> Result<Vec<u8>, RenderError> {
+    let doc = Document {
+        name: &reg.name,
+        kind: "Einzelunternehmen",
+        environment: reg.environment,
+        signature: &reg.signature_path,
+    };
+    render_document(&doc, ctx, |flow| build_sole_proprietor(reg, ctx, flow))
+}
+
 /// What the pages of a summary need besides its blocks.
 struct Document<'a> {
     name: &'a str,
@@ -298,4 +311,14 @@ pub fn render_partnership_tax_summary(
     ctx: &crate::TaxSummaryContext,
 ) -> Result<Vec<u8>, crate::RenderError> {
     render_partnership(reg, ctx)
+}
+
+/// Renders the German summary of a sole proprietor's tax registration: the owner, the
+/// activity, spouse and earlier circumstances, the sections every registration has, the
+/// profit determination and prepayment details, and the owner's signature.
+pub fn render_sole_proprietor_tax_summary(
+    reg: &domain::sole_proprietor::SoleProprietorTaxRegistration,
+    ctx: &crate::TaxSummaryContext,
+) -> Result<Vec<u8>, crate::RenderError> {
+    render_sole_proprietor(reg, ctx)
 }

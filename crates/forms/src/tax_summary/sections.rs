@@ -1,6 +1,7 @@
 //! The sections of the summary, in the questionnaire's order, as blocks of the flow.
 
 use domain::gbr::GbrTaxRegistration;
+use domain::sole_proprietor::SoleProprietorTaxRegistration;
 use domain::tax::{
     AccountingMethod, BalanceType, CommercialRegister, FinancialEstimates, Payroll, Percentage,
     PostalAddress, ReturnFrequency, ReverseChargeServiceType, TaxPackage, TaxRegistration, Vat,
@@ -679,4 +680,200 @@ pub(super) fn build(reg: &TaxRegistration, ctx: &TaxSummaryContext, flow: &mut F
         format!("Unterschrift Geschäftsführung: {}", signers.join(", "))
     };
     signature(flow, &reg.address.city, ctx.created_on, &caption);
+}
+
+/// The sole proprietor's summary: the owner and the activity, spouse and earlier
+/// circumstances, then the sections every registration has, and the prepayment details.
+pub(super) fn build_sole_proprietor(
+    reg: &SoleProprietorTaxRegistration,
+    ctx: &TaxSummaryContext,
+    flow: &mut Flow,
+) {
+    use domain::sole_proprietor::{
+        ActivityKind, CashAccountingReason, ProfitDetermination, Salutation, YearAmounts,
+        religion_name,
+    };
+    let common = common!(reg);
+    let kind = match reg.activity_kind {
+        ActivityKind::Trade => "Einzelunternehmen (Gewerbebetrieb)",
+        ActivityKind::LiberalProfession => "Einzelunternehmen (freiberufliche Tätigkeit)",
+        ActivityKind::AgricultureForestry => "Einzelunternehmen (Land- und Forstwirtschaft)",
+    };
+    opening(
+        flow,
+        ctx,
+        &common,
+        kind,
+        ("Name des Unternehmens", "Einzelunternehmen"),
+    );
+    flow.row(
+        "Beginn einschließlich Vorbereitung",
+        &format_date(reg.preparations_start_date),
+    );
+    flow.row("Betrieb in der Wohnung", yes_no(reg.runs_from_home()));
+
+    // 2. Inhaber/in.
+    flow.heading("2. Inhaber/in");
+    let o = &reg.owner;
+    let mut name = String::new();
+    if let Some(s) = o.salutation {
+        name.push_str(match s {
+            Salutation::Mr => "Herr ",
+            Salutation::Ms => "Frau ",
+        });
+    }
+    if let Some(t) = &o.title {
+        name.push_str(t.trim());
+        name.push(' ');
+    }
+    name.push_str(&format!("{} {}", o.first_name, o.last_name));
+    flow.row("Name", &name);
+    if let Some(b) = &o.birth_name {
+        flow.row("Geburtsname", b);
+    }
+    flow.row("Geburtsdatum", &format_date(o.dob));
+    flow.row(
+        "Steuer-IdNr.",
+        &tax_id(o.tax_identification_number.as_ref()),
+    );
+    if let Some(b) = &o.occupation {
+        flow.row("Ausgeübter Beruf", b);
+    }
+    flow.row(
+        "Religion",
+        &format!(
+            "{} ({})",
+            religion_name(&o.religion).unwrap_or("unbekannt"),
+            o.religion
+        ),
+    );
+    flow.row("Wohnanschrift", &address_lines(&o.address));
+    let mut contact = Vec::new();
+    if let Some(p) = &o.phone {
+        contact.push(format!("Telefon: {p}"));
+    }
+    if let Some(e) = &o.email {
+        contact.push(format!("E-Mail: {e}"));
+    }
+    if !contact.is_empty() {
+        flow.row("Kontakt", &contact.join("\n"));
+    }
+    let status = match o.marital_status_since {
+        Some(since) => format!("{} seit {}", o.marital_status.german(), format_date(since)),
+        None => o.marital_status.german().to_owned(),
+    };
+    flow.row("Familienstand", &status);
+
+    // 3. Ehegatte / Lebenspartner(in).
+    flow.heading("3. Ehegatte / Lebenspartner(in)");
+    match &reg.spouse {
+        Some(s) => {
+            flow.row("Name", &format!("{} {}", s.first_name, s.last_name));
+            flow.row("Geburtsdatum", &format_date(s.dob));
+            flow.row(
+                "Steuer-IdNr.",
+                &tax_id(s.tax_identification_number.as_ref()),
+            );
+            if let Some(r) = &s.religion {
+                flow.row(
+                    "Religion",
+                    &format!("{} ({r})", religion_name(r).unwrap_or("unbekannt")),
+                );
+            }
+        }
+        None => flow.row("Ehegatte / Lebenspartner(in)", "keine Angabe"),
+    }
+
+    // 4. Bisherige Verhältnisse, steuerliche Beratung.
+    flow.heading("4. Bisherige Verhältnisse und steuerliche Beratung");
+    match &reg.earlier_circumstances {
+        Some(e) => {
+            if let Some(n) = &e.previous_tax_number {
+                flow.row("Bisherige Steuernummer", n);
+            }
+            if let Some(n) = &e.previous_tax_office {
+                flow.row("Bisheriges Finanzamt", n);
+            }
+            if let Some(a) = &e.previous_address {
+                flow.row("Bisherige Anschrift", &address_line(a));
+            }
+            if let Some(b) = &e.previous_self_employment {
+                flow.row("Frühere selbständige Tätigkeit", b);
+            }
+        }
+        None => flow.row("Bisherige Verhältnisse", "keine Angabe"),
+    }
+    flow.row(
+        "Steuerliche Beratung",
+        &reg.tax_advisor
+            .as_ref()
+            .map(|t| match t {
+                domain::tax::TaxAdvisor::Person(p) => party(
+                    &format!("{} {}", p.first_name, p.last_name),
+                    &p.address,
+                    p.phone.as_deref(),
+                ),
+                domain::tax::TaxAdvisor::Firm(f) => party(&f.name, &f.address, f.phone.as_deref()),
+            })
+            .unwrap_or_else(|| "keine Angabe".to_owned()),
+    );
+
+    finances(flow, &common, 5);
+
+    // 9. Gewinnermittlung und Vorauszahlungen.
+    flow.heading("9. Gewinnermittlung und Vorauszahlungen");
+    flow.row(
+        "Gewinnermittlung",
+        match reg.profit_determination {
+            ProfitDetermination::CashBasis => {
+                "Einnahmenüberschussrechnung (§\u{a0}4 Abs.\u{a0}3 EStG)"
+            }
+            ProfitDetermination::BalanceSheet => "Betriebsvermögensvergleich (Bilanz)",
+        },
+    );
+    if let Some(reason) = reg.cash_accounting_reason {
+        flow.row(
+            "Grund der Istversteuerung",
+            match reason {
+                CashAccountingReason::TurnoverBelowLimit => {
+                    "Umsatz nicht über 800.000 € (§\u{a0}20 Satz\u{a0}1 Nr.\u{a0}1 UStG)"
+                }
+                CashAccountingReason::NoBookkeepingDuty => {
+                    "Befreiung von der Buchführungspflicht (§\u{a0}20 Satz\u{a0}1 Nr.\u{a0}2 UStG)"
+                }
+                CashAccountingReason::LiberalProfession => {
+                    "freiberufliche Tätigkeit (§\u{a0}20 Satz\u{a0}1 Nr.\u{a0}3 UStG)"
+                }
+            },
+        );
+    }
+    let years = |y: &YearAmounts| {
+        format!(
+            "Gründungsjahr {}, Folgejahr {}",
+            euros(y.formation_year),
+            euros(y.following_year)
+        )
+    };
+    let p = reg.prepayments.unwrap_or_default();
+    for (label, amounts) in [
+        (
+            "Einkünfte aus nichtselbständiger Arbeit",
+            p.employment_income,
+        ),
+        ("Einkünfte aus Kapitalvermögen", p.capital_income),
+        ("Einkünfte aus Vermietung und Verpachtung", p.rental_income),
+        ("Sonstige Einkünfte", p.other_income),
+        ("Sonderausgaben", p.special_expenses),
+    ] {
+        if let Some(a) = amounts {
+            flow.row(label, &years(&a));
+        }
+    }
+    manual(flow, "10", &ctx.not_in_xml);
+    signature(
+        flow,
+        &reg.address.city,
+        ctx.created_on,
+        &format!("Unterschrift Inhaber/in: {}", reg.owner_name()),
+    );
 }

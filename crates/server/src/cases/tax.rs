@@ -49,6 +49,8 @@ pub enum TaxPayload {
     Corporation,
     /// `domain::gbr_request`.
     Partnership,
+    /// `domain::sole_proprietor_request`.
+    SoleProprietor,
 }
 
 pub use domain::tax::MAX_ATTACHMENT_BYTES;
@@ -69,6 +71,9 @@ pub async fn create_tax(
     let request = match payload {
         TaxPayload::Corporation => kinds::corporation::parse(state, body, &files, today).await?,
         TaxPayload::Partnership => kinds::partnership::parse(body, today)?,
+        TaxPayload::SoleProprietor => {
+            kinds::sole_proprietor::parse(state, creator, body, today).await?
+        }
     };
     create_case(state, creator, request, files, now, answer).await
 }
@@ -104,10 +109,9 @@ async fn create_case(
     }
     let (company_id, new_company) = resolve_company(state, creator, &request).await?;
     let reg = request.registration;
-    // Where the company is managed decides, the seat where that is not given (§ 20 AO: the
-    // place of management prevails over the seat).
-    let deciding = kinds::of(&reg).deciding_address().unwrap_or(reg.address());
-    let (office, lookup) = resolve_tax_office(&reg, deciding)?;
+    // The family's rule decides: the place of management or seat of a company, the residence
+    // of a natural person (kinds::TaxFamily::office_lookup).
+    let (office, lookup) = resolve_tax_office(&reg)?;
     // The attachments as the XML carries them, and their spool files to store.
     let uploads = sent_attachments(&reg, files).await?;
     let attachments: Vec<elster::Attachment> = uploads.iter().map(|(a, _, _)| a.clone()).collect();
@@ -253,26 +257,13 @@ async fn resolve_company(
 /// basis).
 fn resolve_tax_office(
     reg: &AnyTaxRegistration,
-    address: &PostalAddress,
 ) -> Result<(Option<String>, Option<Value>), ApiError> {
     if let Some(n) = reg.tax_office_number() {
         return Ok((Some(n.to_owned()), None));
     }
-    if !address.country.is_germany() {
+    let Some(lookup) = kinds::of(reg).office_lookup() else {
         return Ok((None, None));
-    }
-    // Berlin decides by the address's district, and several cities by the legal form
-    // (domain::offices::tax_office_at; docs/offices.md).
-    let (family, group) = kinds::of(reg).office_family();
-    let lookup = domain::offices::tax_office_at(&domain::offices::TaxOfficeQuery {
-        address: domain::offices::OfficeAddress {
-            zip: &address.zip,
-            city: &address.city,
-            street: Some(&address.street),
-        },
-        family,
-        group,
-    });
+    };
     let json = serde_json::to_value(&lookup).map_err(|e| ApiError::Internal(e.into()))?;
     Ok(match lookup {
         TaxOfficeLookup::Determined { office, .. } => (Some(office.number.to_string()), Some(json)),

@@ -53,6 +53,32 @@ pub fn tax_registration_loss() -> Value {
     v
 }
 
+/// The sandbox freelancer (`examples/tax-registration-sole-proprietor.json`).
+pub fn sole_proprietor_tax_registration() -> Value {
+    sandbox(include_str!(
+        "../../../../examples/tax-registration-sole-proprietor.json"
+    ))
+}
+
+/// A sole trader filed from the trade registration: what that case holds is not repeated.
+pub fn sole_proprietor_from_trade_registration() -> Value {
+    serde_json::json!({
+        "trade_registration_id": "0196a1f0-0000-7000-8000-0000000000aa",
+        "package": "self",
+        "signature_path": "M 6 28 C 16 4 30 4 40 28 S 70 50 82 24",
+        "preparations_start_date": "2025-03-15",
+        "fiscal_year_deviates_from_calendar": false,
+        "profit_determination": "cash-basis",
+        "owner": { "religion": "11", "marital_status": "single" },
+        "financial_estimates": {
+            "formation_year": { "revenue_amount": 18000, "profit_amount": 6000 },
+            "following_year": { "revenue_amount": 38000, "profit_amount": 15000 }
+        },
+        "vat": { "regime": "small-business" },
+        "has_employees": false
+    })
+}
+
 pub fn gbr_tax_registration() -> Value {
     sandbox(include_str!(
         "../../../../examples/tax-registration-egbr.json"

@@ -10,7 +10,8 @@ use utoipa_swagger_ui::SwaggerUi;
 
 use crate::routes::{
     cancel, case_lists, companies, documents, events, gbr_registrations, health, metrics, offices,
-    operator, sandbox, tax_registrations, trade_registrations, webhooks,
+    operator, sandbox, sole_proprietor_registrations, tax_registrations, trade_registrations,
+    webhooks,
 };
 use crate::state::AppState;
 use webhook_section::Webhooks;
@@ -40,6 +41,7 @@ Errors carry a stable `code`, and validation errors list every broken field in `
         cancel::cancel_trade,
         tax_registrations::create,
         gbr_registrations::create,
+        sole_proprietor_registrations::create,
         tax_registrations::get,
         cancel::cancel_tax,
         case_lists::list_tax,
@@ -537,7 +539,11 @@ impl Modify for SharedLinks {
             "tax_registration_id",
             "$response.body#/response/tax_registration_id",
         )][..];
-        for create in ["create_tax_registration", "create_gbr_tax_registration"] {
+        for create in [
+            "create_tax_registration",
+            "create_gbr_tax_registration",
+            "create_sole_proprietor_tax_registration",
+        ] {
             let next = [
                 ("GetTaxRegistration", "get_tax_registration", case),
                 ("SandboxTransition", "sandbox_transition_tax", case),

@@ -12,6 +12,7 @@ pub mod multipart;
 pub mod offices;
 pub mod operator;
 pub mod sandbox;
+pub mod sole_proprietor_registrations;
 pub mod tax_registrations;
 pub mod trade_registrations;
 pub mod views;
@@ -94,6 +95,10 @@ pub fn authenticated(config: &Config) -> Router<Arc<AppState>> {
         .route(
             "/v1/tax-registration/gbr",
             post(gbr_registrations::create),
+        )
+        .route(
+            "/v1/tax-registration/sole-proprietor",
+            post(sole_proprietor_registrations::create),
         )
         .route(
             "/v1/tax-registration/{tax_registration_id}",

@@ -131,6 +131,10 @@ pub(crate) struct CoreRequest<L> {
     pub vat: Option<Vat>,
     pub has_employees: Option<bool>,
     pub payroll: Option<Payroll>,
+    /// The founding-year revenue above which cash accounting is refused (§ 20 sentence 1 no.
+    /// 1 UStG, [`crate::tax_core::CASH_ACCOUNTING_LIMIT`]); `None` where the registration
+    /// names a reason without a limit (a sole proprietor's nos. 2 and 3).
+    pub cash_accounting_limit: Option<i64>,
 }
 
 impl<L: LegalFormRules> CoreRequest<L> {
@@ -224,6 +228,7 @@ impl<L: LegalFormRules> CoreRequest<L> {
             vat: None,
             has_employees: None,
             payroll: None,
+            cash_accounting_limit: Some(crate::tax_core::CASH_ACCOUNTING_LIMIT),
         }
     }
 
@@ -253,9 +258,14 @@ impl<L: LegalFormRules> CoreRequest<L> {
         self.financial_estimates = o
             .req("financial_estimates", e)
             .and_then(|v| estimates(v, e));
-        self.vat = o
-            .req("vat", e)
-            .and_then(|v| vat(v, self.financial_estimates.as_ref(), e));
+        self.vat = o.req("vat", e).and_then(|v| {
+            vat::vat_with(
+                v,
+                self.financial_estimates.as_ref(),
+                self.cash_accounting_limit,
+                e,
+            )
+        });
         (self.has_employees, self.payroll) = payroll(o, self.start, e);
     }
 

@@ -93,6 +93,17 @@ pub const VAT_FIELDS: &[&str] = &[
 /// The VAT block and its rules (decisions in docs/api/tax-registration.md, "VAT rules"). `estimates` are
 /// needed for the thresholds; without them only the shape is checked.
 pub fn vat(v: &Value, estimates: Option<&FinancialEstimates>, e: &mut Violations) -> Option<Vat> {
+    vat_with(v, estimates, Some(CASH_ACCOUNTING_LIMIT), e)
+}
+
+/// [`vat`] with the founding-year revenue above which cash accounting is refused (`None`: no
+/// limit, for a reason of § 20 sentence 1 nos. 2 and 3 UStG).
+pub(crate) fn vat_with(
+    v: &Value,
+    estimates: Option<&FinancialEstimates>,
+    cash_limit: Option<i64>,
+    e: &mut Violations,
+) -> Option<Vat> {
     let o = object(v, "vat", VAT_FIELDS, e)?;
     let regime: Option<VatRegime> = o
         .opt("regime")
@@ -146,7 +157,8 @@ pub fn vat(v: &Value, estimates: Option<&FinancialEstimates>, e: &mut Violations
         accounting_method =
             req_enum::<AccountingMethod>(&o, "accounting_method", &["accrual", "cash"], e);
         if accounting_method == Some(AccountingMethod::Cash)
-            && founding.is_some_and(|f| f > CASH_ACCOUNTING_LIMIT)
+            && let Some(limit) = cash_limit
+            && founding.is_some_and(|f| f > limit)
         {
             e.push(
                 "vat.accounting_method",

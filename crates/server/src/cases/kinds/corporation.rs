@@ -1,8 +1,8 @@
 //! A UG's or GmbH's tax registration (`POST /v1/tax-registration`): the FsE_KapG with its
 //! attachments.
 
-use domain::offices::LegalFamily;
-use domain::tax::{PostalAddress, TaxRegistration};
+use domain::offices::{LegalFamily, TaxOfficeLookup};
+use domain::tax::TaxRegistration;
 use serde_json::Value;
 use time::Date;
 
@@ -58,12 +58,10 @@ pub(crate) async fn parse(
 }
 
 impl TaxFamily for TaxRegistration {
-    fn deciding_address(&self) -> Option<&PostalAddress> {
-        self.place_of_management.as_ref()
-    }
-
-    fn office_family(&self) -> (LegalFamily, bool) {
-        (LegalFamily::Corporation, self.belongs_to_group())
+    fn office_lookup(&self) -> Option<TaxOfficeLookup> {
+        // The place of management prevails over the seat (§ 20 AO).
+        let at = self.place_of_management.as_ref().unwrap_or(&self.address);
+        super::company_office(at, LegalFamily::Corporation, self.belongs_to_group())
     }
 
     fn attachment_parts(&self) -> Vec<(&'static str, &str)> {

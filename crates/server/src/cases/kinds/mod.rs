@@ -1,11 +1,11 @@
 //! What differs between the families of tax registration once a request is parsed, in one
-//! trait ([`TaxFamily`]) with one module per family: [`corporation`] (UG, GmbH: FsE_KapG) and
-//! [`partnership`] (GbR, eGbR: FsE_PersG). The create, the office assignment and the summary
+//! trait ([`TaxFamily`]) with one module per family: [`corporation`] (UG, GmbH: FsE_KapG),
+//! [`partnership`] (GbR, eGbR: FsE_PersG) and [`sole_proprietor`] (FsE_EUn). The create, the office assignment and the summary
 //! (`cases::tax`) call the family through [`of`] and never match on it; a new family is a
 //! module here, its variant of `domain::tax::AnyTaxRegistration` and its arm in [`of`]
 //! (docs/adding-a-case-kind.md).
 
-use domain::offices::LegalFamily;
+use domain::offices::{LegalFamily, OfficeAddress, TaxOfficeLookup, TaxOfficeQuery};
 use domain::tax::{AnyTaxRegistration, PostalAddress};
 use uuid::Uuid;
 
@@ -35,16 +35,15 @@ macro_rules! parsed {
 
 pub mod corporation;
 pub mod partnership;
+pub mod sole_proprietor;
 
 /// One family of tax registration, implemented by its validated registration.
 pub trait TaxFamily: Send + Sync {
-    /// Where the tax office is decided when it differs from the seat: a corporation's place of
-    /// management (§ 20 AO: it prevails over the seat); `None` decides by the seat.
-    fn deciding_address(&self) -> Option<&PostalAddress>;
-
-    /// The legal family the office rules know, and whether the company belongs to a group
-    /// (some cities keep an office for group companies; docs/offices.md).
-    fn office_family(&self) -> (LegalFamily, bool);
+    /// The tax office as the rules for the family decide it (docs/offices.md): a corporation's
+    /// at its place of management (§ 20 AO) or seat, a partnership's at its seat, a natural
+    /// person's at the residence (§ 19 AO; [`domain::offices::natural_person_office`]); `None`
+    /// when the deciding address is abroad.
+    fn office_lookup(&self) -> Option<TaxOfficeLookup>;
 
     /// The attachments the registration names, as `(field, part)`, in filing order (none for a
     /// family whose XML carries no attachments).
@@ -71,5 +70,30 @@ pub fn of(reg: &AnyTaxRegistration) -> &dyn TaxFamily {
     match reg {
         AnyTaxRegistration::Corporation(r) => r.as_ref(),
         AnyTaxRegistration::Partnership(r) => r.as_ref(),
+        AnyTaxRegistration::SoleProprietor(r) => r.as_ref(),
     }
+}
+
+/// `address` as the office lookup reads it; `None` abroad.
+pub(crate) fn office_address(address: &PostalAddress) -> Option<OfficeAddress<'_>> {
+    address.country.is_germany().then_some(OfficeAddress {
+        zip: &address.zip,
+        city: &address.city,
+        street: Some(&address.street),
+    })
+}
+
+/// The office of a company at `address` by the rules of `family` (Berlin decides by the
+/// address's district, several cities by the legal form: `domain::offices::tax_office_at`).
+pub(crate) fn company_office(
+    address: &PostalAddress,
+    family: LegalFamily,
+    group: bool,
+) -> Option<TaxOfficeLookup> {
+    let address = office_address(address)?;
+    Some(domain::offices::tax_office_at(&TaxOfficeQuery {
+        address,
+        family,
+        group,
+    }))
 }

@@ -2,8 +2,7 @@
 //! by the seat, without attachments.
 
 use domain::gbr::GbrTaxRegistration;
-use domain::offices::LegalFamily;
-use domain::tax::PostalAddress;
+use domain::offices::{LegalFamily, TaxOfficeLookup};
 use serde_json::Value;
 use time::Date;
 
@@ -17,12 +16,8 @@ pub(crate) fn parse(body: &Value, today: Date) -> Result<ParsedTaxRequest, ApiEr
 }
 
 impl TaxFamily for GbrTaxRegistration {
-    fn deciding_address(&self) -> Option<&PostalAddress> {
-        None
-    }
-
-    fn office_family(&self) -> (LegalFamily, bool) {
-        (LegalFamily::Partnership, false)
+    fn office_lookup(&self) -> Option<TaxOfficeLookup> {
+        super::company_office(&self.address, LegalFamily::Partnership, false)
     }
 
     fn attachment_parts(&self) -> Vec<(&'static str, &str)> {

@@ -98,7 +98,7 @@ pub struct ListedTaxOffice {
     pub name: Option<String>,
 }
 
-/// A tax registration (UG, GmbH, GbR or eGbR) in a list.
+/// A tax registration (UG, GmbH, GbR, eGbR or Einzelunternehmen) in a list.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(example = json!({
     "tax_registration_id": "019ac2f1-0c44-7e55-a1b2-3c4d5e6f7a8b",
@@ -118,7 +118,7 @@ pub struct TaxListItem {
     pub tax_registration_id: Uuid,
     pub company_id: Uuid,
     pub company_name: String,
-    /// `ug`, `gmbh`, `gbr` or `egbr`
+    /// `ug`, `gmbh`, `gbr`, `egbr` or `einzelunternehmen`
     pub legal_form: String,
     #[schema(value_type = TaxStatus)]
     pub status: String,

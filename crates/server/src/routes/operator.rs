@@ -53,7 +53,7 @@ pub struct CaseItem {
     pub office_key: Option<String>,
     /// A trade registration's receiving office's name; `null` for tax registrations.
     pub office_name: Option<String>,
-    /// A tax registration's legal form (`ug`, `gmbh`, `gbr`, `egbr`); `null` for trade
+    /// A tax registration's legal form (`ug`, `gmbh`, `gbr`, `egbr`, `einzelunternehmen`); `null` for trade
     /// registrations.
     pub legal_form: Option<String>,
     #[serde(with = "time::serde::rfc3339")]

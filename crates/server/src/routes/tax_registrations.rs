@@ -330,7 +330,7 @@ pub struct TaxRegistrationResponse {
     pub status: String,
     pub environment: Environment,
     pub package: TaxPackage,
-    /// `ug`, `gmbh`, `gbr` or `egbr`.
+    /// `ug`, `gmbh`, `gbr`, `egbr` or `einzelunternehmen`.
     pub legal_form: TaxLegalForm,
     /// Present once known (sent, determined from the address, or assigned by an operator).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -350,6 +350,11 @@ pub struct TradeRegistrationResponse {
     pub message: String,
     pub trade_registration_id: Uuid,
     pub company_id: Uuid,
+    /// A sole trader's (`legal_form` `einzelunternehmen`): the open tax registration of the
+    /// same company, when one was filed (`POST /v1/tax-registration/sole-proprietor`, e.g.
+    /// with this case's `trade_registration_id`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tax_registration_id: Option<Uuid>,
     #[schema(example = "form-rendered")]
     pub status: String,
     pub package: Package,
@@ -439,7 +444,14 @@ pub async fn get(
     PathId(id): PathId,
 ) -> Result<Response, ApiError> {
     let case = access::case::<crate::cases::kind::Trade>(&state, caller, id).await?;
-    Ok(respond(StatusCode::OK, view(&state, &case)?))
+    let mut answer = view(&state, &case)?;
+    if answer.legal_form == "einzelunternehmen" {
+        answer.tax_registration_id = state
+            .repo
+            .open_case_of_company(domain::case::CaseKind::Tax, case.company_id)
+            .await?;
+    }
+    Ok(respond(StatusCode::OK, answer))
 }
 
 /// A trade registration as `GET` answers it.
@@ -463,6 +475,7 @@ fn view(
         message: "trade registration found".into(),
         trade_registration_id: case.id,
         company_id: case.company_id,
+        tax_registration_id: None,
         status: case.status.as_str().into(),
         package: reg.package,
         environment: case.environment,

@@ -154,6 +154,15 @@ echo "$EGBR" | jq '.response | {status, legal_form, tax_office}'
 check "$EGBR" '.response.status == "validated"'
 curl -s "$API/v1/tax-registration?limit=50" -H "Authorization: Bearer $KEY" | jq '.response.cases'
 check "$(curl -s "$API/v1/tax-registration?limit=50" -H "Authorization: Bearer $KEY")" '.response.cases | length == 2'
+SOLE=$(curl -s -X POST $API/v1/tax-registration/sole-proprietor -H "Authorization: Bearer $KEY" \
+  -H "Content-Type: application/json" -H "Idempotency-Key: $(new_key)" \
+  --data @examples/tax-registration-sole-proprietor.json)
+echo "$SOLE" | jq '.response | {status, message}'
+check "$SOLE" '.response.status == "validated"'
+SOLE_ID=$(echo "$SOLE" | jq -r .response.tax_registration_id)
+curl -s -X POST $API/v1/sandbox/tax-registration/$SOLE_ID/tax-office -H "Authorization: Bearer $KEY" \
+  -H "Content-Type: application/json" -d '{"tax_office_number":"5215"}' | jq '.response | {legal_form, tax_office: .tax_office.number, xml: .elster_xml.status, not_in_xml: [.elster_xml.not_in_xml[].field]}'
+check "$(curl -s $API/v1/tax-registration/$SOLE_ID -H "Authorization: Bearer $KEY")" '.response.legal_form == "einzelunternehmen" and .response.elster_xml.status == "written" and .response.tax_office.number == "5215"'
 
 step "10. Production: the unrestricted key, and operators"
 curl -s -X POST $API/v1/trade-registration -H "Authorization: Bearer $KEY" \

@@ -148,7 +148,7 @@ pub fn religion_name(code: &str) -> Option<&'static str> {
 /// The owner (Inhaber/in): the natural person the registration is for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct Owner {
+pub struct Proprietor {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub salutation: Option<Salutation>,
     /// Academic title (`Dr.`), when any.
@@ -282,7 +282,7 @@ crate::tax_core::tax_registration! {
         /// from home (then the XML says so instead of repeating it).
         address,
         after_address: {
-            pub owner: Owner,
+            pub owner: Proprietor,
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub spouse: Option<Spouse>,
             /// With `vat.accounting_method` `cash`.

@@ -14,9 +14,9 @@ use crate::Violations;
 use crate::din91379::TextType;
 use crate::rules::{self, Obj, object};
 use crate::sole_proprietor::{
-    ActivityKind, CashAccountingReason, EarlierCircumstances, MaritalStatus, Owner, Prepayments,
-    ProfitDetermination, RELIGIONS, Salutation, SoleProprietorFields, SoleProprietorLegalForm,
-    SoleProprietorTaxRegistration, Spouse, YearAmounts,
+    ActivityKind, CashAccountingReason, EarlierCircumstances, MaritalStatus, Prepayments,
+    ProfitDetermination, Proprietor, RELIGIONS, Salutation, SoleProprietorFields,
+    SoleProprietorLegalForm, SoleProprietorTaxRegistration, Spouse, YearAmounts,
 };
 use crate::tax_core::request::{
     CoreRequest, CreateRequest, LegalFormRules, opt_text, past_date, req_enum, req_text,
@@ -128,7 +128,7 @@ fn not_future(o: &Obj, name: &str, today: Date, e: &mut Violations) -> Option<Da
     Some(d)
 }
 
-fn owner(v: &Value, today: Date, sandbox: bool, e: &mut Violations) -> Option<Owner> {
+fn owner(v: &Value, today: Date, sandbox: bool, e: &mut Violations) -> Option<Proprietor> {
     let o = object(v, "owner", OWNER_FIELDS, e)?;
     let salutation: Option<Salutation> = o
         .opt("salutation")
@@ -198,7 +198,7 @@ fn owner(v: &Value, today: Date, sandbox: bool, e: &mut Violations) -> Option<Ow
     {
         return None;
     }
-    Some(Owner {
+    Some(Proprietor {
         salutation,
         title,
         first_name: first_name?,

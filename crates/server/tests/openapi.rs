@@ -81,6 +81,45 @@ fn gbr_request_schema_matches_the_parser() {
     }
 }
 
+/// The documented sole-proprietor payload lists exactly the fields the parser accepts (its
+/// objects too), with the ones an empty body lacks marked required.
+#[test]
+fn sole_proprietor_request_schema_matches_the_parser() {
+    use domain::sole_proprietor_request as r;
+    let doc = serde_json::to_value(server::openapi::document()).unwrap();
+    let keys = |name: &str| schema_keys(&doc, name);
+    assert_eq!(
+        keys("SoleProprietorTaxRegistrationRequest"),
+        sorted(r::FIELDS)
+    );
+    assert_eq!(keys("Proprietor"), sorted(r::OWNER_FIELDS));
+    assert_eq!(keys("Spouse"), sorted(r::SPOUSE_FIELDS));
+    assert_eq!(keys("Prepayments"), sorted(r::PREPAYMENT_FIELDS));
+    assert_eq!(keys("EarlierCircumstances"), sorted(r::EARLIER_FIELDS));
+    // The trade registration's owner keeps its own schema.
+    assert!(keys("Owner").contains(&"place_of_birth".to_string()));
+    let empty =
+        r::parse(&serde_json::json!({}), today(), &|_| true).expect_err("an empty body is refused");
+    let required = parser_required(empty, "");
+    assert!(required.contains(&"owner".to_string()), "{required:?}");
+    assert_eq!(
+        schema_required(&doc, "SoleProprietorTaxRegistrationRequest"),
+        required
+    );
+    let post = &doc["paths"]["/v1/tax-registration/sole-proprietor"]["post"];
+    assert_eq!(
+        post["requestBody"]["content"]["application/json"]["schema"]["$ref"],
+        "#/components/schemas/SoleProprietorTaxRegistrationRequest"
+    );
+    let examples = post["requestBody"]["content"]["application/json"]["examples"]
+        .as_object()
+        .expect("examples");
+    assert_eq!(examples.len(), 2);
+    for status in ["201", "403", "404", "409", "422"] {
+        assert!(post["responses"][status].is_object(), "{status}");
+    }
+}
+
 /// The names of a component schema's properties, sorted.
 fn schema_keys(doc: &serde_json::Value, name: &str) -> Vec<String> {
     let mut k: Vec<String> = doc["components"]["schemas"][name]["properties"]

@@ -15,8 +15,8 @@ use axum::response::Response;
 use domain::auth::Caller;
 use domain::company::Environment;
 use domain::sole_proprietor::{
-    ActivityKind, CashAccountingReason, EarlierCircumstances, Owner, Prepayments,
-    ProfitDetermination, SoleProprietorLegalForm, Spouse,
+    ActivityKind, CashAccountingReason, EarlierCircumstances, Prepayments, ProfitDetermination,
+    Proprietor, SoleProprietorLegalForm, Spouse,
 };
 use domain::tax::{FinancialEstimates, PostalAddress, TaxAdvisor, TaxPackage};
 use serde_json::Value;
@@ -97,7 +97,7 @@ pub struct SoleProprietorTaxRegistrationRequest {
     pub address: PostalAddress,
     /// The owner: names, birth date, Steuer-IdNr, religion code, residence (which decides the
     /// tax office, § 19 AO), contact and marital status.
-    pub owner: Owner,
+    pub owner: Proprietor,
     /// Required exactly when `owner.marital_status` is `married` or `civil-partnership`.
     pub spouse: Option<Spouse>,
     /// Checked (checksum, national format), stored without spaces.

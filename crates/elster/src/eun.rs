@@ -17,12 +17,10 @@ use domain::sole_proprietor::{
 use domain::tax::{AccountingMethod, BalanceType, ReturnFrequency, TaxAdvisor};
 
 use crate::manual::{ManualEntry, ManualReason, address_line, entry, euros};
-use crate::write::{Xml, XmlContext, XmlError, adrkette, date, document, questionnaire_head};
-
-/// Namespace of the questionnaire for a natural person's activity, version 202401 (E:167).
-pub const FSE_EUN_NS: &str = "http://finkonsens.de/elster/elsterfse/eun/v202401";
-/// The `version` attribute of `FsE_EUn`.
-pub const FSE_EUN_VERSION: &str = "202401";
+use crate::write::{
+    FSE_EUN_NS, FSE_EUN_VERSION, Xml, XmlContext, XmlError, adrkette, date, document,
+    questionnaire_head,
+};
 
 /// The ElsterXML document of a sole proprietor's registration (`DatenArt` EUn, `FsE_EUn`),
 /// written like [`crate::write`]: UTF-8, indented, the same bytes for the same input. Does not

@@ -21,8 +21,7 @@ use libxml::parser::{Parser, ParserOptions};
 use libxml::schemas::{SchemaParserContext, SchemaValidationContext};
 use libxml::tree::Document;
 
-use crate::eun::FSE_EUN_NS;
-use crate::write::{ANHAENGE_NS, FSE_KAPG_NS, FSE_PERSG_NS};
+use crate::write::{ANHAENGE_NS, FSE_EUN_NS, FSE_KAPG_NS, FSE_PERSG_NS};
 
 /// The ElsterXML v11 envelope schema for DatenArt KapG (imports [`KAPG_XSD`] as
 /// `fse-kapg-v202401.xsd`).

@@ -34,6 +34,11 @@ pub const FSE_KAPG_VERSION: &str = "202401";
 pub const FSE_PERSG_NS: &str = "http://finkonsens.de/elster/elsterfse/persg/v202401";
 /// The `version` attribute of `FsE_PersG`.
 pub const FSE_PERSG_VERSION: &str = "202401";
+/// Namespace of the questionnaire for a natural person's activity (a sole proprietor's,
+/// `crate::eun`), version 202401 (E:167 of docs/elster-eun-reference.md).
+pub const FSE_EUN_NS: &str = "http://finkonsens.de/elster/elsterfse/eun/v202401";
+/// The `version` attribute of `FsE_EUn`.
+pub const FSE_EUN_VERSION: &str = "202401";
 /// `Testmerker` of a test submission: ELSTER processes it without effect.
 pub const TESTMERKER_SANDBOX: &str = "700000004";
 /// ELSTER's test manufacturer id (`HerstellerID`), for documents with a `Testmerker` only: a

@@ -14,12 +14,12 @@ use domain::sole_proprietor::{
     ActivityKind, CashAccountingReason, ProfitDetermination, Salutation,
     SoleProprietorTaxRegistration, YearAmounts,
 };
-use domain::tax::{AccountingMethod, BalanceType, ReturnFrequency, TaxAdvisor};
+use domain::tax::TaxAdvisor;
 
 use crate::manual::{ManualEntry, ManualReason, address_line, entry, euros};
 use crate::write::{
-    FSE_EUN_NS, FSE_EUN_VERSION, Xml, XmlContext, XmlError, adrkette, date, document,
-    questionnaire_head,
+    FSE_EUN_NS, FSE_EUN_VERSION, Xml, XmlContext, XmlError, adrkette, balance_and_method, date,
+    document, questionnaire_head,
 };
 
 /// The ElsterXML document of a sole proprietor's registration (`DatenArt` EUn, `FsE_EUn`),
@@ -169,35 +169,13 @@ fn umsatzsteuer(x: &mut Xml, reg: &SoleProprietorTaxRegistration) -> io::Result<
     } else if vat.waives_small_business(est) {
         x.wrapped_leaf("KleinunternehmerRegelung", "KleinUnternUStVerzicht", "true")?;
     }
-    let (auswahl, betrag) = match (vat.small_business, vat.estimated_balance_type) {
-        (true, _) => ("1", 0),
-        (false, Some(BalanceType::Refundable)) => ("2", vat.estimated_balance_amount.unwrap_or(0)),
-        (false, _) => ("1", vat.estimated_balance_amount.unwrap_or(0)),
+    let ist_reason = match reg.cash_accounting_reason {
+        Some(CashAccountingReason::NoBookkeepingDuty) => "IstVerstUStGrundAO",
+        Some(CashAccountingReason::LiberalProfession) => "IstVerstUStGrundFreierBeruf",
+        // The request requires a reason with cash accounting.
+        _ => "IstVerstUStGrundUmsatz",
     };
-    x.open("ZahllastUeberschuss")?;
-    x.leaf("Auswahl", auswahl)?;
-    x.leaf("Betrag", &betrag.to_string())?;
-    if !vat.small_business && vat.return_frequency == Some(ReturnFrequency::Monthly) {
-        x.leaf("VoranmeldungMonatlich", "true")?;
-    }
-    x.close("ZahllastUeberschuss")?;
-    if let Some(m) = vat.accounting_method.filter(|_| !vat.small_business) {
-        x.open("SollIstVersteuerung")?;
-        match m {
-            AccountingMethod::Accrual => x.leaf("AuswahlSollIstVerst", "1")?,
-            AccountingMethod::Cash => {
-                x.leaf("AuswahlSollIstVerst", "2")?;
-                let reason = match reg.cash_accounting_reason {
-                    Some(CashAccountingReason::NoBookkeepingDuty) => "IstVerstUStGrundAO",
-                    Some(CashAccountingReason::LiberalProfession) => "IstVerstUStGrundFreierBeruf",
-                    // The request requires a reason with cash accounting.
-                    _ => "IstVerstUStGrundUmsatz",
-                };
-                x.leaf(reason, "true")?;
-            }
-        }
-        x.close("SollIstVersteuerung")?;
-    }
+    balance_and_method(x, vat, ist_reason)?;
     if vat.request_vat_id {
         x.open("UStIdNr")?;
         x.wrapped_leaf("UStIdAntrag", "MerkerAntragUStId", "true")?;

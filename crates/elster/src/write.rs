@@ -784,31 +784,9 @@ fn umsatzsteuer(x: &mut Xml, est: &FinancialEstimates, vat: &Vat) -> io::Result<
         x.leaf("KleinUnternUStVerzicht", "true")?;
     }
     x.close("KleinunternehmerRegelung")?;
-    let (auswahl, betrag) = match (vat.small_business, vat.estimated_balance_type) {
-        (false, Some(BalanceType::Refundable)) => ("2", vat.estimated_balance_amount),
-        (false, _) => ("1", vat.estimated_balance_amount),
-        (true, _) => ("1", Some(0)),
-    };
-    x.open("ZahllastUeberschuss")?;
-    x.leaf("Auswahl", auswahl)?;
-    x.leaf("Betrag", &betrag.unwrap_or(0).to_string())?;
-    if !vat.small_business && vat.return_frequency == Some(ReturnFrequency::Monthly) {
-        x.leaf("VoranmeldungMonatlich", "true")?;
-    }
-    x.close("ZahllastUeberschuss")?;
-    if let Some(m) = vat.accounting_method.filter(|_| !vat.small_business) {
-        x.open("SollIstVersteuerung")?;
-        match m {
-            AccountingMethod::Accrual => x.leaf("AuswahlSollIstVerst", "1")?,
-            AccountingMethod::Cash => {
-                x.leaf("AuswahlSollIstVerst", "2")?;
-                // The API admits cash accounting under the turnover limit of § 20 sentence 1
-                // no. 1 UStG only, so that is the reason.
-                x.leaf("IstVerstUStGrundUmsatz", "true")?;
-            }
-        }
-        x.close("SollIstVersteuerung")?;
-    }
+    // The API admits cash accounting under the turnover limit of § 20 sentence 1 no. 1 UStG
+    // only, so that is the reason.
+    balance_and_method(x, vat, "IstVerstUStGrundUmsatz")?;
     if vat.request_vat_id {
         x.wrapped_leaf("UStIdNr", "MerkerAntragUStId", "true")?;
     }
@@ -834,6 +812,36 @@ fn umsatzsteuer(x: &mut Xml, est: &FinancialEstimates, vat: &Vat) -> io::Result<
         x.wrapped_leaf("Onlinehandel", "MerkerOnlinehandel", "true")?;
     }
     x.close("Umsatzsteuer")
+}
+
+/// `ZahllastUeberschuss` (St184 / St542: under § 19 UStG payable 0, else the balance as sent
+/// with the monthly flag where accepted) and, outside § 19, `SollIstVersteuerung` with
+/// `ist_reason` as the reason for cash accounting: both questionnaires write them alike.
+pub(crate) fn balance_and_method(x: &mut Xml, vat: &Vat, ist_reason: &str) -> io::Result<()> {
+    let (auswahl, betrag) = match (vat.small_business, vat.estimated_balance_type) {
+        (true, _) => ("1", 0),
+        (false, Some(BalanceType::Refundable)) => ("2", vat.estimated_balance_amount.unwrap_or(0)),
+        (false, _) => ("1", vat.estimated_balance_amount.unwrap_or(0)),
+    };
+    x.open("ZahllastUeberschuss")?;
+    x.leaf("Auswahl", auswahl)?;
+    x.leaf("Betrag", &betrag.to_string())?;
+    if !vat.small_business && vat.return_frequency == Some(ReturnFrequency::Monthly) {
+        x.leaf("VoranmeldungMonatlich", "true")?;
+    }
+    x.close("ZahllastUeberschuss")?;
+    if let Some(m) = vat.accounting_method.filter(|_| !vat.small_business) {
+        x.open("SollIstVersteuerung")?;
+        match m {
+            AccountingMethod::Accrual => x.leaf("AuswahlSollIstVerst", "1")?,
+            AccountingMethod::Cash => {
+                x.leaf("AuswahlSollIstVerst", "2")?;
+                x.leaf(ist_reason, "true")?;
+            }
+        }
+        x.close("SollIstVersteuerung")?;
+    }
+    Ok(())
 }
 
 /// The attachments block beside the questionnaire (K:432, 684-701): `Rueckmeldung` to the

@@ -38,23 +38,12 @@ fn sole_trade() -> Value {
     body
 }
 
-/// What a sole proprietor's request sends beside a trade registration.
+/// What a sole proprietor's request sends beside a trade registration: the OpenAPI example,
+/// naming `trade_id`.
 fn beside_trade(trade_id: &str) -> Value {
-    json!({
-        "trade_registration_id": trade_id,
-        "package": "self",
-        "signature_path": "M 6 28 C 16 4 30 4 40 28 S 70 50 82 24",
-        "preparations_start_date": "2025-03-15",
-        "fiscal_year_deviates_from_calendar": false,
-        "profit_determination": "cash-basis",
-        "owner": { "religion": "11", "marital_status": "single" },
-        "financial_estimates": {
-            "formation_year": { "revenue_amount": 18000, "profit_amount": 6000 },
-            "following_year": { "revenue_amount": 38000, "profit_amount": 15000 }
-        },
-        "vat": { "regime": "small-business" },
-        "has_employees": false
-    })
+    let mut body = server::openapi::examples::sole_proprietor_from_trade_registration();
+    body["trade_registration_id"] = json!(trade_id);
+    body
 }
 
 backend_tests! {

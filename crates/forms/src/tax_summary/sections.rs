@@ -313,6 +313,19 @@ fn party(name: &str, address: &PostalAddress, phone: Option<&str>) -> String {
 
 /// What the ELSTER XML does not carry, under its own heading: an operator enters it in the
 /// portal by hand (none: no section).
+/// The tax adviser as the summary writes it: name, address and phone, or "keine Angabe".
+fn advisor(t: Option<&domain::tax::TaxAdvisor>) -> String {
+    t.map(|t| match t {
+        domain::tax::TaxAdvisor::Person(p) => party(
+            &format!("{} {}", p.first_name, p.last_name),
+            &p.address,
+            p.phone.as_deref(),
+        ),
+        domain::tax::TaxAdvisor::Firm(f) => party(&f.name, &f.address, f.phone.as_deref()),
+    })
+    .unwrap_or_else(|| "keine Angabe".to_owned())
+}
+
 pub(super) fn manual(flow: &mut Flow, n: &str, rows: &[crate::ManualRow]) {
     if rows.is_empty() {
         return;
@@ -602,20 +615,7 @@ pub(super) fn build(reg: &TaxRegistration, ctx: &TaxSummaryContext, flow: &mut F
 
     // 10. Weitere Angaben.
     flow.heading("10. Weitere Angaben");
-    flow.row(
-        "Steuerliche Beratung",
-        &reg.tax_advisor
-            .as_ref()
-            .map(|t| match t {
-                domain::tax::TaxAdvisor::Person(p) => party(
-                    &format!("{} {}", p.first_name, p.last_name),
-                    &p.address,
-                    p.phone.as_deref(),
-                ),
-                domain::tax::TaxAdvisor::Firm(f) => party(&f.name, &f.address, f.phone.as_deref()),
-            })
-            .unwrap_or_else(|| "keine Angabe".to_owned()),
-    );
+    flow.row("Steuerliche Beratung", &advisor(reg.tax_advisor.as_ref()));
     flow.row(
         "Empfangsbevollmächtigte(r)",
         &reg.authorized_recipient
@@ -803,20 +803,7 @@ pub(super) fn build_sole_proprietor(
         }
         None => flow.row("Bisherige Verhältnisse", "keine Angabe"),
     }
-    flow.row(
-        "Steuerliche Beratung",
-        &reg.tax_advisor
-            .as_ref()
-            .map(|t| match t {
-                domain::tax::TaxAdvisor::Person(p) => party(
-                    &format!("{} {}", p.first_name, p.last_name),
-                    &p.address,
-                    p.phone.as_deref(),
-                ),
-                domain::tax::TaxAdvisor::Firm(f) => party(&f.name, &f.address, f.phone.as_deref()),
-            })
-            .unwrap_or_else(|| "keine Angabe".to_owned()),
-    );
+    flow.row("Steuerliche Beratung", &advisor(reg.tax_advisor.as_ref()));
 
     finances(flow, &common, 5);
 

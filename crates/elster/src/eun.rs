@@ -19,7 +19,7 @@ use domain::tax::TaxAdvisor;
 use crate::manual::{ManualEntry, ManualReason, address_line, entry, euros};
 use crate::write::{
     FSE_EUN_NS, FSE_EUN_VERSION, Xml, XmlContext, XmlError, adrkette, balance_and_method, date,
-    document, questionnaire_head,
+    document, profit_years, questionnaire_head,
 };
 
 /// The ElsterXML document of a sole proprietor's registration (`DatenArt` EUn, `FsE_EUn`),
@@ -131,27 +131,12 @@ fn festsetzung(x: &mut Xml, reg: &SoleProprietorTaxRegistration) -> io::Result<(
         ActivityKind::LiberalProfession => "EinkSelbst",
         ActivityKind::AgricultureForestry => return Ok(()),
     };
-    let est = &reg.financial_estimates;
-    let year = |amount: i64| (amount >= 0).then(|| amount.to_string());
-    let (founding, following) = (
-        year(est.formation_year.profit_amount),
-        year(est.following_year.profit_amount),
-    );
-    if founding.is_none() && following.is_none() {
-        return Ok(());
-    }
-    x.open("FestsetzungsAngaben")?;
-    x.open("VoraussichtlicheEinkuenfte")?;
-    x.open(element)?;
-    if let Some(f) = founding {
-        x.leaf("GruendJahrA", &f)?;
-    }
-    if let Some(f) = following {
-        x.leaf("FolgeJahrA", &f)?;
-    }
-    x.close(element)?;
-    x.close("VoraussichtlicheEinkuenfte")?;
-    x.close("FestsetzungsAngaben")
+    profit_years(
+        x,
+        &reg.financial_estimates,
+        &["FestsetzungsAngaben", "VoraussichtlicheEinkuenfte", element],
+        ("GruendJahrA", "FolgeJahrA"),
+    )
 }
 
 /// `Umsatzsteuer` (E:88-103): the turnover, the small-business flag where the election is open

@@ -648,6 +648,23 @@ fn gewinn_ermittlung(x: &mut Xml, deviates: bool, start: Option<Date>) -> io::Re
 /// form, so a loss is left out of the corporation's document (listed on the case), and the
 /// block with it when both years are losses; the partnership's (our names) keeps the sign.
 fn festsetzung(x: &mut Xml, est: &FinancialEstimates) -> io::Result<()> {
+    profit_years(
+        x,
+        est,
+        &["FestsetzungsAngaben", "Gewinn"],
+        ("GruendJahr", "FolgeJahr"),
+    )
+}
+
+/// The expected profit of both years below the elements `path` (opened in order), under the
+/// names `years`: a loss only in a document of our own names (a source's amounts have no
+/// sign), and nothing when neither year is written.
+pub(crate) fn profit_years(
+    x: &mut Xml,
+    est: &FinancialEstimates,
+    path: &[&str],
+    (founding_name, following_name): (&str, &str),
+) -> io::Result<()> {
     let year = |amount: i64| (!x.sourced_only || amount >= 0).then(|| amount.to_string());
     let (founding, following) = (
         year(est.formation_year.profit_amount),
@@ -656,16 +673,19 @@ fn festsetzung(x: &mut Xml, est: &FinancialEstimates) -> io::Result<()> {
     if founding.is_none() && following.is_none() {
         return Ok(());
     }
-    x.open("FestsetzungsAngaben")?;
-    x.open("Gewinn")?;
+    for element in path {
+        x.open(element)?;
+    }
     if let Some(founding) = founding {
-        x.leaf("GruendJahr", &founding)?;
+        x.leaf(founding_name, &founding)?;
     }
     if let Some(following) = following {
-        x.leaf("FolgeJahr", &following)?;
+        x.leaf(following_name, &following)?;
     }
-    x.close("Gewinn")?;
-    x.close("FestsetzungsAngaben")
+    for element in path.iter().rev() {
+        x.close(element)?;
+    }
+    Ok(())
 }
 
 /// `LohnberechnungsStelle`, only with employees.

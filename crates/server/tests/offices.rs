@@ -142,6 +142,23 @@ backend_tests! {
         assert_eq!(r["status"], "needs_confirmation");
         assert_eq!(r["suggestions"][0]["office"]["number"], "1131", "Prenzlauer Berg");
         assert_eq!(r["reasons"][0]["reason"], "rule_not_verified");
+        // A natural person (a sole proprietor's residence, § 19 AO): the Ortsteil's regional
+        // office, suggested; München's and Bremen's rules are for companies; Lüneburg's register
+        // office is determined on the natural person's basis.
+        let r = get("/v1/tax-offices?zip=10119&city=Berlin&street=Choriner%20Stra%C3%9Fe%203&legal_form=einzelunternehmen").await;
+        assert_eq!(r["status"], "needs_confirmation");
+        assert_eq!(r["suggestions"][0]["office"]["number"], "1131", "Prenzlauer Berg");
+        assert_eq!(r["reasons"][0]["rule"], "berlin_natural_persons", "{r}");
+        let r = get("/v1/tax-offices?zip=80331&city=M%C3%BCnchen&street=Marienplatz%208&legal_form=einzelunternehmen").await;
+        assert_eq!(r["status"], "needs_confirmation", "{r}");
+        assert_eq!(r["reasons"][0]["reason"], "no_public_rule", "{r}");
+        assert!(!r["suggestions"].as_array().unwrap().iter().any(|s| s["office"]["number"] == "9143"), "{r}");
+        let r = get("/v1/tax-offices?zip=28195&city=Bremen&street=Am%20Markt%201&legal_form=einzelunternehmen").await;
+        assert_eq!(r["status"], "needs_confirmation", "{r}");
+        assert!(r["suggestions"].as_array().unwrap().iter().any(|s| s["office"]["number"] == "2460"), "{r}");
+        let r = get("/v1/tax-offices?zip=21335&city=L%C3%BCneburg&street=Am%20Sande%2012&legal_form=einzelunternehmen").await;
+        assert_eq!((r["status"].as_str(), r["office"]["number"].as_str()), (Some("determined"), Some("2333")), "{r}");
+        assert!(r["basis"]["summary"].as_str().unwrap().contains("§ 19 (1) AO"), "{r}");
         let r = get("/v1/tax-offices?zip=10119&city=Berlin&street=Choriner%20Stra%C3%9Fe%203&is_holding=true").await;
         assert_eq!(r["reasons"][0]["reason"], "group_company");
         assert_eq!(r["suggestions"][0]["office"]["number"], "1137");

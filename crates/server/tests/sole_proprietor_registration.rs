@@ -258,4 +258,45 @@ backend_tests! {
         let (_, g) = app.get_json(&format!("/v1/trade-registration/{gmbh}"), &key).await;
         assert!(g["response"].get("tax_registration_id").is_none(), "{g}");
     }
+
+    async fn the_envelope_of_every_tax_create(backend) {
+        let app = app(backend).await;
+        let (_, key) = app.provider("P").await;
+        let (_, okey) = app.operator("O").await;
+        // Operators and callers without a key do not create.
+        let (s, b) = post(&app, &okey, &example("sole-trader")).await;
+        assert_error(s, &b, 403, "FORBIDDEN");
+        let (s, b) = json(app.post(PATH, None).json(&example("sole-trader")).send().await.unwrap()).await;
+        assert_error(s, &b, 401, "UNAUTHORIZED");
+        // An idempotent retry replays; another body with the same key is refused.
+        let mut fresh = example("sole-trader");
+        fresh["tax_registration_id"] = json!(uuid::Uuid::new_v4());
+        let send = |body: &Value| app.post(PATH, Some(&key)).header("idempotency-key", "sole-1").json(body).send();
+        let (s1, b1) = json(send(&fresh).await.unwrap()).await;
+        assert_eq!(s1, 201, "{b1}");
+        let (s2, b2) = json(send(&fresh).await.unwrap()).await;
+        assert_eq!((s2, &b2), (201, &b1));
+        fresh["name"] = json!("Andere Werkstatt");
+        let (s, b) = json(send(&fresh).await.unwrap()).await;
+        assert_error(s, &b, 422, "IDEMPOTENCY_KEY_REUSED");
+        // The caller's own id again, without the key: DUPLICATE_ID.
+        let mut again = example("sole-trader");
+        again["tax_registration_id"] = b1["response"]["tax_registration_id"].clone();
+        let (s, b) = post(&app, &key, &again).await;
+        assert_error(s, &b, 409, "DUPLICATE_ID");
+        // The provider cancels it like any tax registration; the company may file again.
+        let id = b1["response"]["tax_registration_id"].as_str().unwrap();
+        let (s, c) = json(app.post(&format!("/v1/tax-registration/{id}/cancel"), Some(&key)).json(&json!({"reason": "falsch angelegt"})).send().await.unwrap()).await;
+        assert_eq!(s, 200, "{c}");
+        assert_eq!(get(&app, &key, id).await["status"], "cancelled");
+        // A company's payload is no sole proprietor's, all at once, and the reverse.
+        let (s, b) = post(&app, &key, &example("gmbh")).await;
+        let found = violations(s, &b);
+        for (field, code) in [("legal_form", "invalid_value"), ("capital", "unknown_field"), ("directors", "unknown_field"), ("owner", "required"), ("activity_kind", "required")] {
+            assert!(found.contains(&(field.to_string(), code.to_string())), "{field} {code}: {found:?}");
+        }
+        let (s, b) = json(app.post("/v1/tax-registration/gbr", Some(&key)).json(&example("sole-trader")).send().await.unwrap()).await;
+        let found = violations(s, &b);
+        assert!(found.contains(&("owner".to_string(), "unknown_field".to_string())), "{found:?}");
+    }
 }

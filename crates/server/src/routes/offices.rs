@@ -84,9 +84,11 @@ pub struct TaxOfficeQueryParams {
     pub city: Option<String>,
     #[param(ignore)]
     pub street: Option<String>,
-    /// `ug`, `gmbh` (the default), `gbr` or `egbr`: Berlin, München and Stuttgart send
-    /// corporations and partnerships to different offices.
-    #[param(value_type = Option<String>, pattern = "^(ug|gmbh|gbr|egbr)$")]
+    /// `ug`, `gmbh` (the default), `gbr`, `egbr` or `einzelunternehmen`: Berlin, München and
+    /// Stuttgart send corporations and partnerships to different offices; a sole proprietor's
+    /// address is read as the residence (§ 19 AO; the create also weighs the business's
+    /// address, docs/api/tax-registration-sole-proprietor.md).
+    #[param(value_type = Option<String>, pattern = "^(ug|gmbh|gbr|egbr|einzelunternehmen)$")]
     pub legal_form: Option<String>,
     /// `true` for a holding (a group company), which Berlin assigns by the group's industry.
     pub is_holding: Option<bool>,
@@ -269,6 +271,7 @@ pub async fn lookup_tax_office(
     let family = match q.legal_form.as_deref().map(str::trim) {
         None | Some("ug" | "gmbh") => Some(domain::offices::LegalFamily::Corporation),
         Some("gbr" | "egbr") => Some(domain::offices::LegalFamily::Partnership),
+        Some("einzelunternehmen") => Some(domain::offices::LegalFamily::NaturalPerson),
         Some(_) => None,
     };
     let (zip, city) = match address(&AddressQuery {
@@ -282,7 +285,7 @@ pub async fn lookup_tax_office(
                 errs.push(
                     "legal_form",
                     "invalid_value",
-                    "must be one of: ug, gmbh, gbr, egbr",
+                    "must be one of: ug, gmbh, gbr, egbr, einzelunternehmen",
                 );
             }
             return Err(ApiError::Validation(errs));
@@ -293,7 +296,7 @@ pub async fn lookup_tax_office(
         return Err(ApiError::validation(
             "legal_form",
             "invalid_value",
-            "must be one of: ug, gmbh, gbr, egbr",
+            "must be one of: ug, gmbh, gbr, egbr, einzelunternehmen",
         ));
     };
     let lookup = domain::offices::tax_office_at(&domain::offices::TaxOfficeQuery {

@@ -357,6 +357,9 @@ fn person_suggested(
         other => return other,
     };
     reasons.insert(0, ConfirmationReason::NoPublicRule { city });
+    // A person is no corporation office's (München-Körperschaften).
+    reasons.retain(|r| !matches!(r, ConfirmationReason::CorporationOffices { .. }));
+    suggestions.retain(|s| s.office.purpose != OfficePurpose::Corporations);
     if let Some(office) = also.and_then(|n| super::tax_office(current(n))) {
         push(&mut suggestions, office, SuggestionBasis::CityRule);
     }

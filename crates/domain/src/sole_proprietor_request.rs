@@ -457,7 +457,12 @@ pub fn parse(
         .as_ref()
         .filter(|v| !v.small_business)
         .and_then(|v| v.accounting_method);
-    let reason = cash_reason(&o, reason, kind, method, e);
+    // A broken VAT block is reported already: the reason is judged against a valid one only.
+    let reason = if core.vat.is_some() {
+        cash_reason(&o, reason, kind, method, e)
+    } else {
+        None
+    };
     let prepayments = match o.opt("prepayments") {
         Some(v) => prepayments(v, e).map(Some),
         None => Some(None),

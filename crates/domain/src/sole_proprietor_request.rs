@@ -11,6 +11,7 @@ use serde_json::Value;
 use time::Date;
 
 use crate::Violations;
+use crate::company::Environment;
 use crate::din91379::TextType;
 use crate::rules::{self, Obj, object};
 use crate::sole_proprietor::{
@@ -128,7 +129,12 @@ fn not_future(o: &Obj, name: &str, today: Date, e: &mut Violations) -> Option<Da
     Some(d)
 }
 
-fn owner(v: &Value, today: Date, sandbox: bool, e: &mut Violations) -> Option<Proprietor> {
+fn owner(
+    v: &Value,
+    today: Date,
+    environment: Option<Environment>,
+    e: &mut Violations,
+) -> Option<Proprietor> {
     let o = object(v, "owner", OWNER_FIELDS, e)?;
     let salutation: Option<Salutation> = o
         .opt("salutation")
@@ -138,11 +144,6 @@ fn owner(v: &Value, today: Date, sandbox: bool, e: &mut Violations) -> Option<Pr
     let last_name = req_text(&o, "last_name", 72, TextType::A, e);
     let birth_name = opt_text(&o, "birth_name", 72, TextType::A, e);
     let dob = past_date(&o, "dob", today, e);
-    let environment = Some(if sandbox {
-        crate::company::Environment::Sandbox
-    } else {
-        crate::company::Environment::Production
-    });
     let tin = tax_id(&o, "tax_identification_number", environment, e);
     let occupation = opt_text(&o, "occupation", 72, TextType::C, e);
     let religion = religion(&o, "religion", true, e);
@@ -222,7 +223,7 @@ fn spouse(
     o: &Obj,
     status: Option<MaritalStatus>,
     today: Date,
-    sandbox: bool,
+    environment: Option<Environment>,
     e: &mut Violations,
 ) -> Option<Option<Spouse>> {
     let Some(status) = status else {
@@ -252,11 +253,6 @@ fn spouse(
             let first_name = req_text(&s, "first_name", 72, TextType::A, e);
             let last_name = req_text(&s, "last_name", 72, TextType::A, e);
             let dob = past_date(&s, "dob", today, e);
-            let environment = Some(if sandbox {
-                crate::company::Environment::Sandbox
-            } else {
-                crate::company::Environment::Production
-            });
             let tin = tax_id(&s, "tax_identification_number", environment, e);
             let religion = religion(&s, "religion", false, e);
             if (s.has("tax_identification_number") && tin.is_none())
@@ -423,15 +419,16 @@ pub fn parse(
         core.fiscal_year_deviates = None;
     }
     core.address(&o, e);
-    let sandbox = core.environment == Some(crate::company::Environment::Sandbox);
-    let owner = o.req("owner", e).and_then(|v| owner(v, today, sandbox, e));
+    let owner = o
+        .req("owner", e)
+        .and_then(|v| owner(v, today, core.environment, e));
     // The spouse follows the owner's marital status as sent, even when another owner field is
     // broken.
     let status = o
         .opt("owner")
         .and_then(|v| v.get("marital_status"))
         .and_then(|v| serde_json::from_value::<MaritalStatus>(v.clone()).ok());
-    let spouse = spouse(&o, status, today, sandbox, e);
+    let spouse = spouse(&o, status, today, core.environment, e);
     let reason: Option<CashAccountingReason> = o.opt("cash_accounting_reason").and_then(|v| {
         rules::enumeration(
             v,
